@@ -1,0 +1,59 @@
+package trace
+
+// Site is one static instruction or call in the program under test (docs/trace-format.md,
+// "Sites"). ID 0 means "unknown".
+type Site struct {
+	ID       uint32
+	Kind     SiteKind
+	Function string // enclosing function
+	File     string // source file as the compiler saw it
+	Line     uint32
+	Column   uint32
+	Callee   string // called function, for SiteLibCall and SiteCall
+}
+
+// Event is one decoded record. Which fields are meaningful depends on Kind:
+//
+//	Store, NTStore, Load, ExternalWrite: Site, Addr, Size, Data (Size bytes), Flags
+//	Flush: Site, Addr, Flush, Internal
+//	Fence: Site, Fence, Internal
+//	RegionMap: Region, Addr (base), Size (length), FileOffset, Path, Site, Flags
+//	RegionUnmap: Region, Site
+//	TxBegin, TxCommit, TxEnd: Site; TxAbort: Site, Errnum
+//	TxAdd, Alloc: Site, Addr, Size, Flags; Free: Site, Addr, Flags
+//	OpBegin: Op, Text; OpEnd: Op
+//	Stack: Stack (node id), Parent, Site; Context: Stack
+//	End: How, Status
+//	Sites: Sites (the new sites; also added to the reader's table)
+//	Thread: Thread
+//
+// Every event carries Thread (the current thread) and, except definitions, Context (the
+// current call-stack node of that thread) and Index (0-based position among all records).
+//
+// Data and Sites alias the reader's buffers: they are valid until the next call to Next.
+type Event struct {
+	Kind    Kind
+	Index   uint64 // position of the record in the trace, counting from 0
+	Thread  uint32
+	Context uint32 // call-stack node current for Thread
+
+	Site       uint32
+	Addr       uint64 // virtual address (bytes)
+	Size       uint64 // bytes
+	Data       []byte
+	Flags      uint8
+	Flush      FlushKind
+	Fence      FenceKind
+	Internal   bool // FLUSH/FENCE performed by a library for its own metadata
+	Region     uint32
+	FileOffset uint64
+	Path       string
+	Errnum     uint64
+	Op         uint64
+	Text       string
+	Stack      uint32
+	Parent     uint32
+	How        EndHow
+	Status     int64
+	Sites      []Site
+}

@@ -1,0 +1,114 @@
+// Package trace defines scry's trace: the versioned binary stream of PM events that the
+// instrumented program writes and every analysis reads. docs/trace-format.md is the normative
+// specification; this file declares the event kinds and flags once, for Go and (through
+// `go generate`, see gen_header.go) for the C runtime.
+package trace
+
+//go:generate go run ./internal/genheader -o ../runtime/include/scry_trace_format.h
+
+// Magic is the first 8 bytes of every trace file.
+const Magic = "SCRYTRC\x00"
+
+// Version is the format version this package reads and writes.
+const Version = 1
+
+// HeaderSize is the size of the fixed file header in bytes.
+const HeaderSize = 16
+
+// Kind is the one-byte code that starts every record.
+type Kind uint8
+
+// Record kinds, in the order of docs/trace-format.md.
+const (
+	KindSites         Kind = 0x01 // static instruction sites
+	KindThread        Kind = 0x02 // following records belong to this thread
+	KindRegionMap     Kind = 0x03 // a PM region is mapped
+	KindRegionUnmap   Kind = 0x04 // a PM region is unmapped or its pool closed
+	KindStore         Kind = 0x05 // a store (or range store) to PM, with the new bytes
+	KindNTStore       Kind = 0x06 // a non-temporal store to PM
+	KindLoad          Kind = 0x07 // a load from PM, with the value read
+	KindFlush         Kind = 0x08 // a cache-line flush
+	KindFence         Kind = 0x09 // a fence
+	KindExternalWrite Kind = 0x0A // PM bytes changed by uninstrumented code
+	KindTxBegin       Kind = 0x0B // a PMDK transaction begins
+	KindTxAdd         Kind = 0x0C // a range is added to the innermost transaction
+	KindTxCommit      Kind = 0x0D // the innermost transaction commits
+	KindTxAbort       Kind = 0x0E // the innermost transaction aborts
+	KindTxEnd         Kind = 0x0F // the innermost transaction ends
+	KindAlloc         Kind = 0x10 // a PM object is allocated
+	KindFree          Kind = 0x11 // a PM object is freed
+	KindOpBegin       Kind = 0x12 // a workload operation begins
+	KindOpEnd         Kind = 0x13 // a workload operation ends
+	KindStack         Kind = 0x14 // defines a call-stack node
+	KindContext       Kind = 0x15 // the current thread's call stack changed
+	KindEnd           Kind = 0x16 // the trace is complete
+)
+
+// FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).
+type FlushKind uint8
+
+// Flush instructions.
+const (
+	FlushCLFLUSH    FlushKind = 1
+	FlushCLFLUSHOPT FlushKind = 2
+	FlushCLWB       FlushKind = 3
+)
+
+// FenceKind is the instruction of a FENCE record (low 7 bits of its kind byte).
+type FenceKind uint8
+
+// Fence instructions.
+const (
+	FenceSFENCE FenceKind = 1
+	FenceMFENCE FenceKind = 2
+	FenceLocked FenceKind = 3 // a locked read-modify-write instruction
+)
+
+// InternalBit marks a FLUSH or FENCE performed by a library for its own metadata.
+const InternalBit = 0x80
+
+// Flag bits of the flags byte of the records that carry one.
+const (
+	RegionCreated = 1 << 0 // REGION_MAP: the file was created by this call
+
+	ExternalPersisted = 1 << 0 // EXTERNAL_WRITE: made durable by the library before returning
+	ExternalInitial   = 1 << 1 // EXTERNAL_WRITE: the region's content when it was mapped
+
+	TxAddNoSnapshot = 1 << 0 // TX_ADD: POBJ_XADD_NO_SNAPSHOT
+	TxAddNoFlush    = 1 << 1 // TX_ADD: POBJ_XADD_NO_FLUSH
+
+	AllocInTx   = 1 << 0 // ALLOC, FREE: inside a transaction
+	AllocZeroed = 1 << 1 // ALLOC: the object was zeroed
+)
+
+// EndHow tells how a traced program ended (the END record).
+type EndHow uint8
+
+// Ways a program ends.
+const (
+	EndExit   EndHow = 1 // status is the exit code
+	EndSignal EndHow = 2 // status is the signal number
+)
+
+// SiteKind is what a static site is.
+type SiteKind uint8
+
+// Site kinds.
+const (
+	SiteLoad    SiteKind = 1
+	SiteStore   SiteKind = 2
+	SiteNTStore SiteKind = 3
+	SiteRange   SiteKind = 4 // mem intrinsic or libc copy function
+	SiteFlush   SiteKind = 5
+	SiteFence   SiteKind = 6
+	SiteRMW     SiteKind = 7 // atomic read-modify-write or compare-exchange
+	SiteLibCall SiteKind = 8 // a library call scry interprets (PMDK, mmap, stdin reads)
+	SiteCall    SiteKind = 9 // any other call, used in call stacks
+)
+
+// Limits a reader enforces; larger values are reported as corruption.
+const (
+	MaxPayload = 64 << 20 // bytes in one record's data
+	MaxString  = 64 << 10 // bytes in one string
+	MaxSites   = 1 << 24  // sites in one trace
+)
