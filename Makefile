@@ -30,16 +30,20 @@ scry:
 
 native: runtime pass headers
 
+SCRY := $(BUILD)/bin/scry
+
 include runtime/build.mk
 include instrument/llvm/build.mk
+include pmdk-examples/build.mk
 
 headers:
 	@mkdir -p $(BUILD)/include/scry
 	cp runtime/include/scry.h $(BUILD)/include/scry/scry.h
 
-test: deps all
+# The README's test command. Tests that need the build fail (not skip) when it is missing.
+test: deps all mapcli
 	$(GO) vet ./...
-	$(GO) test ./... 2>&1
+	SCRY_REQUIRE_BUILD=1 SCRY_EXAMPLES_STRICT=1 BUILD=$(BUILD) $(GO) test -count=1 ./... 2>&1
 
 clean:
 	rm -rf $(BUILD)
