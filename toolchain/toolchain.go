@@ -163,7 +163,7 @@ func hasDebug(args []string) bool {
 
 // Args returns the full clang argument list (without the driver itself) for a wrapped
 // invocation with the user's args: the pass plugin is loaded, -g is added when absent, scry.h's
-// directory is on the include path, and link steps get the runtime and its libraries.
+// directory is on the include path, _FORTIFY_SOURCE is undefined, and link steps get the runtime and its libraries.
 func Args(in Install, c Compiler, user []string) ([]string, error) {
 	plugin, err := in.PassPlugin(c.Major)
 	if err != nil {
@@ -174,6 +174,8 @@ func Args(in Install, c Compiler, user []string) ([]string, error) {
 		args = append(args, "-g")
 	}
 	args = append(args, user...)
+	// Fortified libc calls (__memcpy_chk, ...) would hide copies into PM from the hooks.
+	args = append(args, "-U_FORTIFY_SOURCE")
 	if Links(user) && len(user) > 0 {
 		rt, err := in.Runtime()
 		if err != nil {

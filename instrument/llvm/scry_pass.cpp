@@ -1,0 +1,780 @@
+//go:build ignore
+
+// (The constraint above keeps `go build`/`go test` from treating this directory's C++ as cgo
+// sources; the plugin is built by build.mk.)
+//
+// scry_pass.cpp: the scry LLVM pass plugin (new pass manager). It instruments a module so that,
+// linked with the scry runtime (runtime/), the program writes a trace of everything that changes
+// or orders persistent-memory (PM) state. The callbacks and their arguments are the contract in
+// runtime/include/scry_abi.h; the site table is SCRY_SITE_* of runtime/include/scry_trace_format.h.
+//
+// Which instructions matter follows AGAMOTTO §4.1 (seeds/001_b8a4b5e7b4f8c5ce.txt, "PM Model and
+// PM State Tracking") and the Px86 model of docs (WITCHER §4.4.1): stores make a cache line dirty,
+// non-temporal stores bypass the cache but need a fence, clflushopt/clwb start a write-back that a
+// fence (sfence, mfence, a locked instruction) completes, clflush is a flush ordered by itself.
+// Loads are traced too (invariant inference), and calls for call stacks, library semantics
+// (PMDK, mmap) and writes made by code scry did not instrument.
+//
+// The pass runs as a module pass at the end of the optimization pipeline (OptimizerLastEP), so
+// -O2 code is instrumented as optimized; it also runs at -O0 (isRequired).
+
+#include "scry_pass.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/IntrinsicsX86.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include "scry_trace_format.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+namespace scry {
+
+namespace {
+
+// Library functions the runtime interprets (runtime/include/scry_hooks.def).
+const char *const HookNames[] = {
+#define SCRY_HOOK(name) #name,
+#include "scry_hooks.def"
+#undef SCRY_HOOK
+};
+
+// libc functions that never write memory a program could map as PM (or only write what their
+// caller owns on the stack): calls to them get neither external-write tracking nor a call-stack
+// frame, which keeps common string/IO code cheap.
+const char *const ReadOnlyLibc[] = {
+    "strlen",  "strnlen", "strcmp",  "strncmp", "strcasecmp", "strncasecmp", "memcmp",
+    "bcmp",    "strchr",  "strrchr", "strstr",  "memchr",     "strspn",      "strcspn",
+    "atoi",    "atol",    "atoll",   "strtol",  "strtoul",    "strtoll",     "strtoull",
+    "strtod",  "abs",     "labs",    "rand",    "srand",      "time",        "printf",
+    "puts",    "fputs",   "putchar", "fputc",   "putc",       "fprintf",     "fflush",
+    "fwrite",  "perror",  "free",    "isatty",  "__assert_fail"};
+
+bool startsWith(StringRef S, StringRef P) { return S.size() >= P.size() && S.substr(0, P.size()) == P; }
+
+} // namespace
+
+bool isHookedName(StringRef Name) {
+  for (const char *H : HookNames)
+    if (Name == H)
+      return true;
+  return false;
+}
+
+bool isReadOnlyLibc(StringRef Name) {
+  for (const char *H : ReadOnlyLibc)
+    if (Name == H)
+      return true;
+  return false;
+}
+
+// parseAsm splits an inline-assembly string into the PM operations it performs, in textual order.
+// Statements are separated by ';' or newlines. Old toolchains spell clflushopt as
+// ".byte 0x66; clflush" and clwb as ".byte 0x66; xsaveopt" (PMDK, research code): the 0x66 prefix
+// carries over to the next statement. `OperandRef` is the asm operand number a flush names ($N or
+// ${N:mod}), or -1 when it names none (then the first pointer argument is used).
+std::vector<AsmOp> parseAsm(StringRef AsmStr) {
+  std::vector<AsmOp> Ops;
+  std::string S = AsmStr.lower();
+  bool Prefix66 = false;
+  size_t Pos = 0;
+  while (Pos <= S.size()) {
+    size_t End = S.find_first_of(";\n", Pos);
+    if (End == std::string::npos)
+      End = S.size();
+    StringRef Stmt = StringRef(S).slice(Pos, End).trim();
+    Pos = End + 1;
+    if (Stmt.empty())
+      continue;
+    if (startsWith(Stmt, ".byte")) {
+      // ".byte 0x66" alone is the operand-size prefix of the next instruction.
+      Prefix66 = Stmt.contains("0x66");
+      continue;
+    }
+    bool P66 = Prefix66;
+    Prefix66 = false;
+    AsmOp Op;
+    // Operand reference: the first "$N" or "${N" in the statement ("$$" is a literal dollar).
+    for (size_t I = 0; I + 1 < Stmt.size(); ++I) {
+      if (Stmt[I] != '$')
+        continue;
+      if (Stmt[I + 1] == '$') {
+        ++I;
+        continue;
+      }
+      size_t J = I + 1;
+      if (Stmt[J] == '{')
+        ++J;
+      unsigned N = 0;
+      bool Any = false;
+      while (J < Stmt.size() && Stmt[J] >= '0' && Stmt[J] <= '9') {
+        N = N * 10 + (Stmt[J] - '0');
+        ++J;
+        Any = true;
+      }
+      if (Any) {
+        Op.OperandRef = (int)N;
+        break;
+      }
+    }
+    if (Stmt.contains("clflushopt")) {
+      Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_CLFLUSHOPT;
+    } else if (Stmt.contains("clwb")) {
+      Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_CLWB;
+    } else if (Stmt.contains("clflush")) {
+      Op.Kind = AsmOp::Flush, Op.Arg = P66 ? SCRY_FLUSH_CLFLUSHOPT : SCRY_FLUSH_CLFLUSH;
+    } else if (Stmt.contains("xsaveopt") && P66) {
+      Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_CLWB;
+    } else if (Stmt.contains("sfence")) {
+      Op.Kind = AsmOp::Fence, Op.Arg = SCRY_FENCE_SFENCE;
+    } else if (Stmt.contains("mfence")) {
+      Op.Kind = AsmOp::Fence, Op.Arg = SCRY_FENCE_MFENCE;
+    } else if (startsWith(Stmt, "lock") || startsWith(Stmt, "xchg")) {
+      // "lock; addq ..." or "lock addq ...", and xchg with memory (implicitly locked).
+      Op.Kind = AsmOp::Locked, Op.Arg = SCRY_FENCE_LOCKED;
+    } else if (startsWith(Stmt, "movnt")) {
+      Op.Kind = AsmOp::NTStore;
+    } else {
+      continue;
+    }
+    Ops.push_back(Op);
+  }
+  return Ops;
+}
+
+namespace {
+
+// One static site of the module's table (struct scry_site).
+struct SiteRec {
+  uint32_t Kind, Line, Column;
+  std::string Function, File, Callee;
+};
+
+// What an instruction gets.
+enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, FlushIntr, FenceIntr, NTIntr, Asm, Call };
+
+struct Item {
+  What W;
+  Instruction *I;
+  uint32_t Arg; // flush/fence kind for intrinsics and fences
+};
+
+class Instrumenter {
+public:
+  explicit Instrumenter(Module &M)
+      : M(M), DL(M.getDataLayout()), Ctx(M.getContext()), I8(Type::getInt8Ty(Ctx)),
+        I32(Type::getInt32Ty(Ctx)), I64(Type::getInt64Ty(Ctx)), IntPtr(DL.getIntPtrType(Ctx)),
+        I8Ptr(PointerType::getUnqual(I8)), VoidTy(Type::getVoidTy(Ctx)) {}
+
+  bool run();
+
+private:
+  Module &M;
+  const DataLayout &DL;
+  LLVMContext &Ctx;
+  Type *I8, *I32, *I64, *IntPtr;
+  PointerType *I8Ptr;
+  Type *VoidTy;
+
+  std::vector<SiteRec> Sites;
+  GlobalVariable *Base = nullptr, *PmLo = nullptr, *PmHi = nullptr;
+  MDNode *Unlikely = nullptr;
+  std::map<const DISubprogram *, std::string> SPNames;
+
+  // Per function.
+  Value *BaseV = nullptr;  // this module's base site id, loaded at entry
+  Value *Depth = nullptr;  // call depth at entry (__scry_enter)
+
+  void collect(Function &F, std::vector<Item> &Items);
+  bool classifyCall(CallBase *CB, std::vector<Item> &Items);
+  bool isPMCandidate(Value *Ptr);
+  void instrument(Function &F, std::vector<Item> &Items);
+
+  unsigned addSite(uint32_t Kind, Instruction *I, StringRef Callee = "");
+  std::string functionName(Instruction *I);
+  Value *siteId(IRBuilder<> &B, unsigned Idx) { return B.CreateAdd(BaseV, ConstantInt::get(I32, Idx)); }
+  Value *toI8Ptr(IRBuilder<> &B, Value *P) {
+    if (P->getType()->isIntegerTy())
+      return B.CreateIntToPtr(P, I8Ptr);
+    return B.CreatePointerBitCastOrAddrSpaceCast(P, I8Ptr);
+  }
+  // Bytes a store of T writes (DataLayout store size).
+  uint64_t storeSize(Type *T) {
+#if LLVM_VERSION_MAJOR >= 16
+    return DL.getTypeStoreSize(T).getFixedValue();
+#else
+    return DL.getTypeStoreSize(T).getFixedSize();
+#endif
+  }
+  FunctionCallee fn(StringRef Name, Type *Ret, ArrayRef<Type *> Params) {
+    return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
+  }
+  Instruction *afterPoint(Instruction *I);
+  Value *inHull(IRBuilder<> &B, Value *Ptr, Value *Len);
+  Instruction *guarded(Instruction *At, Value *Cond);
+
+  void doAccess(Item &It);
+  void doMemOp(Item &It);
+  void doAsm(Item &It);
+  void doCall(Item &It);
+  void emitModuleCtor();
+};
+
+// isPMCandidate: false when the pointer provably points to the stack or to a global variable,
+// neither of which can be in a mapped PM file, so the access needs no callback at all.
+bool Instrumenter::isPMCandidate(Value *Ptr) {
+  const Value *Obj = getUnderlyingObject(Ptr->stripPointerCasts());
+  return !isa<AllocaInst>(Obj) && !isa<GlobalVariable>(Obj);
+}
+
+// classifyCall decides what a call gets: PM flush/fence/nt-store intrinsics, mem intrinsics,
+// inline assembly, or a call-site (call stack, library hooks, external-write tracking).
+bool Instrumenter::classifyCall(CallBase *CB, std::vector<Item> &Items) {
+  if (CB->isInlineAsm()) {
+    auto *IA = cast<InlineAsm>(CB->getCalledOperand());
+    if (parseAsm(IA->getAsmString()).empty() || isa<InvokeInst>(CB) || !isa<CallInst>(CB))
+      return false;
+    Items.push_back({What::Asm, CB, 0});
+    return true;
+  }
+  if (isa<AnyMemTransferInst>(CB) || isa<AnyMemSetInst>(CB)) {
+    Items.push_back({What::MemOp, CB, 0});
+    return true;
+  }
+  Function *Callee = CB->getCalledFunction();
+  if (Callee && Callee->isIntrinsic()) {
+    switch (Callee->getIntrinsicID()) {
+    case Intrinsic::x86_sse2_clflush:
+      Items.push_back({What::FlushIntr, CB, SCRY_FLUSH_CLFLUSH});
+      return true;
+    case Intrinsic::x86_clflushopt:
+      Items.push_back({What::FlushIntr, CB, SCRY_FLUSH_CLFLUSHOPT});
+      return true;
+    case Intrinsic::x86_clwb:
+      Items.push_back({What::FlushIntr, CB, SCRY_FLUSH_CLWB});
+      return true;
+    case Intrinsic::x86_sse_sfence:
+      Items.push_back({What::FenceIntr, CB, SCRY_FENCE_SFENCE});
+      return true;
+    case Intrinsic::x86_sse2_mfence:
+      Items.push_back({What::FenceIntr, CB, SCRY_FENCE_MFENCE});
+      return true;
+    default:
+      break;
+    }
+    // Legacy non-temporal store intrinsics (llvm.x86.*movnt*(ptr, value)); clang itself lowers
+    // _mm_stream_* to stores with !nontemporal metadata.
+    StringRef N = Callee->getName();
+    if (startsWith(N, "llvm.x86.") && N.contains("movnt") && CB->arg_size() == 2 &&
+        CB->getArgOperand(0)->getType()->isPointerTy()) {
+      Items.push_back({What::NTIntr, CB, 0});
+      return true;
+    }
+    return false;
+  }
+  if (Callee && startsWith(Callee->getName(), "__scry_"))
+    return false;
+  if (Callee && Callee->isDeclaration() &&
+      (isReadOnlyLibc(Callee->getName()) || startsWith(Callee->getName(), "__cxa_") ||
+       startsWith(Callee->getName(), "_Unwind_")))
+    return false; // never writes PM; C++ EH runtime calls need no frame either
+  if (CB->isMustTailCall() || isa<CallBrInst>(CB))
+    return false; // nothing may follow a musttail call
+  Items.push_back({What::Call, CB, 0});
+  return true;
+}
+
+void Instrumenter::collect(Function &F, std::vector<Item> &Items) {
+  for (BasicBlock &BB : F) {
+    for (Instruction &I : BB) {
+      if (auto *LI = dyn_cast<LoadInst>(&I)) {
+        if (isPMCandidate(LI->getPointerOperand()))
+          Items.push_back({What::Load, LI, 0});
+      } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
+        // A seq_cst atomic store is an xchg on x86: a locked instruction, hence also a fence.
+        if (SI->isAtomic() && SI->getOrdering() == AtomicOrdering::SequentiallyConsistent)
+          Items.push_back({What::Rmw, SI, 0});
+        else if (isPMCandidate(SI->getPointerOperand()))
+          Items.push_back({SI->getMetadata(LLVMContext::MD_nontemporal) ? What::NTStore : What::Store, SI, 0});
+      } else if (isa<AtomicRMWInst>(&I) || isa<AtomicCmpXchgInst>(&I)) {
+        Items.push_back({What::Rmw, &I, 0});
+      } else if (auto *FI = dyn_cast<FenceInst>(&I)) {
+        // x86 emits mfence only for a seq_cst fence; acquire/release fences compile to nothing.
+        if (FI->getOrdering() == AtomicOrdering::SequentiallyConsistent &&
+            FI->getSyncScopeID() != SyncScope::SingleThread)
+          Items.push_back({What::Fence, FI, SCRY_FENCE_MFENCE});
+      } else if (auto *CB = dyn_cast<CallBase>(&I)) {
+        classifyCall(CB, Items);
+      }
+    }
+  }
+}
+
+// functionName: the source-level name of the function holding I (the inlined one when I came
+// from inlining, so it agrees with the site's file and line), demangled for C++.
+std::string Instrumenter::functionName(Instruction *I) {
+  if (const DILocation *Loc = I->getDebugLoc().get()) {
+    if (const DISubprogram *SP = Loc->getScope()->getSubprogram()) {
+      auto It = SPNames.find(SP);
+      if (It != SPNames.end())
+        return It->second;
+      std::string Name = SP->getLinkageName().str();
+      Name = Name.empty() ? SP->getName().str() : demangle(Name);
+      SPNames[SP] = Name;
+      return Name;
+    }
+  }
+  return demangle(I->getFunction()->getName().str());
+}
+
+unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) {
+  SiteRec S;
+  S.Kind = Kind;
+  S.Line = S.Column = 0;
+  if (const DILocation *Loc = I->getDebugLoc().get()) {
+    S.Line = Loc->getLine();
+    S.Column = Loc->getColumn();
+    StringRef File = Loc->getFilename(), Dir = Loc->getDirectory();
+    S.File = (File.startswith("/") || Dir.empty() || File.empty()) ? File.str() : (Dir + "/" + File).str();
+  }
+  S.Function = functionName(I);
+  S.Callee = Callee.str();
+  Sites.push_back(S);
+  return Sites.size() - 1;
+}
+
+// afterPoint: where code that must run after I goes (an invoke's normal destination, through a
+// block of its own when that destination has other predecessors).
+Instruction *Instrumenter::afterPoint(Instruction *I) {
+  if (auto *II = dyn_cast<InvokeInst>(I)) {
+    BasicBlock *Normal = II->getNormalDest();
+    if (!Normal->getSinglePredecessor()) {
+      BasicBlock *From = II->getParent();
+      BasicBlock *NB = BasicBlock::Create(Ctx, "scry.invoke.cont", I->getFunction(), Normal);
+      BranchInst::Create(Normal, NB)->setDebugLoc(I->getDebugLoc());
+      II->setNormalDest(NB);
+      for (PHINode &P : Normal->phis())
+        for (unsigned K = 0; K < P.getNumIncomingValues(); ++K)
+          if (P.getIncomingBlock(K) == From)
+            P.setIncomingBlock(K, NB);
+      Normal = NB;
+    }
+    return &*Normal->getFirstInsertionPt();
+  }
+  return I->getNextNode();
+}
+
+// inHull: the range [Ptr, Ptr+Len) overlaps the PM hull [__scry_pm_lo, __scry_pm_hi); with a
+// null Len, just Ptr lies in it.
+Value *Instrumenter::inHull(IRBuilder<> &B, Value *Ptr, Value *Len) {
+  Value *A = B.CreatePtrToInt(Ptr, IntPtr);
+  Value *Lo = B.CreateLoad(IntPtr, PmLo, "scry.lo");
+  Value *Hi = B.CreateLoad(IntPtr, PmHi, "scry.hi");
+  if (!Len)
+    return B.CreateAnd(B.CreateICmpUGE(A, Lo), B.CreateICmpULT(A, Hi));
+  Value *End = B.CreateAdd(A, B.CreateZExtOrTrunc(Len, IntPtr));
+  return B.CreateAnd(B.CreateICmpULT(A, Hi), B.CreateICmpUGT(End, Lo));
+}
+
+// guarded: splits the block at `At` so that code inserted before the returned instruction runs
+// only when Cond (marked unlikely: most accesses are not to PM).
+Instruction *Instrumenter::guarded(Instruction *At, Value *Cond) {
+  return SplitBlockAndInsertIfThen(Cond, At, false, Unlikely);
+}
+
+// doAccess: loads, stores, non-temporal stores and atomics, reported right after they execute
+// (the runtime then reads the bytes now in memory). Plain accesses are filtered inline by the PM
+// hull; atomic RMWs are reported always, since a locked instruction orders flushes even to DRAM.
+void Instrumenter::doAccess(Item &It) {
+  Instruction *I = It.I;
+  Instruction *At = I->getNextNode();
+  IRBuilder<> B(At);
+  B.SetCurrentDebugLocation(I->getDebugLoc());
+  if (It.W == What::Fence) {
+    unsigned S = addSite(SCRY_SITE_FENCE, I);
+    B.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(B, S), ConstantInt::get(I32, It.Arg)});
+    return;
+  }
+  Value *Ptr;
+  Type *Ty;
+  if (auto *LI = dyn_cast<LoadInst>(I))
+    Ptr = LI->getPointerOperand(), Ty = LI->getType();
+  else if (auto *SI = dyn_cast<StoreInst>(I))
+    Ptr = SI->getPointerOperand(), Ty = SI->getValueOperand()->getType();
+  else if (auto *RI = dyn_cast<AtomicRMWInst>(I))
+    Ptr = RI->getPointerOperand(), Ty = RI->getValOperand()->getType();
+  else {
+    auto *CI = cast<AtomicCmpXchgInst>(I);
+    Ptr = CI->getPointerOperand(), Ty = CI->getNewValOperand()->getType();
+  }
+  uint64_t Size = storeSize(Ty);
+  const char *Name;
+  uint32_t Kind;
+  switch (It.W) {
+  case What::Load: Name = "__scry_load", Kind = SCRY_SITE_LOAD; break;
+  case What::Store: Name = "__scry_store", Kind = SCRY_SITE_STORE; break;
+  case What::NTStore: Name = "__scry_nt_store", Kind = SCRY_SITE_NT_STORE; break;
+  default: Name = "__scry_rmw", Kind = SCRY_SITE_RMW; break;
+  }
+  unsigned S = addSite(Kind, I);
+  FunctionCallee Cb = fn(Name, VoidTy, {I32, I8Ptr, I64});
+  if (It.W == What::Rmw) {
+    B.CreateCall(Cb, {siteId(B, S), toI8Ptr(B, Ptr), ConstantInt::get(I64, Size)});
+    return;
+  }
+  IRBuilder<> TB(guarded(At, inHull(B, Ptr, nullptr)));
+  TB.SetCurrentDebugLocation(I->getDebugLoc());
+  TB.CreateCall(Cb, {siteId(TB, S), toI8Ptr(TB, Ptr), ConstantInt::get(I64, Size)});
+}
+
+// doMemOp: memcpy/memmove/memset intrinsics, reported after they ran when the destination or
+// the source overlaps the PM hull.
+void Instrumenter::doMemOp(Item &It) {
+  auto *MI = cast<CallBase>(It.I);
+  Value *Dst = MI->getArgOperand(0);
+  Value *Src = isa<AnyMemTransferInst>(MI) ? MI->getArgOperand(1) : nullptr;
+  Value *Len = MI->getArgOperand(2);
+  uint32_t Kind = isa<AnyMemSetInst>(MI) ? 2 : isa<AnyMemMoveInst>(MI) ? 1 : 0;
+  Instruction *At = MI->getNextNode();
+  IRBuilder<> B(At);
+  B.SetCurrentDebugLocation(MI->getDebugLoc());
+  Value *Cond = inHull(B, Dst, Len);
+  if (Src)
+    Cond = B.CreateOr(Cond, inHull(B, Src, Len));
+  unsigned S = addSite(SCRY_SITE_RANGE, MI);
+  IRBuilder<> TB(guarded(At, Cond));
+  TB.SetCurrentDebugLocation(MI->getDebugLoc());
+  TB.CreateCall(fn("__scry_memop", VoidTy, {I32, I8Ptr, I8Ptr, I64, I32}),
+                {siteId(TB, S), toI8Ptr(TB, Dst), Src ? toI8Ptr(TB, Src) : ConstantPointerNull::get(I8Ptr),
+                 TB.CreateZExtOrTrunc(Len, I64), ConstantInt::get(I32, Kind)});
+}
+
+// doAsm: flushes, fences, locked and non-temporal instructions written in inline assembly, in
+// the order the asm string has them, reported after the asm statement.
+void Instrumenter::doAsm(Item &It) {
+  auto *CB = cast<CallInst>(It.I);
+  auto *IA = cast<InlineAsm>(CB->getCalledOperand());
+  // Map asm operand numbers to call arguments: outputs come first; only indirect outputs ("=*m")
+  // and inputs are arguments; clobbers are not operands.
+  std::vector<int> ArgOf;
+  unsigned ArgNo = 0;
+  for (const InlineAsm::ConstraintInfo &C : IA->ParseConstraints()) {
+    if (C.Type == InlineAsm::isClobber)
+      continue;
+    if (C.Type == InlineAsm::isOutput && !C.isIndirect)
+      ArgOf.push_back(-1);
+    else
+      ArgOf.push_back(ArgNo++);
+  }
+  auto ptrArg = [&](int OperandRef) -> Value * {
+    if (OperandRef >= 0 && (unsigned)OperandRef < ArgOf.size() && ArgOf[OperandRef] >= 0 &&
+        (unsigned)ArgOf[OperandRef] < CB->arg_size()) {
+      Value *V = CB->getArgOperand(ArgOf[OperandRef]);
+      if (V->getType()->isPointerTy() || V->getType()->isIntegerTy(DL.getPointerSizeInBits()))
+        return V;
+    }
+    for (Value *V : CB->args()) // no usable operand: the first pointer argument
+      if (V->getType()->isPointerTy())
+        return V;
+    return nullptr;
+  };
+  // The size of a memory operand (the elementtype of an indirect operand), 8 if unknown.
+  auto memSize = [&](Value *P) -> uint64_t {
+    for (unsigned K = 0; K < CB->arg_size(); ++K)
+      if (CB->getArgOperand(K) == P)
+        if (Type *T = CB->getAttributes().getParamElementType(K))
+          if (T->isSized())
+            return storeSize(T);
+    return 8;
+  };
+  IRBuilder<> B(CB->getNextNode());
+  B.SetCurrentDebugLocation(CB->getDebugLoc());
+  for (const AsmOp &Op : parseAsm(IA->getAsmString())) {
+    switch (Op.Kind) {
+    case AsmOp::Flush:
+      if (Value *P = ptrArg(Op.OperandRef)) {
+        unsigned S = addSite(SCRY_SITE_FLUSH, CB);
+        B.CreateCall(fn("__scry_flush", VoidTy, {I32, I8Ptr, I32}),
+                     {siteId(B, S), toI8Ptr(B, P), ConstantInt::get(I32, Op.Arg)});
+      }
+      break;
+    case AsmOp::Fence: {
+      unsigned S = addSite(SCRY_SITE_FENCE, CB);
+      B.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(B, S), ConstantInt::get(I32, Op.Arg)});
+      break;
+    }
+    case AsmOp::Locked: {
+      // A locked instruction on a memory operand is an RMW (load, store, fence); without a
+      // pointer operand we can only record the fence.
+      Value *P = ptrArg(Op.OperandRef);
+      if (P && P->getType()->isPointerTy()) {
+        unsigned S = addSite(SCRY_SITE_RMW, CB);
+        B.CreateCall(fn("__scry_rmw", VoidTy, {I32, I8Ptr, I64}),
+                     {siteId(B, S), toI8Ptr(B, P), ConstantInt::get(I64, memSize(P))});
+      } else {
+        unsigned S = addSite(SCRY_SITE_FENCE, CB);
+        B.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(B, S), ConstantInt::get(I32, Op.Arg)});
+      }
+      break;
+    }
+    case AsmOp::NTStore: {
+      Value *P = ptrArg(Op.OperandRef);
+      if (P && P->getType()->isPointerTy()) {
+        unsigned S = addSite(SCRY_SITE_NT_STORE, CB);
+        B.CreateCall(fn("__scry_nt_store", VoidTy, {I32, I8Ptr, I64}),
+                     {siteId(B, S), toI8Ptr(B, P), ConstantInt::get(I64, memSize(P))});
+      }
+      break;
+    }
+    }
+  }
+}
+
+// Flattens a returned value into the hook's arguments: a struct or array (PMEMoid is {i64, i64})
+// becomes its elements, as clang passes a small by-value struct.
+static void flatten(IRBuilder<> &B, Value *V, std::vector<Value *> &Out) {
+  Type *T = V->getType();
+  unsigned N = T->isStructTy() ? T->getStructNumElements() : T->isArrayTy() ? T->getArrayNumElements() : 0;
+  if (!N) {
+    Out.push_back(V);
+    return;
+  }
+  for (unsigned K = 0; K < N; ++K)
+    flatten(B, B.CreateExtractValue(V, K), Out);
+}
+
+// doCall: every call outside the scry runtime and intrinsics. Around it, __scry_call/__scry_ret
+// keep the shadow call stack; library functions of scry_hooks.def get __scry_pre_F/__scry_post_F
+// with the call's fixed arguments (and its flattened result); other calls into uninstrumented
+// code that get pointers get __scry_ext_pre/__scry_ext_post so the runtime can catch their
+// writes to PM. Order: pre hook, __scry_call, the call, __scry_ret, post hook, so the hooks' events
+// carry the caller's stack and the call's site.
+void Instrumenter::doCall(Item &It) {
+  auto *CB = cast<CallBase>(It.I);
+  Function *Callee = dyn_cast<Function>(CB->getCalledOperand()->stripPointerCasts());
+  StringRef Name = Callee ? Callee->getName() : "";
+  bool External = !Callee || Callee->isDeclaration();
+  bool NoReturn = CB->doesNotReturn() || (Callee && Callee->doesNotReturn());
+  bool ReturnsTwice = CB->hasFnAttr(Attribute::ReturnsTwice) || (Callee && Callee->hasFnAttribute(Attribute::ReturnsTwice));
+  bool Hooked = Callee && Callee->isDeclaration() && isHookedName(Name);
+  FunctionType *FT = CB->getFunctionType();
+  unsigned NFixed = FT->getNumParams();
+  std::vector<Value *> Ptrs;
+  for (unsigned K = 0; K < NFixed && K < CB->arg_size(); ++K)
+    if (CB->getArgOperand(K)->getType()->isPointerTy())
+      Ptrs.push_back(CB->getArgOperand(K));
+  bool Ext = !Hooked && External && !NoReturn && !ReturnsTwice && !Ptrs.empty();
+
+  unsigned S = Hooked ? addSite(SCRY_SITE_LIBCALL, CB, Name) : addSite(SCRY_SITE_CALL, CB, demangle(Name.str()));
+  IRBuilder<> B(CB);
+  B.SetCurrentDebugLocation(CB->getDebugLoc());
+  Value *Site = siteId(B, S);
+  Value *Token = nullptr;
+  std::vector<Value *> Args;
+  for (unsigned K = 0; K < NFixed; ++K)
+    Args.push_back(CB->getArgOperand(K));
+  // Hook declarations take the call's own argument types, so arguments pass unchanged; signext
+  // and zeroext are kept so narrow integers reach the C hook as the C prototype expects.
+  auto extAttrs = [](CallInst *Call, unsigned At, AttributeSet AS) {
+    if (AS.hasAttribute(Attribute::SExt))
+      Call->addParamAttr(At, Attribute::SExt);
+    if (AS.hasAttribute(Attribute::ZExt))
+      Call->addParamAttr(At, Attribute::ZExt);
+  };
+  if (Hooked) {
+    std::vector<Type *> PT{I32};
+    for (Value *A : Args)
+      PT.push_back(A->getType());
+    CallInst *Pre = B.CreateCall(fn(("__scry_pre_" + Name).str(), VoidTy, PT), [&] {
+      std::vector<Value *> V{Site};
+      V.insert(V.end(), Args.begin(), Args.end());
+      return V;
+    }());
+    for (unsigned K = 0; K < NFixed; ++K)
+      extAttrs(Pre, K + 1, CB->getAttributes().getParamAttrs(K));
+  } else if (Ext) {
+    Value *P[4];
+    for (unsigned K = 0; K < 4; ++K)
+      P[K] = K < Ptrs.size() ? toI8Ptr(B, Ptrs[K]) : ConstantPointerNull::get(I8Ptr);
+    Token = B.CreateCall(fn("__scry_ext_pre", I32, {I32, I8Ptr, I8Ptr, I8Ptr, I8Ptr, I8Ptr}),
+                         {Site, toI8Ptr(B, CB->getCalledOperand()), P[0], P[1], P[2], P[3]});
+  }
+  B.CreateCall(fn("__scry_call", VoidTy, {I32, I32}), {Depth, Site});
+
+  IRBuilder<> A(afterPoint(CB));
+  A.SetCurrentDebugLocation(CB->getDebugLoc());
+  A.CreateCall(fn("__scry_ret", VoidTy, {I32}), {Depth});
+  if (Hooked) {
+    std::vector<Value *> V{Site};
+    if (!CB->getType()->isVoidTy())
+      flatten(A, CB, V);
+    unsigned NRet = V.size() - 1;
+    V.insert(V.end(), Args.begin(), Args.end());
+    std::vector<Type *> PT;
+    for (Value *X : V)
+      PT.push_back(X->getType());
+    CallInst *Post = A.CreateCall(fn(("__scry_post_" + Name).str(), VoidTy, PT), V);
+    if (NRet == 1)
+      extAttrs(Post, 1, CB->getAttributes().getRetAttrs());
+    for (unsigned K = 0; K < NFixed; ++K)
+      extAttrs(Post, K + 1 + NRet, CB->getAttributes().getParamAttrs(K));
+  } else if (Ext) {
+    A.CreateCall(fn("__scry_ext_post", VoidTy, {I32, I32}), {Site, Token});
+  }
+}
+
+void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
+  // Entry code goes after the leading allocas, before anything instrumented.
+  BasicBlock &Entry = F.getEntryBlock();
+  BasicBlock::iterator IP = Entry.getFirstInsertionPt();
+  while (isa<AllocaInst>(&*IP))
+    ++IP;
+  IRBuilder<> B(&*IP);
+  // Entry code carries no location of its own; a line-0 location in the function's scope keeps
+  // the verifier happy in functions with debug info.
+  if (DISubprogram *SP = F.getSubprogram())
+    B.SetCurrentDebugLocation(DILocation::get(Ctx, 0, 0, SP));
+  BaseV = B.CreateLoad(I32, Base, "scry.base");
+  Depth = nullptr;
+  for (Item &It : Items)
+    if (It.W == What::Call) {
+      Depth = B.CreateCall(fn("__scry_enter", I32, {}), {}, "scry.depth");
+      break;
+    }
+  for (Item &It : Items) {
+    switch (It.W) {
+    case What::MemOp: doMemOp(It); break;
+    case What::Asm: doAsm(It); break;
+    case What::Call: doCall(It); break;
+    case What::FlushIntr:
+    case What::FenceIntr:
+    case What::NTIntr: {
+      auto *CB = cast<CallBase>(It.I);
+      IRBuilder<> A(CB->getNextNode());
+      A.SetCurrentDebugLocation(CB->getDebugLoc());
+      if (It.W == What::FlushIntr) {
+        unsigned S = addSite(SCRY_SITE_FLUSH, CB);
+        A.CreateCall(fn("__scry_flush", VoidTy, {I32, I8Ptr, I32}),
+                     {siteId(A, S), toI8Ptr(A, CB->getArgOperand(0)), ConstantInt::get(I32, It.Arg)});
+      } else if (It.W == What::FenceIntr) {
+        unsigned S = addSite(SCRY_SITE_FENCE, CB);
+        A.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(A, S), ConstantInt::get(I32, It.Arg)});
+      } else {
+        unsigned S = addSite(SCRY_SITE_NT_STORE, CB);
+        uint64_t Size = storeSize(CB->getArgOperand(1)->getType());
+        A.CreateCall(fn("__scry_nt_store", VoidTy, {I32, I8Ptr, I64}),
+                     {siteId(A, S), toI8Ptr(A, CB->getArgOperand(0)), ConstantInt::get(I64, Size)});
+      }
+      break;
+    }
+    default: doAccess(It); break;
+    }
+  }
+}
+
+// emitModuleCtor: the site table (a constant array of struct scry_site) and a constructor that
+// registers it and keeps the returned base id in @__scry_module_base.
+void Instrumenter::emitModuleCtor() {
+  StructType *SiteTy = StructType::get(Ctx, {I32, I32, I32, I32, I8Ptr, I8Ptr, I8Ptr});
+  std::map<std::string, Constant *> Strings;
+  auto str = [&](const std::string &S) -> Constant * {
+    auto It = Strings.find(S);
+    if (It != Strings.end())
+      return It->second;
+    Constant *Init = ConstantDataArray::getString(Ctx, S);
+    auto *GV = new GlobalVariable(M, Init->getType(), true, GlobalValue::PrivateLinkage, Init, ".scry.str");
+    GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    GV->setAlignment(Align(1));
+    Constant *P = ConstantExpr::getPointerCast(GV, I8Ptr);
+    Strings[S] = P;
+    return P;
+  };
+  std::vector<Constant *> Elems;
+  for (const SiteRec &S : Sites)
+    Elems.push_back(ConstantStruct::get(
+        SiteTy, {ConstantInt::get(I32, S.Kind), ConstantInt::get(I32, S.Line), ConstantInt::get(I32, S.Column),
+                 ConstantInt::get(I32, 0), str(S.Function), str(S.File), str(S.Callee)}));
+  ArrayType *AT = ArrayType::get(SiteTy, Sites.size());
+  auto *Table = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage, ConstantArray::get(AT, Elems),
+                                   "__scry_sites");
+  Function *Ctor = Function::Create(FunctionType::get(VoidTy, false), GlobalValue::InternalLinkage,
+                                    "__scry_module_ctor", &M);
+  IRBuilder<> B(BasicBlock::Create(Ctx, "", Ctor));
+  Value *Id = B.CreateCall(fn("__scry_register_module", I32, {PointerType::getUnqual(SiteTy), I32}),
+                           {Table->getType() == PointerType::getUnqual(SiteTy)
+                                ? (Value *)Table
+                                : B.CreatePointerCast(Table, PointerType::getUnqual(SiteTy)),
+                            ConstantInt::get(I32, Sites.size())});
+  B.CreateStore(Id, Base);
+  B.CreateRetVoid();
+  // Priority 1 (as ASan's module constructors): sites are registered before any user
+  // constructor can run instrumented code.
+  appendToGlobalCtors(M, Ctor, 1);
+}
+
+bool Instrumenter::run() {
+  if (M.getNamedValue("__scry_module_base"))
+    return false; // already instrumented (the pass ran twice, e.g. under LTO)
+  std::vector<std::pair<Function *, std::vector<Item>>> Work;
+  for (Function &F : M) {
+    if (F.isDeclaration() || F.hasAvailableExternallyLinkage() || startsWith(F.getName(), "__scry_") ||
+        F.hasFnAttribute(Attribute::Naked))
+      continue;
+    std::vector<Item> Items;
+    collect(F, Items);
+    if (!Items.empty())
+      Work.emplace_back(&F, std::move(Items));
+  }
+  if (Work.empty())
+    return false;
+  Base = new GlobalVariable(M, I32, false, GlobalValue::InternalLinkage, ConstantInt::get(I32, 0),
+                            "__scry_module_base");
+  PmLo = cast<GlobalVariable>(M.getOrInsertGlobal("__scry_pm_lo", IntPtr));
+  PmHi = cast<GlobalVariable>(M.getOrInsertGlobal("__scry_pm_hi", IntPtr));
+  Unlikely = MDBuilder(Ctx).createBranchWeights(1, 1000);
+  for (auto &W : Work)
+    instrument(*W.first, W.second);
+  emitModuleCtor();
+  return true;
+}
+
+} // namespace
+
+PreservedAnalyses ScryPass::run(Module &M, ModuleAnalysisManager &) {
+  return Instrumenter(M).run() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
+} // namespace scry
+
+// Plugin entry point: `clang -fpass-plugin=scry-pass.so` runs the pass at the end of the
+// optimization pipeline at every -O level (the O0 pipeline calls OptimizerLastEP callbacks too);
+// `opt -load-pass-plugin=scry-pass.so -passes=scry` runs it by name.
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "scry", "0.1", [](PassBuilder &PB) {
+            PB.registerOptimizerLastEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(scry::ScryPass()); });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "scry")
+                    return false;
+                  MPM.addPass(scry::ScryPass());
+                  return true;
+                });
+          }};
+}

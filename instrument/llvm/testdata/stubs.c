@@ -1,0 +1,56 @@
+/* Stub definitions of every callback run_main.c needs (compiled without the pass): they count
+ * events per kind and check them against the registered site table (kinds agree, ids in range,
+ * call depth balanced), then print one summary line at exit. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include "scry_abi.h"
+#include "scry_trace_format.h"
+
+uintptr_t __scry_pm_lo = UINTPTR_MAX, __scry_pm_hi = 0;
+static const struct scry_site *sites;
+static uint32_t nsites, depth;
+static unsigned long loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, errors;
+
+static void check(uint32_t site, uint32_t kind) {
+	if (site < 1 || site > nsites || sites[site - 1].kind != kind) {
+		fprintf(stderr, "bad site %u (kind %u expected)\n", site, kind);
+		errors++;
+	}
+}
+static void summary(void) {
+	printf("stubs: load=%lu store=%lu nt=%lu rmw=%lu memop=%lu flush=%lu fence=%lu call=%lu ext=%lu hook=%lu depth=%u errors=%lu\n",
+	       loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, depth, errors);
+}
+uint32_t __scry_register_module(const struct scry_site *s, uint32_t n) {
+	sites = s, nsites = n;
+	atexit(summary);
+	return 1;
+}
+static int inpm(const void *p) { return (uintptr_t)p >= __scry_pm_lo && (uintptr_t)p < __scry_pm_hi; }
+void __scry_load(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_LOAD); errors += !inpm(a); loads++; }
+void __scry_store(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_STORE); errors += !inpm(a); stores++; }
+void __scry_nt_store(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_NT_STORE); ntstores++; }
+void __scry_rmw(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_RMW); rmws++; }
+void __scry_memop(uint32_t site, void *d, const void *s, uint64_t n, uint32_t k) { check(site, SCRY_SITE_RANGE); memops++; }
+void __scry_flush(uint32_t site, const void *a, uint32_t k) { check(site, SCRY_SITE_FLUSH); flushes++; }
+void __scry_fence(uint32_t site, uint32_t k) { check(site, SCRY_SITE_FENCE); fences++; }
+uint32_t __scry_enter(void) { return depth; }
+void __scry_call(uint32_t d, uint32_t site) { depth = d + 1; calls++; }
+void __scry_ret(uint32_t d) { depth = d; }
+uint32_t __scry_ext_pre(uint32_t site, const void *c, const void *p0, const void *p1, const void *p2, const void *p3) {
+	check(site, SCRY_SITE_CALL); exts++; return 7;
+}
+void __scry_ext_post(uint32_t site, uint32_t tok) { errors += tok != 7; }
+/* Hooks used by run_main.c. */
+void __scry_pre_mmap(uint32_t site, void *addr, size_t len, int prot, int flags, int fd, off_t off) { check(site, SCRY_SITE_LIBCALL); hooks++; }
+void __scry_post_mmap(uint32_t site, void *ret, void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+	check(site, SCRY_SITE_LIBCALL);
+	errors += len != 4096;
+	__scry_pm_lo = (uintptr_t)ret, __scry_pm_hi = (uintptr_t)ret + len;
+}
+void __scry_pre_strncpy(uint32_t site, char *d, const char *s, size_t n) { check(site, SCRY_SITE_LIBCALL); hooks++; }
+void __scry_post_strncpy(uint32_t site, char *ret, char *d, const char *s, size_t n) { errors += ret != d || n != 47; }
+void __scry_pre_memcpy(uint32_t site, void *d, const void *s, size_t n) { hooks++; }
+void __scry_post_memcpy(uint32_t site, void *ret, void *d, const void *s, size_t n) {}
