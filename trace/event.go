@@ -27,13 +27,16 @@ type Site struct {
 //	Sites: Sites (the new sites; also added to the reader's table)
 //	Thread: Thread
 //
-// Every event carries Thread (the current thread) and, except definitions, Context (the
-// current call-stack node of that thread) and Index (0-based position among all records).
+// Every event carries Index, its 0-based position among ALL records of the trace (SITES,
+// THREAD, CONTEXT, STACK and END included), Thread (the current thread: for a THREAD record,
+// the new one) and Context (the current call-stack node of that thread: for a CONTEXT record,
+// the new one). FLUSH and FENCE split their kind byte into Flush or Fence and Internal.
 //
-// Data and Sites alias the reader's buffers: they are valid until the next call to Next.
+// Reader.Next reuses one Event: the Event, its Data and its Sites are valid until the next call
+// to Next (Data aliases the reader's input window). Copy what you keep.
 type Event struct {
 	Kind    Kind
-	Index   uint64 // position of the record in the trace, counting from 0
+	Index   uint64 // position of the record among all records of the trace, counting from 0
 	Thread  uint32
 	Context uint32 // call-stack node current for Thread
 

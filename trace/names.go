@@ -1,0 +1,87 @@
+package trace
+
+import "strconv"
+
+var kindNames = [...]string{
+	KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP",
+	KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE",
+	KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD",
+	KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC",
+	KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK",
+	KindContext: "CONTEXT", KindEnd: "END",
+}
+
+// String returns the record kind's name as docs/trace-format.md spells it ("STORE",
+// "NT_STORE", ...), or "KIND(0xNN)" for an unknown code.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "KIND(0x" + strconv.FormatUint(uint64(k), 16) + ")"
+}
+
+// Valid reports whether k is a record kind of format version 1.
+func (k Kind) Valid() bool { return int(k) < len(kindNames) && kindNames[k] != "" }
+
+// String returns "clflush", "clflushopt" or "clwb", or "flush(N)" for an unknown value.
+func (f FlushKind) String() string {
+	switch f {
+	case FlushCLFLUSH:
+		return "clflush"
+	case FlushCLFLUSHOPT:
+		return "clflushopt"
+	case FlushCLWB:
+		return "clwb"
+	}
+	return "flush(" + strconv.Itoa(int(f)) + ")"
+}
+
+// String returns "sfence", "mfence" or "locked", or "fence(N)" for an unknown value.
+func (f FenceKind) String() string {
+	switch f {
+	case FenceSFENCE:
+		return "sfence"
+	case FenceMFENCE:
+		return "mfence"
+	case FenceLocked:
+		return "locked"
+	}
+	return "fence(" + strconv.Itoa(int(f)) + ")"
+}
+
+// String returns the site kind's name: "load", "store", "nt-store", "range", "flush",
+// "fence", "rmw", "libcall", "call", or "site(N)" for an unknown value.
+func (k SiteKind) String() string {
+	switch k {
+	case SiteLoad:
+		return "load"
+	case SiteStore:
+		return "store"
+	case SiteNTStore:
+		return "nt-store"
+	case SiteRange:
+		return "range"
+	case SiteFlush:
+		return "flush"
+	case SiteFence:
+		return "fence"
+	case SiteRMW:
+		return "rmw"
+	case SiteLibCall:
+		return "libcall"
+	case SiteCall:
+		return "call"
+	}
+	return "site(" + strconv.Itoa(int(k)) + ")"
+}
+
+// String returns "exit" or "signal", or "end(N)" for an unknown value.
+func (h EndHow) String() string {
+	switch h {
+	case EndExit:
+		return "exit"
+	case EndSignal:
+		return "signal"
+	}
+	return "end(" + strconv.Itoa(int(h)) + ")"
+}

@@ -1,0 +1,822 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Sentinel errors of the reader, for errors.Is. The errors Next and NewReader return wrap them
+// with the byte offset and a detail (see *FormatError).
+var (
+	// ErrNotTrace: the input does not start with the 16-byte header of docs/trace-format.md
+	// (wrong magic, or fewer than 16 bytes).
+	ErrNotTrace = errors.New("not a scry trace")
+	// ErrVersion: the header names a format version this package does not read.
+	ErrVersion = errors.New("unsupported trace format version")
+	// ErrTruncated: the trace was cut short (no END record, or a record cut in the middle),
+	// typically because the program crashed or was killed. Every complete record before the
+	// cut was delivered; callers should treat this as a warning and keep their results.
+	ErrTruncated = errors.New("trace truncated")
+	// ErrCorrupt: the bytes do not follow docs/trace-format.md (unknown record kind, varint
+	// overflow, a size or count over the limits of schema.go, an undefined reference).
+	ErrCorrupt = errors.New("trace corrupt")
+)
+
+// FormatError is the error Next and NewReader return for bad or cut input. It wraps one of
+// ErrNotTrace, ErrVersion, ErrTruncated or ErrCorrupt.
+type FormatError struct {
+	Err    error  // the sentinel
+	Offset int64  // byte offset in the file where the problem was found
+	Record uint64 // index of the record (Event.Index) being read
+	Detail string // what was wrong
+}
+
+// Error returns "<sentinel> at byte <offset> (record <index>): <detail>".
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%v at byte %d (record %d): %s", e.Err, e.Offset, e.Record, e.Detail)
+}
+
+// Unwrap returns the sentinel error.
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// DefaultBufferSize is the size in bytes of the reader's window on its input. The window grows
+// (up to MaxPayload plus a record's other fields) only when one record does not fit.
+const DefaultBufferSize = 1 << 20
+
+// initialBufferSize is the first window: short traces never allocate the full window.
+const initialBufferSize = 64 << 10
+
+// Reader decodes a trace stream record by record (docs/trace-format.md) with bounded memory:
+// its input window, the site table and the call-stack table, which grow with the static size
+// of the traced program, not with the length of the trace. A Reader is not safe for concurrent
+// use.
+type Reader struct {
+	src    io.Reader
+	closer io.Closer
+	hdr    Header
+
+	buf    []byte // window on the input: buf[pos:end] is not yet decoded
+	target int    // size the window ramps up to once the input is longer than the first window
+	pos    int
+	end    int
+	base   int64 // file offset of buf[0]
+	eof    bool  // src returned io.EOF (or another error, kept in srcErr)
+
+	srcErr error
+	err    error // sticky error returned by Next
+
+	ev    Event
+	index uint64 // index of the next record
+
+	last    uint64            // running address (the "last address" of the spec)
+	thread  uint32            // current thread
+	context uint32            // call-stack node current for thread
+	ctxOf   map[uint32]uint32 // call-stack node of every thread seen, except the current one
+
+	sites    []Site         // every site, in order of definition
+	siteIdx  map[uint32]int // site id -> index in sites
+	newSites []Site         // sites of the SITES record being read
+	stacks   map[uint32]stackNode
+
+	ended     bool
+	endHow    EndHow
+	endStatus int64
+}
+
+type stackNode struct {
+	parent uint32
+	site   uint32
+	depth  uint32
+}
+
+// Header is the fixed 16-byte file header of a trace (docs/trace-format.md, "File header").
+type Header struct {
+	Version  uint16 // format version, Version
+	Flags    uint16 // reserved, 0
+	LineSize uint32 // cache-line size in bytes (64 on x86-64)
+}
+
+// NewReader reads and checks the header of the trace r and returns a Reader positioned on the
+// first record. It reads r through its own buffer (DefaultBufferSize bytes), so r need not be
+// buffered. Errors wrap ErrNotTrace (no magic, or fewer than 16 bytes: then also ErrTruncated
+// when the bytes present are a prefix of the magic), ErrVersion, ErrCorrupt (a cache-line size
+// that is not a power of two), or are the I/O error of r.
+func NewReader(r io.Reader) (*Reader, error) {
+	return newReaderSize(r, DefaultBufferSize)
+}
+
+func newReaderSize(r io.Reader, size int) (*Reader, error) {
+	if size < HeaderSize {
+		size = HeaderSize
+	}
+	rd := &Reader{
+		src:     r,
+		buf:     make([]byte, min(size, initialBufferSize)),
+		target:  size,
+		ctxOf:   make(map[uint32]uint32),
+		siteIdx: make(map[uint32]int),
+		stacks:  make(map[uint32]stackNode),
+	}
+	if err := rd.readHeader(); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// Open opens the trace file at path and reads its header. Close closes the file. Errors are
+// those of os.Open and NewReader.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.closer = f
+	return r, nil
+}
+
+// Close closes the file opened by Open; for a Reader made by NewReader it does nothing.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	c := r.closer
+	r.closer = nil
+	return c.Close()
+}
+
+// Header returns the file header.
+func (r *Reader) Header() Header { return r.hdr }
+
+// Offset returns the number of bytes of the input consumed so far (header and complete records).
+func (r *Reader) Offset() int64 { return r.base + int64(r.pos) }
+
+// Site returns the site with the given id among the SITES records read so far.
+func (r *Reader) Site(id uint32) (Site, bool) {
+	i, ok := r.siteIdx[id]
+	if !ok {
+		return Site{}, false
+	}
+	return r.sites[i], true
+}
+
+// Sites returns every site read so far, in order of definition. The slice is the reader's own:
+// do not modify it; later SITES records may append to it.
+func (r *Reader) Sites() []Site { return r.sites[:len(r.sites):len(r.sites)] }
+
+// StackOf returns the call-site ids of call-stack node `node` (STACK records read so far),
+// outermost call first. Node 0 (the empty stack) and unknown nodes give nil.
+func (r *Reader) StackOf(node uint32) []uint32 {
+	n, ok := r.stacks[node]
+	if !ok {
+		return nil
+	}
+	out := make([]uint32, n.depth)
+	for i := int(n.depth) - 1; i >= 0 && ok; i-- {
+		out[i] = n.site
+		n, ok = r.stacks[n.parent]
+	}
+	return out
+}
+
+// End returns the END record if it has been read: how the program ended and its exit status or
+// signal number.
+func (r *Reader) End() (how EndHow, status int64, ok bool) {
+	return r.endHow, r.endStatus, r.ended
+}
+
+func (r *Reader) fail(sentinel error, off int64, format string, args ...any) error {
+	return &FormatError{Err: sentinel, Offset: off, Record: r.index, Detail: fmt.Sprintf(format, args...)}
+}
+
+// fill makes at least need bytes available in buf[pos:end], reading from src. It returns false
+// when the input ends (or fails) first; r.srcErr then holds a non-EOF error, if any. The window
+// grows only when it is full of undecoded bytes, so memory follows the bytes actually present.
+func (r *Reader) fill(need int) bool {
+	for r.end-r.pos < need {
+		if r.eof {
+			return false
+		}
+		if len(r.buf) < r.target {
+			// Ramp up to the full window once the input proves longer than the first one.
+			nb := make([]byte, r.target)
+			r.end = copy(nb, r.buf[r.pos:r.end])
+			r.base += int64(r.pos)
+			r.pos, r.buf = 0, nb
+		}
+		if r.pos > 0 && (r.end == len(r.buf) || need > len(r.buf)-r.pos) {
+			n := copy(r.buf, r.buf[r.pos:r.end])
+			r.base += int64(r.pos)
+			r.pos, r.end = 0, n
+		}
+		if r.end == len(r.buf) {
+			size := 2 * len(r.buf)
+			if need > len(r.buf) && size > need {
+				size = max(need, len(r.buf)+64)
+			}
+			nb := make([]byte, size)
+			copy(nb, r.buf[:r.end])
+			r.buf = nb
+		}
+		n, err := r.readSome(r.buf[r.end:])
+		r.end += n
+		if err != nil {
+			r.eof = true
+			if err != io.EOF {
+				r.srcErr = err
+			}
+		}
+	}
+	return true
+}
+
+func (r *Reader) readSome(p []byte) (int, error) {
+	for range 100 {
+		n, err := r.src.Read(p)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, io.ErrNoProgress
+}
+
+func (r *Reader) readHeader() error {
+	if !r.fill(HeaderSize) {
+		if r.srcErr != nil {
+			return r.srcErr
+		}
+		got := r.buf[:r.end]
+		if m := min(len(got), len(Magic)); m > 0 && string(got[:m]) == Magic[:m] {
+			return &FormatError{Err: errors.Join(ErrNotTrace, ErrTruncated), Offset: int64(len(got)),
+				Detail: fmt.Sprintf("file of %d bytes cut inside the %d-byte header", len(got), HeaderSize)}
+		}
+		return &FormatError{Err: ErrNotTrace, Offset: 0,
+			Detail: fmt.Sprintf("file of %d bytes, shorter than the %d-byte header", len(got), HeaderSize)}
+	}
+	b := r.buf[:HeaderSize]
+	if string(b[:8]) != Magic {
+		return &FormatError{Err: ErrNotTrace, Offset: 0, Detail: fmt.Sprintf("bad magic %q", b[:8])}
+	}
+	r.hdr = Header{
+		Version:  uint16(b[8]) | uint16(b[9])<<8,
+		Flags:    uint16(b[10]) | uint16(b[11])<<8,
+		LineSize: uint32(b[12]) | uint32(b[13])<<8 | uint32(b[14])<<16 | uint32(b[15])<<24,
+	}
+	if r.hdr.Version != Version {
+		return &FormatError{Err: ErrVersion, Offset: 8,
+			Detail: fmt.Sprintf("the trace has format version %d; this scry reads version %d", r.hdr.Version, Version)}
+	}
+	if ls := r.hdr.LineSize; ls == 0 || ls&(ls-1) != 0 {
+		return &FormatError{Err: ErrCorrupt, Offset: 12, Detail: fmt.Sprintf("cache-line size %d is not a power of two", ls)}
+	}
+	r.pos = HeaderSize
+	return nil
+}
+
+// Next decodes the next record and returns it as an Event (see Event for the fields of each
+// kind). Event.Index is the record's 0-based position among all records of the trace, SITES,
+// THREAD, CONTEXT and STACK records included. The returned *Event, its Data and its Sites are
+// reused by the next call to Next: copy what you keep.
+//
+// Next returns io.EOF after a complete trace (the END record was delivered and the input
+// ended). When the input ends without an END record or in the middle of a record, it returns an
+// error wrapping ErrTruncated, after having delivered every complete record. Bad data gives an
+// error wrapping ErrCorrupt, with the byte offset; an I/O error of the input is returned as is.
+// Once Next returns an error, it returns the same error on every later call. Next never panics
+// on any input, and rejects sizes over MaxPayload and MaxString before allocating.
+func (r *Reader) Next() (*Event, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		b := r.buf[r.pos:r.end]
+		if len(b) > 0 {
+			if r.ended {
+				r.err = r.fail(ErrCorrupt, r.Offset(), "data after the END record")
+				return nil, r.err
+			}
+			n, need, err := r.decode(b)
+			if n > 0 {
+				r.pos += n
+				r.ev.Index = r.index
+				r.index++
+				return &r.ev, nil
+			}
+			if err != nil {
+				r.err = err
+				return nil, err
+			}
+			if need == 0 { // a SITES record: read site by site
+				if err := r.readSites(); err != nil {
+					r.err = err
+					return nil, err
+				}
+				r.ev.Index = r.index
+				r.index++
+				return &r.ev, nil
+			}
+			if r.fill(need) {
+				continue
+			}
+		} else if r.fill(1) {
+			continue
+		}
+		// The input ended (or failed) before a whole record.
+		if r.srcErr != nil {
+			r.err = fmt.Errorf("reading the trace at byte %d: %w", r.Offset(), r.srcErr)
+			return nil, r.err
+		}
+		if r.end > r.pos {
+			r.err = r.fail(ErrTruncated, r.Offset(), "cut in the middle of a %v record (%d bytes of it present)",
+				Kind(r.buf[r.pos]), r.end-r.pos)
+		} else if r.ended {
+			r.err = io.EOF
+		} else {
+			r.err = r.fail(ErrTruncated, r.Offset(), "no END record after %d records", r.index)
+		}
+		return nil, r.err
+	}
+}
+
+// Varint decoding. uvarint returns the new index, or -1 when b ends first, -2 on overflow.
+
+func uvarint(b []byte, i int) (uint64, int) {
+	if uint(i) < uint(len(b)) {
+		if c := b[i]; c < 0x80 {
+			return uint64(c), i + 1
+		}
+	}
+	return uvarintSlow(b, i)
+}
+
+//go:noinline
+func uvarintSlow(b []byte, i int) (uint64, int) {
+	var x uint64
+	var s uint
+	for j := 0; j < 10; j++ {
+		if i+j >= len(b) {
+			return 0, -1
+		}
+		c := b[i+j]
+		if c < 0x80 {
+			if j == 9 && c > 1 {
+				return 0, -2
+			}
+			return x | uint64(c)<<s, i + j + 1
+		}
+		x |= uint64(c&0x7f) << s
+		s += 7
+	}
+	return 0, -2
+}
+
+func svarint(b []byte, i int) (int64, int) {
+	ux, i := uvarint(b, i)
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, i
+}
+
+// short reports a varint that could not be decoded at index i<0 of the window b.
+func (r *Reader) short(b []byte, i int, what string) (int, int, error) {
+	if i == -1 {
+		return 0, len(b) + 1, nil
+	}
+	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s of a %v record", what, Kind(b[0]))
+}
+
+// u32 checks that a decoded value fits in 32 bits.
+func (r *Reader) u32(v uint64, b []byte, what string) error {
+	if v > math.MaxUint32 {
+		return r.fail(ErrCorrupt, r.Offset(), "%s %d of a %v record exceeds 32 bits", what, v, Kind(b[0]))
+	}
+	return nil
+}
+
+// decode decodes one record from the window b (starting at its kind byte) into r.ev. It
+// returns the bytes consumed (n > 0) on success; need > 0 (the window size that might let the
+// record decode) when b ends first; or an error. It changes the reader's state only on success.
+// For a SITES record it returns (0, 0, nil): the caller reads it with readSites.
+func (r *Reader) decode(b []byte) (n, need int, err error) {
+	ev := &r.ev
+	k := Kind(b[0])
+	if k == KindSites {
+		return 0, 0, nil
+	}
+	*ev = Event{Kind: k, Thread: r.thread, Context: r.context}
+	i := 1
+	var v uint64
+	switch k {
+	case KindStore, KindNTStore, KindLoad, KindExternalWrite:
+		if uint(i) < uint(len(b)) && b[i] < 0x80 {
+			v = uint64(b[i])
+			i++
+		} else if v, i = uvarintSlow(b, i); i < 0 {
+			return r.short(b, i, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "site")
+		}
+		ev.Site = uint32(v)
+		var d int64
+		if d, i = svarint(b, i); i < 0 {
+			return r.short(b, i, "address")
+		}
+		if uint(i) < uint(len(b)) && b[i] < 0x80 {
+			v = uint64(b[i])
+			i++
+		} else if v, i = uvarintSlow(b, i); i < 0 {
+			return r.short(b, i, "size")
+		}
+		if v > MaxPayload {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "%v of %d bytes exceeds the %d-byte limit", k, v, MaxPayload)
+		}
+		end := i + int(v)
+		if k == KindExternalWrite {
+			end++
+		}
+		if end > len(b) {
+			return 0, end, nil
+		}
+		ev.Size = v
+		ev.Data = b[i : i+int(v)]
+		if k == KindExternalWrite {
+			ev.Flags = b[end-1]
+		}
+		ev.Addr = r.last + uint64(d)
+		r.last = ev.Addr
+		return end, 0, nil
+
+	case KindFlush, KindFence:
+		if uint(i) < uint(len(b)) && b[i] < 0x80 {
+			v = uint64(b[i])
+			i++
+		} else if v, i = uvarintSlow(b, i); i < 0 {
+			return r.short(b, i, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "site")
+		}
+		ev.Site = uint32(v)
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		kb := b[i]
+		i++
+		ev.Internal = kb&InternalBit != 0
+		if kb &^= InternalBit; kb < 1 || kb > 3 {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown %v kind %d", k, kb)
+		}
+		if k == KindFence {
+			ev.Fence = FenceKind(kb)
+			return i, 0, nil
+		}
+		ev.Flush = FlushKind(kb)
+		var d int64
+		if d, i = svarint(b, i); i < 0 {
+			return r.short(b, i, "address")
+		}
+		ev.Addr = r.last + uint64(d)
+		r.last = ev.Addr
+		return i, 0, nil
+
+	case KindThread:
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "thread id")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "thread id")
+		}
+		t := uint32(v)
+		if t != r.thread {
+			r.ctxOf[r.thread] = r.context
+			r.context = r.ctxOf[t]
+			delete(r.ctxOf, t)
+			r.thread = t
+		}
+		ev.Thread, ev.Context = r.thread, r.context
+		return i, 0, nil
+
+	case KindContext:
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "stack")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "stack")
+		}
+		r.context = uint32(v)
+		ev.Stack, ev.Context = r.context, r.context
+		return i, 0, nil
+
+	case KindRegionMap:
+		var f [4]uint64
+		for j, what := range [...]string{"region", "base", "length", "file offset"} {
+			if f[j], i = uvarint(b, i); i < 0 {
+				return r.short(b, i, what)
+			}
+		}
+		if f[0] > math.MaxUint32 {
+			return 0, 0, r.u32(f[0], b, "region")
+		}
+		var s string
+		if s, i, need, err = r.str(b, i, "path"); i < 0 {
+			return 0, need, err
+		}
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "site")
+		}
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		ev.Region, ev.Addr, ev.Size, ev.FileOffset = uint32(f[0]), f[1], f[2], f[3]
+		ev.Path, ev.Site, ev.Flags = s, uint32(v), b[i]
+		return i + 1, 0, nil
+
+	case KindRegionUnmap, KindTxAbort:
+		var a uint64
+		if a, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "first field")
+		}
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "second field")
+		}
+		if k == KindRegionUnmap {
+			if err := r.u32(a, b, "region"); err != nil {
+				return 0, 0, err
+			}
+			if err := r.u32(v, b, "site"); err != nil {
+				return 0, 0, err
+			}
+			ev.Region, ev.Site = uint32(a), uint32(v)
+		} else {
+			if err := r.u32(a, b, "site"); err != nil {
+				return 0, 0, err
+			}
+			ev.Site, ev.Errnum = uint32(a), v
+		}
+		return i, 0, nil
+
+	case KindTxBegin, KindTxCommit, KindTxEnd:
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "site")
+		}
+		ev.Site = uint32(v)
+		return i, 0, nil
+
+	case KindTxAdd, KindAlloc, KindFree:
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.u32(v, b, "site")
+		}
+		ev.Site = uint32(v)
+		var d int64
+		if d, i = svarint(b, i); i < 0 {
+			return r.short(b, i, "address")
+		}
+		if k != KindFree {
+			if ev.Size, i = uvarint(b, i); i < 0 {
+				return r.short(b, i, "size")
+			}
+		}
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		ev.Flags = b[i]
+		ev.Addr = r.last + uint64(d)
+		r.last = ev.Addr
+		return i + 1, 0, nil
+
+	case KindOpBegin:
+		if ev.Op, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "index")
+		}
+		if ev.Text, i, need, err = r.str(b, i, "text"); i < 0 {
+			return 0, need, err
+		}
+		return i, 0, nil
+
+	case KindOpEnd:
+		if ev.Op, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "index")
+		}
+		return i, 0, nil
+
+	case KindStack:
+		var f [3]uint64
+		for j, what := range [...]string{"id", "parent", "site"} {
+			if f[j], i = uvarint(b, i); i < 0 {
+				return r.short(b, i, what)
+			}
+			if err := r.u32(f[j], b, what); err != nil {
+				return 0, 0, err
+			}
+		}
+		id, parent := uint32(f[0]), uint32(f[1])
+		if id == 0 {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK defines node 0 (the empty stack)")
+		}
+		if _, dup := r.stacks[id]; dup {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK node %d defined twice", id)
+		}
+		depth := uint32(1)
+		if parent != 0 {
+			p, ok := r.stacks[parent]
+			if !ok {
+				return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK node %d extends undefined node %d", id, parent)
+			}
+			depth = p.depth + 1
+		}
+		r.stacks[id] = stackNode{parent: parent, site: uint32(f[2]), depth: depth}
+		ev.Stack, ev.Parent, ev.Site = id, parent, uint32(f[2])
+		return i, 0, nil
+
+	case KindEnd:
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		how := EndHow(b[i])
+		i++
+		if how != EndExit && how != EndSignal {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown END kind %d", how)
+		}
+		var st int64
+		if st, i = svarint(b, i); i < 0 {
+			return r.short(b, i, "status")
+		}
+		ev.How, ev.Status = how, st
+		r.ended, r.endHow, r.endStatus = true, how, st
+		return i, 0, nil
+	}
+	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown record kind 0x%02x", uint8(k))
+}
+
+// str decodes a str at b[i:]. On failure it returns i < 0 with need/err as decode does.
+func (r *Reader) str(b []byte, i int, what string) (s string, next, need int, err error) {
+	var v uint64
+	if v, i = uvarint(b, i); i < 0 {
+		_, need, err = r.short(b, i, what+" length")
+		return "", -1, need, err
+	}
+	if v > MaxString {
+		return "", -1, 0, r.fail(ErrCorrupt, r.Offset(), "%s of %d bytes in a %v record exceeds the %d-byte limit",
+			what, v, Kind(b[0]), MaxString)
+	}
+	end := i + int(v)
+	if end > len(b) {
+		return "", -1, end, nil
+	}
+	return string(b[i:end]), end, 0, nil
+}
+
+// readSites reads the SITES record at r.pos site by site (a SITES record may be larger than the
+// window), then adds the new sites to the table.
+func (r *Reader) readSites() error {
+	start := r.Offset()
+	cut := func() error {
+		if r.srcErr != nil {
+			return fmt.Errorf("reading the trace at byte %d: %w", r.Offset(), r.srcErr)
+		}
+		return r.fail(ErrTruncated, start, "cut in the middle of a SITES record")
+	}
+	// Kind byte and count.
+	var count uint64
+	for {
+		b := r.buf[r.pos:r.end]
+		var i int
+		if count, i = uvarint(b, 1); i >= 0 {
+			r.pos += i
+			break
+		} else if _, need, err := r.short(b, i, "count"); err != nil {
+			return err
+		} else if !r.fill(need) {
+			return cut()
+		}
+	}
+	if count > uint64(MaxSites-len(r.sites)) {
+		return r.fail(ErrCorrupt, start, "SITES record of %d sites exceeds the limit of %d sites in a trace", count, MaxSites)
+	}
+	r.newSites = r.newSites[:0]
+	for j := uint64(0); j < count; j++ {
+		for {
+			b := r.buf[r.pos:r.end]
+			s, n, need, err := r.decodeSite(b)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				if _, dup := r.siteIdx[s.ID]; dup || r.isNewSite(s.ID) {
+					return r.fail(ErrCorrupt, r.Offset(), "site %d defined twice", s.ID)
+				}
+				r.newSites = append(r.newSites, s)
+				r.pos += n
+				break
+			}
+			if !r.fill(need) {
+				return cut()
+			}
+		}
+	}
+	for _, s := range r.newSites {
+		r.siteIdx[s.ID] = len(r.sites)
+		r.sites = append(r.sites, s)
+	}
+	r.ev = Event{Kind: KindSites, Thread: r.thread, Context: r.context, Sites: r.newSites}
+	return nil
+}
+
+func (r *Reader) isNewSite(id uint32) bool {
+	// Sites of one record are almost always in increasing order; check the last one first.
+	if n := len(r.newSites); n > 0 && r.newSites[n-1].ID < id {
+		return false
+	}
+	for _, s := range r.newSites {
+		if s.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeSite decodes one site at the start of b (see decode for the results).
+func (r *Reader) decodeSite(b []byte) (s Site, n, need int, err error) {
+	fail := func(i int, what string) (Site, int, int, error) {
+		if i == -1 {
+			return Site{}, 0, len(b) + 1, nil
+		}
+		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s of a site", what)
+	}
+	var v uint64
+	i := 0
+	if v, i = uvarint(b, i); i < 0 {
+		return fail(i, "id")
+	}
+	if v == 0 || v > math.MaxUint32 {
+		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "bad site id %d", v)
+	}
+	s.ID = uint32(v)
+	if i >= len(b) {
+		return Site{}, 0, i + 1, nil
+	}
+	s.Kind = SiteKind(b[i])
+	i++
+	if s.Kind < SiteLoad || s.Kind > SiteCall {
+		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d has unknown kind %d", s.ID, s.Kind)
+	}
+	if s.Function, i, need, err = r.strSite(b, i, "function"); i < 0 {
+		return Site{}, 0, need, err
+	}
+	if s.File, i, need, err = r.strSite(b, i, "file"); i < 0 {
+		return Site{}, 0, need, err
+	}
+	for _, f := range [...]struct {
+		p    *uint32
+		what string
+	}{{&s.Line, "line"}, {&s.Column, "column"}} {
+		if v, i = uvarint(b, i); i < 0 {
+			return fail(i, f.what)
+		}
+		if v > math.MaxUint32 {
+			return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d: %s %d exceeds 32 bits", s.ID, f.what, v)
+		}
+		*f.p = uint32(v)
+	}
+	if s.Callee, i, need, err = r.strSite(b, i, "callee"); i < 0 {
+		return Site{}, 0, need, err
+	}
+	return s, i, 0, nil
+}
+
+func (r *Reader) strSite(b []byte, i int, what string) (s string, next, need int, err error) {
+	var v uint64
+	if v, i = uvarint(b, i); i < 0 {
+		if i == -1 {
+			return "", -1, len(b) + 1, nil
+		}
+		return "", -1, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s length of a site", what)
+	}
+	if v > MaxString {
+		return "", -1, 0, r.fail(ErrCorrupt, r.Offset(), "site %s of %d bytes exceeds the %d-byte limit", what, v, MaxString)
+	}
+	end := i + int(v)
+	if end > len(b) {
+		return "", -1, end, nil
+	}
+	return string(b[i:end]), end, 0, nil
+}

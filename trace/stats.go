@@ -1,0 +1,211 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"sort"
+)
+
+// Stats summarizes a trace (ComputeStats).
+type Stats struct {
+	Header   Header
+	Records  uint64               // records read, every kind
+	Bytes    int64                // bytes of the trace consumed (header and complete records)
+	PerKind  map[Kind]uint64      // records per kind
+	Flushes  map[FlushKind]uint64 // FLUSH records per instruction
+	Fences   map[FenceKind]uint64 // FENCE records per instruction
+	Internal uint64               // FLUSH and FENCE records marked internal
+
+	BytesStored   uint64 // data bytes of STORE and NT_STORE records
+	BytesLoaded   uint64 // data bytes of LOAD records
+	BytesExternal uint64 // data bytes of EXTERNAL_WRITE records (initial contents included)
+	BytesInitial  uint64 // data bytes of EXTERNAL_WRITE records flagged initial
+
+	LinesWritten uint64 // distinct cache lines written by STORE, NT_STORE or EXTERNAL_WRITE (not initial)
+	LinesTouched uint64 // distinct cache lines of those writes, LOAD and FLUSH records
+
+	Regions     uint64   // REGION_MAP records
+	RegionBytes uint64   // sum of the mapped lengths in bytes
+	Paths       []string // distinct mapped paths, sorted
+	Operations  uint64   // OP_BEGIN records
+	Threads     uint64   // distinct threads (thread 0 counts only if a record belongs to it)
+	Sites       uint64   // sites defined
+	Stacks      uint64   // call-stack nodes defined
+	Complete    bool     // the END record was read
+	EndHow      EndHow   // with Complete: how the program ended
+	EndStatus   int64    // with Complete: exit code or signal number
+}
+
+// lineSet is a set of cache-line numbers, stored as 64-line bitmaps: memory is proportional to
+// the number of distinct 64-line groups touched.
+type lineSet struct {
+	m map[uint64]uint64
+	n uint64
+}
+
+func (s *lineSet) addRange(addr, size uint64, shift uint) {
+	if size == 0 {
+		size = 1
+	}
+	first, last := addr>>shift, (addr+size-1)>>shift
+	if last < first { // wrapped around the address space
+		last = ^uint64(0) >> shift
+	}
+	for l := first; ; l++ {
+		k, bit := l>>6, uint64(1)<<(l&63)
+		if w := s.m[k]; w&bit == 0 {
+			s.m[k] = w | bit
+			s.n++
+		}
+		if l == last {
+			break
+		}
+	}
+}
+
+// ComputeStats reads r to its end and summarizes it. When the trace is cut short it returns the
+// statistics of the complete records together with the error wrapping ErrTruncated; on another
+// error (corruption, I/O) it returns the statistics so far and that error.
+func ComputeStats(r *Reader) (*Stats, error) {
+	st := &Stats{
+		Header:  r.Header(),
+		PerKind: make(map[Kind]uint64),
+		Flushes: make(map[FlushKind]uint64),
+		Fences:  make(map[FenceKind]uint64),
+	}
+	shift := uint(bits.TrailingZeros32(r.Header().LineSize))
+	written := lineSet{m: make(map[uint64]uint64)}
+	touched := lineSet{m: make(map[uint64]uint64)}
+	threads := map[uint32]bool{}
+	paths := map[string]bool{}
+	var err error
+	for {
+		var ev *Event
+		ev, err = r.Next()
+		if err != nil {
+			break
+		}
+		st.Records++
+		st.PerKind[ev.Kind]++
+		if ev.Kind != KindThread && ev.Kind != KindSites && ev.Kind != KindStack {
+			threads[ev.Thread] = true
+		}
+		switch ev.Kind {
+		case KindStore, KindNTStore:
+			st.BytesStored += ev.Size
+			written.addRange(ev.Addr, ev.Size, shift)
+			touched.addRange(ev.Addr, ev.Size, shift)
+		case KindExternalWrite:
+			st.BytesExternal += ev.Size
+			if ev.Flags&ExternalInitial != 0 {
+				st.BytesInitial += ev.Size
+			} else {
+				written.addRange(ev.Addr, ev.Size, shift)
+				touched.addRange(ev.Addr, ev.Size, shift)
+			}
+		case KindLoad:
+			st.BytesLoaded += ev.Size
+			touched.addRange(ev.Addr, ev.Size, shift)
+		case KindFlush:
+			st.Flushes[ev.Flush]++
+			if ev.Internal {
+				st.Internal++
+			}
+			touched.addRange(ev.Addr, 1, shift)
+		case KindFence:
+			st.Fences[ev.Fence]++
+			if ev.Internal {
+				st.Internal++
+			}
+		case KindRegionMap:
+			st.Regions++
+			st.RegionBytes += ev.Size
+			paths[ev.Path] = true
+		case KindOpBegin:
+			st.Operations++
+		}
+	}
+	st.Bytes = r.Offset()
+	st.LinesWritten, st.LinesTouched = written.n, touched.n
+	st.Threads = uint64(len(threads))
+	st.Sites = uint64(len(r.Sites()))
+	st.Stacks = uint64(len(r.stacks))
+	for p := range paths {
+		st.Paths = append(st.Paths, p)
+	}
+	sort.Strings(st.Paths)
+	st.EndHow, st.EndStatus, st.Complete = r.End()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return st, err
+}
+
+// Write prints the statistics as aligned "name: value" lines.
+func (st *Stats) Write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(name string, format string, args ...any) {
+		fmt.Fprintf(bw, "%-16s "+format+"\n", append([]any{name + ":"}, args...)...)
+	}
+	p("format", "version %d, cache line %d bytes", st.Header.Version, st.Header.LineSize)
+	if st.Complete {
+		p("complete", "yes (%v, status %d)", st.EndHow, st.EndStatus)
+	} else {
+		p("complete", "no (no END record: the program was cut short)")
+	}
+	p("size", "%d bytes", st.Bytes)
+	p("records", "%d", st.Records)
+	for k := KindSites; k <= KindEnd; k++ {
+		if n := st.PerKind[k]; n > 0 {
+			fmt.Fprintf(bw, "  %-15s %d\n", k.String()+":", n)
+		}
+	}
+	for k, n := range st.PerKind {
+		if !k.Valid() {
+			fmt.Fprintf(bw, "  %-15s %d\n", k.String()+":", n)
+		}
+	}
+	if len(st.Flushes) > 0 {
+		p("flushes", "%s", kindCounts(st.Flushes))
+	}
+	if len(st.Fences) > 0 {
+		p("fences", "%s", kindCounts(st.Fences))
+	}
+	p("internal", "%d flushes and fences done by libraries for themselves", st.Internal)
+	p("bytes stored", "%d", st.BytesStored)
+	p("bytes loaded", "%d", st.BytesLoaded)
+	p("bytes external", "%d (%d initial contents)", st.BytesExternal, st.BytesInitial)
+	p("lines written", "%d cache lines", st.LinesWritten)
+	p("lines touched", "%d cache lines", st.LinesTouched)
+	p("regions", "%d mappings, %d bytes", st.Regions, st.RegionBytes)
+	for _, path := range st.Paths {
+		fmt.Fprintf(bw, "  %s\n", path)
+	}
+	p("operations", "%d", st.Operations)
+	p("threads", "%d", st.Threads)
+	p("sites", "%d", st.Sites)
+	p("stack nodes", "%d", st.Stacks)
+	return bw.Flush()
+}
+
+func kindCounts[K interface {
+	~uint8
+	String() string
+}](m map[K]uint64) string {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d %v", m[k], k)
+	}
+	return s
+}
