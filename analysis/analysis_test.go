@@ -1,0 +1,224 @@
+package analysis_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+const (
+	base = 0x10000
+	A    = base + 0x100
+	B    = base + 0x200
+)
+
+func pool() *analysistest.Builder { return analysistest.New().Map(1, base, 0x10000) }
+
+func analyze(t *testing.T, b *analysistest.Builder, opts analysis.Options) *report.Report {
+	t.Helper()
+	rep, err := analysis.Analyze(b.Reader(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestDedupeAndFirstOccurrence(t *testing.T) {
+	b := pool()
+	for i := uint64(0); i < 5; i++ {
+		b.OpBegin(i, "op"+string(rune('a'+i))).Flush(11, trace.FlushCLWB, A+i*64).OpEnd(i)
+	}
+	rep := analyze(t, b.Exit(0), analysis.Options{Oracles: []string{"redundant-flush"}})
+	if len(rep.Findings) != 1 {
+		t.Fatalf("findings: %+v", rep.Findings)
+	}
+	f := rep.Findings[0]
+	if f.Count != 5 || f.Operation == nil || f.Operation.Index != 0 || f.Operation.Text != "opa" {
+		t.Errorf("finding %+v op %+v", f, f.Operation)
+	}
+	if f.Location != (report.Location{File: "test.c", Line: 11, Column: 1, Function: "fn11"}) {
+		t.Errorf("location %+v", f.Location)
+	}
+}
+
+func TestUnpersistedFirstOccurrenceIsEarliestStore(t *testing.T) {
+	// Two unflushed stores from one site on many lines: one finding, counted per store, first
+	// event the earliest store whatever the order in which the model lists them.
+	b := pool()
+	for i := uint64(0); i < 20; i++ {
+		b.Store(10, base+0x1000-i*64, 8)
+	}
+	rep := analyze(t, b.Exit(0), analysis.Options{Oracles: []string{"unpersisted-store"}})
+	if len(rep.Findings) != 1 || rep.Findings[0].Count != 20 {
+		t.Fatalf("findings: %+v", rep.Findings)
+	}
+	first := rep.Findings[0].FirstEvent
+	// Events: SITES(0) THREAD? ... find the index of the first STORE.
+	r := b.Reader(t)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == trace.KindStore {
+			if ev.Index != first {
+				t.Errorf("first event %d, want %d", first, ev.Index)
+			}
+			break
+		}
+	}
+}
+
+func TestStacks(t *testing.T) {
+	b := pool().Stack(1, 0, 50).Stack(2, 1, 51).Context(2).Store(10, A, 8).Context(0).Exit(0)
+	rep := analyze(t, b, analysis.Options{Oracles: []string{"unpersisted-store"}})
+	if len(rep.Findings) != 1 {
+		t.Fatalf("findings: %+v", rep.Findings)
+	}
+	var got []int
+	for _, fr := range rep.Findings[0].Stack {
+		got = append(got, fr.Line)
+	}
+	if !slices.Equal(got, []int{51, 50}) {
+		t.Errorf("stack lines %v, want innermost first [51 50]", got)
+	}
+	if rep.Findings[0].Stack[0].Function != "fn51" {
+		t.Errorf("frame %+v", rep.Findings[0].Stack[0])
+	}
+}
+
+func TestEndings(t *testing.T) {
+	tests := []struct {
+		name    string
+		b       *analysistest.Builder
+		want    []string
+		warning string
+	}{
+		{"exit", pool().Store(10, A, 8).Flush(11, trace.FlushCLWB, B).Exit(0),
+			[]string{"redundant-flush@11", "unpersisted-store@10"}, ""},
+		{"signal", pool().Store(10, A, 8).Flush(11, trace.FlushCLWB, B).Signal(9),
+			[]string{"redundant-flush@11"}, "signal 9"},
+		{"truncated", pool().Store(10, A, 8).Flush(11, trace.FlushCLWB, B),
+			[]string{"redundant-flush@11"}, "trace truncated after"},
+		{"unmap then truncated", pool().Store(10, A, 8).Unmap(1, 20),
+			[]string{"unpersisted-store@10"}, "trace truncated after"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := analyze(t, tc.b, analysis.Options{})
+			if got := analysistest.Summary(rep); !slices.Equal(got, tc.want) {
+				t.Errorf("findings %q, want %q", got, tc.want)
+			}
+			warn := strings.Join(rep.Warnings, "\n")
+			if tc.warning == "" && warn != "" || !strings.Contains(warn, tc.warning) {
+				t.Errorf("warnings %q, want %q", warn, tc.warning)
+			}
+		})
+	}
+}
+
+func TestCutInTheMiddle(t *testing.T) {
+	data, err := pool().Store(10, A, 8).Fence(12, trace.FenceSFENCE).Store(11, B, 32).Exit(0).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(data[:len(data)-10]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Analyze(r, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := analysistest.Summary(rep); !slices.Equal(got, []string{"redundant-fence@12"}) || len(rep.Warnings) != 1 {
+		t.Errorf("findings %q warnings %q", got, rep.Warnings)
+	}
+}
+
+func TestCorruptKeepsFindings(t *testing.T) {
+	data, err := pool().Fence(12, trace.FenceSFENCE).Exit(0).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data[:len(data)-3], 0x3f, 0x3f, 0x3f) // END replaced by an unknown record kind
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Analyze(r, analysis.Options{})
+	if !errors.Is(err, trace.ErrCorrupt) {
+		t.Fatalf("error %v, want ErrCorrupt", err)
+	}
+	if rep == nil || len(rep.Findings) != 1 {
+		t.Fatalf("report so far: %+v", rep)
+	}
+}
+
+func TestAnalyzeFile(t *testing.T) {
+	dir := t.TempDir()
+	data, err := pool().Store(10, A, 8).Fence(12, trace.FenceSFENCE).Exit(0).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "t.trace")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	supp := filepath.Join(dir, "supp")
+	os.WriteFile(supp, []byte("# fences are fine here\nredundant-fence test.c:fn1*\n"), 0o644)
+	s, err := report.LoadSuppressions(supp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.AnalyzeFile(path, analysis.Options{Suppressions: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := analysistest.Summary(rep); !slices.Equal(got, []string{"unpersisted-store@10"}) || rep.Suppressed["redundant-fence"] != 1 {
+		t.Errorf("findings %q suppressed %v", got, rep.Suppressed)
+	}
+	if rep.Trace != path || rep.Events == 0 || !rep.HasCorrectness() {
+		t.Errorf("report %+v", rep)
+	}
+	// Not a trace.
+	bad := filepath.Join(dir, "bad")
+	os.WriteFile(bad, []byte("hello, world, this is not a trace"), 0o644)
+	if _, err := analysis.AnalyzeFile(bad, analysis.Options{}); !errors.Is(err, trace.ErrNotTrace) {
+		t.Errorf("not a trace: %v", err)
+	}
+	if _, err := analysis.AnalyzeFile(path, analysis.Options{Oracles: []string{"bogus"}}); err == nil {
+		t.Error("unknown oracle accepted")
+	}
+}
+
+func TestCustomAnalyzerRequires(t *testing.T) {
+	var sawState bool
+	counter := &analysis.Analyzer{
+		Name: "count-stores", Doc: "test", Requires: []*analysis.Analyzer{analysis.PMState},
+		New: func(p *analysis.Pass) (any, error) {
+			_, sawState = p.ResultOf[analysis.PMState].(*analysis.State)
+			return nil, nil
+		},
+	}
+	if _, err := analysis.Run(pool().Exit(0).Reader(t), []*analysis.Analyzer{counter}, analysis.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !sawState {
+		t.Error("PMState result not available")
+	}
+	a := &analysis.Analyzer{Name: "a"}
+	b := &analysis.Analyzer{Name: "b", Requires: []*analysis.Analyzer{a}}
+	a.Requires = []*analysis.Analyzer{b}
+	if _, err := analysis.Run(pool().Exit(0).Reader(t), []*analysis.Analyzer{a}, analysis.Options{}); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("cycle: %v", err)
+	}
+}

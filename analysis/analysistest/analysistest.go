@@ -1,0 +1,239 @@
+// Package analysistest builds small traces for the tests of the analyses, in the spirit of
+// golang.org/x/tools/go/analysis/analysistest: a test lists events, runs the analyzers and
+// compares the findings, written "kind@line", with what it wants.
+//
+// Every site id n used by an event stands for the site "test.c:n:1" in function "fn<n>" (so a
+// finding's line is the site id of its location), kind chosen from the first event using it.
+package analysistest
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// File is the source file of every generated site.
+const File = "test.c"
+
+// Builder accumulates the events of a trace. Methods return the builder for chaining.
+type Builder struct {
+	Events   []trace.Event
+	Stacks   []trace.Event // STACK definitions, written right after the sites
+	LineSize uint32
+	thread   uint32
+	context  uint32
+	kinds    map[uint32]trace.SiteKind
+}
+
+// New returns an empty builder for 64-byte cache lines.
+func New() *Builder { return &Builder{LineSize: 64, kinds: map[uint32]trace.SiteKind{}} }
+
+func (b *Builder) add(ev trace.Event, sk trace.SiteKind) *Builder {
+	ev.Thread, ev.Context = b.thread, b.context
+	if ev.Site != 0 {
+		if _, ok := b.kinds[ev.Site]; !ok {
+			b.kinds[ev.Site] = sk
+		}
+	}
+	b.Events = append(b.Events, ev)
+	return b
+}
+
+// Thread makes the following events belong to thread tid.
+func (b *Builder) Thread(tid uint32) *Builder { b.thread = tid; return b }
+
+// Context makes node the call stack of the following events (define it with Stack).
+func (b *Builder) Context(node uint32) *Builder { b.context = node; return b }
+
+// Stack defines call-stack node id as parent extended by a call at site.
+func (b *Builder) Stack(id, parent, site uint32) *Builder {
+	if _, ok := b.kinds[site]; !ok {
+		b.kinds[site] = trace.SiteCall
+	}
+	b.Stacks = append(b.Stacks, trace.Event{Kind: trace.KindStack, Stack: id, Parent: parent, Site: site})
+	return b
+}
+
+// Map maps region id: length bytes at base, file "pool<id>".
+func (b *Builder) Map(id uint32, base, length uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindRegionMap, Region: id, Addr: base, Size: length,
+		Path: fmt.Sprintf("pool%d", id)}, trace.SiteLibCall)
+}
+
+// Unmap unmaps region id at site.
+func (b *Builder) Unmap(id, site uint32) *Builder {
+	return b.add(trace.Event{Kind: trace.KindRegionUnmap, Region: id, Site: site}, trace.SiteLibCall)
+}
+
+func data(size uint64) []byte { return bytes.Repeat([]byte{0xab}, int(size)) }
+
+// Store is a STORE of size bytes at addr.
+func (b *Builder) Store(site uint32, addr, size uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindStore, Site: site, Addr: addr, Size: size, Data: data(size)}, trace.SiteStore)
+}
+
+// NTStore is an NT_STORE of size bytes at addr.
+func (b *Builder) NTStore(site uint32, addr, size uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindNTStore, Site: site, Addr: addr, Size: size, Data: data(size)}, trace.SiteNTStore)
+}
+
+// Load is a LOAD of size bytes at addr.
+func (b *Builder) Load(site uint32, addr, size uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindLoad, Site: site, Addr: addr, Size: size, Data: data(size)}, trace.SiteLoad)
+}
+
+// External is an EXTERNAL_WRITE of size bytes at addr with flags.
+func (b *Builder) External(site uint32, addr, size uint64, flags uint8) *Builder {
+	return b.add(trace.Event{Kind: trace.KindExternalWrite, Site: site, Addr: addr, Size: size, Data: data(size), Flags: flags}, trace.SiteLibCall)
+}
+
+// Flush is a FLUSH of the line of addr.
+func (b *Builder) Flush(site uint32, kind trace.FlushKind, addr uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindFlush, Site: site, Flush: kind, Addr: addr}, trace.SiteFlush)
+}
+
+// InternalFlush is a FLUSH with the internal bit.
+func (b *Builder) InternalFlush(site uint32, kind trace.FlushKind, addr uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindFlush, Site: site, Flush: kind, Addr: addr, Internal: true}, trace.SiteFlush)
+}
+
+// Fence is a FENCE.
+func (b *Builder) Fence(site uint32, kind trace.FenceKind) *Builder {
+	return b.add(trace.Event{Kind: trace.KindFence, Site: site, Fence: kind}, trace.SiteFence)
+}
+
+// InternalFence is a FENCE with the internal bit.
+func (b *Builder) InternalFence(site uint32, kind trace.FenceKind) *Builder {
+	return b.add(trace.Event{Kind: trace.KindFence, Site: site, Fence: kind, Internal: true}, trace.SiteFence)
+}
+
+// Persist is clwb of every line of [addr, addr+size) then sfence, all at site.
+func (b *Builder) Persist(site uint32, addr, size uint64) *Builder {
+	ls := uint64(b.LineSize)
+	for a := addr &^ (ls - 1); a < addr+size; a += ls {
+		b.Flush(site, trace.FlushCLWB, a)
+	}
+	return b.Fence(site, trace.FenceSFENCE)
+}
+
+// TxBegin is a TX_BEGIN.
+func (b *Builder) TxBegin(site uint32) *Builder {
+	return b.add(trace.Event{Kind: trace.KindTxBegin, Site: site}, trace.SiteLibCall)
+}
+
+// TxAdd is a TX_ADD of [addr, addr+size) with flags.
+func (b *Builder) TxAdd(site uint32, addr, size uint64, flags uint8) *Builder {
+	return b.add(trace.Event{Kind: trace.KindTxAdd, Site: site, Addr: addr, Size: size, Flags: flags}, trace.SiteLibCall)
+}
+
+// TxCommit is a TX_COMMIT.
+func (b *Builder) TxCommit(site uint32) *Builder {
+	return b.add(trace.Event{Kind: trace.KindTxCommit, Site: site}, trace.SiteLibCall)
+}
+
+// TxAbort is a TX_ABORT.
+func (b *Builder) TxAbort(site uint32) *Builder {
+	return b.add(trace.Event{Kind: trace.KindTxAbort, Site: site, Errnum: 1}, trace.SiteLibCall)
+}
+
+// TxEnd is a TX_END.
+func (b *Builder) TxEnd(site uint32) *Builder {
+	return b.add(trace.Event{Kind: trace.KindTxEnd, Site: site}, trace.SiteLibCall)
+}
+
+// Alloc is an ALLOC of size bytes at addr with flags.
+func (b *Builder) Alloc(site uint32, addr, size uint64, flags uint8) *Builder {
+	return b.add(trace.Event{Kind: trace.KindAlloc, Site: site, Addr: addr, Size: size, Flags: flags}, trace.SiteLibCall)
+}
+
+// OpBegin begins operation i with text.
+func (b *Builder) OpBegin(i uint64, text string) *Builder {
+	return b.add(trace.Event{Kind: trace.KindOpBegin, Op: i, Text: text}, 0)
+}
+
+// OpEnd ends operation i.
+func (b *Builder) OpEnd(i uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindOpEnd, Op: i}, 0)
+}
+
+// Exit ends the trace: the program exited with status.
+func (b *Builder) Exit(status int64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindEnd, How: trace.EndExit, Status: status}, 0)
+}
+
+// Signal ends the trace: the program was killed by signal sig.
+func (b *Builder) Signal(sig int64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindEnd, How: trace.EndSignal, Status: sig}, 0)
+}
+
+// Sites returns the site table: one site per id used.
+func (b *Builder) Sites() []trace.Site {
+	var ids []uint32
+	for id := range b.kinds {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var sites []trace.Site
+	for _, id := range ids {
+		sites = append(sites, trace.Site{ID: id, Kind: b.kinds[id], Function: fmt.Sprintf("fn%d", id),
+			File: File, Line: id, Column: 1})
+	}
+	return sites
+}
+
+// Encode writes the trace: header, SITES, STACK definitions, then the events (as they are; add
+// Exit for a complete trace).
+func (b *Builder) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, b.LineSize)
+	if err != nil {
+		return nil, err
+	}
+	if sites := b.Sites(); len(sites) > 0 {
+		if err := w.Write(&trace.Event{Kind: trace.KindSites, Sites: sites}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range b.Stacks {
+		if err := w.Write(&b.Stacks[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i := range b.Events {
+		if err := w.Write(&b.Events[i]); err != nil {
+			return nil, fmt.Errorf("event %d (%v): %w", i, b.Events[i].Kind, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Reader encodes the trace and returns a reader on it, failing t on error.
+func (b *Builder) Reader(t testing.TB) *trace.Reader {
+	t.Helper()
+	data, err := b.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Summary returns the findings as "kind@line", sorted.
+func Summary(rep *report.Report) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		out = append(out, fmt.Sprintf("%s@%d", f.Kind, f.Location.Line))
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,173 @@
+package oracle
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/pmdk"
+	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// UnpersistedStore reports stores that are not guaranteed durable when their region is unmapped
+// (pool closed) or when the program exits normally: AGAMOTTO's unflushed oracle
+// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.1, Listing 5 check_unflushed), per store rather than per
+// cache line. A dirty store misses a flush; a flush-pending one (flushed, or non-temporal) misses
+// a fence. Bytes written by uninstrumented code (EXTERNAL_WRITE) are not reported: the runtime
+// cannot see the flushes such code makes, so the trace proves nothing about them. A program
+// that dies (END by signal, truncated trace) is not checked at its end (see framework.Run).
+var UnpersistedStore = &framework.Analyzer{
+	Name:     "unpersisted-store",
+	Doc:      "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
+	Class:    report.Correctness,
+	Requires: []*framework.Analyzer{framework.PMState},
+	New:      func(*framework.Pass) (any, error) { return &unpersisted{}, nil },
+}
+
+type unpersisted struct {
+	buf []px86.StoreState
+}
+
+func (u *unpersisted) OnUnmap(p *framework.Pass, ev *trace.Event, r pmdk.Region) {
+	u.buf = p.State.Model.Overlapping(u.buf[:0], r.Base, r.Len)
+	u.check(p, "its pool is closed (region unmapped)")
+}
+
+func (u *unpersisted) OnEnd(p *framework.Pass, ev *trace.Event) {
+	u.buf = u.buf[:0]
+	p.State.Model.ForEachUnpersisted(func(s px86.StoreState) bool {
+		u.buf = append(u.buf, s)
+		return true
+	})
+	u.check(p, "the program exits")
+}
+
+// check reports the stores in u.buf, one diagnostic per store (its entries on all lines
+// grouped; dirty anywhere means the flush is missing).
+func (u *unpersisted) check(p *framework.Pass, when string) {
+	slices.SortFunc(u.buf, func(a, b px86.StoreState) int {
+		if a.ID != b.ID {
+			if a.ID < b.ID {
+				return -1
+			}
+			return 1
+		}
+		if a.Addr < b.Addr {
+			return -1
+		}
+		if a.Addr > b.Addr {
+			return 1
+		}
+		return 0
+	})
+	m := p.State.Model
+	for i := 0; i < len(u.buf); {
+		j := i
+		first := u.buf[i]
+		state := px86.Pending
+		var size uint64
+		for ; j < len(u.buf) && u.buf[j].ID == first.ID; j++ {
+			size += u.buf[j].Size
+			if u.buf[j].State == px86.Dirty {
+				state = px86.Dirty
+			}
+		}
+		i = j
+		if first.External() || p.Dup(first.Origin.Site, first.ID) {
+			continue
+		}
+		what := "store"
+		if first.NT() {
+			what = "non-temporal store"
+		}
+		var msg string
+		if state == px86.Dirty {
+			msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its cache line is never flushed (missing flush and fence)",
+				what, plural(size, "byte"), p.State.Where(first.Addr), when)
+		} else {
+			msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it is flushed but no fence follows (missing fence)",
+				what, plural(size, "byte"), p.State.Where(first.Addr), when)
+		}
+		d := framework.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
+		if fl, ok := m.LastFlush(first.Addr); ok {
+			d.Related = []framework.RelatedSite{{Role: "flush", Site: fl.Site, Stack: fl.Stack}}
+		}
+		p.Report(d)
+	}
+}
+
+// OverwrittenUnpersisted reports a store that rewrites bytes of an earlier store which is not
+// yet persisted: the earlier value may never reach PM, and a crash can expose either value
+// (seeds/002_2a22ed230f71d116.txt §5.1.3: the values an address can show are all those written
+// since it last persisted). Not reported (documented false-positive guards): stores that lie
+// wholly in ranges added to the thread's open transaction or objects allocated in it (PMDK makes
+// them durable at commit and rolls them back at abort), and library writes (EXTERNAL_WRITE),
+// either as the new or as the earlier store.
+var OverwrittenUnpersisted = &framework.Analyzer{
+	Name:     "overwritten-unpersisted",
+	Doc:      "a store rewrites PM bytes whose earlier store was not yet persisted",
+	Class:    report.Correctness,
+	Requires: []*framework.Analyzer{framework.PMState},
+	New:      func(*framework.Pass) (any, error) { return overwritten{}, nil },
+}
+
+type overwritten struct{}
+
+func (overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+	if !s.Effect.Overwrote || s.Flags&px86.External != 0 {
+		return
+	}
+	ev := s.Event
+	if s.Tx.InWork() && s.Tx.Covers(ev.Addr, ev.Size) {
+		return
+	}
+	if p.Dup(ev.Site, ev.Index) {
+		return
+	}
+	prev := s.Effect.Prev
+	how := "never flushed"
+	if prev.State == px86.Pending {
+		how = "flushed but not fenced"
+	}
+	p.Report(framework.Diagnostic{
+		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op,
+		Message: fmt.Sprintf("store of %s to %s overwrites bytes of an earlier store (event %d) that is not yet persisted (%s)",
+			plural(ev.Size, "byte"), p.State.Where(ev.Addr), prev.ID, how),
+		Related: []framework.RelatedSite{{Role: "unpersisted-store", Site: prev.Origin.Site, Stack: prev.Origin.Stack}},
+	})
+}
+
+// TxUnloggedStore reports an instrumented store made inside a PMDK transaction (work stage) to PM
+// bytes that are neither in a range added to the transaction (at any nesting level) nor in an
+// object allocated while it runs: PMDK cannot roll the store back if the transaction aborts or
+// the program crashes before commit, and does not flush it at commit. This is the PMDK misuse
+// the custom transaction checkers of AGAMOTTO target (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.2) and
+// the transactional persistent-interval rule of the dissertation
+// (seeds/003_49a44b735a979088.txt ch. 5).
+var TxUnloggedStore = &framework.Analyzer{
+	Name:     "tx-unlogged-store",
+	Doc:      "a store inside a PMDK transaction to PM not added to the transaction (TX_ADD) nor allocated in it",
+	Class:    report.Correctness,
+	Requires: []*framework.Analyzer{framework.PMState},
+	New:      func(*framework.Pass) (any, error) { return txUnlogged{}, nil },
+}
+
+type txUnlogged struct{}
+
+func (txUnlogged) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+	if s.Flags&px86.External != 0 || !s.Tx.InWork() {
+		return
+	}
+	ev := s.Event
+	if s.Tx.Covers(ev.Addr, ev.Size) || p.Dup(ev.Site, ev.Index) {
+		return
+	}
+	p.Report(framework.Diagnostic{
+		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op,
+		Message: fmt.Sprintf("store of %s to %s inside a transaction is not in a range added to it (TX_ADD) nor in an object allocated in it: an abort or a crash cannot roll it back",
+			plural(ev.Size, "byte"), p.State.Where(ev.Addr)),
+		Related: []framework.RelatedSite{{Role: "transaction", Site: s.Tx.BeginSite, Stack: s.Tx.BeginStack}},
+	})
+}

@@ -1,0 +1,360 @@
+// Package pmdk adds the semantics of PMDK's libpmemobj to the persistency model of package
+// px86: which PM ranges are mapped, the transaction nesting of each thread, the ranges added to
+// a transaction (TX_ADD) and the objects allocated in it (ALLOC), and what commit and abort
+// make durable.
+//
+// Rules (DESIGN.md "Persistency model", docs/trace-format.md "Semantics the analyses rely on"):
+//
+//   - REGION_MAP / REGION_UNMAP define what is PM; events outside every mapped region are
+//     ignored by the analyses.
+//   - Transactions nest per thread. TX_ADD ranges and the objects allocated while the outermost
+//     transaction runs belong to that outermost transaction (PMDK flattens nesting).
+//   - At the outermost TX_COMMIT, PMDK flushes and fences the cache lines of exactly the added
+//     ranges (except those added with POBJ_XADD_NO_FLUSH) and of the allocated objects: the
+//     model persists those lines (px86.Model.PersistRange).
+//   - At TX_ABORT (of any level: PMDK aborts the whole transaction) PMDK restores the snapshotted
+//     ranges from the undo log and makes the restored bytes durable; the objects allocated in the
+//     transaction are freed. Unpersisted stores to those bytes are no longer candidates for
+//     anything: the model drops them (px86.Model.DropRange). Ranges added with
+//     POBJ_XADD_NO_SNAPSHOT are not restored.
+//   - EXTERNAL_WRITE: flag "initial" is the region's content at map time (already durable);
+//     flag "persisted" means the library flushed and fenced those bytes (their cache lines are
+//     persisted); otherwise the bytes are a dirty store of the library call's site, flagged
+//     px86.External.
+//
+// The custom transaction oracles follow AGAMOTTO's PMDK checkers
+// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.2).
+package pmdk
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+// Range is a byte range [Addr, Addr+Size) of PM.
+type Range struct {
+	Addr, Size uint64
+}
+
+// End returns the first byte after the range.
+func (r Range) End() uint64 { return r.Addr + r.Size }
+
+// Region is one mapped PM region.
+type Region struct {
+	ID         uint32
+	Base, Len  uint64
+	Path       string
+	FileOffset uint64
+}
+
+// Regions is the set of mapped regions, with a cache of the last hit. The zero value is empty.
+type Regions struct {
+	list []Region // sorted by Base
+	last int      // index of the last hit, -1 none
+}
+
+// Map adds (or replaces, when the id is already mapped) a region.
+func (rs *Regions) Map(r Region) {
+	rs.Unmap(r.ID)
+	i := sort.Search(len(rs.list), func(i int) bool { return rs.list[i].Base >= r.Base })
+	rs.list = slices.Insert(rs.list, i, r)
+	rs.last = -1
+}
+
+// Get returns region id.
+func (rs *Regions) Get(id uint32) (Region, bool) {
+	for _, r := range rs.list {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Region{}, false
+}
+
+// Unmap removes region id and returns it.
+func (rs *Regions) Unmap(id uint32) (Region, bool) {
+	for i, r := range rs.list {
+		if r.ID == id {
+			rs.list = slices.Delete(rs.list, i, i+1)
+			rs.last = -1
+			return r, true
+		}
+	}
+	return Region{}, false
+}
+
+// Find returns the region holding addr.
+func (rs *Regions) Find(addr uint64) (*Region, bool) {
+	if rs.last >= 0 && rs.last < len(rs.list) {
+		r := &rs.list[rs.last]
+		if addr-r.Base < r.Len {
+			return r, true
+		}
+	}
+	i := sort.Search(len(rs.list), func(i int) bool { return rs.list[i].Base > addr }) - 1
+	if i >= 0 && addr-rs.list[i].Base < rs.list[i].Len {
+		rs.last = i
+		return &rs.list[i], true
+	}
+	return nil, false
+}
+
+// Contains reports whether addr lies in a mapped region.
+func (rs *Regions) Contains(addr uint64) bool {
+	_, ok := rs.Find(addr)
+	return ok
+}
+
+// All returns the mapped regions in address order (do not modify).
+func (rs *Regions) All() []Region { return rs.list }
+
+// Len returns the number of mapped regions.
+func (rs *Regions) Len() int { return len(rs.list) }
+
+// IntervalSet is a set of bytes kept as sorted, disjoint, non-adjacent ranges.
+type IntervalSet struct {
+	r []Range
+}
+
+// Add inserts [addr, addr+size).
+func (s *IntervalSet) Add(addr, size uint64) {
+	if size == 0 {
+		return
+	}
+	end := addr + size
+	if end < addr {
+		end = ^uint64(0)
+	}
+	// first range whose end >= addr (may merge), last range whose start <= end.
+	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].End() >= addr })
+	j := i
+	for j < len(s.r) && s.r[j].Addr <= end {
+		j++
+	}
+	if i == j {
+		s.r = slices.Insert(s.r, i, Range{addr, end - addr})
+		return
+	}
+	lo := min(addr, s.r[i].Addr)
+	hi := max(end, s.r[j-1].End())
+	s.r[i] = Range{lo, hi - lo}
+	s.r = slices.Delete(s.r, i+1, j)
+}
+
+// Covers reports whether every byte of [addr, addr+size) is in the set (true for size 0).
+func (s *IntervalSet) Covers(addr, size uint64) bool {
+	if size == 0 {
+		return true
+	}
+	n := len(s.r)
+	if n == 0 {
+		return false
+	}
+	end := addr + size
+	if n <= 4 {
+		for _, r := range s.r {
+			if r.Addr <= addr && end <= r.End() {
+				return true
+			}
+		}
+		return false
+	}
+	i := sort.Search(n, func(i int) bool { return s.r[i].End() > addr })
+	return i < n && s.r[i].Addr <= addr && end <= s.r[i].End()
+}
+
+// Len returns the number of disjoint ranges.
+func (s *IntervalSet) Len() int { return len(s.r) }
+
+// Ranges returns the disjoint ranges in address order (do not modify).
+func (s *IntervalSet) Ranges() []Range { return s.r }
+
+// Reset empties the set, keeping its storage.
+func (s *IntervalSet) Reset() { s.r = s.r[:0] }
+
+// Stage is the stage of a transaction (PMDK's TX_STAGE_*).
+type Stage uint8
+
+// Transaction stages.
+const (
+	StageWork     Stage = 1 // between TX_BEGIN and TX_COMMIT / TX_ABORT
+	StageOnCommit Stage = 2
+	StageOnAbort  Stage = 3
+)
+
+// AddedRange is one TX_ADD of a transaction.
+type AddedRange struct {
+	Range
+	Flags uint8 // trace.TxAddNoSnapshot, trace.TxAddNoFlush
+}
+
+// Tx is the transaction state of one thread: the nesting stack and the outermost transaction's
+// added ranges and allocated objects.
+type Tx struct {
+	stages  []Stage // one per nesting level, outermost first
+	Added   []AddedRange
+	Allocs  []Range
+	Logged  IntervalSet // union of Added and Allocs: bytes the transaction takes care of
+	aborted bool
+	// BeginSite and BeginStack locate the outermost TX_BEGIN of the open transaction.
+	BeginSite, BeginStack uint32
+}
+
+// Depth returns the nesting depth (0: no transaction).
+func (t *Tx) Depth() int { return len(t.stages) }
+
+// InWork reports whether the thread is inside a transaction whose innermost level is in its work
+// stage (stores there are transactional).
+func (t *Tx) InWork() bool {
+	n := len(t.stages)
+	return n > 0 && t.stages[n-1] == StageWork && !t.aborted
+}
+
+// Covers reports whether [addr, addr+size) lies wholly in ranges added to the open transaction
+// or objects allocated in it.
+func (t *Tx) Covers(addr, size uint64) bool {
+	return len(t.stages) > 0 && t.Logged.Covers(addr, size)
+}
+
+// Persister is what commit and abort act on (a *px86.Model satisfies it).
+type Persister interface {
+	PersistRange(addr, size uint64) int
+	DropRange(addr, size uint64) int
+}
+
+// Begin opens a (possibly nested) transaction; site and stack locate the TX_BEGIN.
+func (t *Tx) Begin(site, stack uint32) {
+	if len(t.stages) == 0 {
+		t.BeginSite, t.BeginStack = site, stack
+	}
+	t.stages = append(t.stages, StageWork)
+}
+
+// Add records a TX_ADD in the outermost transaction and reports whether the range was already
+// wholly covered by earlier added ranges or allocated objects (the redundant-tx-add rule).
+// It reports ok=false when no transaction is open.
+func (t *Tx) Add(addr, size uint64, flags uint8) (redundant, ok bool) {
+	if len(t.stages) == 0 {
+		return false, false
+	}
+	redundant = t.Logged.Covers(addr, size)
+	t.Added = append(t.Added, AddedRange{Range{addr, size}, flags})
+	t.Logged.Add(addr, size)
+	return redundant, true
+}
+
+// Alloc records an object allocated while the transaction is open. Objects allocated
+// transactionally (inTx, ALLOC flag tx) are persisted at commit and freed at abort; every object
+// allocated while the transaction runs counts as logged for the tx-unlogged-store rule (it is
+// new, so nothing written before the transaction can depend on its contents).
+func (t *Tx) Alloc(addr, size uint64, inTx bool) {
+	if len(t.stages) == 0 {
+		return
+	}
+	if inTx {
+		t.Allocs = append(t.Allocs, Range{addr, size})
+	}
+	t.Logged.Add(addr, size)
+}
+
+// Commit handles TX_COMMIT of the innermost level. At the outermost level it persists the
+// added ranges (except no_flush ones) and allocated objects through p and returns true.
+func (t *Tx) Commit(p Persister) bool {
+	n := len(t.stages)
+	if n == 0 {
+		return false
+	}
+	t.stages[n-1] = StageOnCommit
+	if n > 1 || t.aborted {
+		return false
+	}
+	for _, a := range t.Added {
+		if a.Flags&trace.TxAddNoFlush == 0 {
+			p.PersistRange(a.Addr, a.Size)
+		}
+	}
+	for _, a := range t.Allocs {
+		p.PersistRange(a.Addr, a.Size)
+	}
+	return true
+}
+
+// Abort handles TX_ABORT: PMDK aborts the whole transaction, so the first abort restores the
+// snapshotted ranges (except no_snapshot ones) and frees the allocated objects by dropping
+// their unpersisted stores through p. It returns true when it did that.
+func (t *Tx) Abort(p Persister) bool {
+	n := len(t.stages)
+	if n == 0 {
+		return false
+	}
+	for i := range t.stages {
+		t.stages[i] = StageOnAbort
+	}
+	if t.aborted {
+		return false
+	}
+	t.aborted = true
+	for _, a := range t.Added {
+		if a.Flags&trace.TxAddNoSnapshot == 0 {
+			p.DropRange(a.Addr, a.Size)
+		}
+	}
+	for _, a := range t.Allocs {
+		p.DropRange(a.Addr, a.Size)
+	}
+	return true
+}
+
+// End handles TX_END: it closes the innermost level and, after the outermost, forgets the
+// transaction's ranges. It returns false when no transaction was open.
+func (t *Tx) End() bool {
+	n := len(t.stages)
+	if n == 0 {
+		return false
+	}
+	t.stages = t.stages[:n-1]
+	if n == 1 {
+		t.Added = t.Added[:0]
+		t.Allocs = t.Allocs[:0]
+		t.Logged.Reset()
+		t.aborted = false
+	}
+	return true
+}
+
+// Threads holds the transaction state of every thread, with a cache of the last one.
+type Threads struct {
+	m       map[uint32]*Tx
+	lastTid uint32
+	last    *Tx
+}
+
+// Get returns the transaction state of thread tid, creating it.
+func (ts *Threads) Get(tid uint32) *Tx {
+	if ts.last != nil && ts.lastTid == tid {
+		return ts.last
+	}
+	if ts.m == nil {
+		ts.m = map[uint32]*Tx{}
+	}
+	t := ts.m[tid]
+	if t == nil {
+		t = &Tx{}
+		ts.m[tid] = t
+	}
+	ts.last, ts.lastTid = t, tid
+	return t
+}
+
+// Open returns the number of threads with an open transaction.
+func (ts *Threads) Open() int {
+	n := 0
+	for _, t := range ts.m {
+		if t.Depth() > 0 {
+			n++
+		}
+	}
+	return n
+}

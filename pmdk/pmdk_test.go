@@ -1,0 +1,130 @@
+package pmdk
+
+import (
+	"testing"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+func TestIntervalSet(t *testing.T) {
+	var s IntervalSet
+	s.Add(10, 5)  // [10,15)
+	s.Add(20, 5)  // [20,25)
+	s.Add(15, 5)  // joins: [10,25)
+	s.Add(40, 10) // [40,50)
+	s.Add(0, 0)
+	if s.Len() != 2 {
+		t.Fatalf("ranges %v", s.Ranges())
+	}
+	for _, tc := range []struct {
+		a, n uint64
+		want bool
+	}{{10, 15, true}, {12, 3, true}, {9, 2, false}, {24, 2, false}, {40, 10, true}, {30, 1, false}, {5, 0, true}} {
+		if got := s.Covers(tc.a, tc.n); got != tc.want {
+			t.Errorf("Covers(%d,%d) = %v", tc.a, tc.n, got)
+		}
+	}
+	for i := uint64(0); i < 10; i++ {
+		s.Add(100+i*10, 5)
+	}
+	if !s.Covers(150, 5) || s.Covers(150, 6) {
+		t.Error("binary-search path")
+	}
+	s.Add(0, 1000)
+	if s.Len() != 1 || !s.Covers(0, 1000) {
+		t.Errorf("merge all: %v", s.Ranges())
+	}
+}
+
+type rec struct{ persisted, dropped []Range }
+
+func (r *rec) PersistRange(a, n uint64) int { r.persisted = append(r.persisted, Range{a, n}); return 0 }
+func (r *rec) DropRange(a, n uint64) int    { r.dropped = append(r.dropped, Range{a, n}); return 0 }
+
+func TestTxCommitAbort(t *testing.T) {
+	var tx Tx
+	if _, ok := tx.Add(0, 8, 0); ok {
+		t.Error("Add outside a transaction")
+	}
+	tx.Begin(1, 0)
+	tx.Begin(2, 0)
+	if tx.Depth() != 2 || !tx.InWork() || tx.BeginSite != 1 {
+		t.Errorf("nesting: %+v", tx)
+	}
+	tx.Add(0, 8, 0)
+	tx.Add(64, 8, trace.TxAddNoFlush)
+	tx.Add(128, 8, trace.TxAddNoSnapshot)
+	if red, _ := tx.Add(0, 4, 0); !red {
+		t.Error("covered add not redundant")
+	}
+	tx.Alloc(256, 64, true)
+	tx.Alloc(512, 64, false)
+	if !tx.Covers(512, 8) || !tx.Covers(256, 64) || tx.Covers(8, 1) {
+		t.Error("Covers")
+	}
+	var r rec
+	if tx.Commit(&r) || len(r.persisted) != 0 {
+		t.Error("inner commit persisted")
+	}
+	tx.End()
+	if !tx.InWork() {
+		t.Error("outer level not in work after inner end")
+	}
+	if !tx.Commit(&r) {
+		t.Error("outer commit")
+	}
+	// added [0,8) and [128,8) (not the no_flush one) and the tx allocation [256,64), plus the
+	// covered [0,4)
+	if len(r.persisted) != 4 {
+		t.Errorf("persisted %v", r.persisted)
+	}
+	if tx.InWork() {
+		t.Error("in work after commit")
+	}
+	tx.End()
+	if tx.Depth() != 0 || tx.Logged.Len() != 0 || tx.End() {
+		t.Error("state after end")
+	}
+
+	var r2 rec
+	tx.Begin(1, 0)
+	tx.Add(0, 8, 0)
+	tx.Add(128, 8, trace.TxAddNoSnapshot)
+	tx.Alloc(256, 64, true)
+	tx.Begin(2, 0)
+	if !tx.Abort(&r2) || tx.Abort(&r2) {
+		t.Error("abort must act once")
+	}
+	if len(r2.dropped) != 2 || tx.InWork() {
+		t.Errorf("dropped %v", r2.dropped)
+	}
+	if tx.Commit(&r2) {
+		t.Error("commit after abort persisted")
+	}
+}
+
+func TestRegions(t *testing.T) {
+	var rs Regions
+	rs.Map(Region{ID: 1, Base: 0x1000, Len: 0x1000, Path: "a"})
+	rs.Map(Region{ID: 2, Base: 0x4000, Len: 0x1000, Path: "b"})
+	if r, ok := rs.Find(0x4fff); !ok || r.ID != 2 {
+		t.Error("Find")
+	}
+	if rs.Contains(0x2000) || rs.Contains(0xfff) || !rs.Contains(0x1000) {
+		t.Error("Contains")
+	}
+	if _, ok := rs.Unmap(1); !ok || rs.Contains(0x1000) || rs.Len() != 1 {
+		t.Error("Unmap")
+	}
+	if _, ok := rs.Get(7); ok {
+		t.Error("Get unknown")
+	}
+}
+
+func TestThreads(t *testing.T) {
+	var ts Threads
+	ts.Get(1).Begin(0, 0)
+	if ts.Get(2).Depth() != 0 || ts.Get(1).Depth() != 1 || ts.Open() != 1 {
+		t.Error("per-thread state")
+	}
+}

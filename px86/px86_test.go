@@ -1,0 +1,303 @@
+package px86
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const (
+	A = 0x1000 // line A
+	B = 0x2000 // line B, another cache line
+)
+
+// step is one instruction of a test program.
+type step struct {
+	op   string // "st", "nt", "ld", "clflush", "clflushopt", "clwb", "sfence", "mfence", "rmw"
+	name string // store name (st, nt)
+	addr uint64
+	size uint64
+}
+
+func st(name string, addr uint64) step { return step{"st", name, addr, 8} }
+func nt(name string, addr uint64) step { return step{"nt", name, addr, 8} }
+func ld(addr uint64) step              { return step{op: "ld", addr: addr} }
+func fl(kind string, addr uint64) step { return step{op: kind, addr: addr} }
+func fe(kind string) step              { return step{op: kind} }
+
+var flushKinds = map[string]uint8{"clflush": 1, "clflushopt": 2, "clwb": 3}
+
+// run executes the steps and returns, for each store, the set of stores guaranteed to persist
+// before it (persisted when it was issued, or earlier on the same cache line), and the final
+// state of each store.
+func run(t *testing.T, steps []step) (before map[string]map[string]bool, final map[string]State) {
+	t.Helper()
+	m, err := New(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]StoreID{}
+	addrs := map[string]uint64{}
+	var order []string
+	before = map[string]map[string]bool{}
+	for i, s := range steps {
+		id := StoreID(i)
+		switch s.op {
+		case "st", "nt":
+			set := map[string]bool{}
+			for _, o := range order {
+				if m.StateOf(ids[o], addrs[o]) == Persisted || m.LineOf(addrs[o]) == m.LineOf(s.addr) {
+					set[o] = true
+				}
+			}
+			before[s.name] = set
+			var flags uint8
+			if s.op == "nt" {
+				flags = NT
+			}
+			m.Store(id, Origin{Site: uint32(i)}, s.addr, s.size, flags)
+			ids[s.name], addrs[s.name] = id, s.addr
+			order = append(order, s.name)
+		case "ld":
+			// Loads change no persistency state (Table 2.1 row "store", column "load": ✘).
+		case "clflush", "clflushopt", "clwb":
+			m.Flush(flushKinds[s.op], s.addr, Origin{Site: uint32(i)})
+		case "sfence", "mfence", "rmw":
+			m.Fence()
+		default:
+			t.Fatalf("bad op %q", s.op)
+		}
+	}
+	final = map[string]State{}
+	for _, o := range order {
+		final[o] = m.StateOf(ids[o], addrs[o])
+	}
+	return before, final
+}
+
+// TestPersistencyTable checks the persist-before facts of the Px86 table (dissertation
+// seeds/003 §2.1 Table 2.1, as reconstructed in the package doc) pair by pair: for two stores
+// x and y, "x<y" must hold (x is guaranteed to persist no later than y) or "!x<y" must not.
+func TestPersistencyTable(t *testing.T) {
+	tests := []struct {
+		pair  string // the Table 2.1 cell exercised
+		steps []step
+		holds []string         // "x<y" relations that must hold, "!x<y" that must not
+		final map[string]State // expected final states
+	}{
+		{"store/store same line (CL)", []step{st("x", A), st("y", A+8)},
+			[]string{"x<y"}, map[string]State{"x": Dirty, "y": Dirty}},
+		{"store/store different lines", []step{st("x", A), st("y", B)},
+			[]string{"!x<y"}, nil},
+		{"store/load: loads order nothing", []step{st("x", A), ld(A), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Dirty}},
+		{"load/store: no persistency effect", []step{ld(A), st("x", A), st("y", B)},
+			[]string{"!x<y"}, nil},
+		{"store/clflush same line, clflush/store", []step{st("x", A), fl("clflush", A), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted, "y": Dirty}},
+		{"store/clflush different line", []step{st("x", A), fl("clflush", B), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Dirty}},
+		{"clflush/store same line", []step{st("x", A), fl("clflush", A), st("y", A)},
+			[]string{"x<y"}, map[string]State{"x": Persisted, "y": Dirty}},
+		{"clflush/clflush", []step{st("x", A), fl("clflush", A), st("y", B), fl("clflush", B), st("z", A+64)},
+			[]string{"x<y", "x<z", "y<z"}, map[string]State{"x": Persisted, "y": Persisted, "z": Dirty}},
+		{"store/clflushopt same line (CL), clflushopt/sfence", []step{st("x", A), fl("clflushopt", A), fe("sfence"), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"store/clflushopt different line", []step{st("x", A), fl("clflushopt", B), fe("sfence"), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Dirty}},
+		{"clflushopt/store: unordered", []step{st("x", A), fl("clflushopt", A), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Pending, "y": Dirty}},
+		{"clflushopt/clflushopt: unordered", []step{st("x", A), fl("clflushopt", A), st("y", B), fl("clflushopt", B), st("z", A+128)},
+			[]string{"!x<y", "!x<z", "!y<z"}, map[string]State{"x": Pending, "y": Pending}},
+		{"clwb/sfence", []step{st("x", A), fl("clwb", A), fe("sfence"), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"clflushopt/mfence", []step{st("x", A), fl("clflushopt", A), fe("mfence"), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"clwb/RMW (locked)", []step{st("x", A), fl("clwb", A), fe("rmw"), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"clflushopt/clflush same line (CL)", []step{st("x", A), fl("clflushopt", A), fl("clflush", A), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"clflushopt then later store same line stays dirty", []step{st("x", A), fl("clwb", A), st("y", A+8), fe("sfence")},
+			[]string{"x<y"}, map[string]State{"x": Persisted, "y": Dirty}},
+		{"store/sfence without flush", []step{st("x", A), fe("sfence"), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Dirty}},
+		{"store/mfence without flush", []step{st("x", A), fe("mfence"), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Dirty}},
+		{"ntstore/store without fence", []step{nt("x", A), st("y", B)},
+			[]string{"!x<y"}, map[string]State{"x": Pending}},
+		{"ntstore/sfence", []step{nt("x", A), fe("sfence"), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"ntstore/RMW", []step{nt("x", A), fe("rmw"), st("y", B)},
+			[]string{"x<y"}, map[string]State{"x": Persisted}},
+		{"ntstore evicts earlier dirty store of its line", []step{st("x", A), nt("y", A+8), fe("sfence")},
+			[]string{"x<y"}, map[string]State{"x": Persisted, "y": Persisted}},
+		{"sfence/store: later store not covered", []step{st("x", A), fl("clwb", A), fe("sfence"), st("y", A)},
+			[]string{"x<y"}, map[string]State{"x": Persisted, "y": Dirty}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pair, func(t *testing.T) {
+			before, final := run(t, tc.steps)
+			for _, h := range tc.holds {
+				want := !strings.HasPrefix(h, "!")
+				x, y, _ := strings.Cut(strings.TrimPrefix(h, "!"), "<")
+				if got := before[y][x]; got != want {
+					t.Errorf("%s persists before %s = %v, want %v", x, y, got, want)
+				}
+			}
+			for name, want := range tc.final {
+				if got := final[name]; got != want {
+					t.Errorf("final state of %s = %v, want %v", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestEffects(t *testing.T) {
+	m, _ := New(64)
+	if e := m.Flush(3, A, Origin{Site: 1}); e.Dirty != 0 || e.Pending != 0 {
+		t.Errorf("flush of clean line: %+v", e)
+	}
+	if e := m.Fence(); e.Persisted != 0 {
+		t.Errorf("empty fence: %+v", e)
+	}
+	m.Store(1, Origin{Site: 5}, A, 8, 0)
+	if e := m.Store(2, Origin{}, A+4, 8, 0); !e.Overwrote || e.Prev.ID != 1 || e.Prev.State != Dirty || e.Prev.Origin.Site != 5 {
+		t.Errorf("overwrite: %+v", e)
+	}
+	if e := m.Store(3, Origin{}, A+16, 8, 0); e.Overwrote {
+		t.Errorf("disjoint store reported overwrite: %+v", e)
+	}
+	if e := m.Flush(3, A, Origin{Site: 7}); e.Dirty != 3 {
+		t.Errorf("flush: %+v", e)
+	}
+	if e := m.Flush(2, A, Origin{Site: 8}); e.Dirty != 0 || e.Pending != 3 || !e.PrevFlush || e.Prev.Site != 7 {
+		t.Errorf("second flush: %+v", e)
+	}
+	if e := m.Store(4, Origin{}, A, 1, External); !e.Overwrote || e.Prev.State != Pending {
+		t.Errorf("overwrite of pending: %+v", e)
+	}
+	if e := m.Store(5, Origin{}, A, 1, 0); !e.Overwrote || e.Prev.ID != 1 {
+		t.Errorf("external earlier store must be skipped: %+v", e)
+	}
+	if e := m.Fence(); e.Persisted != 3 || e.Lines != 1 {
+		t.Errorf("fence: %+v", e)
+	}
+	if m.Len() != 2 || m.PendingLen() != 0 {
+		t.Errorf("Len %d PendingLen %d", m.Len(), m.PendingLen())
+	}
+}
+
+func TestSpanningStore(t *testing.T) {
+	m, _ := New(64)
+	e := m.Store(1, Origin{}, A+60, 72, 0) // 4 bytes on line A, 64 on A+64, 4 on A+128
+	if e.Lines != 3 || m.Len() != 3 {
+		t.Fatalf("lines %d entries %d", e.Lines, m.Len())
+	}
+	got := m.Overlapping(nil, A, 0x1000)
+	var sb strings.Builder
+	for _, s := range got {
+		fmt.Fprintf(&sb, "%#x+%d ", s.Addr, s.Size)
+	}
+	if sb.String() != "0x103c+4 0x1040+64 0x1080+4 " {
+		t.Errorf("entries %s", sb.String())
+	}
+	m.Flush(3, A+64, Origin{})
+	m.Fence()
+	if m.StateOf(1, A+64) != Persisted || m.StateOf(1, A+60) != Dirty {
+		t.Errorf("per-line state wrong")
+	}
+}
+
+func TestPersistAndDropRange(t *testing.T) {
+	m, _ := New(64)
+	m.Store(1, Origin{}, A, 8, 0)
+	m.Store(2, Origin{}, A+32, 8, 0)
+	m.Store(3, Origin{}, B, 64, 0)
+	m.Flush(3, B, Origin{}) // B pending
+	if n := m.PersistRange(A+4, 1); n != 2 {
+		t.Errorf("PersistRange persisted %d, want the whole line (2)", n)
+	}
+	if n := m.DropRange(B+16, 16); n != 0 || m.Len() != 1 {
+		t.Errorf("DropRange in the middle of an entry dropped %d (Len %d)", n, m.Len())
+	}
+	if n := m.DropRange(B, 16); n != 0 {
+		t.Errorf("clip dropped %d", n)
+	}
+	if got := m.Overlapping(nil, B, 64); len(got) != 1 || got[0].Addr != B+16 || got[0].Size != 48 || got[0].State != Pending {
+		t.Errorf("after clip: %+v", got)
+	}
+	if n := m.DropRange(0, 1<<40); n != 1 || m.Len() != 0 || m.Lines() != 0 || m.PendingLen() != 0 {
+		t.Errorf("drop all: %d, Len %d, Lines %d, PendingLen %d", n, m.Len(), m.Lines(), m.PendingLen())
+	}
+	if e := m.Fence(); e.Persisted != 0 {
+		t.Errorf("fence after drop: %+v", e)
+	}
+	// The freed line structures are reused correctly.
+	m.Store(4, Origin{}, B, 8, 0)
+	m.Flush(2, B, Origin{})
+	if e := m.Fence(); e.Persisted != 1 || m.Len() != 0 {
+		t.Errorf("reuse: %+v Len %d", e, m.Len())
+	}
+}
+
+func TestBoundedLine(t *testing.T) {
+	m, _ := New(64)
+	for i := 0; i < 10*MaxEntriesPerLine; i++ {
+		m.Store(StoreID(i), Origin{}, A+uint64(i%8), 1, 0)
+	}
+	if m.Len() >= MaxEntriesPerLine {
+		t.Errorf("line holds %d entries", m.Len())
+	}
+	got := m.Overlapping(nil, A, 64)
+	if last := got[len(got)-1]; last.ID != StoreID(10*MaxEntriesPerLine-1) {
+		t.Errorf("latest store lost: %+v", last)
+	}
+	// Partly overlapping stores force merges.
+	m2, _ := New(64)
+	for i := 0; i < 4*MaxEntriesPerLine; i++ {
+		m2.Store(StoreID(i), Origin{}, A+uint64(i%60), 3, 0)
+	}
+	if m2.Len() > MaxEntriesPerLine {
+		t.Errorf("line holds %d entries", m2.Len())
+	}
+}
+
+func TestTearUnits(t *testing.T) {
+	tests := []struct {
+		addr, size uint64
+		want       int
+	}{
+		{0, 8, 1}, {8, 8, 1}, {4, 4, 1}, {4, 8, 2}, {0, 16, 2}, {1, 1, 1}, {7, 2, 2}, {0, 64, 8}, {3, 0, 0},
+	}
+	for _, tc := range tests {
+		if got := TearUnits(tc.addr, tc.size); got != tc.want {
+			t.Errorf("TearUnits(%d, %d) = %d, want %d", tc.addr, tc.size, got, tc.want)
+		}
+	}
+	if !(StoreState{Addr: 8, Size: 8}).FailureAtomic() || (StoreState{Addr: 4, Size: 8}).FailureAtomic() {
+		t.Error("FailureAtomic")
+	}
+}
+
+func TestNewBadLineSize(t *testing.T) {
+	for _, n := range []uint64{0, 3, 48, 8192} {
+		if _, err := New(n); err == nil {
+			t.Errorf("New(%d) succeeded", n)
+		}
+	}
+}
+
+func BenchmarkStoreFlushFence(b *testing.B) {
+	m, _ := New(64)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		a := uint64(0x100000 + (i%4096)*64)
+		m.Store(StoreID(i), Origin{}, a, 8, 0)
+		m.Store(StoreID(i), Origin{}, a+8, 8, 0)
+		m.Flush(3, a, Origin{})
+		if i%4 == 3 {
+			m.Fence()
+		}
+	}
+}

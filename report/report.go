@@ -1,0 +1,144 @@
+// Package report holds scry's findings and writes them as text, JSON and SARIF 2.1.0.
+//
+// A Finding is one record per (kind, static location) as DESIGN.md "Findings" requires: the
+// analysis driver (package analysis) deduplicates dynamic occurrences, counts them and keeps the
+// first one. This package only orders, filters (suppressions) and prints them. The JSON shape is
+// documented in docs/findings-json.md; the kinds in docs/oracles.md.
+package report
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Class is the class of a finding: a correctness bug (the program can lose or corrupt data at a
+// crash) or a performance bug (the program does work persistence does not need).
+type Class string
+
+// Finding classes.
+const (
+	Correctness Class = "correctness"
+	Performance Class = "performance"
+)
+
+// Location is a static source location: the site of a store, flush, fence or library call.
+// Line and Column are 1-based; 0 means unknown. An empty File means the site is unknown.
+type Location struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Function string `json:"function"`
+}
+
+// Frame is one call-stack frame: a call site, innermost first in Finding.Stack.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+}
+
+// Related is another location a finding names, with its role: for example the earlier store a
+// store overwrote ("unpersisted-store") or the last flush of a cache line ("flush").
+type Related struct {
+	Role     string `json:"role"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Function string `json:"function"`
+}
+
+// Operation is the workload operation that was running at a finding's first occurrence
+// (the trace's OP_BEGIN record: 0-based index and the text of the operation).
+type Operation struct {
+	Index uint64 `json:"index"`
+	Text  string `json:"text"`
+}
+
+// Finding is one deduplicated bug report: every dynamic occurrence of Kind at Location.
+type Finding struct {
+	Kind     string    `json:"kind"`    // stable kebab-case name, see docs/oracles.md
+	Class    Class     `json:"class"`   // correctness or performance
+	Message  string    `json:"message"` // of the first occurrence
+	Location Location  `json:"location"`
+	Stack    []Frame   `json:"stack"`   // call stack of the first occurrence, innermost first
+	Related  []Related `json:"related"` // other locations named by the first occurrence
+	// Count is the number of dynamic occurrences (at least 1).
+	Count int `json:"count"`
+	// FirstEvent is the trace event index (trace.Event.Index) of the first occurrence.
+	FirstEvent uint64 `json:"first_event"`
+	// Operation is the workload operation of the first occurrence, nil when none was running.
+	Operation *Operation `json:"operation,omitempty"`
+}
+
+// Rule describes one kind of finding, for the SARIF rule table and for listings.
+type Rule struct {
+	Kind  string
+	Class Class
+	Doc   string // one line
+}
+
+// Report is the result of analysing one trace.
+type Report struct {
+	Findings []Finding
+	Warnings []string
+	Events   uint64 // events (trace records) read
+	Trace    string // path of the trace, "" when read from a stream
+	// Rules lists the kinds that were checked (for SARIF and the summary), in catalogue order.
+	Rules []Rule
+	// Suppressed counts the findings removed by suppressions, by kind.
+	Suppressed map[string]int
+}
+
+// HasCorrectness reports whether any finding is of class correctness.
+func (r *Report) HasCorrectness() bool {
+	for i := range r.Findings {
+		if r.Findings[i].Class == Correctness {
+			return true
+		}
+	}
+	return false
+}
+
+// Count returns the number of findings of class c.
+func (r *Report) Count(c Class) int {
+	n := 0
+	for i := range r.Findings {
+		if r.Findings[i].Class == c {
+			n++
+		}
+	}
+	return n
+}
+
+// SuppressedTotal is the number of findings removed by suppressions.
+func (r *Report) SuppressedTotal() int {
+	n := 0
+	for _, c := range r.Suppressed {
+		n += c
+	}
+	return n
+}
+
+func classRank(c Class) int {
+	if c == Correctness {
+		return 0
+	}
+	return 1
+}
+
+// Sort puts the findings in the report's deterministic order: correctness first, then by file,
+// line, column, kind, function and first event.
+func (r *Report) Sort() {
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(classRank(a.Class), classRank(b.Class)),
+			cmp.Compare(a.Location.File, b.Location.File),
+			cmp.Compare(a.Location.Line, b.Location.Line),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Location.Column, b.Location.Column),
+			cmp.Compare(a.Location.Function, b.Location.Function),
+			cmp.Compare(a.FirstEvent, b.FirstEvent),
+		)
+	})
+}

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func sample() *Report {
+	r := &Report{
+		Trace:  "run.trace",
+		Events: 1234,
+		Rules: []Rule{
+			{Kind: "unpersisted-store", Class: Correctness, Doc: "a store is not durable"},
+			{Kind: "redundant-flush", Class: Performance, Doc: "a flush of a clean line"},
+		},
+		Warnings: []string{"trace truncated after 1234 events"},
+		Findings: []Finding{
+			{Kind: "redundant-flush", Class: Performance, Message: "clwb of the cache line at pool+0x40 is redundant",
+				Location: Location{File: "btree.c", Line: 88, Column: 3, Function: "persist_node"},
+				Count:    7, FirstEvent: 99},
+			{Kind: "unpersisted-store", Class: Correctness, Message: "store of 8 bytes to pool+0x100 is not durable when the program exits",
+				Location: Location{File: "btree.c", Line: 42, Column: 9, Function: "insert"},
+				Stack:    []Frame{{Function: "insert", File: "btree.c", Line: 120, Column: 5}, {Function: "main", File: "main.c", Line: 10, Column: 2}},
+				Related:  []Related{{Role: "flush", File: "btree.c", Line: 44, Column: 3, Function: "insert"}},
+				Count:    2, FirstEvent: 17, Operation: &Operation{Index: 3, Text: "insert 5 \"x\""}},
+		},
+	}
+	r.Sort()
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n%s", name, got)
+	}
+}
+
+func TestWriters(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer, *Report) error
+	}{
+		{"report.txt", func(b *bytes.Buffer, r *Report) error { return WriteText(b, r) }},
+		{"report.json", func(b *bytes.Buffer, r *Report) error { return WriteJSON(b, r) }},
+		{"report.sarif", func(b *bytes.Buffer, r *Report) error { return WriteSARIF(b, r) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(&b, sample()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &Report{}); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v["findings"].([]any); !ok {
+		t.Errorf("findings is not an array: %s", b.String())
+	}
+	if _, ok := v["warnings"].([]any); !ok {
+		t.Errorf("warnings is not an array: %s", b.String())
+	}
+	b.Reset()
+	WriteJSON(&b, sample())
+	for _, key := range []string{`"first_event"`, `"operation"`, `"related"`, `"role"`, `"stack"`, `"column"`, `"function"`, `"summary"`} {
+		if !strings.Contains(b.String(), key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+}
+
+func TestOrder(t *testing.T) {
+	r := sample()
+	if r.Findings[0].Class != Correctness || !r.HasCorrectness() {
+		t.Errorf("correctness findings must come first: %+v", r.Findings)
+	}
+	r.Findings = r.Findings[1:]
+	if r.HasCorrectness() {
+		t.Error("HasCorrectness with only performance findings")
+	}
+}
+
+func TestSuppressions(t *testing.T) {
+	s, err := ParseSuppressions(strings.NewReader(`
+# comment
+redundant-flush btree.c   # trailing comment
+unpersisted-store */main.c:insert*
+* vendor/*
+`), "supp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 3 {
+		t.Fatalf("Len = %d", s.Len())
+	}
+	r := sample()
+	r.Findings = append(r.Findings, Finding{Kind: "unpersisted-store", Class: Correctness, Location: Location{File: "src/main.c", Function: "insert_all"}},
+		Finding{Kind: "tx-unlogged-store", Class: Correctness, Location: Location{File: "vendor/lib.c", Function: "f"}})
+	if n := s.Filter(r); n != 3 {
+		t.Errorf("Filter removed %d, want 3", n)
+	}
+	if len(r.Findings) != 1 || r.Findings[0].Location.File != "btree.c" || r.Findings[0].Kind != "unpersisted-store" {
+		t.Errorf("kept %+v", r.Findings)
+	}
+	if r.SuppressedTotal() != 3 || r.Suppressed["redundant-flush"] != 1 {
+		t.Errorf("suppressed %v", r.Suppressed)
+	}
+	if u := s.Unused(); len(u) != 0 {
+		t.Errorf("unused %v", u)
+	}
+	var nilS *Suppressions
+	if nilS.Filter(r) != 0 {
+		t.Error("nil suppressions removed findings")
+	}
+}
+
+func TestSuppressionErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"redundant-flush", "supp:1: want"},
+		{"\n\nBad_Kind x.c", "supp:3: bad kind"},
+		{"redundant-flush x.c:", "supp:1: empty function pattern"},
+		{"redundant-flush [x.c", "supp:1: bad file pattern"},
+		{"redundant-flush a b", "supp:1: want"},
+	} {
+		_, err := ParseSuppressions(strings.NewReader(tc.in), "supp")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	if _, err := LoadSuppressions(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing file accepted")
+	}
+}

@@ -1,0 +1,239 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/owenrumney/go-sarif/v2/sarif"
+)
+
+// pos formats file:line:col, leaving out what is unknown.
+func pos(file string, line, col int) string {
+	if file == "" {
+		file = "<unknown>"
+	}
+	switch {
+	case line == 0:
+		return file
+	case col == 0:
+		return file + ":" + strconv.Itoa(line)
+	}
+	return file + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// WriteText writes the report in the style of compiler diagnostics:
+//
+//	file:line:col: kind: message [(N occurrences)]
+//	    role: file:line:col (function)
+//	    at function file:line:col        (call stack, innermost first)
+//	    during operation N: text
+//
+// then the warnings ("warning: ...") and one summary line.
+func WriteText(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		fmt.Fprintf(bw, "%s: %s: %s", pos(f.Location.File, f.Location.Line, f.Location.Column), f.Kind, f.Message)
+		if f.Count > 1 {
+			fmt.Fprintf(bw, " (%d occurrences)", f.Count)
+		}
+		bw.WriteByte('\n')
+		if f.Location.Function != "" {
+			fmt.Fprintf(bw, "    in function %s\n", f.Location.Function)
+		}
+		for _, rel := range f.Related {
+			fmt.Fprintf(bw, "    %s: %s", rel.Role, pos(rel.File, rel.Line, rel.Column))
+			if rel.Function != "" {
+				fmt.Fprintf(bw, " (%s)", rel.Function)
+			}
+			bw.WriteByte('\n')
+		}
+		for _, fr := range f.Stack {
+			fn := fr.Function
+			if fn == "" {
+				fn = "?"
+			}
+			fmt.Fprintf(bw, "    at %s %s\n", fn, pos(fr.File, fr.Line, fr.Column))
+		}
+		if f.Operation != nil {
+			fmt.Fprintf(bw, "    during operation %d: %q\n", f.Operation.Index, f.Operation.Text)
+		}
+	}
+	for _, wmsg := range r.Warnings {
+		fmt.Fprintf(bw, "warning: %s\n", wmsg)
+	}
+	fmt.Fprintf(bw, "scry: %s, %s in %s",
+		plural(r.Count(Correctness), "correctness finding", "correctness findings"),
+		plural(r.Count(Performance), "performance finding", "performance findings"),
+		plural(int(r.Events), "event", "events"))
+	if n := r.SuppressedTotal(); n > 0 {
+		fmt.Fprintf(bw, " (%d suppressed)", n)
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// jsonReport is the top-level JSON object (docs/findings-json.md).
+type jsonReport struct {
+	Findings []Finding  `json:"findings"`
+	Warnings []string   `json:"warnings"`
+	Summary  jsonSummry `json:"summary"`
+}
+
+type jsonSummry struct {
+	Trace       string         `json:"trace"`
+	Events      uint64         `json:"events"`
+	Findings    int            `json:"findings"`
+	Correctness int            `json:"correctness"`
+	Performance int            `json:"performance"`
+	Suppressed  int            `json:"suppressed"`
+	ByKind      map[string]int `json:"by_kind"`
+}
+
+// WriteJSON writes the report as one JSON object {"findings":[...],"warnings":[...],
+// "summary":{...}}, indented, with empty arrays (never null). docs/findings-json.md is the schema.
+func WriteJSON(w io.Writer, r *Report) error {
+	out := jsonReport{
+		Findings: make([]Finding, len(r.Findings)),
+		Warnings: r.Warnings,
+		Summary: jsonSummry{
+			Trace: r.Trace, Events: r.Events, Findings: len(r.Findings),
+			Correctness: r.Count(Correctness), Performance: r.Count(Performance),
+			Suppressed: r.SuppressedTotal(), ByKind: map[string]int{},
+		},
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for i, f := range r.Findings {
+		if f.Stack == nil {
+			f.Stack = []Frame{}
+		}
+		if f.Related == nil {
+			f.Related = []Related{}
+		}
+		out.Findings[i] = f
+		out.Summary.ByKind[f.Kind]++
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// ToolName and ToolURI identify scry in SARIF output.
+const (
+	ToolName = "scry"
+	ToolURI  = "https://github.com/scry-pm/scry"
+)
+
+func sarifLocation(file string, line, col int, fn, text string) *sarif.Location {
+	loc := sarif.NewLocation()
+	if file != "" {
+		reg := sarif.NewRegion()
+		if line > 0 {
+			reg.WithStartLine(line)
+			if col > 0 {
+				reg.WithStartColumn(col)
+			}
+		}
+		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(file))
+		if line > 0 {
+			pl.WithRegion(reg)
+		}
+		loc.WithPhysicalLocation(pl)
+	}
+	if fn != "" {
+		kind := "function"
+		name := fn
+		loc.AddLogicalLocations(&sarif.LogicalLocation{Name: &name, Kind: &kind})
+	}
+	if text != "" {
+		loc.WithMessage(sarif.NewTextMessage(text))
+	}
+	return loc
+}
+
+// WriteSARIF writes the report as a SARIF 2.1.0 log with one run: one rule per kind (id = kind,
+// with its one-line doc), one result per finding (level "error" for correctness, "warning" for
+// performance), the finding's location, its related locations (message = role), its call stack
+// as a SARIF stack, and the count and first event in the result's properties.
+func WriteSARIF(w io.Writer, r *Report) error {
+	log, err := sarif.New(sarif.Version210, true)
+	if err != nil {
+		return err
+	}
+	run := sarif.NewRunWithInformationURI(ToolName, ToolURI)
+	ruleIndex := map[string]int{}
+	addRule := func(kind string, class Class, doc string) {
+		if _, ok := ruleIndex[kind]; ok {
+			return
+		}
+		ruleIndex[kind] = len(ruleIndex)
+		rule := run.AddRule(kind).WithName(kind)
+		if doc != "" {
+			rule.WithShortDescription(sarif.NewMultiformatMessageString(doc))
+		}
+		level := "warning"
+		if class == Correctness {
+			level = "error"
+		}
+		rule.WithDefaultConfiguration(&sarif.ReportingConfiguration{Level: level})
+		rule.WithProperties(sarif.Properties{"class": string(class)})
+	}
+	for _, rl := range r.Rules {
+		addRule(rl.Kind, rl.Class, rl.Doc)
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		addRule(f.Kind, f.Class, "")
+		level := "warning"
+		if f.Class == Correctness {
+			level = "error"
+		}
+		res := run.CreateResultForRule(f.Kind).
+			WithRuleIndex(ruleIndex[f.Kind]).
+			WithLevel(level).
+			WithMessage(sarif.NewTextMessage(f.Message))
+		res.AddLocation(sarifLocation(f.Location.File, f.Location.Line, f.Location.Column, f.Location.Function, ""))
+		for j, rel := range f.Related {
+			res.AddRelatedLocation(sarifLocation(rel.File, rel.Line, rel.Column, rel.Function, rel.Role).WithId(j + 1))
+		}
+		if len(f.Stack) > 0 {
+			st := &sarif.Stack{Message: sarif.NewTextMessage("call stack, innermost first")}
+			for _, fr := range f.Stack {
+				st.Frames = append(st.Frames, &sarif.StackFrame{Location: sarifLocation(fr.File, fr.Line, fr.Column, fr.Function, "")})
+			}
+			res.AddStack(st)
+		}
+		props := sarif.Properties{"class": string(f.Class), "count": f.Count, "first_event": f.FirstEvent}
+		if f.Operation != nil {
+			props["operation_index"] = f.Operation.Index
+			props["operation_text"] = f.Operation.Text
+		}
+		res.Properties = props
+		oc := uint(f.Count)
+		res.OccurrenceCount = &oc
+		res.WithPartialFingerPrints(map[string]interface{}{"scryKindLocation/v1": strings.Join(
+			[]string{f.Kind, f.Location.File, strconv.Itoa(f.Location.Line), strconv.Itoa(f.Location.Column), f.Location.Function}, ":")})
+	}
+	if run.Results == nil {
+		run.Results = []*sarif.Result{}
+	}
+	log.AddRun(run)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(log)
+}
