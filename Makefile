@@ -11,7 +11,7 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(shell command -v ll
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
 
-.PHONY: all deps scry native test demo bench clean fuzz
+.PHONY: all deps scry native headers test demo bench clean fuzz
 
 all: scry native
 
@@ -47,3 +47,27 @@ test: deps all mapcli
 
 clean:
 	rm -rf $(BUILD)
+
+# Speed figures for docs/performance.md: slowdown of an instrumented mapcli btree run over the
+# native one, analysis throughput on one core, and the Go micro-benchmarks of the hot paths.
+bench: deps all mapcli
+	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
+	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
+
+# Short fuzzing of every parser (the seeds run in `make test` too).
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
+
+# A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
+DEMO_DIR := $(BUILD)/demo
+demo: deps all mapcli
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
+	@echo "== scry cc examples/missing-fence/buggy.c, then scry check (a clwb with no sfence) =="
+	$(SCRY) cc -O1 -mclflushopt -mclwb -o $(DEMO_DIR)/missing-fence examples/missing-fence/buggy.c
+	-cd $(DEMO_DIR) && $(SCRY) check --pm '$(DEMO_DIR)/*.pool' -- ./missing-fence $(DEMO_DIR)/demo.pool
+	@echo
+	@echo "== scry check on PMDK's mapcli btree with 2000 generated operations =="
+	$(SCRY) workload kv --ops 2000 --seed 7 -o $(DEMO_DIR)/ops.txt
+	-$(SCRY) check --trace $(DEMO_DIR)/btree.trace --workload $(DEMO_DIR)/ops.txt -- $(BUILD)/mapcli/mapcli btree $(DEMO_DIR)/btree.pool 1 > $(DEMO_DIR)/btree.out
+	$(SCRY) trace stats $(DEMO_DIR)/btree.trace
+	$(SCRY) trace verify $(DEMO_DIR)/btree.trace

@@ -1,0 +1,128 @@
+// Command bench measures scry's speed for `make bench` (figures recorded in
+// docs/performance.md). It prints, on PMDK's mapcli btree with a `scry workload kv` workload:
+//
+//   - the instrumented run time divided by the native run time (target: at most 10), both
+//     medians of --runs runs on fresh pools, measured in the same invocation;
+//   - analysis throughput, in trace events per second on one core (GOMAXPROCS=1; target: at
+//     least 20 million), over the trace of the instrumented run.
+//
+// Usage: go run ./bench --build build [--ops 10000] [--runs 5] [--map btree]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
+)
+
+func main() {
+	build := flag.String("build", "build", "scry's build directory")
+	ops := flag.Int("ops", 10000, "operations in the workload")
+	runs := flag.Int("runs", 5, "runs of each program (the median is used)")
+	mapName := flag.String("map", "btree", "mapcli map to drive")
+	seed := flag.Uint64("seed", 1, "workload seed")
+	flag.Parse()
+	if err := run(*build, *mapName, *ops, *runs, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+}
+
+func run(build, mapName string, ops, runs int, seed uint64) error {
+	native := filepath.Join(build, "mapcli", "mapcli.native")
+	instr := filepath.Join(build, "mapcli", "mapcli")
+	for _, p := range []string{native, instr} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s missing: run `make mapcli`", p)
+		}
+	}
+	dir, err := os.MkdirTemp("", "scry-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var wl bytes.Buffer
+	if err := workload.KV(&wl, workload.KVOptions{Ops: ops, Seed: seed}); err != nil {
+		return err
+	}
+	tracePath := filepath.Join(dir, "run.trace")
+	timeRun := func(bin string, traced bool) (time.Duration, error) {
+		pool := filepath.Join(dir, "pool")
+		os.Remove(pool)
+		cmd := exec.Command(bin, mapName, pool, "1")
+		cmd.Stdin = bytes.NewReader(wl.Bytes())
+		cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1", "SCRY_TRACE="+tracePath)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v\n%s", bin, err, errb.String())
+		}
+		return d, nil
+	}
+	var nat, ins []time.Duration
+	for i := 0; i < runs; i++ { // alternate, so both see the same machine conditions
+		d, err := timeRun(native, false)
+		if err != nil {
+			return err
+		}
+		nat = append(nat, d)
+		d, err = timeRun(instr, true)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, d)
+	}
+	mn, mi := median(nat), median(ins)
+	fi, err := os.Stat(tracePath)
+	if err != nil {
+		return err
+	}
+
+	runtime.GOMAXPROCS(1)
+	var events uint64
+	var best time.Duration
+	for i := 0; i < 3; i++ {
+		r, err := trace.Open(tracePath)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		rep, err := analysis.Analyze(r, analysis.Options{})
+		d := time.Since(start)
+		r.Close()
+		if err != nil {
+			return err
+		}
+		events = rep.Events
+		if best == 0 || d < best {
+			best = d
+		}
+	}
+	fmt.Printf("workload: mapcli %s, %d operations (seed %d), %d runs each, medians\n", mapName, ops, seed, runs)
+	fmt.Printf("native run:          %8.1f ms\n", ms(mn))
+	fmt.Printf("instrumented run:    %8.1f ms (trace %.1f MiB, %d events)\n", ms(mi), float64(fi.Size())/(1<<20), events)
+	fmt.Printf("slowdown:            %8.2f x   (target <= 10)\n", float64(mi)/float64(mn))
+	fmt.Printf("analysis (1 core):   %8.1f ms, %.1f M events/s   (target >= 20)\n", ms(best), float64(events)/best.Seconds()/1e6)
+	return nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

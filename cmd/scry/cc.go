@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/toolchain"
+)
+
+// newCCCommand is `scry cc` / `scry c++`: every argument goes to clang unchanged.
+func newCCCommand(name string, cxx bool) *cobra.Command {
+	lang := "C"
+	if cxx {
+		lang = "C++"
+	}
+	return &cobra.Command{
+		Use:                name + " [clang arguments]",
+		Short:              "compile and link " + lang + " with scry's instrumentation (a drop-in clang)",
+		Long:               "Runs Debian's clang with scry's LLVM pass loaded and, when linking an executable, scry's runtime linked in. Accepts any clang arguments; usable as CC/CXX. SCRY_CLANG / SCRY_CLANGXX choose the clang.",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+				return cmd.Help()
+			}
+			in, err := toolchain.FindInstall()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			c, err := toolchain.FindCompiler(in, cxx)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			full, err := toolchain.Args(in, c, args)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			argv := append([]string{c.Path}, full...)
+			path, err := exec.LookPath(c.Path)
+			if err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("clang %s: %w", c.Path, err)}
+			}
+			// Replace this process: clang's exit status and output are the wrapper's.
+			err = syscall.Exec(path, argv, os.Environ())
+			return &exitError{code: 2, err: fmt.Errorf("running %s: %w", path, err)}
+		},
+	}
+}

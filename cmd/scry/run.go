@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/record"
+	"github.com/scry-pm/scry/report"
+)
+
+// recordFlags are the flags shared by `record` and `check`.
+type recordFlags struct {
+	trace    string
+	pm       []string
+	noLoads  bool
+	noForce  bool
+	workload string
+}
+
+func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
+	c.Flags().StringVar(&f.trace, "trace", traceDefault, traceHelp)
+	c.Flags().StringArrayVar(&f.pm, "pm", nil, "treat MAP_SHARED mappings of files matching `GLOB` as PM (repeatable)")
+	c.Flags().BoolVar(&f.noLoads, "no-loads", false, "leave loads out of the trace")
+	c.Flags().BoolVar(&f.noForce, "no-pmem-force", false, "do not set PMEM_IS_PMEM_FORCE=1 for the program")
+	c.Flags().StringVar(&f.workload, "workload", "", "feed `FILE` to the program's standard input (default: scry's own standard input)")
+}
+
+// run records one execution of args. A program that could not start is an error (exit 2).
+func (f *recordFlags) run(cmd *cobra.Command, args []string, trace string) (*record.Result, error) {
+	if len(args) == 0 {
+		return nil, &exitError{code: 2, err: errors.New("no program given: put it after `--`, e.g. `scry check -- ./prog pool`")}
+	}
+	var stdin io.Reader = os.Stdin
+	if f.workload != "" {
+		w, err := os.Open(f.workload)
+		if err != nil {
+			return nil, &exitError{code: 2, err: fmt.Errorf("workload: %w", err)}
+		}
+		defer w.Close()
+		stdin = w
+	}
+	// The program gets Ctrl-C itself; scry waits for it and keeps the trace.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	signal.Ignore(os.Interrupt)
+	defer signal.Reset(os.Interrupt)
+	res, err := record.Run(ctx, record.Options{
+		Trace: trace, PMGlobs: f.pm, NoLoads: f.noLoads, NoForcePMEM: f.noForce,
+		Args: args, Stdin: stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+	})
+	if err != nil {
+		return res, &exitError{code: 2, err: err}
+	}
+	if res.Failed() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s %s; the trace up to that point is kept in %s\n", args[0], res, trace)
+	}
+	return res, nil
+}
+
+func newRecordCommand() *cobra.Command {
+	var f recordFlags
+	c := &cobra.Command{
+		Use:   "record [flags] -- PROG [ARGS...]",
+		Short: "run an instrumented program and write its trace",
+		Long:  "Runs PROG (built with `scry cc`) with standard input passed through and writes its trace (docs/trace-format.md). Exit status: 0 when the program exited 0, 2 otherwise.",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := f.run(cmd, args, f.trace)
+			if err != nil {
+				return err
+			}
+			if res.Failed() {
+				return &exitError{code: 2}
+			}
+			return nil
+		},
+	}
+	f.add(c, "scry.trace", "write the trace to `FILE`")
+	return c
+}
+
+// analyzeFlags are the flags shared by `analyze` and `check`.
+type analyzeFlags struct {
+	format       string
+	oracles      []string
+	suppressions string
+	output       string
+}
+
+func (f *analyzeFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.format, "format", "text", "output format: text, json or sarif")
+	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "run only these oracles (comma-separated kinds; default all)")
+	c.Flags().StringVar(&f.suppressions, "suppressions", "", "drop findings accepted in `FILE` (docs/oracles.md)")
+	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
+}
+
+func (f *analyzeFlags) check() error {
+	switch f.format {
+	case "text", "json", "sarif":
+		return nil
+	}
+	return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text, json or sarif", f.format)}
+}
+
+// analyze runs the oracles over a trace and prints the report; it returns findingsExit when
+// there is a correctness finding. A truncated trace is analysed up to its last complete record.
+func (f *analyzeFlags) analyze(cmd *cobra.Command, tracePath string) error {
+	opts := analysis.Options{Oracles: f.oracles}
+	if f.suppressions != "" {
+		s, err := report.LoadSuppressions(f.suppressions)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		opts.Suppressions = s
+	}
+	rep, aerr := analysis.AnalyzeFile(tracePath, opts)
+	if rep == nil {
+		return &exitError{code: 2, err: aerr}
+	}
+	w := cmd.OutOrStdout()
+	if f.output != "" {
+		out, err := os.Create(f.output)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		defer out.Close()
+		w = out
+	}
+	var err error
+	switch f.format {
+	case "json":
+		err = report.WriteJSON(w, rep)
+	case "sarif":
+		err = report.WriteSARIF(w, rep)
+	default:
+		err = report.WriteText(w, rep)
+	}
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("writing the report: %w", err)}
+	}
+	if f.format != "text" {
+		for _, warn := range rep.Warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "scry: warning:", warn)
+		}
+	}
+	if aerr != nil {
+		// Partial results were printed above; the trace itself is bad.
+		return &exitError{code: 2, err: aerr}
+	}
+	if rep.HasCorrectness() {
+		return findingsExit
+	}
+	return nil
+}
+
+func newAnalyzeCommand() *cobra.Command {
+	var f analyzeFlags
+	c := &cobra.Command{
+		Use:   "analyze [flags] TRACE",
+		Short: "report PM misuse found in a trace",
+		Long:  "Runs every trace oracle (docs/oracles.md) over TRACE in one pass. Exit status: 0 no correctness finding, 1 correctness findings, 2 error.",
+		Args:  exactArgs(1, "a trace file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			return f.analyze(cmd, args[0])
+		},
+	}
+	f.add(c)
+	return c
+}
+
+func newCheckCommand() *cobra.Command {
+	var rf recordFlags
+	var af analyzeFlags
+	c := &cobra.Command{
+		Use:   "check [flags] -- PROG [ARGS...]",
+		Short: "record a run of an instrumented program and report PM misuse",
+		Long:  "Records PROG (built with `scry cc`) like `scry record`, then analyses the trace like `scry analyze`. Exit status: 0 no correctness finding, 1 correctness findings, 2 error.",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := af.check(); err != nil {
+				return err
+			}
+			trace := rf.trace
+			if trace == "" {
+				dir, err := os.MkdirTemp("", "scry-check-")
+				if err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				defer os.RemoveAll(dir)
+				trace = filepath.Join(dir, "run.trace")
+			}
+			if _, err := rf.run(cmd, args, trace); err != nil {
+				return err
+			}
+			return af.analyze(cmd, trace)
+		},
+	}
+	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed)")
+	af.add(c)
+	return c
+}
+
+// exactArgs is cobra.ExactArgs with a message naming what is expected, and exit status 2.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &exitError{code: 2, err: fmt.Errorf("%s takes %s (got %d arguments)", cmd.CommandPath(), what, len(args))}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/workload"
+)
+
+func newWorkloadCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "workload",
+		Short: "generate workloads for PM programs",
+	}
+	var opts workload.KVOptions
+	var out string
+	kv := &cobra.Command{
+		Use:   "kv [--ops N] [--seed S] [-o FILE]",
+		Short: "a seeded sequence of key-value commands for PMDK's mapcli (insert, remove, check)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				defer f.Close()
+				w = f
+			}
+			if err := workload.KV(w, opts); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			return nil
+		},
+	}
+	kv.Flags().IntVar(&opts.Ops, "ops", 1000, "number of operations")
+	kv.Flags().Uint64Var(&opts.Seed, "seed", 1, "random seed (same seed, same workload)")
+	kv.Flags().Uint64Var(&opts.Keys, "keys", 0, "size of the key space (0: scales with --ops)")
+	kv.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of standard output")
+	c.AddCommand(kv)
+	return c
+}
