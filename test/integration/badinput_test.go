@@ -1,0 +1,140 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// crashSrc stores to PM and then dies by SIGSEGV before flushing (or exits cleanly with "ok").
+const crashSrc = `#include <libpmem.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+	size_t len; int is_pmem;
+	char *p = pmem_map_file(argv[1], 4096, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
+	if (!p) { perror(argv[1]); return 3; }
+	p[0] = 1;
+	pmem_persist(p, 1);
+	p[64] = 2; /* never flushed */
+	if (strcmp(argv[2], "crash") == 0) raise(SIGSEGV);
+	pmem_unmap(p, len);
+	return 0;
+}
+`
+
+// TestBadInput feeds scry what users get wrong: every case must end with a clear message naming
+// the problem and exit status 2 (or 1 with findings), never a Go panic.
+func TestBadInput(t *testing.T) {
+	scry := scryBin(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	notTrace := write("notatrace.txt", "hello, this is not a trace\n")
+	badVersion := write("v9.trace", "SCRYTRC\x00\x09\x00\x00\x00\x40\x00\x00\x00")
+	corrupt := write("corrupt.trace", "SCRYTRC\x00\x01\x00\x00\x00\x40\x00\x00\x00\x7f\x01\x02")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown flag", []string{"analyze", "--frobnicate", notTrace}, 2, "unknown flag: --frobnicate"},
+		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
+		{"missing trace", []string{"analyze", filepath.Join(dir, "nope.trace")}, 2, "no such file"},
+		{"not a trace", []string{"analyze", notTrace}, 2, "not a scry trace"},
+		{"other version", []string{"analyze", badVersion}, 2, "version 9"},
+		{"corrupt trace", []string{"analyze", corrupt}, 2, "unknown record kind"},
+		{"bad format", []string{"analyze", "--format", "xml", notTrace}, 2, "unknown --format"},
+		{"dump not a trace", []string{"trace", "dump", notTrace}, 2, "not a scry trace"},
+		{"stats corrupt", []string{"trace", "stats", corrupt}, 2, "unknown record kind"},
+		{"verify no args", []string{"trace", "verify"}, 2, "takes a trace file"},
+		{"check without program", []string{"check"}, 2, "no program given"},
+		{"check missing program", []string{"check", "--", filepath.Join(dir, "no-such-prog")}, 2, "no-such-prog"},
+		{"check uninstrumented", []string{"check", "--", "true"}, 2, "wrote no trace"},
+		{"missing workload", []string{"check", "--workload", filepath.Join(dir, "no-ops"), "--", "true"}, 2, "no-ops"},
+		{"missing suppressions", []string{"analyze", "--suppressions", filepath.Join(dir, "nosupp"), notTrace}, 2, "nosupp"},
+		{"workload bad ops", []string{"workload", "kv", "--ops", "-5"}, 2, "negative operation count"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, dir, "", scry, tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tt.msg) {
+				t.Errorf("stderr does not mention %q:\n%s", tt.msg, r.stderr)
+			}
+			if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
+				t.Errorf("Go panic:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestCrashedProgram: a program killed by a signal keeps its trace; scry says how it ended,
+// analyses everything up to the crash, and leaves the exit-time durability check out (the
+// program did not exit). A truncated trace analyses up to its last complete record.
+func TestCrashedProgram(t *testing.T) {
+	scry := scryBin(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "crash.c")
+	if err := os.WriteFile(src, []byte(crashSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := compile(t, dir, src, "-lpmem")
+	tr := filepath.Join(dir, "crash.trace")
+	r := run(t, dir, "", scry, "check", "--trace", tr, "--", bin, filepath.Join(dir, "p.pool"), "crash")
+	if r.code != 0 {
+		t.Errorf("check on a crashing program without correctness findings before the crash: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"killed by signal 11", "trace up to that point is kept"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if _, err := os.Stat(tr); err != nil {
+		t.Fatalf("trace not kept: %v", err)
+	}
+	// The same program exiting normally leaves p[64] unpersisted: a correctness finding.
+	r = run(t, dir, "", scry, "check", "--format", "json", "--", bin, filepath.Join(dir, "q.pool"), "exit")
+	if r.code != 1 {
+		t.Errorf("check on the exiting program: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := parseFindings(t, r.stdout)
+	if len(got) != 1 || got[0].Kind != "unpersisted-store" || got[0].Location.Line != 11 {
+		t.Errorf("findings %+v, want one unpersisted-store at line 11", got)
+	}
+
+	// Cut the good trace in the middle: analyze warns and reports what it saw.
+	data, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.trace")
+	if err := os.WriteFile(cut, data[:len(data)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, dir, "", scry, "analyze", cut)
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "truncated") {
+		t.Errorf("analyze of a truncated trace: exit %d, want 0 and a truncation warning\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, dir, "", scry, "trace", "stats", cut)
+	if r.code != 0 || !strings.Contains(r.stderr, "truncated") {
+		t.Errorf("trace stats of a truncated trace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Verify against a pool that was removed: a clear error naming the file.
+	os.Remove(filepath.Join(dir, "p.pool"))
+	r = run(t, dir, "", scry, "trace", "verify", tr)
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "p.pool") {
+		t.Errorf("verify with a missing pool: exit %d, want 1 naming the pool\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
