@@ -1,0 +1,219 @@
+//go:build ignore
+
+/*
+ * callbacks.c: the callbacks the scry LLVM pass emits (scry_abi.h) and the user API (scry.h).
+ * Records are those of docs/trace-format.md; each callback names the ones it emits.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "rt.h"
+
+/* Not including scry.h: it declares these weak, and the runtime's definitions must be strong. */
+void scry_register_pm(void *base, size_t length, const char *path);
+void scry_unregister_pm(void *base);
+void scry_op_begin(const char *text);
+void scry_op_end(void);
+
+/* SITES: registers a module's sites, returns the global id of sites[0]. */
+uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n)
+{
+	rt_init();
+	uint32_t base = rec_sites(sites, n);
+	if (n)
+		rt_add_module(sites);
+	return base;
+}
+
+/* STORE / NT_STORE / LOAD of one access, with the bytes now in memory; updates the shadow. The
+ * hot path: a region lookup, the lock, a few varints and a copy. */
+static inline void mem_access(int kind, uint32_t site, const void *addr, uint64_t size)
+{
+	uintptr_t a = (uintptr_t)addr;
+	struct rt_region *r = pm_find(a);
+	if (!r)
+		return;
+	rt_self.in_rt = 1;
+	if (kind == SCRY_EV_LOAD)
+		win_check(__builtin_frame_address(0));
+	else
+		pm_store_then_check(addr, size, __builtin_frame_address(0));
+	if (RT_UNLIKELY(a + size > r->end || a + size < a)) {
+		/* Straddles the region's end: record piece by piece. */
+		pm_record_range(kind, site, addr, size);
+		rt_self.in_rt = 0;
+		return;
+	}
+	rt_lock();
+	if (RT_LIKELY(atomic_load_explicit(&r->active, memory_order_relaxed))) {
+		if (kind == SCRY_EV_LOAD) {
+			rec_mem_locked(kind, site, a, addr, size);
+		} else {
+			unsigned char *sh = r->shadow + (a - r->base);
+			memcpy(sh, addr, size);
+			rec_mem_locked(kind, site, a, sh, size);
+		}
+	}
+	rt_unlock();
+	rt_self.in_rt = 0;
+}
+
+/* LOAD (skipped with SCRY_NO_LOADS=1). */
+void __scry_load(uint32_t site, const void *addr, uint64_t size)
+{
+	if (!rt_ready() || g_no_loads)
+		return;
+	mem_access(SCRY_EV_LOAD, site, addr, size);
+}
+
+/* STORE. */
+void __scry_store(uint32_t site, const void *addr, uint64_t size)
+{
+	if (!rt_ready())
+		return;
+	mem_access(SCRY_EV_STORE, site, addr, size);
+}
+
+/* NT_STORE. */
+void __scry_nt_store(uint32_t site, const void *addr, uint64_t size)
+{
+	if (!rt_ready())
+		return;
+	mem_access(SCRY_EV_NT_STORE, site, addr, size);
+}
+
+/* LOAD + STORE when addr is PM, then FENCE locked when any PM region is mapped. */
+void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
+{
+	if (!rt_ready() || !pm_any())
+		return;
+	if (pm_find((uintptr_t)addr)) {
+		if (!g_no_loads)
+			mem_access(SCRY_EV_LOAD, site, addr, size);
+		mem_access(SCRY_EV_STORE, site, addr, size);
+	}
+	rt_self.in_rt = 1;
+	rec_fence(site, SCRY_FENCE_LOCKED);
+	rt_self.in_rt = 0;
+}
+
+/* LOAD of the PM pieces of src (when it does not overlap dst), STORE of the PM pieces of dst. */
+void __scry_memop(uint32_t site, void *dst, const void *src, uint64_t size, uint32_t kind)
+{
+	(void)kind;
+	if (!rt_ready() || !pm_any() || size == 0)
+		return;
+	rt_self.in_rt = 1;
+	pm_store_then_check(dst, size, __builtin_frame_address(0));
+	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+	if (src && !g_no_loads && (s + size <= d || d + size <= s))
+		pm_record_range(SCRY_EV_LOAD, site, src, size);
+	pm_record_range(SCRY_EV_STORE, site, dst, size);
+	rt_self.in_rt = 0;
+}
+
+/* FLUSH of the line holding addr (the address as given) when it is PM. */
+void __scry_flush(uint32_t site, const void *addr, uint32_t kind)
+{
+	if (!rt_ready() || !pm_find((uintptr_t)addr))
+		return;
+	rt_self.in_rt = 1;
+	win_check(__builtin_frame_address(0));
+	rec_flush(site, (uintptr_t)addr, (uint8_t)kind);
+	rt_self.in_rt = 0;
+}
+
+/* FENCE, when any PM region is mapped. */
+void __scry_fence(uint32_t site, uint32_t kind)
+{
+	if (!rt_ready() || !pm_any())
+		return;
+	rt_self.in_rt = 1;
+	win_check(__builtin_frame_address(0));
+	rec_fence(site, (uint8_t)kind);
+	rt_self.in_rt = 0;
+}
+
+/* Shadow call stack. Nothing is emitted here: the stack node is computed (and STACK/CONTEXT
+ * emitted) only when a record needs it. */
+uint32_t __scry_enter(void)
+{
+	return rt_self.depth;
+}
+
+void __scry_call(uint32_t depth, uint32_t site)
+{
+	struct rt_thread *t = &rt_self;
+	if (RT_LIKELY(depth < RT_MAX_DEPTH) && t->frames[depth] != site) {
+		t->frames[depth] = site;
+		if (t->valid > depth)
+			t->valid = depth;
+	}
+	t->depth = depth + 1;
+}
+
+void __scry_ret(uint32_t depth)
+{
+	rt_self.depth = depth;
+}
+
+/* Calls into uninstrumented code: a protection window (EXTERNAL_WRITE records at the post). */
+uint32_t __scry_ext_pre(uint32_t site, const void *callee, const void *p0, const void *p1,
+			const void *p2, const void *p3)
+{
+	if (!rt_ready() || !pm_any())
+		return 0;
+	rt_self.in_rt = 1;
+	void *frame = __builtin_frame_address(0);
+	win_check(frame);
+	int protect = (p0 && pm_find((uintptr_t)p0)) || (p1 && pm_find((uintptr_t)p1)) ||
+		      (p2 && pm_find((uintptr_t)p2)) || (p3 && pm_find((uintptr_t)p3)) ||
+		      !rt_is_instrumented(callee);
+	uint32_t token = protect ? win_open(site, 0, WIN_EXT, 0, frame) : 0;
+	rt_self.in_rt = 0;
+	return token;
+}
+
+void __scry_ext_post(uint32_t site, uint32_t token)
+{
+	(void)site;
+	if (!token || rt_self.in_rt || atomic_load(&g_state) != RT_RUNNING)
+		return;
+	rt_self.in_rt = 1;
+	win_close(token);
+	rt_self.in_rt = 0;
+}
+
+/* ---------------------------------------------------------------- scry.h */
+
+/* REGION_MAP + initial EXTERNAL_WRITEs (site 0). */
+void scry_register_pm(void *base, size_t length, const char *path)
+{
+	if (!rt_init())
+		return;
+	pm_add((uintptr_t)base, length, path, -1, 0, 0, 0, 1);
+}
+
+/* Safety-net EXTERNAL_WRITEs, REGION_UNMAP (site 0). */
+void scry_unregister_pm(void *base)
+{
+	if (!rt_ready())
+		return;
+	pm_remove((uintptr_t)base, 0, 0);
+}
+
+/* OP_END of the open operation, OP_BEGIN of the next. */
+void scry_op_begin(const char *text)
+{
+	if (!rt_init())
+		return;
+	rec_op_begin(text, text ? strlen(text) : 0);
+}
+
+/* OP_END. */
+void scry_op_end(void)
+{
+	if (!rt_ready())
+		return;
+	rec_op_end();
+}

@@ -1,0 +1,185 @@
+//go:build ignore
+
+/*
+ * hooks_pmem.c: hooks of libpmem (scry_hooks.def). libpmem's functions appear in the trace as what
+ * they do (docs/trace-format.md, "Semantics"), with the site of the user's call:
+ *   pmem_map_file            REGION_MAP (flag created when the call created the file), then the
+ *                            file's non-zero content as EXTERNAL_WRITE flag initial
+ *   pmem_unmap               REGION_UNMAP (after a safety-net comparison)
+ *   pmem_flush               FLUSH clwb per cache line
+ *   pmem_drain               FENCE sfence
+ *   pmem_persist, pmem_msync, pmem_deep_persist: FLUSHes then FENCE
+ *   pmem_memcpy/memmove/memset(..., flags) and the _persist/_nodrain forms: STORE of the
+ *                            destination bytes, FLUSHes unless PMEM_F_MEM_NOFLUSH, FENCE unless
+ *                            PMEM_F_MEM_NODRAIN (or NOFLUSH)
+ * libpmem writes nothing else to PM, so these calls need no protection window.
+ */
+#define _GNU_SOURCE
+#include <sys/stat.h>
+
+#include "rt.h"
+#include "scry_hooks.h"
+
+#define F_NODRAIN (1u << 0) /* PMEM_F_MEM_NODRAIN, PMEMOBJ_F_MEM_NODRAIN */
+#define F_NOFLUSH (1u << 5) /* PMEM_F_MEM_NOFLUSH, PMEMOBJ_F_MEM_NOFLUSH */
+#define FILE_CREATE (1 << 0)  /* PMEM_FILE_CREATE */
+#define FILE_TMPFILE (1 << 3) /* PMEM_FILE_TMPFILE */
+
+struct flush_arg {
+	uint32_t site;
+};
+
+static void flush_piece(struct rt_region *r, uintptr_t a, uint64_t n, void *argp)
+{
+	(void)r;
+	struct flush_arg *arg = argp;
+	uintptr_t end = a + n;
+	for (uintptr_t l = a & ~(uintptr_t)(RT_LINE - 1); l < end; l += RT_LINE)
+		rec_flush(arg->site, l, SCRY_FLUSH_CLWB);
+}
+
+void rt_flush_lines(uint32_t site, const void *addr, size_t len)
+{
+	if (!pm_any() || len == 0)
+		return;
+	struct flush_arg arg = {site};
+	pm_for_each((uintptr_t)addr, len, flush_piece, &arg);
+}
+
+void rt_fence(uint32_t site)
+{
+	if (pm_any())
+		rec_fence(site, SCRY_FENCE_SFENCE);
+}
+
+/* STORE, FLUSHes, FENCE of a libpmem/libpmemobj memcpy-like call, per its flags. */
+void rt_pmem_copy(uint32_t site, void *dest, size_t len, unsigned flags)
+{
+	pm_record_range(SCRY_EV_STORE, site, dest, len);
+	if (!(flags & F_NOFLUSH))
+		rt_flush_lines(site, dest, len);
+	if (!(flags & (F_NOFLUSH | F_NODRAIN)))
+		rt_fence(site);
+}
+
+void __scry_pre_pmem_map_file(uint32_t site, const char *path, size_t len, int flags, mode_t mode,
+			      size_t *mapped_lenp, int *is_pmemp)
+{
+	(void)site, (void)len, (void)flags, (void)mode, (void)mapped_lenp, (void)is_pmemp;
+	if (!rt_init() || rt_self.in_rt)
+		return;
+	struct stat st;
+	rt_self.pmem_existed = path && stat(path, &st) == 0;
+}
+
+void __scry_post_pmem_map_file(uint32_t site, void *ret, const char *path, size_t len, int flags, mode_t mode,
+			       size_t *mapped_lenp, int *is_pmemp)
+{
+	(void)mode, (void)is_pmemp;
+	HOOK_ENTER();
+	if (ret) {
+		size_t n = mapped_lenp ? *mapped_lenp : len;
+		struct stat st;
+		if (n == 0 && path && stat(path, &st) == 0)
+			n = (size_t)st.st_size;
+		int created = ((flags & FILE_CREATE) && !rt_self.pmem_existed) || (flags & FILE_TMPFILE);
+		pm_add((uintptr_t)ret, n, (flags & FILE_TMPFILE) ? NULL : path, -1, 0, site, created, 1);
+	}
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmem_unmap(uint32_t site, void *addr, size_t len)
+{
+	HOOK_ENTER();
+	pm_remove((uintptr_t)addr, len ? len : 1, site);
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmem_unmap(uint32_t site, int ret, void *addr, size_t len)
+{
+	(void)site, (void)ret, (void)addr, (void)len;
+}
+
+void __scry_pre_pmem_persist(uint32_t site, const void *addr, size_t len)
+{
+	(void)site, (void)addr, (void)len;
+}
+
+void __scry_post_pmem_persist(uint32_t site, const void *addr, size_t len)
+{
+	HOOK_ENTER();
+	rt_flush_lines(site, addr, len);
+	rt_fence(site);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmem_flush(uint32_t site, const void *addr, size_t len)
+{
+	(void)site, (void)addr, (void)len;
+}
+
+void __scry_post_pmem_flush(uint32_t site, const void *addr, size_t len)
+{
+	HOOK_ENTER();
+	rt_flush_lines(site, addr, len);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmem_drain(uint32_t site)
+{
+	(void)site;
+}
+
+void __scry_post_pmem_drain(uint32_t site)
+{
+	HOOK_ENTER();
+	rt_fence(site);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmem_msync(uint32_t site, const void *addr, size_t len)
+{
+	(void)site, (void)addr, (void)len;
+}
+
+void __scry_post_pmem_msync(uint32_t site, int ret, const void *addr, size_t len)
+{
+	(void)ret;
+	__scry_post_pmem_persist(site, addr, len);
+}
+
+void __scry_pre_pmem_deep_persist(uint32_t site, const void *addr, size_t len)
+{
+	(void)site, (void)addr, (void)len;
+}
+
+void __scry_post_pmem_deep_persist(uint32_t site, int ret, const void *addr, size_t len)
+{
+	(void)ret;
+	__scry_post_pmem_persist(site, addr, len);
+}
+
+#define COPY_HOOKS(name, srctype, src, flagsexpr, flagsdecl)                                    \
+	void __scry_pre_##name(uint32_t site, void *pmemdest, srctype src, size_t len flagsdecl) \
+	{                                                                                       \
+		(void)site, (void)pmemdest, (void)src, (void)len, (void)(flagsexpr);            \
+	}                                                                                       \
+	void __scry_post_##name(uint32_t site, void *ret, void *pmemdest, srctype src, size_t len flagsdecl) \
+	{                                                                                       \
+		(void)ret, (void)src;                                                           \
+		HOOK_ENTER_NOCHECK();                                                           \
+		pm_store_then_check(pmemdest, len, __builtin_frame_address(0));                 \
+		rt_pmem_copy(site, pmemdest, len, (flagsexpr));                                 \
+		HOOK_LEAVE();                                                                   \
+	}
+
+#define COMMA ,
+COPY_HOOKS(pmem_memcpy, const void *, src, flags, COMMA unsigned flags)
+COPY_HOOKS(pmem_memmove, const void *, src, flags, COMMA unsigned flags)
+COPY_HOOKS(pmem_memset, int, c, flags, COMMA unsigned flags)
+COPY_HOOKS(pmem_memcpy_persist, const void *, src, 0, )
+COPY_HOOKS(pmem_memmove_persist, const void *, src, 0, )
+COPY_HOOKS(pmem_memset_persist, int, c, 0, )
+COPY_HOOKS(pmem_memcpy_nodrain, const void *, src, F_NODRAIN, )
+COPY_HOOKS(pmem_memmove_nodrain, const void *, src, F_NODRAIN, )
+COPY_HOOKS(pmem_memset_nodrain, int, c, F_NODRAIN, )

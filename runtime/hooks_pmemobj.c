@@ -1,0 +1,596 @@
+//go:build ignore
+
+/*
+ * hooks_pmemobj.c: hooks of libpmemobj (scry_hooks.def); records of docs/trace-format.md:
+ *   pmemobj_create/open      REGION_MAP (base = the pool, length = the pool file's size; created
+ *                            for create) + the pool's content as EXTERNAL_WRITE flag initial
+ *   pmemobj_close            safety net, then (after the library unmapped the pool) the pool file
+ *                            compared with the shadow (EXTERNAL_WRITE persisted), REGION_UNMAP
+ *   pmemobj_persist/flush/drain: FLUSHes + FENCE / FLUSHes / FENCE
+ *   pmemobj_memcpy_persist, memset_persist, memcpy, memmove, memset: STORE of the destination,
+ *                            FLUSHes and FENCE per the PMEMOBJ_F_MEM_* flags
+ *   pmemobj_tx_begin         TX_BEGIN (and TX_ABORT when it failed)
+ *   pmemobj_tx_add_range*    TX_ADD (recorded before the call: a failing add aborts by longjmp)
+ *   pmemobj_tx_commit        TX_COMMIT; pmemobj_tx_process in stage WORK: TX_COMMIT
+ *   pmemobj_tx_abort         TX_ABORT (before the call: it longjmps)
+ *   pmemobj_tx_end           TX_END
+ *   pmemobj_tx_*alloc        ALLOC flag tx (+ zeroed); *realloc also FREE of the old object
+ *   pmemobj_tx_free/xfree    FREE flag tx (before the call)
+ *   pmemobj_alloc & co.      ALLOC from *oidp after the call; pmemobj_free: FREE before it
+ * Everything else these calls write to PM (undo logs, allocator metadata, a commit's log
+ * processing, an abort's rollback) is caught by a protection window and recorded as
+ * EXTERNAL_WRITE flag persisted. A call that moves the transaction from stage WORK to ONABORT
+ * (a failing add or allocation) gets a TX_ABORT with pmemobj_tx_errno().
+ *
+ * The runtime never links libpmemobj: the functions it calls itself are found with dlsym.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt.h"
+#include "scry_hooks.h"
+
+#define F_NOFLUSH (1u << 5)        /* PMEMOBJ_F_MEM_NOFLUSH */
+#define XADD_NO_FLUSH (1ull << 1)  /* POBJ_XADD_NO_FLUSH */
+#define XADD_NO_SNAPSHOT (1ull << 2) /* POBJ_XADD_NO_SNAPSHOT */
+#define XALLOC_ZERO (1ull << 0)    /* POBJ_XALLOC_ZERO */
+#define STAGE_WORK 1
+
+/* ---------------------------------------------------------------- libpmemobj via dlsym */
+
+static void *sym(const char *name, void *_Atomic *cache)
+{
+	void *p = atomic_load_explicit(cache, memory_order_relaxed);
+	if (!p) {
+		p = dlsym(RTLD_DEFAULT, name);
+		atomic_store_explicit(cache, p, memory_order_relaxed);
+	}
+	return p;
+}
+
+void *obj_direct(uint64_t uuid, uint64_t off)
+{
+	static void *_Atomic f;
+	if (!uuid || !off)
+		return NULL;
+	void *(*fn)(struct rt_oid) = (void *(*)(struct rt_oid))sym("pmemobj_direct", &f);
+	return fn ? fn((struct rt_oid){uuid, off}) : NULL;
+}
+
+uint64_t obj_usable_size(uint64_t uuid, uint64_t off)
+{
+	static void *_Atomic f;
+	if (!uuid || !off)
+		return 0;
+	size_t (*fn)(struct rt_oid) = (size_t(*)(struct rt_oid))sym("pmemobj_alloc_usable_size", &f);
+	return fn ? fn((struct rt_oid){uuid, off}) : 0;
+}
+
+int obj_tx_stage(void)
+{
+	static void *_Atomic f;
+	int (*fn)(void) = (int (*)(void))sym("pmemobj_tx_stage", &f);
+	return fn ? fn() : -1;
+}
+
+int obj_tx_errno(void)
+{
+	static void *_Atomic f;
+	int (*fn)(void) = (int (*)(void))sym("pmemobj_tx_errno", &f);
+	return fn ? fn() : 0;
+}
+
+/* ---------------------------------------------------------------- windows */
+
+/* Opens a protection window for a libpmemobj call (what it writes is persisted). */
+#define OBJ_WINDOW(site, tx) win_open((site), SCRY_EXT_PERSISTED, WIN_PMDK, (tx), __builtin_frame_address(0))
+/* Closes the window the pre hook of this call opened (frames of pre and post hooks match). */
+#define OBJ_CLOSE() win_close_stale(__builtin_frame_address(0))
+
+#define WINDOW_HOOKS_PRE(name, tx, params, ...)            \
+	void __scry_pre_##name params                      \
+	{                                                  \
+		(void)0, __VA_ARGS__;                      \
+		HOOK_ENTER();                              \
+		OBJ_WINDOW(site, tx);                      \
+		HOOK_LEAVE();                              \
+	}
+
+/* ---------------------------------------------------------------- pools */
+
+/* REGION_MAP for a pool the library mapped at pop from path. */
+static void pool_mapped(uint32_t site, void *pop, const char *path, int created)
+{
+	if (!pop || !path)
+		return;
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rt_warn("cannot stat pool %s; not traced", path);
+		return;
+	}
+	char magic[11] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = pread(fd, magic, sizeof magic, 0);
+		close(fd);
+		if (n == (ssize_t)sizeof magic && memcmp(magic, "PMEMPOOLSET", sizeof magic) == 0) {
+			rt_warn("pool %s is a pool set; not traced", path);
+			return;
+		}
+	}
+	pm_add((uintptr_t)pop, (uint64_t)st.st_size, path, -1, 0, site, created, 1);
+}
+
+void __scry_pre_pmemobj_create(uint32_t site, const char *path, const char *layout, size_t poolsize, mode_t mode)
+{
+	(void)site, (void)path, (void)layout, (void)poolsize, (void)mode;
+	rt_init();
+}
+
+void __scry_post_pmemobj_create(uint32_t site, PMEMobjpool *ret, const char *path, const char *layout,
+				size_t poolsize, mode_t mode)
+{
+	(void)layout, (void)poolsize, (void)mode;
+	HOOK_ENTER();
+	pool_mapped(site, ret, path, 1);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_open(uint32_t site, const char *path, const char *layout)
+{
+	(void)site, (void)path, (void)layout;
+	rt_init();
+}
+
+void __scry_post_pmemobj_open(uint32_t site, PMEMobjpool *ret, const char *path, const char *layout)
+{
+	(void)layout;
+	HOOK_ENTER();
+	pool_mapped(site, ret, path, 0);
+	HOOK_LEAVE();
+}
+
+static RT_TLS int closing_idx = -1;
+
+void __scry_pre_pmemobj_close(uint32_t site, PMEMobjpool *pop)
+{
+	(void)site;
+	HOOK_ENTER();
+	closing_idx = pm_remove_begin((uintptr_t)pop);
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_close(uint32_t site, PMEMobjpool *pop)
+{
+	(void)pop;
+	HOOK_ENTER();
+	pm_remove_finish(closing_idx, site);
+	closing_idx = -1;
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_root, 0, (uint32_t site, PMEMobjpool *pop, size_t size), (void)pop, (void)size)
+void __scry_post_pmemobj_root(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, size_t size)
+{
+	(void)site, (void)ret_uuid, (void)ret_off, (void)pop, (void)size;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_root_size, 0, (uint32_t site, PMEMobjpool *pop), (void)pop)
+void __scry_post_pmemobj_root_size(uint32_t site, size_t ret, PMEMobjpool *pop)
+{
+	(void)site, (void)ret, (void)pop;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+/* ---------------------------------------------------------------- persistence */
+
+void __scry_pre_pmemobj_persist(uint32_t site, PMEMobjpool *pop, const void *addr, size_t len)
+{
+	(void)site, (void)pop, (void)addr, (void)len;
+}
+
+void __scry_post_pmemobj_persist(uint32_t site, PMEMobjpool *pop, const void *addr, size_t len)
+{
+	(void)pop;
+	HOOK_ENTER();
+	rt_flush_lines(site, addr, len);
+	rt_fence(site);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_flush(uint32_t site, PMEMobjpool *pop, const void *addr, size_t len)
+{
+	(void)site, (void)pop, (void)addr, (void)len;
+}
+
+void __scry_post_pmemobj_flush(uint32_t site, PMEMobjpool *pop, const void *addr, size_t len)
+{
+	(void)pop;
+	HOOK_ENTER();
+	rt_flush_lines(site, addr, len);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_drain(uint32_t site, PMEMobjpool *pop)
+{
+	(void)site, (void)pop;
+}
+
+void __scry_post_pmemobj_drain(uint32_t site, PMEMobjpool *pop)
+{
+	(void)pop;
+	HOOK_ENTER();
+	rt_fence(site);
+	HOOK_LEAVE();
+}
+
+/* The copy functions: STORE (+ flushes, fence) of dest; the window catches anything else. */
+static void obj_copy_pre(uint32_t site, unsigned flags, void *frame)
+{
+	win_open(site, (flags & F_NOFLUSH) ? 0 : SCRY_EXT_PERSISTED, WIN_PMDK, 0, frame);
+}
+
+static void obj_copy_post(uint32_t site, void *dest, size_t len, unsigned flags, void *frame)
+{
+	pm_record_range(SCRY_EV_STORE, site, dest, len); /* updates the shadow: the diff skips dest */
+	win_close_stale(frame);
+	if (!(flags & F_NOFLUSH))
+		rt_flush_lines(site, dest, len);
+	if (!(flags & (F_NOFLUSH | 1u)))
+		rt_fence(site);
+}
+
+#define OBJ_COPY_HOOKS(name, srctype, src, flagsexpr, flagsdecl)                                          \
+	void __scry_pre_##name(uint32_t site, PMEMobjpool *pop, void *dest, srctype src, size_t len flagsdecl) \
+	{                                                                                                 \
+		(void)pop, (void)dest, (void)src, (void)len;                                              \
+		HOOK_ENTER();                                                                             \
+		obj_copy_pre(site, (flagsexpr), __builtin_frame_address(0));                              \
+		HOOK_LEAVE();                                                                             \
+	}                                                                                                 \
+	void __scry_post_##name(uint32_t site, void *ret, PMEMobjpool *pop, void *dest, srctype src,      \
+				size_t len flagsdecl)                                                     \
+	{                                                                                                 \
+		(void)ret, (void)pop, (void)src;                                                          \
+		HOOK_ENTER_NOCHECK();                                                                     \
+		obj_copy_post(site, dest, len, (flagsexpr), __builtin_frame_address(0));                  \
+		HOOK_LEAVE();                                                                             \
+	}
+
+#define COMMA ,
+OBJ_COPY_HOOKS(pmemobj_memcpy_persist, const void *, src, 0, )
+OBJ_COPY_HOOKS(pmemobj_memset_persist, int, c, 0, )
+OBJ_COPY_HOOKS(pmemobj_memcpy, const void *, src, flags, COMMA unsigned flags)
+OBJ_COPY_HOOKS(pmemobj_memmove, const void *, src, flags, COMMA unsigned flags)
+OBJ_COPY_HOOKS(pmemobj_memset, int, c, flags, COMMA unsigned flags)
+
+/* ---------------------------------------------------------------- transactions */
+
+WINDOW_HOOKS_PRE(pmemobj_tx_begin, 0, (uint32_t site, PMEMobjpool *pop, jmp_buf env), (void)pop, (void)env)
+void __scry_post_pmemobj_tx_begin(uint32_t site, int ret, PMEMobjpool *pop, jmp_buf env)
+{
+	(void)pop, (void)env;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	rec_site_only(SCRY_EV_TX_BEGIN, site);
+	if (ret != 0) /* a failed begin leaves the transaction in stage ONABORT until tx_end */
+		rec_tx_abort(site, (uint64_t)(ret < 0 ? 0 : ret));
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_tx_commit, 1, (uint32_t site), (void)0)
+void __scry_post_pmemobj_tx_commit(uint32_t site)
+{
+	HOOK_ENTER_NOCHECK();
+	rec_site_only(SCRY_EV_TX_COMMIT, site); /* the log processing that follows is after the commit */
+	OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_tx_end, 0, (uint32_t site), (void)0)
+void __scry_post_pmemobj_tx_end(uint32_t site, int ret)
+{
+	(void)ret;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	rec_site_only(SCRY_EV_TX_END, site);
+	HOOK_LEAVE();
+}
+
+/* TX_ABORT before the call (it longjmps); the rollback is caught by the window. */
+void __scry_pre_pmemobj_tx_abort(uint32_t site, int errnum)
+{
+	HOOK_ENTER();
+	rec_tx_abort(site, (uint64_t)(errnum < 0 ? 0 : errnum));
+	OBJ_WINDOW(site, 0);
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_abort(uint32_t site, int errnum)
+{
+	(void)site, (void)errnum;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+/* pmemobj_tx_process commits in stage WORK; in the other stages it only moves the stage on. */
+static RT_TLS int process_stage = -1;
+
+void __scry_pre_pmemobj_tx_process(uint32_t site)
+{
+	HOOK_ENTER();
+	process_stage = obj_tx_stage();
+	OBJ_WINDOW(site, 0);
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_process(uint32_t site)
+{
+	HOOK_ENTER_NOCHECK();
+	if (process_stage == STAGE_WORK)
+		rec_site_only(SCRY_EV_TX_COMMIT, site);
+	process_stage = -1;
+	OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+/* TX_ADD before the call, then a window for the undo log. */
+static void tx_add(uint32_t site, const void *addr, size_t size, uint64_t flags, void *frame)
+{
+	if (addr && pm_find((uintptr_t)addr)) {
+		uint8_t f = ((flags & XADD_NO_SNAPSHOT) ? SCRY_TXADD_NO_SNAPSHOT : 0) |
+			    ((flags & XADD_NO_FLUSH) ? SCRY_TXADD_NO_FLUSH : 0);
+		rec_addr_size_flags(SCRY_EV_TX_ADD, site, (uintptr_t)addr, size, f);
+	}
+	win_open(site, SCRY_EXT_PERSISTED, WIN_PMDK, 1, frame);
+}
+
+void __scry_pre_pmemobj_tx_add_range(uint32_t site, SCRY_PMEMOID oid, uint64_t off, size_t size)
+{
+	HOOK_ENTER();
+	char *p = obj_direct(oid.pool_uuid_lo, oid.off);
+	tx_add(site, p ? p + off : NULL, size, 0, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_tx_add_range_direct(uint32_t site, const void *ptr, size_t size)
+{
+	HOOK_ENTER();
+	tx_add(site, ptr, size, 0, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_tx_xadd_range(uint32_t site, SCRY_PMEMOID oid, uint64_t off, size_t size, uint64_t flags)
+{
+	HOOK_ENTER();
+	char *p = obj_direct(oid.pool_uuid_lo, oid.off);
+	tx_add(site, p ? p + off : NULL, size, flags, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_tx_xadd_range_direct(uint32_t site, const void *ptr, size_t size, uint64_t flags)
+{
+	HOOK_ENTER();
+	tx_add(site, ptr, size, flags, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+#define CLOSE_ONLY_POST(name, params, ...)            \
+	void __scry_post_##name params                \
+	{                                             \
+		(void)0, __VA_ARGS__;                 \
+		HOOK_ENTER_NOCHECK();                 \
+		OBJ_CLOSE();                          \
+		HOOK_LEAVE();                         \
+	}
+
+CLOSE_ONLY_POST(pmemobj_tx_add_range, (uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t off, size_t size),
+		(void)site, (void)ret, (void)oid, (void)off, (void)size)
+CLOSE_ONLY_POST(pmemobj_tx_add_range_direct, (uint32_t site, int ret, const void *ptr, size_t size), (void)site,
+		(void)ret, (void)ptr, (void)size)
+CLOSE_ONLY_POST(pmemobj_tx_xadd_range,
+		(uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t off, size_t size, uint64_t flags), (void)site,
+		(void)ret, (void)oid, (void)off, (void)size, (void)flags)
+CLOSE_ONLY_POST(pmemobj_tx_xadd_range_direct, (uint32_t site, int ret, const void *ptr, size_t size, uint64_t flags),
+		(void)site, (void)ret, (void)ptr, (void)size, (void)flags)
+
+/* ALLOC (after the allocator's own writes) of the object a call returned. */
+static void alloc_rec(uint32_t site, uint64_t uuid, uint64_t off, uint8_t flags)
+{
+	void *p = obj_direct(uuid, off);
+	if (p && pm_find((uintptr_t)p))
+		rec_addr_size_flags(SCRY_EV_ALLOC, site, (uintptr_t)p, obj_usable_size(uuid, off), flags);
+}
+
+#define TX_ALLOC_HOOKS(name, params, retparams, zero, ...)                 \
+	WINDOW_HOOKS_PRE(name, 1, params, __VA_ARGS__)                     \
+	void __scry_post_##name retparams                                  \
+	{                                                                  \
+		(void)0, __VA_ARGS__;                                      \
+		HOOK_ENTER_NOCHECK();                                      \
+		OBJ_CLOSE();                                               \
+		if (ret_off)                                               \
+			alloc_rec(site, ret_uuid, ret_off, SCRY_ALLOC_IN_TX | ((zero) ? SCRY_ALLOC_ZEROED : 0)); \
+		HOOK_LEAVE();                                              \
+	}
+
+TX_ALLOC_HOOKS(pmemobj_tx_alloc, (uint32_t site, size_t size, uint64_t type_num),
+	       (uint32_t site, SCRY_OID_RET, size_t size, uint64_t type_num), 0, (void)size, (void)type_num)
+TX_ALLOC_HOOKS(pmemobj_tx_zalloc, (uint32_t site, size_t size, uint64_t type_num),
+	       (uint32_t site, SCRY_OID_RET, size_t size, uint64_t type_num), 1, (void)size, (void)type_num)
+TX_ALLOC_HOOKS(pmemobj_tx_xalloc, (uint32_t site, size_t size, uint64_t type_num, uint64_t flags),
+	       (uint32_t site, SCRY_OID_RET, size_t size, uint64_t type_num, uint64_t flags), flags & XALLOC_ZERO,
+	       (void)size, (void)type_num, (void)flags)
+
+/* Reallocation: FREE of the old object (when it moved) and ALLOC of the new one. */
+static void realloc_pre(uint32_t site, uint64_t uuid, uint64_t off, int tx, void *frame)
+{
+	void *p = obj_direct(uuid, off);
+	rt_self.realloc_old = (uintptr_t)p;
+	win_open(site, SCRY_EXT_PERSISTED, WIN_PMDK, tx, frame);
+}
+
+static void realloc_post(uint32_t site, uint64_t uuid, uint64_t off, uint8_t flags, void *frame)
+{
+	win_close_stale(frame);
+	void *p = obj_direct(uuid, off);
+	if (!p)
+		return;
+	uintptr_t old = (uintptr_t)rt_self.realloc_old;
+	if (old && old != (uintptr_t)p && pm_find(old))
+		rec_free(site, old, flags & SCRY_ALLOC_IN_TX);
+	alloc_rec(site, uuid, off, flags);
+}
+
+void __scry_pre_pmemobj_tx_realloc(uint32_t site, SCRY_PMEMOID oid, size_t size, uint64_t type_num)
+{
+	(void)size, (void)type_num;
+	HOOK_ENTER();
+	realloc_pre(site, oid.pool_uuid_lo, oid.off, 1, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_realloc(uint32_t site, SCRY_OID_RET, SCRY_PMEMOID oid, size_t size, uint64_t type_num)
+{
+	(void)oid, (void)size, (void)type_num;
+	HOOK_ENTER_NOCHECK();
+	realloc_post(site, ret_uuid, ret_off, SCRY_ALLOC_IN_TX, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_tx_zrealloc(uint32_t site, SCRY_PMEMOID oid, size_t size, uint64_t type_num)
+{
+	(void)size, (void)type_num;
+	HOOK_ENTER();
+	realloc_pre(site, oid.pool_uuid_lo, oid.off, 1, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_zrealloc(uint32_t site, SCRY_OID_RET, SCRY_PMEMOID oid, size_t size, uint64_t type_num)
+{
+	(void)oid, (void)size, (void)type_num;
+	HOOK_ENTER_NOCHECK();
+	realloc_post(site, ret_uuid, ret_off, SCRY_ALLOC_IN_TX | SCRY_ALLOC_ZEROED, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+/* FREE before the call. */
+static void free_pre(uint32_t site, uint64_t uuid, uint64_t off, int tx, void *frame)
+{
+	void *p = obj_direct(uuid, off);
+	if (p && pm_find((uintptr_t)p))
+		rec_free(site, (uintptr_t)p, tx ? SCRY_ALLOC_IN_TX : 0);
+	win_open(site, SCRY_EXT_PERSISTED, WIN_PMDK, tx, frame);
+}
+
+void __scry_pre_pmemobj_tx_free(uint32_t site, SCRY_PMEMOID oid)
+{
+	HOOK_ENTER();
+	free_pre(site, oid.pool_uuid_lo, oid.off, 1, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_tx_xfree(uint32_t site, SCRY_PMEMOID oid, uint64_t flags)
+{
+	(void)flags;
+	HOOK_ENTER();
+	free_pre(site, oid.pool_uuid_lo, oid.off, 1, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+CLOSE_ONLY_POST(pmemobj_tx_free, (uint32_t site, int ret, SCRY_PMEMOID oid), (void)site, (void)ret, (void)oid)
+CLOSE_ONLY_POST(pmemobj_tx_xfree, (uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t flags), (void)site, (void)ret,
+		(void)oid, (void)flags)
+
+/* ---------------------------------------------------------------- atomic allocations */
+
+#define ATOMIC_ALLOC_HOOKS(name, zero, params, retparams, ...)                                  \
+	WINDOW_HOOKS_PRE(name, 0, params, __VA_ARGS__)                                          \
+	void __scry_post_##name retparams                                                       \
+	{                                                                                       \
+		(void)0, __VA_ARGS__;                                                           \
+		HOOK_ENTER_NOCHECK();                                                           \
+		OBJ_CLOSE();                                                                    \
+		if (ret == 0 && oidp)                                                           \
+			alloc_rec(site, oidp->pool_uuid_lo, oidp->off, (zero) ? SCRY_ALLOC_ZEROED : 0); \
+		HOOK_LEAVE();                                                                   \
+	}
+
+ATOMIC_ALLOC_HOOKS(pmemobj_alloc, 0,
+		   (uint32_t site, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num,
+		    scry_pmemobj_constr constructor, void *arg),
+		   (uint32_t site, int ret, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num,
+		    scry_pmemobj_constr constructor, void *arg),
+		   (void)pop, (void)oidp, (void)size, (void)type_num, (void)constructor, (void)arg)
+ATOMIC_ALLOC_HOOKS(pmemobj_zalloc, 1,
+		   (uint32_t site, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num),
+		   (uint32_t site, int ret, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num),
+		   (void)pop, (void)oidp, (void)size, (void)type_num)
+ATOMIC_ALLOC_HOOKS(pmemobj_xalloc, flags & XALLOC_ZERO,
+		   (uint32_t site, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num,
+		    uint64_t flags, scry_pmemobj_constr constructor, void *arg),
+		   (uint32_t site, int ret, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num,
+		    uint64_t flags, scry_pmemobj_constr constructor, void *arg),
+		   (void)pop, (void)oidp, (void)size, (void)type_num, (void)flags, (void)constructor, (void)arg)
+
+void __scry_pre_pmemobj_realloc(uint32_t site, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num)
+{
+	(void)pop, (void)size, (void)type_num;
+	HOOK_ENTER();
+	realloc_pre(site, oidp ? oidp->pool_uuid_lo : 0, oidp ? oidp->off : 0, 0, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_realloc(uint32_t site, int ret, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size,
+				 uint64_t type_num)
+{
+	(void)pop, (void)size, (void)type_num;
+	HOOK_ENTER_NOCHECK();
+	if (ret == 0 && oidp)
+		realloc_post(site, oidp->pool_uuid_lo, oidp->off, 0, __builtin_frame_address(0));
+	else
+		OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_zrealloc(uint32_t site, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size, uint64_t type_num)
+{
+	__scry_pre_pmemobj_realloc(site, pop, oidp, size, type_num);
+}
+
+void __scry_post_pmemobj_zrealloc(uint32_t site, int ret, PMEMobjpool *pop, SCRY_PMEMOID *oidp, size_t size,
+				  uint64_t type_num)
+{
+	(void)pop, (void)size, (void)type_num;
+	HOOK_ENTER_NOCHECK();
+	if (ret == 0 && oidp)
+		realloc_post(site, oidp->pool_uuid_lo, oidp->off, SCRY_ALLOC_ZEROED, __builtin_frame_address(0));
+	else
+		OBJ_CLOSE();
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_free(uint32_t site, SCRY_PMEMOID *oidp)
+{
+	HOOK_ENTER();
+	free_pre(site, oidp ? oidp->pool_uuid_lo : 0, oidp ? oidp->off : 0, 0, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_free(uint32_t site, SCRY_PMEMOID *oidp)
+{
+	(void)site, (void)oidp;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	HOOK_LEAVE();
+}

@@ -1,0 +1,242 @@
+/*
+ * rt.h: private interfaces of the scry C runtime (the .c files of runtime/). Not installed, not for the pass.
+ *
+ * Structure:
+ *   writer.c   the trace writer: one global buffer under a lock, varint encoding, every record
+ *              kind of docs/trace-format.md, init, exit, fatal signals, call-stack interning.
+ *   region.c   the PM region table, shadow copies, write protection around uninstrumented code
+ *              and the page diffs that become EXTERNAL_WRITE records.
+ *   callbacks.c the ABI of scry_abi.h (__scry_load, __scry_store, ...) and the user API (scry.h).
+ *   hooks_libc.c, hooks_pmem.c, hooks_pmemobj.c: the __scry_pre_/__scry_post_ hooks.
+ */
+#ifndef SCRY_RT_H
+#define SCRY_RT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Internal names carry the __scry_rt_ prefix in the object files, so that they cannot clash
+ * with the program's own symbols (the runtime is linked into every instrumented program). */
+#define ctx_current_locked __scry_rt_ctx_current_locked
+#define g_no_loads __scry_rt_g_no_loads
+#define g_nregions __scry_rt_g_nregions
+#define g_nwin __scry_rt_g_nwin
+#define g_regions __scry_rt_g_regions
+#define g_state __scry_rt_g_state
+#define obj_direct __scry_rt_obj_direct
+#define obj_tx_errno __scry_rt_obj_tx_errno
+#define obj_tx_stage __scry_rt_obj_tx_stage
+#define obj_usable_size __scry_rt_obj_usable_size
+#define pm_add __scry_rt_pm_add
+#define pm_check_all_locked __scry_rt_pm_check_all_locked
+#define pm_final_check __scry_rt_pm_final_check
+#define pm_find __scry_rt_pm_find
+#define pm_for_each __scry_rt_pm_for_each
+#define pm_handle_fault __scry_rt_pm_handle_fault
+#define pm_record_range __scry_rt_pm_record_range
+#define pm_remove __scry_rt_pm_remove
+#define pm_remove_begin __scry_rt_pm_remove_begin
+#define pm_remove_finish __scry_rt_pm_remove_finish
+#define pm_store_then_check __scry_rt_pm_store_then_check
+#define rec_addr_size_flags __scry_rt_rec_addr_size_flags
+#define rec_ext_locked __scry_rt_rec_ext_locked
+#define rec_fence __scry_rt_rec_fence
+#define rec_flush __scry_rt_rec_flush
+#define rec_free __scry_rt_rec_free
+#define rec_mem __scry_rt_rec_mem
+#define rec_mem_locked __scry_rt_rec_mem_locked
+#define rec_op_begin __scry_rt_rec_op_begin
+#define rec_op_end __scry_rt_rec_op_end
+#define rec_region_map_locked __scry_rt_rec_region_map_locked
+#define rec_region_unmap_locked __scry_rt_rec_region_unmap_locked
+#define rec_site_only __scry_rt_rec_site_only
+#define rec_sites __scry_rt_rec_sites
+#define rec_tx_abort __scry_rt_rec_tx_abort
+#define rec_tx_abort_locked __scry_rt_rec_tx_abort_locked
+#define rt_add_module __scry_rt_rt_add_module
+#define rt_fence __scry_rt_rt_fence
+#define rt_flush_lines __scry_rt_rt_flush_lines
+#define rt_gettid_slow __scry_rt_rt_gettid_slow
+#define rt_init __scry_rt_rt_init
+#define rt_is_instrumented __scry_rt_rt_is_instrumented
+#define rt_lock __scry_rt_rt_lock
+#define rt_pmem_copy __scry_rt_rt_pmem_copy
+#define rt_self __scry_rt_rt_self
+#define rt_unlock __scry_rt_rt_unlock
+#define rt_warn __scry_rt_rt_warn
+#define win_close __scry_rt_win_close
+#define win_close_stale __scry_rt_win_close_stale
+#define win_open __scry_rt_win_open
+
+#include "scry_abi.h"
+#include "scry_trace_format.h"
+
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RT_TLS __thread __attribute__((tls_model("initial-exec")))
+#define RT_PAGE 4096u
+#define RT_LINE 64u
+
+/* Runtime state (g_state). Callbacks do nothing unless it is RT_RUNNING. */
+enum { RT_UNINIT = 0, RT_RUNNING = 1, RT_DONE = 2 };
+extern _Atomic int g_state;
+
+/* Depth of the per-thread shadow call stack kept for CONTEXT records. */
+#define RT_MAX_DEPTH 256
+
+/* Per-thread state. */
+struct rt_thread {
+	uint32_t tid;          /* kernel thread id, 0 until first needed */
+	uint32_t in_rt;        /* set while the runtime runs on this thread (no re-entry) */
+	uint32_t depth;        /* current shadow-stack depth (number of active calls) */
+	uint32_t valid;        /* nodes[0..valid) match frames[0..valid) */
+	uint32_t ctx_emitted;  /* stack node named by this thread's last CONTEXT (UINT32_MAX: none) */
+	size_t strcat_len;     /* strlen(dest) before a strcat/strncat */
+	int pmem_existed;      /* the pmem_map_file path existed before the call */
+	uint64_t realloc_old;  /* address of the object a realloc moves */
+	uint32_t frames[RT_MAX_DEPTH]; /* call-site id of each active call */
+	uint32_t nodes[RT_MAX_DEPTH];  /* interned stack node of frames[0..i] */
+};
+extern RT_TLS struct rt_thread rt_self;
+
+/* True when a callback on this thread may record: the runtime runs and is not re-entered. */
+static inline int rt_ready(void)
+{
+	return RT_LIKELY(atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) &&
+	       !rt_self.in_rt;
+}
+
+/* Initialises the runtime once (safe to call from any entry point); returns whether it runs. */
+int rt_init(void);
+/* Prints "scry: <msg>" to stderr (each distinct call site once, callers pass a static flag). */
+void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint32_t rt_gettid_slow(void);
+static inline uint32_t rt_gettid(void)
+{
+	return RT_LIKELY(rt_self.tid != 0) ? rt_self.tid : rt_gettid_slow();
+}
+
+/* --- writer.c: records. Every rec_* function takes the trace lock itself. --- */
+extern int g_no_loads; /* $SCRY_NO_LOADS=1 */
+void rt_lock(void);
+void rt_unlock(void);
+/* The rec_*_locked variants expect the lock held. Memory records copy `data`. */
+void rec_mem_locked(int kind, uint32_t site, uintptr_t addr, const void *data, uint64_t size);
+void rec_ext_locked(uint32_t site, uintptr_t addr, const void *data, uint64_t size, uint8_t flags);
+void rec_mem(int kind, uint32_t site, uintptr_t addr, const void *data, uint64_t size);
+void rec_flush(uint32_t site, uintptr_t addr, uint8_t kind);
+void rec_fence(uint32_t site, uint8_t kind);
+void rec_region_map_locked(uint32_t id, uintptr_t base, uint64_t len, uint64_t off, const char *path,
+			   uint32_t site, uint8_t flags);
+void rec_region_unmap_locked(uint32_t id, uint32_t site);
+void rec_site_only(int kind, uint32_t site); /* TX_BEGIN, TX_COMMIT, TX_END */
+void rec_tx_abort(uint32_t site, uint64_t errnum);
+void rec_tx_abort_locked(uint32_t site, uint64_t errnum);
+void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size, uint8_t flags); /* TX_ADD, ALLOC */
+void rec_free(uint32_t site, uintptr_t addr, uint8_t flags);
+void rec_op_begin(const char *text, size_t len); /* ends the open operation first */
+void rec_op_end(void);
+uint32_t rec_sites(const struct scry_site *sites, uint32_t n);
+
+/* --- region.c --- */
+struct rt_region {
+	_Atomic int active;
+	uint32_t id;        /* region id in the trace */
+	uintptr_t base, end;
+	uint64_t file_off;
+	int writable;       /* mapping has PROT_WRITE: we may write-protect it */
+	char *path;         /* file it stands for, or NULL */
+	unsigned char *shadow; /* bytes the trace says the region holds */
+};
+#define RT_MAX_REGIONS 64
+extern struct rt_region g_regions[RT_MAX_REGIONS];
+extern _Atomic int g_nregions;   /* regions currently active */
+extern _Atomic int g_nwin;       /* protection windows open (any thread) */
+
+/* Region containing addr, or NULL. Lock-free; fast for repeated hits. */
+struct rt_region *pm_find(uintptr_t addr);
+static inline int pm_any(void) { return atomic_load_explicit(&g_nregions, memory_order_relaxed) > 0; }
+
+/* Adds a region and records REGION_MAP plus its initial content (EXTERNAL_WRITE initial).
+ * fd >= 0 (or the path) is used to skip holes. */
+void pm_add(uintptr_t base, uint64_t len, const char *path, int fd, uint64_t file_off, uint32_t site,
+	    int created, int writable);
+/* Closes pending windows, records what changed (safety net, site 0) and REGION_UNMAP for every
+ * region overlapping [addr, addr+len) (len 0: the region starting at addr). */
+void pm_remove(uintptr_t addr, uint64_t len, uint32_t site);
+/* pmemobj_close: like pm_remove but the REGION_UNMAP comes in pm_remove_finish, after the
+ * pool's file has been compared with the shadow once the library has unmapped it. */
+int pm_remove_begin(uintptr_t base);
+void pm_remove_finish(int idx, uint32_t site);
+
+/* For every maximal piece of [addr, addr+len) that lies in a region: fn(region, piece, n, arg). */
+void pm_for_each(uintptr_t addr, uint64_t len, void (*fn)(struct rt_region *, uintptr_t, uint64_t, void *),
+		 void *arg);
+/* Records a STORE/NT_STORE/LOAD of every PM piece of the range (bytes read now). */
+void pm_record_range(int kind, uint32_t site, const void *addr, uint64_t len);
+
+/* Protection windows (write-protect PM while uninstrumented code runs). */
+enum { WIN_EXT = 0, WIN_PMDK = 1 };
+/* Opens a window; returns its token (1-based) or 0 if nothing was protected. frame is the
+ * caller's frame address (used to notice windows left open by longjmp). tx: the call is a
+ * libpmemobj transaction call (a transition to TX_STAGE_ONABORT records TX_ABORT). */
+uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *frame);
+/* Closes the window with this token and every window opened after it. */
+void win_close(uint32_t token);
+/* Closes this thread's windows whose call was left by longjmp (frame at or above theirs). */
+void win_close_stale(void *frame);
+/* For a store that already happened at [addr, addr+len): puts its bytes in the shadow, then
+ * closes stale windows, so that their diff does not take the program's own store for an external
+ * write (the STORE record follows). */
+void pm_store_then_check(const void *addr, uint64_t len, void *frame);
+static inline void win_check(void *frame)
+{
+	if (RT_UNLIKELY(atomic_load_explicit(&g_nwin, memory_order_relaxed) > 0))
+		win_close_stale(frame);
+}
+/* Is `callee` in a module registered by the pass? */
+int rt_is_instrumented(const void *callee);
+void rt_add_module(const void *sites);
+/* At exit: close windows, compare every region with its shadow. */
+void pm_final_check(void);
+/* The same comparison without closing windows, lock held; async-signal-safe (no malloc). */
+void pm_check_all_locked(void);
+/* SIGSEGV handling for write protection: returns 1 if the fault was ours and is handled. */
+int pm_handle_fault(void *addr);
+
+/* Call-stack context (writer.c): current stack node of this thread, interning new nodes
+ * (emits STACK). Lock held. */
+uint32_t ctx_current_locked(struct rt_thread *t);
+
+/* libpmemobj functions the runtime calls itself, resolved with dlsym (NULL when absent). */
+struct rt_oid { uint64_t pool_uuid_lo, off; };
+void *obj_direct(uint64_t uuid, uint64_t off);
+uint64_t obj_usable_size(uint64_t uuid, uint64_t off);
+int obj_tx_stage(void); /* -1 when unknown */
+int obj_tx_errno(void);
+
+/* FLUSH (clwb) of every cache line of [addr, addr+len) that lies in PM (hooks_pmem.c). */
+void rt_flush_lines(uint32_t site, const void *addr, size_t len);
+/* FENCE sfence when any region is mapped. */
+void rt_fence(uint32_t site);
+/* STORE of dest, then FLUSHes unless flags has NOFLUSH, FENCE unless NODRAIN or NOFLUSH. */
+void rt_pmem_copy(uint32_t site, void *dest, size_t len, unsigned flags);
+
+/* Hook prologue: nothing unless the runtime runs and is not re-entered; closes windows that a
+ * longjmp left open. HOOK_ENTER_NOCHECK leaves them (post hooks close their own window later). */
+#define HOOK_ENTER_NOCHECK()                            \
+	do {                                            \
+		if (!rt_ready())                        \
+			return;                         \
+		rt_self.in_rt = 1;                      \
+	} while (0)
+#define HOOK_ENTER()                                    \
+	do {                                            \
+		HOOK_ENTER_NOCHECK();                   \
+		win_check(__builtin_frame_address(0));  \
+	} while (0)
+#define HOOK_LEAVE() (rt_self.in_rt = 0)
+
+#endif /* SCRY_RT_H */

@@ -1,0 +1,743 @@
+//go:build ignore
+
+/*
+ * writer.c: the scry trace writer (docs/trace-format.md, version 1).
+ *
+ * All records go through one global buffer (RT_BUFSZ bytes) under one lock, which gives the
+ * trace its global order. The buffer is written out with write(2) when full, at exit (END how=1
+ * with the exit status) and on fatal signals (END how=2 with the signal). Before each record that
+ * belongs to a thread the writer emits THREAD when the writing thread changed and, for records
+ * with a site, CONTEXT when the thread's call-stack node changed since its last record (new
+ * stack nodes are defined by STACK records first). Every `addr` field is an svarint delta from
+ * the running "last address".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+_Atomic int g_state = RT_UNINIT;
+RT_TLS struct rt_thread rt_self = {.ctx_emitted = UINT32_MAX};
+int g_no_loads;
+
+#define RT_BUFSZ (1u << 20)
+#define RT_HDR_MAX 64 /* bytes reserved for a record's fixed fields */
+
+static int g_fd = -1;
+static unsigned char g_buf[RT_BUFSZ];
+static size_t g_pos;        /* bytes in g_buf */
+static size_t g_commit;     /* end of the last complete record in g_buf */
+static int g_partial;       /* part of the current record was already written out */
+static uint64_t g_last_addr; /* running address for `addr` deltas */
+static uint32_t g_last_tid;  /* thread of the last THREAD record (0 before any) */
+static _Atomic int g_lock;
+static _Atomic uint32_t g_lock_owner;
+static int g_exit_status;
+
+/* Operations (OP_BEGIN / OP_END). */
+static int g_op_open;
+static uint64_t g_op_next, g_op_cur;
+
+/* Site ids. */
+static uint32_t g_next_site = 1;
+
+uint32_t rt_gettid_slow(void)
+{
+	rt_self.tid = (uint32_t)syscall(SYS_gettid);
+	return rt_self.tid;
+}
+
+void rt_warn(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n = snprintf(msg, sizeof msg, "scry: ");
+	va_start(ap, fmt);
+	n += vsnprintf(msg + n, sizeof msg - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof msg - 2)
+		n = (int)sizeof msg - 2;
+	msg[n++] = '\n';
+	ssize_t w = write(2, msg, (size_t)n);
+	(void)w;
+}
+
+/* ---------------------------------------------------------------- lock */
+
+void rt_lock(void)
+{
+	unsigned spins = 0;
+	while (atomic_exchange_explicit(&g_lock, 1, memory_order_acquire)) {
+		while (atomic_load_explicit(&g_lock, memory_order_relaxed)) {
+			if (++spins < 200)
+				__builtin_ia32_pause();
+			else
+				sched_yield();
+		}
+	}
+	atomic_store_explicit(&g_lock_owner, rt_gettid(), memory_order_relaxed);
+}
+
+static volatile sig_atomic_t g_pending_sig; /* an asynchronous fatal signal came while we held the lock */
+static void deliver_pending(void);
+
+void rt_unlock(void)
+{
+	atomic_store_explicit(&g_lock_owner, 0, memory_order_relaxed);
+	atomic_store_explicit(&g_lock, 0, memory_order_release);
+	if (RT_UNLIKELY(g_pending_sig))
+		deliver_pending();
+}
+
+/* ---------------------------------------------------------------- buffer */
+
+/* Writes all of p[0..n) to the trace file; on error stops tracing. Async-signal-safe. */
+static void write_all(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	while (n > 0 && g_fd >= 0) {
+		ssize_t w = write(g_fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			rt_warn("writing the trace failed (errno %d); tracing stops", errno);
+			close(g_fd);
+			g_fd = -1;
+			atomic_store(&g_state, RT_DONE);
+			return;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Writes the buffer out. Signals are blocked meanwhile so that a fatal-signal handler never
+ * sees the buffer written but not yet emptied (it would write it twice). */
+static void buf_flush(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (g_pos > g_commit)
+		g_partial = 1;
+	write_all(g_buf, g_pos);
+	g_pos = g_commit = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static inline void need(size_t n)
+{
+	if (RT_UNLIKELY(g_pos + n > RT_BUFSZ))
+		buf_flush();
+}
+
+static inline void put_u8(uint8_t v) { g_buf[g_pos++] = v; }
+
+static inline void put_uv(uint64_t v)
+{
+	while (v >= 0x80) {
+		g_buf[g_pos++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	g_buf[g_pos++] = (unsigned char)v;
+}
+
+/* Zig-zag as Go's binary.PutVarint. */
+static inline void put_sv(int64_t v)
+{
+	uint64_t u = (uint64_t)v << 1;
+	if (v < 0)
+		u = ~u;
+	put_uv(u);
+}
+
+static inline void put_addr(uintptr_t a)
+{
+	uint64_t d = (uint64_t)a - g_last_addr; /* wraps: the reader adds in uint64 too */
+	g_last_addr = a;
+	put_sv((int64_t)d);
+}
+
+/* Raw bytes of any length: fills the buffer, flushing as needed; big blocks go straight out. */
+static void put_raw(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	while (n > 0) {
+		size_t room = RT_BUFSZ - g_pos;
+		if (room == 0) {
+			buf_flush();
+			if (n >= RT_BUFSZ) {
+				g_partial = 1;
+				write_all(c, n);
+				return;
+			}
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(g_buf + g_pos, c, k);
+		g_pos += k;
+		c += k;
+		n -= k;
+	}
+}
+
+static void put_str(const char *s, size_t n)
+{
+	if (n > SCRY_MAX_STRING)
+		n = SCRY_MAX_STRING;
+	need(10);
+	put_uv(n);
+	put_raw(s, n);
+}
+
+static inline void rec_done(void)
+{
+	g_commit = g_pos;
+	g_partial = 0;
+}
+
+/* ---------------------------------------------------------------- call stacks */
+
+/* Interning table (parent node, site) -> node id, open addressing, in mmap'ed memory. */
+struct snode {
+	uint32_t parent, site, id, pad;
+};
+static struct snode *g_nodes;
+static size_t g_nodes_cap, g_nodes_len;
+static uint32_t g_next_node = 1;
+
+static int nodes_grow(void)
+{
+	size_t cap = g_nodes_cap ? g_nodes_cap * 2 : (1u << 14);
+	struct snode *t = mmap(NULL, cap * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return -1;
+	for (size_t i = 0; i < g_nodes_cap; i++) {
+		struct snode *o = &g_nodes[i];
+		if (!o->id)
+			continue;
+		size_t h = ((uint64_t)o->parent * 0x9E3779B97F4A7C15ull ^ o->site) & (cap - 1);
+		while (t[h].id)
+			h = (h + 1) & (cap - 1);
+		t[h] = *o;
+	}
+	if (g_nodes)
+		munmap(g_nodes, g_nodes_cap * sizeof *g_nodes);
+	g_nodes = t;
+	g_nodes_cap = cap;
+	return 0;
+}
+
+/* Node id of stack `parent` + call at `site`; defines it with a STACK record when new. */
+static uint32_t node_intern(uint32_t parent, uint32_t site)
+{
+	if (g_nodes_len * 2 >= g_nodes_cap && nodes_grow() < 0)
+		return parent;
+	size_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15ull ^ site) & (g_nodes_cap - 1);
+	while (g_nodes[h].id) {
+		if (g_nodes[h].parent == parent && g_nodes[h].site == site)
+			return g_nodes[h].id;
+		h = (h + 1) & (g_nodes_cap - 1);
+	}
+	uint32_t id = g_next_node++;
+	g_nodes[h] = (struct snode){parent, site, id, 0};
+	g_nodes_len++;
+	need(RT_HDR_MAX);
+	put_u8(SCRY_EV_STACK);
+	put_uv(id);
+	put_uv(parent);
+	put_uv(site);
+	rec_done();
+	return id;
+}
+
+uint32_t ctx_current_locked(struct rt_thread *t)
+{
+	uint32_t d = t->depth < RT_MAX_DEPTH ? t->depth : RT_MAX_DEPTH;
+	for (uint32_t i = t->valid; i < d; i++)
+		t->nodes[i] = node_intern(i ? t->nodes[i - 1] : 0, t->frames[i]);
+	if (t->valid < d)
+		t->valid = d;
+	return d ? t->nodes[d - 1] : 0;
+}
+
+/* THREAD when the writer changed; CONTEXT when with_ctx and the stack node changed. */
+static inline void prologue(int with_ctx)
+{
+	struct rt_thread *t = &rt_self;
+	uint32_t tid = rt_gettid();
+	if (RT_UNLIKELY(g_last_tid != tid)) {
+		need(16);
+		put_u8(SCRY_EV_THREAD);
+		put_uv(tid);
+		rec_done();
+		g_last_tid = tid;
+	}
+	if (with_ctx) {
+		uint32_t d = t->depth < RT_MAX_DEPTH ? t->depth : RT_MAX_DEPTH;
+		uint32_t node = RT_LIKELY(t->valid >= d) ? (d ? t->nodes[d - 1] : 0) : ctx_current_locked(t);
+		if (RT_UNLIKELY(node != t->ctx_emitted)) {
+			need(16);
+			put_u8(SCRY_EV_CONTEXT);
+			put_uv(node);
+			rec_done();
+			t->ctx_emitted = node;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- records */
+
+void rec_mem_locked(int kind, uint32_t site, uintptr_t addr, const void *data, uint64_t size)
+{
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
+		return;
+	prologue(1);
+	if (RT_LIKELY(size <= 64 && g_pos + RT_HDR_MAX + 64 <= RT_BUFSZ)) {
+		/* Hot path: an ordinary load or store. */
+		put_u8((uint8_t)kind);
+		put_uv(site);
+		put_addr(addr);
+		g_buf[g_pos++] = (unsigned char)size;
+		if (size == 8)
+			memcpy(g_buf + g_pos, data, 8);
+		else
+			memcpy(g_buf + g_pos, data, size);
+		g_pos += size;
+		rec_done();
+		return;
+	}
+	do {
+		uint64_t n = size < SCRY_MAX_PAYLOAD ? size : SCRY_MAX_PAYLOAD;
+		need(RT_HDR_MAX);
+		put_u8((uint8_t)kind);
+		put_uv(site);
+		put_addr(addr);
+		put_uv(n);
+		put_raw(data, n);
+		rec_done();
+		addr += n;
+		data = (const unsigned char *)data + n;
+		size -= n;
+	} while (size > 0);
+}
+
+void rec_ext_locked(uint32_t site, uintptr_t addr, const void *data, uint64_t size, uint8_t flags)
+{
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
+		return;
+	prologue(1);
+	while (size > 0) {
+		uint64_t n = size < SCRY_MAX_PAYLOAD ? size : SCRY_MAX_PAYLOAD;
+		need(RT_HDR_MAX);
+		put_u8(SCRY_EV_EXTERNAL_WRITE);
+		put_uv(site);
+		put_addr(addr);
+		put_uv(n);
+		put_raw(data, n);
+		need(1);
+		put_u8(flags);
+		rec_done();
+		addr += n;
+		data = (const unsigned char *)data + n;
+		size -= n;
+	}
+}
+
+void rec_mem(int kind, uint32_t site, uintptr_t addr, const void *data, uint64_t size)
+{
+	rt_lock();
+	rec_mem_locked(kind, site, addr, data, size);
+	rt_unlock();
+}
+
+/* Starts a small record with a site: lock, THREAD/CONTEXT, room for fixed fields. Returns 0 if
+ * the runtime stopped (then the lock is not held). */
+static int small_begin(int with_ctx)
+{
+	rt_lock();
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING) {
+		rt_unlock();
+		return 0;
+	}
+	prologue(with_ctx);
+	need(RT_HDR_MAX);
+	return 1;
+}
+
+static void small_end(void)
+{
+	rec_done();
+	rt_unlock();
+}
+
+void rec_flush(uint32_t site, uintptr_t addr, uint8_t kind)
+{
+	if (!small_begin(1))
+		return;
+	put_u8(SCRY_EV_FLUSH);
+	put_uv(site);
+	put_u8(kind);
+	put_addr(addr);
+	small_end();
+}
+
+void rec_fence(uint32_t site, uint8_t kind)
+{
+	if (!small_begin(1))
+		return;
+	put_u8(SCRY_EV_FENCE);
+	put_uv(site);
+	put_u8(kind);
+	small_end();
+}
+
+void rec_region_map_locked(uint32_t id, uintptr_t base, uint64_t len, uint64_t off, const char *path,
+			   uint32_t site, uint8_t flags)
+{
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
+		return;
+	prologue(1);
+	need(RT_HDR_MAX);
+	put_u8(SCRY_EV_REGION_MAP);
+	put_uv(id);
+	put_uv(base);
+	put_uv(len);
+	put_uv(off);
+	put_str(path ? path : "", path ? strlen(path) : 0);
+	need(16);
+	put_uv(site);
+	put_u8(flags);
+	rec_done();
+}
+
+void rec_region_unmap_locked(uint32_t id, uint32_t site)
+{
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
+		return;
+	prologue(1);
+	need(RT_HDR_MAX);
+	put_u8(SCRY_EV_REGION_UNMAP);
+	put_uv(id);
+	put_uv(site);
+	rec_done();
+}
+
+void rec_site_only(int kind, uint32_t site)
+{
+	if (!small_begin(1))
+		return;
+	put_u8((uint8_t)kind);
+	put_uv(site);
+	small_end();
+}
+
+void rec_tx_abort_locked(uint32_t site, uint64_t errnum)
+{
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
+		return;
+	prologue(1);
+	need(RT_HDR_MAX);
+	put_u8(SCRY_EV_TX_ABORT);
+	put_uv(site);
+	put_uv(errnum);
+	rec_done();
+}
+
+void rec_tx_abort(uint32_t site, uint64_t errnum)
+{
+	rt_lock();
+	rec_tx_abort_locked(site, errnum);
+	rt_unlock();
+}
+
+void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size, uint8_t flags)
+{
+	if (!small_begin(1))
+		return;
+	put_u8((uint8_t)kind);
+	put_uv(site);
+	put_addr(addr);
+	put_uv(size);
+	put_u8(flags);
+	small_end();
+}
+
+void rec_free(uint32_t site, uintptr_t addr, uint8_t flags)
+{
+	if (!small_begin(1))
+		return;
+	put_u8(SCRY_EV_FREE);
+	put_uv(site);
+	put_addr(addr);
+	put_u8(flags);
+	small_end();
+}
+
+static void op_end_locked(void)
+{
+	if (!g_op_open)
+		return;
+	prologue(0);
+	need(RT_HDR_MAX);
+	put_u8(SCRY_EV_OP_END);
+	put_uv(g_op_cur);
+	rec_done();
+	g_op_open = 0;
+}
+
+void rec_op_begin(const char *text, size_t len)
+{
+	rt_lock();
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
+		op_end_locked();
+		prologue(0);
+		need(RT_HDR_MAX);
+		put_u8(SCRY_EV_OP_BEGIN);
+		g_op_cur = g_op_next++;
+		put_uv(g_op_cur);
+		put_str(text ? text : "", text ? len : 0);
+		rec_done();
+		g_op_open = 1;
+	}
+	rt_unlock();
+}
+
+void rec_op_end(void)
+{
+	rt_lock();
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING)
+		op_end_locked();
+	rt_unlock();
+}
+
+/* SITES: assigns ids g_next_site.. to the module's sites. */
+uint32_t rec_sites(const struct scry_site *sites, uint32_t n)
+{
+	rt_lock();
+	uint32_t base = g_next_site;
+	g_next_site += n;
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
+		need(RT_HDR_MAX);
+		put_u8(SCRY_EV_SITES);
+		put_uv(n);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct scry_site *s = &sites[i];
+			need(RT_HDR_MAX);
+			put_uv(base + i);
+			put_u8((uint8_t)s->kind);
+			put_str(s->function ? s->function : "", s->function ? strlen(s->function) : 0);
+			put_str(s->file ? s->file : "", s->file ? strlen(s->file) : 0);
+			need(RT_HDR_MAX);
+			put_uv(s->line);
+			put_uv(s->column);
+			put_str(s->callee ? s->callee : "", s->callee ? strlen(s->callee) : 0);
+		}
+		rec_done();
+	}
+	rt_unlock();
+	return base;
+}
+
+/* END record followed by the final write; lock held. */
+static void end_locked(uint8_t how, int64_t status)
+{
+	need(RT_HDR_MAX);
+	put_u8(SCRY_EV_END);
+	put_u8(how);
+	put_sv(status);
+	rec_done();
+	buf_flush();
+	if (g_fd >= 0) {
+		close(g_fd);
+		g_fd = -1;
+	}
+}
+
+/* ---------------------------------------------------------------- exit and signals */
+
+static void on_exit_handler(int status, void *arg)
+{
+	(void)arg;
+	g_exit_status = status & 0xff;
+}
+
+/* Runs after the program's destructors (lowest user priority runs last at exit). */
+__attribute__((destructor(101))) static void rt_fini(void)
+{
+	if (atomic_load(&g_state) != RT_RUNNING)
+		return;
+	rt_self.in_rt = 1;
+	pm_final_check();
+	rt_lock();
+	if (atomic_load(&g_state) == RT_RUNNING) {
+		/* Close the operation still open: the workload ran to its end. */
+		op_end_locked();
+		end_locked(SCRY_END_EXIT, g_exit_status);
+		atomic_store(&g_state, RT_DONE);
+	}
+	rt_unlock();
+}
+
+static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT};
+static struct sigaction g_prev[NSIG];
+
+/* Writes what is complete and END how=2. Async-signal-safe: no malloc, no stdio. */
+static void final_signal(int sig)
+{
+	int expected = RT_RUNNING;
+	if (!atomic_compare_exchange_strong(&g_state, &expected, RT_DONE))
+		return;
+	uint32_t me = rt_gettid();
+	int locked = 0;
+	if (atomic_load(&g_lock_owner) != me || !atomic_load(&g_lock)) {
+		/* Another thread may hold the lock: wait a little, then go on regardless. */
+		for (int i = 0; i < 2000000 && atomic_exchange(&g_lock, 1); i++)
+			__builtin_ia32_pause();
+		locked = 1;
+	}
+	if (!g_partial) { /* else a record was cut in the middle: leave the trace truncated */
+		g_pos = g_commit;
+		/* Bytes stored but not yet recorded (the signal came between a store and its
+		 * callback, or from uninstrumented code): safety net with site 0. Only when the
+		 * signal did not interrupt the runtime itself, whose state may be inconsistent. */
+		if (locked) {
+			atomic_store(&g_state, RT_RUNNING);
+			pm_check_all_locked();
+			atomic_store(&g_state, RT_DONE);
+		}
+		end_locked(SCRY_END_SIGNAL, sig);
+	}
+	if (locked)
+		atomic_store(&g_lock, 0);
+}
+
+static void fatal_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR && pm_handle_fault(si->si_addr)) {
+		errno = saved;
+		return;
+	}
+	if ((sig == SIGTERM || sig == SIGINT) && g_prev[sig].sa_handler == SIG_DFL &&
+	    atomic_load(&g_lock) && atomic_load(&g_lock_owner) == rt_gettid()) {
+		/* The runtime was interrupted mid-record: finish it, then die (rt_unlock). */
+		g_pending_sig = sig;
+		errno = saved;
+		return;
+	}
+	struct sigaction *p = &g_prev[sig];
+	if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
+		p->sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+		p->sa_handler(sig);
+		return;
+	}
+	if (p->sa_handler == SIG_IGN && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL &&
+	    sig != SIGABRT)
+		return;
+	final_signal(sig);
+	signal(sig, SIG_DFL);
+	/* Synchronous faults re-fault on return; the others are delivered when we return. */
+	raise(sig);
+}
+
+static void deliver_pending(void)
+{
+	int sig = g_pending_sig;
+	g_pending_sig = 0;
+	final_signal(sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_signals(void)
+{
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
+		int sig = fatal_sigs[i];
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = fatal_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(sig, &sa, &g_prev[sig]) < 0)
+			rt_warn("cannot install the handler of signal %d", sig);
+	}
+}
+
+static void atfork_child(void)
+{
+	/* The child must not write into the parent's trace. */
+	atomic_store(&g_state, RT_DONE);
+	g_pos = g_commit = 0;
+	atomic_store(&g_lock, 0);
+	if (g_fd >= 0) {
+		close(g_fd);
+		g_fd = -1;
+	}
+}
+
+/* ---------------------------------------------------------------- init */
+
+static _Atomic int g_init; /* 0 not started, 1 running, 2 done */
+
+int rt_init(void)
+{
+	int st = atomic_load(&g_init);
+	if (RT_LIKELY(st == 2))
+		return atomic_load(&g_state) == RT_RUNNING;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&g_init, &expected, 1)) {
+		if (expected == 1 && !rt_self.in_rt) {
+			while (atomic_load(&g_init) != 2)
+				sched_yield();
+		}
+		return atomic_load(&g_state) == RT_RUNNING;
+	}
+	rt_self.in_rt = 1;
+	const char *path = getenv("SCRY_TRACE");
+	if (!path || !*path)
+		path = "scry.trace";
+	const char *nl = getenv("SCRY_NO_LOADS");
+	g_no_loads = nl && *nl && strcmp(nl, "0") != 0;
+	g_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (g_fd < 0) {
+		rt_warn("cannot create the trace %s (errno %d); not tracing", path, errno);
+		atomic_store(&g_state, RT_DONE);
+	} else {
+		unsigned char *h = g_buf;
+		memcpy(h, SCRY_TRACE_MAGIC, 8); /* includes the NUL */
+		h[8] = SCRY_TRACE_VERSION & 0xff;
+		h[9] = (SCRY_TRACE_VERSION >> 8) & 0xff;
+		h[10] = h[11] = 0;
+		h[12] = RT_LINE & 0xff;
+		h[13] = (RT_LINE >> 8) & 0xff;
+		h[14] = h[15] = 0;
+		g_pos = g_commit = SCRY_TRACE_HEADER_SIZE;
+		install_signals();
+		on_exit(on_exit_handler, NULL);
+		pthread_atfork(NULL, NULL, atfork_child);
+		atomic_store(&g_state, RT_RUNNING);
+	}
+	rt_self.in_rt = 0;
+	atomic_store(&g_init, 2);
+	return atomic_load(&g_state) == RT_RUNNING;
+}
+
+__attribute__((constructor(101))) static void rt_ctor(void)
+{
+	rt_init();
+}
