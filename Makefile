@@ -11,7 +11,7 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(shell command -v ll
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
 
-.PHONY: all deps scry native headers test demo bench clean fuzz
+.PHONY: all deps scry native headers test demo bench clean fuzz mapcli-check
 
 all: scry native
 
@@ -71,3 +71,18 @@ demo: deps all mapcli
 	-$(SCRY) check --trace $(DEMO_DIR)/btree.trace --workload $(DEMO_DIR)/ops.txt -- $(BUILD)/mapcli/mapcli btree $(DEMO_DIR)/btree.pool 1 > $(DEMO_DIR)/btree.out
 	$(SCRY) trace stats $(DEMO_DIR)/btree.trace
 	$(SCRY) trace verify $(DEMO_DIR)/btree.trace
+
+# Runs PMDK's mapcli with every map through `scry check` and `scry trace verify`
+# (MAPCLI_OPS operations from `scry workload kv`); reports land in build/mapcli-check/.
+MAPCLI_OPS ?= 1000
+MAPCLI_MAPS := btree ctree rbtree rtree hashmap_tx hashmap_atomic hashmap_rp skiplist
+mapcli-check: all mapcli
+	@rm -rf $(BUILD)/mapcli-check && mkdir -p $(BUILD)/mapcli-check
+	$(SCRY) workload kv --ops $(MAPCLI_OPS) --seed 7 -o $(BUILD)/mapcli-check/ops.txt
+	@set -e; for m in $(MAPCLI_MAPS); do d=$(BUILD)/mapcli-check/$$m; mkdir -p $$d; \
+		echo "== mapcli $$m"; \
+		$(SCRY) check --trace $$d/trace -o $$d/report.txt --workload $(BUILD)/mapcli-check/ops.txt \
+			-- $(BUILD)/mapcli/mapcli $$m $$d/pool 1 > $$d/stdout || { cat $$d/report.txt; exit 1; }; \
+		tail -n 1 $$d/report.txt; \
+		$(SCRY) trace verify $$d/trace | tail -n 1; \
+	done
