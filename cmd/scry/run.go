@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
 )
@@ -94,6 +95,8 @@ type analyzeFlags struct {
 	oracles      []string
 	suppressions string
 	output       string
+
+	supp *report.Suppressions // loaded by check
 }
 
 func (f *analyzeFlags) add(c *cobra.Command) {
@@ -103,25 +106,32 @@ func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
 }
 
+// check validates the flags and loads the suppressions, before any program runs.
 func (f *analyzeFlags) check() error {
 	switch f.format {
 	case "text", "json", "sarif":
-		return nil
+	default:
+		return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text, json or sarif", f.format)}
 	}
-	return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text, json or sarif", f.format)}
-}
-
-// analyze runs the oracles over a trace and prints the report; it returns findingsExit when
-// there is a correctness finding. A truncated trace is analysed up to its last complete record.
-func (f *analyzeFlags) analyze(cmd *cobra.Command, tracePath string) error {
-	opts := analysis.Options{Oracles: f.oracles}
+	if len(f.oracles) > 0 {
+		if _, err := oracle.ByName(f.oracles); err != nil {
+			return &exitError{code: 2, err: err}
+		}
+	}
 	if f.suppressions != "" {
 		s, err := report.LoadSuppressions(f.suppressions)
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}
-		opts.Suppressions = s
+		f.supp = s
 	}
+	return nil
+}
+
+// analyze runs the oracles over a trace and prints the report; it returns findingsExit when
+// there is a correctness finding. A truncated trace is analysed up to its last complete record.
+func (f *analyzeFlags) analyze(cmd *cobra.Command, tracePath string) error {
+	opts := analysis.Options{Oracles: f.oracles, Suppressions: f.supp}
 	rep, aerr := analysis.AnalyzeFile(tracePath, opts)
 	if rep == nil {
 		return &exitError{code: 2, err: aerr}

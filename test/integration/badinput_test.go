@@ -61,6 +61,8 @@ func TestBadInput(t *testing.T) {
 		{"check uninstrumented", []string{"check", "--", "true"}, 2, "wrote no trace"},
 		{"missing workload", []string{"check", "--workload", filepath.Join(dir, "no-ops"), "--", "true"}, 2, "no-ops"},
 		{"missing suppressions", []string{"analyze", "--suppressions", filepath.Join(dir, "nosupp"), notTrace}, 2, "nosupp"},
+		{"unknown oracle before running", []string{"check", "--oracles", "bogus", "--", filepath.Join(dir, "never-run")}, 2, "unknown oracle bogus"},
+		{"bad suppressions before running", []string{"check", "--suppressions", notTrace, "--", filepath.Join(dir, "never-run")}, 2, "notatrace.txt:1"},
 		{"workload bad ops", []string{"workload", "kv", "--ops", "-5"}, 2, "negative operation count"},
 	}
 	for _, tt := range tests {
