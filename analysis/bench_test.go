@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 
@@ -99,6 +100,58 @@ func benchTrace(b *testing.B) []byte {
 // reader alone on the same input, so the difference is the analyses' own cost.
 func BenchmarkAnalyze(b *testing.B) {
 	data := benchTrace(b)
+	var events uint64
+	b.Run("read-only", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for i := 0; i < b.N; i++ {
+			r, err := trace.NewReader(bytes.NewReader(data))
+			if err != nil {
+				b.Fatal(err)
+			}
+			events = 0
+			for {
+				if _, err := r.Next(); err != nil {
+					if err != io.EOF {
+						b.Fatal(err)
+					}
+					break
+				}
+				events++
+			}
+		}
+		b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
+	b.Run("all-oracles", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r, err := trace.NewReader(bytes.NewReader(data))
+			if err != nil {
+				b.Fatal(err)
+			}
+			rep, err := analysis.Analyze(r, analysis.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			events = rep.Events
+		}
+		b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
+}
+
+// BenchmarkAnalyzeTrace is BenchmarkAnalyze over a recorded trace, the file named by the
+// environment variable SCRY_BENCH_TRACE (skipped when unset), read from memory. Record one
+// with `scry record` (docs/performance.md) to measure a real workload, for example PMDK's
+// mapcli btree.
+func BenchmarkAnalyzeTrace(b *testing.B) {
+	path := os.Getenv("SCRY_BENCH_TRACE")
+	if path == "" {
+		b.Skip("SCRY_BENCH_TRACE not set")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var events uint64
 	b.Run("read-only", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))

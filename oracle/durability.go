@@ -27,27 +27,42 @@ var UnpersistedStore = &framework.Analyzer{
 }
 
 type unpersisted struct {
-	buf []px86.StoreState
+	spans []px86.StoreState // entries of stores that touch several cache lines
 }
 
 func (u *unpersisted) OnUnmap(p *framework.Pass, ev *trace.Event, r pmdk.Region) {
-	u.buf = p.State.Model.Overlapping(u.buf[:0], r.Base, r.Len)
-	u.check(p, "its pool is closed (region unmapped)")
+	u.spans = u.spans[:0]
+	p.State.Model.ForEachOverlapping(r.Base, r.Len, func(s px86.StoreState) bool {
+		u.entry(p, s, "its pool is closed (region unmapped)")
+		return true
+	})
+	u.reportSpans(p, "its pool is closed (region unmapped)")
 }
 
 func (u *unpersisted) OnEnd(p *framework.Pass, ev *trace.Event) {
-	u.buf = u.buf[:0]
+	u.spans = u.spans[:0]
 	p.State.Model.ForEachUnpersisted(func(s px86.StoreState) bool {
-		u.buf = append(u.buf, s)
+		u.entry(p, s, "the program exits")
 		return true
 	})
-	u.check(p, "the program exits")
+	u.reportSpans(p, "the program exits")
 }
 
-// check reports the stores in u.buf, one diagnostic per store (its entries on all lines
-// grouped; dirty anywhere means the flush is missing).
-func (u *unpersisted) check(p *framework.Pass, when string) {
-	slices.SortFunc(u.buf, func(a, b px86.StoreState) int {
+// entry handles one unpersisted entry. The finding is per store: a store on one cache line has
+// exactly one entry and is reported at once; the entries of a store that spans lines are kept
+// for reportSpans, which groups them.
+func (u *unpersisted) entry(p *framework.Pass, s px86.StoreState, when string) {
+	if s.Flags&px86.Spans != 0 {
+		u.spans = append(u.spans, s)
+		return
+	}
+	u.report(p, s, s.State, s.Size, when)
+}
+
+// reportSpans reports the stores in u.spans, one diagnostic per store: its entries on all
+// lines grouped (dirty anywhere means the flush is missing), located at its lowest address.
+func (u *unpersisted) reportSpans(p *framework.Pass, when string) {
+	slices.SortFunc(u.spans, func(a, b px86.StoreState) int {
 		if a.ID != b.ID {
 			if a.ID < b.ID {
 				return -1
@@ -62,40 +77,45 @@ func (u *unpersisted) check(p *framework.Pass, when string) {
 		}
 		return 0
 	})
-	m := p.State.Model
-	for i := 0; i < len(u.buf); {
+	for i := 0; i < len(u.spans); {
 		j := i
-		first := u.buf[i]
+		first := u.spans[i]
 		state := px86.Pending
 		var size uint64
-		for ; j < len(u.buf) && u.buf[j].ID == first.ID; j++ {
-			size += u.buf[j].Size
-			if u.buf[j].State == px86.Dirty {
+		for ; j < len(u.spans) && u.spans[j].ID == first.ID; j++ {
+			size += u.spans[j].Size
+			if u.spans[j].State == px86.Dirty {
 				state = px86.Dirty
 			}
 		}
 		i = j
-		if first.External() || p.Dup(first.Origin.Site, first.ID) {
-			continue
-		}
-		what := "store"
-		if first.NT() {
-			what = "non-temporal store"
-		}
-		var msg string
-		if state == px86.Dirty {
-			msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its cache line is never flushed (missing flush and fence)",
-				what, plural(size, "byte"), p.State.Where(first.Addr), when)
-		} else {
-			msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it is flushed but no fence follows (missing fence)",
-				what, plural(size, "byte"), p.State.Where(first.Addr), when)
-		}
-		d := framework.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
-		if fl, ok := m.LastFlush(first.Addr); ok {
-			d.Related = []framework.RelatedSite{{Role: "flush", Site: fl.Site, Stack: fl.Stack}}
-		}
-		p.Report(d)
+		u.report(p, first, state, size, when)
 	}
+}
+
+// report reports store first (its entry at its lowest address) of size bytes in all, dirty on
+// some line (state Dirty) or only flush-pending.
+func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px86.State, size uint64, when string) {
+	if first.External() || p.Dup(first.Origin.Site, first.ID) {
+		return
+	}
+	what := "store"
+	if first.NT() {
+		what = "non-temporal store"
+	}
+	var msg string
+	if state == px86.Dirty {
+		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its cache line is never flushed (missing flush and fence)",
+			what, plural(size, "byte"), p.State.Where(first.Addr), when)
+	} else {
+		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it is flushed but no fence follows (missing fence)",
+			what, plural(size, "byte"), p.State.Where(first.Addr), when)
+	}
+	d := framework.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
+	if fl, ok := p.State.Model.LastFlush(first.Addr); ok {
+		d.Related = []framework.RelatedSite{{Role: "flush", Site: fl.Site, Stack: fl.Stack}}
+	}
+	p.Report(d)
 }
 
 // OverwrittenUnpersisted reports a store that rewrites bytes of an earlier store which is not

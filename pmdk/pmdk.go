@@ -53,6 +53,8 @@ type Region struct {
 type Regions struct {
 	list []Region // sorted by Base
 	last int      // index of the last hit, -1 none
+	// The last hit's range, for Contains's inlined check (lastLen 0: none).
+	lastBase, lastLen uint64
 }
 
 // Map adds (or replaces, when the id is already mapped) a region.
@@ -60,7 +62,7 @@ func (rs *Regions) Map(r Region) {
 	rs.Unmap(r.ID)
 	i := sort.Search(len(rs.list), func(i int) bool { return rs.list[i].Base >= r.Base })
 	rs.list = slices.Insert(rs.list, i, r)
-	rs.last = -1
+	rs.last, rs.lastLen = -1, 0
 }
 
 // Get returns region id.
@@ -78,7 +80,7 @@ func (rs *Regions) Unmap(id uint32) (Region, bool) {
 	for i, r := range rs.list {
 		if r.ID == id {
 			rs.list = slices.Delete(rs.list, i, i+1)
-			rs.last = -1
+			rs.last, rs.lastLen = -1, 0
 			return r, true
 		}
 	}
@@ -87,15 +89,18 @@ func (rs *Regions) Unmap(id uint32) (Region, bool) {
 
 // Find returns the region holding addr.
 func (rs *Regions) Find(addr uint64) (*Region, bool) {
-	if rs.last >= 0 && rs.last < len(rs.list) {
-		r := &rs.list[rs.last]
-		if addr-r.Base < r.Len {
+	if uint(rs.last) < uint(len(rs.list)) {
+		if r := &rs.list[rs.last]; addr-r.Base < r.Len {
 			return r, true
 		}
 	}
+	return rs.find(addr)
+}
+
+func (rs *Regions) find(addr uint64) (*Region, bool) {
 	i := sort.Search(len(rs.list), func(i int) bool { return rs.list[i].Base > addr }) - 1
 	if i >= 0 && addr-rs.list[i].Base < rs.list[i].Len {
-		rs.last = i
+		rs.last, rs.lastBase, rs.lastLen = i, rs.list[i].Base, rs.list[i].Len
 		return &rs.list[i], true
 	}
 	return nil, false
@@ -103,7 +108,10 @@ func (rs *Regions) Find(addr uint64) (*Region, bool) {
 
 // Contains reports whether addr lies in a mapped region.
 func (rs *Regions) Contains(addr uint64) bool {
-	_, ok := rs.Find(addr)
+	if addr-rs.lastBase < rs.lastLen { // the last hit, checked inline
+		return true
+	}
+	_, ok := rs.find(addr)
 	return ok
 }
 

@@ -95,10 +95,13 @@ type Origin struct {
 	Op    uint32
 }
 
-// Store flags.
+// Store flags. NT and External are given to Store; the model sets Spans.
 const (
 	NT       uint8 = 1 << 0 // non-temporal store
 	External uint8 = 1 << 1 // bytes written by uninstrumented (library) code
+	// Spans marks the entries of a store that touches more than one cache line: only such a
+	// store can have several entries, so only those need grouping by StoreID.
+	Spans uint8 = 1 << 2
 )
 
 // StoreState is the state of one unpersisted store on one cache line.
@@ -108,7 +111,7 @@ type StoreState struct {
 	Addr   uint64 // first byte of the part of the store on this line
 	Size   uint64 // bytes of the store on this line
 	State  State
-	Flags  uint8 // NT, External
+	Flags  uint8 // NT, External, Spans
 }
 
 // NT reports whether the store was non-temporal.
@@ -163,16 +166,22 @@ const MaxEntriesPerLine = 64
 type Model struct {
 	lineSize uint64
 	shift    uint
-	lines    lineTable
-	lastIdx  uint64
-	last     *line // cache of lines[lastIdx], nil when absent
-	prevIdx  uint64
-	prev     *line // the line cached before last, nil when absent
-	pending  []*line
-	free     []*line
-	entries  int // unpersisted entries
-	npend    int // flush-pending entries
-	live     int // lines with at least one entry
+	// The index of lines with unpersisted entries (index.go): the hash table, and bitmaps of
+	// the registered ranges.
+	lines   lineTable
+	spaces  []*space // sorted by first
+	cur     *space   // the space of the last lookup
+	outside int      // lines in the table outside every space
+	scratch []*line  // collect's result
+	lastIdx uint64
+	last    *line // cache of lines[lastIdx], nil when absent
+	prevIdx uint64
+	prev    *line // the line cached before last, nil when absent
+	pending []*line
+	free    []*line
+	entries int // unpersisted entries
+	npend   int // flush-pending entries
+	live    int // lines with at least one entry
 }
 
 // New returns an empty model for cache lines of lineSize bytes (the trace header's value, 64 on
@@ -212,7 +221,7 @@ func (m *Model) lookup(idx uint64) *line {
 		m.last, m.lastIdx, m.prev, m.prevIdx = m.prev, m.prevIdx, m.last, m.lastIdx
 		return m.last
 	}
-	l := m.lines.get(idx)
+	l := m.get(idx)
 	if l != nil {
 		m.cache(l, idx)
 	}
@@ -237,7 +246,7 @@ func (m *Model) getOrCreate(idx uint64) *line {
 		l.pieces = l.inline[:0]
 	}
 	l.idx = idx
-	m.lines.put(l)
+	m.put(l)
 	m.cache(l, idx)
 	return l
 }
@@ -249,7 +258,7 @@ func (m *Model) remove(l *line) {
 	if len(l.pieces) > 0 {
 		m.live--
 	}
-	m.lines.del(l.idx)
+	m.unindex(l)
 	if m.last == l {
 		m.last = nil
 	}
@@ -306,12 +315,24 @@ type StoreEffect struct {
 // each cache line it touches. A store of size 0 does nothing.
 func (m *Model) Store(id StoreID, o Origin, addr, size uint64, flags uint8) StoreEffect {
 	var eff StoreEffect
+	m.StoreInto(&eff, id, o, addr, size, flags)
+	return eff
+}
+
+// StoreInto is Store writing its effect to *eff, which saves copying the effect on the hot
+// path of the analysis driver. eff.Prev is left as it was when eff.Overwrote is false.
+func (m *Model) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uint64, flags uint8) {
+	eff.Overwrote, eff.Lines = false, 0
 	if size == 0 {
-		return eff
+		return
 	}
 	end := addr + size
 	if end < addr { // wraps around the address space: clip
 		end = ^uint64(0)
+	}
+	flags &^= Spans
+	if addr>>m.shift != (end-1)>>m.shift {
+		flags |= Spans
 	}
 	for a := addr; a < end; {
 		idx := a >> m.shift
@@ -356,7 +377,6 @@ func (m *Model) Store(id StoreID, o Origin, addr, size uint64, flags uint8) Stor
 		}
 		a = hi
 	}
-	return eff
 }
 
 // compact makes room on a full line about to receive a store of [lo,hi) (see MaxEntriesPerLine).
@@ -464,49 +484,15 @@ func (m *Model) Fence() FenceEffect {
 	return eff
 }
 
-// forLines calls fn for every line with unpersisted entries that overlaps [addr, addr+size),
-// visiting either the line indexes of the range or the map, whichever is smaller. fn may
-// remove the line.
-func (m *Model) forLines(addr, size uint64, fn func(l *line)) {
-	if size == 0 || m.lines.n == 0 {
-		return
-	}
-	end := addr + size
-	if end < addr {
-		end = ^uint64(0)
-	}
-	first, lastIdx := addr>>m.shift, (end-1)>>m.shift
-	if lastIdx-first < uint64(m.lines.n) {
-		for idx := first; ; idx++ {
-			if l := m.lookup(idx); l != nil {
-				fn(l)
-			}
-			if idx == lastIdx {
-				break
-			}
-		}
-		return
-	}
-	var ls []*line
-	m.lines.each(func(l *line) {
-		if l.idx >= first && l.idx <= lastIdx {
-			ls = append(ls, l)
-		}
-	})
-	for _, l := range ls {
-		fn(l)
-	}
-}
-
 // PersistRange makes every entry on the cache lines overlapping [addr, addr+size) persisted:
 // a library flushed those lines and fenced (PMDK at transaction commit). It returns the number
 // of entries persisted.
 func (m *Model) PersistRange(addr, size uint64) int {
 	n := 0
-	m.forLines(addr, size, func(l *line) {
+	for _, l := range m.collect(addr, size) {
 		n += len(l.pieces)
 		m.remove(l)
-	})
+	}
 	return n
 }
 
@@ -521,7 +507,7 @@ func (m *Model) DropRange(addr, size uint64) int {
 		end = ^uint64(0)
 	}
 	removed := 0
-	m.forLines(addr, size, func(l *line) {
+	for _, l := range m.collect(addr, size) {
 		base := l.idx << m.shift
 		lo := uint16(0)
 		if addr > base {
@@ -550,48 +536,37 @@ func (m *Model) DropRange(addr, size uint64) int {
 		}
 		if n == 0 {
 			m.remove(l)
-			return
+			continue
 		}
 		m.entries -= len(l.pieces) - n
 		m.npend -= l.npending - np
 		l.pieces, l.npending = l.pieces[:n], np
-	})
-	return removed
-}
-
-func (m *Model) appendLine(buf []StoreState, l *line, lo, hi uint16) []StoreState {
-	for i := range l.pieces {
-		p := &l.pieces[i]
-		if p.lo < hi && lo < p.hi {
-			st := Dirty
-			if i < l.npending {
-				st = Pending
-			}
-			buf = append(buf, m.view(l, p, st))
-		}
 	}
-	return buf
+	return removed
 }
 
 // Overlapping appends to buf the unpersisted entries that write at least one byte of
 // [addr, addr+size), line by line in address order and in program order within a line, and
 // returns the extended buf.
 func (m *Model) Overlapping(buf []StoreState, addr, size uint64) []StoreState {
+	m.ForEachOverlapping(addr, size, func(s StoreState) bool {
+		buf = append(buf, s)
+		return true
+	})
+	return buf
+}
+
+// ForEachOverlapping calls fn for every unpersisted entry that writes at least one byte of
+// [addr, addr+size), in the order of Overlapping, until fn returns false. fn must not change
+// the model's state (it may query it).
+func (m *Model) ForEachOverlapping(addr, size uint64, fn func(StoreState) bool) {
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
 	}
-	var ls []*line
-	m.forLines(addr, size, func(l *line) { ls = append(ls, l) })
-	slices.SortFunc(ls, func(a, b *line) int {
-		if a.idx < b.idx {
-			return -1
-		}
-		if a.idx > b.idx {
-			return 1
-		}
-		return 0
-	})
+	ls := m.collect(addr, size)
+	m.scratch = nil // fn may query the model; keep ls ours
+	defer func() { m.scratch = ls[:0] }()
 	for _, l := range ls {
 		base := l.idx << m.shift
 		lo, hi := uint16(0), uint16(m.lineSize)
@@ -601,9 +576,19 @@ func (m *Model) Overlapping(buf []StoreState, addr, size uint64) []StoreState {
 		if end-base < m.lineSize {
 			hi = uint16(end - base)
 		}
-		buf = m.appendLine(buf, l, lo, hi)
+		for i := range l.pieces {
+			p := &l.pieces[i]
+			if p.lo < hi && lo < p.hi {
+				st := Dirty
+				if i < l.npending {
+					st = Pending
+				}
+				if !fn(m.view(l, p, st)) {
+					return
+				}
+			}
+		}
 	}
-	return buf
 }
 
 // Unpersisted appends to buf every unpersisted entry on the cache lines overlapping
@@ -624,11 +609,11 @@ func (m *Model) Unpersisted(buf []StoreState, addr, size uint64) []StoreState {
 // ForEachUnpersisted calls fn for every unpersisted entry, line by line in an unspecified order
 // of lines and in program order within a line, until fn returns false.
 func (m *Model) ForEachUnpersisted(fn func(StoreState) bool) {
-	for _, s := range m.lines.slots {
-		if s.key == 0 {
-			continue
-		}
-		l := s.l
+	ls := m.scratch[:0]
+	m.eachLine(func(l *line) { ls = append(ls, l) })
+	m.scratch = nil // fn may query the model; keep ls ours
+	defer func() { m.scratch = ls[:0] }()
+	for _, l := range ls {
 		for i := range l.pieces {
 			st := Dirty
 			if i < l.npending {

@@ -178,7 +178,7 @@ func (d *driver) loop() (uint64, error) {
 	st := d.st
 	m := st.Model
 	var n uint64
-	var info StoreInfo
+	info := new(StoreInfo)
 	for {
 		ev, err := d.r.Next()
 		if err != nil {
@@ -197,12 +197,13 @@ func (d *driver) loop() (uint64, error) {
 			if ev.Kind == trace.KindNTStore {
 				flags = px86.NT
 			}
-			o := px86.Origin{Site: ev.Site, Stack: ev.Context, Op: st.Op}
-			info = StoreInfo{Event: ev, Origin: o, Flags: flags, Recorded: true,
-				Tx:     st.Threads.Get(ev.Thread),
-				Effect: m.Store(ev.Index, o, ev.Addr, ev.Size, flags)}
+			// Fill info in place (it is large, and escapes to the hooks).
+			info.Event, info.Flags, info.Recorded = ev, flags, true
+			info.Origin = px86.Origin{Site: ev.Site, Stack: ev.Context, Op: st.Op}
+			info.Tx = st.Threads.Get(ev.Thread)
+			m.StoreInto(&info.Effect, ev.Index, info.Origin, ev.Addr, ev.Size, flags)
 			for _, h := range d.stores {
-				h.h.OnStore(h.p, &info)
+				h.h.OnStore(h.p, info)
 			}
 		case trace.KindFlush:
 			if !st.Regions.Contains(ev.Addr) {
@@ -224,8 +225,10 @@ func (d *driver) loop() (uint64, error) {
 			if !st.Regions.Contains(ev.Addr) {
 				continue
 			}
-			o := st.Origin(ev)
-			info = StoreInfo{Event: ev, Origin: o, Flags: px86.External, Tx: st.Threads.Get(ev.Thread)}
+			info.Event, info.Flags, info.Recorded = ev, px86.External, false
+			info.Origin = st.Origin(ev)
+			info.Tx = st.Threads.Get(ev.Thread)
+			info.Effect = px86.StoreEffect{}
 			switch {
 			case ev.Flags&trace.ExternalInitial != 0:
 				// The region's content at map time: already durable.
@@ -233,13 +236,17 @@ func (d *driver) loop() (uint64, error) {
 				m.PersistRange(ev.Addr, ev.Size)
 			default:
 				info.Recorded = true
-				info.Effect = m.Store(ev.Index, o, ev.Addr, ev.Size, px86.External)
+				m.StoreInto(&info.Effect, ev.Index, info.Origin, ev.Addr, ev.Size, px86.External)
 			}
 			for _, h := range d.stores {
-				h.h.OnStore(h.p, &info)
+				h.h.OnStore(h.p, info)
 			}
 		case trace.KindRegionMap:
+			if old, ok := st.Regions.Get(ev.Region); ok { // remapped without an unmap
+				m.RemoveRange(old.Base, old.Len)
+			}
 			m.DropRange(ev.Addr, ev.Size) // stale state of an earlier mapping
+			m.AddRange(ev.Addr, ev.Size)  // index the region's lines densely
 			st.Regions.Map(pmdk.Region{ID: ev.Region, Base: ev.Addr, Len: ev.Size, Path: ev.Path, FileOffset: ev.FileOffset})
 		case trace.KindRegionUnmap:
 			r, ok := st.Regions.Get(ev.Region)
@@ -251,6 +258,7 @@ func (d *driver) loop() (uint64, error) {
 				h.h.OnUnmap(h.p, ev, r)
 			}
 			m.DropRange(r.Base, r.Len)
+			m.RemoveRange(r.Base, r.Len)
 			st.Regions.Unmap(ev.Region)
 		case trace.KindTxBegin:
 			st.Threads.Get(ev.Thread).Begin(ev.Site, ev.Context)
