@@ -147,3 +147,34 @@ func TestByName(t *testing.T) {
 		seen[a.Name] = true
 	}
 }
+
+// TestRedundantTxAddNamesCoverer: a redundant TX_ADD names the earlier call that covered it.
+func TestRedundantTxAddNamesCoverer(t *testing.T) {
+	tests := []struct {
+		name     string
+		tr       *analysistest.Builder
+		role     string
+		line     int
+		contains string
+	}{
+		{"earlier add", pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(34, A, 8, 0).TxCommit(32).TxEnd(33).Exit(0), "earlier-add", 31, "already added"},
+		{"latest overlapping add", pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(36, A+8, 8, 0).TxAdd(34, A+10, 4, 0).TxCommit(32).TxEnd(33).Exit(0), "earlier-add", 36, "already added"},
+		{"allocation", pool().TxBegin(30).Alloc(35, B, 64, trace.AllocInTx).TxAdd(34, B, 16, 0).TxCommit(32).TxEnd(33).Exit(0), "allocation", 35, "already allocated"},
+	}
+	for _, tt := range tests {
+		rep, err := analysis.Analyze(tt.tr.Reader(t), analysis.Options{Oracles: []string{"redundant-tx-add"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Findings) != 1 {
+			t.Fatalf("%s: %d findings, want 1", tt.name, len(rep.Findings))
+		}
+		f := rep.Findings[0]
+		if len(f.Related) == 0 || f.Related[0].Role != tt.role || f.Related[0].Line != tt.line {
+			t.Errorf("%s: related %+v, want role %s at line %d first", tt.name, f.Related, tt.role, tt.line)
+		}
+		if !strings.Contains(f.Message, tt.contains) {
+			t.Errorf("%s: message %q does not say %q", tt.name, f.Message, tt.contains)
+		}
+	}
+}

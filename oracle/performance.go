@@ -85,10 +85,23 @@ func (redundantTxAdd) OnTxAdd(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx, r
 	if !redundant || p.Dup(ev.Site, ev.Index) {
 		return
 	}
+	why := "already added to this transaction or allocated in it"
+	var related []framework.RelatedSite
+	if c := tx.Coverer; c.Size > 0 {
+		role, verb := "earlier-add", "added"
+		if c.Alloc {
+			role, verb = "allocation", "allocated"
+		}
+		why = "already " + verb + " in this transaction"
+		if c.Site != 0 {
+			related = append(related, framework.RelatedSite{Role: role, Site: c.Site, Stack: c.Stack})
+		}
+	}
+	related = append(related, framework.RelatedSite{Role: "transaction", Site: tx.BeginSite, Stack: tx.BeginStack})
 	p.Report(framework.Diagnostic{
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.Op,
-		Message: fmt.Sprintf("TX_ADD of %s at %s is redundant: the range is already added to this transaction or allocated in it",
-			plural(ev.Size, "byte"), p.State.Where(ev.Addr)),
-		Related: []framework.RelatedSite{{Role: "transaction", Site: tx.BeginSite, Stack: tx.BeginStack}},
+		Message: fmt.Sprintf("TX_ADD of %s at %s is redundant: the range is %s",
+			plural(ev.Size, "byte"), p.State.Where(ev.Addr), why),
+		Related: related,
 	})
 }

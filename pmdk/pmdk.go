@@ -198,13 +198,26 @@ type AddedRange struct {
 	Flags uint8 // trace.TxAddNoSnapshot, trace.TxAddNoFlush
 }
 
+// Origin is one TX_ADD or allocation of a transaction, with the site and call stack of its call.
+type Origin struct {
+	Range
+	Site, Stack uint32
+	Alloc       bool // an allocation, not a TX_ADD
+}
+
 // Tx is the transaction state of one thread: the nesting stack and the outermost transaction's
 // added ranges and allocated objects.
 type Tx struct {
-	stages  []Stage // one per nesting level, outermost first
-	Added   []AddedRange
-	Allocs  []Range
-	Logged  IntervalSet // union of Added and Allocs: bytes the transaction takes care of
+	stages []Stage // one per nesting level, outermost first
+	Added  []AddedRange
+	Allocs []Range
+	Logged IntervalSet // union of Added and Allocs: bytes the transaction takes care of
+	// Origins lists every TX_ADD and allocation of the open transaction with its site, so that
+	// a redundant TX_ADD can name the earlier call that already covered its range.
+	Origins []Origin
+	// Coverer is, after Add reported a redundant range, the latest earlier TX_ADD or allocation
+	// overlapping it.
+	Coverer Origin
 	aborted bool
 	// BeginSite and BeginStack locate the outermost TX_BEGIN of the open transaction.
 	BeginSite, BeginStack uint32
@@ -242,13 +255,25 @@ func (t *Tx) Begin(site, stack uint32) {
 
 // Add records a TX_ADD in the outermost transaction and reports whether the range was already
 // wholly covered by earlier added ranges or allocated objects (the redundant-tx-add rule).
-// It reports ok=false when no transaction is open.
-func (t *Tx) Add(addr, size uint64, flags uint8) (redundant, ok bool) {
+// It reports ok=false when no transaction is open. site and stack locate the call; when the
+// range is redundant, Coverer names the latest earlier add or allocation overlapping it.
+func (t *Tx) Add(addr, size uint64, flags uint8, site, stack uint32) (redundant, ok bool) {
 	if len(t.stages) == 0 {
 		return false, false
 	}
 	redundant = t.Logged.Covers(addr, size)
+	if redundant {
+		t.Coverer = Origin{}
+		for i := len(t.Origins) - 1; i >= 0; i-- {
+			o := t.Origins[i]
+			if o.Addr < addr+size && addr < o.End() {
+				t.Coverer = o
+				break
+			}
+		}
+	}
 	t.Added = append(t.Added, AddedRange{Range{addr, size}, flags})
+	t.Origins = append(t.Origins, Origin{Range{addr, size}, site, stack, false})
 	t.Logged.Add(addr, size)
 	return redundant, true
 }
@@ -257,13 +282,14 @@ func (t *Tx) Add(addr, size uint64, flags uint8) (redundant, ok bool) {
 // transactionally (inTx, ALLOC flag tx) are persisted at commit and freed at abort; every object
 // allocated while the transaction runs counts as logged for the tx-unlogged-store rule (it is
 // new, so nothing written before the transaction can depend on its contents).
-func (t *Tx) Alloc(addr, size uint64, inTx bool) {
+func (t *Tx) Alloc(addr, size uint64, inTx bool, site, stack uint32) {
 	if len(t.stages) == 0 {
 		return
 	}
 	if inTx {
 		t.Allocs = append(t.Allocs, Range{addr, size})
 	}
+	t.Origins = append(t.Origins, Origin{Range{addr, size}, site, stack, true})
 	t.Logged.Add(addr, size)
 }
 
@@ -326,6 +352,7 @@ func (t *Tx) End() bool {
 	if n == 1 {
 		t.Added = t.Added[:0]
 		t.Allocs = t.Allocs[:0]
+		t.Origins = t.Origins[:0]
 		t.Logged.Reset()
 		t.aborted = false
 	}

@@ -43,7 +43,7 @@ func (r *rec) DropRange(a, n uint64) int    { r.dropped = append(r.dropped, Rang
 
 func TestTxCommitAbort(t *testing.T) {
 	var tx Tx
-	if _, ok := tx.Add(0, 8, 0); ok {
+	if _, ok := tx.Add(0, 8, 0, 0, 0); ok {
 		t.Error("Add outside a transaction")
 	}
 	tx.Begin(1, 0)
@@ -51,14 +51,14 @@ func TestTxCommitAbort(t *testing.T) {
 	if tx.Depth() != 2 || !tx.InWork() || tx.BeginSite != 1 {
 		t.Errorf("nesting: %+v", tx)
 	}
-	tx.Add(0, 8, 0)
-	tx.Add(64, 8, trace.TxAddNoFlush)
-	tx.Add(128, 8, trace.TxAddNoSnapshot)
-	if red, _ := tx.Add(0, 4, 0); !red {
+	tx.Add(0, 8, 0, 0, 0)
+	tx.Add(64, 8, trace.TxAddNoFlush, 0, 0)
+	tx.Add(128, 8, trace.TxAddNoSnapshot, 0, 0)
+	if red, _ := tx.Add(0, 4, 0, 0, 0); !red {
 		t.Error("covered add not redundant")
 	}
-	tx.Alloc(256, 64, true)
-	tx.Alloc(512, 64, false)
+	tx.Alloc(256, 64, true, 0, 0)
+	tx.Alloc(512, 64, false, 0, 0)
 	if !tx.Covers(512, 8) || !tx.Covers(256, 64) || tx.Covers(8, 1) {
 		t.Error("Covers")
 	}
@@ -88,9 +88,9 @@ func TestTxCommitAbort(t *testing.T) {
 
 	var r2 rec
 	tx.Begin(1, 0)
-	tx.Add(0, 8, 0)
-	tx.Add(128, 8, trace.TxAddNoSnapshot)
-	tx.Alloc(256, 64, true)
+	tx.Add(0, 8, 0, 0, 0)
+	tx.Add(128, 8, trace.TxAddNoSnapshot, 0, 0)
+	tx.Alloc(256, 64, true, 0, 0)
 	tx.Begin(2, 0)
 	if !tx.Abort(&r2) || tx.Abort(&r2) {
 		t.Error("abort must act once")

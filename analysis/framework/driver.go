@@ -264,7 +264,7 @@ func (d *driver) loop() (uint64, error) {
 			st.Threads.Get(ev.Thread).Begin(ev.Site, ev.Context)
 		case trace.KindTxAdd:
 			tx := st.Threads.Get(ev.Thread)
-			redundant, ok := tx.Add(ev.Addr, ev.Size, ev.Flags)
+			redundant, ok := tx.Add(ev.Addr, ev.Size, ev.Flags, ev.Site, ev.Context)
 			if !ok {
 				d.warnOnce("txadd", "event %d: TX_ADD outside a transaction (ignored)", ev.Index)
 				continue
@@ -281,7 +281,7 @@ func (d *driver) loop() (uint64, error) {
 				d.warnOnce("txend", "event %d: TX_END outside a transaction (ignored)", ev.Index)
 			}
 		case trace.KindAlloc:
-			st.Threads.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0)
+			st.Threads.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0, ev.Site, ev.Context)
 		case trace.KindOpBegin:
 			st.Op = uint32(ev.Op) + 1
 			if ev.Op < 1<<31 && ev.Op == uint64(len(d.opSpan)) && len(d.opText)+len(ev.Text) <= MaxOpText {
