@@ -57,6 +57,7 @@ bench: deps all mapcli
 # Short fuzzing of every parser (the seeds run in `make test` too).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
+	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo
