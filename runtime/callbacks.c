@@ -191,7 +191,7 @@ void scry_register_pm(void *base, size_t length, const char *path)
 {
 	if (!rt_init())
 		return;
-	pm_add((uintptr_t)base, length, path, -1, 0, 0, 0, 1);
+	pm_add((uintptr_t)base, length, path, -1, 0, 0, 0, PM_WRITABLE);
 }
 
 /* Safety-net EXTERNAL_WRITEs, REGION_UNMAP (site 0). */

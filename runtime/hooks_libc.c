@@ -59,7 +59,8 @@ static void mmap_post(uint32_t site, void *ret, size_t length, int prot, int fla
 	if (!pm_glob_match(path))
 		return;
 	rt_self.in_rt = 1;
-	pm_add((uintptr_t)ret, length, path, fd, (uint64_t)offset, site, 0, (prot & PROT_WRITE) != 0);
+	pm_add((uintptr_t)ret, length, path, fd, (uint64_t)offset, site, 0,
+	       ((prot & PROT_WRITE) ? PM_WRITABLE : 0) | PM_FILE);
 	rt_self.in_rt = 0;
 }
 
@@ -103,6 +104,18 @@ void __scry_post_munmap(uint32_t site, int ret, void *addr, size_t length)
 	(void)site, (void)ret, (void)addr, (void)length;
 }
 
+/* PM is write-protected (region.c): a buffer the kernel writes into (read(2)) must be made
+ * writable before the call, else the system call fails with EFAULT. For copies it saves a
+ * fault per page. */
+static void unprotect_dest(void *dest, size_t n)
+{
+	if (!rt_ready() || !dest || n == 0 || !pm_any())
+		return;
+	rt_self.in_rt = 1;
+	pm_unprotect_range(dest, n);
+	rt_self.in_rt = 0;
+}
+
 /* ---------------------------------------------------------------- operations */
 
 #define OP_TEXT_MAX 4096
@@ -125,7 +138,8 @@ static void op_line(const char *line, size_t n)
 
 void __scry_pre_fgets(uint32_t site, char *s, int size, FILE *stream)
 {
-	(void)site, (void)s, (void)size, (void)stream;
+	(void)site, (void)stream;
+	unprotect_dest(s, size > 0 ? (size_t)size : 0);
 }
 
 void __scry_post_fgets(uint32_t site, char *ret, char *s, int size, FILE *stream)
@@ -156,7 +170,8 @@ void __scry_post_getline(uint32_t site, ssize_t ret, char **lineptr, size_t *n, 
 
 void __scry_pre_read(uint32_t site, int fd, void *buf, size_t count)
 {
-	(void)site, (void)fd, (void)buf, (void)count;
+	(void)site, (void)fd;
+	unprotect_dest(buf, count);
 }
 
 void __scry_post_read(uint32_t site, ssize_t ret, int fd, void *buf, size_t count)
@@ -186,7 +201,8 @@ static void copy_post(uint32_t site, void *dest, const void *src, size_t n)
 
 void __scry_pre_memcpy(uint32_t site, void *dest, const void *src, size_t n)
 {
-	(void)site, (void)dest, (void)src, (void)n;
+	(void)site, (void)src;
+	unprotect_dest(dest, n);
 }
 
 void __scry_post_memcpy(uint32_t site, void *ret, void *dest, const void *src, size_t n)
@@ -200,7 +216,8 @@ void __scry_post_memcpy(uint32_t site, void *ret, void *dest, const void *src, s
 
 void __scry_pre_memmove(uint32_t site, void *dest, const void *src, size_t n)
 {
-	(void)site, (void)dest, (void)src, (void)n;
+	(void)site, (void)src;
+	unprotect_dest(dest, n);
 }
 
 void __scry_post_memmove(uint32_t site, void *ret, void *dest, const void *src, size_t n)
@@ -214,7 +231,8 @@ void __scry_post_memmove(uint32_t site, void *ret, void *dest, const void *src, 
 
 void __scry_pre_memset(uint32_t site, void *s, int c, size_t n)
 {
-	(void)site, (void)s, (void)c, (void)n;
+	(void)site, (void)c;
+	unprotect_dest(s, n);
 }
 
 void __scry_post_memset(uint32_t site, void *ret, void *s, int c, size_t n)

@@ -83,7 +83,8 @@ void __scry_post_pmem_map_file(uint32_t site, void *ret, const char *path, size_
 		if (n == 0 && path && stat(path, &st) == 0)
 			n = (size_t)st.st_size;
 		int created = ((flags & FILE_CREATE) && !rt_self.pmem_existed) || (flags & FILE_TMPFILE);
-		pm_add((uintptr_t)ret, n, (flags & FILE_TMPFILE) ? NULL : path, -1, 0, site, created, 1);
+		pm_add((uintptr_t)ret, n, (flags & FILE_TMPFILE) ? NULL : path, -1, 0, site, created,
+		       PM_WRITABLE | ((flags & FILE_TMPFILE) ? 0 : PM_FILE));
 	}
 	HOOK_LEAVE();
 }

@@ -122,7 +122,7 @@ static void pool_mapped(uint32_t site, void *pop, const char *path, int created)
 			return;
 		}
 	}
-	pm_add((uintptr_t)pop, (uint64_t)st.st_size, path, -1, 0, site, created, 1);
+	pm_add((uintptr_t)pop, (uint64_t)st.st_size, path, -1, 0, site, created, PM_WRITABLE | PM_FILE);
 }
 
 void __scry_pre_pmemobj_create(uint32_t site, const char *path, const char *layout, size_t poolsize, mode_t mode)
@@ -394,15 +394,50 @@ void __scry_pre_pmemobj_tx_xadd_range_direct(uint32_t site, const void *ptr, siz
 		HOOK_LEAVE();                         \
 	}
 
-CLOSE_ONLY_POST(pmemobj_tx_add_range, (uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t off, size_t size),
-		(void)site, (void)ret, (void)oid, (void)off, (void)size)
-CLOSE_ONLY_POST(pmemobj_tx_add_range_direct, (uint32_t site, int ret, const void *ptr, size_t size), (void)site,
-		(void)ret, (void)ptr, (void)size)
-CLOSE_ONLY_POST(pmemobj_tx_xadd_range,
-		(uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t off, size_t size, uint64_t flags), (void)site,
-		(void)ret, (void)oid, (void)off, (void)size, (void)flags)
-CLOSE_ONLY_POST(pmemobj_tx_xadd_range_direct, (uint32_t site, int ret, const void *ptr, size_t size, uint64_t flags),
-		(void)site, (void)ret, (void)ptr, (void)size, (void)flags)
+/* After a successful add the program writes the range: making it writable now (small ranges)
+ * saves the fault of its first store on each page. */
+#define ADD_UNPROTECT_MAX (4 * RT_PAGE)
+static void tx_add_post(int ret, const void *addr, size_t size, void *frame)
+{
+	win_close_stale(frame);
+	if (ret == 0 && addr && size && size <= ADD_UNPROTECT_MAX)
+		pm_unprotect_range((void *)addr, size);
+}
+
+void __scry_post_pmemobj_tx_add_range(uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t off, size_t size)
+{
+	(void)site;
+	HOOK_ENTER_NOCHECK();
+	char *p = ret == 0 ? obj_direct(oid.pool_uuid_lo, oid.off) : NULL;
+	tx_add_post(ret, p ? p + off : NULL, size, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_add_range_direct(uint32_t site, int ret, const void *ptr, size_t size)
+{
+	(void)site;
+	HOOK_ENTER_NOCHECK();
+	tx_add_post(ret, ptr, size, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_xadd_range(uint32_t site, int ret, SCRY_PMEMOID oid, uint64_t off, size_t size,
+				       uint64_t flags)
+{
+	(void)site, (void)flags;
+	HOOK_ENTER_NOCHECK();
+	char *p = ret == 0 ? obj_direct(oid.pool_uuid_lo, oid.off) : NULL;
+	tx_add_post(ret, p ? p + off : NULL, size, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_tx_xadd_range_direct(uint32_t site, int ret, const void *ptr, size_t size, uint64_t flags)
+{
+	(void)site, (void)flags;
+	HOOK_ENTER_NOCHECK();
+	tx_add_post(ret, ptr, size, __builtin_frame_address(0));
+	HOOK_LEAVE();
+}
 
 /* ALLOC (after the allocator's own writes) of the object a call returned. */
 static void alloc_rec(uint32_t site, uint64_t uuid, uint64_t off, uint8_t flags)

@@ -7,18 +7,61 @@
  * bytes the trace says the region holds (docs/trace-format.md, "Semantics": replaying STORE,
  * NT_STORE and EXTERNAL_WRITE over zeros gives the region's bytes). Instrumented stores update it.
  *
- * Around calls into code scry did not instrument (ext calls, libpmemobj calls) a *protection
- * window* write-protects the regions (PROT_READ). A write by that code faults; the SIGSEGV
- * handler records the page as dirty and makes it writable. When the window closes, each dirty
- * page is compared with the shadow and the changed bytes become EXTERNAL_WRITE records with the
- * call's site. Windows left open by a longjmp (PMDK aborts) are closed at the next callback of
- * the thread whose frame is not below the window's. As a safety net, REGION_UNMAP and exit
- * compare whole regions (only pages holding file data, found with SEEK_DATA/SEEK_HOLE, or resident
- * pages with mincore) and record differences with site 0.
+ * Initial content. When the region is a MAP_SHARED mapping of a regular file (pools, pmem_map_file,
+ * --pm globs), REGION_MAP's initial EXTERNAL_WRITEs are read from the file with pread, over the
+ * data extents SEEK_DATA/SEEK_HOLE list (listed before reading: reading may turn neighbouring
+ * unwritten extents into "data"), all-zero pages skipped. The program's mapping is never read:
+ * reading it would populate every page table entry, and mprotect's cost grows with them. Other
+ * regions (scry_register_pm without a file, PMEM_FILE_TMPFILE) are read through the mapping,
+ * resident pages only (mincore).
  *
- * Multi-threading: the region table, the windows and the shadows are guarded by the trace lock.
- * Protection is global, so bytes another thread writes with uninstrumented code during a window
- * are attributed to that window's call: attribution is exact only for single-threaded programs.
+ * Write protection ("protected by default"). A writable region is PROT_READ from REGION_MAP on,
+ * except for the set W of pages made writable since the last protection: a write to a protected
+ * page faults, the SIGSEGV handler adds the page to W and makes it writable (one mprotect of one
+ * page). Outside windows that is all: the write comes from instrumented code, whose callback
+ * puts the bytes in the shadow. Around calls into code scry did not instrument (ext calls,
+ * libpmemobj calls) a *protection window* opens: W is write-protected again (its pages coalesced
+ * into ranges; whole regions in one call when W holds more than RT_W_WHOLE pages) and emptied.
+ * Every page the call writes then faults into W. When the window closes, each page of W is
+ * compared with the shadow and the changed bytes become EXTERNAL_WRITE records with the call's
+ * site; the pages stay writable (a nested window's close needs no re-protection: the enclosing
+ * window's own comparison covers W again). So a page costs one fault and one re-protection per
+ * window that writes it, and nothing while only instrumented code writes it; a window costs
+ * nothing when W is empty. Windows left open by a longjmp (PMDK aborts) are closed at the next
+ * callback of the thread whose frame is not below the window's. W is a list (RT_MAX_W pages) plus
+ * a bitmap per region; past RT_MAX_W pages, or when mprotect fails (vm.max_map_count), the
+ * region becomes wholly writable (all_w: one VMA again) and windows compare it whole until the
+ * next protection, so the VMAs that per-page protection splits stay below ~2 * RT_MAX_W.
+ *
+ * Kernel writes. The kernel cannot write into a protected page (EFAULT): the hooks of read,
+ * fgets, memcpy, memmove and memset make their destination writable first (pm_unprotect_range),
+ * and so does the post hook of pmemobj_tx_add_range* for small added ranges (saves the fault of
+ * the program's next store).
+ *
+ * Safety net. REGION_UNMAP and exit compare whole regions (the file with pread, over its data
+ * extents, for file mappings; else through the mapping) and record differences with site 0;
+ * after pmemobj_close the pool file is compared again (flag persisted, the close's site).
+ *
+ * Multi-threading: the region table, the windows, W and the shadows are guarded by the trace
+ * lock, which the SIGSEGV handler takes too (the runtime never writes PM, so a faulting thread
+ * never holds it). Protection is global, so bytes another thread writes with uninstrumented code
+ * during a window are attributed to that window's call: attribution is exact only for
+ * single-threaded programs.
+ *
+ * Limitations:
+ *   - System calls other than read (and the hooked libc functions) that write into PM (pread,
+ *     recv, fread's direct reads, ...) fail with EFAULT on a protected page, and so do such
+ *     calls made by uninstrumented code inside a window (as before protection became the
+ *     default).
+ *   - Writes by uninstrumented code outside any window (a call the pass did not wrap) fault like
+ *     instrumented ones and are taken for them: they reach the trace at the next safety net
+ *     (unmap or exit) with site 0, as before.
+ *   - A region not starting on a page boundary (scry_register_pm of arbitrary memory) is never
+ *     protected: uninstrumented writes to it are found only by the safety net; the last partial
+ *     page of a region is never protected either.
+ *   - The program's own mprotect of PM, and writes to the file through another mapping or
+ *     write(2), are not seen by the window mechanism (the safety net compares the file).
+ *   - A region closed by unmap is made writable again first (libpmemobj writes while closing).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -246,26 +289,64 @@ static void diff_span(struct run *u, const unsigned char *cur, uint64_t lo, uint
 	}
 }
 
+/* Opens the region's file for reading: a new open file description (lseek on the program's own
+ * descriptor would move its file position). fd >= 0: the program's descriptor of the file, else
+ * the path. When the region knows its file's identity, a file that is not it (renamed over the
+ * path since) is refused. Returns -1 on failure. Async-signal-safe. */
+static int open_region_file(struct rt_region *r, int fd)
+{
+	int own = -1;
+	if (fd >= 0) {
+		char link[32] = "/proc/self/fd/";
+		char digits[12];
+		int n = 0;
+		unsigned v = (unsigned)fd;
+		do
+			digits[n++] = (char)('0' + v % 10);
+		while ((v /= 10) && n < 11);
+		size_t l = strlen(link);
+		while (n > 0)
+			link[l++] = digits[--n];
+		link[l] = 0;
+		own = open(link, O_RDONLY | O_CLOEXEC);
+	}
+	if (own < 0 && r->path)
+		own = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (own < 0)
+		return -1;
+	/* No readahead: on file systems that report pages in the page cache of unwritten
+	 * (fallocated) extents as data for SEEK_DATA, reading ahead would turn the whole file into
+	 * "data" for the next scan. */
+	posix_fadvise(own, 0, 0, POSIX_FADV_RANDOM);
+	if (r->file && r->ino) {
+		struct stat st;
+		if (fstat(own, &st) != 0 || st.st_dev != r->dev || st.st_ino != r->ino) {
+			close(own);
+			return -1;
+		}
+	}
+	return own;
+}
+
 /* Calls diff_span over the parts of the region that may hold data: the file's data extents when
- * the file is known (holes are never read), else the resident pages (mincore), else all. */
+ * the file is known (holes are never read), else the resident pages (mincore), else all. cur is
+ * read through the mapping: prefer diff_file for regions that are file mappings. */
 static void diff_region(struct run *u, const unsigned char *cur, int fd, int skip_zero)
 {
 	struct rt_region *r = u->r;
 	uint64_t len = r->end - r->base;
-	int own = -1;
-	if (fd < 0 && r->path)
-		fd = own = open(r->path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
+	int own = open_region_file(r, fd);
+	if (own >= 0) {
 		uint64_t pos = r->file_off, stop = r->file_off + len;
 		int ok = 1;
 		while (pos < stop) {
-			off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+			off_t d = lseek(own, (off_t)pos, SEEK_DATA);
 			if (d < 0) {
 				if (errno != ENXIO)
 					ok = 0;
 				break;
 			}
-			off_t h = lseek(fd, d, SEEK_HOLE);
+			off_t h = lseek(own, d, SEEK_HOLE);
 			if (h < 0) {
 				ok = 0;
 				break;
@@ -278,8 +359,7 @@ static void diff_region(struct run *u, const unsigned char *cur, int fd, int ski
 			diff_span(u, cur, ds - r->file_off, he - r->file_off + RT_PAGE - 1, skip_zero);
 			pos = he;
 		}
-		if (own >= 0)
-			close(own);
+		close(own);
 		if (ok)
 			return;
 		/* SEEK_DATA unsupported: fall through to a full scan. */
@@ -303,10 +383,319 @@ static void diff_region(struct run *u, const unsigned char *cur, int fd, int ski
 	diff_span(u, cur, 0, len, skip_zero);
 }
 
+/* Buffer of diff_file (lock held while it is used). */
+static unsigned char g_iobuf[1u << 18];
+
+/* Compares the region's file (its bytes at file_off, read with pread: the program's mapping is
+ * never touched, so no page of it gets populated) with the shadow, over the file's data extents
+ * (skip_zero: all-zero pages are skipped too, for the initial content). Returns 0 when the file
+ * cannot be read (not a regular file, a different file, shorter than the region): the caller
+ * falls back. Async-signal-safe. */
+static int diff_file(struct run *u, int fd, int skip_zero)
+{
+	struct rt_region *r = u->r;
+	if (!r->file)
+		return 0;
+	uint64_t len = r->end - r->base;
+	int own = open_region_file(r, fd);
+	if (own < 0)
+		return 0;
+	struct stat st;
+	if (fstat(own, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < r->file_off + len) {
+		close(own);
+		return 0;
+	}
+	/* The data extents, listed before anything is read: reading may bring neighbouring pages
+	 * of unwritten extents into the page cache (readahead, large folios), and some file
+	 * systems then report those as data. */
+	static uint64_t ext[2 * 512];
+	int next = 0;
+	uint64_t pos = r->file_off, stop = r->file_off + len;
+	while (pos < stop) {
+		uint64_t ds, he;
+		off_t d = lseek(own, (off_t)pos, SEEK_DATA);
+		if (d < 0) {
+			if (errno == ENXIO)
+				break;
+			ds = pos, he = stop; /* SEEK_DATA unsupported: all is data */
+		} else {
+			off_t h = lseek(own, d, SEEK_HOLE);
+			ds = (uint64_t)d;
+			he = h < 0 ? stop : (uint64_t)h;
+		}
+		if (ds >= stop)
+			break;
+		if (he > stop)
+			he = stop;
+		if (next == (int)(sizeof ext / sizeof ext[0]) / 2) { /* too many: the rest is data */
+			ext[2 * next - 1] = stop;
+			break;
+		}
+		ext[2 * next] = ds;
+		ext[2 * next + 1] = he;
+		next++;
+		pos = he;
+	}
+	for (int x = 0; x < next; x++) {
+		uint64_t ds = ext[2 * x], he = ext[2 * x + 1];
+		/* Region offsets [lo, hi), whole pages. */
+		uint64_t lo = (ds - r->file_off) & ~(uint64_t)(RT_PAGE - 1);
+		uint64_t hi = he - r->file_off;
+		hi = hi + RT_PAGE - 1 < hi ? len : (hi + RT_PAGE - 1) & ~(uint64_t)(RT_PAGE - 1);
+		if (hi > len)
+			hi = len;
+		while (lo < hi) {
+			uint64_t want = hi - lo < sizeof g_iobuf ? hi - lo : sizeof g_iobuf;
+			uint64_t got = 0;
+			while (got < want) {
+				ssize_t n = pread(own, g_iobuf + got, want - got, (off_t)(r->file_off + lo + got));
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0)
+					break;
+				got += (uint64_t)n;
+			}
+			if (got < want) {
+				/* A read error (a short file was refused above). What was compared so
+				 * far is in the shadow: the caller's fallback finds nothing twice. */
+				close(own);
+				return 0;
+			}
+			for (uint64_t i = 0; i < want; i += RT_PAGE) {
+				uint64_t n = want - i < RT_PAGE ? want - i : RT_PAGE;
+				if (skip_zero && page_is_zero(g_iobuf + i, n))
+					continue;
+				diff_page(u, g_iobuf + i, lo + i, n);
+			}
+			lo += want;
+		}
+	}
+	close(own);
+	return 1;
+}
+
+/* The whole region compared with the shadow: its file when it is a file mapping, else through
+ * the mapping. */
+static void diff_whole(struct run *u, int skip_zero)
+{
+	if (!diff_file(u, -1, skip_zero))
+		diff_region(u, (const unsigned char *)u->r->base, -1, skip_zero);
+}
+
+/* ---------------------------------------------------------------- write protection */
+
+/*
+ * A writable region is PROT_READ except for the pages in W: pages made writable since the last
+ * window opened, by a fault (pm_handle_fault) or for the kernel (pm_unprotect_range). W is the
+ * list g_w (for re-protection) plus each region's bitmap wbits (membership); a region whose pages
+ * cannot be listed (g_w full, an mprotect failure) is marked all_w: wholly writable, wholly
+ * re-protected. Everything here runs under the trace lock, the SIGSEGV handler included.
+ */
+#define RT_MAX_W 2048   /* pages listed in W; beyond, their region becomes all_w */
+#define RT_W_WHOLE 256  /* more pages than this in W: a window protects whole regions */
+static uintptr_t g_w[RT_MAX_W];
+static size_t g_nw;
+static _Atomic uint32_t g_close_epoch; /* regions closed so far (see pm_handle_fault) */
+
+static inline uint64_t page_index(const struct rt_region *r, uintptr_t page)
+{
+	return (page - r->base) / RT_PAGE;
+}
+
+static inline int wbit(const struct rt_region *r, uintptr_t page)
+{
+	uint64_t i = page_index(r, page);
+	return (int)((r->wbits[i / 64] >> (i % 64)) & 1);
+}
+
+static inline void wbit_set(struct rt_region *r, uintptr_t page)
+{
+	uint64_t i = page_index(r, page);
+	r->wbits[i / 64] |= 1ull << (i % 64);
+}
+
+static inline void wbit_clear(struct rt_region *r, uintptr_t page)
+{
+	uint64_t i = page_index(r, page);
+	r->wbits[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* End of the part of r that is ever protected: its whole pages (a partial last page may hold
+ * bytes that are not PM, which must never fault). */
+static inline uintptr_t prot_end(const struct rt_region *r)
+{
+	return r->base + ((r->end - r->base) & ~(uint64_t)(RT_PAGE - 1));
+}
+
+static uint64_t wbits_size(uint64_t len)
+{
+	uint64_t pages = (len + RT_PAGE - 1) / RT_PAGE;
+	return (pages + 63) / 64 * 8;
+}
+
+/* Makes the whole region writable (all_w). Returns 0 when mprotect failed. */
+static int region_all_writable(struct rt_region *r)
+{
+	if (prot_end(r) > r->base && mprotect((void *)r->base, prot_end(r) - r->base, PROT_READ | PROT_WRITE) < 0)
+		return 0;
+	r->all_w = 1;
+	return 1;
+}
+
+/* The page is writable now: adds it to W. */
+static void w_add(struct rt_region *r, uintptr_t page)
+{
+	wbit_set(r, page);
+	if (g_nw < RT_MAX_W)
+		g_w[g_nw++] = page;
+	else
+		region_all_writable(r); /* too many pages to list (and as many VMAs): whole region */
+}
+
+/* Makes pages [p, e) of r writable, adding them to W. Pages W already holds are left alone
+ * unless force (a fault on such a page: another thread's fault made it writable meanwhile, or
+ * something else protected it; mprotect again so that the access cannot fault forever).
+ * Returns 0 when they could not be made writable. */
+static int make_writable(struct rt_region *r, uintptr_t p, uintptr_t e, int force)
+{
+	if (p < r->base)
+		p = r->base;
+	if (e > prot_end(r))
+		e = prot_end(r);
+	if (p >= e)
+		return !force; /* never protected: a fault there is not ours */
+	if (!force) {
+		if (r->all_w)
+			return 1;
+		while (p < e && wbit(r, p))
+			p += RT_PAGE;
+		while (e > p && wbit(r, e - RT_PAGE))
+			e -= RT_PAGE;
+		if (p >= e)
+			return 1;
+	}
+	if (mprotect((void *)p, e - p, PROT_READ | PROT_WRITE) < 0)
+		/* Out of VMAs (vm.max_map_count) or memory: the whole region, one VMA again (a
+		 * window's diff then compares all of it). */
+		return region_all_writable(r);
+	for (uintptr_t q = p; q < e && !r->all_w; q += RT_PAGE)
+		if (!wbit(r, q))
+			w_add(r, q);
+	return 1;
+}
+
+static int cmp_uptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts the list of W, without duplicates. */
+static void w_sort(void)
+{
+	if (g_nw < 2)
+		return;
+	qsort(g_w, g_nw, sizeof g_w[0], cmp_uptr);
+	size_t k = 1;
+	for (size_t i = 1; i < g_nw; i++)
+		if (g_w[i] != g_w[k - 1])
+			g_w[k++] = g_w[i];
+	g_nw = k;
+}
+
+/* Write-protects W again (a window opens): the listed pages, coalesced into ranges, or whole
+ * regions when W is large; W becomes empty. */
+static void protect_w(void)
+{
+	if (g_nw > RT_W_WHOLE) {
+		for (size_t i = 0; i < g_nw; i++) {
+			struct rt_region *r = pm_find(g_w[i]);
+			if (r && r->writable)
+				r->all_w = 1;
+		}
+	}
+	for (int i = 0; i < g_used; i++) {
+		struct rt_region *r = &g_regions[i];
+		if (!atomic_load(&r->active) || !r->writable || !r->all_w)
+			continue;
+		if (prot_end(r) > r->base && mprotect((void *)r->base, prot_end(r) - r->base, PROT_READ) < 0)
+			continue; /* stays all_w: compared whole by every window */
+		memset(r->wbits, 0, wbits_size(r->end - r->base));
+		r->all_w = 0;
+	}
+	if (g_nw == 0)
+		return;
+	w_sort();
+	struct rt_region *rr = NULL;
+	uintptr_t s = 0, e = 0;
+	for (size_t i = 0; i < g_nw; i++) {
+		uintptr_t p = g_w[i];
+		struct rt_region *r = pm_find(p);
+		/* Pages of closed regions, and pages a whole-region protection already covered,
+		 * have their bit clear. */
+		if (!r || !r->writable || !wbit(r, p))
+			continue;
+		wbit_clear(r, p);
+		if (r == rr && p == e) {
+			e += RT_PAGE;
+			continue;
+		}
+		if (e > s)
+			mprotect((void *)s, e - s, PROT_READ);
+		rr = r, s = p, e = p + RT_PAGE;
+	}
+	if (e > s)
+		mprotect((void *)s, e - s, PROT_READ);
+	g_nw = 0;
+}
+
+int pm_handle_fault(void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	uint32_t epoch = atomic_load(&g_close_epoch);
+	/* The runtime never writes PM itself, so a fault with the lock held on this thread is not
+	 * expected; do not deadlock on it. */
+	int mine = rt_lock_mine();
+	if (!mine)
+		rt_lock();
+	int ok = 0;
+	struct rt_region *r = pm_find(a);
+	if (!r || !atomic_load(&r->active)) {
+		/* A region closed (and made writable) between the fault and now: retry the access.
+		 * If it faults again, the epoch will not have moved and the fault is not ours. */
+		ok = atomic_load(&g_close_epoch) != epoch;
+	} else if (r->writable) {
+		uintptr_t page = a & ~(uintptr_t)(RT_PAGE - 1);
+		ok = make_writable(r, page, page + RT_PAGE, 1);
+	}
+	if (!mine)
+		rt_unlock();
+	return ok;
+}
+
+static void unprotect_piece(struct rt_region *r, uintptr_t a, uint64_t n, void *arg)
+{
+	(void)arg;
+	rt_lock();
+	if (atomic_load(&r->active) && r->writable) {
+		uintptr_t p = a & ~(uintptr_t)(RT_PAGE - 1);
+		uintptr_t e = (a + n + RT_PAGE - 1) & ~(uintptr_t)(RT_PAGE - 1);
+		make_writable(r, p, e, 0);
+	}
+	rt_unlock();
+}
+
+void pm_unprotect_range(void *addr, uint64_t len)
+{
+	if (len == 0 || !pm_any())
+		return;
+	pm_for_each((uintptr_t)addr, len, unprotect_piece, NULL);
+}
+
 /* ---------------------------------------------------------------- map / unmap */
 
 void pm_add(uintptr_t base, uint64_t len, const char *path, int fd, uint64_t file_off, uint32_t site,
-	    int created, int writable)
+	    int created, unsigned flags)
 {
 	if (len == 0 || !rt_init())
 		return;
@@ -336,20 +725,57 @@ void pm_add(uintptr_t base, uint64_t len, const char *path, int fd, uint64_t fil
 		rt_warn("cannot allocate the shadow of a %llu-byte PM region; not traced", (unsigned long long)len);
 		goto out;
 	}
+	void *wb = mmap(NULL, wbits_size(len), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (wb == MAP_FAILED) {
+		munmap(sh, len);
+		rt_warn("cannot allocate the page bitmap of a %llu-byte PM region; not traced", (unsigned long long)len);
+		goto out;
+	}
 	struct rt_region *r = &g_regions[slot];
 	r->id = g_next_region++;
 	r->base = base;
 	r->end = base + len;
 	r->file_off = file_off;
-	r->writable = writable;
+	r->writable = (flags & PM_WRITABLE) != 0;
+	r->file = (flags & PM_FILE) != 0;
+	r->dev = 0;
+	r->ino = 0;
+	r->all_w = 1; /* writable until protected below */
+	r->wbits = wb;
 	char abs[PATH_MAX];
 	r->path = path ? strdup(realpath(path, abs) ? abs : path) : NULL;
 	r->shadow = sh;
+	if (r->file) {
+		int f = open_region_file(r, fd);
+		struct stat st;
+		if (f >= 0 && fstat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+			r->dev = st.st_dev;
+			r->ino = st.st_ino;
+		} else {
+			r->file = 0;
+		}
+		if (f >= 0)
+			close(f);
+	}
 	rec_region_map_locked(r->id, base, len, file_off, r->path, site, created ? SCRY_REGION_CREATED : 0);
-	/* Initial content: the non-zero bytes now in the region. */
+	/* Initial content: the non-zero bytes now in the region, read from the file when it is a
+	 * file mapping (reading the mapping would populate every page table entry of it, and
+	 * mprotect costs grow with them). */
 	struct run u = {.r = r, .site = site, .flags = SCRY_EXT_INITIAL, .gap = 256};
-	diff_region(&u, (const unsigned char *)base, fd, 1);
+	if (!diff_file(&u, fd, 1))
+		diff_region(&u, (const unsigned char *)base, fd, 1);
 	run_emit(&u);
+	/* Protected by default from now on (see protect_w). A region that does not start on a
+	 * page boundary (scry_register_pm of any memory) is never protected. */
+	if (r->writable && base % RT_PAGE != 0) {
+		static int warned;
+		if (!warned++)
+			rt_warn("PM region %p does not start on a page boundary: writes by uninstrumented code "
+				"to it are found only at unmap and exit", (void *)base);
+		r->writable = 0;
+	}
+	if (r->writable && (prot_end(r) == base || mprotect((void *)base, prot_end(r) - base, PROT_READ) == 0))
+		r->all_w = 0;
 	if (slot == g_used)
 		__atomic_store_n(&g_used, g_used + 1, __ATOMIC_RELEASE);
 	atomic_store_explicit(&r->active, 1, memory_order_release);
@@ -360,21 +786,28 @@ out:
 	rt_self.in_rt = 0;
 }
 
-/* Safety net then deactivation; lock held. The slot stays reserved if keep. */
+/* Safety net then deactivation; lock held. The slot stays reserved if !unmap_rec. The region is
+ * left writable: the program (or the library closing it) may still write it. */
 static void region_close_locked(int i, uint32_t site, int unmap_rec)
 {
 	struct rt_region *r = &g_regions[i];
 	struct run u = {.r = r, .site = 0, .flags = 0, .gap = 16};
-	diff_region(&u, (const unsigned char *)r->base, -1, 0);
+	diff_whole(&u, 0);
 	run_emit(&u);
+	if (r->writable && !r->all_w)
+		region_all_writable(r);
+	r->all_w = 1;
 	atomic_store(&r->active, 0);
+	atomic_fetch_add(&g_close_epoch, 1);
 	atomic_fetch_sub(&g_nregions, 1);
 	hull_update();
 	if (unmap_rec) {
 		rec_region_unmap_locked(r->id, site);
 		munmap(r->shadow, r->end - r->base);
+		munmap(r->wbits, wbits_size(r->end - r->base));
 		free(r->path);
 		r->shadow = NULL;
+		r->wbits = NULL;
 		r->path = NULL;
 	}
 }
@@ -436,24 +869,29 @@ void pm_remove_finish(int idx, uint32_t site)
 	struct rt_region *r = &g_regions[idx];
 	uint64_t len = r->end - r->base;
 	/* Bytes the library wrote while closing: compare the file itself with the shadow. */
-	int fd = r->path ? open(r->path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		struct stat st;
-		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= r->file_off + len) {
-			void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)r->file_off);
-			if (m != MAP_FAILED) {
-				struct run u = {.r = r, .site = site, .flags = SCRY_EXT_PERSISTED, .gap = 16};
-				diff_region(&u, m, fd, 0);
-				run_emit(&u);
-				munmap(m, len);
+	struct run u = {.r = r, .site = site, .flags = SCRY_EXT_PERSISTED, .gap = 16};
+	if (!diff_file(&u, -1, 0)) {
+		int fd = r->path ? open(r->path, O_RDONLY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			struct stat st;
+			if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= r->file_off + len) {
+				void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)r->file_off);
+				if (m != MAP_FAILED) {
+					diff_region(&u, m, fd, 0);
+					run_emit(&u);
+					munmap(m, len);
+				}
 			}
+			close(fd);
 		}
-		close(fd);
 	}
+	run_emit(&u);
 	rec_region_unmap_locked(r->id, site);
 	munmap(r->shadow, len);
+	munmap(r->wbits, wbits_size(len));
 	free(r->path);
 	r->shadow = NULL;
+	r->wbits = NULL;
 	r->path = NULL;
 	g_closing[idx] = 0;
 	rt_unlock();
@@ -475,72 +913,28 @@ struct win {
 #define RT_FRAME_SLACK 128
 static struct win g_win[RT_MAX_WIN];
 
-#define RT_MAX_DIRTY 65536
-static uintptr_t g_dirty[RT_MAX_DIRTY];
-static _Atomic size_t g_ndirty;
-static _Atomic int g_dirty_overflow;
-
-static void protect_all(int prot)
+/* Records as EXTERNAL_WRITEs of window w what changed on the pages of W: every page written
+ * since the last protection is in W (a protected page faults first), the program's own stores
+ * are already in the shadow, so what differs was written by the call. Regions that are all_w
+ * are compared whole. Lock held (the fault handler takes it too). */
+static void collect(const struct win *w)
 {
 	for (int i = 0; i < g_used; i++) {
 		struct rt_region *r = &g_regions[i];
-		if (atomic_load(&r->active) && r->writable)
-			mprotect((void *)r->base, r->end - r->base, prot);
-	}
-}
-
-int pm_handle_fault(void *addr)
-{
-	struct rt_region *r = pm_find((uintptr_t)addr);
-	if (!r || !r->writable)
-		return 0;
-	uintptr_t page = (uintptr_t)addr & ~(uintptr_t)(RT_PAGE - 1);
-	size_t i = atomic_fetch_add(&g_ndirty, 1);
-	if (i < RT_MAX_DIRTY)
-		g_dirty[i] = page;
-	else
-		atomic_store(&g_dirty_overflow, 1);
-	if (mprotect((void *)page, RT_PAGE, PROT_READ | PROT_WRITE) < 0)
-		return 0;
-	return 1;
-}
-
-static int cmp_uptr(const void *a, const void *b)
-{
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Records the dirty pages as EXTERNAL_WRITEs of window w. Lock held. */
-static void collect_dirty(const struct win *w)
-{
-	size_t n = atomic_load(&g_ndirty);
-	if (atomic_exchange(&g_dirty_overflow, 0)) {
-		/* Too many pages to list: compare every region. */
-		for (int i = 0; i < g_used; i++) {
-			if (!atomic_load(&g_regions[i].active))
-				continue;
-			struct run u = {.r = &g_regions[i], .site = w->site, .flags = w->flags, .gap = 16};
-			diff_region(&u, (const unsigned char *)g_regions[i].base, -1, 0);
-			run_emit(&u);
-		}
-		atomic_store(&g_ndirty, 0);
-		return;
-	}
-	if (n == 0)
-		return;
-	if (n > RT_MAX_DIRTY)
-		n = RT_MAX_DIRTY;
-	qsort(g_dirty, n, sizeof g_dirty[0], cmp_uptr);
-	struct run u = {.r = NULL, .site = w->site, .flags = w->flags, .gap = 16};
-	uintptr_t prev = 0;
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t p = g_dirty[i];
-		if (p == prev)
+		if (!atomic_load(&r->active) || !r->writable || !r->all_w)
 			continue;
-		prev = p;
+		struct run u = {.r = r, .site = w->site, .flags = w->flags, .gap = 16};
+		diff_whole(&u, 0);
+		run_emit(&u);
+	}
+	if (g_nw == 0)
+		return;
+	w_sort();
+	struct run u = {.r = NULL, .site = w->site, .flags = w->flags, .gap = 16};
+	for (size_t i = 0; i < g_nw; i++) {
+		uintptr_t p = g_w[i];
 		struct rt_region *r = pm_find(p);
-		if (!r)
+		if (!r || r->all_w || !wbit(r, p))
 			continue;
 		if (u.r != r) {
 			if (u.r)
@@ -554,14 +948,6 @@ static void collect_dirty(const struct win *w)
 	}
 	if (u.r)
 		run_emit(&u);
-	/* Pages that faulted while we diffed stay listed for the next collection. */
-	size_t expect = atomic_load(&g_ndirty);
-	if (expect == n || expect > RT_MAX_DIRTY) {
-		atomic_store(&g_ndirty, 0);
-	} else {
-		memmove(g_dirty, g_dirty + n, (expect - n) * sizeof g_dirty[0]);
-		atomic_store(&g_ndirty, expect - n);
-	}
 }
 
 uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *frame)
@@ -576,10 +962,10 @@ uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *fram
 		return 0;
 	}
 	if (n > 0)
-		collect_dirty(&g_win[n - 1]); /* what the enclosing call wrote so far */
+		collect(&g_win[n - 1]); /* what the enclosing call wrote so far */
 	g_win[n] = (struct win){site, ext_flags, kind, tx, stage, rt_gettid(), (uintptr_t)frame};
 	atomic_store(&g_nwin, n + 1);
-	protect_all(PROT_READ);
+	protect_w();
 	rt_unlock();
 	return (uint32_t)n + 1;
 }
@@ -610,14 +996,11 @@ void win_close(uint32_t token)
 				rec_tx_abort_locked(w->site, (uint64_t)(err < 0 ? 0 : err));
 			}
 		}
-		collect_dirty(w);
+		collect(w);
 		atomic_store(&g_nwin, --n);
 	}
-	if (n == 0) {
-		protect_all(PROT_READ | PROT_WRITE);
-	} else {
-		protect_all(PROT_READ);
-	}
+	/* The pages written stay writable (and in W): an enclosing window's own diff covers them
+	 * again; the next window to open protects them. */
 	rt_unlock();
 }
 
@@ -646,7 +1029,7 @@ void pm_check_all_locked(void)
 		if (!atomic_load(&r->active))
 			continue;
 		struct run u = {.r = r, .site = 0, .flags = 0, .gap = 16};
-		diff_region(&u, (const unsigned char *)r->base, -1, 0);
+		diff_whole(&u, 0);
 		run_emit(&u);
 	}
 }
@@ -657,6 +1040,13 @@ void pm_final_check(void)
 		win_close(1);
 	rt_lock();
 	pm_check_all_locked();
+	/* Nothing is recorded any more: leave the regions writable (later destructors, libraries'
+	 * own finalisers may still write them). */
+	for (int i = 0; i < g_used; i++) {
+		struct rt_region *r = &g_regions[i];
+		if (atomic_load(&r->active) && r->writable && !r->all_w)
+			region_all_writable(r);
+	}
 	rt_unlock();
 }
 

@@ -35,6 +35,7 @@
 #define pm_find __scry_rt_pm_find
 #define pm_for_each __scry_rt_pm_for_each
 #define pm_handle_fault __scry_rt_pm_handle_fault
+#define pm_unprotect_range __scry_rt_pm_unprotect_range
 #define pm_record_range __scry_rt_pm_record_range
 #define pm_remove __scry_rt_pm_remove
 #define pm_remove_begin __scry_rt_pm_remove_begin
@@ -62,6 +63,7 @@
 #define rt_init __scry_rt_rt_init
 #define rt_is_instrumented __scry_rt_rt_is_instrumented
 #define rt_lock __scry_rt_rt_lock
+#define rt_lock_mine __scry_rt_rt_lock_mine
 #define rt_pmem_copy __scry_rt_rt_pmem_copy
 #define rt_self __scry_rt_rt_self
 #define rt_unlock __scry_rt_rt_unlock
@@ -122,6 +124,7 @@ static inline uint32_t rt_gettid(void)
 extern int g_no_loads; /* $SCRY_NO_LOADS=1 */
 void rt_lock(void);
 void rt_unlock(void);
+int rt_lock_mine(void); /* this thread holds the lock */
 /* The rec_*_locked variants expect the lock held. Memory records copy `data`. */
 void rec_mem_locked(int kind, uint32_t site, uintptr_t addr, const void *data, uint64_t size);
 void rec_ext_locked(uint32_t site, uintptr_t addr, const void *data, uint64_t size, uint8_t flags);
@@ -146,7 +149,12 @@ struct rt_region {
 	uint32_t id;        /* region id in the trace */
 	uintptr_t base, end;
 	uint64_t file_off;
-	int writable;       /* mapping has PROT_WRITE: we may write-protect it */
+	int writable;       /* mapping has PROT_WRITE: kept write-protected but for W (region.c) */
+	int file;           /* a MAP_SHARED mapping of path at file_off: its bytes can be pread */
+	dev_t dev;          /* the file's identity when file (a renamed-over path is not read) */
+	ino_t ino;
+	int all_w;          /* the whole region may be writable (wbits not exact) */
+	uint64_t *wbits;    /* one bit per page made writable since the last protection */
 	char *path;         /* file it stands for, or NULL */
 	unsigned char *shadow; /* bytes the trace says the region holds */
 };
@@ -160,9 +168,12 @@ struct rt_region *pm_find(uintptr_t addr);
 static inline int pm_any(void) { return atomic_load_explicit(&g_nregions, memory_order_relaxed) > 0; }
 
 /* Adds a region and records REGION_MAP plus its initial content (EXTERNAL_WRITE initial).
- * fd >= 0 (or the path) is used to skip holes. */
+ * fd >= 0 (or the path) is used to skip holes. flags: PM_WRITABLE (the mapping has PROT_WRITE:
+ * it is write-protected from now on), PM_FILE (the region is a MAP_SHARED mapping of path, or of
+ * fd, at file_off: its content is read from the file with pread, never through the mapping). */
+enum { PM_WRITABLE = 1, PM_FILE = 2 };
 void pm_add(uintptr_t base, uint64_t len, const char *path, int fd, uint64_t file_off, uint32_t site,
-	    int created, int writable);
+	    int created, unsigned flags);
 /* Closes pending windows, records what changed (safety net, site 0) and REGION_UNMAP for every
  * region overlapping [addr, addr+len) (len 0: the region starting at addr). */
 void pm_remove(uintptr_t addr, uint64_t len, uint32_t site);
@@ -177,7 +188,8 @@ void pm_for_each(uintptr_t addr, uint64_t len, void (*fn)(struct rt_region *, ui
 /* Records a STORE/NT_STORE/LOAD of every PM piece of the range (bytes read now). */
 void pm_record_range(int kind, uint32_t site, const void *addr, uint64_t len);
 
-/* Protection windows (write-protect PM while uninstrumented code runs). */
+/* Protection windows: what uninstrumented code writes to PM while they are open becomes
+ * EXTERNAL_WRITE records (region.c describes the protection scheme). */
 enum { WIN_EXT = 0, WIN_PMDK = 1 };
 /* Opens a window; returns its token (1-based) or 0 if nothing was protected. frame is the
  * caller's frame address (used to notice windows left open by longjmp). tx: the call is a
@@ -205,6 +217,10 @@ void pm_final_check(void);
 void pm_check_all_locked(void);
 /* SIGSEGV handling for write protection: returns 1 if the fault was ours and is handled. */
 int pm_handle_fault(void *addr);
+/* Makes the PM pages of [addr, addr+len) writable (and watched like faulting pages), for writes
+ * the kernel makes into PM on the program's behalf (read(2) into a PM buffer would fail with
+ * EFAULT on a protected page). */
+void pm_unprotect_range(void *addr, uint64_t len);
 
 /* Call-stack context (writer.c): current stack node of this thread, interning new nodes
  * (emits STACK). Lock held. */

@@ -430,8 +430,11 @@ func TestMmapGlobs(t *testing.T) {
 	if len(maps) != 1 || maps[0].Path != pm {
 		t.Fatalf("REGION_MAP: %+v", maps)
 	}
-	if n := len(res.of(trace.KindStore)); n != 1 {
-		t.Errorf("%d STOREs, want 1 (the other file is not PM)", n)
+	stores := res.of(trace.KindStore)
+	if len(stores) != 2 {
+		t.Errorf("%d STOREs, want 2 (the other file is not PM)", len(stores))
+	} else if string(stores[1].Data) != "kernel" || stores[1].Addr-maps[0].Addr != 2*4096+5 {
+		t.Errorf("STORE of the read(2) into PM: %+v", stores[1])
 	}
 	if n := len(res.of(trace.KindRegionUnmap)); n != 1 {
 		t.Errorf("%d REGION_UNMAPs, want 1", n)

@@ -89,6 +89,12 @@ void rt_lock(void)
 	atomic_store_explicit(&g_lock_owner, rt_gettid(), memory_order_relaxed);
 }
 
+int rt_lock_mine(void)
+{
+	return atomic_load_explicit(&g_lock, memory_order_relaxed) &&
+	       atomic_load_explicit(&g_lock_owner, memory_order_relaxed) == rt_gettid();
+}
+
 static volatile sig_atomic_t g_pending_sig; /* an asynchronous fatal signal came while we held the lock */
 static void deliver_pending(void);
 

@@ -1,12 +1,14 @@
 /* mmapglob.c: PM mapped with plain mmap, recognised through $SCRY_PM_GLOBS; a second mapping of
- * a file the globs do not match is not PM. Usage: mmapglob PMFILE OTHERFILE */
+ * a file the globs do not match is not PM; read(2) into a PM page never written before (so
+ * write-protected by the runtime) must not fail with EFAULT. Usage: mmapglob PMFILE OTHERFILE */
 #include "common.h"
 
-enum { S_MMAP, S_STORE, S_MUNMAP, N_SITES };
+enum { S_MMAP, S_STORE, S_MUNMAP, S_READ, N_SITES };
 static const struct scry_site sites[N_SITES] = {
 	SITE(SCRY_SITE_LIBCALL, "main", 1, "mmap"),
 	SITE(SCRY_SITE_STORE, "main", 2, ""),
 	SITE(SCRY_SITE_LIBCALL, "main", 3, "munmap"),
+	SITE(SCRY_SITE_LIBCALL, "main", 4, "read"),
 };
 
 static char *map(uint32_t site, const char *path, size_t len)
@@ -35,6 +37,17 @@ int main(int argc, char **argv)
 	__scry_store(b + S_STORE, pm + 10, 1);
 	other[10] = 1;
 	__scry_store(b + S_STORE, other + 10, 1); /* not PM: not recorded */
+	int fds[2];
+	if (pipe(fds) < 0 || write(fds[1], "kernel", 6) != 6)
+		return 101;
+	char *dst = pm + 2 * 4096 + 5;
+	__scry_pre_read(b + S_READ, fds[0], dst, 6);
+	ssize_t n = read(fds[0], dst, 6);
+	__scry_post_read(b + S_READ, n, fds[0], dst, 6);
+	if (n != 6) {
+		perror("read into PM");
+		return 102;
+	}
 	pm[11] = 2; /* unrecorded: found at munmap */
 	__scry_pre_munmap(b + S_MUNMAP, pm, len);
 	int rc = munmap(pm, len);
