@@ -19,10 +19,7 @@ void scry_op_end(void);
 uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n)
 {
 	rt_init();
-	uint32_t base = rec_sites(sites, n);
-	if (n)
-		rt_add_module(sites);
-	return base;
+	return rec_sites(sites, n);
 }
 
 /* STORE / NT_STORE / LOAD of one access, with the bytes now in memory; updates the shadow. The
@@ -166,9 +163,13 @@ uint32_t __scry_ext_pre(uint32_t site, const void *callee, const void *p0, const
 	rt_self.in_rt = 1;
 	void *frame = __builtin_frame_address(0);
 	win_check(frame);
-	int protect = (p0 && pm_find((uintptr_t)p0)) || (p1 && pm_find((uintptr_t)p1)) ||
-		      (p2 && pm_find((uintptr_t)p2)) || (p3 && pm_find((uintptr_t)p3)) ||
-		      !rt_is_instrumented(callee);
+	/* Instrumented callees trace their own stores. Uninstrumented code can write PM through a
+	 * pointer it is given, and PMDK's uninterpreted functions (pmemobj_publish, ...) write it
+	 * through pools they know; anything else it writes is found by the comparisons at unmap and
+	 * exit (site 0). */
+	int protect = !rt_is_instrumented(callee) &&
+		      ((p0 && pm_find((uintptr_t)p0)) || (p1 && pm_find((uintptr_t)p1)) ||
+		       (p2 && pm_find((uintptr_t)p2)) || (p3 && pm_find((uintptr_t)p3)) || rt_is_pmdk(callee));
 	uint32_t token = protect ? win_open(site, 0, WIN_EXT, 0, frame) : 0;
 	rt_self.in_rt = 0;
 	return token;

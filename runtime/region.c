@@ -19,8 +19,10 @@
  * except for the set W of pages made writable since the last protection: a write to a protected
  * page faults, the SIGSEGV handler adds the page to W and makes it writable (one mprotect of one
  * page). Outside windows that is all: the write comes from instrumented code, whose callback
- * puts the bytes in the shadow. Around calls into code scry did not instrument (ext calls,
- * libpmemobj calls) a *protection window* opens: W is write-protected again (its pages coalesced
+ * puts the bytes in the shadow. Around calls into code scry did not instrument (libpmemobj calls,
+ * and ext calls whose callee is not an instrumented function -- the pass registers every
+ * function it instruments, __scry_register_functions -- and that get a PM pointer or are in
+ * libpmem/libpmemobj) a *protection window* opens: W is write-protected again (its pages coalesced
  * into ranges; whole regions in one call when W holds more than RT_W_WHOLE pages) and emptied.
  * Every page the call writes then faults into W. When the window closes, each page of W is
  * compared with the shadow and the changed bytes become EXTERNAL_WRITE records with the call's
@@ -1050,53 +1052,102 @@ void pm_final_check(void)
 	rt_unlock();
 }
 
-/* ---------------------------------------------------------------- instrumented modules */
+/* ---------------------------------------------------------------- instrumented functions */
 
-#define RT_MAX_MODULES 64
-static void *g_modules[RT_MAX_MODULES]; /* dli_fbase of each instrumented module */
-static int g_nmodules;
+/* The entry address of every function defined in an instrumented module, registered by the
+ * pass's module constructors (__scry_register_functions): an open-addressing hash set, grown
+ * under the trace lock. A call whose callee is in it runs instrumented code, whose PM stores are
+ * traced already, so it needs no protection window. */
+static uintptr_t *g_fn;     /* slots; 0 = empty */
+static size_t g_fn_cap;     /* power of two, or 0 */
+static size_t g_fn_n;
 
-void rt_add_module(const void *sites)
+static size_t fn_hash(uintptr_t a) { return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull); }
+
+static void fn_insert_locked(uintptr_t a)
 {
-	Dl_info info;
-	if (!dladdr(sites, &info) || !info.dli_fbase)
-		return;
-	rt_lock();
-	int known = 0;
-	for (int i = 0; i < g_nmodules; i++)
-		known |= g_modules[i] == info.dli_fbase;
-	if (!known && g_nmodules < RT_MAX_MODULES)
-		g_modules[g_nmodules++] = info.dli_fbase;
-	rt_unlock();
+	size_t m = g_fn_cap - 1;
+	for (size_t i = fn_hash(a) & m;; i = (i + 1) & m) {
+		if (g_fn[i] == a)
+			return;
+		if (!g_fn[i]) {
+			g_fn[i] = a;
+			g_fn_n++;
+			return;
+		}
+	}
 }
 
-#define RT_CALLEE_CACHE 512
-static const void *g_callee_key[RT_CALLEE_CACHE];
-static unsigned char g_callee_val[RT_CALLEE_CACHE];
+void __scry_register_functions(const void *const *fns, uint32_t n)
+{
+	rt_lock();
+	if ((g_fn_n + n) * 2 >= g_fn_cap) {
+		size_t cap = g_fn_cap ? g_fn_cap : 1024;
+		while ((g_fn_n + n) * 2 >= cap)
+			cap *= 2;
+		uintptr_t *old = g_fn;
+		size_t oldcap = g_fn_cap;
+		uintptr_t *t = mmap(NULL, cap * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t == MAP_FAILED) {
+			rt_unlock();
+			rt_warn("cannot grow the table of instrumented functions; calls into them get windows");
+			return;
+		}
+		g_fn = t;
+		g_fn_cap = cap;
+		g_fn_n = 0;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i])
+				fn_insert_locked(old[i]);
+		if (old)
+			munmap(old, oldcap * sizeof *old);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (fns[i])
+			fn_insert_locked((uintptr_t)fns[i]);
+	rt_unlock();
+}
 
 int rt_is_instrumented(const void *callee)
 {
 	if (!callee)
 		return 0;
+	uintptr_t a = (uintptr_t)callee;
+	int v = 0;
+	rt_lock();
+	if (g_fn_cap) {
+		size_t m = g_fn_cap - 1;
+		for (size_t i = fn_hash(a) & m; g_fn[i]; i = (i + 1) & m)
+			if (g_fn[i] == a) {
+				v = 1;
+				break;
+			}
+	}
+	rt_unlock();
+	return v;
+}
+
+#define RT_CALLEE_CACHE 256
+static const void *g_pmdk_key[RT_CALLEE_CACHE];
+static unsigned char g_pmdk_val[RT_CALLEE_CACHE];
+
+int rt_is_pmdk(const void *callee)
+{
+	if (!callee)
+		return 0;
 	size_t h = ((uintptr_t)callee >> 4) % RT_CALLEE_CACHE;
 	rt_lock();
-	if (g_callee_key[h] == callee) {
-		int v = g_callee_val[h];
+	if (g_pmdk_key[h] == callee) {
+		int v = g_pmdk_val[h];
 		rt_unlock();
 		return v;
 	}
 	rt_unlock();
 	Dl_info info;
-	int v = 0;
-	if (dladdr(callee, &info) && info.dli_fbase) {
-		rt_lock();
-		for (int i = 0; i < g_nmodules; i++)
-			v |= g_modules[i] == info.dli_fbase;
-		rt_unlock();
-	}
+	int v = dladdr(callee, &info) && info.dli_fname && strstr(info.dli_fname, "/libpmem") != NULL;
 	rt_lock();
-	g_callee_key[h] = callee;
-	g_callee_val[h] = (unsigned char)v;
+	g_pmdk_key[h] = callee;
+	g_pmdk_val[h] = (unsigned char)v;
 	rt_unlock();
 	return v;
 }

@@ -56,12 +56,12 @@
 #define rec_sites __scry_rt_rec_sites
 #define rec_tx_abort __scry_rt_rec_tx_abort
 #define rec_tx_abort_locked __scry_rt_rec_tx_abort_locked
-#define rt_add_module __scry_rt_rt_add_module
 #define rt_fence __scry_rt_rt_fence
 #define rt_flush_lines __scry_rt_rt_flush_lines
 #define rt_gettid_slow __scry_rt_rt_gettid_slow
 #define rt_init __scry_rt_rt_init
 #define rt_is_instrumented __scry_rt_rt_is_instrumented
+#define rt_is_pmdk __scry_rt_rt_is_pmdk
 #define rt_lock __scry_rt_rt_lock
 #define rt_lock_mine __scry_rt_rt_lock_mine
 #define rt_pmem_copy __scry_rt_rt_pmem_copy
@@ -208,9 +208,10 @@ static inline void win_check(void *frame)
 	if (RT_UNLIKELY(atomic_load_explicit(&g_nwin, memory_order_relaxed) > 0))
 		win_close_stale(frame);
 }
-/* Is `callee` in a module registered by the pass? */
+/* Is `callee` the entry of a function defined in an instrumented module? */
 int rt_is_instrumented(const void *callee);
-void rt_add_module(const void *sites);
+/* Is `callee` in libpmem or libpmemobj (a function the hooks do not interpret)? */
+int rt_is_pmdk(const void *callee);
 /* At exit: close windows, compare every region with its shadow. */
 void pm_final_check(void);
 /* The same comparison without closing windows, lock held; async-signal-safe (no malloc). */

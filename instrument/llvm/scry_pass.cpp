@@ -193,6 +193,7 @@ private:
   Type *VoidTy;
 
   std::vector<SiteRec> Sites;
+  std::vector<Function *> Defined; // functions defined (and so instrumented) in this module
   GlobalVariable *Base = nullptr, *PmLo = nullptr, *PmHi = nullptr;
   MDNode *Unlikely = nullptr;
   std::map<const DISubprogram *, std::string> SPNames;
@@ -722,6 +723,19 @@ void Instrumenter::emitModuleCtor() {
                                 : B.CreatePointerCast(Table, PointerType::getUnqual(SiteTy)),
                             ConstantInt::get(I32, Sites.size())});
   B.CreateStore(Id, Base);
+  // The entry addresses of the functions defined here: the runtime opens no protection window
+  // around a call into them (their stores are traced already), wherever they are linked.
+  if (!Defined.empty()) {
+    std::vector<Constant *> Fns;
+    for (Function *F : Defined)
+      Fns.push_back(ConstantExpr::getPointerCast(F, I8Ptr));
+    ArrayType *FT = ArrayType::get(I8Ptr, Fns.size());
+    auto *FnTable = new GlobalVariable(M, FT, true, GlobalValue::PrivateLinkage, ConstantArray::get(FT, Fns),
+                                       "__scry_functions");
+    Type *FnPtrTy = PointerType::getUnqual(I8Ptr);
+    B.CreateCall(fn("__scry_register_functions", VoidTy, {FnPtrTy, I32}),
+                 {B.CreatePointerCast(FnTable, FnPtrTy), ConstantInt::get(I32, Fns.size())});
+  }
   B.CreateRetVoid();
   // Priority 1 (as ASan's module constructors): sites are registered before any user
   // constructor can run instrumented code.
@@ -736,12 +750,13 @@ bool Instrumenter::run() {
     if (F.isDeclaration() || F.hasAvailableExternallyLinkage() || startsWith(F.getName(), "__scry_") ||
         F.hasFnAttribute(Attribute::Naked))
       continue;
+    Defined.push_back(&F);
     std::vector<Item> Items;
     collect(F, Items);
     if (!Items.empty())
       Work.emplace_back(&F, std::move(Items));
   }
-  if (Work.empty())
+  if (Work.empty() && Defined.empty())
     return false;
   Base = new GlobalVariable(M, I32, false, GlobalValue::InternalLinkage, ConstantInt::get(I32, 0),
                             "__scry_module_base");

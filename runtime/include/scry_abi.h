@@ -40,6 +40,11 @@ struct scry_site {
 /* Registers a module's `n` sites; returns the global id of sites[0] (ids start at 1). */
 uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n);
 
+/* Registers the entry addresses of the `n` functions a module defines (all instrumented), so that
+ * __scry_ext_pre can tell a call into instrumented code from a call into code scry cannot see,
+ * whatever the link mode (PIE or not, static or shared). Called by the same constructor. */
+void __scry_register_functions(const void *const *fns, uint32_t n);
+
 /* Hull of the mapped PM regions, for the pass's inline filter. */
 extern uintptr_t __scry_pm_lo;
 extern uintptr_t __scry_pm_hi;
