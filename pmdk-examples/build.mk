@@ -60,8 +60,14 @@ $(MAPCLI_DIR)/obj-native/%.o: $(PMDK_SRC)/.stamp $(CURDIR)/pmdk-examples/include
 	@mkdir -p $(dir $@)
 	$(MAPCLI_NATIVE_CC) $(MAPCLI_CFLAGS) $(MAPCLI_INCLUDES) -c $(PMDK_SRC)/$*.c -o $@
 
-$(MAPCLI_DIR)/mapcli: $(MAPCLI_OBJS)
-	$(MAPCLI_CC) $(MAPCLI_CFLAGS) -o $@ $^ $(MAPCLI_LIBS)
+# The instrumented build is redone when scry's pass plugins or runtime change (the sub-make
+# started by mapcli-scry runs after they are built, so the wildcards see them).
+MAPCLI_PASS_DEPS := $(wildcard $(BUILD)/lib/scry/llvm-*/scry-pass.so)
+MAPCLI_RT_DEPS := $(wildcard $(BUILD)/lib/scry/libscry_rt.a)
+$(MAPCLI_OBJS): $(MAPCLI_PASS_DEPS)
+
+$(MAPCLI_DIR)/mapcli: $(MAPCLI_OBJS) $(MAPCLI_RT_DEPS)
+	$(MAPCLI_CC) $(MAPCLI_CFLAGS) -o $@ $(MAPCLI_OBJS) $(MAPCLI_LIBS)
 
 $(MAPCLI_DIR)/mapcli.native: $(MAPCLI_NATIVE_OBJS)
 	$(MAPCLI_NATIVE_CC) $(MAPCLI_CFLAGS) -o $@ $^ $(MAPCLI_LIBS)
