@@ -69,7 +69,9 @@ demo: deps all mapcli
 	@echo
 	@echo "== scry check on PMDK's mapcli btree with 2000 generated operations =="
 	$(SCRY) workload kv --ops 2000 --seed 7 -o $(DEMO_DIR)/ops.txt
-	-$(SCRY) check --trace $(DEMO_DIR)/btree.trace --workload $(DEMO_DIR)/ops.txt -- $(BUILD)/mapcli/mapcli btree $(DEMO_DIR)/btree.pool 1 > $(DEMO_DIR)/btree.out
+	-$(SCRY) check --trace $(DEMO_DIR)/btree.trace -o $(DEMO_DIR)/btree.report --workload $(DEMO_DIR)/ops.txt \
+		-- $(BUILD)/mapcli/mapcli btree $(DEMO_DIR)/btree.pool 1 > $(DEMO_DIR)/btree.out 2> $(DEMO_DIR)/btree.err
+	@cat $(DEMO_DIR)/btree.report
 	$(SCRY) trace stats $(DEMO_DIR)/btree.trace
 	$(SCRY) trace verify $(DEMO_DIR)/btree.trace
 
