@@ -102,6 +102,17 @@ func TestOracles(t *testing.T) {
 		{"redundant-fence: no region skipped", nil, analysistest.New().Fence(13, sfence).Exit(0), nil},
 		{"redundant-fence: orders nt ok", nil, pool().NTStore(10, A, 8).Fence(13, sfence).Exit(0), nil},
 
+		// reservations (pmemobj_reserve): memory not yet published is free after a crash
+		{"overwritten: in reservation ok", []string{"overwritten-unpersisted"}, pool().Alloc(35, B, 64, trace.AllocReserve).Store(10, B, 8).Store(11, B, 8).Exit(0), nil},
+		{"overwritten: after publish", []string{"overwritten-unpersisted"}, pool().Alloc(35, B, 64, trace.AllocReserve).Alloc(36, B, 64, 0).Store(10, B, 8).Store(11, B, 8).Exit(0),
+			[]string{"overwritten-unpersisted@11"}},
+		{"overwritten: after cancel", []string{"overwritten-unpersisted"}, pool().Alloc(35, B, 64, trace.AllocReserve).Free(37, B, trace.AllocReserve).Store(10, B, 8).Store(11, B, 8).Exit(0),
+			[]string{"overwritten-unpersisted@11"}},
+		{"unpersisted: still reserved at exit ok", nil, pool().Alloc(35, B, 64, trace.AllocReserve).Store(10, B, 8).Exit(0), nil},
+		{"unpersisted: published unpersisted", nil, pool().Alloc(35, B, 64, trace.AllocReserve).Store(10, B, 8).Alloc(36, B, 64, 0).Exit(0),
+			[]string{"unpersisted-store@10"}},
+		{"tx-unlogged: reservation ok", nil, pool().TxBegin(30).Alloc(35, B, 64, trace.AllocReserve).Store(10, B, 8).Persist(12, B, 8).TxCommit(32).TxEnd(33).Exit(0), nil},
+
 		// redundant-tx-add
 		{"redundant-tx-add: same range", nil, pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(34, A, 8, 0).TxCommit(32).TxEnd(33).Exit(0), []string{"redundant-tx-add@34"}},
 		{"redundant-tx-add: covered by union", nil, pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(36, A+8, 8, 0).TxAdd(34, A+4, 8, 0).TxCommit(32).TxEnd(33).Exit(0),

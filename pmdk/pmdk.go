@@ -393,3 +393,50 @@ func (ts *Threads) Open() int {
 	}
 	return n
 }
+
+// Reservations tracks memory handed out by pmemobj_reserve / pmemobj_xreserve and not yet
+// published or cancelled (ALLOC and FREE records with flag trace.AllocReserve,
+// docs/trace-format.md). Such memory is not allocated in the persistent heap: a crash leaves it
+// free, so what the program writes into it before publishing cannot be seen by recovery, and
+// overwriting it before it persists is no bug (PMDK's action API, pmemobj_action(3)). The set
+// is small (a program holds few reservations at a time): a slice sorted by address.
+type Reservations struct {
+	r []Range
+}
+
+// Reserve records a reservation of size bytes at addr.
+func (s *Reservations) Reserve(addr, size uint64) {
+	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].Addr >= addr })
+	if i < len(s.r) && s.r[i].Addr == addr {
+		s.r[i].Size = size
+		return
+	}
+	s.r = slices.Insert(s.r, i, Range{addr, size})
+}
+
+// End removes the reservation starting at addr (published or cancelled) and reports whether
+// there was one.
+func (s *Reservations) End(addr uint64) bool {
+	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].Addr >= addr })
+	if i < len(s.r) && s.r[i].Addr == addr {
+		s.r = slices.Delete(s.r, i, i+1)
+		return true
+	}
+	return false
+}
+
+// Contains reports whether [addr, addr+size) lies wholly in one open reservation.
+func (s *Reservations) Contains(addr, size uint64) bool {
+	if len(s.r) == 0 {
+		return false
+	}
+	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].Addr > addr })
+	if i == 0 {
+		return false
+	}
+	r := s.r[i-1]
+	return addr >= r.Addr && addr+size <= r.End()
+}
+
+// Len returns the number of open reservations.
+func (s *Reservations) Len() int { return len(s.r) }

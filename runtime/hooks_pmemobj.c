@@ -629,3 +629,156 @@ void __scry_post_pmemobj_free(uint32_t site, SCRY_PMEMOID *oidp)
 	OBJ_CLOSE();
 	HOOK_LEAVE();
 }
+
+/* ---------------------------------------------------------------- reservations */
+
+/*
+ * The action API: pmemobj_reserve/xreserve hand out memory the program fills with plain stores
+ * before pmemobj_publish makes it allocated (atomically with the other actions), or
+ * pmemobj_cancel gives it back. Until then a crash leaves it free, so what is written into it
+ * cannot matter for recovery. The trace says so: ALLOC flag reserve after the reservation, a
+ * second ALLOC without it when a publish covers the action (flag tx for pmemobj_tx_publish:
+ * the object then belongs to the transaction), FREE flag reserve on cancel. Reservations are
+ * remembered by the address of their struct pobj_action, which the program passes back to
+ * publish/cancel (the struct's content is PMDK's internal business).
+ */
+#define RT_MAX_RESV 1024
+static struct resv {
+	const void *act;
+	uintptr_t addr;
+	uint64_t size;
+} g_resv[RT_MAX_RESV];
+static int g_nresv;
+
+static void resv_add(const void *act, uintptr_t addr, uint64_t size)
+{
+	rt_lock();
+	for (int i = 0; i < g_nresv; i++)
+		if (g_resv[i].act == act) { /* the program reuses the action slot */
+			g_resv[i].addr = addr, g_resv[i].size = size;
+			rt_unlock();
+			return;
+		}
+	if (g_nresv < RT_MAX_RESV)
+		g_resv[g_nresv++] = (struct resv){act, addr, size};
+	rt_unlock();
+}
+
+/* Ends the reservations whose action lies in actv[0..n): ALLOC (flags) when published, FREE
+ * (flag reserve) when cancelled. */
+static void resv_end(uint32_t site, const char *actv, size_t n, int publish, uint8_t flags)
+{
+	/* sizeof(struct pobj_action) in PMDK 1.x: a 4-byte type, 3 words of data, 14 more words. */
+	const size_t act_size = 4 + 3 * 4 + 14 * 8;
+	const char *end = actv + n * act_size;
+	rt_lock();
+	int found[RT_MAX_RESV], nf = 0;
+	for (int i = 0; i < g_nresv; i++) {
+		const char *a = g_resv[i].act;
+		if (a >= actv && a < end)
+			found[nf++] = i;
+	}
+	struct resv ended[RT_MAX_RESV];
+	for (int k = 0; k < nf; k++)
+		ended[k] = g_resv[found[k]];
+	for (int k = nf - 1; k >= 0; k--) /* remove from the back, keeping indices valid */
+		g_resv[found[k]] = g_resv[--g_nresv];
+	rt_unlock();
+	for (int k = 0; k < nf; k++) {
+		if (!pm_find(ended[k].addr))
+			continue;
+		if (publish)
+			rec_addr_size_flags(SCRY_EV_ALLOC, site, ended[k].addr, ended[k].size, flags);
+		else
+			rec_free(site, ended[k].addr, SCRY_ALLOC_RESERVE);
+	}
+}
+
+static void reserve_post(uint32_t site, uint64_t uuid, uint64_t off, const void *act, size_t size, uint8_t flags)
+{
+	if (!off)
+		return;
+	void *p = obj_direct(uuid, off);
+	if (!p || !pm_find((uintptr_t)p))
+		return;
+	uint64_t usable = obj_usable_size(uuid, off);
+	if (!usable)
+		usable = size;
+	rec_addr_size_flags(SCRY_EV_ALLOC, site, (uintptr_t)p, usable, flags | SCRY_ALLOC_RESERVE);
+	resv_add(act, (uintptr_t)p, usable);
+}
+
+WINDOW_HOOKS_PRE(pmemobj_reserve, 0,
+		 (uint32_t site, PMEMobjpool *pop, struct pobj_action *act, size_t size, uint64_t type_num),
+		 (void)pop, (void)act, (void)size, (void)type_num)
+void __scry_post_pmemobj_reserve(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, struct pobj_action *act, size_t size,
+				 uint64_t type_num)
+{
+	(void)pop, (void)type_num;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	reserve_post(site, ret_uuid, ret_off, act, size, 0);
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_xreserve, 0,
+		 (uint32_t site, PMEMobjpool *pop, struct pobj_action *act, size_t size, uint64_t type_num,
+		  uint64_t flags),
+		 (void)pop, (void)act, (void)size, (void)type_num, (void)flags)
+void __scry_post_pmemobj_xreserve(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, struct pobj_action *act,
+				  size_t size, uint64_t type_num, uint64_t flags)
+{
+	(void)pop, (void)type_num;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	reserve_post(site, ret_uuid, ret_off, act, size, (flags & XALLOC_ZERO) ? SCRY_ALLOC_ZEROED : 0);
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_publish, 0, (uint32_t site, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt),
+		 (void)pop, (void)actv, (void)actvcnt)
+void __scry_post_pmemobj_publish(uint32_t site, int ret, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt)
+{
+	(void)pop;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	if (ret == 0)
+		resv_end(site, (const char *)actv, actvcnt, 1, 0);
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_tx_publish, 1, (uint32_t site, struct pobj_action *actv, size_t actvcnt), (void)actv,
+		 (void)actvcnt)
+void __scry_post_pmemobj_tx_publish(uint32_t site, int ret, struct pobj_action *actv, size_t actvcnt)
+{
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	if (ret == 0)
+		resv_end(site, (const char *)actv, actvcnt, 1, SCRY_ALLOC_IN_TX);
+	HOOK_LEAVE();
+}
+
+WINDOW_HOOKS_PRE(pmemobj_tx_xpublish, 1, (uint32_t site, struct pobj_action *actv, size_t actvcnt, uint64_t flags),
+		 (void)actv, (void)actvcnt, (void)flags)
+void __scry_post_pmemobj_tx_xpublish(uint32_t site, int ret, struct pobj_action *actv, size_t actvcnt,
+				     uint64_t flags)
+{
+	(void)flags;
+	HOOK_ENTER_NOCHECK();
+	OBJ_CLOSE();
+	if (ret == 0)
+		resv_end(site, (const char *)actv, actvcnt, 1, SCRY_ALLOC_IN_TX);
+	HOOK_LEAVE();
+}
+
+void __scry_pre_pmemobj_cancel(uint32_t site, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt)
+{
+	(void)pop;
+	HOOK_ENTER();
+	resv_end(site, (const char *)actv, actvcnt, 0, 0);
+	OBJ_WINDOW(site, 0);
+	HOOK_LEAVE();
+}
+
+CLOSE_ONLY_POST(pmemobj_cancel, (uint32_t site, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt),
+		(void)site, (void)pop, (void)actv, (void)actvcnt)

@@ -53,6 +53,7 @@ func schemaConsts() []cConst {
 		{"SCRY_TXADD_NO_FLUSH", TxAddNoFlush, "TX_ADD flag"},
 		{"SCRY_ALLOC_IN_TX", AllocInTx, "ALLOC/FREE flag"},
 		{"SCRY_ALLOC_ZEROED", AllocZeroed, "ALLOC flag"},
+		{"SCRY_ALLOC_RESERVE", AllocReserve, "ALLOC/FREE flag: a reservation"},
 		{"SCRY_END_EXIT", uint64(EndExit), "END: exit code"},
 		{"SCRY_END_SIGNAL", uint64(EndSignal), "END: signal number"},
 		{"SCRY_SITE_LOAD", uint64(SiteLoad), ""},

@@ -144,10 +144,10 @@ func AppendEvent(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 		b = appendFlags(b, ev.Flags, []string{"no_snapshot", "no_flush"})
 	case KindAlloc:
 		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
-		b = appendFlags(b, ev.Flags, []string{"tx", "zeroed"})
+		b = appendFlags(b, ev.Flags, []string{"tx", "zeroed", "reserve"})
 	case KindFree:
 		b = fmt.Appendf(b, " addr=%#x", ev.Addr)
-		b = appendFlags(b, ev.Flags, []string{"tx"})
+		b = appendFlags(b, ev.Flags, []string{"tx", "", "reserve"})
 	case KindTxAbort:
 		b = fmt.Appendf(b, " errnum=%d", ev.Errnum)
 	case KindOpBegin:
@@ -195,7 +195,7 @@ func appendFlags(b []byte, f uint8, names []string) []byte {
 	}
 	var parts []string
 	for i, n := range names {
-		if f&(1<<i) != 0 {
+		if n != "" && f&(1<<i) != 0 {
 			parts = append(parts, n)
 			f &^= 1 << i
 		}

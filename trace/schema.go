@@ -77,8 +77,9 @@ const (
 	TxAddNoSnapshot = 1 << 0 // TX_ADD: POBJ_XADD_NO_SNAPSHOT
 	TxAddNoFlush    = 1 << 1 // TX_ADD: POBJ_XADD_NO_FLUSH
 
-	AllocInTx   = 1 << 0 // ALLOC, FREE: inside a transaction
-	AllocZeroed = 1 << 1 // ALLOC: the object was zeroed
+	AllocInTx    = 1 << 0 // ALLOC, FREE: inside a transaction
+	AllocZeroed  = 1 << 1 // ALLOC: the object was zeroed
+	AllocReserve = 1 << 2 // ALLOC: a reservation (pmemobj_reserve), allocated only when published; FREE: a reservation cancelled
 )
 
 // EndHow tells how a traced program ended (the END record).

@@ -281,7 +281,16 @@ func (d *driver) loop() (uint64, error) {
 				d.warnOnce("txend", "event %d: TX_END outside a transaction (ignored)", ev.Index)
 			}
 		case trace.KindAlloc:
+			if ev.Flags&trace.AllocReserve != 0 {
+				st.Reserved.Reserve(ev.Addr, ev.Size)
+				continue
+			}
+			st.Reserved.End(ev.Addr) // a publish, when the object was reserved
 			st.Threads.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0, ev.Site, ev.Context)
+		case trace.KindFree:
+			if ev.Flags&trace.AllocReserve != 0 {
+				st.Reserved.End(ev.Addr)
+			}
 		case trace.KindOpBegin:
 			st.Op = uint32(ev.Op) + 1
 			if ev.Op < 1<<31 && ev.Op == uint64(len(d.opSpan)) && len(d.opText)+len(ev.Text) <= MaxOpText {

@@ -48,7 +48,9 @@ type State struct {
 	Model   *px86.Model
 	Regions pmdk.Regions
 	Threads pmdk.Threads
-	Reader  *trace.Reader
+	// Reserved holds the open pmemobj_reserve reservations (not yet published or cancelled).
+	Reserved pmdk.Reservations
+	Reader   *trace.Reader
 	// Op is the running workload operation's index plus one (0: none), as in px86.Origin.
 	Op uint32
 	// LastEvent is the index of the event being processed.

@@ -192,6 +192,21 @@ void __scry_post_pmemobj_zrealloc(uint32_t site, int ret, PMEMobjpool *pop, SCRY
 void __scry_pre_pmemobj_free(uint32_t site, SCRY_PMEMOID *oidp);
 void __scry_post_pmemobj_free(uint32_t site, SCRY_PMEMOID *oidp);
 
+/* Reservations (libpmemobj/action_base.h). struct pobj_action is only passed by pointer. */
+struct pobj_action;
+void __scry_pre_pmemobj_reserve(uint32_t site, PMEMobjpool *pop, struct pobj_action *act, size_t size, uint64_t type_num);
+void __scry_post_pmemobj_reserve(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, struct pobj_action *act, size_t size, uint64_t type_num);
+void __scry_pre_pmemobj_xreserve(uint32_t site, PMEMobjpool *pop, struct pobj_action *act, size_t size, uint64_t type_num, uint64_t flags);
+void __scry_post_pmemobj_xreserve(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, struct pobj_action *act, size_t size, uint64_t type_num, uint64_t flags);
+void __scry_pre_pmemobj_publish(uint32_t site, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt);
+void __scry_post_pmemobj_publish(uint32_t site, int ret, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt);
+void __scry_pre_pmemobj_tx_publish(uint32_t site, struct pobj_action *actv, size_t actvcnt);
+void __scry_post_pmemobj_tx_publish(uint32_t site, int ret, struct pobj_action *actv, size_t actvcnt);
+void __scry_pre_pmemobj_tx_xpublish(uint32_t site, struct pobj_action *actv, size_t actvcnt, uint64_t flags);
+void __scry_post_pmemobj_tx_xpublish(uint32_t site, int ret, struct pobj_action *actv, size_t actvcnt, uint64_t flags);
+void __scry_pre_pmemobj_cancel(uint32_t site, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt);
+void __scry_post_pmemobj_cancel(uint32_t site, PMEMobjpool *pop, struct pobj_action *actv, size_t actvcnt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,7 @@
 #define SCRY_TXADD_NO_FLUSH 0x2 /* TX_ADD flag */
 #define SCRY_ALLOC_IN_TX 0x1 /* ALLOC/FREE flag */
 #define SCRY_ALLOC_ZEROED 0x2 /* ALLOC flag */
+#define SCRY_ALLOC_RESERVE 0x4 /* ALLOC/FREE flag: a reservation */
 #define SCRY_END_EXIT 0x1 /* END: exit code */
 #define SCRY_END_SIGNAL 0x2 /* END: signal number */
 #define SCRY_SITE_LOAD 0x1

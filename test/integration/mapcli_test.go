@@ -22,7 +22,7 @@ func TestMapcliTraces(t *testing.T) {
 	mapcli := need(t, "mapcli/mapcli")
 	native := need(t, "mapcli/mapcli.native")
 	var wl bytes.Buffer
-	if err := workload.KV(&wl, workload.KVOptions{Ops: 300, Seed: 11}); err != nil {
+	if err := workload.KV(&wl, workload.KVOptions{Ops: 1000, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range mapcliMaps {
