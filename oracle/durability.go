@@ -52,6 +52,11 @@ func (u *unpersisted) OnEnd(p *framework.Pass, ev *trace.Event) {
 // exactly one entry and is reported at once; the entries of a store that spans lines are kept
 // for reportSpans, which groups them.
 func (u *unpersisted) entry(p *framework.Pass, s px86.StoreState, when string) {
+	if s.Flags&px86.Rewritten != 0 {
+		// Later unpersisted stores rewrote all its bytes: they are reported, and persisting
+		// them fixes this one too.
+		return
+	}
 	if s.Flags&px86.Spans != 0 {
 		u.spans = append(u.spans, s)
 		return

@@ -102,6 +102,13 @@ func TestOracles(t *testing.T) {
 		{"redundant-fence: no region skipped", nil, analysistest.New().Fence(13, sfence).Exit(0), nil},
 		{"redundant-fence: orders nt ok", nil, pool().NTStore(10, A, 8).Fence(13, sfence).Exit(0), nil},
 
+		// a store whose bytes later unpersisted stores all rewrote is covered by their findings
+		{"unpersisted: rewritten store folded", []string{"unpersisted-store"}, pool().Store(10, A, 8).Store(11, A, 8).Exit(0), []string{"unpersisted-store@11"}},
+		{"unpersisted: rewritten by two stores folded", []string{"unpersisted-store"}, pool().Store(10, A, 8).Store(11, A, 4).Store(12, A+4, 4).Exit(0),
+			[]string{"unpersisted-store@11", "unpersisted-store@12"}},
+		{"unpersisted: partly rewritten reported", []string{"unpersisted-store"}, pool().Store(10, A, 8).Store(11, A, 4).Exit(0),
+			[]string{"unpersisted-store@10", "unpersisted-store@11"}},
+
 		// reservations (pmemobj_reserve): memory not yet published is free after a crash
 		{"overwritten: in reservation ok", []string{"overwritten-unpersisted"}, pool().Alloc(35, B, 64, trace.AllocReserve).Store(10, B, 8).Store(11, B, 8).Exit(0), nil},
 		{"overwritten: after publish", []string{"overwritten-unpersisted"}, pool().Alloc(35, B, 64, trace.AllocReserve).Alloc(36, B, 64, 0).Store(10, B, 8).Store(11, B, 8).Exit(0),

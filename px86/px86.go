@@ -102,6 +102,10 @@ const (
 	// Spans marks the entries of a store that touches more than one cache line: only such a
 	// store can have several entries, so only those need grouping by StoreID.
 	Spans uint8 = 1 << 2
+	// Rewritten marks, in the entries ForEachOverlapping and ForEachUnpersisted pass, an entry
+	// whose bytes later unpersisted stores on its line have all written again: its own value can
+	// no longer be what a crash leaves there once the later stores persist.
+	Rewritten uint8 = 1 << 3
 )
 
 // StoreState is the state of one unpersisted store on one cache line.
@@ -289,6 +293,48 @@ func (m *Model) markPending(l *line) {
 		l.inPending = true
 		m.pending = append(m.pending, l)
 	}
+}
+
+// rewritten reports whether the pieces after piece i of l (later stores to the line) cover every
+// byte of piece i.
+func (m *Model) rewritten(l *line, i int) bool {
+	p := l.pieces[i]
+	if m.lineSize <= 64 { // one bit per byte of the line
+		want := byteMask(p.lo, p.hi)
+		var got uint64
+		for j := i + 1; j < len(l.pieces); j++ {
+			q := l.pieces[j]
+			got |= byteMask(q.lo, q.hi)
+			if got&want == want {
+				return true
+			}
+		}
+		return false
+	}
+	for j := i + 1; j < len(l.pieces); j++ { // wider lines: one later piece must cover it
+		if q := l.pieces[j]; q.lo <= p.lo && p.hi <= q.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// byteMask is the set of bytes [lo, hi) of a line of at most 64 bytes.
+func byteMask(lo, hi uint16) uint64 {
+	n := hi - lo
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return (uint64(1)<<n - 1) << lo
+}
+
+// viewAt is view for the iteration functions: it adds Rewritten.
+func (m *Model) viewAt(l *line, i int, state State) StoreState {
+	v := m.view(l, &l.pieces[i], state)
+	if i+1 < len(l.pieces) && m.rewritten(l, i) {
+		v.Flags |= Rewritten
+	}
+	return v
 }
 
 func (m *Model) view(l *line, p *piece, state State) StoreState {
@@ -583,7 +629,7 @@ func (m *Model) ForEachOverlapping(addr, size uint64, fn func(StoreState) bool) 
 				if i < l.npending {
 					st = Pending
 				}
-				if !fn(m.view(l, p, st)) {
+				if !fn(m.viewAt(l, i, st)) {
 					return
 				}
 			}
@@ -619,7 +665,7 @@ func (m *Model) ForEachUnpersisted(fn func(StoreState) bool) {
 			if i < l.npending {
 				st = Pending
 			}
-			if !fn(m.view(l, &l.pieces[i], st)) {
+			if !fn(m.viewAt(l, i, st)) {
 				return
 			}
 		}

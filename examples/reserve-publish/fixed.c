@@ -1,0 +1,50 @@
+// reserve-publish (fixed): libpmemobj's action API. A node is reserved with pmemobj_reserve,
+// filled (one field written twice: harmless, the memory is not allocated until published),
+// persisted, and only then published together with the root's pointer to it.
+// scry: args {pool}
+#include <libpmemobj.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct node {
+	uint64_t key;
+	uint64_t value;
+};
+
+struct root {
+	PMEMoid head;
+};
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s POOL\n", argv[0]);
+		return 2;
+	}
+	PMEMobjpool *pop = pmemobj_create(argv[1], "reserve", PMEMOBJ_MIN_POOL, 0600);
+	if (pop == NULL) {
+		fprintf(stderr, "%s: %s\n", argv[1], pmemobj_errormsg());
+		return 1;
+	}
+	struct root *r = pmemobj_direct(pmemobj_root(pop, sizeof(struct root)));
+	struct pobj_action act[2];
+	PMEMoid oid = pmemobj_reserve(pop, &act[0], sizeof(struct node), 1);
+	if (OID_IS_NULL(oid)) {
+		fprintf(stderr, "reserve: %s\n", pmemobj_errormsg());
+		return 1;
+	}
+	struct node *n = pmemobj_direct(oid);
+	n->key = 0;
+	n->key = 42; /* rewrites an unpersisted store, but the node is not published yet */
+	n->value = 7;
+	pmemobj_persist(pop, n, sizeof(*n));
+	pmemobj_set_value(pop, &act[1], &r->head.pool_uuid_lo, oid.pool_uuid_lo);
+	if (pmemobj_publish(pop, act, 2) != 0) {
+		fprintf(stderr, "publish: %s\n", pmemobj_errormsg());
+		return 1;
+	}
+	r->head.off = oid.off;
+	pmemobj_persist(pop, &r->head.off, sizeof(r->head.off));
+	pmemobj_close(pop);
+	return 0;
+}
