@@ -61,10 +61,17 @@ func (f *recordFlags) run(cmd *cobra.Command, args []string, trace string) (*rec
 	if err != nil {
 		return res, &exitError{code: 2, err: err}
 	}
-	if res.Failed() {
-		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s %s; the trace up to that point is kept in %s\n", args[0], res, trace)
-	}
 	return res, nil
+}
+
+// programFailed is the error for a recorded program that did not exit with status 0: scry's
+// results cover its run up to that point. kept names the trace when it outlives the command.
+func programFailed(prog string, res *record.Result, kept string) error {
+	msg := fmt.Sprintf("%s %s; the results cover its run up to that point", prog, res)
+	if kept != "" {
+		msg += "; its trace is in " + kept
+	}
+	return &exitError{code: 2, err: errors.New(msg)}
 }
 
 func newRecordCommand() *cobra.Command {
@@ -80,7 +87,7 @@ func newRecordCommand() *cobra.Command {
 				return err
 			}
 			if res.Failed() {
-				return &exitError{code: 2}
+				return programFailed(args[0], res, f.trace)
 			}
 			return nil
 		},
@@ -196,7 +203,7 @@ func newCheckCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
 		Short: "record a run of an instrumented program and report PM misuse",
-		Long:  "Records PROG (built with `scry cc`) like `scry record`, then analyses the trace like `scry analyze`. Exit status: 0 no correctness finding, 1 correctness findings, 2 error.",
+		Long:  "Records PROG (built with `scry cc`) like `scry record`, then analyses the trace like `scry analyze`. Exit status: 0 no correctness finding, 1 correctness findings, 2 error (including a program that exits non-zero or is killed, after its findings so far are printed).",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := af.check(); err != nil {
@@ -211,10 +218,19 @@ func newCheckCommand() *cobra.Command {
 				defer os.RemoveAll(dir)
 				trace = filepath.Join(dir, "run.trace")
 			}
-			if _, err := rf.run(cmd, args, trace); err != nil {
+			res, err := rf.run(cmd, args, trace)
+			if err != nil {
 				return err
 			}
-			return af.analyze(cmd, trace)
+			aerr := af.analyze(cmd, trace)
+			if res.Failed() && aerr == nil {
+				// No correctness finding, but the run is not a complete one: an error.
+				return programFailed(args[0], res, rf.trace)
+			}
+			if res.Failed() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s %s\n", args[0], res)
+			}
+			return aerr
 		},
 	}
 	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed)")

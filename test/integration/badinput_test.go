@@ -94,13 +94,16 @@ func TestCrashedProgram(t *testing.T) {
 	bin := compile(t, dir, src, "-lpmem")
 	tr := filepath.Join(dir, "crash.trace")
 	r := run(t, dir, "", scry, "check", "--trace", tr, "--", bin, filepath.Join(dir, "p.pool"), "crash")
-	if r.code != 0 {
-		t.Errorf("check on a crashing program without correctness findings before the crash: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	if r.code != 2 {
+		t.Errorf("check on a crashing program without correctness findings before the crash: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"killed by signal 11", "trace up to that point is kept"} {
+	for _, want := range []string{"killed by signal 11", "results cover its run up to that point", "its trace is in " + tr} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
 		}
+	}
+	if !strings.Contains(r.stdout, "stores not yet persisted when it died are not reported") {
+		t.Errorf("report does not warn that the exit-time check was left out:\n%s", r.stdout)
 	}
 	if _, err := os.Stat(tr); err != nil {
 		t.Fatalf("trace not kept: %v", err)
@@ -113,6 +116,13 @@ func TestCrashedProgram(t *testing.T) {
 	got := parseFindings(t, r.stdout)
 	if len(got) != 1 || got[0].Kind != "unpersisted-store" || got[0].Location.Line != 11 {
 		t.Errorf("findings %+v, want one unpersisted-store at line 11", got)
+	}
+
+	// A pool that cannot be created: the program's own message names it, scry's names how the
+	// program ended, and the status is 2.
+	r = run(t, dir, "", scry, "check", "--", bin, filepath.Join(dir, "no-such-dir", "p.pool"), "exit")
+	if r.code != 2 || !strings.Contains(r.stderr, "no-such-dir/p.pool") || !strings.Contains(r.stderr, "exited with status 3") {
+		t.Errorf("check with a missing pool directory: exit %d, want 2 naming the pool and the status\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	// Cut the good trace in the middle: analyze warns and reports what it saw.
