@@ -1,6 +1,10 @@
 # scry: top-level build. `make` builds everything into build/ (bin/scry, the pass plugins, the
 # runtime); `make test` runs the whole test suite; `make demo` installs what is missing from
 # Debian's packages and shows scry on a bundled example and on PMDK's btree.
+#
+# The targets that install packages first (test, demo, bench, mapcli-check) run the rest in a
+# second make, so that what this one computed before the install (LLVM_VERSIONS) is computed
+# again with the packages present.
 SHELL := /bin/bash
 BUILD ?= $(CURDIR)/build
 GO ?= go
@@ -11,7 +15,8 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(shell command -v ll
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
 
-.PHONY: all deps scry native headers test demo bench clean fuzz mapcli-check
+.PHONY: all deps scry native headers test test-run demo demo-run bench bench-run clean fuzz \
+	mapcli-check mapcli-check-run check-llvm
 
 all: scry native
 
@@ -28,7 +33,11 @@ scry:
 	@mkdir -p $(BUILD)/bin
 	$(GO) build -o $(BUILD)/bin/scry ./cmd/scry
 
-native: runtime pass headers
+native: check-llvm runtime pass headers
+
+check-llvm:
+	@if [ -z "$(strip $(LLVM_VERSIONS))" ]; then \
+		echo "error: no llvm-config-N found: install llvm-14-dev or llvm-16-dev (make deps)" >&2; exit 1; fi
 
 SCRY := $(BUILD)/bin/scry
 
@@ -41,7 +50,9 @@ headers:
 	cp runtime/include/scry.h $(BUILD)/include/scry/scry.h
 
 # The README's test command. Tests that need the build fail (not skip) when it is missing.
-test: deps all mapcli
+test: deps
+	@$(MAKE) --no-print-directory test-run
+test-run: all mapcli
 	$(GO) vet ./...
 	SCRY_REQUIRE_BUILD=1 SCRY_EXAMPLES_STRICT=1 BUILD=$(BUILD) $(GO) test -count=1 ./... 2>&1
 
@@ -50,7 +61,9 @@ clean:
 
 # Speed figures for docs/performance.md: slowdown of an instrumented mapcli btree run over the
 # native one, analysis throughput on one core, and the Go micro-benchmarks of the hot paths.
-bench: deps all mapcli
+bench: deps
+	@$(MAKE) --no-print-directory bench-run
+bench-run: all mapcli
 	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
 
@@ -61,7 +74,9 @@ fuzz:
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo
-demo: deps all mapcli
+demo: deps
+	@$(MAKE) --no-print-directory demo-run
+demo-run: all mapcli
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 	@echo "== scry cc examples/missing-fence/buggy.c, then scry check (a clwb with no sfence) =="
 	$(SCRY) cc -O1 -mclflushopt -mclwb -o $(DEMO_DIR)/missing-fence examples/missing-fence/buggy.c
@@ -79,7 +94,9 @@ demo: deps all mapcli
 # (MAPCLI_OPS operations from `scry workload kv`); reports land in build/mapcli-check/.
 MAPCLI_OPS ?= 1000
 MAPCLI_MAPS := btree ctree rbtree rtree hashmap_tx hashmap_atomic hashmap_rp skiplist
-mapcli-check: all mapcli
+mapcli-check: deps
+	@$(MAKE) --no-print-directory mapcli-check-run
+mapcli-check-run: all mapcli
 	@rm -rf $(BUILD)/mapcli-check && mkdir -p $(BUILD)/mapcli-check
 	$(SCRY) workload kv --ops $(MAPCLI_OPS) --seed 7 -o $(BUILD)/mapcli-check/ops.txt
 	@set -e; for m in $(MAPCLI_MAPS); do d=$(BUILD)/mapcli-check/$$m; mkdir -p $$d; \
