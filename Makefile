@@ -10,8 +10,10 @@ BUILD ?= $(CURDIR)/build
 GO ?= go
 export GOFLAGS ?= -mod=mod
 
-# LLVM major versions to build a pass plugin for: every one whose llvm-config is installed.
-LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(shell command -v llvm-config-$(v) 2>/dev/null),$(v))))
+# LLVM major versions to build a pass plugin for: every one with clang++-N and LLVM's development
+# headers (llvm-N-dev) installed.
+llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-config-$(1) --includedir 2>/dev/null)/llvm/Passes/PassPlugin.h"; test -f "$$f" && echo y))
+LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
 
