@@ -159,3 +159,17 @@ func TestSuppressionErrors(t *testing.T) {
 		t.Error("missing file accepted")
 	}
 }
+
+func TestSarifURI(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/work/src/btree.c", "file:///work/src/btree.c"},
+		{"/tmp/a b.c", "file:///tmp/a%20b.c"},
+		{"src/map.c", "src/map.c"},
+		{"<unknown>", "%3Cunknown%3E"},
+	}
+	for _, tt := range tests {
+		if got := sarifURI(tt.in); got != tt.want {
+			t.Errorf("sarifURI(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -138,6 +139,15 @@ const (
 	ToolURI  = "https://github.com/scry-pm/scry"
 )
 
+// sarifURI turns a source path into an artifact URI: absolute paths become file:// URIs (SARIF
+// 2.1.0 §3.10: a uri is an RFC 3986 URI reference), relative ones stay relative references.
+func sarifURI(file string) string {
+	if strings.HasPrefix(file, "/") {
+		return (&url.URL{Scheme: "file", Path: file}).String()
+	}
+	return (&url.URL{Path: file}).String()
+}
+
 func sarifLocation(file string, line, col int, fn, text string) *sarif.Location {
 	loc := sarif.NewLocation()
 	if file != "" {
@@ -148,7 +158,7 @@ func sarifLocation(file string, line, col int, fn, text string) *sarif.Location 
 				reg.WithStartColumn(col)
 			}
 		}
-		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(file))
+		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(sarifURI(file)))
 		if line > 0 {
 			pl.WithRegion(reg)
 		}
