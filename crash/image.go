@@ -1,0 +1,208 @@
+package crash
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/scry-pm/scry/image"
+)
+
+// region returns the region with id at the crash point (the latest mapping with that id).
+func (cp *CrashPoint) region(id uint32) (*image.Region, error) {
+	rs, err := cp.regions()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].ID == id {
+			return rs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("crash: no region %d at crash point %d", id, cp.Index)
+}
+
+// regionPatches returns the patches of st on region g.
+func (cp *CrashPoint) regionPatches(g *image.Region, st State) ([]Patch, error) {
+	ps, err := cp.Patches(st)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, p := range ps {
+		if p.Region == g.ID {
+			ps[n] = p
+			n++
+		}
+	}
+	return ps[:n], nil
+}
+
+// WriteImage writes the crash image of state st for region (a region id of the trace) to the
+// file path: the pool file's bytes at the crash point with exactly the units st persists.
+// The file is created (or truncated) and made sparse: it is sized to the region's end in the
+// pool file (FileOffset+Length bytes; bytes before FileOffset are zero), then only the pages
+// holding non-zero bytes and the patches are written. The cost is proportional to the data
+// written to the pool, not to its size (WITCHER §4.4's crash NVM images; the thesis's
+// copy-on-write snapshots, seeds/002_2a22ed230f71d116.txt §5.1.2, serve the same purpose).
+// It must be called during the Walk callback that delivered cp.
+func (cp *CrashPoint) WriteImage(path string, region uint32, st State) error {
+	g, err := cp.region(region)
+	if err != nil {
+		return err
+	}
+	ps, err := cp.regionPatches(g, st)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := writeFull(f, g); err != nil {
+		f.Close()
+		return err
+	}
+	if err := writePatches(f, ps); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeFull sizes f to the region's end and writes every page of g holding non-zero bytes,
+// joining consecutive pages into one write.
+func writeFull(f *os.File, g *image.Region) error {
+	if err := f.Truncate(int64(g.FileOffset + g.Length)); err != nil {
+		return err
+	}
+	const maxRun = 256 // pages per write
+	var buf []byte
+	var start uint64
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := f.WriteAt(buf, int64(g.FileOffset+start*image.PageSize))
+		buf = buf[:0]
+		return err
+	}
+	for _, p := range g.TouchedPages() {
+		data := g.Page(p)
+		if data == nil || allZero(data) {
+			continue
+		}
+		if end := g.Length - p*image.PageSize; end < image.PageSize {
+			data = data[:end]
+		}
+		if len(buf) > 0 && (p != start+uint64(len(buf))/image.PageSize || len(buf) >= maxRun*image.PageSize) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(buf) == 0 {
+			start = p
+		}
+		buf = append(buf, data...)
+	}
+	return flush()
+}
+
+func writePatches(f *os.File, ps []Patch) error {
+	for _, p := range ps {
+		if _, err := f.WriteAt(p.Data, p.Offset); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ImageWriter keeps one working copy of a region's crash image in a file and moves it from
+// one crash image to the next by rewriting only what differs: the previous state's patches
+// are undone, the pages written since the previous crash point are rewritten, and the new
+// state's patches applied. One ImageWriter per worker; the first Write (or one for another
+// region) writes the whole image as WriteImage does. Not safe for concurrent use.
+type ImageWriter struct {
+	path    string
+	f       *os.File
+	g       *image.Region
+	t       *tracker
+	gen     uint64  // the crash point whose fully applied image the file holds under patches
+	patches []Patch // patches applied to the file
+}
+
+// NewImageWriter returns a writer of the working copy at path (created on first Write).
+func NewImageWriter(path string) *ImageWriter { return &ImageWriter{path: path} }
+
+// Write turns the working copy into the crash image of st for region at cp (during the Walk
+// callback that delivered cp). Crash points must come in trace order.
+func (w *ImageWriter) Write(cp *CrashPoint, region uint32, st State) error {
+	g, err := cp.region(region)
+	if err != nil {
+		return err
+	}
+	ps, err := cp.regionPatches(g, st)
+	if err != nil {
+		return err
+	}
+	if w.f == nil || w.g != g || w.t != cp.t || cp.gen < w.gen {
+		if w.f != nil {
+			w.f.Close()
+		}
+		w.f, err = os.OpenFile(w.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := writeFull(w.f, g); err != nil {
+			return err
+		}
+	} else {
+		// Undo the previous patches with the current bytes, then bring the pages written since
+		// the previous crash point up to date.
+		for _, p := range w.patches {
+			buf := make([]byte, len(p.Data))
+			g.ReadAt(buf, int64(p.Addr-g.Base))
+			if _, err := w.f.WriteAt(buf, p.Offset); err != nil {
+				return err
+			}
+		}
+		if cp.gen != w.gen {
+			page := make([]byte, image.PageSize)
+			for p, gen := range cp.t.pageGen[g] {
+				if gen < w.gen {
+					continue
+				}
+				n, _ := g.ReadAt(page, int64(p*image.PageSize))
+				if _, err := w.f.WriteAt(page[:n], int64(g.FileOffset+p*image.PageSize)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := writePatches(w.f, ps); err != nil {
+		return err
+	}
+	w.g, w.t, w.gen, w.patches = g, cp.t, cp.gen, ps
+	return nil
+}
+
+// Path returns the working copy's file name.
+func (w *ImageWriter) Path() string { return w.path }
+
+// Close closes the working copy (the file stays).
+func (w *ImageWriter) Close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
