@@ -4,7 +4,9 @@
 //   - the instrumented run time divided by the native run time (target: at most 10), both
 //     medians of --runs runs on fresh pools, measured in the same invocation;
 //   - analysis throughput, in trace events per second on one core (GOMAXPROCS=1; target: at
-//     least 20 million), over the trace of the instrumented run.
+//     least 20 million), over the trace of the instrumented run;
+//   - the crash points and the crash states each exploration strategy would test on a
+//     2 000-operation run (package crash, `scry explore --dry-run`).
 //
 // Usage: go run ./bench --build build [--ops 10000] [--runs 5] [--map btree]
 package main
@@ -21,6 +23,7 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -116,7 +119,38 @@ func run(build, mapName string, ops, runs int, seed uint64) error {
 	fmt.Printf("instrumented run:    %8.1f ms (trace %.1f MiB, %d events)\n", ms(mi), float64(fi.Size())/(1<<20), events)
 	fmt.Printf("slowdown:            %8.2f x   (target <= 10)\n", float64(mi)/float64(mn))
 	fmt.Printf("analysis (1 core):   %8.1f ms, %.1f M events/s   (target >= 20)\n", ms(best), float64(events)/best.Seconds()/1e6)
-	return nil
+	runtime.GOMAXPROCS(runtime.NumCPU())
+	return crashStates(dir, instr, mapName, seed)
+}
+
+// crashStates records mapcli with a 2 000-operation workload and prints the crash points and the
+// crash states each exploration strategy would test (scry explore --dry-run).
+func crashStates(dir, instr, mapName string, seed uint64) error {
+	const ops = 2000
+	var wl bytes.Buffer
+	if err := workload.KV(&wl, workload.KVOptions{Ops: ops, Seed: seed}); err != nil {
+		return err
+	}
+	tr := filepath.Join(dir, "crash.trace")
+	pool := filepath.Join(dir, "crash.pool")
+	cmd := exec.Command(instr, mapName, pool, "1")
+	cmd.Stdin = &wl
+	cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1", "SCRY_TRACE="+tr)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", instr, err, out)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	start := time.Now()
+	sum, err := crash.Summarize(r, crash.Strategies(), crash.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\ncrash states, mapcli %s, %d operations (seed %d), counted in %.1f ms:\n", mapName, ops, seed, ms(time.Since(start)))
+	return sum.WriteText(os.Stdout, "mapcli "+mapName)
 }
 
 func median(d []time.Duration) time.Duration {
