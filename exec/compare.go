@@ -1,0 +1,80 @@
+package exec
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
+
+// Equivalent is WITCHER's output-equivalence oracle (seeds/000_c95c61c23c78e4d2.txt §4.5): after
+// a crash during operation k, a crash-consistent program recovers as if operation k had either
+// committed or rolled back, so running the rest of the workload on the crash image must end like
+// one of the two crash-free executions (the legal outcomes, or oracles). Equivalent reports
+// whether got matches at least one legal outcome, where two outcomes match when
+//
+//   - they ended the same way: both exited with the same status, or both were killed by the same
+//     signal; and
+//   - their normalized standard outputs (Outcome.Normalized, each with its own target's filter)
+//     are equal byte for byte.
+//
+// Consequences, which are the rules for failing runs:
+//   - got failing (non-zero exit, signal) where the legal outcomes succeeded is a mismatch, as
+//     WITCHER counts a fault as a mismatch.
+//   - A legal outcome that itself exited non-zero or crashed (both oracles crashing, say,
+//     because the workload hits a bug that has nothing to do with the crash image) still counts:
+//     got matches it if it ended the same way with the same output, so the image is not blamed
+//     for a failure the crash-free program has too. The caller should report failing oracles
+//     on their own.
+//   - A hang is never equivalent: got timing out never matches, and a legal outcome that timed
+//     out, could not start or was interrupted (Err) matches nothing; with no usable legal
+//     outcome the comparison is inconclusive and Equivalent returns false, so the caller should
+//     look at the oracles before blaming the image.
+//   - got that could not start or was interrupted (Err) matches nothing.
+//
+// Truncated outputs are compared as they are (both were cut at the same bound).
+func Equivalent(got Outcome, legal ...Outcome) bool {
+	if got.Err != nil || got.TimedOut {
+		return false
+	}
+	for _, l := range legal {
+		if l.Err != nil || l.TimedOut {
+			continue
+		}
+		if got.Signal != l.Signal || (got.Signal == 0 && got.ExitCode != l.ExitCode) {
+			continue
+		}
+		if bytes.Equal(got.Normalized(), l.Normalized()) {
+			return true
+		}
+	}
+	return false
+}
+
+// DiffMaxLines bounds the lines Diff returns; a longer diff ends with a line saying how many
+// were left out.
+const DiffMaxLines = 40
+
+// Diff returns a short unified diff (3 lines of context, "--- want" / "+++ got" headers, at most
+// DiffMaxLines lines) from want to got, for reports; "" when they are equal. Inputs are
+// compared as lines of text (a missing final newline is marked as in diff(1)).
+func Diff(got, want []byte) string {
+	if bytes.Equal(got, want) {
+		return ""
+	}
+	d := udiff.Unified("want", "got", string(want), string(got))
+	lines := strings.SplitAfter(d, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) <= DiffMaxLines {
+		return d
+	}
+	var b strings.Builder
+	for _, l := range lines[:DiffMaxLines] {
+		b.WriteString(l)
+	}
+	fmt.Fprintf(&b, "... (%d more diff lines)\n", len(lines)-DiffMaxLines)
+	return b.String()
+}

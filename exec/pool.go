@@ -1,0 +1,215 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// ShuffleSeed seeds the permutation in which Map hands items to workers. It is fixed so that
+// runs are reproducible; results do not depend on it.
+const ShuffleSeed = 0x5c7e_c4a5
+
+// Pool runs work over many items (crash images) in parallel; see Map.
+type Pool struct {
+	// Jobs is the number of workers; <= 0 means runtime.NumCPU() (the CLI's --jobs).
+	Jobs int
+	// Dir is the parent of the run's temporary directory; "" means os.TempDir().
+	Dir string
+	// Progress receives a progress bar (count, rate, ETA) when it is an *os.File on a
+	// terminal; otherwise, or when nil, nothing is printed.
+	Progress io.Writer
+}
+
+// Worker is one of a Pool's workers, handed to each call of the work function it runs.
+type Worker struct {
+	// Index is the worker's number, 0 to Jobs-1.
+	Index int
+	// Dir is the worker's private directory, under the run's temporary directory. Map empties
+	// it before each item, so every item starts in an empty directory: put the run's pool copy
+	// there and use it as the working directory. It is removed when Map returns.
+	Dir string
+}
+
+// reset empties the worker's directory.
+func (w *Worker) reset() error {
+	if err := os.RemoveAll(w.Dir); err != nil {
+		return err
+	}
+	return os.Mkdir(w.Dir, 0o755)
+}
+
+// Map calls work on every item with p.Jobs workers and returns the results in the order of
+// items, so that they do not depend on the number of jobs (as long as work depends only on its
+// item). Items are handed out from one queue in a fixed pseudo-random order (ShuffleSeed):
+// neighbouring crash images tend to cost alike (the thousands of images inside a pool's
+// initialisation recover quickly, later ones slowly), so shuffling spreads the expensive ones
+// over all workers and over the whole run, which keeps the workers evenly loaded and the
+// progress bar's ETA honest (the thesis shuffles its snapshots across recovery threads for the
+// same reason: seeds/002_2a22ed230f71d116.txt §5.1.4).
+//
+// Map makes a temporary directory under p.Dir holding one directory per worker (Worker.Dir)
+// and removes it before returning, whatever happens. When ctx is cancelled (SignalContext turns
+// Ctrl-C into that) no further item starts, the running calls see the cancelled context (runs
+// started with it are killed: Target.Run), Map waits for them, removes the directory and returns
+// ctx's error. A panic in work is recovered: no further item starts and the error names the
+// item and carries the stack. In every case the results of the items that completed are
+// returned (the others are zero values).
+func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context.Context, w *Worker, item T) R) ([]R, error) {
+	results := make([]R, len(items))
+	if err := ctx.Err(); err != nil {
+		return results, err
+	}
+	if len(items) == 0 {
+		return results, nil
+	}
+	jobs := p.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	jobs = min(jobs, len(items))
+	parent := p.Dir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	runDir, err := os.MkdirTemp(parent, "scry-exec-*")
+	if err != nil {
+		return results, fmt.Errorf("creating the run directory: %w", err)
+	}
+	var errs []error
+	defer func() {
+		// Every path that started workers waits for them (wg.Wait) before returning.
+		if err := os.RemoveAll(runDir); err != nil {
+			fmt.Fprintf(os.Stderr, "scry: removing %s: %v\n", runDir, err)
+		}
+	}()
+
+	workers := make([]*Worker, jobs)
+	for i := range workers {
+		workers[i] = &Worker{Index: i, Dir: filepath.Join(runDir, fmt.Sprintf("w%d", i))}
+		if err := os.Mkdir(workers[i].Dir, 0o755); err != nil {
+			return results, fmt.Errorf("creating a worker directory: %w", err)
+		}
+	}
+
+	inner, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bar := newProgress(p.Progress, len(items))
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		done int
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+		cancel()
+	}
+	queue := make(chan int)
+	for _, w := range workers {
+		wg.Go(func() {
+			for idx := range queue {
+				if inner.Err() != nil {
+					continue // drain
+				}
+				if err := w.reset(); err != nil {
+					fail(fmt.Errorf("emptying %s: %w", w.Dir, err))
+					continue
+				}
+				r, err := call(inner, w, idx, items[idx], work)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				results[idx] = r
+				mu.Lock()
+				done++
+				mu.Unlock()
+				if bar != nil {
+					bar.Add(1)
+				}
+			}
+		})
+	}
+	order := rand.New(rand.NewPCG(ShuffleSeed, uint64(len(items)))).Perm(len(items))
+feed:
+	for _, idx := range order {
+		select {
+		case queue <- idx:
+		case <-inner.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	if bar != nil {
+		if done == len(items) {
+			bar.Finish()
+		} else {
+			bar.Exit()
+		}
+	}
+	if len(errs) > 0 {
+		if err := ctx.Err(); err != nil {
+			errs = append([]error{err}, errs...)
+		}
+		return results, errors.Join(errs...)
+	}
+	return results, ctx.Err()
+}
+
+// call runs work on one item, turning a panic into an error that names the item.
+func call[T, R any](ctx context.Context, w *Worker, idx int, item T, work func(context.Context, *Worker, T) R) (r R, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			desc := fmt.Sprintf("%v", item)
+			if len(desc) > 100 {
+				desc = desc[:100] + "..."
+			}
+			err = fmt.Errorf("work on item %d (%s) panicked: %v\n%s", idx, desc, x, debug.Stack())
+		}
+	}()
+	return work(ctx, w, item), nil
+}
+
+// newProgress returns a progress bar on w when w is a terminal, else nil.
+func newProgress(w io.Writer, n int) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || f == nil || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription("running"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("runs"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(f) }),
+	)
+}
+
+// SignalContext returns a context cancelled on SIGINT (Ctrl-C) or SIGTERM, for Map: the runs
+// are killed and the temporary files removed before the program exits. Targets run in their own
+// process groups, so a Ctrl-C on the terminal reaches scry only, which kills them. stop
+// restores the default signal behaviour (a second Ctrl-C after it kills scry at once).
+func SignalContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
