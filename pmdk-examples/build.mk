@@ -7,6 +7,8 @@
 #   make mapcli                              # both builds (builds scry and the runtime first)
 #   make mapcli-native                       # the plain build only
 #   make mapcli MAPCLI_CC=clang-14 MAPCLI_DEPS=   # instrumented build with another compiler
+#   make mapcli-injected                     # $(BUILD)/mapcli/mapcli-injected: instrumented, with
+#                                            # the injected bug of pmdk-examples/patches-injected/
 # Run: PMEM_IS_PMEM_FORCE=1 build/mapcli/mapcli.native btree /tmp/p.pool [seed] < workload
 # (mapcli creates a 160 MiB pool when the file does not exist, and opens it otherwise).
 
@@ -71,3 +73,34 @@ $(MAPCLI_DIR)/mapcli: $(MAPCLI_OBJS) $(MAPCLI_RT_DEPS)
 
 $(MAPCLI_DIR)/mapcli.native: $(MAPCLI_NATIVE_OBJS)
 	$(MAPCLI_NATIVE_CC) $(MAPCLI_CFLAGS) -o $@ $^ $(MAPCLI_LIBS)
+
+# mapcli with an injected bug (docs/pmdk-examples.md, "An injected bug"): a separate copy of the
+# sources, $(PMDK_SRC_INJECTED), gets scry's patches and then pmdk-examples/patches-injected/*.patch,
+# and is built with MAPCLI_CC into $(MAPCLI_DIR)/mapcli-injected. It is a test input for scry
+# (a bug it must find), never a build to use.
+PMDK_SRC_INJECTED := $(BUILD)/pmdk-src-injected
+MAPCLI_INJECTED_PATCHES := $(wildcard $(CURDIR)/pmdk-examples/patches-injected/*.patch)
+MAPCLI_INJECTED_OBJS := $(MAPCLI_SRCS:%.c=$(MAPCLI_DIR)/obj-injected/%.o)
+MAPCLI_INJECTED_INCLUDES := $(subst -I$(PMDK_SRC),-I$(PMDK_SRC_INJECTED),$(MAPCLI_INCLUDES))
+
+.PHONY: mapcli-injected
+mapcli-injected: $(MAPCLI_DEPS)
+	@$(MAKE) --no-print-directory $(MAPCLI_DIR)/mapcli-injected
+
+$(PMDK_SRC_INJECTED)/.stamp: $(MAPCLI_PATCHES) $(MAPCLI_INJECTED_PATCHES) $(CURDIR)/pmdk-examples/build.mk
+	@test -d $(PMDK_EXAMPLES) || { echo "error: $(PMDK_EXAMPLES) missing: install libpmemobj-dev" >&2; exit 1; }
+	rm -rf $(PMDK_SRC_INJECTED) && mkdir -p $(PMDK_SRC_INJECTED)
+	cp -R $(PMDK_EXAMPLES)/. $(PMDK_SRC_INJECTED)/
+	find $(PMDK_SRC_INJECTED) -name '*.gz' -exec gunzip -f {} +
+	chmod -R u+w $(PMDK_SRC_INJECTED)
+	for p in $(MAPCLI_PATCHES) $(MAPCLI_INJECTED_PATCHES); do patch -s -p1 -d $(PMDK_SRC_INJECTED) < $$p || exit 1; done
+	touch $@
+
+$(MAPCLI_DIR)/obj-injected/%.o: $(PMDK_SRC_INJECTED)/.stamp $(CURDIR)/pmdk-examples/include/ex_common.h
+	@mkdir -p $(dir $@)
+	$(MAPCLI_CC) $(MAPCLI_CFLAGS) $(MAPCLI_INJECTED_INCLUDES) -c $(PMDK_SRC_INJECTED)/$*.c -o $@
+
+$(MAPCLI_INJECTED_OBJS): $(MAPCLI_PASS_DEPS)
+
+$(MAPCLI_DIR)/mapcli-injected: $(MAPCLI_INJECTED_OBJS) $(MAPCLI_RT_DEPS)
+	$(MAPCLI_CC) $(MAPCLI_CFLAGS) -o $@ $(MAPCLI_INJECTED_OBJS) $(MAPCLI_LIBS)

@@ -1,0 +1,71 @@
+// atomicity (buggy): two account balances in raw PM (libpmem's pmem_map_file, 4 KiB), each on its
+// own cache line, starting at 0 (balances are signed; the total is always 0). `transfer A B N`
+// moves N from account A to account B in two steps, each made durable on its own: the debit is
+// written back with clflush (durable at once under x86 persistency, no fence needed), then the
+// credit with clwb + sfence. `print` prints the balances and their total.
+//
+// The trace oracles see nothing: every store is durable before the next operation. The bug is
+// only visible after a crash: the operation is not failure-atomic. At the crash point before the
+// sfence the debit is already durable and the credit is pending; the state where the credit has
+// not persisted (a program-order prefix: no reordering needed) leaves the money debited and never
+// credited, so the later `print` shows a total of -N, unlike both legal outcomes (transfer
+// committed or rolled back, total 0): an atomicity violation, located at the sfence. The debit
+// uses clflush so that this sfence is the operation's only crash point; with a clwb + sfence per
+// step the same failing image would also be reachable before the first sfence (debit persisted).
+// scry: args {pool}
+// scry: workload workload.txt
+#include <immintrin.h>
+#include <libpmem.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define POOL_SIZE 4096
+#define NACCOUNTS 2
+
+struct bank {
+	_Alignas(64) int64_t balance; /* one cache line per account */
+};
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s POOL < OPS   (OPS: transfer A B N | print, A, B < %d)\n",
+			argv[0], NACCOUNTS);
+		return 2;
+	}
+	size_t len;
+	int is_pmem;
+	struct bank *acct = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
+	if (acct == NULL) {
+		perror(argv[1]);
+		return 1;
+	}
+
+	char line[256];
+	unsigned a, b;
+	long n;
+	while (fgets(line, sizeof line, stdin)) {
+		if (sscanf(line, "transfer %u %u %ld", &a, &b, &n) == 3 && a < NACCOUNTS &&
+		    b < NACCOUNTS && a != b) {
+			volatile int64_t *from = &acct[a].balance, *to = &acct[b].balance;
+			*from -= n;
+			_mm_clflush((void *)from);
+			*to += n;
+			_mm_clwb((void *)to);
+			_mm_sfence(); // want "atomicity-violation"
+		} else if (line[0] == 'p') {
+			int64_t total = 0;
+			for (unsigned i = 0; i < NACCOUNTS; i++) {
+				volatile int64_t *bal = &acct[i].balance;
+				printf("account %u: %ld\n", i, (long)*bal);
+				total += *bal;
+			}
+			printf("total: %ld\n", (long)total);
+		} else {
+			fprintf(stderr, "bad operation: %s", line);
+			return 1;
+		}
+	}
+	pmem_unmap(acct, len);
+	return 0;
+}

@@ -1,0 +1,68 @@
+// ordering (buggy): a tiny key-value store in raw PM (libpmem's pmem_map_file, 4 KiB). Each
+// record is two cache lines: the value on the first, the `valid` token on the second. `set K V`
+// writes the value and the token, then writes both lines back with clwb and ONE sfence; `get K`
+// prints the value of a valid record.
+//
+// The trace oracles see nothing: every store is flushed and fenced before the next operation.
+// The bug is only visible after a crash. Under x86 persistency a clwb is pending until the next
+// sfence, and lines persist independently of each other, so at the crash point before that sfence
+// the token's line may reach PM while the value's line does not. On the crash image taken during
+// `set 1 10` with the token persisted and the value not (a non-program-order state: the later
+// store persisted, the earlier one did not), the later `get 1` prints `1 = 0`, while the two legal
+// outcomes print `1 = 10` (committed) or `1: not found` (rolled back): an ordering violation,
+// located at the sfence. The other states are legal (nothing persisted: rolled back; the value
+// alone: the record is still invalid, rolled back; both: committed).
+// scry: args {pool}
+// scry: workload workload.txt
+#include <immintrin.h>
+#include <libpmem.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define POOL_SIZE 4096
+#define NKEYS 16
+
+struct record {
+	_Alignas(64) uint64_t value; /* cache line 2K */
+	_Alignas(64) uint64_t valid; /* cache line 2K+1: the token guarding value */
+};
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K, K < %d)\n", argv[0], NKEYS);
+		return 2;
+	}
+	size_t len;
+	int is_pmem;
+	struct record *recs = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
+	if (recs == NULL) {
+		perror(argv[1]);
+		return 1;
+	}
+
+	char line[256];
+	unsigned long k, v;
+	while (fgets(line, sizeof line, stdin)) {
+		if (sscanf(line, "set %lu %lu", &k, &v) == 2 && k < NKEYS) {
+			volatile struct record *r = &recs[k];
+			r->value = v;
+			r->valid = 1;
+			_mm_clwb((void *)&r->value);
+			_mm_clwb((void *)&r->valid);
+			_mm_sfence(); // want "ordering-violation"
+		} else if (sscanf(line, "get %lu", &k) == 1 && k < NKEYS) {
+			volatile struct record *r = &recs[k];
+			if (r->valid)
+				printf("%lu = %lu\n", k, (unsigned long)r->value);
+			else
+				printf("%lu: not found\n", k);
+		} else {
+			fprintf(stderr, "bad operation: %s", line);
+			return 1;
+		}
+	}
+	pmem_unmap(recs, len);
+	return 0;
+}
