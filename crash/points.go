@@ -22,6 +22,12 @@ const (
 	BeforeUnmap   PointKind = 3 // a REGION_UNMAP record
 	AtEnd         PointKind = 4 // the END record, or the end of a truncated trace
 	AfterStore    PointKind = 5 // a STORE or NT_STORE (Options.AfterStores)
+	// Operation boundaries (Options.OpBoundaries): not crash points. They are delivered with
+	// Index -1, are not counted in Stats, and only their fully persisted state is meaningful:
+	// the consistent image before (OpBegin) or after (OpEnd) an operation, from which the
+	// output-equivalence oracles run (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.5).
+	OpBegin PointKind = 6 // an OP_BEGIN record (the state before the operation's first store)
+	OpEnd   PointKind = 7 // an OP_END record (every store of the operation issued)
 )
 
 func (k PointKind) String() string {
@@ -36,6 +42,10 @@ func (k PointKind) String() string {
 		return "end"
 	case AfterStore:
 		return "store"
+	case OpBegin:
+		return "op-begin"
+	case OpEnd:
+		return "op-end"
 	}
 	return fmt.Sprintf("PointKind(%d)", uint8(k))
 }
@@ -77,6 +87,11 @@ func (cp *CrashPoint) Clone() *CrashPoint {
 type Options struct {
 	// AfterStores adds a crash point after every STORE and NT_STORE.
 	AfterStores bool
+	// OpBoundaries also delivers every OP_BEGIN and OP_END record to Walk's callback as a
+	// point of kind OpBegin or OpEnd (Index -1, Op the operation's index), which is not a crash
+	// point: it is not counted, does not reset duplicate skipping, and has the same image access
+	// as a crash point (its fully persisted state is the consistent image at the boundary).
+	OpBoundaries bool
 	// MaxStates caps the states a strategy yields per crash point (0: DefaultMaxStates; <0: no
 	// cap). Counts report the full number as well.
 	MaxStates int
@@ -291,7 +306,17 @@ func (w *walker) loop(r *trace.Reader) error {
 			}
 		case trace.KindOpBegin:
 			w.op, w.opText = int64(ev.Op), strings.Clone(ev.Text)
+			if w.opts.OpBoundaries {
+				if err := w.boundary(OpBegin, ev); err != nil {
+					return err
+				}
+			}
 		case trace.KindOpEnd:
+			if w.opts.OpBoundaries && w.op >= 0 {
+				if err := w.boundary(OpEnd, ev); err != nil {
+					return err
+				}
+			}
 			w.op, w.opText = -1, ""
 		case trace.KindEnd:
 			return w.point(AtEnd, ev.Index, ev)
@@ -312,14 +337,24 @@ func (w *walker) libraryCall(ev *trace.Event) error {
 	return err
 }
 
-// point delivers a crash point, or counts it as skipped when it would repeat the last one.
-func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
+// boundary delivers an operation boundary (Options.OpBoundaries): like a crash point, but not
+// counted and without effect on duplicate skipping.
+func (w *walker) boundary(kind PointKind, ev *trace.Event) error {
 	t := w.t
-	if t.units == 0 && !w.changed {
-		w.st.Skipped++
-		return nil
+	w.fillSpace()
+	w.cp = CrashPoint{
+		Index: -1, Event: ev.Index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
+		Stack: ev.Context, Op: w.op, OpText: w.opText, Segment: t.segment, Space: &w.space, rp: t.rp,
 	}
-	w.changed = false
+	t.gen++
+	w.cp.gen = t.gen
+	w.cp.t = t
+	return w.fn(&w.cp)
+}
+
+// fillSpace loads the tracker's lines into the walker's Space, sorted by address.
+func (w *walker) fillSpace() {
+	t := w.t
 	sp := &w.space
 	sp.Lines = sp.Lines[:0]
 	for _, l := range t.lines {
@@ -335,6 +370,18 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 		return 0
 	})
 	sp.units, sp.Segment, sp.order = t.units, t.segment, sp.order[:0]
+}
+
+// point delivers a crash point, or counts it as skipped when it would repeat the last one.
+func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
+	t := w.t
+	if t.units == 0 && !w.changed {
+		w.st.Skipped++
+		return nil
+	}
+	w.changed = false
+	w.fillSpace()
+	sp := &w.space
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: w.op, OpText: w.opText, Segment: t.segment, Space: sp, rp: t.rp,

@@ -190,6 +190,23 @@ func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
 	return out, nil
 }
 
+// Regions returns the regions of the crash point's image in mapping order (every region mapped
+// or unmapped so far; a region id mapped twice appears twice, the latest last), or nil outside
+// the Walk callback. The regions are the engine's: read their fields, do not keep them.
+func (cp *CrashPoint) Regions() []*image.Region {
+	rs, _ := cp.regions()
+	return rs
+}
+
+// FullState returns the state of sp with every unit persisted (the fully applied image).
+func (s *Space) FullState() State {
+	k := make([]int, len(s.Lines))
+	for i, l := range s.Lines {
+		k[i] = len(l.Units)
+	}
+	return State{K: k, Prefix: true}
+}
+
 // regions returns the regions of the crash point's image, in mapping order: every region
 // mapped or unmapped so far.
 func (cp *CrashPoint) regions() ([]*image.Region, error) {

@@ -69,6 +69,8 @@ type Finding struct {
 	FirstEvent uint64 `json:"first_event"`
 	// Operation is the workload operation of the first occurrence, nil when none was running.
 	Operation *Operation `json:"operation,omitempty"`
+	// Crash is set for crash-based findings (re-execution on crash images); see Crash.
+	Crash *Crash `json:"crash,omitempty"`
 }
 
 // Rule describes one kind of finding, for the SARIF rule table and for listings.
@@ -88,6 +90,8 @@ type Report struct {
 	Rules []Rule
 	// Suppressed counts the findings removed by suppressions, by kind.
 	Suppressed map[string]int
+	// Stats is set when crash states were explored (the JSON "stats" object).
+	Stats *Stats
 }
 
 // HasCorrectness reports whether any finding is of class correctness.

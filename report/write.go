@@ -70,6 +70,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if f.Operation != nil {
 			fmt.Fprintf(bw, "    during operation %d: %q\n", f.Operation.Index, f.Operation.Text)
 		}
+		if c := f.Crash; c != nil {
+			writeCrashText(bw, i+1, c)
+		}
 	}
 	for _, wmsg := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", wmsg)
@@ -82,6 +85,10 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(bw, " (%d suppressed)", n)
 	}
 	bw.WriteByte('\n')
+	if s := r.Stats; s != nil {
+		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested, %d failed, %d inconclusive, in %.1fs with %d jobs\n",
+			s.CrashPoints, s.StatesTested, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs)
+	}
 	return bw.Flush()
 }
 
@@ -90,6 +97,7 @@ type jsonReport struct {
 	Findings []Finding  `json:"findings"`
 	Warnings []string   `json:"warnings"`
 	Summary  jsonSummry `json:"summary"`
+	Stats    *Stats     `json:"stats,omitempty"`
 }
 
 type jsonSummry struct {
@@ -113,6 +121,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 			Correctness: r.Count(Correctness), Performance: r.Count(Performance),
 			Suppressed: r.SuppressedTotal(), ByKind: map[string]int{},
 		},
+		Stats: r.Stats,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
@@ -228,6 +237,12 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			res.AddStack(st)
 		}
 		props := sarif.Properties{"class": string(f.Class), "count": f.Count, "first_event": f.FirstEvent}
+		if c := f.Crash; c != nil {
+			props["crash_id"] = c.ID
+			props["crash_symptom"] = c.Symptom
+			props["crash_state"] = c.State
+			props["crash_reproduce"] = c.Reproduce
+		}
 		if f.Operation != nil {
 			props["operation_index"] = f.Operation.Index
 			props["operation_text"] = f.Operation.Text
@@ -246,4 +261,30 @@ func WriteSARIF(w io.Writer, r *Report) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(log)
+}
+
+// writeCrashText prints the crash part of finding number n (1-based, the number `scry replay`
+// takes).
+func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
+	order := "a program-order prefix"
+	if !c.Prefix {
+		order = "not a program-order prefix"
+	}
+	fmt.Fprintf(bw, "    crash: point %d (before %s, event %d), state %v (%s, strategy %s)\n",
+		c.CrashPoint, c.PointKind, c.Event, c.State, order, c.Strategy)
+	fmt.Fprintf(bw, "    symptom: %s: %s\n", c.Symptom, c.Detail)
+	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}} {
+		if d.diff == "" {
+			continue
+		}
+		fmt.Fprintf(bw, "    output vs %s:\n", d.name)
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(d.diff, "\n"), "\n") {
+			fmt.Fprintf(bw, "      %s", strings.TrimSuffix(l, "\n"))
+			bw.WriteByte('\n')
+		}
+	}
+	fmt.Fprintf(bw, "    replay: %s   (finding %d, id %s)\n", c.ImageCommand, n, c.ID)
+	if c.Reproduce != "" {
+		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
+	}
 }

@@ -1,98 +1,130 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/report"
 )
 
-// newExploreCommand is `scry explore`: crash-state exploration of a recorded trace. For now only
-// --dry-run exists: it counts the crash points and the crash states each strategy would test
-// (docs/crash-states.md); re-executing the program on the crash images comes later.
+// newExploreCommand is `scry explore`: crash-state exploration of a recorded trace. With
+// --dry-run it counts the crash points and the crash states each strategy would test
+// (docs/crash-states.md); otherwise it re-executes the target on the crash images
+// (docs/crash-exploration.md), like the crash part of `scry check` with {pool}.
 func newExploreCommand() *cobra.Command {
 	var (
-		dryRun bool
-		names  []string
-		format string
-		opts   crash.Options
-		noH1   bool
-		noH2   bool
+		dryRun    bool
+		format    string
+		output    string
+		tracePath string
+		workload  string
+		noH1      bool
+		noH2      bool
+		cf        crashFlags
 	)
-	var list []string
-	for _, s := range crash.Strategies() {
-		list = append(list, s.Name)
-	}
+	list := strategyNames()
 	c := &cobra.Command{
-		Use:   "explore --dry-run [--strategy S]... TRACE",
-		Short: "count the crash points and crash states of a trace, per strategy",
-		Long: `Walks TRACE once, places a crash point before every fence, every library call that makes
-bytes durable, every unmap and at the end, and counts the crash states each strategy would test
-there (docs/crash-states.md). Strategies: ` + strings.Join(list, ", ") + ` (default: all).
+		Use:   "explore --dry-run [--strategy S]... TRACE | explore --trace T --workload FILE [flags] -- PROG ARGS({pool})",
+		Short: "explore the crash states of a recorded trace (count them with --dry-run)",
+		Long: `With --dry-run: walks TRACE once, places a crash point before every fence, every library call
+that makes bytes durable, every unmap and at the end, and counts the crash states each strategy
+would test there (docs/crash-states.md). Strategies: ` + strings.Join(list, ", ") + ` (default: all).
 
-Only --dry-run is implemented: re-executing the program on the crash images comes later.`,
-		Args: exactArgs(1, "a trace file"),
+Without it: explores the crash states of the trace T recorded from PROG ARGS on the workload
+FILE (with the pool where {pool} is) and re-executes PROG on every crash image with the rest of
+the workload, comparing with the committed and rolled-back outcomes (docs/crash-exploration.md).
+--pool names the pool path the trace was recorded with, when it maps several files.
+Exit status: 0 no finding, 1 crash findings, 2 error.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var strats []*crash.Strategy
-			for _, n := range names {
-				for _, n := range strings.Split(n, ",") {
-					s := crash.StrategyByName(strings.TrimSpace(n))
-					if s == nil {
-						return &exitError{code: 2, err: fmt.Errorf("unknown strategy %q (known: %s)", n, strings.Join(list, ", "))}
-					}
-					strats = append(strats, s)
-				}
-			}
-			if len(strats) == 0 {
-				strats = crash.Strategies()
-			}
-			if format != "text" && format != "json" {
-				return &exitError{code: 2, err: fmt.Errorf("--format %q: want text or json", format)}
-			}
-			if noH1 {
-				opts.H1 = -1
-			}
-			if noH2 {
-				opts.H2 = -1
-			}
-			if !dryRun {
-				fmt.Fprintln(cmd.ErrOrStderr(), "scry explore: re-execution is not implemented yet; use --dry-run")
-				return &exitError{code: 2}
-			}
-			r, err := openTrace(args[0])
-			if err != nil {
+			if err := cf.parse(); err != nil {
 				return err
 			}
-			defer r.Close()
-			sum, serr := crash.Summarize(r, strats, opts)
-			if sum != nil {
-				var werr error
-				if format == "json" {
-					werr = sum.WriteJSON(cmd.OutOrStdout(), args[0])
-				} else {
-					werr = sum.WriteText(cmd.OutOrStdout(), args[0])
-				}
-				if werr != nil {
-					return &exitError{code: 2, err: werr}
-				}
+			if noH1 {
+				cf.opts.H1 = -1
 			}
-			return traceErr(cmd, args[0], serr)
+			if noH2 {
+				cf.opts.H2 = -1
+			}
+			if dryRun {
+				if !cmd.Flags().Changed("samples") {
+					cf.opts.Samples = crash.DefaultSamples // the dry run counts with the engine's default
+				}
+				if err := exactArgs(1, "a trace file")(cmd, args); err != nil {
+					return err
+				}
+				return dryRunExplore(cmd, args[0], cf.strats, cf.opts, format)
+			}
+			if tracePath == "" || workload == "" || !hasPool(args) {
+				return &exitError{code: 2, err: errors.New("explore needs --trace T, --workload FILE and the program after `--` with {pool} (or --dry-run TRACE)")}
+			}
+			switch format {
+			case "text", "json", "sarif":
+			default:
+				return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text, json or sarif", format)}
+			}
+			abs, err := filepath.Abs(tracePath)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			rep := &report.Report{Trace: abs}
+			reportPath := ""
+			if output != "" && format == "json" {
+				reportPath, _ = filepath.Abs(output)
+			}
+			xerr := cf.explore(cmd, rep, abs, workload, args, cf.pool, reportPath)
+			af := analyzeFlags{format: format, output: output}
+			werr := af.write(cmd, rep, nil)
+			if xerr != nil {
+				return xerr
+			}
+			return werr
 		},
 	}
 	f := c.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "count crash points and states without building images or running anything")
-	f.StringArrayVar(&names, "strategy", nil, "count strategy `S` (repeatable or comma-separated; default all: "+strings.Join(list, ", ")+")")
-	f.IntVar(&opts.MaxStates, "max-states", crash.DefaultMaxStates, "test at most `N` states per crash point and strategy (-1: no cap)")
-	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the random strategy")
-	f.IntVar(&opts.Samples, "samples", crash.DefaultSamples, "states per crash point of the random strategy (`K`)")
-	f.IntVar(&opts.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
-	f.IntVar(&opts.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
+	cf.add(c, "the pool path the trace was recorded with (default: the only file the trace maps)")
+	f.IntVar(&cf.opts.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
+	f.IntVar(&cf.opts.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
 	f.BoolVar(&noH1, "no-h1", false, "heuristic: no limit of stores per segment")
 	f.BoolVar(&noH2, "no-h2", false, "heuristic: no age to persist")
-	f.BoolVar(&opts.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")
-	f.BoolVar(&opts.AfterStores, "after-stores", false, "also place a crash point after every store")
-	f.StringVar(&format, "format", "text", "output `format`: text or json")
+	f.BoolVar(&cf.opts.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")
+	f.StringVar(&format, "format", "text", "output `format`: text or json (and sarif without --dry-run)")
+	f.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	f.StringVar(&tracePath, "trace", "", "the recorded trace `T`")
+	f.StringVar(&workload, "workload", "", "the workload `FILE` the trace was recorded with (one operation per line)")
 	return c
+}
+
+// dryRunExplore prints the crash points and per-strategy state counts of a trace.
+func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, opts crash.Options, format string) error {
+	if len(strats) == 0 {
+		strats = crash.Strategies()
+	}
+	if format != "text" && format != "json" {
+		return &exitError{code: 2, err: fmt.Errorf("--format %q: want text or json", format)}
+	}
+	r, err := openTrace(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sum, serr := crash.Summarize(r, strats, opts)
+	if sum != nil {
+		var werr error
+		if format == "json" {
+			werr = sum.WriteJSON(cmd.OutOrStdout(), path)
+		} else {
+			werr = sum.WriteText(cmd.OutOrStdout(), path)
+		}
+		if werr != nil {
+			return &exitError{code: 2, err: werr}
+		}
+	}
+	return traceErr(cmd, path, serr)
 }

@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
@@ -25,6 +28,9 @@ type recordFlags struct {
 	noLoads  bool
 	noForce  bool
 	workload string
+	// programStdoutToStderr sends the recorded program's standard output to scry's standard
+	// error, so that it cannot mix with a report on standard output (check with {pool}).
+	programStdoutToStderr bool
 }
 
 func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
@@ -54,9 +60,13 @@ func (f *recordFlags) run(cmd *cobra.Command, args []string, trace string) (*rec
 	defer stop()
 	signal.Ignore(os.Interrupt)
 	defer signal.Reset(os.Interrupt)
+	stdout := cmd.OutOrStdout()
+	if f.programStdoutToStderr {
+		stdout = cmd.ErrOrStderr()
+	}
 	res, err := record.Run(ctx, record.Options{
 		Trace: trace, PMGlobs: f.pm, NoLoads: f.noLoads, NoForcePMEM: f.noForce,
-		Args: args, Stdin: stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		Args: args, Stdin: stdin, Stdout: stdout, Stderr: cmd.ErrOrStderr(),
 	})
 	if err != nil {
 		return res, &exitError{code: 2, err: err}
@@ -138,11 +148,30 @@ func (f *analyzeFlags) check() error {
 // analyze runs the oracles over a trace and prints the report; it returns findingsExit when
 // there is a correctness finding. A truncated trace is analysed up to its last complete record.
 func (f *analyzeFlags) analyze(cmd *cobra.Command, tracePath string) error {
+	rep, aerr := f.analyzeReport(tracePath)
+	if rep == nil {
+		return aerr
+	}
+	return f.write(cmd, rep, aerr)
+}
+
+// analyzeReport runs the oracles over a trace. A nil report comes with an exit error; a
+// non-nil error with a report means partial results (a bad trace).
+func (f *analyzeFlags) analyzeReport(tracePath string) (*report.Report, error) {
 	opts := analysis.Options{Oracles: f.oracles, Suppressions: f.supp}
 	rep, aerr := analysis.AnalyzeFile(tracePath, opts)
 	if rep == nil {
-		return &exitError{code: 2, err: aerr}
+		return nil, &exitError{code: 2, err: aerr}
 	}
+	if aerr != nil {
+		aerr = &exitError{code: 2, err: aerr}
+	}
+	return rep, aerr
+}
+
+// write prints the report; aerr (an error that came with partial results) is returned after
+// it, else findingsExit when there is a correctness finding.
+func (f *analyzeFlags) write(cmd *cobra.Command, rep *report.Report, aerr error) error {
 	w := cmd.OutOrStdout()
 	if f.output != "" {
 		out, err := os.Create(f.output)
@@ -171,7 +200,7 @@ func (f *analyzeFlags) analyze(cmd *cobra.Command, tracePath string) error {
 	}
 	if aerr != nil {
 		// Partial results were printed above; the trace itself is bad.
-		return &exitError{code: 2, err: aerr}
+		return aerr
 	}
 	if rep.HasCorrectness() {
 		return findingsExit
@@ -200,14 +229,32 @@ func newAnalyzeCommand() *cobra.Command {
 func newCheckCommand() *cobra.Command {
 	var rf recordFlags
 	var af analyzeFlags
+	var cf crashFlags
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
-		Short: "record a run of an instrumented program and report PM misuse",
-		Long:  "Records PROG (built with `scry cc`) like `scry record`, then analyses the trace like `scry analyze`. Exit status: 0 no correctness finding, 1 correctness findings, 2 error (including a program that exits non-zero or is killed, after its findings so far are printed).",
-		Args:  cobra.ArbitraryArgs,
+		Short: "record a run of an instrumented program and report PM misuse (and crash-consistency bugs with {pool})",
+		Long: `Records PROG (built with ` + "`scry cc`" + `) like ` + "`scry record`" + `, then analyses the trace like ` + "`scry analyze`" + `.
+
+With {pool} in ARGS (e.g. ` + "`scry check --workload ops.txt -- ./mapcli btree {pool}`" + `), scry creates the
+pool itself (--pool PATH names it, which must not exist; default: a file in a fresh temporary
+directory), records the run with the workload on standard input, runs the trace oracles, then
+explores crash states inside every operation and re-executes the program on the crash images
+(docs/crash-exploration.md). The recorded program's standard output goes to standard error,
+standard output being the report's. The trace is kept for ` + "`scry replay`" + `: in --trace FILE, else next to
+the report (-o REPORT: REPORT.trace), else in the temporary directory when there are findings.
+
+Exit status: 0 no correctness finding, 1 correctness findings, 2 error (including a program that
+exits non-zero or is killed, after its findings so far are printed).`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := af.check(); err != nil {
 				return err
+			}
+			if hasPool(args) {
+				return checkCrash(cmd, &rf, &af, &cf, args)
+			}
+			if cmd.Flags().Changed("pool") {
+				return &exitError{code: 2, err: errors.New("--pool needs {pool} in the program's arguments")}
 			}
 			trace := rf.trace
 			if trace == "" {
@@ -233,9 +280,94 @@ func newCheckCommand() *cobra.Command {
 			return aerr
 		},
 	}
-	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed)")
+	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed; with {pool}: see above)")
 	af.add(c)
+	cf.add(c, "with {pool}: create the pool at `PATH` (must not exist; default: in a temporary directory)")
 	return c
+}
+
+// checkCrash is `scry check` with {pool} in the target: record on a fresh pool, trace oracles,
+// crash exploration, one report.
+func checkCrash(cmd *cobra.Command, rf *recordFlags, af *analyzeFlags, cf *crashFlags, args []string) error {
+	if err := cf.parse(); err != nil {
+		return err
+	}
+	if rf.workload == "" {
+		return &exitError{code: 2, err: errors.New("crash exploration needs --workload FILE: its lines are the operations fed to the program's standard input")}
+	}
+	if _, err := exec.ParseTarget(args); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	dir, err := os.MkdirTemp("", "scry-check-")
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	keepDir := false
+	defer func() {
+		if !keepDir {
+			os.RemoveAll(dir)
+		}
+	}()
+	pool := filepath.Join(dir, "pool")
+	if cf.pool != "" {
+		if pool, err = filepath.Abs(cf.pool); err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		if _, err := os.Lstat(pool); err == nil {
+			return &exitError{code: 2, err: fmt.Errorf("--pool %s exists: scry creates the pool itself and never touches an existing file; remove it or name another", pool)}
+		}
+	}
+	tracePath, tempTrace := rf.trace, false
+	switch {
+	case tracePath != "":
+	case af.output != "":
+		tracePath = af.output + ".trace"
+	default:
+		tracePath, tempTrace = filepath.Join(dir, "run.trace"), true
+	}
+	if tracePath, err = filepath.Abs(tracePath); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	recArgs := make([]string, len(args))
+	for i, a := range args {
+		recArgs[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, pool)
+	}
+	rf2 := *rf
+	rf2.pm = append(slices.Clone(rf.pm), pool)
+	rf2.programStdoutToStderr = true // standard output is the report's
+	res, err := rf2.run(cmd, recArgs, tracePath)
+	if err != nil {
+		return err
+	}
+	if cf.pool == "" {
+		os.Remove(pool) // the images come from the trace
+	}
+	rep, aerr := af.analyzeReport(tracePath)
+	if rep == nil {
+		return aerr
+	}
+	var xerr error
+	if aerr == nil && !res.Failed() {
+		reportPath := ""
+		if af.output != "" && af.format == "json" {
+			reportPath, _ = filepath.Abs(af.output)
+		}
+		xerr = cf.explore(cmd, rep, tracePath, rf.workload, args, pool, reportPath)
+	} else if res.Failed() {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: crash states not explored", args[0], res))
+	}
+	werr := af.write(cmd, rep, aerr)
+	if tempTrace && len(rep.Findings) > 0 && rep.Stats != nil {
+		keepDir = true
+		fmt.Fprintf(cmd.ErrOrStderr(), "scry: the trace is kept in %s (scry replay needs it; remove the directory when done)\n", tracePath)
+	}
+	if xerr != nil {
+		return xerr
+	}
+	if res.Failed() && (werr == nil || werr == findingsExit) {
+		return programFailed(args[0], res, tracePath)
+	}
+	return werr
 }
 
 // exactArgs is cobra.ExactArgs with a message naming what is expected, and exit status 2.

@@ -1,0 +1,148 @@
+package explore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/exec"
+)
+
+// DefaultStrategies are the strategies `scry check` and `scry explore` use when none is given:
+// every program-order prefix (finds atomicity violations; n+1 images for n unpersisted units)
+// plus DefaultSamples random states per crash point (finds ordering violations: a state that
+// persists a later unit without an earlier one; on a crash point with few lines every state is
+// drawn). The heuristic strategy tests about ten times more states on mapcli
+// (docs/crash-states.md) for little more coverage on small programs.
+var DefaultStrategies = []string{"prefix", "random"}
+
+// DefaultSamples is the random strategy's samples per crash point for exploration.
+const DefaultSamples = 8
+
+// DefaultBatchStates is the number of crash images materialised before they are run.
+const DefaultBatchStates = 512
+
+// Config is one exploration.
+type Config struct {
+	// Trace is the path of the recorded trace.
+	Trace string
+	// Target is the program, with {pool} where the image goes; its Timeout bounds every run
+	// and its OutputFilter normalises outputs.
+	Target exec.Target
+	// Workload is the workload: Ops[k] is operation k's line (without newline); Path its file
+	// (absolute, for reports).
+	Workload Workload
+	// Pool is the pool file's path as the recorded program named it: the region of the trace
+	// mapped from it is the one the images are built for. "" picks the only file the trace
+	// maps (an error when it maps several).
+	Pool string
+	// Strategies choose the states of each crash point (default DefaultStrategies); the union
+	// of their states is tested, each state once, attributed to the first strategy yielding it.
+	Strategies []*crash.Strategy
+	// Options drive the walk and the strategies (OpBoundaries is set by Run).
+	Options crash.Options
+	// Checker, if non-nil, also runs on every crash image.
+	Checker *exec.Checker
+	// Pool of workers: Jobs, temporary directory parent, progress output.
+	Exec exec.Pool
+	// BatchStates bounds the images materialised at once (0: DefaultBatchStates); a batch
+	// always holds whole operations, so one operation's states may exceed it.
+	BatchStates int
+	// Report is the path the JSON report will be written to ("" unknown), for the replay
+	// command printed with each finding.
+	Report string
+}
+
+// Workload is a workload file split into operations, one per line.
+type Workload struct {
+	Path string
+	Ops  []string
+}
+
+// ReadWorkload reads a workload file: one operation per line, a final line without newline
+// counted too. Errors: the file cannot be read.
+func ReadWorkload(path string) (Workload, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Workload{}, fmt.Errorf("workload: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Workload{}, err
+	}
+	w := Workload{Path: abs}
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line = b[:i]
+			b = b[i+1:]
+		} else {
+			b = nil
+		}
+		w.Ops = append(w.Ops, string(line))
+	}
+	return w, nil
+}
+
+// Suffix returns the standard input of a run after operation k: lines k+1..n, each ending in a
+// newline.
+func (w Workload) Suffix(k int) []byte {
+	var b bytes.Buffer
+	for i := k + 1; i < len(w.Ops); i++ {
+		b.WriteString(w.Ops[i])
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// check validates a Config and fills defaults.
+func (c *Config) check() error {
+	if c.Trace == "" {
+		return errors.New("explore: no trace")
+	}
+	if len(c.Target.Args) == 0 {
+		return errors.New("explore: no target")
+	}
+	if len(c.Workload.Ops) == 0 {
+		return errors.New("explore: the workload has no operations: crash states are explored inside operations (one per line of standard input)")
+	}
+	if len(c.Strategies) == 0 {
+		for _, n := range DefaultStrategies {
+			c.Strategies = append(c.Strategies, crash.StrategyByName(n))
+		}
+	}
+	if c.Options.Samples == 0 {
+		c.Options.Samples = DefaultSamples
+	}
+	if c.BatchStates <= 0 {
+		c.BatchStates = DefaultBatchStates
+	}
+	c.Options.OpBoundaries = true
+	if c.Pool != "" {
+		abs, err := filepath.Abs(c.Pool)
+		if err != nil {
+			return err
+		}
+		c.Pool = abs
+	}
+	return nil
+}
+
+// ReproduceCommand is the shell command that runs target on image with the workload from
+// operation k+1 on (line k+2) on standard input, in the environment exec.Target.Run gives
+// (PMDK forced to treat the file as PM; an instrumented program traces into /dev/null).
+func ReproduceCommand(target []string, workload string, k, nops int, image string) string {
+	args := make([]string, len(target))
+	for i, a := range target {
+		args[i] = exec.ShellQuote(strings.ReplaceAll(a, exec.PoolPlaceholder, image))
+	}
+	cmd := "env PMEM_IS_PMEM_FORCE=1 SCRY_TRACE=/dev/null SCRY_NO_LOADS=1 " + strings.Join(args, " ")
+	if k+1 >= nops {
+		return cmd + " < /dev/null"
+	}
+	return fmt.Sprintf("tail -n +%d %s | %s", k+2, exec.ShellQuote(workload), cmd)
+}

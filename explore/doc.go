@@ -1,0 +1,49 @@
+// Package explore re-executes a program on crash images and reports the crash states it does
+// not recover from: the second half of crash-state exploration (the first, package crash,
+// places crash points, enumerates states and builds images). docs/crash-exploration.md is the
+// user's guide.
+//
+// # What is explored
+//
+// The trace of one run of the target on a workload (one operation per line of standard input,
+// marked OP_BEGIN/OP_END by the runtime) is walked once ([crash.Walk] with
+// crash.Options.OpBoundaries). Only crash points inside an operation k are explored: a crash
+// during setup (pool creation, before the first operation) or teardown has no legal outcome to
+// compare with, since the oracles are "operation k committed" and "operation k rolled back"
+// (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.5, explores crash states of the operations of a
+// test case too). At each such crash point the chosen strategies ([crash.Strategy]) yield
+// crash states; each state becomes one crash image (WITCHER §4.4, crash NVM images).
+//
+// # Oracles
+//
+// For a crash during operation k of n, the target runs on its own copy of the crash image with
+// operations k+1..n on standard input. Its outcome (exit status or signal, filtered standard
+// output) must equal one of two legal outcomes (exec.Equivalent), each computed once per k:
+// "committed", the same suffix run from the consistent image at OP_END k (every store of
+// operations 0..k persisted), and "rolled back", the suffix run from the consistent image at
+// OP_BEGIN k (every store before operation k persisted; operation k skipped). A signal, a hang
+// (the target's timeout) or a non-zero exit where the oracle exited 0 are failures too. With a
+// checker (exec.Checker) the user's command also runs on a fresh copy of the raw crash image,
+// before any recovery, and must exit 0.
+//
+// # Findings
+//
+// A failing state that is a program-order prefix (crash.State.Prefix) shows that operation k is
+// not failure-atomic even without reordering: an atomicity-violation. A failing state that is
+// not a prefix persisted some unit while an earlier one (in program order) was not: an
+// ordering-violation, naming the persisted and unpersisted stores. Failures are clustered by
+// (kind, crash-point site, sites of the stores involved), keeping the first failing state of
+// each cluster and a count (WITCHER §4.6 clusters its inconsistencies by the stores involved
+// the same way, to report one bug once).
+//
+// # Images and parallelism
+//
+// Images are materialised inside the Walk callback, where crash points are valid: one
+// crash.ImageWriter moves a working copy from state to state (it rewrites only what differs),
+// and exec.CopyFile (sparse) gives each work item its own file, which the run then owns (the
+// target writes its pool). Items are collected operation by operation into batches of about
+// Config.BatchStates images; each batch runs on exec.Map's workers while the walk waits, so
+// disk and memory stay bounded by a batch, and results are judged in item order, so they do
+// not depend on the number of workers (the thesis runs recovery on its snapshots in parallel
+// the same way, seeds/002_2a22ed230f71d116.txt §5.1.4).
+package explore

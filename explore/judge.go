@@ -1,0 +1,214 @@
+package explore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/report"
+)
+
+// Finding kinds of crash exploration.
+const (
+	KindOrdering  = "ordering-violation"
+	KindAtomicity = "atomicity-violation"
+)
+
+// Rules describe the kinds, for SARIF.
+var Rules = []report.Rule{
+	{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
+	{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
+}
+
+// Symptoms.
+const (
+	SymptomOutput  = "output"
+	SymptomExit    = "exit"
+	SymptomSignal  = "signal"
+	SymptomHang    = "hang"
+	SymptomChecker = "checker"
+)
+
+// judge compares a crash image's run with the legal outcomes (cm is nil when the operation has
+// no OP_END) and records a failure.
+func (e *explorer) judge(it *item, got outcome, cm *exec.Outcome, rb exec.Outcome) {
+	legal := []exec.Outcome{rb}
+	if cm != nil {
+		legal = append(legal, *cm)
+	}
+	usable := false
+	for _, l := range legal {
+		if l.Err == nil && !l.TimedOut {
+			usable = true
+		}
+	}
+	t := got.target
+	symptom, detail := "", ""
+	switch {
+	case got.checker != nil && got.checker.Err != nil:
+		e.res.Stats.Inconclusive++
+		e.warn("checker could not run: " + got.checker.Err.Error())
+		return
+	case got.checker != nil && got.checker.Failed():
+		symptom, detail = SymptomChecker, "checker "+got.checker.Describe()+firstLine(got.checker.Stdout, got.checker.Stderr)
+	case t.Err != nil:
+		e.res.Stats.Inconclusive++
+		e.warn("a run could not start: " + t.Err.Error())
+		return
+	case !usable:
+		e.res.Stats.Inconclusive++
+		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung or could not run (%s): its crash states are not judged", it.op, rb.Describe()))
+		return
+	case exec.Equivalent(t, legal...):
+		return
+	case t.TimedOut:
+		symptom = SymptomHang
+	case t.Signal != 0:
+		symptom = SymptomSignal
+	case !slices.ContainsFunc(legal, func(l exec.Outcome) bool { return l.Signal == 0 && l.ExitCode == t.ExitCode }):
+		symptom = SymptomExit
+	default:
+		symptom = SymptomOutput
+	}
+	if detail == "" {
+		detail = "the run on the crash image " + t.Describe() + firstLine(nil, t.Stderr)
+	}
+	e.res.Stats.Failures++
+	e.record(it, symptom, detail, t, cm, rb)
+}
+
+// firstLine returns ": " and the first non-empty line of a or else b, or "".
+func firstLine(a, b []byte) string {
+	for _, s := range [][]byte{a, b} {
+		for _, l := range strings.Split(string(s), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				if len(l) > 200 {
+					l = l[:200] + "..."
+				}
+				return ": " + l
+			}
+		}
+	}
+	return ""
+}
+
+// uniqueSites returns the units' distinct sites in program order, as related entries.
+func uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
+	seen := map[string]bool{}
+	for _, u := range us {
+		key := fmt.Sprintf("%s:%d:%d:%s", u.Loc.File, u.Loc.Line, u.Loc.Column, u.Loc.Function)
+		if u.Loc.File == "" {
+			key = fmt.Sprintf("site#%d", u.Site)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		sites = append(sites, key)
+		if len(rel) < limit {
+			rel = append(rel, report.Related{Role: role, File: u.Loc.File, Line: u.Loc.Line, Column: u.Loc.Column, Function: u.Loc.Function})
+		}
+	}
+	return rel, sites
+}
+
+func posText(l report.Location) string {
+	if l.File == "" {
+		return "an unknown site"
+	}
+	s := fmt.Sprintf("%s:%d", l.File, l.Line)
+	if l.Function != "" {
+		s += " (" + l.Function + ")"
+	}
+	return s
+}
+
+func relText(rs []report.Related) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, posText(report.Location{File: r.File, Line: r.Line, Function: r.Function}))
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("%d more", len(parts)-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// record turns a failure into a finding, or counts it in the cluster of an earlier one.
+func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *exec.Outcome, rb exec.Outcome) {
+	kind := KindOrdering
+	if it.state.Prefix {
+		kind = KindAtomicity
+	}
+	const maxRelated = 16
+	persRel, persSites := uniqueSites(it.persisted, "persisted", maxRelated)
+	unpRel, unpSites := uniqueSites(it.unpersist, "unpersisted", maxRelated)
+	key := strings.Join([]string{kind,
+		fmt.Sprintf("%s:%d:%d:%s", it.loc.File, it.loc.Line, it.loc.Column, it.loc.Function),
+		"P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ","),
+		"U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")}, "|")
+	if i, ok := e.clusters[key]; ok {
+		e.res.Findings[i].Count++
+		return
+	}
+	sum := sha256.Sum256([]byte(key))
+	id := "c" + hex.EncodeToString(sum[:6])
+	e.clusters[key] = len(e.res.Findings)
+
+	where := fmt.Sprintf("a crash before the %s at %s during operation %d (%q)", it.pointKind, posText(it.loc), it.op, it.opText)
+	var msg string
+	if kind == KindOrdering {
+		msg = fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
+			relText(persRel), relText(unpRel), symptomText(symptom))
+	} else if len(unpRel) == 0 {
+		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with every store issued so far persisted (the operation stopped between two durable steps), %s",
+			it.op, it.opText, where, symptomText(symptom))
+	} else {
+		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with the stores issued so far persisted in program order up to %s, not persisted, %s",
+			it.op, it.opText, where, relText(unpRel), symptomText(symptom))
+	}
+	related := []report.Related{{Role: "crash-point", File: it.loc.File, Line: it.loc.Line, Column: it.loc.Column, Function: it.loc.Function}}
+	related = append(related, persRel...)
+	related = append(related, unpRel...)
+	c := &report.Crash{
+		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
+		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
+		Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
+		AfterStores: e.cfg.Options.AfterStores, Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
+		Input: it.op + 2,
+	}
+	if cm != nil {
+		c.DiffCommitted = exec.Diff(t.Normalized(), cm.Normalized())
+	}
+	c.DiffRolledBack = exec.Diff(t.Normalized(), rb.Normalized())
+	rep := e.cfg.Report
+	if rep == "" {
+		rep = "REPORT.json"
+	}
+	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
+	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, e.cfg.Workload.Path, it.op, len(e.cfg.Workload.Ops), "crash.img")
+	e.res.Findings = append(e.res.Findings, report.Finding{
+		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc, Stack: it.stack,
+		Related: related, Count: 1, FirstEvent: it.event,
+		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
+	})
+}
+
+func symptomText(s string) string {
+	switch s {
+	case SymptomOutput:
+		return "re-execution prints an output that matches neither the committed nor the rolled-back outcome"
+	case SymptomExit:
+		return "re-execution exits with a status neither legal outcome has"
+	case SymptomSignal:
+		return "re-execution is killed by a signal"
+	case SymptomHang:
+		return "re-execution hangs"
+	case SymptomChecker:
+		return "the checker rejects the crash image"
+	}
+	return s
+}

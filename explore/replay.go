@@ -1,0 +1,44 @@
+package explore
+
+import (
+	"fmt"
+
+	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// Rebuild writes the crash image of a crash finding to out (a sparse file, created or
+// truncated): it walks the trace the finding names, stops at its crash point (same index and
+// trace event) and writes the state's image of the pool's region (crash.CrashPoint.WriteImage).
+// Errors: the trace cannot be read, or it has no such crash point or a different state space
+// there (the trace changed since the report was written).
+func Rebuild(c *report.Crash, out string) error {
+	r, err := trace.Open(c.Trace)
+	if err != nil {
+		return fmt.Errorf("the finding's trace: %w", err)
+	}
+	defer r.Close()
+	found := false
+	_, err = crash.Walk(r, crash.Options{AfterStores: c.AfterStores}, func(cp *crash.CrashPoint) error {
+		if cp.Index != c.CrashPoint {
+			return nil
+		}
+		if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
+			return fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
+				cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
+		}
+		found = true
+		if err := cp.WriteImage(out, c.Region, crash.State{K: c.State}); err != nil {
+			return err
+		}
+		return crash.ErrStop
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%s has no crash point %d: the trace is not the one the report was made from", c.Trace, c.CrashPoint)
+	}
+	return nil
+}

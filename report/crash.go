@@ -1,0 +1,70 @@
+package report
+
+// Crash describes how a crash-based finding (ordering-violation, atomicity-violation) was
+// found and how to rebuild it: the crash point, the crash state, the symptom on re-execution
+// and the two legal outcomes it was compared with (WITCHER, seeds/000_c95c61c23c78e4d2.txt
+// §4.4-4.6; docs/crash-exploration.md). Finding.Crash is nil for trace-oracle findings.
+type Crash struct {
+	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: kind,
+	// crash-point site, store sites), accepted by `scry replay` like the 1-based index.
+	ID string `json:"id"`
+	// CrashPoint is the crash point's index among the walk's crash points; PointKind what it
+	// precedes (fence, library, unmap, end, store); Event the trace event index of that record.
+	CrashPoint int    `json:"crash_point"`
+	PointKind  string `json:"point_kind"`
+	Event      uint64 `json:"event"`
+	// State is the crash state: per cache line with unpersisted units (in address order), the
+	// number of units persisted (a prefix of the line's program order). Lines gives each line's
+	// address and unit count, so the vector can be read.
+	State []int       `json:"state"`
+	Lines []CrashLine `json:"lines"`
+	// Prefix: the state persists a program-order prefix (no reordering).
+	Prefix bool `json:"prefix"`
+	// Strategy is the strategy that chose the state.
+	Strategy string `json:"strategy"`
+	// Symptom: "output" (standard output matches neither legal outcome), "exit" (non-zero exit
+	// status where the legal outcome exited 0, or another status), "signal", "hang", "checker".
+	Symptom string `json:"symptom"`
+	// Detail says how the run on the crash image ended, or the checker's message.
+	Detail string `json:"detail"`
+	// DiffCommitted and DiffRolledBack are unified diffs (exec.Diff) of the run's normalized
+	// standard output against the outcome with the operation committed and rolled back; ""
+	// when equal.
+	DiffCommitted  string `json:"diff_committed"`
+	DiffRolledBack string `json:"diff_rolled_back"`
+	// Trace is the absolute path of the trace the image is rebuilt from; Region the trace's
+	// region id of the pool and Pool its path at recording; AfterStores the walk option the
+	// crash point indices depend on.
+	Trace       string `json:"trace"`
+	Region      uint32 `json:"region"`
+	Pool        string `json:"pool"`
+	AfterStores bool   `json:"after_stores,omitempty"`
+	// Workload is the absolute path of the workload file; Target the command line with {pool}.
+	Workload string   `json:"workload"`
+	Target   []string `json:"target"`
+	// Input is the 1-based line of the workload the re-execution starts at (operation k+1).
+	Input int `json:"input_line"`
+	// ImageCommand rebuilds the crash image (`scry replay REPORT ID --out FILE`).
+	ImageCommand string `json:"image_command"`
+	// Reproduce runs the target on the rebuilt image with the rest of the workload.
+	Reproduce string `json:"reproduce"`
+}
+
+// CrashLine is one cache line of a crash state: its address and its unpersisted units.
+type CrashLine struct {
+	Addr  uint64 `json:"addr"`
+	Units int    `json:"units"`
+}
+
+// Stats summarises a crash exploration (the JSON report's "stats" object).
+type Stats struct {
+	CrashPoints    int     `json:"crash_points"`    // crash points inside operations, explored
+	Skipped        int     `json:"skipped_points"`  // crash points outside operations (setup, teardown)
+	StatesTested   int     `json:"states_tested"`   // crash images run
+	OracleRuns     int     `json:"oracle_runs"`     // runs on consistent images (2 per operation with crash points)
+	Failures       int     `json:"failures"`        // crash images that failed (before clustering)
+	Findings       int     `json:"findings"`        // clusters (crash findings)
+	Inconclusive   int     `json:"inconclusive"`    // crash images not judged: no usable oracle
+	Jobs           int     `json:"jobs"`            // workers
+	ElapsedSeconds float64 `json:"elapsed_seconds"` // wall clock of the exploration
+}
