@@ -32,9 +32,9 @@
 // not failure-atomic even without reordering: an atomicity-violation. A failing state that is
 // not a prefix persisted some unit while an earlier one (in program order) was not: an
 // ordering-violation, naming the persisted and unpersisted stores. Failures are clustered by
-// (kind, crash-point site, sites of the stores involved), keeping the first failing state of
-// each cluster and a count (WITCHER §4.6 clusters its inconsistencies by the stores involved
-// the same way, to report one bug once).
+// (kind, operation type, crash-point site and call stack), WITCHER's clustering by operation
+// type and execution path (§4.6), keeping the first failing state of each cluster, a count of
+// failing states and a count of distinct sets of stores involved (variants).
 //
 // # Images and parallelism
 //

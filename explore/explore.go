@@ -68,6 +68,7 @@ type explorer struct {
 	oracles  map[int]*oracle
 	opsDone  map[int]bool // operations whose OP_END was seen
 	clusters map[string]int
+	variants map[string]map[string]bool // cluster key -> store-set keys seen
 	warned   map[string]bool
 	bwOp     int // operation whose OP_BEGIN image bw holds (-1 none)
 }
@@ -100,7 +101,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
 		iw:      crash.NewImageWriter(filepath.Join(tmp, "work.img")),
 		bw:      crash.NewImageWriter(filepath.Join(tmp, "boundary.img")),
-		oracles: map[int]*oracle{}, opsDone: map[int]bool{}, clusters: map[string]int{},
+		oracles: map[int]*oracle{}, opsDone: map[int]bool{}, clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		warned: map[string]bool{}, bwOp: -1,
 	}
 	defer e.iw.Close()

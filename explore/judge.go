@@ -146,14 +146,29 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *
 	const maxRelated = 16
 	persRel, persSites := uniqueSites(it.persisted, "persisted", maxRelated)
 	unpRel, unpSites := uniqueSites(it.unpersist, "unpersisted", maxRelated)
-	key := strings.Join([]string{kind,
+	// WITCHER §4.6 clusters bug reports by operation type and execution path: here the
+	// operation's first word (mapcli's "i", "r", ...) and the crash point's site and call stack
+	// (the static path to the crash). Within a cluster, failing states are deduplicated by the
+	// stores involved (Variants).
+	var path []string
+	for _, f := range it.stack {
+		path = append(path, fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column))
+	}
+	opType, _, _ := strings.Cut(strings.TrimSpace(it.opText), " ")
+	key := strings.Join([]string{kind, "op=" + opType,
 		fmt.Sprintf("%s:%d:%d:%s", it.loc.File, it.loc.Line, it.loc.Column, it.loc.Function),
-		"P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ","),
-		"U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")}, "|")
+		"path=" + strings.Join(path, ">")}, "|")
+	stores := "P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ",") +
+		"|U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
 	if i, ok := e.clusters[key]; ok {
 		e.res.Findings[i].Count++
+		if !e.variants[key][stores] {
+			e.variants[key][stores] = true
+			e.res.Findings[i].Crash.Variants++
+		}
 		return
 	}
+	e.variants[key] = map[string]bool{stores: true}
 	sum := sha256.Sum256([]byte(key))
 	id := "c" + hex.EncodeToString(sum[:6])
 	e.clusters[key] = len(e.res.Findings)
@@ -176,7 +191,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *
 	c := &report.Crash{
 		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
 		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
-		Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
+		Variants: 1, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
 		AfterStores: e.cfg.Options.AfterStores, Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
 		Input: it.op + 2,
 	}

@@ -6,8 +6,12 @@ package report
 // §4.4-4.6; docs/crash-exploration.md). Finding.Crash is nil for trace-oracle findings.
 type Crash struct {
 	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: kind,
-	// crash-point site, store sites), accepted by `scry replay` like the 1-based index.
+	// operation type, crash-point site and call stack), accepted by `scry replay` like the
+	// 1-based index.
 	ID string `json:"id"`
+	// Variants is the number of distinct sets of persisted and unpersisted store sites among the
+	// cluster's failing states (the finding shows the first).
+	Variants int `json:"variants"`
 	// CrashPoint is the crash point's index among the walk's crash points; PointKind what it
 	// precedes (fence, library, unmap, end, store); Event the trace event index of that record.
 	CrashPoint int    `json:"crash_point"`

@@ -273,6 +273,9 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 	fmt.Fprintf(bw, "    crash: point %d (before %s, event %d), state %v (%s, strategy %s)\n",
 		c.CrashPoint, c.PointKind, c.Event, c.State, order, c.Strategy)
 	fmt.Fprintf(bw, "    symptom: %s: %s\n", c.Symptom, c.Detail)
+	if c.Variants > 1 {
+		fmt.Fprintf(bw, "    variants: %d distinct sets of persisted and unpersisted stores fail at this crash point\n", c.Variants)
+	}
 	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}} {
 		if d.diff == "" {
 			continue
