@@ -65,7 +65,7 @@ clean:
 # native one, analysis throughput on one core, and the Go micro-benchmarks of the hot paths.
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
-bench-run: all mapcli
+bench-run: all mapcli mapcli-injected
 	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
 

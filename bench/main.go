@@ -13,6 +13,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -120,7 +121,104 @@ func run(build, mapName string, ops, runs int, seed uint64) error {
 	fmt.Printf("slowdown:            %8.2f x   (target <= 10)\n", float64(mi)/float64(mn))
 	fmt.Printf("analysis (1 core):   %8.1f ms, %.1f M events/s   (target >= 20)\n", ms(best), float64(events)/best.Seconds()/1e6)
 	runtime.GOMAXPROCS(runtime.NumCPU())
-	return crashStates(dir, instr, mapName, seed)
+	if err := crashStates(dir, instr, mapName, seed); err != nil {
+		return err
+	}
+	return crashRuns(build, dir, mapName)
+}
+
+// checkStats is the part of `scry check --format json` the benchmark reads.
+type checkStats struct {
+	Findings []struct {
+		Kind      string `json:"kind"`
+		Operation *struct {
+			Index int `json:"index"`
+		} `json:"operation"`
+	} `json:"findings"`
+	Stats struct {
+		CrashPoints  int     `json:"crash_points"`
+		StatesTested int     `json:"states_tested"`
+		OracleRuns   int     `json:"oracle_runs"`
+		Failures     int     `json:"failures"`
+		Jobs         int     `json:"jobs"`
+		Elapsed      float64 `json:"elapsed_seconds"`
+	} `json:"stats"`
+	wall time.Duration // the whole `scry check`: recording, trace oracles, exploration
+}
+
+// scryCheck runs `scry check` in crash mode with the first ops operations of a seed-1 workload
+// and returns its JSON report.
+func scryCheck(build, dir, bin, mapName string, ops int) (*checkStats, error) {
+	var wl bytes.Buffer
+	if err := workload.KV(&wl, workload.KVOptions{Ops: ops, Seed: 1}); err != nil {
+		return nil, err
+	}
+	wpath := filepath.Join(dir, fmt.Sprintf("ops-%d.txt", ops))
+	if err := os.WriteFile(wpath, wl.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	rep := filepath.Join(dir, "report.json")
+	cmd := exec.Command(filepath.Join(build, "bin", "scry"), "check", "--format", "json", "-o", rep,
+		"--output-filter", "^seed:", "--workload", wpath, "--", bin, mapName, "{pool}")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			return nil, fmt.Errorf("scry check %s: %v\n%s", bin, err, errb.String())
+		}
+	}
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		return nil, err
+	}
+	cs := checkStats{wall: wall}
+	if err := json.Unmarshal(data, &cs); err != nil {
+		return nil, fmt.Errorf("report of %s: %w", bin, err)
+	}
+	return &cs, nil
+}
+
+// crashRuns measures crash exploration: crash images tested per second per core on mapcli
+// (30 operations, default strategies), and the time to the first reported crash finding on the
+// injected btree bug (pmdk-examples/patches-injected): the check of the shortest workload prefix
+// that ends with the first failing operation of a 40-operation run.
+func crashRuns(build, dir, mapName string) error {
+	cs, err := scryCheck(build, dir, filepath.Join(build, "mapcli", "mapcli"), mapName, 30)
+	if err != nil {
+		return err
+	}
+	runs := cs.Stats.StatesTested + cs.Stats.OracleRuns
+	fmt.Printf("\ncrash exploration, mapcli %s, 30 operations: %d crash points, %d images + %d oracle runs in %.1f s on %d jobs: %.1f runs/s per core (target >= 200)\n",
+		mapName, cs.Stats.CrashPoints, cs.Stats.StatesTested, cs.Stats.OracleRuns, cs.Stats.Elapsed, cs.Stats.Jobs,
+		float64(runs)/cs.Stats.Elapsed/float64(max(cs.Stats.Jobs, 1)))
+	injected := filepath.Join(build, "mapcli", "mapcli-injected")
+	if _, err := os.Stat(injected); err != nil || mapName != "btree" {
+		return nil
+	}
+	cs, err = scryCheck(build, dir, injected, mapName, 40)
+	if err != nil {
+		return err
+	}
+	first := -1
+	for _, f := range cs.Findings {
+		if (f.Kind == "ordering-violation" || f.Kind == "atomicity-violation") && f.Operation != nil && (first < 0 || f.Operation.Index < first) {
+			first = f.Operation.Index
+		}
+	}
+	if first < 0 {
+		fmt.Println("injected btree bug: no crash finding in 40 operations")
+		return nil
+	}
+	cs, err = scryCheck(build, dir, injected, mapName, first+1)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("injected btree bug: first crash finding in operation %d; time to it: scry check on operations 0..%d took %.1f s (%d images, %d failures)\n",
+		first, first, cs.wall.Seconds(), cs.Stats.StatesTested, cs.Stats.Failures)
+	return nil
 }
 
 // crashStates records mapcli with a 2 000-operation workload and prints the crash points and the
