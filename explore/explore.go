@@ -68,6 +68,7 @@ type explorer struct {
 	oracles  map[int]*oracle
 	opsDone  map[int]bool // operations whose OP_END was seen
 	clusters map[string]int
+	start    time.Time                  // when the exploration began
 	variants map[string]map[string]bool // cluster key -> store-set keys seen
 	warned   map[string]bool
 	bwOp     int // operation whose OP_BEGIN image bw holds (-1 none)
@@ -102,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		iw:      crash.NewImageWriter(filepath.Join(tmp, "work.img")),
 		bw:      crash.NewImageWriter(filepath.Join(tmp, "boundary.img")),
 		oracles: map[int]*oracle{}, opsDone: map[int]bool{}, clusters: map[string]int{}, variants: map[string]map[string]bool{},
-		warned: map[string]bool{}, bwOp: -1,
+		warned: map[string]bool{}, bwOp: -1, start: start,
 	}
 	defer e.iw.Close()
 	defer e.bw.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/report"
@@ -77,6 +78,9 @@ func (e *explorer) judge(it *item, got outcome, cm *exec.Outcome, rb exec.Outcom
 		detail = "the run on the crash image " + t.Describe() + firstLine(nil, t.Stderr)
 	}
 	e.res.Stats.Failures++
+	if e.res.Stats.FirstFailureSeconds == 0 {
+		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
+	}
 	e.record(it, symptom, detail, t, cm, rb)
 }
 

@@ -71,4 +71,7 @@ type Stats struct {
 	Inconclusive   int     `json:"inconclusive"`    // crash images not judged: no usable oracle
 	Jobs           int     `json:"jobs"`            // workers
 	ElapsedSeconds float64 `json:"elapsed_seconds"` // wall clock of the exploration
+	// FirstFailureSeconds is the wall clock from the start of the exploration to the first
+	// failing crash image (0 when none failed).
+	FirstFailureSeconds float64 `json:"first_failure_seconds,omitempty"`
 }
