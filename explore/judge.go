@@ -177,7 +177,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *
 	id := "c" + hex.EncodeToString(sum[:6])
 	e.clusters[key] = len(e.res.Findings)
 
-	where := fmt.Sprintf("a crash before the %s at %s during operation %d (%q)", it.pointKind, posText(it.loc), it.op, it.opText)
+	where := fmt.Sprintf("a crash %s at %s during operation %d (%q)", pointText(it.pointKind.String()), posText(it.loc), it.op, it.opText)
 	var msg string
 	if kind == KindOrdering {
 		msg = fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
@@ -214,6 +214,19 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
 	})
+}
+
+// pointText says where a crash point of kind k (crash.PointKind's names) lies.
+func pointText(k string) string {
+	switch k {
+	case "library":
+		return "before the library call"
+	case "store":
+		return "after the store"
+	case "end":
+		return "at the end of the program"
+	}
+	return "before the " + k
 }
 
 func symptomText(s string) string {
