@@ -18,7 +18,7 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
 
 .PHONY: all deps scry native headers test test-run demo demo-run bench bench-run clean fuzz \
-	mapcli-check mapcli-check-run check-llvm
+	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm
 
 all: scry native
 
@@ -107,4 +107,21 @@ mapcli-check-run: all mapcli
 			-- $(BUILD)/mapcli/mapcli $$m $$d/pool 1 > $$d/stdout || { cat $$d/report.txt; exit 1; }; \
 		tail -n 1 $$d/report.txt; \
 		$(SCRY) trace verify $$d/trace | tail -n 1; \
+	done
+
+# Explores the crash states of PMDK's mapcli with every map (`scry check` with {pool}, default
+# strategies, MAPCLI_CRASH_OPS operations); reports land in build/mapcli-crash/.
+MAPCLI_CRASH_OPS ?= 20
+MAPCLI_FILTER := ^(seed:|rebuild, previous attempt crashed|count dirty, recalculating|old count: )
+mapcli-crash: deps
+	@$(MAKE) --no-print-directory mapcli-crash-run
+mapcli-crash-run: all mapcli
+	@rm -rf $(BUILD)/mapcli-crash && mkdir -p $(BUILD)/mapcli-crash
+	$(SCRY) workload kv --ops $(MAPCLI_CRASH_OPS) --seed 7 -o $(BUILD)/mapcli-crash/ops.txt
+	@set -e; for m in $(MAPCLI_MAPS); do d=$(BUILD)/mapcli-crash/$$m; mkdir -p $$d; \
+		echo "== mapcli $$m"; start=$$(date +%s.%N); \
+		$(SCRY) check -o $$d/report.txt --output-filter '$(MAPCLI_FILTER)' --workload $(BUILD)/mapcli-crash/ops.txt \
+			-- $(BUILD)/mapcli/mapcli $$m '{pool}' > $$d/stdout 2> $$d/stderr || true; \
+		tail -n 2 $$d/report.txt; \
+		awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { printf "wall: %.1f s\n", e - s }'; \
 	done

@@ -167,10 +167,17 @@ uint32_t __scry_ext_pre(uint32_t site, const void *callee, const void *p0, const
 	 * pointer it is given, and PMDK's uninterpreted functions (pmemobj_publish, ...) write it
 	 * through pools they know; anything else it writes is found by the comparisons at unmap and
 	 * exit (site 0). */
-	int protect = !rt_is_instrumented(callee) &&
-		      ((p0 && pm_find((uintptr_t)p0)) || (p1 && pm_find((uintptr_t)p1)) ||
-		       (p2 && pm_find((uintptr_t)p2)) || (p3 && pm_find((uintptr_t)p3)) || rt_is_pmdk(callee));
-	uint32_t token = protect ? win_open(site, 0, WIN_EXT, 0, frame) : 0;
+	int pmdk = 0, protect = 0;
+	if (!rt_is_instrumented(callee)) {
+		pmdk = rt_is_pmdk(callee);
+		protect = pmdk || (p0 && pm_find((uintptr_t)p0)) || (p1 && pm_find((uintptr_t)p1)) ||
+			  (p2 && pm_find((uintptr_t)p2)) || (p3 && pm_find((uintptr_t)p3));
+	}
+	/* libpmem and libpmemobj functions the hooks do not interpret (pmemobj_list_insert_new,
+	 * pmemobj_publish, ...) are fail-safe or persist what they write before returning, as PMDK
+	 * documents; the few that leave writes unpersisted (pmem_memcpy_nodrain, pmem_flush,
+	 * pmemobj_memcpy with PMEMOBJ_F_MEM_NOFLUSH, ...) have hooks of their own. */
+	uint32_t token = protect ? win_open(site, pmdk ? SCRY_EXT_PERSISTED : 0, WIN_EXT, 0, frame) : 0;
 	rt_self.in_rt = 0;
 	return token;
 }
