@@ -43,10 +43,12 @@ func readCrashReport(t *testing.T, path string) crashReport {
 // crashed rebuild or a dirty count.
 const mapcliFilter = `^(seed:|rebuild, previous attempt crashed|count dirty, recalculating|old count: )`
 
-// TestCrashMapcli explores the crash states of PMDK's mapcli, every map, on a small workload:
-// PMDK's transactions (and hashmap_atomic's and hashmap_rp's own protocols) make every
-// operation failure-atomic, so there is no crash finding. The states are capped (2 prefixes per
-// crash point) to keep the test short; `make mapcli-crash` runs the default strategies.
+// TestCrashMapcli explores the program-order crash states of PMDK's mapcli, every map, on a
+// small workload: PMDK's transactions (and hashmap_atomic's and hashmap_rp's own protocols) make
+// every operation failure-atomic without reordering, so there is no crash finding. The states are
+// capped (2 prefixes per crash point) to keep the test short; `make mapcli-crash` runs the
+// default strategies, whose reorderings find hashmap_atomic's torn PMEMoid
+// (docs/pmdk-examples.md).
 func TestCrashMapcli(t *testing.T) {
 	scry := scryBin(t)
 	mapcli := need(t, "mapcli/mapcli")
