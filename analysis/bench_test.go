@@ -99,44 +99,7 @@ func benchTrace(b *testing.B) []byte {
 // throughput (events/s) of reading plus analysing; BenchmarkAnalyze/read-only is the trace
 // reader alone on the same input, so the difference is the analyses' own cost.
 func BenchmarkAnalyze(b *testing.B) {
-	data := benchTrace(b)
-	var events uint64
-	b.Run("read-only", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for i := 0; i < b.N; i++ {
-			r, err := trace.NewReader(bytes.NewReader(data))
-			if err != nil {
-				b.Fatal(err)
-			}
-			events = 0
-			for {
-				if _, err := r.Next(); err != nil {
-					if err != io.EOF {
-						b.Fatal(err)
-					}
-					break
-				}
-				events++
-			}
-		}
-		b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	})
-	b.Run("all-oracles", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			r, err := trace.NewReader(bytes.NewReader(data))
-			if err != nil {
-				b.Fatal(err)
-			}
-			rep, err := analysis.Analyze(r, analysis.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			events = rep.Events
-		}
-		b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	})
+	benchReadAndAnalyze(b, benchTrace(b))
 }
 
 // BenchmarkAnalyzeTrace is BenchmarkAnalyze over a recorded trace, the file named by the
@@ -152,6 +115,12 @@ func BenchmarkAnalyzeTrace(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchReadAndAnalyze(b, data)
+}
+
+// benchReadAndAnalyze runs the sub-benchmarks read-only (the trace reader alone) and
+// all-oracles (reader plus every oracle) over the trace bytes data, reporting events/s.
+func benchReadAndAnalyze(b *testing.B, data []byte) {
 	var events uint64
 	b.Run("read-only", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
