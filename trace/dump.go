@@ -108,6 +108,22 @@ func AppendEvent(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 	case KindContext:
 		b = fmt.Appendf(b, " stack=%d", ev.Stack)
 		site = false
+	case KindFrame:
+		b = fmt.Appendf(b, " depth=%d", len(ev.Frames))
+		if n := len(ev.Frames); n > 0 {
+			b = fmt.Appendf(b, " activation=%d", ev.Frames[n-1])
+		}
+		site = false
+	case KindDeps:
+		b = fmt.Appendf(b, " n=%d", len(ev.Deps))
+		for i, d := range ev.Deps {
+			if i == 8 {
+				b = append(b, " ..."...)
+				break
+			}
+			b = fmt.Appendf(b, " %d->%d:%s", d.From, d.To, d.Kind)
+		}
+		site = false
 	case KindStack:
 		b = fmt.Appendf(b, " node=%d parent=%d", ev.Stack, ev.Parent)
 	case KindRegionMap:

@@ -12,6 +12,17 @@ type Site struct {
 	Callee   string // called function, for SiteLibCall and SiteCall
 }
 
+// Dep is one static dependence fact of a DEPS record (docs/trace-format.md, "DEPS"): site From
+// depends on site To in the way Kind says. Control: From is directly control dependent on the
+// branch site To (from post-dominators, within one function). Value and Address: the value From
+// uses (a store's stored value, a branch's condition) or the address it accesses depends, at
+// register level within one function, on the value To produces (a load, an atomic
+// read-modify-write, or a call's returned value).
+type Dep struct {
+	From, To uint32
+	Kind     DepKind
+}
+
 // Event is one decoded record. Which fields are meaningful depends on Kind:
 //
 //	Store, NTStore, Load, ExternalWrite: Site, Addr, Size, Data (Size bytes), Flags
@@ -25,15 +36,21 @@ type Site struct {
 //	Stack: Stack (node id), Parent, Site; Context: Stack
 //	End: How, Status
 //	Sites: Sites (the new sites; also added to the reader's table)
+//	Deps: Deps (the new facts; also added to the reader's table)
+//	Frame: Frames (the thread's new activations)
 //	Thread: Thread
 //
 // Every event carries Index, its 0-based position among ALL records of the trace (SITES,
 // THREAD, CONTEXT, STACK and END included), Thread (the current thread: for a THREAD record,
 // the new one) and Context (the current call-stack node of that thread: for a CONTEXT record,
-// the new one). FLUSH and FENCE split their kind byte into Flush or Fence and Internal.
+// the new one), and Frames (the activation serials of that thread's active calls, outermost
+// first, as the thread's last FRAME record named them; empty before any). Two events of one
+// thread with the same Frames length run in the same activation of a function exactly when
+// their last serials are equal (both empty: the thread's outermost function). FLUSH and FENCE
+// split their kind byte into Flush or Fence and Internal.
 //
-// Reader.Next reuses one Event: the Event, its Data and its Sites are valid until the next call
-// to Next (Data aliases the reader's input window). Copy what you keep.
+// Reader.Next reuses one Event: the Event, its Data, Sites, Deps and Frames are valid until the
+// next call to Next (Data aliases the reader's input window). Copy what you keep.
 type Event struct {
 	Kind    Kind
 	Index   uint64 // position of the record among all records of the trace, counting from 0
@@ -59,4 +76,6 @@ type Event struct {
 	How        EndHow
 	Status     int64
 	Sites      []Site
+	Deps       []Dep
+	Frames     []uint64
 }

@@ -8,7 +8,7 @@ var kindNames = [...]string{
 	KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD",
 	KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC",
 	KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK",
-	KindContext: "CONTEXT", KindEnd: "END",
+	KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME",
 }
 
 // String returns the record kind's name as docs/trace-format.md spells it ("STORE",
@@ -20,7 +20,7 @@ func (k Kind) String() string {
 	return "KIND(0x" + strconv.FormatUint(uint64(k), 16) + ")"
 }
 
-// Valid reports whether k is a record kind of format version 1.
+// Valid reports whether k is a record kind of format version 2.
 func (k Kind) Valid() bool { return int(k) < len(kindNames) && kindNames[k] != "" }
 
 // String returns "clflush", "clflushopt" or "clwb", or "flush(N)" for an unknown value.
@@ -50,7 +50,7 @@ func (f FenceKind) String() string {
 }
 
 // String returns the site kind's name: "load", "store", "nt-store", "range", "flush",
-// "fence", "rmw", "libcall", "call", or "site(N)" for an unknown value.
+// "fence", "rmw", "libcall", "call", "branch", or "site(N)" for an unknown value.
 func (k SiteKind) String() string {
 	switch k {
 	case SiteLoad:
@@ -71,8 +71,23 @@ func (k SiteKind) String() string {
 		return "libcall"
 	case SiteCall:
 		return "call"
+	case SiteBranch:
+		return "branch"
 	}
 	return "site(" + strconv.Itoa(int(k)) + ")"
+}
+
+// String returns "control", "value" or "address", or "dep(N)" for an unknown value.
+func (k DepKind) String() string {
+	switch k {
+	case DepControl:
+		return "control"
+	case DepValue:
+		return "value"
+	case DepAddress:
+		return "address"
+	}
+	return "dep(" + strconv.Itoa(int(k)) + ")"
 }
 
 // String returns "exit" or "signal", or "end(N)" for an unknown value.

@@ -75,6 +75,10 @@ type Reader struct {
 	thread  uint32            // current thread
 	context uint32            // call-stack node current for thread
 	ctxOf   map[uint32]uint32 // call-stack node of every thread seen, except the current one
+	frames  []uint64          // activations of the current thread (never modified once delivered)
+	frOf    map[uint32][]uint64
+	deps    []Dep // every dependence fact, in order of definition
+	newDeps []Dep
 
 	sites    []Site         // every site, in order of definition
 	siteIdx  map[uint32]int // site id -> index in sites
@@ -117,6 +121,7 @@ func newReaderSize(r io.Reader, size int) (*Reader, error) {
 		buf:     make([]byte, min(size, initialBufferSize)),
 		target:  size,
 		ctxOf:   make(map[uint32]uint32),
+		frOf:    make(map[uint32][]uint64),
 		siteIdx: make(map[uint32]int),
 		stacks:  make(map[uint32]stackNode),
 	}
@@ -185,6 +190,10 @@ func (r *Reader) StackOf(node uint32) []uint32 {
 	}
 	return out
 }
+
+// Deps returns every dependence fact read so far, in order of definition. The slice must not
+// be modified.
+func (r *Reader) Deps() []Dep { return r.deps[:len(r.deps):len(r.deps)] }
 
 // End returns the END record if it has been read: how the program ended and its exit status or
 // signal number.
@@ -269,9 +278,9 @@ func (r *Reader) readHeader() error {
 		Flags:    uint16(b[10]) | uint16(b[11])<<8,
 		LineSize: uint32(b[12]) | uint32(b[13])<<8 | uint32(b[14])<<16 | uint32(b[15])<<24,
 	}
-	if r.hdr.Version != Version {
+	if r.hdr.Version < MinVersion || r.hdr.Version > Version {
 		return &FormatError{Err: ErrVersion, Offset: 8,
-			Detail: fmt.Sprintf("the trace has format version %d; this scry reads version %d", r.hdr.Version, Version)}
+			Detail: fmt.Sprintf("the trace has format version %d; this scry reads versions %d to %d", r.hdr.Version, MinVersion, Version)}
 	}
 	if ls := r.hdr.LineSize; ls == 0 || ls&(ls-1) != 0 {
 		return &FormatError{Err: ErrCorrupt, Offset: 12, Detail: fmt.Sprintf("cache-line size %d is not a power of two", ls)}
@@ -412,7 +421,7 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 	if k == KindSites {
 		return 0, 0, nil
 	}
-	*ev = Event{Kind: k, Thread: r.thread, Context: r.context}
+	*ev = Event{Kind: k, Thread: r.thread, Context: r.context, Frames: r.frames}
 	i := 1
 	var v uint64
 	switch k {
@@ -501,9 +510,66 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 			r.ctxOf[r.thread] = r.context
 			r.context = r.ctxOf[t]
 			delete(r.ctxOf, t)
+			if r.frames != nil {
+				r.frOf[r.thread] = r.frames
+			}
+			r.frames = r.frOf[t]
+			delete(r.frOf, t)
 			r.thread = t
 		}
-		ev.Thread, ev.Context = r.thread, r.context
+		ev.Thread, ev.Context, ev.Frames = r.thread, r.context, r.frames
+		return i, 0, nil
+
+	case KindFrame:
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "depth")
+		}
+		if v > MaxDepth {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "FRAME of %d activations exceeds the limit of %d", v, MaxDepth)
+		}
+		fr := make([]uint64, v)
+		for j := range fr {
+			if fr[j], i = uvarint(b, i); i < 0 {
+				return r.short(b, i, "serial")
+			}
+		}
+		r.frames = fr
+		ev.Frames = fr
+		return i, 0, nil
+
+	case KindDeps:
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "count")
+		}
+		if v > MaxDeps {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "DEPS record of %d facts exceeds the limit of %d", v, MaxDeps)
+		}
+		r.newDeps = r.newDeps[:0]
+		for j := uint64(0); j < v; j++ {
+			var from, to uint64
+			if from, i = uvarint(b, i); i < 0 {
+				return r.short(b, i, "from site")
+			}
+			if i >= len(b) {
+				return 0, i + 1, nil
+			}
+			kind := DepKind(b[i])
+			i++
+			if to, i = uvarint(b, i); i < 0 {
+				return r.short(b, i, "to site")
+			}
+			if kind < DepControl || kind > DepAddress {
+				return 0, 0, r.fail(ErrCorrupt, r.Offset(), "dependence fact of unknown kind %d", kind)
+			}
+			for _, id := range [2]uint64{from, to} {
+				if _, ok := r.siteIdx[uint32(id)]; !ok || id > math.MaxUint32 {
+					return 0, 0, r.fail(ErrCorrupt, r.Offset(), "dependence fact names undefined site %d", id)
+				}
+			}
+			r.newDeps = append(r.newDeps, Dep{From: uint32(from), To: uint32(to), Kind: kind})
+		}
+		r.deps = append(r.deps, r.newDeps...)
+		ev.Deps = r.newDeps
 		return i, 0, nil
 
 	case KindContext:
@@ -737,7 +803,7 @@ func (r *Reader) readSites() error {
 		r.siteIdx[s.ID] = len(r.sites)
 		r.sites = append(r.sites, s)
 	}
-	r.ev = Event{Kind: KindSites, Thread: r.thread, Context: r.context, Sites: r.newSites}
+	r.ev = Event{Kind: KindSites, Thread: r.thread, Context: r.context, Frames: r.frames, Sites: r.newSites}
 	return nil
 }
 
@@ -776,7 +842,7 @@ func (r *Reader) decodeSite(b []byte) (s Site, n, need int, err error) {
 	}
 	s.Kind = SiteKind(b[i])
 	i++
-	if s.Kind < SiteLoad || s.Kind > SiteCall {
+	if s.Kind < SiteLoad || s.Kind > SiteBranch {
 		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d has unknown kind %d", s.ID, s.Kind)
 	}
 	if s.Function, i, need, err = r.strSite(b, i, "function"); i < 0 {

@@ -23,6 +23,13 @@ var sampleSites = []Site{
 	{ID: 8, Kind: SiteNTStore, Function: "copy", File: "copy.c", Line: 5, Column: 1},
 	{ID: 9, Kind: SiteRMW, Function: "incr", File: "atomic.c", Line: 3, Column: 4},
 	{ID: 10, Kind: SiteLibCall, Function: "main", File: "main.c", Line: 60, Column: 5, Callee: "pmemobj_tx_begin"},
+	{ID: 11, Kind: SiteBranch, Function: "btree_insert", File: "btree.c", Line: 48, Column: 6},
+}
+
+var sampleDeps = []Dep{
+	{From: 7, To: 11, Kind: DepControl},
+	{From: 11, To: 2, Kind: DepValue},
+	{From: 1, To: 2, Kind: DepAddress},
 }
 
 const base = 0x7f0000000000
@@ -32,19 +39,20 @@ const base = 0x7f0000000000
 func sampleEvents() []Event {
 	return []Event{
 		{Kind: KindSites, Sites: sampleSites},
+		{Kind: KindDeps, Deps: sampleDeps},
 		{Kind: KindStack, Stack: 1, Parent: 0, Site: 6},
 		{Kind: KindRegionMap, Thread: 100, Region: 1, Addr: base, Size: 1 << 20, FileOffset: 0, Path: "/mnt/pmem/pool", Site: 5, Flags: RegionCreated},
 		{Kind: KindExternalWrite, Thread: 100, Site: 5, Addr: base, Data: []byte("PMEMPOOL"), Flags: ExternalInitial},
 		{Kind: KindOpBegin, Thread: 100, Op: 0, Text: "insert 1 one"},
-		{Kind: KindStore, Thread: 100, Context: 1, Site: 1, Addr: base + 64, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
-		{Kind: KindStore, Thread: 100, Context: 1, Site: 7, Addr: base + 128, Data: bytes.Repeat([]byte{0xab}, 40)},
-		{Kind: KindNTStore, Thread: 100, Context: 1, Site: 8, Addr: base + 4096, Data: []byte{9, 9, 9, 9}},
-		{Kind: KindLoad, Thread: 100, Context: 1, Site: 2, Addr: base + 64, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
+		{Kind: KindStore, Thread: 100, Context: 1, Frames: []uint64{1}, Site: 1, Addr: base + 64, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
+		{Kind: KindStore, Thread: 100, Context: 1, Frames: []uint64{1}, Site: 7, Addr: base + 128, Data: bytes.Repeat([]byte{0xab}, 40)},
+		{Kind: KindNTStore, Thread: 100, Context: 1, Frames: []uint64{2}, Site: 8, Addr: base + 4096, Data: []byte{9, 9, 9, 9}},
+		{Kind: KindLoad, Thread: 100, Context: 1, Frames: []uint64{2}, Site: 2, Addr: base + 64, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
 		{Kind: KindFlush, Thread: 100, Context: 1, Site: 3, Addr: base + 64, Flush: FlushCLWB},
 		{Kind: KindFlush, Thread: 100, Context: 1, Site: 3, Addr: base, Flush: FlushCLFLUSHOPT, Internal: true},
 		{Kind: KindFlush, Thread: 100, Site: 3, Addr: base + 128, Flush: FlushCLFLUSH},
 		{Kind: KindFence, Thread: 100, Site: 4, Fence: FenceSFENCE},
-		{Kind: KindFence, Thread: 101, Site: 9, Fence: FenceLocked, Internal: true},
+		{Kind: KindFence, Thread: 101, Frames: []uint64{7, 300000}, Site: 9, Fence: FenceLocked, Internal: true},
 		{Kind: KindFence, Thread: 101, Site: 4, Fence: FenceMFENCE},
 		{Kind: KindTxBegin, Thread: 100, Context: 1, Site: 10},
 		{Kind: KindTxAdd, Thread: 100, Context: 1, Site: 10, Addr: base + 256, Size: 64, Flags: TxAddNoFlush},
@@ -89,6 +97,7 @@ func readAll(r *Reader) ([]Event, error) {
 		c := *ev
 		c.Data = bytes.Clone(ev.Data)
 		c.Sites = append([]Site(nil), ev.Sites...)
+		c.Deps = append([]Dep(nil), ev.Deps...)
 		out = append(out, c)
 	}
 }
@@ -101,6 +110,12 @@ func normalize(ev Event) Event {
 	}
 	if len(ev.Sites) == 0 {
 		ev.Sites = nil
+	}
+	if len(ev.Deps) == 0 {
+		ev.Deps = nil
+	}
+	if len(ev.Frames) == 0 {
+		ev.Frames = nil
 	}
 	switch ev.Kind {
 	case KindStore, KindNTStore, KindLoad, KindExternalWrite:
@@ -115,8 +130,8 @@ func TestRoundTripEveryKind(t *testing.T) {
 	for _, ev := range want {
 		seen[ev.Kind] = true
 	}
-	for k := KindSites; k <= KindEnd; k++ {
-		if !seen[k] && k != KindThread && k != KindContext {
+	for k := KindSites; k <= KindFrame; k++ {
+		if !seen[k] && k != KindThread && k != KindContext && k != KindFrame {
 			t.Errorf("sample trace lacks a %v record", k)
 		}
 	}
@@ -136,7 +151,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 			if ev.Index != uint64(i) {
 				t.Fatalf("record %d has Index %d", i, ev.Index)
 			}
-			if ev.Kind != KindThread && ev.Kind != KindContext {
+			if ev.Kind != KindThread && ev.Kind != KindContext && ev.Kind != KindFrame {
 				evs = append(evs, ev)
 			}
 		}
@@ -147,8 +162,8 @@ func TestRoundTripEveryKind(t *testing.T) {
 			w := normalize(want[i])
 			g := normalize(evs[i])
 			switch w.Kind {
-			case KindSites, KindStack, KindEnd: // carry the current thread/context, unspecified in want
-				w.Thread, w.Context = g.Thread, g.Context
+			case KindSites, KindStack, KindEnd, KindDeps: // carry the current thread/context, unspecified in want
+				w.Thread, w.Context, w.Frames = g.Thread, g.Context, g.Frames
 			}
 			if !reflect.DeepEqual(g, w) {
 				t.Errorf("buffer %d: event %d:\n got %+v\nwant %+v", size, i, g, w)
@@ -157,7 +172,10 @@ func TestRoundTripEveryKind(t *testing.T) {
 		if how, st, ok := r.End(); !ok || how != EndExit || st != 0 {
 			t.Errorf("End() = %v %v %v", how, st, ok)
 		}
-		if r.Header() != (Header{Version: 1, LineSize: 64}) {
+		if !reflect.DeepEqual(r.Deps(), sampleDeps) {
+			t.Errorf("Deps() = %+v", r.Deps())
+		}
+		if r.Header() != (Header{Version: Version, LineSize: 64}) {
 			t.Errorf("Header() = %+v", r.Header())
 		}
 		if r.Offset() != int64(len(data)) {
@@ -166,8 +184,8 @@ func TestRoundTripEveryKind(t *testing.T) {
 		if s, ok := r.Site(5); !ok || s != sampleSites[4] {
 			t.Errorf("Site(5) = %+v %v", s, ok)
 		}
-		if _, ok := r.Site(11); ok {
-			t.Error("Site(11) found")
+		if _, ok := r.Site(12); ok {
+			t.Error("Site(12) found")
 		}
 		if !reflect.DeepEqual(r.Sites(), sampleSites) {
 			t.Errorf("Sites() = %+v", r.Sites())
@@ -394,7 +412,7 @@ func TestHeaderErrors(t *testing.T) {
 	}{
 		{"empty", nil, ErrNotTrace, "0 bytes"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, "bad magic"},
-		{"version", func() []byte { h := header(); h[8] = 2; return h }(), ErrVersion, "version 2; this scry reads version 1"},
+		{"version", func() []byte { h := header(); h[8] = 3; return h }(), ErrVersion, "version 3; this scry reads versions 1 to 2"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}
@@ -437,7 +455,7 @@ func TestCorrupt(t *testing.T) {
 		{"stack-dup", []byte{0x14, 1, 0, 1, 0x14, 1, 0, 1}, "defined twice", 20},
 		{"sites-limit", cat([]byte{0x01}, uv(MaxSites+1)), "exceeds the limit", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
-		{"site-kind", []byte{0x01, 1, 1, 10, 0, 0, 0, 0, 0}, "unknown kind 10", 18},
+		{"site-kind", []byte{0x01, 1, 1, 11, 0, 0, 0, 0, 0}, "unknown kind 11", 18},
 		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0}, "site 1 defined twice", 25},
 		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0}, "site 1 defined twice", 27},
 		{"site-string", cat([]byte{0x01, 1, 1, 1}, uv(MaxString+1)), "site function of 65537 bytes", 18},

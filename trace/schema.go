@@ -9,8 +9,13 @@ package trace
 // Magic is the first 8 bytes of every trace file.
 const Magic = "SCRYTRC\x00"
 
-// Version is the format version this package reads and writes.
-const Version = 1
+// Version is the format version this package writes. Version 2 added the branch site kind and
+// the DEPS and FRAME records (static dependence facts and call-frame identity, for inference).
+const Version = 2
+
+// MinVersion is the oldest format version this package reads (version 1 traces have no DEPS or
+// FRAME records, which version 2 added; everything else is unchanged).
+const MinVersion = 1
 
 // HeaderSize is the size of the fixed file header in bytes.
 const HeaderSize = 16
@@ -42,6 +47,8 @@ const (
 	KindStack         Kind = 0x14 // defines a call-stack node
 	KindContext       Kind = 0x15 // the current thread's call stack changed
 	KindEnd           Kind = 0x16 // the trace is complete
+	KindDeps          Kind = 0x17 // static dependence facts between sites (version 2)
+	KindFrame         Kind = 0x18 // the current thread's activations changed (version 2)
 )
 
 // FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).
@@ -102,9 +109,20 @@ const (
 	SiteRange   SiteKind = 4 // mem intrinsic or libc copy function
 	SiteFlush   SiteKind = 5
 	SiteFence   SiteKind = 6
-	SiteRMW     SiteKind = 7 // atomic read-modify-write or compare-exchange
-	SiteLibCall SiteKind = 8 // a library call scry interprets (PMDK, mmap, stdin reads)
-	SiteCall    SiteKind = 9 // any other call, used in call stacks
+	SiteRMW     SiteKind = 7  // atomic read-modify-write or compare-exchange
+	SiteLibCall SiteKind = 8  // a library call scry interprets (PMDK, mmap, stdin reads)
+	SiteCall    SiteKind = 9  // any other call, used in call stacks
+	SiteBranch  SiteKind = 10 // a conditional branch or switch: a static fact only, never an event (version 2)
+)
+
+// DepKind is the kind of one static dependence fact of a DEPS record.
+type DepKind uint8
+
+// Dependence kinds (docs/trace-format.md, "DEPS").
+const (
+	DepControl DepKind = 1 // From is directly control dependent on branch site To
+	DepValue   DepKind = 2 // the value From uses depends, at register level, on the value To produces
+	DepAddress DepKind = 3 // the address From accesses depends, at register level, on the value To produces
 )
 
 // Limits a reader enforces; larger values are reported as corruption.
@@ -112,4 +130,6 @@ const (
 	MaxPayload = 64 << 20 // bytes in one record's data
 	MaxString  = 64 << 10 // bytes in one string
 	MaxSites   = 1 << 24  // sites in one trace
+	MaxDeps    = 1 << 26  // dependence facts in one DEPS record
+	MaxDepth   = 1 << 10  // activations in one FRAME record
 )

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Writer encodes events as a trace (docs/trace-format.md). It is the Go twin of the C runtime's
@@ -19,6 +20,8 @@ type Writer struct {
 	thread  uint32            // current thread
 	context uint32            // call-stack node current for thread
 	ctxOf   map[uint32]uint32 // call-stack node of the other threads
+	frames  []uint64          // activations current for thread
+	frOf    map[uint32][]uint64
 	scratch []byte
 	ended   bool
 	err     error
@@ -31,7 +34,7 @@ func NewWriter(w io.Writer, lineSize uint32) (*Writer, error) {
 	if lineSize == 0 || lineSize&(lineSize-1) != 0 {
 		return nil, fmt.Errorf("trace: cache-line size %d is not a power of two", lineSize)
 	}
-	wr := &Writer{bw: bufio.NewWriterSize(w, 1<<16), ctxOf: make(map[uint32]uint32)}
+	wr := &Writer{bw: bufio.NewWriterSize(w, 1<<16), ctxOf: make(map[uint32]uint32), frOf: make(map[uint32][]uint64)}
 	var h [HeaderSize]byte
 	copy(h[:], Magic)
 	binary.LittleEndian.PutUint16(h[8:], Version)
@@ -70,7 +73,7 @@ func (w *Writer) Write(ev *Event) error {
 		return errors.New("trace: record written after END")
 	}
 	switch ev.Kind {
-	case KindSites, KindStack, KindThread, KindContext, KindEnd:
+	case KindSites, KindStack, KindThread, KindContext, KindEnd, KindDeps, KindFrame:
 	default:
 		if ev.Thread != w.thread {
 			if err := w.Write(&Event{Kind: KindThread, Thread: ev.Thread}); err != nil {
@@ -79,6 +82,11 @@ func (w *Writer) Write(ev *Event) error {
 		}
 		if ev.Context != w.context {
 			if err := w.Write(&Event{Kind: KindContext, Stack: ev.Context}); err != nil {
+				return err
+			}
+		}
+		if !slices.Equal(ev.Frames, w.frames) {
+			if err := w.Write(&Event{Kind: KindFrame, Frames: ev.Frames}); err != nil {
 				return err
 			}
 		}
@@ -186,6 +194,27 @@ func (w *Writer) Write(ev *Event) error {
 		b = binary.AppendUvarint(b, uint64(ev.Site))
 	case KindContext:
 		b = binary.AppendUvarint(b, uint64(ev.Stack))
+	case KindFrame:
+		if len(ev.Frames) > MaxDepth {
+			return fmt.Errorf("trace: FRAME of %d activations exceeds %d", len(ev.Frames), MaxDepth)
+		}
+		b = binary.AppendUvarint(b, uint64(len(ev.Frames)))
+		for _, f := range ev.Frames {
+			b = binary.AppendUvarint(b, f)
+		}
+	case KindDeps:
+		if len(ev.Deps) > MaxDeps {
+			return fmt.Errorf("trace: DEPS of %d facts exceeds %d", len(ev.Deps), MaxDeps)
+		}
+		b = binary.AppendUvarint(b, uint64(len(ev.Deps)))
+		for _, d := range ev.Deps {
+			if d.Kind < DepControl || d.Kind > DepAddress {
+				return fmt.Errorf("trace: dependence kind %d out of range", d.Kind)
+			}
+			b = binary.AppendUvarint(b, uint64(d.From))
+			b = append(b, byte(d.Kind))
+			b = binary.AppendUvarint(b, uint64(d.To))
+		}
 	case KindEnd:
 		if ev.How != EndExit && ev.How != EndSignal {
 			return fmt.Errorf("trace: END kind %d out of range", ev.How)
@@ -219,10 +248,15 @@ func (w *Writer) Write(ev *Event) error {
 			w.ctxOf[w.thread] = w.context
 			w.context = w.ctxOf[ev.Thread]
 			delete(w.ctxOf, ev.Thread)
+			w.frOf[w.thread] = w.frames
+			w.frames = w.frOf[ev.Thread]
+			delete(w.frOf, ev.Thread)
 			w.thread = ev.Thread
 		}
 	case KindContext:
 		w.context = ev.Stack
+	case KindFrame:
+		w.frames = slices.Clone(ev.Frames)
 	case KindEnd:
 		w.ended = true
 	}

@@ -24,8 +24,10 @@ type Builder struct {
 	Events   []trace.Event
 	Stacks   []trace.Event // STACK definitions, written right after the sites
 	LineSize uint32
+	Deps     []trace.Dep // static dependence facts, written right after the sites
 	thread   uint32
 	context  uint32
+	frames   []uint64
 	kinds    map[uint32]trace.SiteKind
 }
 
@@ -33,7 +35,7 @@ type Builder struct {
 func New() *Builder { return &Builder{LineSize: 64, kinds: map[uint32]trace.SiteKind{}} }
 
 func (b *Builder) add(ev trace.Event, sk trace.SiteKind) *Builder {
-	ev.Thread, ev.Context = b.thread, b.context
+	ev.Thread, ev.Context, ev.Frames = b.thread, b.context, b.frames
 	if ev.Site != 0 {
 		if _, ok := b.kinds[ev.Site]; !ok {
 			b.kinds[ev.Site] = sk
@@ -48,6 +50,20 @@ func (b *Builder) Thread(tid uint32) *Builder { b.thread = tid; return b }
 
 // Context makes node the call stack of the following events (define it with Stack).
 func (b *Builder) Context(node uint32) *Builder { b.context = node; return b }
+
+// Frames makes serials the activations of the following events (outermost first; see
+// trace.Event.Frames). Serials are per thread: set them again after Thread.
+func (b *Builder) Frames(serials ...uint64) *Builder { b.frames = slices.Clone(serials); return b }
+
+// Branch declares site as a branch site (trace.SiteBranch): a static fact, no event.
+func (b *Builder) Branch(site uint32) *Builder { b.kinds[site] = trace.SiteBranch; return b }
+
+// Dep adds the static dependence fact "from depends on to" of kind k. Sites named only here
+// (and not by Branch or an event) become load sites.
+func (b *Builder) Dep(from uint32, k trace.DepKind, to uint32) *Builder {
+	b.Deps = append(b.Deps, trace.Dep{From: from, To: to, Kind: k})
+	return b
+}
 
 // Stack defines call-stack node id as parent extended by a call at site.
 func (b *Builder) Stack(id, parent, site uint32) *Builder {
@@ -177,6 +193,13 @@ func (b *Builder) Signal(sig int64) *Builder {
 
 // Sites returns the site table: one site per id used.
 func (b *Builder) Sites() []trace.Site {
+	for _, d := range b.Deps {
+		for _, s := range [2]uint32{d.From, d.To} {
+			if _, ok := b.kinds[s]; !ok {
+				b.kinds[s] = trace.SiteLoad
+			}
+		}
+	}
 	var ids []uint32
 	for id := range b.kinds {
 		ids = append(ids, id)
@@ -190,7 +213,7 @@ func (b *Builder) Sites() []trace.Site {
 	return sites
 }
 
-// Encode writes the trace: header, SITES, STACK definitions, then the events (as they are; add
+// Encode writes the trace: header, SITES, DEPS, STACK definitions, then the events (as they are; add
 // Exit for a complete trace).
 func (b *Builder) Encode() ([]byte, error) {
 	var buf bytes.Buffer
@@ -200,6 +223,11 @@ func (b *Builder) Encode() ([]byte, error) {
 	}
 	if sites := b.Sites(); len(sites) > 0 {
 		if err := w.Write(&trace.Event{Kind: trace.KindSites, Sites: sites}); err != nil {
+			return nil, err
+		}
+	}
+	if len(b.Deps) > 0 {
+		if err := w.Write(&trace.Event{Kind: trace.KindDeps, Deps: b.Deps}); err != nil {
 			return nil, err
 		}
 	}

@@ -4,7 +4,7 @@
 #define SCRY_TRACE_FORMAT_H
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x1 /* format version */
+#define SCRY_TRACE_VERSION 0x2 /* format version */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 #define SCRY_EV_SITES 0x1 /* static instruction sites */
 #define SCRY_EV_THREAD 0x2 /* following records belong to this thread */
@@ -28,6 +28,8 @@
 #define SCRY_EV_STACK 0x14 /* call-stack node definition */
 #define SCRY_EV_CONTEXT 0x15 /* current call stack changed */
 #define SCRY_EV_END 0x16 /* trace complete */
+#define SCRY_EV_DEPS 0x17 /* static dependence facts */
+#define SCRY_EV_FRAME 0x18 /* current thread's activation serials */
 #define SCRY_FLUSH_CLFLUSH 0x1
 #define SCRY_FLUSH_CLFLUSHOPT 0x2
 #define SCRY_FLUSH_CLWB 0x3
@@ -54,6 +56,10 @@
 #define SCRY_SITE_RMW 0x7
 #define SCRY_SITE_LIBCALL 0x8 /* library call scry interprets */
 #define SCRY_SITE_CALL 0x9 /* other call (call stacks) */
+#define SCRY_SITE_BRANCH 0xa /* conditional branch or switch (static only) */
+#define SCRY_DEP_CONTROL 0x1 /* DEPS: from is control dependent on branch to */
+#define SCRY_DEP_VALUE 0x2 /* DEPS: from's value depends on to's value */
+#define SCRY_DEP_ADDRESS 0x3 /* DEPS: from's address depends on to's value */
 #define SCRY_MAX_PAYLOAD 0x4000000 /* bytes in one record's data */
 #define SCRY_MAX_STRING 0x10000 /* bytes in one string */
 
