@@ -53,6 +53,7 @@ type driver struct {
 	flushes []hook[FlushHook]
 	fences  []hook[FenceHook]
 	txAdds  []hook[TxAddHook]
+	txs     []hook[TxHook]
 	unmaps  []hook[UnmapHook]
 	ends    []hook[EndHook]
 
@@ -143,6 +144,9 @@ func Run(r *trace.Reader, analyzers []*Analyzer, cfg Config) (*report.Report, er
 		}
 		if h, ok := v.(TxAddHook); ok {
 			d.txAdds = append(d.txAdds, hook[TxAddHook]{h, p})
+		}
+		if h, ok := v.(TxHook); ok {
+			d.txs = append(d.txs, hook[TxHook]{h, p})
 		}
 		if h, ok := v.(UnmapHook); ok {
 			d.unmaps = append(d.unmaps, hook[UnmapHook]{h, p})
@@ -261,7 +265,9 @@ func (d *driver) loop() (uint64, error) {
 			m.RemoveRange(r.Base, r.Len)
 			st.Regions.Unmap(ev.Region)
 		case trace.KindTxBegin:
-			st.Threads.Get(ev.Thread).Begin(ev.Site, ev.Context)
+			tx := st.Threads.Get(ev.Thread)
+			tx.Begin(ev.Site, ev.Context)
+			d.onTx(ev, tx)
 		case trace.KindTxAdd:
 			tx := st.Threads.Get(ev.Thread)
 			redundant, ok := tx.Add(ev.Addr, ev.Size, ev.Flags, ev.Site, ev.Context)
@@ -273,13 +279,20 @@ func (d *driver) loop() (uint64, error) {
 				h.h.OnTxAdd(h.p, ev, tx, redundant)
 			}
 		case trace.KindTxCommit:
-			st.Threads.Get(ev.Thread).Commit(m)
+			tx := st.Threads.Get(ev.Thread)
+			tx.Commit(m)
+			d.onTx(ev, tx)
 		case trace.KindTxAbort:
-			st.Threads.Get(ev.Thread).Abort(m)
+			tx := st.Threads.Get(ev.Thread)
+			tx.Abort(m)
+			d.onTx(ev, tx)
 		case trace.KindTxEnd:
-			if !st.Threads.Get(ev.Thread).End() {
+			tx := st.Threads.Get(ev.Thread)
+			if !tx.End() {
 				d.warnOnce("txend", "event %d: TX_END outside a transaction (ignored)", ev.Index)
+				continue
 			}
+			d.onTx(ev, tx)
 		case trace.KindAlloc:
 			if ev.Flags&trace.AllocReserve != 0 {
 				st.Reserved.Reserve(ev.Addr, ev.Size)
@@ -312,6 +325,12 @@ func (d *driver) loop() (uint64, error) {
 				d.warnings = append(d.warnings, fmt.Sprintf("END record with unknown how %d: end-of-program checks skipped", ev.How))
 			}
 		}
+	}
+}
+
+func (d *driver) onTx(ev *trace.Event, tx *pmdk.Tx) {
+	for _, h := range d.txs {
+		h.h.OnTx(h.p, ev, tx)
 	}
 }
 

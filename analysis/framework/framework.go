@@ -23,7 +23,7 @@ import (
 // New creates the analyzer's state for one run. The value it returns is the analyzer's result
 // (available to analyzers that require it through Pass.ResultOf) and receives the events: the
 // driver calls every hook interface it implements (StoreHook, FlushHook, FenceHook, TxAddHook,
-// UnmapHook, EndHook). A fact provider (Class "") reports nothing and only computes a result.
+// TxHook, UnmapHook, EndHook). A fact provider (Class "") reports nothing and only computes a result.
 type Analyzer struct {
 	Name     string       // stable kebab-case name; the kind of its findings
 	Doc      string       // one line
@@ -98,6 +98,12 @@ type (
 	// already covered by the transaction (pmdk.Tx.Add).
 	TxAddHook interface {
 		OnTxAdd(p *Pass, ev *trace.Event, tx *pmdk.Tx, redundant bool)
+	}
+	// TxHook sees every TX_BEGIN, TX_COMMIT, TX_ABORT and TX_END, after the thread's
+	// transaction state (tx) was updated: after an outermost commit the model already holds the
+	// transaction's ranges as persisted; after an abort their unpersisted stores are dropped.
+	TxHook interface {
+		OnTx(p *Pass, ev *trace.Event, tx *pmdk.Tx)
 	}
 	// UnmapHook sees REGION_UNMAP before the region's unpersisted stores are forgotten.
 	UnmapHook interface {

@@ -42,7 +42,7 @@ Exit status: 0 no correctness finding, 1 correctness findings, 2 error.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
-		newAnalyzeCommand(), newCheckCommand(), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand())
+		newAnalyzeCommand(), newCheckCommand(), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: 2, err: fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})

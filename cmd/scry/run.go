@@ -14,11 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // recordFlags are the flags shared by `record` and `check`.
@@ -112,15 +114,62 @@ type analyzeFlags struct {
 	oracles      []string
 	suppressions string
 	output       string
+	noInfer      bool
 
-	supp *report.Suppressions // loaded by check
+	supp   *report.Suppressions // loaded by check
+	names  []string             // the oracles selected (check); nil: all
+	checks []string             // the checks of inferred properties selected (check)
 }
 
 func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.format, "format", "text", "output format: text, json or sarif")
-	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "run only these oracles (comma-separated kinds; default all)")
+	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "run only these oracles (comma-separated kinds, "+infer.KindMPBViolation+" and "+infer.KindMPAViolation+" included; default all)")
 	c.Flags().StringVar(&f.suppressions, "suppressions", "", "drop findings accepted in `FILE` (docs/oracles.md)")
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	c.Flags().BoolVar(&f.noInfer, "no-infer", false, "do not infer persistence properties from the trace nor check them ("+infer.KindMPBViolation+", "+infer.KindMPAViolation+"; docs/inference.md)")
+}
+
+// selectKinds splits the --oracles names into oracle kinds and kinds of the checks of inferred
+// properties (package infer). With no names, every oracle runs and, unless --no-infer, every
+// check.
+func (f *analyzeFlags) selectKinds() error {
+	f.names, f.checks = nil, nil
+	if len(f.oracles) == 0 {
+		if !f.noInfer {
+			f.checks = []string{infer.KindMPBViolation, infer.KindMPAViolation}
+		}
+		return nil
+	}
+	known := map[string]bool{}
+	for _, n := range oracle.Names() {
+		known[n] = true
+	}
+	var unknown []string
+	for _, n := range f.oracles {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == infer.KindMPBViolation || n == infer.KindMPAViolation:
+			if !slices.Contains(f.checks, n) {
+				f.checks = append(f.checks, n)
+			}
+		case known[n]:
+			f.names = append(f.names, n)
+		default:
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		all := append(oracle.Names(), infer.KindMPBViolation, infer.KindMPAViolation)
+		return fmt.Errorf("unknown oracle %s (known: %s)", strings.Join(unknown, ", "), strings.Join(all, ", "))
+	}
+	if f.noInfer && len(f.checks) > 0 {
+		return fmt.Errorf("--oracles %s needs inference, which --no-infer turns off", strings.Join(f.checks, ","))
+	}
+	if len(f.names) == 0 {
+		f.names = []string{} // only checks: no oracle
+	}
+	return nil
 }
 
 // check validates the flags and loads the suppressions, before any program runs.
@@ -130,10 +179,8 @@ func (f *analyzeFlags) check() error {
 	default:
 		return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text, json or sarif", f.format)}
 	}
-	if len(f.oracles) > 0 {
-		if _, err := oracle.ByName(f.oracles); err != nil {
-			return &exitError{code: 2, err: err}
-		}
+	if err := f.selectKinds(); err != nil {
+		return &exitError{code: 2, err: err}
 	}
 	if f.suppressions != "" {
 		s, err := report.LoadSuppressions(f.suppressions)
@@ -155,18 +202,59 @@ func (f *analyzeFlags) analyze(cmd *cobra.Command, tracePath string) error {
 	return f.write(cmd, rep, aerr)
 }
 
-// analyzeReport runs the oracles over a trace. A nil report comes with an exit error; a
-// non-nil error with a report means partial results (a bad trace).
+// analyzeReport runs the oracles over a trace and, unless --no-infer, the checks of the
+// properties inferred from it (package infer: a first pass infers them, the oracles' pass
+// checks them). A nil report comes with an exit error; a non-nil error with a report means
+// partial results (a bad trace). check must have run.
 func (f *analyzeFlags) analyzeReport(tracePath string) (*report.Report, error) {
-	opts := analysis.Options{Oracles: f.oracles, Suppressions: f.supp}
-	rep, aerr := analysis.AnalyzeFile(tracePath, opts)
+	var as []*framework.Analyzer
+	if f.names == nil || len(f.names) > 0 {
+		var err error
+		if as, err = oracle.ByName(f.names); err != nil {
+			return nil, &exitError{code: 2, err: err}
+		}
+	}
+	if len(f.checks) > 0 {
+		// A trace the inference cannot read is reported by the oracles' pass below.
+		if res := inferChecks(tracePath); res != nil {
+			for _, a := range infer.Analyzers(res) {
+				if slices.Contains(f.checks, a.Name) {
+					as = append(as, a)
+				}
+			}
+		}
+	}
+	r, err := trace.Open(tracePath)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	defer r.Close()
+	rep, aerr := framework.Run(r, as, framework.Config{Suppressions: f.supp, Trace: tracePath})
 	if rep == nil {
 		return nil, &exitError{code: 2, err: aerr}
 	}
 	if aerr != nil {
+		if !errors.Is(aerr, trace.ErrNotTrace) {
+			aerr = fmt.Errorf("%s: %w", tracePath, aerr)
+		}
 		aerr = &exitError{code: 2, err: aerr}
 	}
 	return rep, aerr
+}
+
+// inferChecks infers the properties the checks need (DURA, MPB, MPA) from the trace at path;
+// nil when it cannot be read. A truncated trace gives the properties of its complete records.
+func inferChecks(path string) *infer.Result {
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	res, err := infer.Infer(r, infer.Options{Rules: infer.MPBSet})
+	if err != nil && !errors.Is(err, trace.ErrTruncated) {
+		return nil
+	}
+	return res
 }
 
 // write prints the report; aerr (an error that came with partial results) is returned after

@@ -55,6 +55,8 @@ func TestBadInput(t *testing.T) {
 		{"bad format", []string{"analyze", "--format", "xml", notTrace}, 2, "unknown --format"},
 		{"dump not a trace", []string{"trace", "dump", notTrace}, 2, "not a scry trace"},
 		{"stats corrupt", []string{"trace", "stats", corrupt}, 2, "unknown record kind"},
+		{"infer corrupt", []string{"infer", corrupt}, 2, "unknown record kind"},
+		{"infer not a trace", []string{"infer", notTrace}, 2, "not a scry trace"},
 		{"verify no args", []string{"trace", "verify"}, 2, "takes a trace file"},
 		{"check without program", []string{"check"}, 2, "no program given"},
 		{"check missing program", []string{"check", "--", filepath.Join(dir, "no-such-prog")}, 2, "no-such-prog"},
