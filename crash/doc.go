@@ -62,7 +62,9 @@
 // # Strategies and images
 //
 // A [Strategy] turns a space into the states to test: exhaustive (Yat), prefix (pmreorder's
-// accumulative mode), heuristic (the thesis's H1-H3) and random. [CrashPoint.Patches] and
+// accumulative mode), heuristic (the thesis's H1-H3), random, and invariants (WITCHER: before
+// fences, the least states violating the likely invariants of Options.Invariants, which the
+// caller infers; see invariants.go). [CrashPoint.Patches] and
 // [CrashPoint.WriteImage] build the image of a state from the replayed image at the crash
 // point by writing back, for every unit not persisted, the bytes it overwrote (WITCHER §4.4,
 // crash NVM images). docs/crash-states.md describes all of this with an example.

@@ -67,6 +67,11 @@ type CrashPoint struct {
 	OpText  string    // its text
 	Segment uint64    // fences before the point
 	Space   *Space    // the unpersisted units; valid during the callback only
+	// InFlight lists the operations begun and not ended at the point, in OP_BEGIN order (one
+	// for a sequential workload; several when threads run operations concurrently). Op is the
+	// one of the point's thread, or else the latest begun. At an OpEnd boundary the ended
+	// operation is no longer in it. Valid during the callback only.
+	InFlight []int64
 
 	rp  *image.Replayer
 	t   *tracker
@@ -79,6 +84,7 @@ func (cp *CrashPoint) Clone() *CrashPoint {
 	c := *cp
 	c.rp, c.t = nil, nil
 	c.Space = cp.Space.clone()
+	c.InFlight = slices.Clone(cp.InFlight)
 	return &c
 }
 
@@ -103,6 +109,9 @@ type Options struct {
 	// off its ordering timestamps. See the heuristic strategy.
 	H1, H2 int
 	NoH3   bool
+	// Invariants drive the invariants strategy: the likely invariants inferred from the trace
+	// (WITCHER §4.3), whose violating crash states it yields. Without them it yields nothing.
+	Invariants []Invariant
 }
 
 // Defaults, from the thesis's evaluation (seeds/002_2a22ed230f71d116.txt §6.5.1: a limit of 8
@@ -155,7 +164,7 @@ func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, err
 	if err != nil {
 		return st, err
 	}
-	w := &walker{t: t, opts: opts, fn: fn, st: &st, op: -1}
+	w := &walker{t: t, opts: opts, fn: fn, st: &st}
 	err = w.loop(r)
 	if errors.Is(err, ErrStop) {
 		err = nil
@@ -164,15 +173,15 @@ func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, err
 }
 
 type walker struct {
-	t       *tracker
-	opts    Options
-	fn      func(*CrashPoint) error
-	st      *Stats
-	regions pmdk.Regions
-	threads pmdk.Threads
-	op      int64
-	opText  string
-	changed bool // bytes changed since the last crash point
+	t        *tracker
+	opts     Options
+	fn       func(*CrashPoint) error
+	st       *Stats
+	regions  pmdk.Regions
+	threads  pmdk.Threads
+	flights  []flight // operations in flight, in OP_BEGIN order
+	inFlight []int64  // their indices, for CrashPoint.InFlight
+	changed  bool     // bytes changed since the last crash point
 	// The library call whose durable effects are being applied (site, thread), so that its
 	// later records get no crash point of their own.
 	inCall               bool
@@ -305,19 +314,36 @@ func (w *walker) loop(r *trace.Reader) error {
 				w.threads.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0, ev.Site, ev.Context)
 			}
 		case trace.KindOpBegin:
-			w.op, w.opText = int64(ev.Op), strings.Clone(ev.Text)
+			// An operation of the same thread still open ends here (scry_op_begin ends the
+			// previous one; the runtime writes its OP_END first, this covers a trace without).
+			for i := len(w.flights) - 1; i >= 0; i-- {
+				if f := w.flights[i]; f.thread == ev.Thread {
+					w.flights = slices.Delete(w.flights, i, i+1)
+					if w.opts.OpBoundaries {
+						if err := w.boundary(OpEnd, f.op, f.text, ev); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			w.flights = append(w.flights, flight{op: int64(ev.Op), text: strings.Clone(ev.Text), thread: ev.Thread})
 			if w.opts.OpBoundaries {
-				if err := w.boundary(OpBegin, ev); err != nil {
+				if err := w.boundary(OpBegin, int64(ev.Op), ev.Text, ev); err != nil {
 					return err
 				}
 			}
 		case trace.KindOpEnd:
-			if w.opts.OpBoundaries && w.op >= 0 {
-				if err := w.boundary(OpEnd, ev); err != nil {
+			i := w.ending(ev)
+			if i < 0 {
+				continue
+			}
+			f := w.flights[i]
+			w.flights = slices.Delete(w.flights, i, i+1)
+			if w.opts.OpBoundaries {
+				if err := w.boundary(OpEnd, f.op, f.text, ev); err != nil {
 					return err
 				}
 			}
-			w.op, w.opText = -1, ""
 		case trace.KindEnd:
 			return w.point(AtEnd, ev.Index, ev)
 		}
@@ -337,14 +363,60 @@ func (w *walker) libraryCall(ev *trace.Event) error {
 	return err
 }
 
-// boundary delivers an operation boundary (Options.OpBoundaries): like a crash point, but not
-// counted and without effect on duplicate skipping.
-func (w *walker) boundary(kind PointKind, ev *trace.Event) error {
+// flight is an operation in flight: begun (OP_BEGIN), not ended.
+type flight struct {
+	op     int64
+	text   string
+	thread uint32
+}
+
+// ending returns the index in w.flights of the operation an OP_END ends: the one with its
+// index, else the latest of its thread; -1 when none is in flight (an OP_END without OP_BEGIN).
+func (w *walker) ending(ev *trace.Event) int {
+	for i, f := range w.flights {
+		if f.op == int64(ev.Op) {
+			return i
+		}
+	}
+	for i := len(w.flights) - 1; i >= 0; i-- {
+		if w.flights[i].thread == ev.Thread {
+			return i
+		}
+	}
+	return -1
+}
+
+// current returns the operation running at a record of thread tid: the operation in flight on
+// that thread, else the latest begun (a helper thread working for it), else -1. With one
+// operation in flight (sequential workloads) it is that operation.
+func (w *walker) current(tid uint32) (int64, string) {
+	w.inFlight = w.inFlight[:0]
+	for _, f := range w.flights {
+		w.inFlight = append(w.inFlight, f.op)
+	}
+	if len(w.flights) == 0 {
+		return -1, ""
+	}
+	for i := len(w.flights) - 1; i >= 0; i-- {
+		if f := w.flights[i]; f.thread == tid {
+			return f.op, f.text
+		}
+	}
+	f := w.flights[len(w.flights)-1]
+	return f.op, f.text
+}
+
+// boundary delivers an operation boundary (Options.OpBoundaries) of operation op: like a crash
+// point, but not counted and without effect on duplicate skipping.
+func (w *walker) boundary(kind PointKind, op int64, text string, ev *trace.Event) error {
 	t := w.t
 	w.fillSpace()
+	w.space.Kind = kind
+	w.current(ev.Thread)
 	w.cp = CrashPoint{
 		Index: -1, Event: ev.Index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
-		Stack: ev.Context, Op: w.op, OpText: w.opText, Segment: t.segment, Space: &w.space, rp: t.rp,
+		Stack: ev.Context, Op: op, OpText: text, Segment: t.segment, Space: &w.space, rp: t.rp,
+		InFlight: w.inFlight,
 	}
 	t.gen++
 	w.cp.gen = t.gen
@@ -369,7 +441,7 @@ func (w *walker) fillSpace() {
 		}
 		return 0
 	})
-	sp.units, sp.Segment, sp.order = t.units, t.segment, sp.order[:0]
+	sp.units, sp.Segment, sp.order, sp.Kind = t.units, t.segment, sp.order[:0], 0
 }
 
 // point delivers a crash point, or counts it as skipped when it would repeat the last one.
@@ -382,9 +454,12 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	w.changed = false
 	w.fillSpace()
 	sp := &w.space
+	sp.Kind = kind
+	op, text := w.current(ev.Thread)
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
-		Stack: ev.Context, Op: w.op, OpText: w.opText, Segment: t.segment, Space: sp, rp: t.rp,
+		Stack: ev.Context, Op: op, OpText: text, Segment: t.segment, Space: sp, rp: t.rp,
+		InFlight: w.inFlight,
 	}
 	w.st.Points++
 	t.gen++

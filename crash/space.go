@@ -13,7 +13,8 @@ import (
 // address. A crash state chooses for each line how many of its units (a prefix) persisted.
 type Space struct {
 	Lines   []*Line
-	Segment uint64 // the current segment (fences before the crash point)
+	Segment uint64    // the current segment (fences before the crash point)
+	Kind    PointKind // what the crash point precedes (0 for a Space not from Walk)
 
 	units int
 	order []ref // the units in program order, built on demand
@@ -60,7 +61,7 @@ func (s *Space) programOrder() []ref {
 }
 
 func (s *Space) clone() *Space {
-	c := &Space{Segment: s.Segment, units: s.units}
+	c := &Space{Segment: s.Segment, Kind: s.Kind, units: s.units}
 	for _, l := range s.Lines {
 		nl := *l
 		nl.Units = slices.Clone(l.Units)
@@ -75,10 +76,13 @@ func (s *Space) clone() *Space {
 // State is one crash state of a Space: K[i] is the number of units of Lines[i] persisted (a
 // prefix of the line's program order). Prefix reports whether the persisted units are exactly
 // the first j units of the whole program order for some j (no reordering: a finding on this
-// state is an atomicity violation, otherwise an ordering violation).
+// state is an atomicity violation, otherwise an ordering violation). Invariants lists the IDs
+// (Invariant.ID) of the likely invariants the state violates, in ascending order, when the
+// invariants strategy chose it.
 type State struct {
-	K      []int
-	Prefix bool
+	K          []int
+	Prefix     bool
+	Invariants []int
 }
 
 // IsPrefix reports whether k persists a program-order prefix of the space's units.

@@ -15,6 +15,9 @@ type Strategy struct {
 	Name   string
 	Doc    string
 	Source string // seed document and section
+	// NeedsInvariants: the strategy chooses states from Options.Invariants (inferred from the
+	// trace beforehand) and yields nothing without them.
+	NeedsInvariants bool
 
 	count func(sp *Space, o Options) *big.Int
 	gen   func(sp *Space, o Options, yield func(State) bool)
@@ -75,6 +78,14 @@ var strategies = []*Strategy{
 		Source: "seeds/002_2a22ed230f71d116.txt §3.1.1 (Yat tests t reorderings chosen at random)",
 		count:  countRandom,
 		gen:    genRandom,
+	},
+	{
+		Name:            "invariants",
+		Doc:             "before each fence (and library persist), the feasible states violating an inferred likely invariant: one store persisted, an earlier store it must follow not (ordering), or one of a group persisted without another (atomicity) (WITCHER)",
+		Source:          "seeds/000_c95c61c23c78e4d2.txt §4.3 (likely invariants), §4.4.1-4.4.2 (feasible violating states before each fence; an image is a fence and a persisted store)",
+		NeedsInvariants: true,
+		count:           countInvariants,
+		gen:             genInvariants,
 	},
 }
 

@@ -59,6 +59,17 @@ func Summarize(r *trace.Reader, strats []*Strategy, o Options) (*Summary, error)
 	return s, err
 }
 
+// invariants returns the number of invariants the summary's strategies were given, and whether
+// one of them uses invariants.
+func (s *Summary) invariants() (int, bool) {
+	for _, c := range s.Strategies {
+		if st := StrategyByName(c.Name); st != nil && st.NeedsInvariants {
+			return len(s.Options.Invariants), true
+		}
+	}
+	return 0, false
+}
+
 // WriteText prints the summary as a table.
 func (s *Summary) WriteText(w io.Writer, name string) error {
 	fmt.Fprintf(w, "trace:         %s (%d records%s)\n", name, s.Events, map[bool]string{true: ", truncated"}[s.Truncated])
@@ -79,6 +90,9 @@ func (s *Summary) WriteText(w io.Writer, name string) error {
 		mean = float64(s.Units) / float64(s.Points)
 	}
 	fmt.Fprintf(w, "unpersisted:   %.1f units per crash point on average, at most %d units on %d lines\n", mean, s.MaxUnits, s.MaxLines)
+	if n, ok := s.invariants(); ok {
+		fmt.Fprintf(w, "invariants:    %d inferred (ordering and atomicity), the invariants strategy's input\n", n)
+	}
 	max := s.Options.maxStates()
 	capText := "no cap"
 	if max >= 0 {
@@ -114,8 +128,12 @@ func (s *Summary) WriteJSON(w io.Writer, name string) error {
 		MaxUnits    int            `json:"max_units"`
 		MaxLines    int            `json:"max_lines"`
 		MaxStates   int64          `json:"max_states"`
+		Invariants  *int           `json:"invariants,omitempty"`
 		Strategies  []sc           `json:"strategies"`
-	}{name, s.Events, s.Truncated, s.Points, s.Skipped, s.Kinds, s.Units, s.MaxUnits, s.MaxLines, s.Options.maxStates(), nil}
+	}{name, s.Events, s.Truncated, s.Points, s.Skipped, s.Kinds, s.Units, s.MaxUnits, s.MaxLines, s.Options.maxStates(), nil, nil}
+	if n, ok := s.invariants(); ok {
+		out.Invariants = &n
+	}
 	for _, c := range s.Strategies {
 		out.Strategies = append(out.Strategies, sc{c.Name, c.Tested.String(), c.Full.String(), c.Capped, c.Max.String()})
 	}

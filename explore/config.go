@@ -55,6 +55,10 @@ type Config struct {
 	// Report is the path the JSON report will be written to ("" unknown), for the replay
 	// command printed with each finding.
 	Report string
+	// MaxInFlight caps the operations in flight at an explored crash point (0:
+	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
+	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
+	MaxInFlight int
 }
 
 // Workload is a workload file split into operations, one per line.
@@ -93,6 +97,16 @@ func ReadWorkload(path string) (Workload, error) {
 func (w Workload) Suffix(k int) []byte {
 	var b bytes.Buffer
 	for i := k + 1; i < len(w.Ops); i++ {
+		b.WriteString(w.Ops[i])
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Lines returns the standard input of a run applying the operations ops, in that order.
+func (w Workload) Lines(ops []int) []byte {
+	var b bytes.Buffer
+	for _, i := range ops {
 		b.WriteString(w.Ops[i])
 		b.WriteByte('\n')
 	}

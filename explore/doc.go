@@ -26,6 +26,20 @@
 // checker (exec.Checker) the user's command also runs on a fresh copy of the raw crash image,
 // before any recovery, and must exit 0.
 //
+// When threads run operations concurrently (OP_BEGIN and OP_END of different operations
+// interleave), a crash point has operations ended (D), in flight (F, M of them) and not begun
+// (N); the crash-image run applies N, and the legal outcomes are, for every order of every
+// subset S of F, the run applying D, then S, then N (WITCHER §4.7: P(M,0)+...+P(M,M) oracles).
+// They are computed by prep runs from the consistent image at the start of the busy period
+// (oracles.go); a period of one operation keeps the two oracles above. Crash points with more
+// than Config.MaxInFlight operations in flight are skipped.
+//
+// # Invariants
+//
+// With the invariants strategy ([crash.Strategy.NeedsInvariants]) Run first infers the likely
+// invariants of the trace (package infer, [InferInvariants]) unless crash.Options.Invariants
+// holds some, and findings on the states it chose name the invariants they violate.
+//
 // # Findings
 //
 // A failing state that is a program-order prefix (crash.State.Prefix) shows that operation k is

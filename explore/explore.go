@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -48,12 +49,28 @@ type item struct {
 	unpersist  []unitRef // ordering: the earlier units not persisted; atomicity: every unit not persisted
 	region     uint32
 	regionPath string
+	// The operations at the crash point (oracles.go): its busy period, the period's operations
+	// ended before it (OP_END order) and in flight (OP_BEGIN order), and the first operation
+	// not begun (the crash-image run's standard input starts there).
+	per      *period
+	done     []int
+	inflight []int
+	next     int
 }
 
-// oracle is the pair of consistent images of one operation.
-type oracle struct {
-	before, after string // image files; after is "" until OP_END
+// period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
+// the OP_END that leaves none in flight. A sequential workload has one operation per period;
+// threads running operations concurrently make periods of several.
+type period struct {
+	ops    []int  // operations begun, in OP_BEGIN order
+	ended  []int  // operations ended, in OP_END order
+	image  bool   // the boundary writer holds the image at the period's first OP_BEGIN
+	before string // that image, copied at the period's first explored crash point ("" before)
+	after  string // one-operation period: the image at its OP_END ("" until then, or none)
 }
+
+// sequential reports whether the period is one operation (the two-oracle case).
+func (p *period) sequential() bool { return len(p.ops) == 1 }
 
 // explorer is the state of one Run.
 type explorer struct {
@@ -65,13 +82,12 @@ type explorer struct {
 	res      *Result
 	nimg     int
 	batch    []*item
-	oracles  map[int]*oracle
-	opsDone  map[int]bool // operations whose OP_END was seen
+	cur      *period // the busy period in progress (nil when no operation is in flight)
 	clusters map[string]int
 	start    time.Time                  // when the exploration began
 	variants map[string]map[string]bool // cluster key -> store-set keys seen
 	warned   map[string]bool
-	bwOp     int // operation whose OP_BEGIN image bw holds (-1 none)
+	invText  map[int]string // invariant ID -> text
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
@@ -100,10 +116,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer os.RemoveAll(tmp)
 	e := &explorer{
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
-		iw:      crash.NewImageWriter(filepath.Join(tmp, "work.img")),
-		bw:      crash.NewImageWriter(filepath.Join(tmp, "boundary.img")),
-		oracles: map[int]*oracle{}, opsDone: map[int]bool{}, clusters: map[string]int{}, variants: map[string]map[string]bool{},
-		warned: map[string]bool{}, bwOp: -1, start: start,
+		iw:       crash.NewImageWriter(filepath.Join(tmp, "work.img")),
+		bw:       crash.NewImageWriter(filepath.Join(tmp, "boundary.img")),
+		clusters: map[string]int{}, variants: map[string]map[string]bool{},
+		warned: map[string]bool{}, start: start, invText: map[int]string{},
 	}
 	defer e.iw.Close()
 	defer e.bw.Close()
@@ -112,6 +128,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		jobs = defaultJobs()
 	}
 	res.Stats.Jobs = jobs
+	if err := e.invariants(); err != nil {
+		return res, err
+	}
 	_, werr := crash.Walk(r, cfg.Options, e.visit)
 	if werr != nil && errors.Is(werr, trace.ErrTruncated) {
 		e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
@@ -179,9 +198,20 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	k := int(cp.Op)
-	if k >= len(e.cfg.Workload.Ops) {
-		e.warn(fmt.Sprintf("the trace has operation %d but the workload only %d lines: later operations are not explored", k, len(e.cfg.Workload.Ops)))
+	p := e.cur
+	if p == nil {
+		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
+	}
+	next := slices.Max(p.ops) + 1 // the operations begin in index order
+	if next > len(e.cfg.Workload.Ops) {
+		e.warn(fmt.Sprintf("the trace has operation %d but the workload only %d lines: later operations are not explored", next-1, len(e.cfg.Workload.Ops)))
 		e.res.Stats.Skipped++
+		return nil
+	}
+	if m := len(cp.InFlight); m > e.cfg.maxInFlight() {
+		e.warn(fmt.Sprintf("crash points with more than %d operations in flight are not explored (they would need %s legal outcomes each)",
+			e.cfg.maxInFlight(), legalCount(m)))
+		e.res.Stats.SkippedConcurrent++
 		return nil
 	}
 	id, path, ok, err := e.region(cp)
@@ -193,29 +223,37 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	e.res.Stats.CrashPoints++
-	o := e.oracles[k]
-	if o == nil {
-		if e.bwOp != k {
+	if p.before == "" {
+		if !p.image {
 			return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
 		}
-		o = &oracle{before: e.newImage("before")}
-		if err := exec.CopyFile(o.before, e.bw.Path()); err != nil {
+		p.before = e.newImage("before")
+		if err := exec.CopyFile(p.before, e.bw.Path()); err != nil {
 			return err
 		}
-		e.oracles[k] = o
 	}
-	seen := map[string]bool{}
+	inflight := make([]int, len(cp.InFlight))
+	for i, f := range cp.InFlight {
+		inflight[i] = int(f)
+	}
+	done := slices.Clone(p.ended)
+	seen := map[string]*item{}
 	for _, s := range e.cfg.Strategies {
 		for st := range s.States(cp.Space, e.cfg.Options) {
 			key := fmt.Sprint(st.K)
-			if seen[key] {
+			if it := seen[key]; it != nil {
+				// Attributed to the first strategy; the invariants it violates still count.
+				if len(st.Invariants) > 0 {
+					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
+				}
 				continue
 			}
-			seen[key] = true
 			it, err := e.newItem(cp, k, id, path, st, s.Name)
 			if err != nil {
 				return err
 			}
+			it.per, it.done, it.inflight, it.next = p, done, inflight, next
+			seen[key] = it
 			e.batch = append(e.batch, it)
 		}
 	}
@@ -227,37 +265,62 @@ func (e *explorer) newImage(what string) string {
 	return filepath.Join(e.tmp, what+"-"+strconv.Itoa(e.nimg)+".img")
 }
 
+// opBegin starts a busy period when no operation is in flight (the boundary writer then holds
+// its consistent image), or adds the operation to the period in progress.
 func (e *explorer) opBegin(cp *crash.CrashPoint) error {
+	k := int(cp.Op)
+	if e.cur != nil {
+		e.cur.ops = append(e.cur.ops, k)
+		e.checkText(cp)
+		return nil
+	}
+	p := &period{ops: []int{k}}
+	e.cur = p
 	id, _, ok, err := e.region(cp)
 	if err != nil || !ok {
-		e.bwOp = -1
 		return err
 	}
 	if err := e.bw.Write(cp, id, cp.Space.FullState()); err != nil {
 		return err
 	}
-	e.bwOp = int(cp.Op)
-	if k := int(cp.Op); k < len(e.cfg.Workload.Ops) && e.cfg.Workload.Ops[k] != cp.OpText {
-		e.warn(fmt.Sprintf("operation %d of the trace is %q but line %d of the workload is %q: is this the workload the trace was recorded with?", k, cp.OpText, k+1, e.cfg.Workload.Ops[k]))
-	}
+	p.image = true
+	e.checkText(cp)
 	return nil
 }
 
+// checkText warns when an operation's text in the trace is not the workload's line.
+func (e *explorer) checkText(cp *crash.CrashPoint) {
+	if k := int(cp.Op); k < len(e.cfg.Workload.Ops) && e.cfg.Workload.Ops[k] != cp.OpText {
+		e.warn(fmt.Sprintf("operation %d of the trace is %q but line %d of the workload is %q: is this the workload the trace was recorded with?", k, cp.OpText, k+1, e.cfg.Workload.Ops[k]))
+	}
+}
+
+// opEnd ends an operation; when none is left in flight the busy period ends: a one-operation
+// period keeps its consistent image after the operation (the committed oracle), and a full
+// batch is run.
 func (e *explorer) opEnd(cp *crash.CrashPoint) error {
-	k := int(cp.Op)
-	e.opsDone[k] = true
-	o := e.oracles[k]
-	if o == nil {
+	p := e.cur
+	if p == nil {
 		return nil
 	}
-	id, _, ok, err := e.region(cp)
-	if err != nil {
-		return err
+	p.ended = append(p.ended, int(cp.Op))
+	if len(p.ended) < len(p.ops) {
+		return nil
 	}
-	if ok {
-		o.after = e.newImage("after")
-		if err := cp.WriteImage(o.after, id, cp.Space.FullState()); err != nil {
+	e.cur = nil
+	if p.before == "" {
+		return nil
+	}
+	if p.sequential() {
+		id, _, ok, err := e.region(cp)
+		if err != nil {
 			return err
+		}
+		if ok {
+			p.after = e.newImage("after")
+			if err := cp.WriteImage(p.after, id, cp.Space.FullState()); err != nil {
+				return err
+			}
 		}
 	}
 	if len(e.batch) >= e.cfg.BatchStates {

@@ -33,19 +33,11 @@ const (
 	SymptomChecker = "checker"
 )
 
-// judge compares a crash image's run with the legal outcomes (cm is nil when the operation has
-// no OP_END) and records a failure.
-func (e *explorer) judge(it *item, got outcome, cm *exec.Outcome, rb exec.Outcome) {
-	legal := []exec.Outcome{rb}
-	if cm != nil {
-		legal = append(legal, *cm)
-	}
-	usable := false
-	for _, l := range legal {
-		if l.Err == nil && !l.TimedOut {
-			usable = true
-		}
-	}
+// judge compares a crash image's run with the legal outcomes and records a failure.
+func (e *explorer) judge(it *item, got outcome, ls legalSet) {
+	legal := ls.all()
+	rb := ls.rolledBack
+	anyUsable := slices.ContainsFunc(legal, usable)
 	t := got.target
 	symptom, detail := "", ""
 	switch {
@@ -59,7 +51,11 @@ func (e *explorer) judge(it *item, got outcome, cm *exec.Outcome, rb exec.Outcom
 		e.res.Stats.Inconclusive++
 		e.warn("a run could not start: " + t.Err.Error())
 		return
-	case !usable:
+	case !anyUsable && ls.general:
+		e.res.Stats.Inconclusive++
+		e.warn(fmt.Sprintf("operations %s in flight: none of the %d legal outcomes ran to its end (%s): these crash states are not judged", intsText(it.inflight), len(legal), rb.Describe()))
+		return
+	case !anyUsable:
 		e.res.Stats.Inconclusive++
 		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung or could not run (%s): its crash states are not judged", it.op, rb.Describe()))
 		return
@@ -81,7 +77,16 @@ func (e *explorer) judge(it *item, got outcome, cm *exec.Outcome, rb exec.Outcom
 	if e.res.Stats.FirstFailureSeconds == 0 {
 		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
 	}
-	e.record(it, symptom, detail, t, cm, rb)
+	e.record(it, symptom, detail, t, ls)
+}
+
+// intsText joins operation indices: "0, 1".
+func intsText(ops []int) string {
+	var parts []string
+	for _, o := range ops {
+		parts = append(parts, fmt.Sprint(o))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // firstLine returns ": " and the first non-empty line of a or else b, or "".
@@ -142,7 +147,7 @@ func relText(rs []report.Related) string {
 }
 
 // record turns a failure into a finding, or counts it in the cluster of an earlier one.
-func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *exec.Outcome, rb exec.Outcome) {
+func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls legalSet) {
 	kind := KindOrdering
 	if it.state.Prefix {
 		kind = KindAtomicity
@@ -178,16 +183,31 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *
 	e.clusters[key] = len(e.res.Findings)
 
 	where := fmt.Sprintf("a crash %s at %s during operation %d (%q)", pointText(it.pointKind.String()), posText(it.loc), it.op, it.opText)
+	symText := symptomText(symptom)
+	if ls.general {
+		var ops []string
+		for _, o := range it.inflight {
+			ops = append(ops, fmt.Sprintf("%d (%q)", o, e.cfg.Workload.Ops[o]))
+		}
+		if len(ops) == 1 {
+			where += ", with operation " + ops[0] + " in flight"
+		} else {
+			where += ", with operations " + strings.Join(ops, ", ") + " in flight"
+		}
+		if symptom == SymptomOutput {
+			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order of every subset of the in-flight operations applied)", len(ls.all()))
+		}
+	}
 	var msg string
 	if kind == KindOrdering {
 		msg = fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
-			relText(persRel), relText(unpRel), symptomText(symptom))
+			relText(persRel), relText(unpRel), symText)
 	} else if len(unpRel) == 0 {
 		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with every store issued so far persisted (the operation stopped between two durable steps), %s",
-			it.op, it.opText, where, symptomText(symptom))
+			it.op, it.opText, where, symText)
 	} else {
 		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with the stores issued so far persisted in program order up to %s, not persisted, %s",
-			it.op, it.opText, where, relText(unpRel), symptomText(symptom))
+			it.op, it.opText, where, relText(unpRel), symText)
 	}
 	related := []report.Related{{Role: "crash-point", File: it.loc.File, Line: it.loc.Line, Column: it.loc.Column, Function: it.loc.Function}}
 	related = append(related, persRel...)
@@ -197,18 +217,50 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, cm *
 		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
 		Variants: 1, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
 		AfterStores: e.cfg.Options.AfterStores, Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
-		Input: it.op + 2,
+		Input: it.next + 1,
 	}
-	if cm != nil {
-		c.DiffCommitted = exec.Diff(t.Normalized(), cm.Normalized())
+	for _, id := range it.state.Invariants {
+		c.Invariants = append(c.Invariants, e.invText[id])
 	}
-	c.DiffRolledBack = exec.Diff(t.Normalized(), rb.Normalized())
+	// With overlapping operations a legal outcome whose prep or oracle run failed has no
+	// output to compare with.
+	if ls.committed != nil && (!ls.general || usable(*ls.committed)) {
+		c.DiffCommitted = exec.Diff(t.Normalized(), ls.committed.Normalized())
+	}
+	if !ls.general || usable(ls.rolledBack) {
+		c.DiffRolledBack = exec.Diff(t.Normalized(), ls.rolledBack.Normalized())
+	}
+	if ls.general {
+		for _, o := range it.inflight {
+			c.InFlight = append(c.InFlight, report.Operation{Index: uint64(o), Text: e.cfg.Workload.Ops[o]})
+		}
+		c.Oracles = len(ls.all())
+		// The closest legal outcome, when it is neither committed nor rolled back: the fewest
+		// changed lines (a run that hung or could not start is no candidate).
+		best := -1
+		for _, d := range []struct {
+			o    *exec.Outcome
+			diff string
+		}{{&ls.rolledBack, c.DiffRolledBack}, {ls.committed, c.DiffCommitted}} {
+			if d.o != nil && usable(*d.o) && (best < 0 || diffSize(d.diff) < best) {
+				best = diffSize(d.diff)
+			}
+		}
+		for _, o := range ls.others {
+			if !usable(o.out) {
+				continue
+			}
+			if d := exec.Diff(t.Normalized(), o.out.Normalized()); best < 0 || diffSize(d) < best {
+				best, c.Closest, c.DiffClosest = diffSize(d), o.name, d
+			}
+		}
+	}
 	rep := e.cfg.Report
 	if rep == "" {
 		rep = "REPORT.json"
 	}
 	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
-	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, e.cfg.Workload.Path, it.op, len(e.cfg.Workload.Ops), "crash.img")
+	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
 	e.res.Findings = append(e.res.Findings, report.Finding{
 		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc, Stack: it.stack,
 		Related: related, Count: 1, FirstEvent: it.event,

@@ -12,11 +12,15 @@ import (
 func numCPU() int { return runtime.NumCPU() }
 
 // job is one run of a batch: the target on an image with a standard input, optionally the
-// checker first (crash images only).
+// checker first (crash images only). With copyFrom the image is first copied from that file
+// (in the worker, so copies run in parallel); with keep it is left in place after the run (a
+// prep run's image, the source of oracle runs).
 type job struct {
-	image   string
-	stdin   []byte
-	checker bool
+	image    string
+	stdin    []byte
+	checker  bool
+	copyFrom string
+	keep     bool
 }
 
 // outcome is a job's result.
@@ -25,9 +29,12 @@ type outcome struct {
 	checker *exec.Outcome
 }
 
-// flush runs the current batch: the two oracle runs of every operation with crash images (the
-// operations are complete: a batch is flushed at an OP_END or at the end of the walk), then
-// every crash image, on exec.Map's workers; then judges the crash images in order.
+// flush runs the current batch: the oracle runs of every busy period with crash images (the
+// periods are complete: a batch is flushed when no operation is in flight, or at the end of
+// the walk), then every crash image, on exec.Map's workers; then judges the crash images in
+// order. A period of one operation has two oracle runs, on its consistent images before and
+// after the operation; a period of overlapping operations first has its prep runs (oracles.go),
+// in a first round.
 func (e *explorer) flush() error {
 	if len(e.batch) == 0 {
 		return nil
@@ -36,49 +43,80 @@ func (e *explorer) flush() error {
 	e.batch = nil
 	var jobs []job
 	type pair struct{ before, after int }
-	ops := map[int]*pair{}
-	var opOrder []int
-	for _, it := range batch {
-		if ops[it.op] != nil {
+	seqs := map[*period]*pair{}
+	var periods []*period
+	gen := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
+	genIdx := make([][]int, len(batch))
+	for i, it := range batch {
+		p := it.per
+		if !p.sequential() {
+			if _, ok := seqs[p]; !ok {
+				seqs[p] = nil
+				periods = append(periods, p)
+			}
+			genIdx[i] = gen.add(it)
 			continue
 		}
-		o := e.oracles[it.op]
-		p := &pair{before: len(jobs), after: -1}
-		jobs = append(jobs, job{image: o.before, stdin: e.cfg.Workload.Suffix(it.op)})
-		if o.after != "" {
-			p.after = len(jobs)
-			jobs = append(jobs, job{image: o.after, stdin: e.cfg.Workload.Suffix(it.op)})
+		if _, ok := seqs[p]; ok {
+			continue
+		}
+		periods = append(periods, p)
+		pr := &pair{before: len(jobs), after: -1}
+		jobs = append(jobs, job{image: p.before, stdin: e.cfg.Workload.Suffix(it.op)})
+		if p.after != "" {
+			pr.after = len(jobs)
+			jobs = append(jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op)})
 		} else {
 			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
 		}
-		ops[it.op] = p
-		opOrder = append(opOrder, it.op)
+		seqs[p] = pr
 	}
+	// Images are consumed: remove whatever is left of this batch.
+	defer func() {
+		for _, j := range gen.preps {
+			os.Remove(j.image)
+		}
+		for _, j := range jobs {
+			os.Remove(j.image)
+		}
+		for _, p := range periods {
+			os.Remove(p.before)
+			if p.after != "" {
+				os.Remove(p.after)
+			}
+		}
+	}()
+	var prepOut []outcome
+	if len(gen.preps) > 0 {
+		var err error
+		prepOut, err = exec.Map(e.ctx, e.cfg.Exec, gen.preps, e.runJob)
+		if err != nil {
+			return err
+		}
+		e.res.Stats.PrepRuns += len(gen.preps)
+	}
+	jobs = gen.jobs(jobs, prepOut)
 	first := len(jobs)
 	for _, it := range batch {
-		jobs = append(jobs, job{image: it.image, stdin: e.cfg.Workload.Suffix(it.op), checker: e.cfg.Checker != nil})
+		jobs = append(jobs, job{image: it.image, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Checker != nil})
 	}
 	outs, err := exec.Map(e.ctx, e.cfg.Exec, jobs, e.runJob)
-	// Images are consumed: remove whatever is left of this batch.
-	for _, j := range jobs {
-		os.Remove(j.image)
-	}
-	for _, k := range opOrder {
-		delete(e.oracles, k)
-	}
 	if err != nil {
 		return err
 	}
 	e.res.Stats.OracleRuns += first
 	for i, it := range batch {
-		p := ops[it.op]
-		rb := outs[p.before].target
-		var cm *exec.Outcome
-		if p.after >= 0 {
-			cm = &outs[p.after].target
+		var ls legalSet
+		if pr := seqs[it.per]; pr != nil {
+			ls.rolledBack = outs[pr.before].target
+			if pr.after >= 0 {
+				ls.committed = &outs[pr.after].target
+			}
+		} else {
+			ls = gen.legal(it, genIdx[i], outs)
 		}
 		e.res.Stats.StatesTested++
-		e.judge(it, outs[first+i], cm, rb)
+		e.judge(it, outs[first+i], ls)
 	}
 	return nil
 }
@@ -88,6 +126,12 @@ func (e *explorer) flush() error {
 // image itself, which the job owns.
 func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	var out outcome
+	if j.copyFrom != "" {
+		if err := exec.CopyFile(j.image, j.copyFrom); err != nil {
+			out.target = exec.Outcome{ExitCode: -1, Err: err}
+			return out
+		}
+	}
 	if j.checker {
 		cp := filepath.Join(w.Dir, "check.img")
 		if err := exec.CopyFile(cp, j.image); err != nil {
@@ -100,6 +144,8 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 		os.Remove(cp)
 	}
 	out.target = e.cfg.Target.Run(ctx, j.image, j.stdin, w.Dir)
-	os.Remove(j.image)
+	if !j.keep {
+		os.Remove(j.image)
+	}
 	return out
 }

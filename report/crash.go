@@ -26,6 +26,10 @@ type Crash struct {
 	Prefix bool `json:"prefix"`
 	// Strategy is the strategy that chose the state.
 	Strategy string `json:"strategy"`
+	// Invariants states the likely invariants the state violates (Invariant.Text), when the
+	// invariants strategy chose it (WITCHER §4.3-4.4: the states tested are those violating an
+	// inferred invariant).
+	Invariants []string `json:"invariants,omitempty"`
 	// Symptom: "output" (standard output matches neither legal outcome), "exit" (non-zero exit
 	// status where the legal outcome exited 0, or another status), "signal", "hang", "checker".
 	Symptom string `json:"symptom"`
@@ -36,6 +40,16 @@ type Crash struct {
 	// when equal.
 	DiffCommitted  string `json:"diff_committed"`
 	DiffRolledBack string `json:"diff_rolled_back"`
+	// InFlight lists the operations in flight at the crash point (begun, not ended), set when
+	// the crash point's operation overlapped others (threads running operations concurrently).
+	// Then the legal outcomes are every order of every subset of them applied after the ended
+	// operations (WITCHER §4.7), Oracles of them: "committed" applies them all in the order
+	// they began, "rolled back" none; Closest names the legal outcome whose output is nearest
+	// the run's when it is neither of those two, and DiffClosest is the diff against it.
+	InFlight    []Operation `json:"in_flight,omitempty"`
+	Oracles     int         `json:"oracles,omitempty"`
+	Closest     string      `json:"closest,omitempty"`
+	DiffClosest string      `json:"diff_closest,omitempty"`
 	// Trace is the absolute path of the trace the image is rebuilt from; Region the trace's
 	// region id of the pool and Pool its path at recording; AfterStores the walk option the
 	// crash point indices depend on.
@@ -65,7 +79,7 @@ type Stats struct {
 	CrashPoints    int     `json:"crash_points"`    // crash points inside operations, explored
 	Skipped        int     `json:"skipped_points"`  // crash points outside operations (setup, teardown)
 	StatesTested   int     `json:"states_tested"`   // crash images run
-	OracleRuns     int     `json:"oracle_runs"`     // runs on consistent images (2 per operation with crash points)
+	OracleRuns     int     `json:"oracle_runs"`     // runs giving legal outcomes (2 per operation with crash points, when operations do not overlap)
 	Failures       int     `json:"failures"`        // crash images that failed (before clustering)
 	Findings       int     `json:"findings"`        // clusters (crash findings)
 	Inconclusive   int     `json:"inconclusive"`    // crash images not judged: no usable oracle
@@ -74,4 +88,13 @@ type Stats struct {
 	// FirstFailureSeconds is the wall clock from the start of the exploration to the first
 	// failing crash image (0 when none failed).
 	FirstFailureSeconds float64 `json:"first_failure_seconds,omitempty"`
+	// PrepRuns are the runs that prepared the consistent images of the legal outcomes of
+	// overlapping operations (the ended and some in-flight operations applied, in some order);
+	// SkippedConcurrent counts the crash points left out because more operations were in
+	// flight than the cap (explore.Config.MaxInFlight).
+	PrepRuns          int `json:"prep_runs,omitempty"`
+	SkippedConcurrent int `json:"skipped_concurrent,omitempty"`
+	// Invariants is the number of likely invariants (ordering, atomicity) the invariants
+	// strategy was given.
+	Invariants int `json:"invariants,omitempty"`
 }

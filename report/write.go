@@ -88,6 +88,10 @@ func WriteText(w io.Writer, r *Report) error {
 	if s := r.Stats; s != nil {
 		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested, %d failed, %d inconclusive, in %.1fs with %d jobs\n",
 			s.CrashPoints, s.StatesTested, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs)
+		if s.PrepRuns > 0 || s.SkippedConcurrent > 0 {
+			fmt.Fprintf(bw, "scry: concurrent operations: %d oracle runs on %d prepared images, %d crash points skipped (too many operations in flight)\n",
+				s.OracleRuns, s.PrepRuns, s.SkippedConcurrent)
+		}
 	}
 	return bw.Flush()
 }
@@ -242,6 +246,12 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			props["crash_symptom"] = c.Symptom
 			props["crash_state"] = c.State
 			props["crash_reproduce"] = c.Reproduce
+			if len(c.Invariants) > 0 {
+				props["crash_invariants"] = c.Invariants
+			}
+			if len(c.InFlight) > 0 {
+				props["crash_in_flight"] = c.InFlight
+			}
 		}
 		if f.Operation != nil {
 			props["operation_index"] = f.Operation.Index
@@ -273,10 +283,20 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 	fmt.Fprintf(bw, "    crash: point %d (before %s, event %d), state %v (%s, strategy %s)\n",
 		c.CrashPoint, c.PointKind, c.Event, c.State, order, c.Strategy)
 	fmt.Fprintf(bw, "    symptom: %s: %s\n", c.Symptom, c.Detail)
+	for _, iv := range c.Invariants {
+		fmt.Fprintf(bw, "    violates: %s\n", iv)
+	}
+	if len(c.InFlight) > 0 {
+		var ops []string
+		for _, o := range c.InFlight {
+			ops = append(ops, fmt.Sprintf("%d %q", o.Index, o.Text))
+		}
+		fmt.Fprintf(bw, "    in flight: %s (%d legal outcomes)\n", strings.Join(ops, ", "), c.Oracles)
+	}
 	if c.Variants > 1 {
 		fmt.Fprintf(bw, "    variants: %d distinct sets of persisted and unpersisted stores fail at this crash point\n", c.Variants)
 	}
-	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}} {
+	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}, {"closest (" + c.Closest + ")", c.DiffClosest}} {
 		if d.diff == "" {
 			continue
 		}

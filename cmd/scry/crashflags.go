@@ -27,6 +27,7 @@ type crashFlags struct {
 	timeout      time.Duration
 	checker      string
 	outputFilter string
+	maxInFlight  int
 
 	// parsed by parse
 	strats []*crash.Strategy
@@ -56,6 +57,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.DurationVar(&f.timeout, "timeout", exec.DefaultTimeout, "a run on a crash image that takes longer than `D` is a hang")
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
 
 // parse checks the flags before anything runs.
@@ -87,6 +89,9 @@ func (f *crashFlags) parse() error {
 	if f.timeout <= 0 {
 		return &exitError{code: 2, err: errors.New("--timeout must be positive")}
 	}
+	if f.maxInFlight < 1 {
+		return &exitError{code: 2, err: errors.New("--max-in-flight must be at least 1")}
+	}
 	return nil
 }
 
@@ -116,7 +121,7 @@ func (f *crashFlags) explore(cmd *cobra.Command, rep *report.Report, tracePath, 
 	defer stop()
 	res, xerr := explore.Run(ctx, explore.Config{
 		Trace: tracePath, Target: target, Workload: w, Pool: pool, Strategies: f.strats,
-		Options: f.opts, Checker: f.chk, Report: reportPath,
+		Options: f.opts, Checker: f.chk, Report: reportPath, MaxInFlight: f.maxInFlight,
 		Exec: exec.Pool{Jobs: f.jobs, Progress: os.Stderr},
 	})
 	rep.Findings = append(rep.Findings, res.Findings...)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/explore"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -34,10 +35,14 @@ func newExploreCommand() *cobra.Command {
 		Long: `With --dry-run: walks TRACE once, places a crash point before every fence, every library call
 that makes bytes durable, every unmap and at the end, and counts the crash states each strategy
 would test there (docs/crash-states.md). Strategies: ` + strings.Join(list, ", ") + ` (default: all).
+The invariants strategy first infers likely invariants from the trace (as scry infer does,
+every rule) and counts the states violating them.
 
 Without it: explores the crash states of the trace T recorded from PROG ARGS on the workload
 FILE (with the pool where {pool} is) and re-executes PROG on every crash image with the rest of
-the workload, comparing with the committed and rolled-back outcomes (docs/crash-exploration.md).
+the workload, comparing with the committed and rolled-back outcomes (docs/crash-exploration.md);
+when threads run operations concurrently, with every order of every subset of the operations in
+flight (at most --max-in-flight of them).
 --pool names the pool path the trace was recorded with, when it maps several files.
 Exit status: 0 no finding, 1 crash findings, 2 error.`,
 		Args: cobra.ArbitraryArgs,
@@ -114,6 +119,19 @@ func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, op
 		return err
 	}
 	defer r.Close()
+	if explore.NeedInvariants(strats) {
+		// The invariants strategy tests the states violating the invariants inferred from
+		// this trace (one more pass over it). A trace inference cannot read is reported by
+		// the count below, with what it counted.
+		invs, warning, err := explore.InferInvariants(path)
+		if err != nil {
+			warning = err.Error() + ": the invariants strategy counts no state"
+		}
+		if warning != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", warning)
+		}
+		opts.Invariants = invs
+	}
 	sum, serr := crash.Summarize(r, strats, opts)
 	if sum != nil {
 		var werr error

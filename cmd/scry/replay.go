@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +69,21 @@ the command printed on standard output runs the program on it with the rest of t
 			} else {
 				nops = c.Input // best effort: keep the tail command
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "scry: crash image of %s (%s, operation %d) written to %s; reproduce with:\n", c.ID, f.Kind, c.Input-2, out)
+			for _, iv := range c.Invariants {
+				fmt.Fprintf(cmd.ErrOrStderr(), "scry: the crash state violates %s\n", iv)
+			}
+			if len(c.InFlight) > 0 {
+				var ops []string
+				for _, o := range c.InFlight {
+					ops = append(ops, fmt.Sprintf("%d %q", o.Index, o.Text))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "scry: operations in flight at the crash: %s; the rerun applies the operations not begun\n", strings.Join(ops, ", "))
+			}
+			op := c.Input - 2
+			if f.Operation != nil {
+				op = int(f.Operation.Index)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "scry: crash image of %s (%s, operation %d) written to %s; reproduce with:\n", c.ID, f.Kind, op, out)
 			fmt.Fprintln(cmd.OutOrStdout(), explore.ReproduceCommand(c.Target, c.Workload, c.Input-2, nops, out))
 			return nil
 		},
