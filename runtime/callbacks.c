@@ -15,11 +15,19 @@ void scry_unregister_pm(void *base);
 void scry_op_begin(const char *text);
 void scry_op_end(void);
 
-/* SITES: registers a module's sites, returns the global id of sites[0]. */
-uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n)
+/* SITES and DEPS: registers a module's sites and dependence facts, returns the global id of
+ * sites[0]. */
+uint32_t __scry_register_module_deps(const struct scry_site *sites, uint32_t n, const struct scry_dep *deps,
+				     uint32_t ndeps)
 {
 	rt_init();
-	return rec_sites(sites, n);
+	return rec_sites(sites, n, deps, ndeps);
+}
+
+/* SITES only. */
+uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n)
+{
+	return __scry_register_module_deps(sites, n, NULL, 0);
 }
 
 /* STORE / NT_STORE / LOAD of one access, with the bytes now in memory; updates the shadow. The
@@ -132,7 +140,10 @@ void __scry_fence(uint32_t site, uint32_t kind)
 }
 
 /* Shadow call stack. Nothing is emitted here: the stack node is computed (and STACK/CONTEXT
- * emitted) only when a record needs it. */
+ * emitted) only when a record needs it, and so is FRAME. Each call gets the thread's next
+ * activation serial; frame_low remembers the lowest depth whose serial changed since the
+ * thread's last FRAME record, so that the writer can tell cheaply whether the list it named is
+ * still the current one. */
 uint32_t __scry_enter(void)
 {
 	return rt_self.depth;
@@ -141,10 +152,15 @@ uint32_t __scry_enter(void)
 void __scry_call(uint32_t depth, uint32_t site)
 {
 	struct rt_thread *t = &rt_self;
-	if (RT_LIKELY(depth < RT_MAX_DEPTH) && t->frames[depth] != site) {
-		t->frames[depth] = site;
-		if (t->valid > depth)
-			t->valid = depth;
+	if (RT_LIKELY(depth < RT_MAX_DEPTH)) {
+		if (t->frames[depth] != site) {
+			t->frames[depth] = site;
+			if (t->valid > depth)
+				t->valid = depth;
+		}
+		t->serials[depth] = ++t->serial;
+		if (depth < t->frame_low)
+			t->frame_low = depth;
 	}
 	t->depth = depth + 1;
 }

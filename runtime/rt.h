@@ -95,11 +95,16 @@ struct rt_thread {
 	uint32_t depth;        /* current shadow-stack depth (number of active calls) */
 	uint32_t valid;        /* nodes[0..valid) match frames[0..valid) */
 	uint32_t ctx_emitted;  /* stack node named by this thread's last CONTEXT (UINT32_MAX: none) */
+	uint32_t frame_depth;  /* activations named by this thread's last FRAME (UINT32_MAX: none yet,
+				* so that a thread reusing an exited thread's id starts with a FRAME) */
+	uint32_t frame_low;    /* lowest depth given a new activation since that FRAME (UINT32_MAX: none) */
+	uint64_t serial;       /* serial of this thread's latest activation (0: none yet) */
 	size_t strcat_len;     /* strlen(dest) before a strcat/strncat */
 	int pmem_existed;      /* the pmem_map_file path existed before the call */
 	uint64_t realloc_old;  /* address of the object a realloc moves */
 	uint32_t frames[RT_MAX_DEPTH]; /* call-site id of each active call */
 	uint32_t nodes[RT_MAX_DEPTH];  /* interned stack node of frames[0..i] */
+	uint64_t serials[RT_MAX_DEPTH]; /* activation serial of each active call (FRAME records) */
 };
 extern RT_TLS struct rt_thread rt_self;
 
@@ -141,7 +146,8 @@ void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size,
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags);
 void rec_op_begin(const char *text, size_t len); /* ends the open operation first */
 void rec_op_end(void);
-uint32_t rec_sites(const struct scry_site *sites, uint32_t n);
+/* SITES, then DEPS (when some of the ndeps facts are valid), under one lock hold. */
+uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_dep *deps, uint32_t ndeps);
 
 /* --- region.c --- */
 struct rt_region {

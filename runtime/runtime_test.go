@@ -6,12 +6,14 @@ package scryrt_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,6 +123,8 @@ func readTrace(t *testing.T, path string) result {
 		}
 		e := *ev
 		e.Data = append([]byte(nil), ev.Data...)
+		e.Deps = slices.Clone(ev.Deps)
+		e.Frames = slices.Clone(ev.Frames)
 		for _, s := range ev.Sites {
 			res.sites[s.ID] = s
 		}
@@ -532,4 +536,63 @@ func TestSIGTERM(t *testing.T) {
 		t.Errorf("END how=%v status=%d", e.How, e.Status)
 	}
 	replay(t, res)
+}
+
+// TestDepsAndFrames: DEPS records follow their module's SITES record with module-local indices
+// turned into global ids (invalid facts left out, no record without facts), and FRAME records
+// name the current activations exactly when they changed (deps.c says which ones each store
+// sees).
+func TestDepsAndFrames(t *testing.T) {
+	exe := compile(t, "deps", nil)
+	dir := t.TempDir()
+	pool, tr := filepath.Join(dir, "pool"), filepath.Join(dir, "t.trace")
+	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr}, pool); err != nil {
+		t.Fatal(err)
+	}
+	res := readTrace(t, tr)
+	res.end(t)
+	var sitesIdx []uint64
+	var deps [][]trace.Dep
+	for i, e := range res.recs {
+		switch e.Kind {
+		case trace.KindSites:
+			sitesIdx = append(sitesIdx, e.Index)
+		case trace.KindDeps:
+			if i == 0 || res.recs[i-1].Kind != trace.KindSites {
+				t.Errorf("DEPS record %d does not follow a SITES record", e.Index)
+			}
+			deps = append(deps, e.Deps)
+		}
+	}
+	// Modules: sites 1-3, 4-5, 6-7.
+	want := [][]trace.Dep{
+		{{From: 2, To: 3, Kind: trace.DepControl}, {From: 3, To: 2, Kind: trace.DepValue}, {From: 1, To: 2, Kind: trace.DepAddress}},
+		{{From: 5, To: 4, Kind: trace.DepValue}},
+	}
+	if len(sitesIdx) != 3 || fmt.Sprint(deps) != fmt.Sprint(want) {
+		t.Errorf("%d SITES records, DEPS %v; want 3 and %v", len(sitesIdx), deps, want)
+	}
+	if len(res.sites) != 7 || res.sites[3].Kind != trace.SiteBranch {
+		t.Errorf("sites: %v", res.sites)
+	}
+
+	deep := make([]uint64, 256)
+	for i := range deep {
+		deep[i] = uint64(i + 4)
+	}
+	wantFrames := [][]uint64{nil, {1}, {1, 2}, {1}, {1}, nil, deep, nil}
+	stores := res.of(trace.KindStore)
+	if len(stores) != len(wantFrames) {
+		t.Fatalf("%d stores, want %d", len(stores), len(wantFrames))
+	}
+	for i, e := range stores {
+		if v := binary.LittleEndian.Uint64(e.Data); v != uint64(i+1) || !slices.Equal(e.Frames, wantFrames[i]) {
+			t.Errorf("store %d: frames %v, want %v", v, e.Frames, wantFrames[i])
+		}
+	}
+	// One per change of the activations, and the thread's first (empty) one: the thread id may be
+	// an exited thread's, whose last FRAME the reader would otherwise still apply.
+	if n := len(res.of(trace.KindFrame)); n != 7 {
+		t.Errorf("%d FRAME records, want 7 (the first, then one per change of the activations)", n)
+	}
 }

@@ -1,15 +1,16 @@
 //go:build ignore
 
 /*
- * writer.c: the scry trace writer (docs/trace-format.md, version 1).
+ * writer.c: the scry trace writer (docs/trace-format.md, version 2).
  *
  * All records go through one global buffer (RT_BUFSZ bytes) under one lock, which gives the
  * trace its global order. The buffer is written out with write(2) when full, at exit (END how=1
  * with the exit status) and on fatal signals (END how=2 with the signal). Before each record that
  * belongs to a thread the writer emits THREAD when the writing thread changed and, for records
  * with a site, CONTEXT when the thread's call-stack node changed since its last record (new
- * stack nodes are defined by STACK records first). Every `addr` field is an svarint delta from
- * the running "last address".
+ * stack nodes are defined by STACK records first) and FRAME when the thread's list of activation
+ * serials changed since its last FRAME. Every `addr` field is an svarint delta from the running
+ * "last address". A module's SITES record is followed by its DEPS record.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,7 +29,7 @@
 #include "rt.h"
 
 _Atomic int g_state = RT_UNINIT;
-RT_TLS struct rt_thread rt_self = {.ctx_emitted = UINT32_MAX};
+RT_TLS struct rt_thread rt_self = {.ctx_emitted = UINT32_MAX, .frame_depth = UINT32_MAX, .frame_low = UINT32_MAX};
 int g_no_loads;
 
 #define RT_BUFSZ (1u << 20)
@@ -46,8 +47,12 @@ static _Atomic uint32_t g_lock_owner;
 static int g_exit_status;
 
 /* Operations (OP_BEGIN / OP_END). */
-static int g_op_open;
-static uint64_t g_op_next, g_op_cur;
+/* Workload operations: numbered in the order they begin (g_op_next, under the lock); each thread
+ * has at most one open operation, which its next OP_BEGIN or an OP_END ends, so the operations
+ * of different threads can be in flight at once (explore's concurrent-operation oracles). */
+static RT_TLS int g_op_open;
+static RT_TLS uint64_t g_op_cur;
+static uint64_t g_op_next;
 
 /* Site ids. */
 static uint32_t g_next_site = 1;
@@ -278,8 +283,25 @@ uint32_t ctx_current_locked(struct rt_thread *t)
 	return d ? t->nodes[d - 1] : 0;
 }
 
-/* THREAD when the writer changed; CONTEXT when with_ctx and the stack node changed. */
-static inline void prologue(int with_ctx)
+/* FRAME: the serials of the thread's d active calls, outermost first (out of line: it is rare
+ * next to the records it precedes, and prologue() must stay small enough to be inlined). */
+__attribute__((noinline)) static void frame_emit(struct rt_thread *t, uint32_t d)
+{
+	need(16 + 10 * (size_t)d);
+	put_u8(SCRY_EV_FRAME);
+	put_uv(d);
+	for (uint32_t i = 0; i < d; i++)
+		put_uv(t->serials[i]);
+	rec_done();
+	t->frame_depth = d;
+	t->frame_low = UINT32_MAX;
+}
+
+/* THREAD when the writer changed; CONTEXT when with_ctx and the stack node changed; FRAME when
+ * with_ctx and the activations changed. The list named by the thread's last FRAME is still the
+ * current one exactly when the depth is the same and no call since gave a new serial at a lower
+ * depth (serials are never reused). */
+static inline __attribute__((always_inline)) void prologue(int with_ctx)
 {
 	struct rt_thread *t = &rt_self;
 	uint32_t tid = rt_gettid();
@@ -300,6 +322,8 @@ static inline void prologue(int with_ctx)
 			rec_done();
 			t->ctx_emitted = node;
 		}
+		if (RT_UNLIKELY(d != t->frame_depth || t->frame_low < d))
+			frame_emit(t, d);
 	}
 }
 
@@ -528,8 +552,15 @@ void rec_op_end(void)
 	rt_unlock();
 }
 
-/* SITES: assigns ids g_next_site.. to the module's sites. */
-uint32_t rec_sites(const struct scry_site *sites, uint32_t n)
+/* A fact the DEPS record can carry: both ends in the module's table, a known kind. */
+static int dep_ok(const struct scry_dep *d, uint32_t n)
+{
+	return d->from < n && d->to < n && d->kind >= SCRY_DEP_CONTROL && d->kind <= SCRY_DEP_ADDRESS;
+}
+
+/* SITES: assigns ids g_next_site.. to the module's sites. DEPS: the module's dependence facts,
+ * with its local indices turned into those ids. */
+uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_dep *deps, uint32_t ndeps)
 {
 	rt_lock();
 	uint32_t base = g_next_site;
@@ -551,6 +582,23 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n)
 			put_str(s->callee ? s->callee : "", s->callee ? strlen(s->callee) : 0);
 		}
 		rec_done();
+		uint32_t valid = 0;
+		for (uint32_t i = 0; deps && i < ndeps; i++)
+			valid += dep_ok(&deps[i], n);
+		if (valid > 0) {
+			need(RT_HDR_MAX);
+			put_u8(SCRY_EV_DEPS);
+			put_uv(valid);
+			for (uint32_t i = 0; i < ndeps; i++) {
+				if (!dep_ok(&deps[i], n))
+					continue;
+				need(RT_HDR_MAX);
+				put_uv((uint64_t)base + deps[i].from);
+				put_u8((uint8_t)deps[i].kind);
+				put_uv((uint64_t)base + deps[i].to);
+			}
+			rec_done();
+		}
 	}
 	rt_unlock();
 	return base;

@@ -6,7 +6,7 @@
 //	pmem_persist(p, 8); // want: libcall=pmem_persist
 //	local = 1; // want-none
 //
-// Each word after "want:" is a site kind (load store nt-store range flush fence rmw libcall call),
+// Each word after "want:" is a site kind (load store nt-store range flush fence rmw libcall call branch),
 // optionally with "=callee"; a site of that kind (and callee) must exist at that line. want-none
 // says no site may be at that line. Per-file patterns check the callbacks' arguments. Finally
 // testdata/run_main.c is built at -O0 and -O3 with stub callbacks (testdata/stubs.c), linked and
@@ -33,7 +33,7 @@ var versions = []string{"14", "16"}
 
 var kindNames = map[string]int{
 	"load": 1, "store": 2, "nt-store": 3, "range": 4, "flush": 5, "fence": 6, "rmw": 7,
-	"libcall": 8, "call": 9,
+	"libcall": 8, "call": 9, "branch": 10,
 }
 
 func repoRoot(t *testing.T) string {
@@ -168,7 +168,7 @@ var cases = []struct {
 		`call void @__scry_memop\(.*, (ptr|i8\*) null, i64 %[\w.]+, i32 2\)`,
 		`load i64, (ptr|i64\*) @__scry_pm_lo`,
 		`@llvm.global_ctors = appending global .*@__scry_module_ctor`,
-		`call i32 @__scry_register_module\(`,
+		`call i32 @__scry_register_module_deps\(`,
 	}},
 	{file: "asm.c", must: []string{
 		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 1\)`,

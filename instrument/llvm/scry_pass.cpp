@@ -15,11 +15,19 @@
 // Loads are traced too (invariant inference), and calls for call stacks, library semantics
 // (PMDK, mmap) and writes made by code scry did not instrument.
 //
+// Besides the sites it instruments, the pass records static dependence facts between them
+// (scry_deps.cpp): which sites are control dependent on which conditional branches (these become
+// sites of kind "branch", which never call the runtime) and which sites' values and addresses
+// depend, through registers, on the values loaded or returned at other sites. The runtime writes
+// them as a DEPS record after the module's SITES.
+//
 // The pass runs as a module pass at the end of the optimization pipeline (OptimizerLastEP), so
 // -O2 code is instrumented as optimized; it also runs at -O0 (isRequired).
 
 #include "scry_pass.h"
+#include "scry_deps.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -37,9 +45,11 @@
 
 #include "scry_trace_format.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace llvm;
@@ -193,6 +203,16 @@ private:
   Type *VoidTy;
 
   std::vector<SiteRec> Sites;
+  DenseMap<Instruction *, SmallVector<unsigned, 1>> SiteOf; // sites of each instruction
+  // Dependence facts between sites, as module-local site indices (struct scry_dep).
+  struct DepRec {
+    uint32_t From, To, Kind;
+    bool operator<(const DepRec &O) const {
+      return std::tie(From, To, Kind) < std::tie(O.From, O.To, O.Kind);
+    }
+    bool operator==(const DepRec &O) const { return From == O.From && To == O.To && Kind == O.Kind; }
+  };
+  std::vector<DepRec> Deps;
   std::vector<Function *> Defined; // functions defined (and so instrumented) in this module
   GlobalVariable *Base = nullptr, *PmLo = nullptr, *PmHi = nullptr;
   MDNode *Unlikely = nullptr;
@@ -206,6 +226,8 @@ private:
   bool classifyCall(CallBase *CB, std::vector<Item> &Items);
   bool isPMCandidate(Value *Ptr);
   void instrument(Function &F, std::vector<Item> &Items);
+  std::vector<DepSite> depSites(const std::vector<Item> &Items);
+  void addDeps(const FunctionDeps &FD);
 
   unsigned addSite(uint32_t Kind, Instruction *I, StringRef Callee = "");
   std::string functionName(Instruction *I);
@@ -357,6 +379,7 @@ unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) 
   S.Function = functionName(I);
   S.Callee = Callee.str();
   Sites.push_back(S);
+  SiteOf[I].push_back(Sites.size() - 1);
   return Sites.size() - 1;
 }
 
@@ -689,8 +712,112 @@ void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
   }
 }
 
-// emitModuleCtor: the site table (a constant array of struct scry_site) and a constructor that
-// registers it and keeps the returned base id in @__scry_module_base.
+// depSites: what the dependence analysis needs to know of each instruction that becomes a site:
+// whether its result is a value other sites may depend on (loads, atomics, calls), the pointer it
+// accesses and the value it uses.
+std::vector<DepSite> Instrumenter::depSites(const std::vector<Item> &Items) {
+  std::vector<DepSite> Out;
+  Out.reserve(Items.size());
+  for (const Item &It : Items) {
+    DepSite S;
+    S.I = It.I;
+    switch (It.W) {
+    case What::Load:
+      S.Producer = true;
+      S.Addr.push_back(cast<LoadInst>(It.I)->getPointerOperand());
+      break;
+    case What::Store:
+    case What::NTStore: {
+      auto *SI = cast<StoreInst>(It.I);
+      S.Addr.push_back(SI->getPointerOperand());
+      S.Val.push_back(SI->getValueOperand());
+      break;
+    }
+    case What::Rmw:
+      if (auto *RI = dyn_cast<AtomicRMWInst>(It.I)) {
+        S.Producer = true;
+        S.Addr.push_back(RI->getPointerOperand());
+        S.Val.push_back(RI->getValOperand());
+      } else if (auto *CI = dyn_cast<AtomicCmpXchgInst>(It.I)) {
+        S.Producer = true;
+        S.Addr.push_back(CI->getPointerOperand());
+        S.Val.push_back(CI->getCompareOperand());
+        S.Val.push_back(CI->getNewValOperand());
+      } else if (auto *SI = dyn_cast<StoreInst>(It.I)) {
+        S.Addr.push_back(SI->getPointerOperand());
+        S.Val.push_back(SI->getValueOperand());
+      }
+      break;
+    case What::MemOp: {
+      auto *MI = cast<CallBase>(It.I);
+      S.Addr.push_back(MI->getArgOperand(0));
+      if (isa<AnyMemSetInst>(MI))
+        S.Val.push_back(MI->getArgOperand(1));
+      break;
+    }
+    case What::FlushIntr:
+      S.Addr.push_back(cast<CallBase>(It.I)->getArgOperand(0));
+      break;
+    case What::NTIntr:
+      S.Addr.push_back(cast<CallBase>(It.I)->getArgOperand(0));
+      S.Val.push_back(cast<CallBase>(It.I)->getArgOperand(1));
+      break;
+    case What::Asm:
+      S.Producer = true; // a locked instruction's output
+      for (Value *A : cast<CallBase>(It.I)->args())
+        if (A->getType()->isPointerTy())
+          S.Addr.push_back(A);
+      break;
+    case What::Call:
+      S.Producer = true; // the returned value
+      break;
+    case What::Fence:
+    case What::FenceIntr:
+      break;
+    }
+    Out.push_back(std::move(S));
+  }
+  return Out;
+}
+
+// addDeps: the facts of one instrumented function as pairs of site indices. An instruction may
+// have several sites (an asm statement with a flush and a fence); each fact holds for those of
+// its sites that have such a dependence: an address for loads, stores, RMWs, ranges and flushes,
+// a value for stores, RMWs, ranges and branches; its target is a branch site (control) or a site
+// that produces a value (a load, an RMW, a call).
+void Instrumenter::addDeps(const FunctionDeps &FD) {
+  auto hasAddr = [](uint32_t K) {
+    return K == SCRY_SITE_LOAD || K == SCRY_SITE_STORE || K == SCRY_SITE_NT_STORE || K == SCRY_SITE_RMW ||
+           K == SCRY_SITE_RANGE || K == SCRY_SITE_FLUSH;
+  };
+  auto hasVal = [](uint32_t K) {
+    return K == SCRY_SITE_STORE || K == SCRY_SITE_NT_STORE || K == SCRY_SITE_RMW || K == SCRY_SITE_RANGE ||
+           K == SCRY_SITE_BRANCH;
+  };
+  auto produces = [](uint32_t K) {
+    return K == SCRY_SITE_LOAD || K == SCRY_SITE_RMW || K == SCRY_SITE_LIBCALL || K == SCRY_SITE_CALL;
+  };
+  for (const DepFact &F : FD.Facts) {
+    auto FI = SiteOf.find(F.From), TI = SiteOf.find(F.To);
+    if (FI == SiteOf.end() || TI == SiteOf.end())
+      continue;
+    for (unsigned From : FI->second) {
+      uint32_t FK = Sites[From].Kind;
+      if ((F.Kind == SCRY_DEP_ADDRESS && !hasAddr(FK)) || (F.Kind == SCRY_DEP_VALUE && !hasVal(FK)))
+        continue;
+      for (unsigned To : TI->second) {
+        uint32_t TK = Sites[To].Kind;
+        if (F.Kind == SCRY_DEP_CONTROL ? TK != SCRY_SITE_BRANCH : !produces(TK))
+          continue;
+        Deps.push_back({From, To, F.Kind});
+      }
+    }
+  }
+}
+
+// emitModuleCtor: the site table (a constant array of struct scry_site), the dependence table
+// (struct scry_dep) and a constructor that registers both and keeps the returned base id in
+// @__scry_module_base.
 void Instrumenter::emitModuleCtor() {
   StructType *SiteTy = StructType::get(Ctx, {I32, I32, I32, I32, I8Ptr, I8Ptr, I8Ptr});
   std::map<std::string, Constant *> Strings;
@@ -714,14 +841,28 @@ void Instrumenter::emitModuleCtor() {
   ArrayType *AT = ArrayType::get(SiteTy, Sites.size());
   auto *Table = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage, ConstantArray::get(AT, Elems),
                                    "__scry_sites");
+  // The dependence facts (struct scry_dep), module-local site indices.
+  StructType *DepTy = StructType::get(Ctx, {I32, I32, I32});
+  Constant *DepTable = ConstantPointerNull::get(PointerType::getUnqual(DepTy));
+  if (!Deps.empty()) {
+    std::vector<Constant *> DElems;
+    DElems.reserve(Deps.size());
+    for (const DepRec &D : Deps)
+      DElems.push_back(ConstantStruct::get(DepTy, {ConstantInt::get(I32, D.From), ConstantInt::get(I32, D.To),
+                                                   ConstantInt::get(I32, D.Kind)}));
+    ArrayType *DT = ArrayType::get(DepTy, Deps.size());
+    auto *GV = new GlobalVariable(M, DT, true, GlobalValue::PrivateLinkage, ConstantArray::get(DT, DElems),
+                                  "__scry_deps");
+    DepTable = ConstantExpr::getPointerCast(GV, PointerType::getUnqual(DepTy));
+  }
   Function *Ctor = Function::Create(FunctionType::get(VoidTy, false), GlobalValue::InternalLinkage,
                                     "__scry_module_ctor", &M);
   IRBuilder<> B(BasicBlock::Create(Ctx, "", Ctor));
-  Value *Id = B.CreateCall(fn("__scry_register_module", I32, {PointerType::getUnqual(SiteTy), I32}),
-                           {Table->getType() == PointerType::getUnqual(SiteTy)
-                                ? (Value *)Table
-                                : B.CreatePointerCast(Table, PointerType::getUnqual(SiteTy)),
-                            ConstantInt::get(I32, Sites.size())});
+  Value *Id = B.CreateCall(
+      fn("__scry_register_module_deps", I32, {PointerType::getUnqual(SiteTy), I32, PointerType::getUnqual(DepTy), I32}),
+      {Table->getType() == PointerType::getUnqual(SiteTy) ? (Value *)Table
+                                                          : B.CreatePointerCast(Table, PointerType::getUnqual(SiteTy)),
+       ConstantInt::get(I32, Sites.size()), DepTable, ConstantInt::get(I32, Deps.size())});
   B.CreateStore(Id, Base);
   // The entry addresses of the functions defined here: the runtime opens no protection window
   // around a call into them (their stores are traced already), wherever they are linked.
@@ -763,8 +904,18 @@ bool Instrumenter::run() {
   PmLo = cast<GlobalVariable>(M.getOrInsertGlobal("__scry_pm_lo", IntPtr));
   PmHi = cast<GlobalVariable>(M.getOrInsertGlobal("__scry_pm_hi", IntPtr));
   Unlikely = MDBuilder(Ctx).createBranchWeights(1, 1000);
-  for (auto &W : Work)
+  for (auto &W : Work) {
+    // Dependences are computed on the function as compiled, before instrumentation adds its
+    // blocks, branches and calls.
+    FunctionDeps FD = computeDeps(*W.first, depSites(W.second));
     instrument(*W.first, W.second);
+    for (Instruction *T : FD.Branches)
+      addSite(SCRY_SITE_BRANCH, T);
+    addDeps(FD);
+    SiteOf.clear();
+  }
+  std::sort(Deps.begin(), Deps.end());
+  Deps.erase(std::unique(Deps.begin(), Deps.end()), Deps.end());
   emitModuleCtor();
   return true;
 }

@@ -3,11 +3,13 @@
  * (runtime/). The pass emits calls to these functions; the runtime defines them. Nothing here is
  * for users (their header is scry.h).
  *
- * Site ids. Every instrumented module carries a table of its static sites and registers it from
- * a constructor with __scry_register_module(), which returns the module's base id. The pass keeps
- * that base in an internal global (@__scry_module_base) and passes `base + local_index` as the
- * `site` argument of every callback, so site ids are unique across modules and stable for a given
- * binary (module constructors run in a fixed order).
+ * Site ids. Every instrumented module carries a table of its static sites (and one of the static
+ * dependence facts between them) and registers them from a constructor with
+ * __scry_register_module_deps(), which returns the module's base id. The pass keeps that base in
+ * an internal global (@__scry_module_base) and passes `base + local_index` as the `site` argument
+ * of every callback, so site ids are unique across modules and stable for a given binary (module
+ * constructors run in a fixed order). Branch sites (SCRY_SITE_BRANCH) are static facts only: no
+ * callback ever names them.
  *
  * PM range filter. Loads and stores are the hot path. The pass guards each load/store callback
  * with an inline test `addr >= __scry_pm_lo && addr < __scry_pm_hi` (two globals the runtime
@@ -37,7 +39,23 @@ struct scry_site {
 	const char *callee;   /* called function for call sites, else "" */
 };
 
-/* Registers a module's `n` sites; returns the global id of sites[0] (ids start at 1). */
+/* One static dependence fact as the pass emits it (a constant array per module): site `from`
+ * depends on site `to` in the way `kind` says (SCRY_DEP_CONTROL, SCRY_DEP_VALUE, SCRY_DEP_ADDRESS
+ * of scry_trace_format.h; docs/trace-format.md, DEPS). `from` and `to` are indices into the
+ * module's own site table (not global ids). */
+struct scry_dep {
+	uint32_t from;
+	uint32_t to;
+	uint32_t kind;
+};
+
+/* Registers a module's `n` sites and its `ndeps` dependence facts (deps may be NULL when ndeps is
+ * 0); returns the global id of sites[0] (ids start at 1). The runtime writes the SITES record and,
+ * right after it under the same lock, a DEPS record with the facts translated to global ids
+ * (none when ndeps is 0). The pass's module constructor calls this. */
+uint32_t __scry_register_module_deps(const struct scry_site *sites, uint32_t n, const struct scry_dep *deps,
+				     uint32_t ndeps);
+/* The same without dependence facts. */
 uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n);
 
 /* Registers the entry addresses of the `n` functions a module defines (all instrumented), so that
@@ -72,7 +90,8 @@ void __scry_fence(uint32_t site, uint32_t kind);
 /* Call stacks. At function entry the pass reads the current depth with __scry_enter(); around
  * every call it does __scry_call(depth, site) before and __scry_ret(depth) after. Passing the
  * entry depth (not push/pop) keeps the shadow stack right across longjmp, which PMDK's
- * transactions use on abort. */
+ * transactions use on abort. __scry_call also numbers the new activation (the FRAME records of
+ * docs/trace-format.md): per thread, every call gets the next serial, from 1. */
 uint32_t __scry_enter(void);
 void __scry_call(uint32_t depth, uint32_t site);
 void __scry_ret(uint32_t depth);

@@ -11,7 +11,7 @@
 uintptr_t __scry_pm_lo = UINTPTR_MAX, __scry_pm_hi = 0;
 static const struct scry_site *sites;
 static uint32_t nsites, depth;
-static unsigned long loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, errors;
+static unsigned long ndeps, loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, errors;
 
 static void check(uint32_t site, uint32_t kind) {
 	if (site < 1 || site > nsites || sites[site - 1].kind != kind) {
@@ -30,11 +30,25 @@ static void summary(void) {
 		fprintf(stderr, "main was not registered as an instrumented function\n");
 		errors++;
 	}
-	printf("stubs: load=%lu store=%lu nt=%lu rmw=%lu memop=%lu flush=%lu fence=%lu call=%lu ext=%lu hook=%lu depth=%u errors=%lu\n",
-	       loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, depth, errors);
+	printf("stubs: load=%lu store=%lu nt=%lu rmw=%lu memop=%lu flush=%lu fence=%lu call=%lu ext=%lu hook=%lu depth=%u errors=%lu deps=%lu\n",
+	       loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, depth, errors, ndeps);
 }
-uint32_t __scry_register_module(const struct scry_site *s, uint32_t n) {
+/* Dependence facts: both ends in the table, a control fact names a branch site, a value or
+ * address fact a load, RMW or call site. */
+uint32_t __scry_register_module_deps(const struct scry_site *s, uint32_t n, const struct scry_dep *d, uint32_t nd) {
 	sites = s, nsites = n;
+	for (uint32_t i = 0; i < nd; i++) {
+		uint32_t tk = d[i].to < n ? s[d[i].to].kind : 0;
+		int ok = d[i].from < n && d[i].to < n &&
+			 (d[i].kind == SCRY_DEP_CONTROL ? tk == SCRY_SITE_BRANCH
+			  : (d[i].kind == SCRY_DEP_VALUE || d[i].kind == SCRY_DEP_ADDRESS) &&
+				(tk == SCRY_SITE_LOAD || tk == SCRY_SITE_RMW || tk == SCRY_SITE_LIBCALL || tk == SCRY_SITE_CALL));
+		if (!ok) {
+			fprintf(stderr, "bad dep %u: %u -> %u kind %u\n", i, d[i].from, d[i].to, d[i].kind);
+			errors++;
+		}
+	}
+	ndeps = nd;
 	atexit(summary);
 	return 1;
 }

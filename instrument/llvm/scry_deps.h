@@ -1,0 +1,62 @@
+// scry_deps.h: static dependence facts between the sites of one function (the DEPS record of
+// docs/trace-format.md), computed by scry_deps.cpp for the pass in scry_pass.cpp.
+#ifndef SCRY_DEPS_H
+#define SCRY_DEPS_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Instruction.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace scry {
+
+// One instruction that becomes at least one site, as the dependence analysis sees it.
+struct DepSite {
+  llvm::Instruction *I = nullptr;
+  // Its result is a value other sites may depend on: a load, an atomic read-modify-write or
+  // compare-exchange, a call (its return value).
+  bool Producer = false;
+  llvm::SmallVector<llvm::Value *, 2> Addr; // the pointer(s) it accesses
+  llvm::SmallVector<llvm::Value *, 2> Val;  // the value(s) it uses (stored value, RMW operands, memset byte)
+};
+
+// One fact between instructions: From depends on To in the way Kind (SCRY_DEP_*) says. For a
+// control fact To is a conditional branch or switch; for value and address facts To is a
+// producer of the DepSite list.
+struct DepFact {
+  llvm::Instruction *From;
+  llvm::Instruction *To;
+  uint8_t Kind;
+};
+
+struct FunctionDeps {
+  std::vector<DepFact> Facts;
+  // The conditional branches and switches some site (or, transitively, some such branch) is
+  // directly control dependent on: each becomes a branch site.
+  std::vector<llvm::Instruction *> Branches;
+};
+
+// computeDeps computes the facts of one function, on its IR BEFORE instrumentation.
+//
+// Control: the direct control dependences of Ferrante, Ottenstein and Warren from the
+// post-dominator tree: for a CFG edge A->B where B does not post-dominate A, every block on the
+// post-dominator-tree path from B up to (not including) A's immediate post-dominator is control
+// dependent on A's terminator. Each site, and each branch that becomes a site, gets one fact per
+// branch its block depends on; transitive dependence is left to the reader.
+//
+// Value and address: register-level dependence. The operands of the value or pointer are
+// followed backwards through every instruction that is not a producer site (phis, selects, casts,
+// arithmetic, compares, GEPs, aggregate and vector operations, calls that are not sites,
+// intrinsics), stopping at the producer sites, which are the facts' targets. A load from a
+// non-escaping alloca (only loaded from, stored to, or offset by GEPs and casts) is seen through:
+// it depends on every value stored anywhere in that alloca (flow- and field-insensitive), which
+// is what -O0 code needs, where every local lives in an alloca. Other memory is not followed
+// (memory-level dependence is dynamic, from the trace), and neither are calls' bodies (a call's
+// result is a producer of its own).
+FunctionDeps computeDeps(llvm::Function &F, const std::vector<DepSite> &Sites);
+
+} // namespace scry
+
+#endif // SCRY_DEPS_H
