@@ -12,6 +12,11 @@
 // outcomes print `1 = 10` (committed) or `1: not found` (rolled back): an ordering violation,
 // located at the sfence. The other states are legal (nothing persisted: rolled back; the value
 // alone: the record is still invalid, rolled back; both: committed).
+//
+// `get` reads the value only when the token is set (a guarded read), so scry also infers from the
+// same trace that the value store must persist before the token store (must-persist-before,
+// docs/examples.md's guarded-read) and reports the single sfence's breach of it at the token
+// store: an mpb-violation, found without re-executing anything.
 // scry: args {pool}
 // scry: workload workload.txt
 #include <immintrin.h>
@@ -47,8 +52,8 @@ int main(int argc, char *argv[])
 	while (fgets(line, sizeof line, stdin)) {
 		if (sscanf(line, "set %lu %lu", &k, &v) == 2 && k < NKEYS) {
 			volatile struct record *r = &recs[k];
-			r->value = v;
-			r->valid = 1;
+			r->value = v; // property MPB before "record"
+			r->valid = 1; // want "mpb-violation"; property MPB after "record"
 			_mm_clwb((void *)&r->value);
 			_mm_clwb((void *)&r->valid);
 			_mm_sfence(); // want "ordering-violation"

@@ -41,10 +41,10 @@ int main(int argc, char *argv[])
 	while (fgets(line, sizeof line, stdin)) {
 		if (sscanf(line, "set %lu %lu", &k, &v) == 2 && k < NKEYS) {
 			volatile struct record *r = &recs[k];
-			r->value = v;
+			r->value = v; // property MPB before "record"
 			_mm_clwb((void *)&r->value);
 			_mm_sfence();
-			r->valid = 1;
+			r->valid = 1; // property MPB after "record"
 			_mm_clwb((void *)&r->valid);
 			_mm_sfence();
 		} else if (sscanf(line, "get %lu", &k) == 1 && k < NKEYS) {
