@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -35,7 +38,15 @@ func main() {
 	runs := flag.Int("runs", 5, "runs of each program (the median is used)")
 	mapName := flag.String("map", "btree", "mapcli map to drive")
 	seed := flag.Uint64("seed", 1, "workload seed")
+	compare := flag.Int("compare", 0, "instead: compare the invariants strategy with exhaustive and the defaults on every mapcli map, with this many operations")
 	flag.Parse()
+	if *compare > 0 {
+		if err := compareStrategies(*build, *compare); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(*build, *mapName, *ops, *runs, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -149,7 +160,7 @@ type checkStats struct {
 
 // scryCheck runs `scry check` in crash mode with the first ops operations of a seed-1 workload
 // and returns its JSON report.
-func scryCheck(build, dir, bin, mapName string, ops int) (*checkStats, error) {
+func scryCheck(build, dir, bin, mapName string, ops int, extra ...string) (*checkStats, error) {
 	var wl bytes.Buffer
 	if err := workload.KV(&wl, workload.KVOptions{Ops: ops, Seed: 1}); err != nil {
 		return nil, err
@@ -159,8 +170,9 @@ func scryCheck(build, dir, bin, mapName string, ops int) (*checkStats, error) {
 		return nil, err
 	}
 	rep := filepath.Join(dir, "report.json")
-	cmd := exec.Command(filepath.Join(build, "bin", "scry"), "check", "--format", "json", "-o", rep,
-		"--output-filter", "^seed:", "--workload", wpath, "--", bin, mapName, "{pool}")
+	args := append([]string{"check", "--format", "json", "-o", rep, "--output-filter", "^seed:", "--workload", wpath}, extra...)
+	args = append(args, "--", bin, mapName, "{pool}")
+	cmd := exec.Command(filepath.Join(build, "bin", "scry"), args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	start := time.Now()
@@ -229,18 +241,51 @@ func crashStates(dir, instr, mapName string, seed uint64) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v\n%s", instr, err, out)
 	}
+	// Inference (WITCHER's rules and the dissertation's), timed on its own pass over the trace.
+	ir, err := trace.Open(tr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := infer.Infer(ir, infer.Options{Rules: infer.RuleSet("both")})
+	ir.Close()
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	fmt.Printf("\ninference, mapcli %s, %d operations: %d events (%d PM loads, %d PM stores) in %.1f ms: %.1f M events/s (target: seconds)\n",
+		mapName, ops, res.Events, res.Loads, res.Stores, ms(took), float64(res.Events)/took.Seconds()/1e6)
+	for _, rule := range infer.AllRules {
+		fmt.Printf("  %-5s %d\n", rule, res.Counts[rule])
+	}
 	r, err := trace.Open(tr)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	start := time.Now()
-	sum, err := crash.Summarize(r, crash.Strategies(), crash.Options{})
+	start = time.Now()
+	sum, err := crash.Summarize(r, crash.Strategies(), crash.Options{Invariants: explore.Invariants(res)})
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\ncrash states, mapcli %s, %d operations (seed %d), counted in %.1f ms:\n", mapName, ops, seed, ms(time.Since(start)))
-	return sum.WriteText(os.Stdout, "mapcli "+mapName)
+	if err := sum.WriteText(os.Stdout, "mapcli "+mapName); err != nil {
+		return err
+	}
+	var inv, exh *big.Int
+	for _, c := range sum.Strategies {
+		switch c.Name {
+		case "invariants":
+			inv = c.Tested
+		case "exhaustive":
+			exh = c.Tested
+		}
+	}
+	if inv != nil && exh != nil && exh.Sign() > 0 {
+		ratio, _ := new(big.Rat).SetFrac(inv, exh).Float64()
+		fmt.Printf("states tested, invariants / exhaustive: %v / %v = %.4f\n", inv, exh, ratio)
+	}
+	return nil
 }
 
 func median(d []time.Duration) time.Duration {
@@ -250,3 +295,88 @@ func median(d []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// maps are mapcli's maps (pmdk-examples/).
+var maps = []string{"btree", "ctree", "rbtree", "rtree", "hashmap_atomic", "hashmap_tx", "hashmap_rp", "skiplist"}
+
+// compareStrategies prints, for every mapcli map (and the injected btree bug), the crash states
+// the invariants strategy tests against the exhaustive state space of the same trace, and the
+// crash findings of `scry check --strategy invariants` against those of the default strategies
+// (running every exhaustive state is out of reach: it is counted, not run).
+func compareStrategies(build string, ops int) error {
+	dir, err := os.MkdirTemp("", "scry-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Printf("invariants vs exhaustive, mapcli, %d operations (seed 1)\n", ops)
+	fmt.Printf("%-22s %9s %12s %22s %9s %14s %14s\n", "map", "crash pts", "invariants", "exhaustive (full)", "ratio", "inv. findings", "default find.")
+	type target struct{ name, bin, mapName string }
+	var ts []target
+	for _, m := range maps {
+		ts = append(ts, target{m, filepath.Join(build, "mapcli", "mapcli"), m})
+	}
+	if inj := filepath.Join(build, "mapcli", "mapcli-injected"); fileExists(inj) {
+		ts = append(ts, target{"btree (injected bug)", inj, "btree"})
+	}
+	for _, t := range ts {
+		tr := filepath.Join(dir, "cmp.trace")
+		inv, err := scryCheck(build, dir, t.bin, t.mapName, ops, "--strategy", "invariants", "--trace", tr)
+		if err != nil {
+			return err
+		}
+		r, err := trace.Open(tr)
+		if err != nil {
+			return err
+		}
+		res, err := infer.Infer(r, infer.Options{Rules: infer.RuleSet("both")})
+		r.Close()
+		if err != nil {
+			return err
+		}
+		r, err = trace.Open(tr)
+		if err != nil {
+			return err
+		}
+		sum, err := crash.Summarize(r, []*crash.Strategy{crash.StrategyByName("exhaustive"), crash.StrategyByName("invariants")},
+			crash.Options{Invariants: explore.Invariants(res)})
+		r.Close()
+		if err != nil {
+			return err
+		}
+		var exhFull *big.Int
+		for _, c := range sum.Strategies {
+			if c.Name == "exhaustive" {
+				exhFull = c.Full
+			}
+		}
+		def, err := scryCheck(build, dir, t.bin, t.mapName, ops)
+		if err != nil {
+			return err
+		}
+		ratio := "-"
+		if exhFull != nil && exhFull.Sign() > 0 {
+			f, _ := new(big.Rat).SetFrac(big.NewInt(int64(inv.Stats.StatesTested)), exhFull).Float64()
+			ratio = fmt.Sprintf("%.2g", f)
+		}
+		fmt.Printf("%-22s %9d %12d %22v %9s %14s %14s\n", t.name, inv.Stats.CrashPoints, inv.Stats.StatesTested, exhFull, ratio,
+			crashKinds(inv), crashKinds(def))
+	}
+	return nil
+}
+
+// crashKinds summarises a report's crash findings as "N (ordering O, atomicity A)".
+func crashKinds(cs *checkStats) string {
+	o, a := 0, 0
+	for _, f := range cs.Findings {
+		switch f.Kind {
+		case "ordering-violation":
+			o++
+		case "atomicity-violation":
+			a++
+		}
+	}
+	return fmt.Sprintf("%d (o%d a%d)", o+a, o, a)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
