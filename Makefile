@@ -67,6 +67,7 @@ bench: deps
 	@$(MAKE) --no-print-directory bench-run
 bench-run: all mapcli mapcli-injected
 	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
+	$(GO) run ./bench --build $(BUILD) --compare 30
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
