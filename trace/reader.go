@@ -76,6 +76,7 @@ type Reader struct {
 	context uint32            // call-stack node current for thread
 	ctxOf   map[uint32]uint32 // call-stack node of every thread seen, except the current one
 	frames  []uint64          // activations of the current thread (never modified once delivered)
+	lastHot bool              // the last record decoded was of a kind KindStore..KindExternalWrite
 	frOf    map[uint32][]uint64
 	deps    []Dep // every dependence fact, in order of definition
 	newDeps []Dep
@@ -421,7 +422,19 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 	if k == KindSites {
 		return 0, 0, nil
 	}
-	*ev = Event{Kind: k, Thread: r.thread, Context: r.context, Frames: r.frames}
+	// Clearing the whole Event costs more than decoding a load or store. After a record of a hot
+	// kind (STORE, NT_STORE, LOAD, EXTERNAL_WRITE, FLUSH, FENCE), which sets only the fields
+	// reset here, a hot record resets just those; every other case clears everything. Either
+	// way the Event is exactly as if cleared.
+	hot := k >= KindStore && k <= KindExternalWrite
+	if hot && r.lastHot {
+		ev.Kind, ev.Thread, ev.Context, ev.Frames = k, r.thread, r.context, r.frames
+		ev.Site, ev.Addr, ev.Size, ev.Data, ev.Flags = 0, 0, 0, nil, 0
+		ev.Flush, ev.Fence, ev.Internal = 0, 0, false
+	} else {
+		*ev = Event{Kind: k, Thread: r.thread, Context: r.context, Frames: r.frames}
+	}
+	r.lastHot = hot
 	i := 1
 	var v uint64
 	switch k {
@@ -804,6 +817,7 @@ func (r *Reader) readSites() error {
 		r.sites = append(r.sites, s)
 	}
 	r.ev = Event{Kind: KindSites, Thread: r.thread, Context: r.context, Frames: r.frames, Sites: r.newSites}
+	r.lastHot = false
 	return nil
 }
 
