@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"testing"
 
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -107,15 +107,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // with `scry record` (docs/performance.md) to measure a real workload, for example PMDK's
 // mapcli btree.
 func BenchmarkAnalyzeTrace(b *testing.B) {
-	path := os.Getenv("SCRY_BENCH_TRACE")
-	if path == "" {
-		b.Skip("SCRY_BENCH_TRACE not set")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchReadAndAnalyze(b, data)
+	benchReadAndAnalyze(b, analysistest.RecordedTrace(b))
 }
 
 // benchReadAndAnalyze runs the sub-benchmarks read-only (the trace reader alone) and

@@ -3,11 +3,11 @@ package infer_test
 import (
 	"bytes"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"testing"
 
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/trace"
@@ -159,15 +159,7 @@ func BenchmarkInfer(b *testing.B) {
 // environment variable SCRY_BENCH_TRACE (skipped when unset), read from memory: for example
 // `scry record` of PMDK's mapcli btree with 2000 operations (docs/performance.md).
 func BenchmarkInferTrace(b *testing.B) {
-	path := os.Getenv("SCRY_BENCH_TRACE")
-	if path == "" {
-		b.Skip("SCRY_BENCH_TRACE not set")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchInfer(b, data)
+	benchInfer(b, analysistest.RecordedTrace(b))
 }
 
 func benchInfer(b *testing.B, data []byte) {

@@ -9,6 +9,7 @@ package analysistest
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -269,4 +270,20 @@ func Summary(rep *report.Report) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// RecordedTrace returns the bytes of the recorded trace named by the environment variable
+// SCRY_BENCH_TRACE, for the benchmarks that measure a real workload (docs/performance.md);
+// it skips tb when the variable is unset and fails it when the file cannot be read.
+func RecordedTrace(tb testing.TB) []byte {
+	tb.Helper()
+	path := os.Getenv("SCRY_BENCH_TRACE")
+	if path == "" {
+		tb.Skip("SCRY_BENCH_TRACE not set")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
