@@ -236,6 +236,9 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 		o.Err = err
 		return o
 	}
+	// The clock starts before the deadline is set, so that a run killed at its timeout never
+	// reports a duration shorter than the timeout.
+	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -253,7 +256,6 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 	}
 	cmd.WaitDelay = waitDelay
 
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		o.Err = fmt.Errorf("%s: %w", args[0], err)
 		return o
