@@ -87,6 +87,18 @@ func (rs *Regions) Unmap(id uint32) (Region, bool) {
 	return Region{}, false
 }
 
+// Overlapping returns the mapped regions that share at least one byte with [addr, addr+size),
+// in address order.
+func (rs *Regions) Overlapping(addr, size uint64) []Region {
+	var out []Region
+	for _, r := range rs.list {
+		if size > 0 && r.Len > 0 && addr < r.Base+r.Len && r.Base < addr+size {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Find returns the region holding addr.
 func (rs *Regions) Find(addr uint64) (*Region, bool) {
 	if uint(rs.last) < uint(len(rs.list)) {
@@ -221,6 +233,9 @@ type Tx struct {
 	aborted bool
 	// BeginSite and BeginStack locate the outermost TX_BEGIN of the open transaction.
 	BeginSite, BeginStack uint32
+	// prot caches the bytes the transaction protects (Protects), built for protKey.
+	prot    IntervalSet
+	protKey [2]int // len(Added), len(Allocs) when prot was built; -1: stale
 }
 
 // Depth returns the nesting depth (0: no transaction).
@@ -237,6 +252,41 @@ func (t *Tx) InWork() bool {
 // or objects allocated in it.
 func (t *Tx) Covers(addr, size uint64) bool {
 	return len(t.stages) > 0 && t.Logged.Covers(addr, size)
+}
+
+// Protects reports whether the open transaction, in its work stage, protects the bytes
+// [addr, addr+size): they lie wholly in ranges added with a snapshot and flushed at commit
+// (neither POBJ_XADD_NO_SNAPSHOT nor POBJ_XADD_NO_FLUSH) or in objects allocated
+// transactionally. A store there takes effect only at the outermost commit (a crash or an abort
+// before rolls it back) and is durable after it: the persistent interval of a transactional
+// store in the dissertation's Algorithm 7 (Huang, USC 2023, §5.5.3).
+func (t *Tx) Protects(addr, size uint64) bool {
+	if !t.InWork() || !t.Covers(addr, size) {
+		return false
+	}
+	plain := len(t.Origins) == len(t.Added)+len(t.Allocs)
+	for _, a := range t.Added {
+		if a.Flags&(trace.TxAddNoFlush|trace.TxAddNoSnapshot) != 0 {
+			plain = false
+			break
+		}
+	}
+	if plain { // every byte the transaction logs is protected
+		return true
+	}
+	if k := [2]int{len(t.Added), len(t.Allocs)}; k != t.protKey {
+		t.prot.Reset()
+		for _, a := range t.Added {
+			if a.Flags&(trace.TxAddNoFlush|trace.TxAddNoSnapshot) == 0 {
+				t.prot.Add(a.Addr, a.Size)
+			}
+		}
+		for _, a := range t.Allocs {
+			t.prot.Add(a.Addr, a.Size)
+		}
+		t.protKey = k
+	}
+	return t.prot.Covers(addr, size)
 }
 
 // Persister is what commit and abort act on (a *px86.Model satisfies it).
@@ -355,6 +405,8 @@ func (t *Tx) End() bool {
 		t.Origins = t.Origins[:0]
 		t.Logged.Reset()
 		t.aborted = false
+		t.prot.Reset()
+		t.protKey = [2]int{}
 	}
 	return true
 }

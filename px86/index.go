@@ -32,7 +32,7 @@ type space struct {
 func (s *space) has(off uint64) bool { return s.present[off>>6]&(1<<(off&63)) != 0 }
 
 // spaceOf returns the registered range holding line idx, nil when none does.
-func (m *Model) spaceOf(idx uint64) *space {
+func (m *Of[P]) spaceOf(idx uint64) *space {
 	if s := m.cur; s != nil && idx-s.first < s.n {
 		return s
 	}
@@ -46,7 +46,7 @@ func (m *Model) spaceOf(idx uint64) *space {
 }
 
 // get returns the line with index idx, nil when it holds no unpersisted store.
-func (m *Model) get(idx uint64) *line {
+func (m *Of[P]) get(idx uint64) *line[P] {
 	if s := m.spaceOf(idx); s != nil {
 		if !s.has(idx - s.first) {
 			return nil
@@ -58,7 +58,7 @@ func (m *Model) get(idx uint64) *line {
 }
 
 // put indexes l (its idx must not be indexed yet).
-func (m *Model) put(l *line) {
+func (m *Of[P]) put(l *line[P]) {
 	m.lines.put(l)
 	if s := m.spaceOf(l.idx); s != nil {
 		off := l.idx - s.first
@@ -69,7 +69,7 @@ func (m *Model) put(l *line) {
 }
 
 // unindex removes l from the index.
-func (m *Model) unindex(l *line) {
+func (m *Of[P]) unindex(l *line[P]) {
 	m.lines.del(l.idx)
 	if s := m.spaceOf(l.idx); s != nil {
 		off := l.idx - s.first
@@ -83,7 +83,7 @@ func (m *Model) unindex(l *line) {
 // that it keeps a bitmap of the range's lines (the driver calls it when a region is mapped). It
 // changes no persistency state. A range that overlaps an already registered one, or is larger
 // than the bitmaps allow, is not registered.
-func (m *Model) AddRange(addr, size uint64) {
+func (m *Of[P]) AddRange(addr, size uint64) {
 	first, last, ok := m.lineSpan(addr, size)
 	if !ok {
 		return
@@ -99,7 +99,7 @@ func (m *Model) AddRange(addr, size uint64) {
 	}
 	s := &space{first: first, n: n, present: make([]uint64, (n+63)>>6)}
 	if m.outside > 0 { // lines already in the range
-		m.lines.each(func(l *line) {
+		m.lines.each(func(l *line[P]) {
 			if off := l.idx - first; off < n {
 				s.present[off>>6] |= 1 << (off & 63)
 				m.outside--
@@ -120,7 +120,7 @@ func (m *Model) AddRange(addr, size uint64) {
 
 // RemoveRange undoes AddRange(addr, size) (the region was unmapped). The unpersisted stores of
 // the range, if any are left, are kept.
-func (m *Model) RemoveRange(addr, size uint64) {
+func (m *Of[P]) RemoveRange(addr, size uint64) {
 	first, last, ok := m.lineSpan(addr, size)
 	if !ok {
 		return
@@ -141,7 +141,7 @@ func (m *Model) RemoveRange(addr, size uint64) {
 
 // lineSpan returns the indexes of the first and last cache lines of [addr, addr+size), clipped
 // at the end of the address space; ok is false for an empty range.
-func (m *Model) lineSpan(addr, size uint64) (first, last uint64, ok bool) {
+func (m *Of[P]) lineSpan(addr, size uint64) (first, last uint64, ok bool) {
 	if size == 0 {
 		return 0, 0, false
 	}
@@ -154,7 +154,7 @@ func (m *Model) lineSpan(addr, size uint64) (first, last uint64, ok bool) {
 
 // collect returns the indexed lines overlapping [addr, addr+size) in address order, in a
 // scratch slice that is valid until the next call (callers may remove the lines it returns).
-func (m *Model) collect(addr, size uint64) []*line {
+func (m *Of[P]) collect(addr, size uint64) []*line[P] {
 	ls := m.scratch[:0]
 	first, last, ok := m.lineSpan(addr, size)
 	if !ok || m.lines.n == 0 {
@@ -192,14 +192,14 @@ func (m *Model) collect(addr, size uint64) []*line {
 				}
 			}
 		} else {
-			m.lines.each(func(l *line) {
+			m.lines.each(func(l *line[P]) {
 				if l.idx >= first && l.idx <= last && m.spaceOf(l.idx) == nil {
 					ls = append(ls, l)
 				}
 			})
 		}
 		if len(ls) > dense {
-			slices.SortFunc(ls, func(a, b *line) int {
+			slices.SortFunc(ls, func(a, b *line[P]) int {
 				if a.idx < b.idx {
 					return -1
 				}
@@ -216,6 +216,6 @@ func (m *Model) collect(addr, size uint64) []*line {
 
 // eachLine calls fn for every indexed line, in an unspecified order (fn must not change the
 // index).
-func (m *Model) eachLine(fn func(*line)) {
+func (m *Of[P]) eachLine(fn func(*line[P])) {
 	m.lines.each(fn)
 }

@@ -2,14 +2,14 @@
 // memory (PM) it tracks whether the store is still only in the cache (dirty), written back but
 // not yet ordered (flush-pending), or guaranteed durable (persisted), one cache line at a time.
 //
-// Sources. The states are AGAMOTTO's dirty / pending / clean cache-line states
-// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.1) and the thesis's modified / writeback-pending /
-// persisted shadow-PM states (seeds/002_2a22ed230f71d116.txt §2.1, §5.1.3); the same-line rule
-// is WITCHER's (seeds/000_c95c61c23c78e4d2.txt §4.4.1); the ordering facts are those of the
-// Px86 persistency table, Table 2.1 of seeds/003_49a44b735a979088.txt §2.1, which the text
-// extraction lost and which we reconstruct from its prose and from DESIGN.md
-// "Persistency model". For an earlier instruction Ii and a later Ij, "✔" means Ii persists
-// before Ij, "CL" only when both touch the same cache line, "✘" no guarantee:
+// Sources. The states are AGAMOTTO's dirty / pending / clean cache-line states (AGAMOTTO,
+// OSDI'20, §4.1) and the modified / writeback-pending / persisted shadow-PM states of
+// Fernandes's thesis (Automatic Testing of PM Applications, 2022, §2.1 and §5.1.3); the
+// same-line rule is WITCHER's (WITCHER, SOSP'21, §4.4.1); the ordering facts are those of the
+// Px86 persistency table, Table 2.1 of Huang's dissertation (Constraint-Based Analysis for PM
+// Programs, USC 2023, §2.1), which we reconstruct from its prose. For an earlier instruction
+// Ii and a later Ij, "✔" means Ii persists before Ij, "CL" only when both touch the same cache
+// line, "✘" no guarantee:
 //
 //	Ii \ Ij      load  store  RMW  mfence  sfence  clflushopt/clwb  clflush
 //	load          ✔     ✔      ✔     ✔       ✔          ✔             ✔
@@ -47,12 +47,29 @@
 //   - PersistRange: a library made the cache lines of a byte range durable (PMDK at transaction
 //     commit): every entry of those lines becomes persisted.
 //   - Failure atomicity: a store within one aligned 8-byte word is failure-atomic; a wider or
-//     misaligned store may tear at 8-byte granularity ([TearUnits]). The model keeps each store's
-//     byte range so that the crash-state generator can split it.
+//     misaligned store may tear at 8-byte granularity ([TearUnits]). By default the model keeps
+//     one entry per store and cache line (its byte range on the line); with [Config.Units] it
+//     splits that range at aligned 8-byte boundaries and keeps one entry per failure-atomic
+//     unit, which is the grain of the crash states that package crash enumerates.
+//   - Bounded lines: a line holds at most [MaxEntriesPerLine] entries. When a store would exceed
+//     that, entries are merged two at a time: an entry is merged into the entry after it (both
+//     dirty, or both flush-pending), which then stands for both: it persists all or nothing,
+//     covers both byte ranges, keeps the later store's ID and origin, and remembers the first
+//     store it stands for (so StateOf still finds a merged store). The entry merged first is
+//     the oldest one whose bytes later stores (or the incoming one) have all rewritten, so a
+//     later overlap is still attributed to the store that really wrote last; when there is
+//     none, the two oldest entries of the same state. A merge only removes crash states (the
+//     two persist together), never adds one, so every crash state still respects the rules
+//     above.
 //
 // Only unpersisted entries are kept; persisted ones are dropped, so memory grows with the number
 // of stores not yet durable, not with the length of the trace. A store that spans several cache
-// lines is kept as one entry per line, all with the same StoreID.
+// lines is kept as one entry per line (per unit with Config.Units), all with the same StoreID.
+//
+// A model may carry a payload of type P with every entry (package crash keeps there the bytes
+// a unit overwrote, to roll it back in a crash image): [Config.Payloads] makes the payload of
+// a new entry and keeps it right when entries are merged or clipped. [Model] is the model
+// without payload that the trace oracles use.
 package px86
 
 import (
@@ -95,27 +112,33 @@ type Origin struct {
 	Op    uint32
 }
 
-// Store flags. NT and External are given to Store; the model sets Spans.
+// Store flags. NT and External are given to Store; the model sets Spans and Merged.
 const (
 	NT       uint8 = 1 << 0 // non-temporal store
 	External uint8 = 1 << 1 // bytes written by uninstrumented (library) code
 	// Spans marks the entries of a store that touches more than one cache line: only such a
-	// store can have several entries, so only those need grouping by StoreID.
+	// store can have entries on several lines, so only those need grouping by StoreID.
 	Spans uint8 = 1 << 2
 	// Rewritten marks, in the entries ForEachOverlapping and ForEachUnpersisted pass, an entry
 	// whose bytes later unpersisted stores on its line have all written again: its own value can
 	// no longer be what a crash leaves there once the later stores persist.
 	Rewritten uint8 = 1 << 3
+	// Merged marks an entry that stands for several stores (see "Bounded lines").
+	Merged uint8 = 1 << 4
 )
 
-// StoreState is the state of one unpersisted store on one cache line.
+// StoreState is the state of one unpersisted entry: a store's bytes on one cache line (one
+// failure-atomic unit of them with Config.Units).
 type StoreState struct {
 	ID     StoreID
 	Origin Origin
-	Addr   uint64 // first byte of the part of the store on this line
-	Size   uint64 // bytes of the store on this line
+	Addr   uint64 // first byte of the entry
+	Size   uint64 // bytes
 	State  State
-	Flags  uint8 // NT, External, Spans
+	Flags  uint8 // NT, External, Spans, Merged (and Rewritten where documented)
+	// First is the first store a merged entry stands for (ID otherwise): the entry stands for
+	// the stores of its line with IDs from First to ID.
+	First StoreID
 }
 
 // NT reports whether the store was non-temporal.
@@ -125,7 +148,7 @@ func (s StoreState) NT() bool { return s.Flags&NT != 0 }
 func (s StoreState) External() bool { return s.Flags&External != 0 }
 
 // FailureAtomic reports whether this part of the store persists all or nothing: it lies within
-// one aligned 8-byte word (DESIGN.md "Persistency model").
+// one aligned 8-byte word (the failure-atomicity rule of the package doc).
 func (s StoreState) FailureAtomic() bool { return TearUnits(s.Addr, s.Size) <= 1 }
 
 // TearUnits returns the number of failure-atomic units a store of size bytes at addr may tear
@@ -138,86 +161,123 @@ func TearUnits(addr, size uint64) int {
 	return int((addr+size-1)>>3 - addr>>3 + 1)
 }
 
-// piece is one store's bytes [lo,hi) on one line.
-type piece struct {
-	id     StoreID
-	origin Origin
-	lo, hi uint16
-	flags  uint8
+// Payloads makes and maintains the payload of type P each entry of a model carries. Addresses
+// and sizes are in bytes.
+type Payloads[P any] interface {
+	// New returns the payload of a new entry for the bytes [addr, addr+size) of store id. It is
+	// called for each entry of a store in address order, before the next entry is added.
+	New(id StoreID, addr, size uint64) P
+	// Merge folds the entry from ([fromAddr, fromAddr+fromSize)) into the entry after it on its
+	// line (into, [intoAddr, intoAddr+intoSize)); the merged entry then covers the union of the
+	// two ranges and persists all or nothing.
+	Merge(into *P, intoAddr, intoSize uint64, from *P, fromAddr, fromSize uint64)
+	// Clip keeps the part [newAddr, newAddr+newSize) of an entry that covered [addr, addr+size)
+	// (DropRange removed the rest).
+	Clip(p *P, addr, size, newAddr, newSize uint64)
 }
 
-// line is the unpersisted state of one cache line: pieces in program order, the first
+// Config configures a model.
+type Config[P any] struct {
+	// Units splits every store into one entry per failure-atomic unit: its bytes on one cache
+	// line within one aligned 8-byte word.
+	Units bool
+	// Payloads, if non-nil, makes each entry's payload; nil leaves payloads zero.
+	Payloads Payloads[P]
+}
+
+// entry is one store's (or unit's) bytes [lo,hi) on one line.
+type entry[P any] struct {
+	id     StoreID
+	origin Origin
+	span   uint32 // id - the first store a merged entry stands for
+	lo, hi uint16
+	flags  uint8
+	pay    P
+}
+
+// line is the unpersisted state of one cache line: entries in program order, the first
 // npending of which are flush-pending (the rest dirty).
-type line struct {
+type line[P any] struct {
 	idx       uint64
-	pieces    []piece // starts on inline: most lines hold one or two stores
-	inline    [2]piece
+	entries   []entry[P] // starts on inline: most lines hold one or two stores
+	inline    [2]entry[P]
 	npending  int
-	inPending bool // listed in Model.pending
-	dead      bool // removed from the map while listed in Model.pending
+	inPending bool // listed in Of.pending
+	dead      bool // removed from the index while listed in Of.pending
 	flushed   bool // flush is valid
 	flush     Origin
 }
 
-// MaxEntriesPerLine bounds the entries kept for one cache line. When a line would exceed it,
-// dirty entries whose bytes a later dirty entry fully rewrote are dropped, then the two oldest
-// entries of the same state are merged (their byte ranges joined, the later store kept). This
-// coarsens crash states only for lines stored to this often without ever being persisted.
+// MaxEntriesPerLine bounds the entries kept for one cache line (see "Bounded lines" in the
+// package doc). It coarsens crash states only for lines stored to this often without ever
+// being persisted, and keeps memory bounded by the number of lines, not the trace's length.
 const MaxEntriesPerLine = 64
 
-// Model is the persistency state of all PM cache lines. The zero value is not usable; call New.
-// A Model is not safe for concurrent use.
-type Model struct {
+// NoPayload is the payload of a model whose entries carry none.
+type NoPayload = struct{}
+
+// Model is the persistency model the trace oracles use: entries carry no payload.
+type Model = Of[NoPayload]
+
+// Of is the persistency state of all PM cache lines, each entry carrying a payload of type P.
+// The zero value is not usable; call New or NewOf. An Of is not safe for concurrent use.
+type Of[P any] struct {
 	lineSize uint64
 	shift    uint
+	cfg      Config[P]
 	// The index of lines with unpersisted entries (index.go): the hash table, and bitmaps of
 	// the registered ranges.
-	lines   lineTable
+	lines   lineTable[P]
 	spaces  []*space // sorted by first
 	cur     *space   // the space of the last lookup
 	outside int      // lines in the table outside every space
-	scratch []*line  // collect's result
+	scratch []*line[P]
 	lastIdx uint64
-	last    *line // cache of lines[lastIdx], nil when absent
+	last    *line[P] // cache of lines[lastIdx], nil when absent
 	prevIdx uint64
-	prev    *line // the line cached before last, nil when absent
-	pending []*line
-	free    []*line
+	prev    *line[P] // the line cached before last, nil when absent
+	pending []*line[P]
+	free    []*line[P]
 	entries int // unpersisted entries
 	npend   int // flush-pending entries
 	live    int // lines with at least one entry
 }
 
-// New returns an empty model for cache lines of lineSize bytes (the trace header's value, 64 on
-// x86-64). lineSize must be a power of two from 8 to 4096.
-func New(lineSize uint64) (*Model, error) {
+// New returns an empty model without payloads for cache lines of lineSize bytes (the trace
+// header's value, 64 on x86-64). Errors: lineSize is not a power of two from 8 to 4096.
+func New(lineSize uint64) (*Model, error) { return NewOf(lineSize, Config[NoPayload]{}) }
+
+// NewOf returns an empty model whose entries carry payloads of type P, configured by cfg.
+// Errors: lineSize is not a power of two from 8 to 4096.
+func NewOf[P any](lineSize uint64, cfg Config[P]) (*Of[P], error) {
 	if lineSize < 8 || lineSize > 4096 || lineSize&(lineSize-1) != 0 {
 		return nil, fmt.Errorf("px86: cache-line size %d bytes is not a power of two from 8 to 4096", lineSize)
 	}
-	m := &Model{
+	m := &Of[P]{
 		lineSize: lineSize,
 		shift:    uint(bits.TrailingZeros64(lineSize)),
+		cfg:      cfg,
 	}
 	m.lines.init(10)
 	return m, nil
 }
 
 // LineSize returns the cache-line size in bytes.
-func (m *Model) LineSize() uint64 { return m.lineSize }
+func (m *Of[P]) LineSize() uint64 { return m.lineSize }
 
 // LineOf returns the address of the first byte of the cache line holding addr.
-func (m *Model) LineOf(addr uint64) uint64 { return addr &^ (m.lineSize - 1) }
+func (m *Of[P]) LineOf(addr uint64) uint64 { return addr &^ (m.lineSize - 1) }
 
-// Len returns the number of unpersisted entries (stores, one per cache line they touch).
-func (m *Model) Len() int { return m.entries }
+// Len returns the number of unpersisted entries.
+func (m *Of[P]) Len() int { return m.entries }
 
 // PendingLen returns the number of flush-pending entries.
-func (m *Model) PendingLen() int { return m.npend }
+func (m *Of[P]) PendingLen() int { return m.npend }
 
 // Lines returns the number of cache lines holding unpersisted stores.
-func (m *Model) Lines() int { return m.live }
+func (m *Of[P]) Lines() int { return m.live }
 
-func (m *Model) lookup(idx uint64) *line {
+func (m *Of[P]) lookup(idx uint64) *line[P] {
 	if m.last != nil && m.lastIdx == idx {
 		return m.last
 	}
@@ -232,22 +292,22 @@ func (m *Model) lookup(idx uint64) *line {
 	return l
 }
 
-func (m *Model) cache(l *line, idx uint64) {
+func (m *Of[P]) cache(l *line[P], idx uint64) {
 	m.prev, m.prevIdx = m.last, m.lastIdx
 	m.last, m.lastIdx = l, idx
 }
 
-func (m *Model) getOrCreate(idx uint64) *line {
+func (m *Of[P]) getOrCreate(idx uint64) *line[P] {
 	if l := m.lookup(idx); l != nil {
 		return l
 	}
-	var l *line
+	var l *line[P]
 	if n := len(m.free); n > 0 {
 		l = m.free[n-1]
 		m.free = m.free[:n-1]
 	} else {
-		l = &line{}
-		l.pieces = l.inline[:0]
+		l = &line[P]{}
+		l.entries = l.inline[:0]
 	}
 	l.idx = idx
 	m.put(l)
@@ -256,10 +316,10 @@ func (m *Model) getOrCreate(idx uint64) *line {
 }
 
 // remove deletes a line whose entries are all persisted or forgotten.
-func (m *Model) remove(l *line) {
-	m.entries -= len(l.pieces)
+func (m *Of[P]) remove(l *line[P]) {
+	m.entries -= len(l.entries)
 	m.npend -= l.npending
-	if len(l.pieces) > 0 {
+	if len(l.entries) > 0 {
 		m.live--
 	}
 	m.unindex(l)
@@ -269,9 +329,10 @@ func (m *Model) remove(l *line) {
 	if m.prev == l {
 		m.prev = nil
 	}
-	l.pieces = l.pieces[:0]
-	if cap(l.pieces) > 16 {
-		l.pieces = l.inline[:0]
+	clear(l.entries) // drop payload references
+	l.entries = l.entries[:0]
+	if cap(l.entries) > 16 {
+		l.entries = l.inline[:0]
 	}
 	l.npending = 0
 	l.flushed = false
@@ -282,28 +343,28 @@ func (m *Model) remove(l *line) {
 	m.free = append(m.free, l)
 }
 
-func (m *Model) markPending(l *line) {
-	d := len(l.pieces) - l.npending
+func (m *Of[P]) markPending(l *line[P]) {
+	d := len(l.entries) - l.npending
 	if d == 0 {
 		return
 	}
 	m.npend += d
-	l.npending = len(l.pieces)
+	l.npending = len(l.entries)
 	if !l.inPending {
 		l.inPending = true
 		m.pending = append(m.pending, l)
 	}
 }
 
-// rewritten reports whether the pieces after piece i of l (later stores to the line) cover every
-// byte of piece i.
-func (m *Model) rewritten(l *line, i int) bool {
-	p := l.pieces[i]
+// rewritten reports whether the entries after entry i of l (later stores to the line) cover
+// every byte of entry i.
+func (m *Of[P]) rewritten(l *line[P], i int) bool {
+	p := l.entries[i]
 	if m.lineSize <= 64 { // one bit per byte of the line
 		want := byteMask(p.lo, p.hi)
 		var got uint64
-		for j := i + 1; j < len(l.pieces); j++ {
-			q := l.pieces[j]
+		for j := i + 1; j < len(l.entries); j++ {
+			q := l.entries[j]
 			got |= byteMask(q.lo, q.hi)
 			if got&want == want {
 				return true
@@ -311,8 +372,8 @@ func (m *Model) rewritten(l *line, i int) bool {
 		}
 		return false
 	}
-	for j := i + 1; j < len(l.pieces); j++ { // wider lines: one later piece must cover it
-		if q := l.pieces[j]; q.lo <= p.lo && p.hi <= q.hi {
+	for j := i + 1; j < len(l.entries); j++ { // wider lines: one later entry must cover it
+		if q := l.entries[j]; q.lo <= p.lo && p.hi <= q.hi {
 			return true
 		}
 	}
@@ -329,21 +390,29 @@ func byteMask(lo, hi uint16) uint64 {
 }
 
 // viewAt is view for the iteration functions: it adds Rewritten.
-func (m *Model) viewAt(l *line, i int, state State) StoreState {
-	v := m.view(l, &l.pieces[i], state)
-	if i+1 < len(l.pieces) && m.rewritten(l, i) {
+func (m *Of[P]) viewAt(l *line[P], i int, state State) StoreState {
+	v := m.view(l, &l.entries[i], state)
+	if i+1 < len(l.entries) && m.rewritten(l, i) {
 		v.Flags |= Rewritten
 	}
 	return v
 }
 
-func (m *Model) view(l *line, p *piece, state State) StoreState {
+func (m *Of[P]) view(l *line[P], p *entry[P], state State) StoreState {
 	return StoreState{
 		ID: p.id, Origin: p.origin,
 		Addr:  l.idx<<m.shift + uint64(p.lo),
 		Size:  uint64(p.hi - p.lo),
 		State: state, Flags: p.flags,
+		First: p.id - StoreID(p.span),
 	}
+}
+
+func (l *line[P]) stateAt(i int) State {
+	if i < l.npending {
+		return Pending
+	}
+	return Dirty
 }
 
 // StoreEffect is what a store found on its cache lines before it was recorded.
@@ -358,8 +427,8 @@ type StoreEffect struct {
 
 // Store records a store (flags NT, External) of size bytes at addr: a new dirty entry (pending
 // for a non-temporal store, which also makes the line's earlier entries pending) at the end of
-// each cache line it touches. A store of size 0 does nothing.
-func (m *Model) Store(id StoreID, o Origin, addr, size uint64, flags uint8) StoreEffect {
+// each cache line it touches (one per unit with Config.Units). A store of size 0 does nothing.
+func (m *Of[P]) Store(id StoreID, o Origin, addr, size uint64, flags uint8) StoreEffect {
 	var eff StoreEffect
 	m.StoreInto(&eff, id, o, addr, size, flags)
 	return eff
@@ -367,7 +436,7 @@ func (m *Model) Store(id StoreID, o Origin, addr, size uint64, flags uint8) Stor
 
 // StoreInto is Store writing its effect to *eff, which saves copying the effect on the hot
 // path of the analysis driver. eff.Prev is left as it was when eff.Overwrote is false.
-func (m *Model) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uint64, flags uint8) {
+func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uint64, flags uint8) {
 	eff.Overwrote, eff.Lines = false, 0
 	if size == 0 {
 		return
@@ -376,7 +445,7 @@ func (m *Model) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 	if end < addr { // wraps around the address space: clip
 		end = ^uint64(0)
 	}
-	flags &^= Spans
+	flags &^= Spans | Merged | Rewritten
 	if addr>>m.shift != (end-1)>>m.shift {
 		flags |= Spans
 	}
@@ -387,33 +456,34 @@ func (m *Model) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 		if lineEnd != 0 && lineEnd < hi {
 			hi = lineEnd
 		}
-		lo16 := uint16(a - idx<<m.shift)
-		hi16 := uint16(hi - idx<<m.shift)
-		if hi16 == 0 { // the piece ends at the line's end and lineSize == 65536 is excluded
+		base := idx << m.shift
+		lo16 := uint16(a - base)
+		hi16 := uint16(hi - base)
+		if hi16 == 0 { // the part ends at the line's end and lineSize == 65536 is excluded
 			hi16 = uint16(m.lineSize)
 		}
 		l := m.getOrCreate(idx)
-		if len(l.pieces) == 0 {
+		if len(l.entries) == 0 {
 			m.live++
 		}
 		if !eff.Overwrote {
-			for i := len(l.pieces) - 1; i >= 0; i-- {
-				p := &l.pieces[i]
+			for i := len(l.entries) - 1; i >= 0; i-- {
+				p := &l.entries[i]
 				if p.lo < hi16 && lo16 < p.hi && p.flags&External == 0 {
-					st := Dirty
-					if i < l.npending {
-						st = Pending
-					}
-					eff.Overwrote, eff.Prev = true, m.view(l, p, st)
+					eff.Overwrote, eff.Prev = true, m.view(l, p, l.stateAt(i))
 					break
 				}
 			}
 		}
-		if len(l.pieces) >= MaxEntriesPerLine {
-			m.compact(l, lo16, hi16)
+		if m.cfg.Units {
+			for u := lo16; u < hi16; {
+				w := min(hi16, (u+8)&^7)
+				m.add(l, id, o, u, w, flags, base)
+				u = w
+			}
+		} else {
+			m.add(l, id, o, lo16, hi16, flags, base)
 		}
-		l.pieces = append(l.pieces, piece{id: id, origin: o, lo: lo16, hi: hi16, flags: flags})
-		m.entries++
 		if flags&NT != 0 {
 			m.markPending(l)
 		}
@@ -425,40 +495,87 @@ func (m *Model) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 	}
 }
 
-// compact makes room on a full line about to receive a store of [lo,hi) (see MaxEntriesPerLine).
-func (m *Model) compact(l *line, lo, hi uint16) {
-	// Drop dirty pieces fully rewritten by a later dirty piece or by the incoming store.
-	n := l.npending
-	for i := l.npending; i < len(l.pieces); i++ {
-		p := l.pieces[i]
-		covered := lo <= p.lo && p.hi <= hi
-		for j := i + 1; !covered && j < len(l.pieces); j++ {
-			q := &l.pieces[j]
-			covered = q.lo <= p.lo && p.hi <= q.hi
+// add appends the entry [lo,hi) of store id to l, merging first when the line is full.
+func (m *Of[P]) add(l *line[P], id StoreID, o Origin, lo, hi uint16, flags uint8, base uint64) {
+	if len(l.entries) >= MaxEntriesPerLine {
+		m.compact(l, lo, hi)
+	}
+	e := entry[P]{id: id, origin: o, lo: lo, hi: hi, flags: flags}
+	if m.cfg.Payloads != nil {
+		e.pay = m.cfg.Payloads.New(id, base+uint64(lo), uint64(hi-lo))
+	}
+	l.entries = append(l.entries, e)
+	m.entries++
+}
+
+// compact merges entries of a full line about to receive the entry [lo,hi) until it has room
+// (see "Bounded lines" in the package doc).
+func (m *Of[P]) compact(l *line[P], lo, hi uint16) {
+	for len(l.entries) >= MaxEntriesPerLine {
+		i := m.rewrittenVictim(l, lo, hi)
+		if i < 0 {
+			i = l.npending // the two oldest dirty entries
+			if len(l.entries)-l.npending < 2 {
+				i = 0 // else the two oldest flush-pending ones
+			}
 		}
-		if covered {
-			m.entries--
+		m.mergeAt(l, i)
+	}
+}
+
+// sameState reports whether entries i and i+1 of l are in the same state.
+func (l *line[P]) sameState(i int) bool {
+	return i+1 < len(l.entries) && (i+1 < l.npending || i >= l.npending)
+}
+
+// rewrittenVictim returns the oldest entry of l whose bytes later entries (or the incoming
+// entry [lo,hi)) all rewrote and whose successor is in the same state, -1 when there is none.
+func (m *Of[P]) rewrittenVictim(l *line[P], lo, hi uint16) int {
+	n := len(l.entries)
+	if m.lineSize <= 64 {
+		// covered[i]: the union of the later entries' bytes covers entry i (one backward pass).
+		var later uint64 = byteMask(lo, hi)
+		var covered [MaxEntriesPerLine + 1]bool
+		for i := n - 1; i >= 0; i-- {
+			b := byteMask(l.entries[i].lo, l.entries[i].hi)
+			covered[i] = b&^later == 0
+			later |= b
+		}
+		for i := 0; i < n-1; i++ {
+			if covered[i] && l.sameState(i) {
+				return i
+			}
+		}
+		return -1
+	}
+	for i := 0; i < n-1; i++ {
+		if !l.sameState(i) {
 			continue
 		}
-		l.pieces[n] = p
-		n++
+		p := l.entries[i]
+		if lo <= p.lo && p.hi <= hi || m.rewritten(l, i) {
+			return i
+		}
 	}
-	l.pieces = l.pieces[:n]
-	for len(l.pieces) >= MaxEntriesPerLine {
-		// Merge the two oldest pieces of one state: the dirty ones if there are two.
-		i := l.npending
-		if len(l.pieces)-l.npending < 2 {
-			i = 0
-		}
-		a, b := l.pieces[i], l.pieces[i+1]
-		b.lo, b.hi = min(a.lo, b.lo), max(a.hi, b.hi)
-		l.pieces[i+1] = b
-		l.pieces = slices.Delete(l.pieces, i, i+1)
-		m.entries--
-		if i < l.npending {
-			l.npending--
-			m.npend--
-		}
+	return -1
+}
+
+// mergeAt merges entry i of l into entry i+1 (same state).
+func (m *Of[P]) mergeAt(l *line[P], i int) {
+	a, b := &l.entries[i], &l.entries[i+1]
+	base := l.idx << m.shift
+	if m.cfg.Payloads != nil {
+		m.cfg.Payloads.Merge(&b.pay, base+uint64(b.lo), uint64(b.hi-b.lo), &a.pay, base+uint64(a.lo), uint64(a.hi-a.lo))
+	}
+	first := a.id - StoreID(a.span)
+	b.lo, b.hi = min(a.lo, b.lo), max(a.hi, b.hi)
+	b.flags |= a.flags&(NT|External) | Merged
+	b.span = uint32(min(b.id-first, 1<<32-1))
+	l.entries = slices.Delete(l.entries, i, i+1)
+	m.entries--
+	if i < l.npending {
+		l.npending--
+		m.npend--
 	}
 }
 
@@ -474,14 +591,14 @@ type FlushEffect struct {
 // Flush applies a flush instruction (kind 1 clflush, 2 clflushopt, 3 clwb, as trace.FlushKind)
 // to the cache line holding addr; o is recorded as the line's last flush. clflush persists the
 // line's entries at once; clflushopt and clwb make them flush-pending. See the package doc.
-func (m *Model) Flush(kind uint8, addr uint64, o Origin) FlushEffect {
+func (m *Of[P]) Flush(kind uint8, addr uint64, o Origin) FlushEffect {
 	l := m.lookup(addr >> m.shift)
 	if l == nil {
 		return FlushEffect{}
 	}
-	eff := FlushEffect{Dirty: len(l.pieces) - l.npending, Pending: l.npending, PrevFlush: l.flushed, Prev: l.flush}
+	eff := FlushEffect{Dirty: len(l.entries) - l.npending, Pending: l.npending, PrevFlush: l.flushed, Prev: l.flush}
 	if kind == 1 { // clflush
-		eff.Persisted = len(l.pieces)
+		eff.Persisted = len(l.entries)
 		m.remove(l)
 		return eff
 	}
@@ -498,7 +615,7 @@ type FenceEffect struct {
 
 // Fence applies sfence, mfence or a locked read-modify-write: every flush-pending entry becomes
 // persisted. All three kinds drain pending write-backs (Table 2.1 columns sfence/mfence/RMW).
-func (m *Model) Fence() FenceEffect {
+func (m *Of[P]) Fence() FenceEffect {
 	var eff FenceEffect
 	if len(m.pending) == 0 {
 		return eff
@@ -515,12 +632,13 @@ func (m *Model) Fence() FenceEffect {
 		}
 		eff.Persisted += l.npending
 		eff.Lines++
-		if l.npending == len(l.pieces) {
+		if l.npending == len(l.entries) {
 			m.remove(l)
 			continue
 		}
-		n := copy(l.pieces, l.pieces[l.npending:])
-		l.pieces = l.pieces[:n]
+		n := copy(l.entries, l.entries[l.npending:])
+		clear(l.entries[n:])
+		l.entries = l.entries[:n]
 		m.entries -= l.npending
 		m.npend -= l.npending
 		l.npending = 0
@@ -533,10 +651,10 @@ func (m *Model) Fence() FenceEffect {
 // PersistRange makes every entry on the cache lines overlapping [addr, addr+size) persisted:
 // a library flushed those lines and fenced (PMDK at transaction commit). It returns the number
 // of entries persisted.
-func (m *Model) PersistRange(addr, size uint64) int {
+func (m *Of[P]) PersistRange(addr, size uint64) int {
 	n := 0
 	for _, l := range m.collect(addr, size) {
-		n += len(l.pieces)
+		n += len(l.entries)
 		m.remove(l)
 	}
 	return n
@@ -545,9 +663,9 @@ func (m *Model) PersistRange(addr, size uint64) int {
 // DropRange forgets the unpersisted bytes in [addr, addr+size): the range was unmapped, or its
 // contents were restored and made durable by someone else (PMDK rolling back an aborted
 // transaction). Entries inside the range are removed, entries sticking out of it at one end
-// are clipped to the part outside; an entry that sticks out at both ends is kept whole. It
-// returns the number of entries removed.
-func (m *Model) DropRange(addr, size uint64) int {
+// are clipped to the part outside (their payloads through Payloads.Clip); an entry that sticks
+// out at both ends is kept whole. It returns the number of entries removed.
+func (m *Of[P]) DropRange(addr, size uint64) int {
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
@@ -564,7 +682,8 @@ func (m *Model) DropRange(addr, size uint64) int {
 			hi = uint16(end - base)
 		}
 		n, np := 0, 0
-		for i, p := range l.pieces {
+		for i, p := range l.entries {
+			olo, ohi := p.lo, p.hi
 			switch {
 			case lo <= p.lo && p.hi <= hi: // inside: drop
 				removed++
@@ -574,19 +693,23 @@ func (m *Model) DropRange(addr, size uint64) int {
 			case lo <= p.lo && p.lo < hi && hi < p.hi: // sticks out above
 				p.lo = hi
 			}
+			if (p.lo != olo || p.hi != ohi) && m.cfg.Payloads != nil {
+				m.cfg.Payloads.Clip(&p.pay, base+uint64(olo), uint64(ohi-olo), base+uint64(p.lo), uint64(p.hi-p.lo))
+			}
 			if i < l.npending {
 				np++
 			}
-			l.pieces[n] = p
+			l.entries[n] = p
 			n++
 		}
 		if n == 0 {
 			m.remove(l)
 			continue
 		}
-		m.entries -= len(l.pieces) - n
+		clear(l.entries[n:])
+		m.entries -= len(l.entries) - n
 		m.npend -= l.npending - np
-		l.pieces, l.npending = l.pieces[:n], np
+		l.entries, l.npending = l.entries[:n], np
 	}
 	return removed
 }
@@ -594,7 +717,7 @@ func (m *Model) DropRange(addr, size uint64) int {
 // Overlapping appends to buf the unpersisted entries that write at least one byte of
 // [addr, addr+size), line by line in address order and in program order within a line, and
 // returns the extended buf.
-func (m *Model) Overlapping(buf []StoreState, addr, size uint64) []StoreState {
+func (m *Of[P]) Overlapping(buf []StoreState, addr, size uint64) []StoreState {
 	m.ForEachOverlapping(addr, size, func(s StoreState) bool {
 		buf = append(buf, s)
 		return true
@@ -605,7 +728,7 @@ func (m *Model) Overlapping(buf []StoreState, addr, size uint64) []StoreState {
 // ForEachOverlapping calls fn for every unpersisted entry that writes at least one byte of
 // [addr, addr+size), in the order of Overlapping, until fn returns false. fn must not change
 // the model's state (it may query it).
-func (m *Model) ForEachOverlapping(addr, size uint64, fn func(StoreState) bool) {
+func (m *Of[P]) ForEachOverlapping(addr, size uint64, fn func(StoreState) bool) {
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
@@ -622,14 +745,10 @@ func (m *Model) ForEachOverlapping(addr, size uint64, fn func(StoreState) bool) 
 		if end-base < m.lineSize {
 			hi = uint16(end - base)
 		}
-		for i := range l.pieces {
-			p := &l.pieces[i]
+		for i := range l.entries {
+			p := &l.entries[i]
 			if p.lo < hi && lo < p.hi {
-				st := Dirty
-				if i < l.npending {
-					st = Pending
-				}
-				if !fn(m.viewAt(l, i, st)) {
+				if !fn(m.viewAt(l, i, l.stateAt(i))) {
 					return
 				}
 			}
@@ -639,7 +758,7 @@ func (m *Model) ForEachOverlapping(addr, size uint64, fn func(StoreState) bool) 
 
 // Unpersisted appends to buf every unpersisted entry on the cache lines overlapping
 // [addr, addr+size) (whole lines), in address order of lines and program order within a line.
-func (m *Model) Unpersisted(buf []StoreState, addr, size uint64) []StoreState {
+func (m *Of[P]) Unpersisted(buf []StoreState, addr, size uint64) []StoreState {
 	lo := addr &^ (m.lineSize - 1)
 	end := addr + size
 	if end < addr {
@@ -654,37 +773,66 @@ func (m *Model) Unpersisted(buf []StoreState, addr, size uint64) []StoreState {
 
 // ForEachUnpersisted calls fn for every unpersisted entry, line by line in an unspecified order
 // of lines and in program order within a line, until fn returns false.
-func (m *Model) ForEachUnpersisted(fn func(StoreState) bool) {
+func (m *Of[P]) ForEachUnpersisted(fn func(StoreState) bool) {
 	ls := m.scratch[:0]
-	m.eachLine(func(l *line) { ls = append(ls, l) })
+	m.eachLine(func(l *line[P]) { ls = append(ls, l) })
 	m.scratch = nil // fn may query the model; keep ls ours
 	defer func() { m.scratch = ls[:0] }()
 	for _, l := range ls {
-		for i := range l.pieces {
-			st := Dirty
-			if i < l.npending {
-				st = Pending
-			}
-			if !fn(m.viewAt(l, i, st)) {
+		for i := range l.entries {
+			if !fn(m.viewAt(l, i, l.stateAt(i))) {
 				return
 			}
 		}
 	}
 }
 
+// LineView is read access to one cache line's unpersisted entries and their payloads, valid
+// until the model next changes.
+type LineView[P any] struct {
+	m *Of[P]
+	l *line[P]
+}
+
+// Addr returns the address of the line's first byte.
+func (v LineView[P]) Addr() uint64 { return v.l.idx << v.m.shift }
+
+// Len returns the number of entries of the line, in program order.
+func (v LineView[P]) Len() int { return len(v.l.entries) }
+
+// Pending returns how many of the first entries are flush-pending (the rest are dirty).
+func (v LineView[P]) Pending() int { return v.l.npending }
+
+// At returns entry i (0 <= i < Len()) and its payload.
+func (v LineView[P]) At(i int) (StoreState, *P) {
+	e := &v.l.entries[i]
+	return v.m.view(v.l, e, v.l.stateAt(i)), &e.pay
+}
+
+// ForEachLine calls fn for every cache line with unpersisted entries, in ascending address
+// order, until fn returns false. fn must not change the model.
+func (m *Of[P]) ForEachLine(fn func(LineView[P]) bool) {
+	ls := m.collect(0, ^uint64(0))
+	m.scratch = nil
+	defer func() { m.scratch = ls[:0] }()
+	for _, l := range ls {
+		if !fn(LineView[P]{m, l}) {
+			return
+		}
+	}
+}
+
 // StateOf returns the state of store id on the cache line holding addr: Persisted when the
-// model no longer holds it (or never did).
-func (m *Model) StateOf(id StoreID, addr uint64) State {
+// model no longer holds it (or never did). A merged entry answers for every store it stands for.
+func (m *Of[P]) StateOf(id StoreID, addr uint64) State {
 	l := m.lookup(addr >> m.shift)
 	if l == nil {
 		return Persisted
 	}
-	for i := range l.pieces {
-		if l.pieces[i].id == id {
-			if i < l.npending {
-				return Pending
-			}
-			return Dirty
+	for i := range l.entries {
+		e := &l.entries[i]
+		if e.id == id || e.span != 0 && e.id-StoreID(e.span) <= id && id < e.id {
+			return l.stateAt(i)
 		}
 	}
 	return Persisted
@@ -692,7 +840,7 @@ func (m *Model) StateOf(id StoreID, addr uint64) State {
 
 // LastFlush returns the last flush of the line holding addr recorded while the line held
 // unpersisted stores.
-func (m *Model) LastFlush(addr uint64) (Origin, bool) {
+func (m *Of[P]) LastFlush(addr uint64) (Origin, bool) {
 	l := m.lookup(addr >> m.shift)
 	if l == nil || !l.flushed {
 		return Origin{}, false

@@ -76,7 +76,7 @@ func run(t *testing.T, steps []step) (before map[string]map[string]bool, final m
 }
 
 // TestPersistencyTable checks the persist-before facts of the Px86 table (dissertation
-// seeds/003 §2.1 Table 2.1, as reconstructed in the package doc) pair by pair: for two stores
+// Huang, USC 2023, §2.1 Table 2.1, as reconstructed in the package doc) pair by pair: for two stores
 // x and y, "x<y" must hold (x is guaranteed to persist no later than y) or "!x<y" must not.
 func TestPersistencyTable(t *testing.T) {
 	tests := []struct {
@@ -246,12 +246,29 @@ func TestBoundedLine(t *testing.T) {
 	for i := 0; i < 10*MaxEntriesPerLine; i++ {
 		m.Store(StoreID(i), Origin{}, A+uint64(i%8), 1, 0)
 	}
-	if m.Len() >= MaxEntriesPerLine {
+	if m.Len() > MaxEntriesPerLine {
 		t.Errorf("line holds %d entries", m.Len())
 	}
 	got := m.Overlapping(nil, A, 64)
 	if last := got[len(got)-1]; last.ID != StoreID(10*MaxEntriesPerLine-1) {
 		t.Errorf("latest store lost: %+v", last)
+	}
+	// A merged store is still unpersisted: its entry stands for it.
+	if st := m.StateOf(0, A); st != Dirty {
+		t.Errorf("StateOf(first store) = %v, want dirty (merged, not persisted)", st)
+	}
+	// The latest store to each byte is still its own entry: the merges took rewritten entries.
+	for b := uint64(0); b < 8; b++ {
+		var last StoreState
+		m.ForEachOverlapping(A+b, 1, func(s StoreState) bool { last = s; return true })
+		if want := StoreID(10*MaxEntriesPerLine - 8 + int(b)); last.ID != want || last.Flags&Merged != 0 {
+			t.Errorf("byte %d: latest entry %+v, want store %d unmerged", b, last, want)
+		}
+	}
+	m.Flush(3, A, Origin{})
+	m.Fence()
+	if st := m.StateOf(0, A); st != Persisted || m.Len() != 0 {
+		t.Errorf("after clwb+sfence: StateOf(first) = %v, Len %d", st, m.Len())
 	}
 	// Partly overlapping stores force merges.
 	m2, _ := New(64)
@@ -299,5 +316,97 @@ func BenchmarkStoreFlushFence(b *testing.B) {
 		if i%4 == 3 {
 			m.Fence()
 		}
+	}
+}
+
+// bytesPayload is a test payload: the bytes an entry covers, as (address -> store id) marks,
+// maintained through New, Merge and Clip the way package crash keeps overwritten bytes.
+type bytesPayload struct{ cover map[uint64]StoreID }
+
+type bytesPayloads struct{ news int }
+
+func (b *bytesPayloads) New(id StoreID, addr, size uint64) bytesPayload {
+	b.news++
+	p := bytesPayload{cover: map[uint64]StoreID{}}
+	for a := addr; a < addr+size; a++ {
+		p.cover[a] = id
+	}
+	return p
+}
+
+func (*bytesPayloads) Merge(into *bytesPayload, intoAddr, intoSize uint64, from *bytesPayload, fromAddr, fromSize uint64) {
+	for a, id := range from.cover {
+		into.cover[a] = id // the earlier entry's bytes win where both wrote
+	}
+}
+
+func (*bytesPayloads) Clip(p *bytesPayload, addr, size, newAddr, newSize uint64) {
+	for a := range p.cover {
+		if a < newAddr || a >= newAddr+newSize {
+			delete(p.cover, a)
+		}
+	}
+}
+
+// TestUnitsAndPayloads checks Config.Units (one entry per aligned 8-byte unit, in address
+// order within a store) and that payloads follow entries through merges and clips.
+func TestUnitsAndPayloads(t *testing.T) {
+	pl := &bytesPayloads{}
+	m, err := NewOf[bytesPayload](64, Config[bytesPayload]{Units: true, Payloads: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := m.Store(1, Origin{Site: 1}, A+4, 20, 0) // units [4,8) [8,16) [16,24) on line A
+	if m.Len() != 3 || eff.Lines != 1 || pl.news != 3 {
+		t.Fatalf("Len %d, lines %d, payloads %d; want 3 units on 1 line", m.Len(), eff.Lines, pl.news)
+	}
+	m.Store(2, Origin{Site: 2}, A+60, 8, NT) // [60,64) on A, [0,4) on B: pending
+	var got []string
+	m.ForEachLine(func(v LineView[bytesPayload]) bool {
+		for i := 0; i < v.Len(); i++ {
+			s, p := v.At(i)
+			got = append(got, fmt.Sprintf("%#x:%d+%d/%v/%d", v.Addr(), s.Addr-v.Addr(), s.Size, s.State, len(p.cover)))
+		}
+		return true
+	})
+	want := "0x1000:4+4/flush-pending/4 0x1000:8+8/flush-pending/8 0x1000:16+8/flush-pending/8 0x1000:60+4/flush-pending/4 0x1040:0+4/flush-pending/4"
+	if strings.Join(got, " ") != want {
+		t.Errorf("lines:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	// DropRange clips the unit [8,16) to [8,12) and its payload with it.
+	m.DropRange(A+12, 12)
+	m.ForEachLine(func(v LineView[bytesPayload]) bool {
+		if v.Addr() != A {
+			return true
+		}
+		s, p := v.At(1)
+		if s.Addr != A+8 || s.Size != 4 || len(p.cover) != 4 {
+			t.Errorf("clipped unit %+v with %d payload bytes, want [8,12) and 4", s, len(p.cover))
+		}
+		return false
+	})
+	// Filling a line merges entries; the merged payload covers both entries' bytes.
+	m2, _ := NewOf[bytesPayload](64, Config[bytesPayload]{Units: true, Payloads: pl})
+	for i := 0; i < 2*MaxEntriesPerLine; i++ {
+		m2.Store(StoreID(i), Origin{}, B+uint64(i%8)*8, 8, 0) // eight units, rewritten in turn
+	}
+	if m2.Len() > MaxEntriesPerLine {
+		t.Fatalf("line holds %d entries", m2.Len())
+	}
+	total := 0
+	m2.ForEachLine(func(v LineView[bytesPayload]) bool {
+		for i := 0; i < v.Len(); i++ {
+			s, p := v.At(i)
+			for a := range p.cover {
+				if a < s.Addr || a >= s.Addr+s.Size {
+					t.Errorf("entry %+v: payload byte %#x outside its range", s, a)
+				}
+			}
+			total += int(s.Size)
+		}
+		return true
+	})
+	if st := m2.StateOf(0, B); st != Dirty {
+		t.Errorf("StateOf(merged store 0) = %v", st)
 	}
 }

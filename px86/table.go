@@ -4,32 +4,32 @@ package px86
 // backward-shift deletion, so that inserting and deleting the lines of a workload that touches
 // ever new cache lines costs a few memory accesses and no allocation (a Go map of the same
 // shape was the model's largest cost).
-type lineTable struct {
-	slots []slot
+type lineTable[P any] struct {
+	slots []slot[P]
 	mask  uint64
 	shift uint // 64 - log2(len(keys))
 	n     int
 }
 
 // slot keeps key and value side by side: one cache miss per probe.
-type slot struct {
+type slot[P any] struct {
 	key uint64 // line index + 1; 0 marks an empty slot
-	l   *line
+	l   *line[P]
 }
 
-func (t *lineTable) init(logSize uint) {
+func (t *lineTable[P]) init(logSize uint) {
 	size := uint64(1) << logSize
-	t.slots = make([]slot, size)
+	t.slots = make([]slot[P], size)
 	t.mask = size - 1
 	t.shift = 64 - logSize
 	t.n = 0
 }
 
-func (t *lineTable) slot(idx uint64) uint64 {
+func (t *lineTable[P]) slot(idx uint64) uint64 {
 	return ((idx + 1) * 0x9E3779B97F4A7C15) >> t.shift
 }
 
-func (t *lineTable) get(idx uint64) *line {
+func (t *lineTable[P]) get(idx uint64) *line[P] {
 	k := idx + 1
 	for i := t.slot(idx); ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
@@ -43,7 +43,7 @@ func (t *lineTable) get(idx uint64) *line {
 }
 
 // put inserts l (its idx must not be present).
-func (t *lineTable) put(l *line) {
+func (t *lineTable[P]) put(l *line[P]) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
@@ -51,11 +51,11 @@ func (t *lineTable) put(l *line) {
 	for t.slots[i].key != 0 {
 		i = (i + 1) & t.mask
 	}
-	t.slots[i] = slot{l.idx + 1, l}
+	t.slots[i] = slot[P]{l.idx + 1, l}
 	t.n++
 }
 
-func (t *lineTable) grow() {
+func (t *lineTable[P]) grow() {
 	old := t.slots
 	t.init(uint(64-t.shift) + 1)
 	for _, s := range old {
@@ -71,7 +71,7 @@ func (t *lineTable) grow() {
 }
 
 // del removes idx, shifting later entries of its probe run back.
-func (t *lineTable) del(idx uint64) {
+func (t *lineTable[P]) del(idx uint64) {
 	k := idx + 1
 	i := t.slot(idx)
 	for t.slots[i].key != k {
@@ -81,7 +81,7 @@ func (t *lineTable) del(idx uint64) {
 		i = (i + 1) & t.mask
 	}
 	for {
-		t.slots[i] = slot{}
+		t.slots[i] = slot[P]{}
 		j := i
 		for {
 			j = (j + 1) & t.mask
@@ -101,7 +101,7 @@ func (t *lineTable) del(idx uint64) {
 }
 
 // each calls fn for every line (fn must not modify the table).
-func (t *lineTable) each(fn func(*line)) {
+func (t *lineTable[P]) each(fn func(*line[P])) {
 	for _, s := range t.slots {
 		if s.key != 0 {
 			fn(s.l)

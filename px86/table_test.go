@@ -6,15 +6,15 @@ import (
 )
 
 func TestLineTable(t *testing.T) {
-	var tab lineTable
+	var tab lineTable[NoPayload]
 	tab.init(2)
-	ref := map[uint64]*line{}
+	ref := map[uint64]*line[NoPayload]{}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 200000; i++ {
 		idx := rng.Uint64N(5000)
 		if rng.IntN(2) == 0 {
 			if ref[idx] == nil {
-				l := &line{idx: idx}
+				l := &line[NoPayload]{idx: idx}
 				ref[idx] = l
 				tab.put(l)
 			}
