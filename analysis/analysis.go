@@ -1,16 +1,24 @@
-// Package analysis runs scry's trace oracles over a recorded trace and returns a report.
+// Package analysis is the catalogue of every kind of finding scry reports and the front door of
+// the trace analyses.
 //
-// It is the front door of the analyses: the declared-analyzer framework of
-// golang.org/x/tools/go/analysis, adapted to one streaming pass over a trace, lives in
-// analysis/framework (re-exported here) and the oracle catalogue in package oracle
-// (docs/oracles.md). Analyze and AnalyzeFile run the catalogue; Run runs any set of analyzers.
+// The catalogue (Kinds) lists, once, each kind with its class and its one doc text: the trace
+// oracles (package oracle), the checks of inferred properties (package infer) and the crash
+// findings of exploration (package explore). `scry --help`, docs/oracles.md (a test checks they
+// agree) and the SARIF rules all take their text from it. Select turns the kinds a user names
+// into the analyzers to run; Analyze runs them over a trace with the driver of package
+// analysis/framework, modeled on golang.org/x/tools/go/analysis.
 package analysis
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -24,57 +32,145 @@ type (
 	Diagnostic  = framework.Diagnostic
 	RelatedSite = framework.RelatedSite
 	StoreInfo   = framework.StoreInfo
-	StoreHook   = framework.StoreHook
-	FlushHook   = framework.FlushHook
-	FenceHook   = framework.FenceHook
-	TxAddHook   = framework.TxAddHook
-	UnmapHook   = framework.UnmapHook
-	EndHook     = framework.EndHook
+	Source      = framework.Source
 )
 
-// PMState is the shared persistency-state provider every oracle requires.
-var PMState = framework.PMState
+// Analyzers returns every analyzer that reports findings from a trace, in catalogue order: the
+// trace oracles, then the checks of inferred properties.
+func Analyzers() []*framework.Analyzer {
+	return append(oracle.All(), infer.Checks()...)
+}
+
+// Kinds returns every kind of finding, in catalogue order: the trace oracles, the checks of
+// inferred properties, then the crash findings of exploration.
+func Kinds() []report.Rule {
+	var out []report.Rule
+	for _, a := range Analyzers() {
+		out = append(out, a.Rule())
+	}
+	return append(out, explore.Kinds()...)
+}
+
+// Names returns the names of every kind, in catalogue order.
+func Names() []string {
+	var out []string
+	for _, k := range Kinds() {
+		out = append(out, k.Kind)
+	}
+	return out
+}
+
+// Kind returns the catalogue entry of a kind.
+func Kind(name string) (report.Rule, bool) {
+	for _, k := range Kinds() {
+		if k.Kind == name {
+			return k, true
+		}
+	}
+	return report.Rule{}, false
+}
+
+// Selection is what a run reports: the trace analyzers to run and whether crash states are
+// explored.
+type Selection struct {
+	Analyzers []*framework.Analyzer
+	// Explore is set when a crash kind is selected (exploration runs when the target allows it).
+	Explore bool
+}
+
+// Select returns the analyzers and exploration that report the kinds named (comma-separated
+// names are split; every kind when names is empty). noInfer leaves out the checks of inferred
+// properties (naming one is then an error). Errors: an unknown name (the error lists the known
+// ones).
+func Select(names []string, noInfer bool) (Selection, error) {
+	var want []string
+	for _, n := range names {
+		for _, n := range strings.Split(n, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				want = append(want, n)
+			}
+		}
+	}
+	var unknown []string
+	for _, n := range want {
+		if _, ok := Kind(n); !ok {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return Selection{}, fmt.Errorf("unknown oracle %s (known: %s)", strings.Join(unknown, ", "), strings.Join(Names(), ", "))
+	}
+	all := len(want) == 0
+	var sel Selection
+	checks := infer.Checks()
+	for _, a := range Analyzers() {
+		if !all && !slices.Contains(want, a.Name) {
+			continue
+		}
+		if slices.Contains(checks, a) && noInfer {
+			if !all {
+				return Selection{}, fmt.Errorf("--oracles %s needs inference, which --no-infer turns off", a.Name)
+			}
+			continue
+		}
+		sel.Analyzers = append(sel.Analyzers, a)
+	}
+	for _, k := range explore.Kinds() {
+		if all || slices.Contains(want, k.Kind) {
+			sel.Explore = true
+		}
+	}
+	return sel, nil
+}
 
 // Options selects what Analyze runs.
 type Options struct {
-	// Oracles names the oracles to run (docs/oracles.md); nil or empty runs all.
+	// Oracles names the kinds to report (Select); nil or empty: all.
 	Oracles []string
+	// NoInfer leaves out the checks of inferred properties.
+	NoInfer bool
 	// Suppressions removes matching findings (nil: none).
 	Suppressions *report.Suppressions
+	// Trace names the trace in the report.
+	Trace string
+	// Properties, if non-nil, are the properties already inferred from the trace (they are
+	// then not inferred again).
+	Properties *infer.Result
 }
 
-// Run analyses the trace read by r with the given analyzers in one pass (opts.Oracles is
-// ignored; the analyzers are given). See framework.Run for how the end of a trace is handled.
-func Run(r *trace.Reader, analyzers []*Analyzer, opts Options) (*report.Report, error) {
-	return framework.Run(r, analyzers, framework.Config{Suppressions: opts.Suppressions})
-}
-
-// Analyze runs the oracles selected by opts over the trace read by r. A truncated trace (the
-// program crashed) gives the findings made so far, a warning and a nil error; a corrupt trace
-// gives the findings made so far and the error. An unknown oracle name is an error.
-func Analyze(r *trace.Reader, opts Options) (*report.Report, error) {
-	as, err := oracle.ByName(opts.Oracles)
+// Analyze runs the trace analyzers selected by opts over the trace src opens (crash kinds are
+// exploration's, not run here) and returns the report. See framework.Run for how the end of a
+// trace is handled. Errors: an unknown kind (nil report); the trace cannot be opened or is not a
+// trace (nil report); a corrupt trace (the report so far and the error).
+func Analyze(src Source, opts Options) (*report.Report, error) {
+	sel, err := Select(opts.Oracles, opts.NoInfer)
 	if err != nil {
 		return nil, err
 	}
-	return Run(r, as, opts)
+	cfg := framework.Config{Suppressions: opts.Suppressions, Trace: opts.Trace}
+	if opts.Properties != nil {
+		cfg.Results = map[*framework.Analyzer]any{infer.Properties: opts.Properties}
+	}
+	return framework.Run(src, sel.Analyzers, cfg)
 }
 
-// AnalyzeFile opens the trace at path, runs Analyze on it and closes it. The report names the
-// trace path. Errors: the file cannot be opened or is not a scry trace (nil report), the trace
-// is corrupt (the report so far and the error), an unknown oracle name.
+// FileSource opens the trace at path.
+func FileSource(path string) Source {
+	return func() (*trace.Reader, error) { return trace.Open(path) }
+}
+
+// BytesSource reads a trace held in memory.
+func BytesSource(data []byte) Source {
+	return func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)) }
+}
+
+// AnalyzeFile runs Analyze on the trace at path; the report names it. Errors as Analyze, with
+// the path.
 func AnalyzeFile(path string, opts Options) (*report.Report, error) {
-	as, err := oracle.ByName(opts.Oracles)
-	if err != nil {
-		return nil, err
-	}
-	r, err := trace.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	rep, err := framework.Run(r, as, framework.Config{Suppressions: opts.Suppressions, Trace: path})
-	if err != nil && !errors.Is(err, trace.ErrNotTrace) {
+	opts.Trace = path
+	rep, err := Analyze(FileSource(path), opts)
+	if err != nil && !errors.Is(err, trace.ErrNotTrace) && rep != nil {
 		err = fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, err

@@ -1,16 +1,17 @@
 package analysis_test
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -25,7 +26,7 @@ func pool() *analysistest.Builder { return analysistest.New().Map(1, base, 0x100
 
 func analyze(t *testing.T, b *analysistest.Builder, opts analysis.Options) *report.Report {
 	t.Helper()
-	rep, err := analysis.Analyze(b.Reader(t), opts)
+	rep, err := analysis.Analyze(b.Source(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +132,7 @@ func TestCutInTheMiddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := trace.NewReader(bytes.NewReader(data[:len(data)-10]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := analysis.Analyze(r, analysis.Options{})
+	rep, err := analysis.Analyze(analysis.BytesSource(data[:len(data)-10]), analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +147,7 @@ func TestCorruptKeepsFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	data = append(data[:len(data)-3], 0x3f, 0x3f, 0x3f) // END replaced by an unknown record kind
-	r, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := analysis.Analyze(r, analysis.Options{})
+	rep, err := analysis.Analyze(analysis.BytesSource(data), analysis.Options{})
 	if !errors.Is(err, trace.ErrCorrupt) {
 		t.Fatalf("error %v, want ErrCorrupt", err)
 	}
@@ -200,25 +193,125 @@ func TestAnalyzeFile(t *testing.T) {
 	}
 }
 
-func TestCustomAnalyzerRequires(t *testing.T) {
-	var sawState bool
-	counter := &analysis.Analyzer{
-		Name: "count-stores", Doc: "test", Requires: []*analysis.Analyzer{analysis.PMState},
-		New: func(p *analysis.Pass) (any, error) {
-			_, sawState = p.ResultOf[analysis.PMState].(*analysis.State)
-			return nil, nil
+// TestFramework checks the driver's contract: declared result types, typed access to required
+// results, prepasses over their own read of the trace, and the rejection of bad registries.
+func TestFramework(t *testing.T) {
+	type stores struct{ n int }
+	prepassReads := 0
+	pre := &analysis.Analyzer{
+		Name: "count-records", Doc: "counts the records of the whole trace", ResultType: reflect.TypeOf(0),
+		Prepass: func(open func() (*trace.Reader, error)) (any, error) {
+			prepassReads++
+			r, err := open()
+			if err != nil {
+				return nil, err
+			}
+			defer r.Close()
+			n := 0
+			for {
+				if _, err := r.Next(); err != nil {
+					return n, nil
+				}
+				n++
+			}
 		},
 	}
-	if _, err := analysis.Run(pool().Exit(0).Reader(t), []*analysis.Analyzer{counter}, analysis.Options{}); err != nil {
+	var seen int
+	counter := &analysis.Analyzer{
+		Name: "count-stores", Doc: "counts stores", Requires: []*analysis.Analyzer{pre},
+		ResultType: reflect.TypeOf((*stores)(nil)),
+		New: func(p *analysis.Pass) (any, error) {
+			seen = framework.ResultOf[int](p, pre)
+			return &stores{}, nil
+		},
+	}
+	b := pool().Store(10, A, 8).Exit(0)
+	if _, err := framework.Run(b.Source(t), []*analysis.Analyzer{counter}, framework.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	if !sawState {
-		t.Error("PMState result not available")
+	if seen != 4 || prepassReads != 1 { // SITES, REGION_MAP, STORE, END
+		t.Errorf("prepass result %d after %d reads, want 4 after 1", seen, prepassReads)
 	}
-	a := &analysis.Analyzer{Name: "a"}
-	b := &analysis.Analyzer{Name: "b", Requires: []*analysis.Analyzer{a}}
-	a.Requires = []*analysis.Analyzer{b}
-	if _, err := analysis.Run(pool().Exit(0).Reader(t), []*analysis.Analyzer{a}, analysis.Options{}); err == nil || !strings.Contains(err.Error(), "cycle") {
+	// A result given in Config.Results replaces the prepass.
+	if _, err := framework.Run(b.Source(t), []*analysis.Analyzer{counter}, framework.Config{Results: map[*analysis.Analyzer]any{pre: 7}}); err != nil || seen != 7 || prepassReads != 1 {
+		t.Errorf("given result: seen %d, reads %d, err %v", seen, prepassReads, err)
+	}
+	// A result of the wrong type is an error, not a panic later.
+	wrong := &analysis.Analyzer{Name: "wrong", Doc: "returns a string", ResultType: reflect.TypeOf(0),
+		New: func(*analysis.Pass) (any, error) { return "no", nil }}
+	if _, err := framework.Run(b.Source(t), []*analysis.Analyzer{wrong}, framework.Config{}); err == nil || !strings.Contains(err.Error(), "declared int") {
+		t.Errorf("wrong result type: %v", err)
+	}
+	bad := []struct {
+		name string
+		a    *analysis.Analyzer
+		msg  string
+	}{
+		{"name", &analysis.Analyzer{Name: "Bad Name", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New}, "kebab-case"},
+		{"doc", &analysis.Analyzer{Name: "no-doc", ResultType: reflect.TypeOf(0), New: counter.New}, "no doc"},
+		{"result type", &analysis.Analyzer{Name: "no-type", Doc: "d", New: counter.New}, "no ResultType"},
+		{"both", &analysis.Analyzer{Name: "both", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New, Prepass: pre.Prepass}, "exactly one"},
+		{"prepass requires streaming", &analysis.Analyzer{Name: "pre2", Doc: "d", ResultType: reflect.TypeOf(0), Prepass: pre.Prepass, Requires: []*analysis.Analyzer{counter}}, "cannot require"},
+		{"class", &analysis.Analyzer{Name: "cls", Doc: "d", Class: "style", ResultType: reflect.TypeOf(0), New: counter.New}, "unknown class"},
+	}
+	for _, tc := range bad {
+		if err := framework.Validate([]*analysis.Analyzer{tc.a}); err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: Validate = %v, want %q", tc.name, err, tc.msg)
+		}
+	}
+	x := &analysis.Analyzer{Name: "a", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New}
+	y := &analysis.Analyzer{Name: "b", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New, Requires: []*analysis.Analyzer{x}}
+	x.Requires = []*analysis.Analyzer{y}
+	if err := framework.Validate([]*analysis.Analyzer{x}); err == nil || !strings.Contains(err.Error(), "cycle") {
 		t.Errorf("cycle: %v", err)
+	}
+	twin := &analysis.Analyzer{Name: "count-stores", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New}
+	if err := framework.Validate([]*analysis.Analyzer{counter, twin}); err == nil || !strings.Contains(err.Error(), "two analyzers") {
+		t.Errorf("duplicate names: %v", err)
+	}
+}
+
+// TestCatalogue checks the registry of finding kinds: every analyzer valid, names unique, one
+// doc text each, and the selection function.
+func TestCatalogue(t *testing.T) {
+	if err := framework.Validate(analysis.Analyzers()); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, k := range analysis.Kinds() {
+		if seen[k.Kind] || k.Doc == "" || (k.Class != report.Correctness && k.Class != report.Performance) {
+			t.Errorf("bad kind %+v", k)
+		}
+		seen[k.Kind] = true
+	}
+	tests := []struct {
+		names   []string
+		noInfer bool
+		want    []string
+		explore bool
+		err     string
+	}{
+		{nil, false, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "mpb-violation", "mpa-violation"}, true, ""},
+		{nil, true, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add"}, true, ""},
+		{[]string{"redundant-fence,unpersisted-store"}, false, []string{"unpersisted-store", "redundant-fence"}, false, ""},
+		{[]string{"mpb-violation", "ordering-violation"}, false, []string{"mpb-violation"}, true, ""},
+		{[]string{"mpb-violation"}, true, nil, false, "needs inference"},
+		{[]string{"bogus"}, false, nil, false, "unknown oracle bogus (known: unpersisted-store"},
+	}
+	for _, tc := range tests {
+		sel, err := analysis.Select(tc.names, tc.noInfer)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Select(%q, %v) error %v, want %q", tc.names, tc.noInfer, err, tc.err)
+			}
+			continue
+		}
+		var got []string
+		for _, a := range sel.Analyzers {
+			got = append(got, a.Name)
+		}
+		if err != nil || !slices.Equal(got, tc.want) || sel.Explore != tc.explore {
+			t.Errorf("Select(%q, %v) = %q explore %v, %v; want %q explore %v", tc.names, tc.noInfer, got, sel.Explore, err, tc.want, tc.explore)
+		}
 	}
 }

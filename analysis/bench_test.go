@@ -110,8 +110,8 @@ func BenchmarkAnalyzeTrace(b *testing.B) {
 	benchReadAndAnalyze(b, analysistest.RecordedTrace(b))
 }
 
-// benchReadAndAnalyze runs the sub-benchmarks read-only (the trace reader alone) and
-// all-oracles (reader plus every oracle) over the trace bytes data, reporting events/s.
+// benchReadAndAnalyze runs the sub-benchmarks read-only (the trace reader alone), analyze and
+// oracles over the trace bytes data, reporting events/s.
 func benchReadAndAnalyze(b *testing.B, data []byte) {
 	var events uint64
 	b.Run("read-only", func(b *testing.B) {
@@ -134,20 +134,23 @@ func benchReadAndAnalyze(b *testing.B, data []byte) {
 		}
 		b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	})
-	b.Run("all-oracles", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			r, err := trace.NewReader(bytes.NewReader(data))
-			if err != nil {
-				b.Fatal(err)
+	// "analyze" is what `scry analyze` runs (the inference prepass, the oracles and the checks
+	// of inferred properties); "oracles" the trace oracles alone (--no-infer).
+	for _, bc := range []struct {
+		name string
+		opts analysis.Options
+	}{{"analyze", analysis.Options{}}, {"oracles", analysis.Options{NoInfer: true}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				rep, err := analysis.Analyze(analysis.BytesSource(data), bc.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events = rep.Events
 			}
-			rep, err := analysis.Analyze(r, analysis.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			events = rep.Events
-		}
-		b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	})
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
 }

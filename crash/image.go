@@ -42,8 +42,8 @@ func (cp *CrashPoint) regionPatches(g *image.Region, st State) ([]Patch, error) 
 // The file is created (or truncated) and made sparse: it is sized to the region's end in the
 // pool file (FileOffset+Length bytes; bytes before FileOffset are zero), then only the pages
 // holding non-zero bytes and the patches are written. The cost is proportional to the data
-// written to the pool, not to its size (WITCHER §4.4's crash NVM images; the thesis's
-// copy-on-write snapshots, seeds/002_2a22ed230f71d116.txt §5.1.2, serve the same purpose).
+// written to the pool, not to its size (WITCHER §4.4's crash NVM images; the copy-on-write
+// snapshots of Fernandes's thesis, Automatic Testing of PM Applications §5.1.2, serve the same purpose).
 // It must be called during the Walk callback that delivered cp.
 func (cp *CrashPoint) WriteImage(path string, region uint32, st State) error {
 	g, err := cp.region(region)
@@ -134,7 +134,7 @@ type ImageWriter struct {
 	path    string
 	f       *os.File
 	g       *image.Region
-	t       *tracker
+	rp      *image.Replayer
 	gen     uint64  // the crash point whose fully applied image the file holds under patches
 	patches []Patch // patches applied to the file
 }
@@ -153,7 +153,7 @@ func (w *ImageWriter) Write(cp *CrashPoint, region uint32, st State) error {
 	if err != nil {
 		return err
 	}
-	if w.f == nil || w.g != g || w.t != cp.t || cp.gen < w.gen {
+	if w.f == nil || w.g != g || w.rp != cp.rp || cp.gen < w.gen {
 		if w.f != nil {
 			w.f.Close()
 		}
@@ -176,10 +176,7 @@ func (w *ImageWriter) Write(cp *CrashPoint, region uint32, st State) error {
 		}
 		if cp.gen != w.gen {
 			page := make([]byte, image.PageSize)
-			for p, gen := range cp.t.pageGen[g] {
-				if gen < w.gen {
-					continue
-				}
+			for _, p := range g.PagesWrittenSince(w.gen) {
 				n, _ := g.ReadAt(page, int64(p*image.PageSize))
 				if _, err := w.f.WriteAt(page[:n], int64(g.FileOffset+p*image.PageSize)); err != nil {
 					return err
@@ -190,7 +187,7 @@ func (w *ImageWriter) Write(cp *CrashPoint, region uint32, st State) error {
 	if err := writePatches(w.f, ps); err != nil {
 		return err
 	}
-	w.g, w.t, w.gen, w.patches = g, cp.t, cp.gen, ps
+	w.g, w.rp, w.gen, w.patches = g, cp.rp, cp.gen, ps
 	return nil
 }
 

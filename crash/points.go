@@ -3,12 +3,12 @@ package crash
 import (
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 
 	"github.com/scry-pm/scry/image"
 	"github.com/scry-pm/scry/pmdk"
+	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -74,7 +74,6 @@ type CrashPoint struct {
 	InFlight []int64
 
 	rp  *image.Replayer
-	t   *tracker
 	gen uint64
 }
 
@@ -82,7 +81,7 @@ type CrashPoint struct {
 // copied); its image methods report an error.
 func (cp *CrashPoint) Clone() *CrashPoint {
 	c := *cp
-	c.rp, c.t = nil, nil
+	c.rp = nil
 	c.Space = cp.Space.clone()
 	c.InFlight = slices.Clone(cp.InFlight)
 	return &c
@@ -142,312 +141,195 @@ func (o Options) samples() int {
 
 // Stats summarises a walk.
 type Stats struct {
-	Events    uint64 // records read
-	Points    int    // crash points delivered
-	Skipped   int    // crash points skipped as duplicates (nothing unpersisted, nothing changed)
-	Truncated bool   // the trace had no END record
-	MaxUnits  int    // most unpersisted units at one crash point
-	MaxLines  int    // most lines with unpersisted units at one crash point
+	Events    uint64   // records read
+	Points    int      // crash points delivered
+	Skipped   int      // crash points skipped as duplicates (nothing unpersisted, nothing changed)
+	Truncated bool     // the trace had no END record
+	MaxUnits  int      // most unpersisted units at one crash point
+	MaxLines  int      // most lines with unpersisted units at one crash point
+	Warnings  []string // the replay's warnings (package replay)
 }
 
 // ErrStop may be returned by Walk's callback to end the walk early; Walk then returns nil.
 var ErrStop = errors.New("crash: stop")
 
 // Walk reads the trace once and calls fn at every crash point (package doc, "Crash points").
-// Memory stays bounded by the unpersisted units and the replayed image. It returns the walk's
-// statistics and the first error: a reader error, an inconsistent write (outside every region),
-// or fn's error. A truncated trace (the program died) still ends with an AtEnd crash point, then
-// Walk returns the reader's error wrapping trace.ErrTruncated with Stats.Truncated set.
+// The trace is replayed by package replay with the px86 model at the grain of failure-atomic
+// units (px86.Config.Units) and the image of every region; each unit keeps the bytes it
+// overwrote. Memory stays bounded by the unpersisted units and the replayed image. It returns
+// the walk's statistics and the first error: a reader error or fn's error. A truncated trace
+// (the program died) still ends with an AtEnd crash point, then Walk returns the reader's error
+// wrapping trace.ErrTruncated with Stats.Truncated set. The replay's warnings (an inconsistent
+// trace, runtime degradation) are in Stats.Warnings.
 func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, error) {
 	var st Stats
-	t, err := newTracker(uint64(r.Header().LineSize))
+	w := &walker{opts: opts, fn: fn, st: &st}
+	m, err := replay.New(r, replay.Options[unitData]{
+		Model: true, Image: true,
+		ModelConfig: px86.Config[unitData]{Units: true, Payloads: units{w}},
+	})
 	if err != nil {
 		return st, err
 	}
-	w := &walker{t: t, opts: opts, fn: fn, st: &st}
-	err = w.loop(r)
+	w.m = m
+	err = m.Run(w)
+	st.Events = m.Events
+	if err != nil && errors.Is(err, trace.ErrTruncated) {
+		st.Truncated = true
+		if perr := w.point(AtEnd, m.Events, &trace.Event{}); perr != nil {
+			err = perr
+		}
+	}
+	st.Warnings = m.Warnings()
 	if errors.Is(err, ErrStop) {
 		err = nil
 	}
 	return st, err
 }
 
+// walker is the replay handler of Walk: it places the crash points.
 type walker struct {
-	t        *tracker
+	replay.Nop
+	m        *replay.Machine[unitData]
 	opts     Options
 	fn       func(*CrashPoint) error
 	st       *Stats
-	regions  pmdk.Regions
-	threads  pmdk.Threads
-	flights  []flight // operations in flight, in OP_BEGIN order
-	inFlight []int64  // their indices, for CrashPoint.InFlight
-	changed  bool     // bytes changed since the last crash point
-	// The library call whose durable effects are being applied (site, thread), so that its
-	// later records get no crash point of their own.
-	inCall               bool
-	callSite, callThread uint32
-	cp                   CrashPoint
-	space                Space
+	seq      uint64 // units created so far (Unit.Seq)
+	segment  uint64 // fences and durable library calls so far (Unit.Segment)
+	changed  bool   // bytes changed since the last crash point
+	inFlight []int64
+	cp       CrashPoint
+	space    Space
+	lines    []Line
+	units    []Unit
+	starts   []int // w.units[starts[i]:starts[i+1]] are the units of w.lines[i]
+	ended    bool  // the END record was seen
 }
 
-func (w *walker) loop(r *trace.Reader) error {
-	t := w.t
-	var last uint64
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if errors.Is(err, trace.ErrTruncated) {
-				w.st.Truncated = true
-				if perr := w.point(AtEnd, last+1, &trace.Event{}); perr != nil {
-					return perr
-				}
-			}
-			return err
-		}
-		last = ev.Index
-		w.st.Events = ev.Index + 1
-		// A library call's run of durable effects continues only through records of the same
-		// call (and records that change nothing).
-		switch ev.Kind {
-		case trace.KindThread, trace.KindContext, trace.KindStack, trace.KindSites, trace.KindLoad:
-		case trace.KindExternalWrite, trace.KindTxCommit, trace.KindTxAdd, trace.KindAlloc, trace.KindFree:
-			if w.inCall && (ev.Site != w.callSite || ev.Thread != w.callThread) {
-				w.inCall = false
-			}
-			if ev.Kind == trace.KindExternalWrite && ev.Flags&trace.ExternalPersisted == 0 {
-				w.inCall = false
-			}
-		default:
-			w.inCall = false
-		}
-		switch ev.Kind {
-		case trace.KindStore, trace.KindNTStore:
-			if !w.regions.Contains(ev.Addr) {
-				continue
-			}
-			var fl uint8
-			if ev.Kind == trace.KindNTStore {
-				fl = UnitNT
-			}
-			if err := t.store(ev, fl); err != nil {
-				return err
-			}
-			w.changed = true
-			if w.opts.AfterStores {
-				if err := w.point(AfterStore, ev.Index, ev); err != nil {
-					return err
-				}
-			}
-		case trace.KindExternalWrite:
-			if !w.regions.Contains(ev.Addr) {
-				continue
-			}
-			switch {
-			case ev.Flags&trace.ExternalInitial != 0:
-				if err := t.apply(ev); err != nil {
-					return err
-				}
-			case ev.Flags&trace.ExternalPersisted != 0:
-				if err := w.libraryCall(ev); err != nil {
-					return err
-				}
-				if err := t.apply(ev); err != nil {
-					return err
-				}
-				t.PersistRange(ev.Addr, ev.Size)
-			default:
-				if err := t.store(ev, UnitExternal); err != nil {
-					return err
-				}
-			}
-			w.changed = true
-		case trace.KindFlush:
-			if w.regions.Contains(ev.Addr) {
-				t.flush(ev.Flush, ev.Addr)
-			}
-		case trace.KindFence:
-			if err := w.point(BeforeFence, ev.Index, ev); err != nil {
-				return err
-			}
-			t.fence()
-		case trace.KindRegionMap:
-			if err := t.rp.Apply(ev); err != nil {
-				return err
-			}
-			t.DropRange(ev.Addr, ev.Size)
-			w.regions.Map(pmdk.Region{ID: ev.Region, Base: ev.Addr, Len: ev.Size, Path: ev.Path, FileOffset: ev.FileOffset})
-			w.changed = true
-		case trace.KindRegionUnmap:
-			g, ok := w.regions.Get(ev.Region)
-			if !ok {
-				continue
-			}
-			if err := w.point(BeforeUnmap, ev.Index, ev); err != nil {
-				return err
-			}
-			t.DropRange(g.Base, g.Len)
-			w.regions.Unmap(ev.Region)
-			if err := t.rp.Apply(ev); err != nil {
-				return err
-			}
-		case trace.KindTxBegin:
-			w.threads.Get(ev.Thread).Begin(ev.Site, ev.Context)
-		case trace.KindTxAdd:
-			w.threads.Get(ev.Thread).Add(ev.Addr, ev.Size, ev.Flags, ev.Site, ev.Context)
-		case trace.KindTxCommit:
-			tx := w.threads.Get(ev.Thread)
-			if tx.Depth() == 1 {
-				if err := w.libraryCall(ev); err != nil {
-					return err
-				}
-			}
-			tx.Commit(t)
-		case trace.KindTxAbort:
-			w.threads.Get(ev.Thread).Abort(t)
-		case trace.KindTxEnd:
-			w.threads.Get(ev.Thread).End()
-		case trace.KindAlloc:
-			if ev.Flags&trace.AllocReserve == 0 {
-				w.threads.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0, ev.Site, ev.Context)
-			}
-		case trace.KindOpBegin:
-			// An operation of the same thread still open ends here (scry_op_begin ends the
-			// previous one; the runtime writes its OP_END first, this covers a trace without).
-			for i := len(w.flights) - 1; i >= 0; i-- {
-				if f := w.flights[i]; f.thread == ev.Thread {
-					w.flights = slices.Delete(w.flights, i, i+1)
-					if w.opts.OpBoundaries {
-						if err := w.boundary(OpEnd, f.op, f.text, ev); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			w.flights = append(w.flights, flight{op: int64(ev.Op), text: strings.Clone(ev.Text), thread: ev.Thread})
-			if w.opts.OpBoundaries {
-				if err := w.boundary(OpBegin, int64(ev.Op), ev.Text, ev); err != nil {
-					return err
-				}
-			}
-		case trace.KindOpEnd:
-			i := w.ending(ev)
-			if i < 0 {
-				continue
-			}
-			f := w.flights[i]
-			w.flights = slices.Delete(w.flights, i, i+1)
-			if w.opts.OpBoundaries {
-				if err := w.boundary(OpEnd, f.op, f.text, ev); err != nil {
-					return err
-				}
-			}
-		case trace.KindEnd:
-			return w.point(AtEnd, ev.Index, ev)
-		}
+// call runs fn and stops the replay on its error.
+func (w *walker) call(err error) {
+	if err != nil {
+		w.m.Stop(err)
 	}
 }
 
-// libraryCall places the crash point before the durable effects of a library call, unless the
-// call's run already has one.
-func (w *walker) libraryCall(ev *trace.Event) error {
-	if w.inCall {
-		return nil
+func (w *walker) Mapped(*trace.Event, pmdk.Region) { w.changed = true }
+
+func (w *walker) Unmapping(ev *trace.Event, r pmdk.Region) {
+	w.call(w.point(BeforeUnmap, ev.Index, ev))
+}
+
+func (w *walker) BeforeDurable(ev *trace.Event, newCall bool) {
+	if !newCall {
+		return
 	}
-	w.inCall, w.callSite, w.callThread = true, ev.Site, ev.Thread
-	err := w.point(BeforeLibrary, ev.Index, ev)
+	w.call(w.point(BeforeLibrary, ev.Index, ev))
 	// The library flushes and fences what it makes durable: a new segment begins.
-	w.t.segment++
-	return err
+	w.segment++
 }
 
-// flight is an operation in flight: begun (OP_BEGIN), not ended.
-type flight struct {
-	op     int64
-	text   string
-	thread uint32
-}
-
-// ending returns the index in w.flights of the operation an OP_END ends: the one with its
-// index, else the latest of its thread; -1 when none is in flight (an OP_END without OP_BEGIN).
-func (w *walker) ending(ev *trace.Event) int {
-	for i, f := range w.flights {
-		if f.op == int64(ev.Op) {
-			return i
-		}
+func (w *walker) Wrote(wr *replay.Write) {
+	w.changed = true
+	if w.opts.AfterStores && (wr.Kind == replay.Store || wr.Kind == replay.NTStore) {
+		w.call(w.point(AfterStore, wr.Event.Index, wr.Event))
 	}
-	for i := len(w.flights) - 1; i >= 0; i-- {
-		if w.flights[i].thread == ev.Thread {
-			return i
-		}
-	}
-	return -1
 }
 
-// current returns the operation running at a record of thread tid: the operation in flight on
-// that thread, else the latest begun (a helper thread working for it), else -1. With one
-// operation in flight (sequential workloads) it is that operation.
+func (w *walker) BeforeFence(ev *trace.Event) {
+	w.call(w.point(BeforeFence, ev.Index, ev))
+}
+
+func (w *walker) Fenced(*trace.Event, px86.FenceEffect) { w.segment++ }
+
+func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
+	if w.opts.OpBoundaries {
+		w.call(w.boundary(OpBegin, op, ev))
+	}
+}
+
+func (w *walker) OpEnded(ev *trace.Event, op replay.Op) {
+	if w.opts.OpBoundaries {
+		w.call(w.boundary(OpEnd, op, ev))
+	}
+}
+
+func (w *walker) Ended(ev *trace.Event) {
+	if w.ended {
+		return
+	}
+	w.ended = true
+	if err := w.point(AtEnd, ev.Index, ev); err != nil {
+		w.m.Stop(err)
+		return
+	}
+	w.m.Stop(replay.ErrStopped)
+}
+
+// current returns the operation running at a record of thread tid (replay.Ops.Current), -1
+// when none, and fills w.inFlight.
 func (w *walker) current(tid uint32) (int64, string) {
 	w.inFlight = w.inFlight[:0]
-	for _, f := range w.flights {
-		w.inFlight = append(w.inFlight, f.op)
+	for _, f := range w.m.Ops.InFlight() {
+		w.inFlight = append(w.inFlight, f.Index)
 	}
-	if len(w.flights) == 0 {
+	op, ok := w.m.Ops.Current(tid)
+	if !ok {
 		return -1, ""
 	}
-	for i := len(w.flights) - 1; i >= 0; i-- {
-		if f := w.flights[i]; f.thread == tid {
-			return f.op, f.text
-		}
-	}
-	f := w.flights[len(w.flights)-1]
-	return f.op, f.text
+	return op.Index, op.Text
 }
 
 // boundary delivers an operation boundary (Options.OpBoundaries) of operation op: like a crash
 // point, but not counted and without effect on duplicate skipping.
-func (w *walker) boundary(kind PointKind, op int64, text string, ev *trace.Event) error {
-	t := w.t
+func (w *walker) boundary(kind PointKind, op replay.Op, ev *trace.Event) error {
 	w.fillSpace()
 	w.space.Kind = kind
 	w.current(ev.Thread)
 	w.cp = CrashPoint{
 		Index: -1, Event: ev.Index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
-		Stack: ev.Context, Op: op, OpText: text, Segment: t.segment, Space: &w.space, rp: t.rp,
-		InFlight: w.inFlight,
+		Stack: ev.Context, Op: op.Index, OpText: op.Text, Segment: w.segment, Space: &w.space,
+		InFlight: w.inFlight, rp: w.m.Image,
 	}
-	t.gen++
-	w.cp.gen = t.gen
-	w.cp.t = t
+	w.cp.gen = w.m.Image.Advance()
 	return w.fn(&w.cp)
 }
 
-// fillSpace loads the tracker's lines into the walker's Space, sorted by address.
+// fillSpace copies the model's unpersisted units into the walker's Space, lines in address
+// order.
 func (w *walker) fillSpace() {
-	t := w.t
 	sp := &w.space
+	w.lines, w.units, w.starts = w.lines[:0], w.units[:0], w.starts[:0]
+	rp := w.m.Image
+	var g *image.Region
+	w.m.Model.ForEachLine(func(v px86.LineView[unitData]) bool {
+		addr := v.Addr()
+		if g == nil || !g.Contains(addr) {
+			g = rp.RegionAt(addr)
+		}
+		w.lines = append(w.lines, Line{Addr: addr, Region: g, Pending: v.Pending()})
+		w.starts = append(w.starts, len(w.units))
+		for i := 0; i < v.Len(); i++ {
+			s, d := v.At(i)
+			w.units = append(w.units, Unit{
+				Store: s.ID, First: s.First, Seq: d.seq, Addr: s.Addr, Size: int(s.Size), Segment: d.segment,
+				Site: s.Origin.Site, Stack: s.Origin.Stack, Flags: s.Flags &^ px86.Spans, Old: d.old, Keep: d.keep,
+			})
+		}
+		return true
+	})
+	w.starts = append(w.starts, len(w.units))
 	sp.Lines = sp.Lines[:0]
-	for _, l := range t.lines {
+	for i := range w.lines {
+		l := &w.lines[i]
+		l.Units = w.units[w.starts[i]:w.starts[i+1]:w.starts[i+1]]
 		sp.Lines = append(sp.Lines, l)
 	}
-	slices.SortFunc(sp.Lines, func(a, b *Line) int {
-		switch {
-		case a.Addr < b.Addr:
-			return -1
-		case a.Addr > b.Addr:
-			return 1
-		}
-		return 0
-	})
-	sp.units, sp.Segment, sp.order, sp.Kind = t.units, t.segment, sp.order[:0], 0
+	sp.units, sp.Segment, sp.order, sp.Kind = len(w.units), w.segment, sp.order[:0], 0
 }
 
 // point delivers a crash point, or counts it as skipped when it would repeat the last one.
 func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
-	t := w.t
-	if t.units == 0 && !w.changed {
+	if w.m.Model.Len() == 0 && !w.changed {
 		w.st.Skipped++
 		return nil
 	}
@@ -458,14 +340,12 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	op, text := w.current(ev.Thread)
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
-		Stack: ev.Context, Op: op, OpText: text, Segment: t.segment, Space: sp, rp: t.rp,
+		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image,
 		InFlight: w.inFlight,
 	}
 	w.st.Points++
-	t.gen++
-	w.cp.gen = t.gen
-	w.cp.t = t
-	w.st.MaxUnits = max(w.st.MaxUnits, t.units)
+	w.cp.gen = w.m.Image.Advance()
+	w.st.MaxUnits = max(w.st.MaxUnits, sp.units)
 	w.st.MaxLines = max(w.st.MaxLines, len(sp.Lines))
 	return w.fn(&w.cp)
 }

@@ -67,6 +67,7 @@ func (s *Space) clone() *Space {
 		nl.Units = slices.Clone(l.Units)
 		for i := range nl.Units {
 			nl.Units[i].Old = slices.Clone(nl.Units[i].Old)
+			nl.Units[i].Keep = slices.Clone(nl.Units[i].Keep)
 		}
 		c.Lines = append(c.Lines, &nl)
 	}
@@ -168,9 +169,11 @@ func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
 		for j := len(l.Units) - 1; j >= k; j-- {
 			u := l.Units[j]
 			off := u.Addr - l.Addr
-			copy(buf[off:], u.Old)
-			for b := off; b < off+uint64(u.Size); b++ {
-				mask[b] = true
+			for b := range uint64(u.Size) {
+				if u.Keep == nil || u.Keep[b] {
+					buf[off+b] = u.Old[b]
+					mask[off+b] = true
+				}
 			}
 			lo, hi = min(lo, off), max(hi, off+uint64(u.Size))
 		}

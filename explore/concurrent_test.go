@@ -16,6 +16,7 @@ import (
 	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/crash"
 	scryexec "github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/trace"
 )
@@ -362,7 +363,17 @@ func TestInvariantsInferred(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tf, err := trace.Open(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			props, err := infer.Infer(tf, infer.Options{Rules: infer.Both})
+			tf.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := Run(context.Background(), Config{Trace: tr, Target: target, Workload: w, Pool: pool,
+				Options:    crash.Options{Invariants: Invariants(props)},
 				Strategies: []*crash.Strategy{crash.StrategyByName("invariants")}, Exec: scryexec.Pool{Jobs: 2, Dir: dir}})
 			if err != nil {
 				t.Fatal(err)

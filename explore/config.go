@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,9 @@ type Config struct {
 	Options crash.Options
 	// Checker, if non-nil, also runs on every crash image.
 	Checker *exec.Checker
+	// Runner runs the target and the checker on images (nil: ProcessRunner of Target and
+	// Checker, real processes). Tests give a fake to explore without compiling anything.
+	Runner Runner
 	// Pool of workers: Jobs, temporary directory parent, progress output.
 	Exec exec.Pool
 	// BatchStates bounds the images materialised at once (0: DefaultBatchStates); a batch
@@ -59,6 +63,39 @@ type Config struct {
 	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
 	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
 	MaxInFlight int
+}
+
+// Runner runs the program under test, and the checker, on an image. The run of the target on
+// an image must not depend on anything but the image and its standard input.
+type Runner interface {
+	// Target runs the target on image with stdin in the worker directory dir.
+	Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome
+	// HasChecker reports whether there is a checker to run on every crash image.
+	HasChecker() bool
+	// Checker runs the checker on image in dir; ok is false when there is no checker.
+	Checker(ctx context.Context, image, dir string) (out exec.Outcome, ok bool)
+}
+
+// ProcessRunner runs a Target and an optional Checker as processes (package exec).
+type ProcessRunner struct {
+	Prog  exec.Target
+	Check *exec.Checker
+}
+
+// Target runs the target process.
+func (r ProcessRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+	return r.Prog.Run(ctx, image, stdin, dir)
+}
+
+// HasChecker reports whether a checker is set.
+func (r ProcessRunner) HasChecker() bool { return r.Check != nil }
+
+// Checker runs the checker process, if any.
+func (r ProcessRunner) Checker(ctx context.Context, image, dir string) (exec.Outcome, bool) {
+	if r.Check == nil {
+		return exec.Outcome{}, false
+	}
+	return r.Check.Run(ctx, image, dir), true
 }
 
 // Workload is a workload file split into operations, one per line.
@@ -120,6 +157,9 @@ func (c *Config) check() error {
 	}
 	if len(c.Target.Args) == 0 {
 		return errors.New("explore: no target")
+	}
+	if c.Runner == nil {
+		c.Runner = ProcessRunner{Prog: c.Target, Check: c.Checker}
 	}
 	if len(c.Workload.Ops) == 0 {
 		return errors.New("explore: the workload has no operations: crash states are explored inside operations (one per line of standard input)")

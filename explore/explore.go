@@ -329,28 +329,11 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 	return nil
 }
 
-// location resolves a site of the trace.
-func (e *explorer) location(site uint32) report.Location {
-	s, ok := e.r.Site(site)
-	if !ok || site == 0 {
-		return report.Location{}
-	}
-	return report.Location{File: s.File, Line: int(s.Line), Column: int(s.Column), Function: s.Function}
-}
+// location resolves a site of the trace (report.At).
+func (e *explorer) location(site uint32) report.Location { return report.At(e.r, site) }
 
-// stack resolves a call-stack node, innermost call first.
-func (e *explorer) stack(node uint32) []report.Frame {
-	if node == 0 {
-		return nil
-	}
-	ids := e.r.StackOf(node)
-	out := make([]report.Frame, 0, len(ids))
-	for i := len(ids) - 1; i >= 0; i-- {
-		l := e.location(ids[i])
-		out = append(out, report.Frame{Function: l.Function, File: l.File, Line: l.Line, Column: l.Column})
-	}
-	return out
-}
+// stack resolves a call-stack node, innermost call first (report.StackAt).
+func (e *explorer) stack(node uint32) []report.Frame { return report.StackAt(e.r, node) }
 
 // newItem materialises the crash image of st at cp and what a finding on it needs.
 func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path string, st crash.State, strategy string) (*item, error) {

@@ -18,10 +18,13 @@ const (
 	KindAtomicity = "atomicity-violation"
 )
 
-// Rules describe the kinds, for SARIF.
-var Rules = []report.Rule{
-	{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
-	{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
+// Kinds returns the kinds of crash findings with their one doc text, for the catalogue of
+// package analysis.
+func Kinds() []report.Rule {
+	return []report.Rule{
+		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
+		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
+	}
 }
 
 // Symptoms.
@@ -108,7 +111,7 @@ func firstLine(a, b []byte) string {
 func uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
 	seen := map[string]bool{}
 	for _, u := range us {
-		key := fmt.Sprintf("%s:%d:%d:%s", u.Loc.File, u.Loc.Line, u.Loc.Column, u.Loc.Function)
+		key := u.Loc.Key()
 		if u.Loc.File == "" {
 			key = fmt.Sprintf("site#%d", u.Site)
 		}
@@ -118,27 +121,16 @@ func uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, si
 		seen[key] = true
 		sites = append(sites, key)
 		if len(rel) < limit {
-			rel = append(rel, report.Related{Role: role, File: u.Loc.File, Line: u.Loc.Line, Column: u.Loc.Column, Function: u.Loc.Function})
+			rel = append(rel, u.Loc.Related(role))
 		}
 	}
 	return rel, sites
 }
 
-func posText(l report.Location) string {
-	if l.File == "" {
-		return "an unknown site"
-	}
-	s := fmt.Sprintf("%s:%d", l.File, l.Line)
-	if l.Function != "" {
-		s += " (" + l.Function + ")"
-	}
-	return s
-}
-
 func relText(rs []report.Related) string {
 	var parts []string
 	for _, r := range rs {
-		parts = append(parts, posText(report.Location{File: r.File, Line: r.Line, Function: r.Function}))
+		parts = append(parts, r.Location().String())
 	}
 	if len(parts) > 3 {
 		parts = append(parts[:3], fmt.Sprintf("%d more", len(parts)-3))
@@ -165,7 +157,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	}
 	opType, _, _ := strings.Cut(strings.TrimSpace(it.opText), " ")
 	key := strings.Join([]string{kind, "op=" + opType,
-		fmt.Sprintf("%s:%d:%d:%s", it.loc.File, it.loc.Line, it.loc.Column, it.loc.Function),
+		it.loc.Key(),
 		"path=" + strings.Join(path, ">")}, "|")
 	stores := "P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ",") +
 		"|U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
@@ -182,7 +174,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	id := "c" + hex.EncodeToString(sum[:6])
 	e.clusters[key] = len(e.res.Findings)
 
-	where := fmt.Sprintf("a crash %s at %s during operation %d (%q)", pointText(it.pointKind.String()), posText(it.loc), it.op, it.opText)
+	where := fmt.Sprintf("a crash %s at %s during operation %d (%q)", pointText(it.pointKind.String()), it.loc.String(), it.op, it.opText)
 	symText := symptomText(symptom)
 	if ls.general {
 		var ops []string
@@ -209,7 +201,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with the stores issued so far persisted in program order up to %s, not persisted, %s",
 			it.op, it.opText, where, relText(unpRel), symText)
 	}
-	related := []report.Related{{Role: "crash-point", File: it.loc.File, Line: it.loc.Line, Column: it.loc.Column, Function: it.loc.Function}}
+	related := []report.Related{it.loc.Related("crash-point")}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
 	c := &report.Crash{

@@ -98,7 +98,7 @@ func (e *explorer) flush() error {
 	jobs = gen.jobs(jobs, prepOut)
 	first := len(jobs)
 	for _, it := range batch {
-		jobs = append(jobs, job{image: it.image, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Checker != nil})
+		jobs = append(jobs, job{image: it.image, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
 	}
 	outs, err := exec.Map(e.ctx, e.cfg.Exec, jobs, e.runJob)
 	if err != nil {
@@ -137,13 +137,12 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 		if err := exec.CopyFile(cp, j.image); err != nil {
 			co := exec.Outcome{ExitCode: -1, Err: err}
 			out.checker = &co
-		} else {
-			co := e.cfg.Checker.Run(ctx, cp, w.Dir)
+		} else if co, ok := e.cfg.Runner.Checker(ctx, cp, w.Dir); ok {
 			out.checker = &co
 		}
 		os.Remove(cp)
 	}
-	out.target = e.cfg.Target.Run(ctx, j.image, j.stdin, w.Dir)
+	out.target = e.cfg.Runner.Target(ctx, j.image, j.stdin, w.Dir)
 	if !j.keep {
 		os.Remove(j.image)
 	}

@@ -1,4 +1,4 @@
-package image
+package image_test
 
 import (
 	"bytes"
@@ -9,10 +9,31 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/image"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/trace"
 )
 
-const base = 0x7f0000000000
+const (
+	base     = 0x7f0000000000
+	PageSize = image.PageSize
+)
+
+// replayAll replays evs (without END) into a fresh image and returns its replayer.
+func replayAll(t *testing.T, evs []trace.Event) *image.Replayer {
+	t.Helper()
+	m, err := replay.New[struct{}](build(t, evs, false), replay.Options[struct{}]{Image: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(replay.Nop{}); err != nil && !errors.Is(err, trace.ErrTruncated) {
+		t.Fatal(err)
+	}
+	if w := m.Warnings(); len(w) > 0 {
+		t.Fatalf("warnings: %q", w)
+	}
+	return m.Image
+}
 
 // build writes evs (plus an END record when end) with trace.Writer and returns a Reader on it.
 func build(t *testing.T, evs []trace.Event, end bool) *trace.Reader {
@@ -55,7 +76,6 @@ func ext(addr uint64, flags uint8, data []byte) trace.Event {
 func unmap(id uint32) trace.Event { return trace.Event{Kind: trace.KindRegionUnmap, Region: id} }
 
 func TestReplayerReadAt(t *testing.T) {
-	rp := NewReplayer()
 	evs := []trace.Event{
 		mapEv(1, base, 3*PageSize+100, 0, "/p"),
 		store(base+PageSize-2, 1, 2, 3, 4), // straddles pages 0 and 1
@@ -63,11 +83,7 @@ func TestReplayerReadAt(t *testing.T) {
 		store(base+2*PageSize, 0, 0, 0),                         // zeros: no page allocated
 		{Kind: trace.KindLoad, Addr: base + 8, Data: []byte{7}}, // ignored
 	}
-	for i := range evs {
-		if err := rp.Apply(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rp := replayAll(t, evs)
 	g := rp.Regions()[0]
 	if pages := g.TouchedPages(); len(pages) != 3 || pages[0] != 0 || pages[1] != 1 || pages[2] != 3 {
 		t.Errorf("TouchedPages = %v", pages)
@@ -90,43 +106,23 @@ func TestReplayerReadAt(t *testing.T) {
 	}
 }
 
-func TestReplayerErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		evs  []trace.Event
-		msg  string
-	}{
-		{"outside", []trace.Event{mapEv(1, base, 4096, 0, "/p"), store(base+4096, 1)}, "outside every mapped PM region"},
-		{"straddle", []trace.Event{mapEv(1, base, 4096, 0, "/p"), store(base+4090, 1, 2, 3, 4, 5, 6, 7, 8)}, "runs 2 bytes past the end"},
-		{"after-unmap", []trace.Event{mapEv(1, base, 4096, 0, "/p"), unmap(1), store(base, 1)}, "outside every mapped"},
-		{"dup-id", []trace.Event{mapEv(1, base, 4096, 0, "/p"), mapEv(1, 2*base, 4096, 0, "/q")}, "while still mapped"},
-		{"overlap", []trace.Event{mapEv(1, base, 4096, 0, "/p"), mapEv(2, base+4095, 4096, 0, "/q")}, "overlaps mapped region 1"},
-		{"wrap", []trace.Event{mapEv(1, ^uint64(0)-10, 4096, 0, "/p")}, "wraps"},
-		{"unmap-unknown", []trace.Event{unmap(3)}, "not mapped"},
+// TestGenerations checks Advance and PagesWrittenSince, which incremental crash images use.
+func TestGenerations(t *testing.T) {
+	rp := image.NewReplayer()
+	g := rp.Map(1, base, 4*PageSize, 0, "/p", false, 0)
+	rp.Write(base, []byte{1})
+	gen := rp.Advance()
+	rp.Write(base+2*PageSize, []byte{2})
+	rp.Write(base+3*PageSize-1, []byte{3, 3}) // pages 2 and 3
+	if got := g.PagesWrittenSince(gen); len(got) != 2 || got[0]+got[1] != 5 {
+		t.Errorf("pages written since %d: %v, want 2 and 3", gen, got)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rp := NewReplayer()
-			var err error
-			for i := range tt.evs {
-				if err = rp.Apply(&tt.evs[i]); err != nil {
-					break
-				}
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.msg) {
-				t.Errorf("error %v, want %q", err, tt.msg)
-			}
-		})
+	if rp.Write(base+4*PageSize-1, []byte{1, 2}) || rp.Write(2*base, []byte{1}) {
+		t.Error("a write past the region or outside it was applied")
 	}
-	// Adjacent regions are fine, and a write goes to the right one.
-	rp := NewReplayer()
-	for _, ev := range []trace.Event{mapEv(1, base, 4096, 0, "/p"), mapEv(2, base+4096, 4096, 0, "/q"), store(base+4096, 5), store(base, 4)} {
-		if err := rp.Apply(&ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if rp.Regions()[1].Page(0)[0] != 5 || rp.Regions()[0].Page(0)[0] != 4 {
-		t.Error("writes went to the wrong region")
+	rp.Unmap(1, 9)
+	if g.Mapped || g.UnmapIndex != 9 || rp.RegionAt(base) != nil {
+		t.Errorf("after Unmap: %+v", g)
 	}
 }
 
@@ -167,11 +163,11 @@ func TestVerify(t *testing.T) {
 	evs = append(evs, mapEv(3, 3*base, size, 0, short), ext(3*base, trace.ExternalInitial, header))
 	evs = append(evs, mapEv(4, 4*base, size, 0, filepath.Join(dir, "missing")))
 	evs = append(evs, mapEv(5, 5*base, PageSize, PageSize, offset), store(5*base+5, 0x42))
-	res, err := Verify(build(t, evs, true), VerifyOptions{ChunkSize: 3 * PageSize})
+	res, err := replay.Verify(build(t, evs, true), image.VerifyOptions{ChunkSize: 3 * PageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OK || !res.Complete || len(res.Regions) != 5 || res.ReplayErrorCount != 0 {
+	if res.OK || !res.Complete || len(res.Regions) != 5 || len(res.Warnings) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 	want := []struct {
@@ -223,7 +219,7 @@ func TestVerifyReopen(t *testing.T) {
 		ext(2*base+PageSize, trace.ExternalInitial, []byte{3}),
 		store(2*base+PageSize, 7),
 	}
-	res, err := Verify(build(t, evs, true), VerifyOptions{})
+	res, err := replay.Verify(build(t, evs, true), image.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,15 +236,15 @@ func TestVerifyPathMapAndTruncated(t *testing.T) {
 		store(base+100, 5),
 		store(base+PageSize, 1), // outside: a replay error, counted
 	}
-	res, err := Verify(build(t, evs, false), VerifyOptions{PathMap: map[string]string{"/mnt/pmem/original": moved}})
+	res, err := replay.Verify(build(t, evs, false), image.VerifyOptions{PathMap: map[string]string{"/mnt/pmem/original": moved}})
 	if !errors.Is(err, trace.ErrTruncated) {
 		t.Fatalf("error %v, want ErrTruncated", err)
 	}
 	if res == nil || len(res.Regions) != 1 || !res.Regions[0].OK || res.Regions[0].File != moved || res.Complete {
 		t.Fatalf("result %+v", res)
 	}
-	if res.OK || res.ReplayErrorCount != 1 || len(res.ReplayErrors) != 1 {
-		t.Errorf("replay errors not reported: %+v", res)
+	if res.OK || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "outside every mapped PM region") {
+		t.Errorf("the inconsistent write is not reported: %+v", res)
 	}
 }
 
@@ -268,15 +264,12 @@ func TestVerifySparseLarge(t *testing.T) {
 	f.WriteAt([]byte{1, 2, 3}, size-3)
 	f.WriteAt([]byte{4}, 12345678)
 	f.Close()
-	rp := NewReplayer()
 	evs := []trace.Event{mapEv(1, base, size, 0, path), store(base+size-3, 1, 2, 3), store(base+12345678, 4)}
-	for i := range evs {
-		rp.Apply(&evs[i])
-	}
+	rp := replayAll(t, evs)
 	if n := len(rp.Regions()[0].TouchedPages()); n != 2 {
 		t.Errorf("%d pages held, want 2", n)
 	}
-	res, err := Verify(build(t, evs, true), VerifyOptions{})
+	res, err := replay.Verify(build(t, evs, true), image.VerifyOptions{})
 	if err != nil || !res.OK {
 		t.Fatalf("%+v %v", res, err)
 	}

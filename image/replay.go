@@ -1,8 +1,8 @@
-// Package image rebuilds the bytes of persistent-memory regions from a trace and checks them
-// against the pool files on disk. docs/trace-format.md ("Semantics the analyses rely on"):
+// Package image holds the bytes of persistent-memory regions rebuilt from a trace and compares
+// them with the pool files on disk. docs/trace-format.md ("Semantics the analyses rely on"):
 // replaying every STORE, NT_STORE and EXTERNAL_WRITE in order over zero-filled regions gives the
 // exact bytes of every mapped region at every record, and at the end the bytes of each pool
-// file.
+// file. Package replay feeds a Replayer the records of a trace; Compare checks the result.
 //
 // Region images are sparse: memory is proportional to the pages written with non-zero bytes,
 // not to the size of the pool (pools are typically tens to hundreds of MiB, mostly untouched).
@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-
-	"github.com/scry-pm/scry/trace"
 )
 
 // PageSize is the granularity in bytes of a region's sparse image.
@@ -34,7 +32,8 @@ type Region struct {
 	MapIndex   uint64 // Event.Index of the REGION_MAP record
 	UnmapIndex uint64 // Event.Index of the REGION_UNMAP record; meaningful when !Mapped
 
-	pages map[uint64]*page // page index (offset / PageSize) -> contents; absent pages are zero
+	pages map[uint64]*page  // page index (offset / PageSize) -> contents; absent pages are zero
+	gens  map[uint64]uint64 // page index -> generation of its last write (Replayer.Advance)
 }
 
 // End returns the virtual address one past the region's last byte.
@@ -129,12 +128,17 @@ func isZero(b []byte) bool {
 	return true
 }
 
-// Replayer applies the writes of a trace to sparse images of its PM regions. The zero value is
-// not usable: call NewReplayer. A Replayer is not safe for concurrent use.
+// Replayer holds the sparse images of the PM regions of one trace as its records are replayed
+// (package replay drives it: REGION_MAP creates a region, REGION_UNMAP marks it unmapped, and
+// every write inside a region copies its bytes). It also numbers generations (Advance), so
+// that an incremental crash image can rewrite only the pages written since it was last
+// brought up to date. The zero value is not usable: call NewReplayer. A Replayer is not safe
+// for concurrent use.
 type Replayer struct {
 	regions []*Region          // every region, in mapping order
 	live    map[uint32]*Region // mapped regions by id
 	last    *Region            // the region of the previous write, checked first
+	gen     uint64             // the current generation
 }
 
 // NewReplayer returns a Replayer with no region.
@@ -160,61 +164,71 @@ func (rp *Replayer) RegionAt(addr uint64) *Region {
 	return nil
 }
 
-// Apply applies one event: REGION_MAP creates a zero-filled region, REGION_UNMAP marks it
-// unmapped (it keeps its contents), STORE, NT_STORE and EXTERNAL_WRITE copy their bytes into
-// the region that contains them; other kinds are ignored. Errors (the event is then not
-// applied): a write that starts outside every mapped region or runs past the end of its region,
-// a REGION_MAP whose id is already mapped or whose range overlaps a mapped region or wraps the
-// address space, a REGION_UNMAP of a region that is not mapped. Writes of zero bytes are
-// ignored.
-func (rp *Replayer) Apply(ev *trace.Event) error {
-	switch ev.Kind {
-	case trace.KindStore, trace.KindNTStore, trace.KindExternalWrite:
-		if len(ev.Data) == 0 {
-			return nil
-		}
-		g := rp.RegionAt(ev.Addr)
-		if g == nil {
-			return fmt.Errorf("record %d: %v of %d bytes at %#x outside every mapped PM region",
-				ev.Index, ev.Kind, len(ev.Data), ev.Addr)
-		}
-		off := ev.Addr - g.Base
-		if uint64(len(ev.Data)) > g.Length-off {
-			return fmt.Errorf("record %d: %v of %d bytes at %#x runs %d bytes past the end of region %d (%s, %#x-%#x)",
-				ev.Index, ev.Kind, len(ev.Data), ev.Addr, uint64(len(ev.Data))-(g.Length-off), g.ID, g.Path, g.Base, g.End())
-		}
-		g.write(off, ev.Data)
-	case trace.KindRegionMap:
-		if old := rp.live[ev.Region]; old != nil {
-			return fmt.Errorf("record %d: region %d mapped again (%s) while still mapped (%s, record %d)",
-				ev.Index, ev.Region, ev.Path, old.Path, old.MapIndex)
-		}
-		if ev.Addr+ev.Size < ev.Addr {
-			return fmt.Errorf("record %d: region %d at %#x of %d bytes wraps the address space", ev.Index, ev.Region, ev.Addr, ev.Size)
-		}
-		for _, o := range rp.live {
-			if ev.Size > 0 && o.Length > 0 && ev.Addr < o.End() && o.Base < ev.Addr+ev.Size {
-				return fmt.Errorf("record %d: region %d (%s, %#x-%#x) overlaps mapped region %d (%s, %#x-%#x)",
-					ev.Index, ev.Region, ev.Path, ev.Addr, ev.Addr+ev.Size, o.ID, o.Path, o.Base, o.End())
-			}
-		}
-		g := &Region{
-			ID: ev.Region, Base: ev.Addr, Length: ev.Size, FileOffset: ev.FileOffset, Path: ev.Path,
-			Created: ev.Flags&trace.RegionCreated != 0, Mapped: true, MapIndex: ev.Index,
-			pages: make(map[uint64]*page),
-		}
-		rp.regions = append(rp.regions, g)
-		rp.live[g.ID] = g
-	case trace.KindRegionUnmap:
-		g := rp.live[ev.Region]
-		if g == nil {
-			return fmt.Errorf("record %d: REGION_UNMAP of region %d, which is not mapped", ev.Index, ev.Region)
-		}
-		g.Mapped, g.UnmapIndex = false, ev.Index
-		delete(rp.live, ev.Region)
-		if rp.last == g {
-			rp.last = nil
+// Map creates the zero-filled region id of length bytes at virtual address base, mapped from
+// path at fileOffset (created: the mapping call created the file), by the record at index. The
+// caller (package replay) has unmapped any region it replaces or overlaps.
+func (rp *Replayer) Map(id uint32, base, length, fileOffset uint64, path string, created bool, index uint64) *Region {
+	g := &Region{
+		ID: id, Base: base, Length: length, FileOffset: fileOffset, Path: path,
+		Created: created, Mapped: true, MapIndex: index,
+		pages: make(map[uint64]*page), gens: make(map[uint64]uint64),
+	}
+	rp.regions = append(rp.regions, g)
+	rp.live[id] = g
+	return g
+}
+
+// Unmap marks the mapped region id unmapped by the record at index; it keeps its contents.
+// Unmapping a region that is not mapped does nothing.
+func (rp *Replayer) Unmap(id uint32, index uint64) {
+	g := rp.live[id]
+	if g == nil {
+		return
+	}
+	g.Mapped, g.UnmapIndex = false, index
+	delete(rp.live, id)
+	if rp.last == g {
+		rp.last = nil
+	}
+}
+
+// Write copies data to the virtual address addr, which must lie with all of data in one
+// mapped region (the caller clips writes to their region); it reports false, writing nothing,
+// when it does not. The pages written are stamped with the current generation.
+func (rp *Replayer) Write(addr uint64, data []byte) bool {
+	if len(data) == 0 {
+		return true
+	}
+	g := rp.RegionAt(addr)
+	if g == nil || uint64(len(data)) > g.Length-(addr-g.Base) {
+		return false
+	}
+	off := addr - g.Base
+	g.write(off, data)
+	for p := off / PageSize; p <= (off+uint64(len(data))-1)/PageSize; p++ {
+		g.gens[p] = rp.gen
+	}
+	return true
+}
+
+// Advance starts a new generation and returns its number (the first is 1): writes from now on
+// are stamped with it.
+func (rp *Replayer) Advance() uint64 {
+	rp.gen++
+	return rp.gen
+}
+
+// Generation returns the current generation (0 before the first Advance).
+func (rp *Replayer) Generation() uint64 { return rp.gen }
+
+// PagesWrittenSince returns the indexes of the pages of g written during generation gen or a
+// later one, in no particular order.
+func (g *Region) PagesWrittenSince(gen uint64) []uint64 {
+	var out []uint64
+	for p, pg := range g.gens {
+		if pg >= gen {
+			out = append(out, p)
 		}
 	}
-	return nil
+	return out
 }

@@ -2,12 +2,9 @@ package image
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/scry-pm/scry/trace"
 )
 
 // VerifyOptions tunes Verify.
@@ -18,9 +15,6 @@ type VerifyOptions struct {
 	// ChunkSize is how many bytes of a file are read at a time (0: 1 MiB; rounded up to a
 	// multiple of PageSize).
 	ChunkSize int
-	// MaxReplayErrors is how many replay errors are kept in VerifyResult.ReplayErrors (0: 20).
-	// All are counted.
-	MaxReplayErrors int
 }
 
 // RegionResult is the comparison of one region's replayed bytes with its file.
@@ -39,76 +33,39 @@ type RegionResult struct {
 	Err        error  // why the comparison is incomplete: file missing or unreadable, file too short
 }
 
-// VerifyResult is the outcome of Verify.
+// VerifyResult is the outcome of a verification (replay.Verify): the trace replayed, then
+// every final region compared with its file.
 type VerifyResult struct {
-	Regions          []RegionResult // one per final mapping, in mapping order
-	Records          uint64         // trace records replayed
-	Complete         bool           // the trace ended with an END record
-	ReplayErrors     []error        // the first writes that could not be applied (see Replayer.Apply)
-	ReplayErrorCount int            // all of them
-	OK               bool           // the trace replayed without error and every region is OK
+	Regions  []RegionResult // one per final mapping, in mapping order
+	Records  uint64         // trace records replayed
+	Complete bool           // the trace ended with an END record
+	// Warnings are the inconsistencies the replay found (writes outside every region or past
+	// the end of one, unknown unmaps, overlapping mappings), as package replay words them.
+	Warnings []string
+	OK       bool // the trace replayed without inconsistency and every region is OK
 }
 
-// Verify replays the whole trace read from r (docs/trace-format.md, "Semantics the analyses
-// rely on") and compares, for every pool file, the replayed bytes of its final mapping with the
-// file on disk (principle 2 of the design: the trace must rebuild the final file byte for byte).
-//
-// The final mappings of a path are those not followed by a later mapping of the same path made
-// after they were unmapped: a pool opened, closed and reopened is compared through its last
-// mapping, whose initial content the runtime re-sends as EXTERNAL_WRITE records flagged
-// initial. Only the mapped range is compared, at its file offset; the file may be longer.
-// Files are read ChunkSize bytes at a time; pages never written compare against zero bytes.
-//
-// A write that cannot be applied is counted in the result, not fatal. A missing or unreadable
-// file is reported in its RegionResult.Err. Verify returns a non-nil error only for the trace:
-// an error wrapping trace.ErrTruncated comes with a complete result (the comparison of what the
-// trace holds; expect differences); on corruption or an I/O error of the trace the result
-// covers the records read before it.
-func Verify(r *trace.Reader, opts VerifyOptions) (*VerifyResult, error) {
-	maxErrs := opts.MaxReplayErrors
-	if maxErrs <= 0 {
-		maxErrs = 20
-	}
-	res := &VerifyResult{}
-	rp := NewReplayer()
-	var terr error
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				terr = err
-			}
-			break
-		}
-		res.Records++
-		if err := rp.Apply(ev); err != nil {
-			res.ReplayErrorCount++
-			if len(res.ReplayErrors) < maxErrs {
-				res.ReplayErrors = append(res.ReplayErrors, err)
-			}
-		}
-	}
-	_, _, res.Complete = r.End()
-	if terr != nil && !errors.Is(terr, trace.ErrTruncated) {
-		return res, terr
-	}
+// Compare compares, for every pool file, the replayed bytes of its final mapping among
+// regions (Replayer.Regions, see FinalRegions) with the file on disk, ChunkSize bytes at a
+// time; pages never written compare against zero bytes. Only the mapped range is compared, at
+// its file offset; the file may be longer. A missing or unreadable file is reported in its
+// RegionResult.Err.
+func Compare(regions []*Region, opts VerifyOptions) []RegionResult {
 	chunk := opts.ChunkSize
 	if chunk <= 0 {
 		chunk = 1 << 20
 	}
 	chunk = (chunk + PageSize - 1) / PageSize * PageSize
 	buf := make([]byte, chunk)
-	res.OK = res.ReplayErrorCount == 0
-	for _, g := range FinalRegions(rp.Regions()) {
+	var out []RegionResult
+	for _, g := range FinalRegions(regions) {
 		file := g.Path
 		if p, ok := opts.PathMap[g.Path]; ok {
 			file = p
 		}
-		rr := compareRegion(g, file, buf)
-		res.OK = res.OK && rr.OK
-		res.Regions = append(res.Regions, rr)
+		out = append(out, compareRegion(g, file, buf))
 	}
-	return res, terr
+	return out
 }
 
 // FinalRegions returns, from regions in mapping order (Replayer.Regions), those that hold the
@@ -220,11 +177,8 @@ func (res *VerifyResult) Write(w io.Writer) error {
 			}
 		}
 	}
-	for _, err := range res.ReplayErrors {
-		fmt.Fprintf(&b, "replay error: %v\n", err)
-	}
-	if extra := res.ReplayErrorCount - len(res.ReplayErrors); extra > 0 {
-		fmt.Fprintf(&b, "... and %d more replay errors\n", extra)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "replay: %s\n", w)
 	}
 	verdict := "OK"
 	if !res.OK {

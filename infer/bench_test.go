@@ -9,7 +9,6 @@ import (
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/infer"
-	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -187,11 +186,7 @@ func benchInfer(b *testing.B, data []byte) {
 		b.ReportAllocs()
 		var events uint64
 		for i := 0; i < b.N; i++ {
-			r, err := trace.NewReader(bytes.NewReader(data))
-			if err != nil {
-				b.Fatal(err)
-			}
-			rep, err := analysis.Run(r, append(oracle.All(), infer.Analyzers(res)...), analysis.Options{})
+			rep, err := analysis.Analyze(analysis.BytesSource(data), analysis.Options{Properties: res})
 			if err != nil {
 				b.Fatal(err)
 			}

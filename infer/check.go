@@ -2,10 +2,12 @@ package infer
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/pmdk"
 	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -16,32 +18,49 @@ const (
 	KindMPAViolation = "mpa-violation"
 )
 
-// Rules describe the kinds, for SARIF and listings (the driver also lists them when the
-// analyzers run).
-var Rules = []report.Rule{
-	{Kind: KindMPBViolation, Class: report.Correctness, Doc: mpbDoc},
-	{Kind: KindMPAViolation, Class: report.Correctness, Doc: mpaDoc},
+// Properties is the analyzer that infers the persistence properties the checks need (DURA,
+// MPB and MPA; the dissertation's rules) from the whole trace, before the checks' pass. Its
+// result is the *Result of Infer. A pipeline that already inferred the properties (for the
+// invariants strategy, with every rule) gives its result instead (framework.Config.Results).
+var Properties = &framework.Analyzer{
+	Name:       "infer-properties",
+	Doc:        "infers must-persist-before and must-persist-atomically properties from how the program reads its own data (the whole trace, before the checks)",
+	ResultType: reflect.TypeOf((*Result)(nil)),
+	Prepass: func(open func() (*trace.Reader, error)) (any, error) {
+		r, err := open()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		return Infer(r, Options{Rules: MPBSet})
+	},
 }
 
-const (
-	mpbDoc = "a store may persist while an earlier store it must persist after (an inferred must-persist-before property) is not yet durable"
-	mpaDoc = "stores that must persist atomically (an inferred must-persist-atomically property) are in flight together outside one transaction: a crash can persist one without the other"
-)
+// stores is the fact provider of the checks: per thread, the latest instance of each site an
+// MPB or MPA property names, with its transaction.
+var stores = &framework.Analyzer{
+	Name:       "infer-stores",
+	Doc:        "tracks the latest store instance of every site named by an inferred MPB or MPA property, and its transaction",
+	Requires:   []*framework.Analyzer{Properties},
+	ResultType: reflect.TypeOf((*tracker)(nil)),
+	New: func(p *framework.Pass) (any, error) {
+		return newTracker(framework.ResultOf[*Result](p, Properties)), nil
+	},
+}
 
-// Analyzers returns the analyzers that check a trace against the MPB and MPA properties of res
-// (the dissertation's Algorithms 9 and 10, seeds/003_49a44b735a979088.txt §5.5.3), to run with
-// the oracles in the driver's single pass (framework.Run), typically over the trace res was
-// inferred from: mpb-violation and mpa-violation, both of class correctness. WITCHER's rules
-// (RO1-RO3, RA1) are never checked: they are hypotheses to test on crash images (WITCHER §4.4),
-// too loose to report without re-execution (the dissertation's §5.6.4 counts their bogus
-// bugs). DURA is not checked here either: the unpersisted-store oracle reports it.
+// MPBViolation and MPAViolation check a trace against the MPB and MPA properties inferred from it
+// (the dissertation's Algorithms 9 and 10, Huang, Constraint-Based Analysis for PM Programs, USC
+// 2023, §5.5.3), in the oracles' streaming pass: findings mpb-violation and mpa-violation, of
+// class correctness. WITCHER's rules (RO1-RO3, RA1) are never checked: they are hypotheses to
+// test on crash images (WITCHER, SOSP'21, §4.4), too loose to report without re-execution (the
+// dissertation's §5.6.4 counts their bogus bugs). DURA is not checked here either: the
+// unpersisted-store oracle reports it.
 //
 // Persistent interval of a store instance (Algorithm 7): it may start persisting when it
-// executes, except that a store into memory its thread's open transaction protects (a range
-// TX_ADDed with a snapshot and flushed at commit, or an object allocated in the transaction)
-// takes effect only at the outermost commit (a crash before rolls it back); it is durable once
-// the px86 model holds it persisted (its line was flushed and fenced, clflushed, persisted by
-// the library, or by PMDK at commit), never if that does not happen.
+// executes, except that a store into memory its thread's open transaction protects
+// (pmdk.Tx.Protects) takes effect only at the outermost commit (a crash before rolls it back);
+// it is durable once the px86 model holds it persisted (its line was flushed and fenced,
+// clflushed, persisted by the library, or by PMDK at commit), never if that does not happen.
 //
 // Pairing (documented in docs/inference.md): an instance of the After site of an MPB property
 // is checked against the latest earlier instance of its Before site by the same thread within
@@ -64,23 +83,16 @@ const (
 //
 // Properties between two instances of one site (Before == After) are not checked: the pairing
 // cannot tell which instances the property relates.
-func Analyzers(res *Result) []*framework.Analyzer {
-	if res == nil {
-		res = &Result{}
-	}
-	tr := &framework.Analyzer{
-		Name:     "infer-stores",
-		Doc:      "tracks the latest store instance of every site named by an inferred MPB or MPA property, and its transaction",
-		Requires: []*framework.Analyzer{framework.PMState},
-		New:      func(p *framework.Pass) (any, error) { return newTracker(res), nil },
-	}
-	mpb := &framework.Analyzer{
-		Name:     KindMPBViolation,
-		Doc:      mpbDoc,
-		Class:    report.Correctness,
-		Requires: []*framework.Analyzer{framework.PMState, tr},
+var (
+	MPBViolation = &framework.Analyzer{
+		Name:       KindMPBViolation,
+		Doc:        "a store may persist while an earlier store it must persist after (an inferred must-persist-before property) is not yet durable",
+		Class:      report.Correctness,
+		Requires:   []*framework.Analyzer{Properties, stores},
+		ResultType: reflect.TypeOf((*mpbCheck)(nil)),
 		New: func(p *framework.Pass) (any, error) {
-			c := &mpbCheck{tr: p.ResultOf[tr].(*tracker), res: res, byAfter: map[uint32][]int{}, pending: map[uint32][]pending{}}
+			res := framework.ResultOf[*Result](p, Properties)
+			c := &mpbCheck{tr: framework.ResultOf[*tracker](p, stores), res: res, byAfter: map[uint32][]int{}, pending: map[uint32][]pending{}}
 			for i, pr := range res.Properties {
 				if pr.Rule == MPB && pr.Before != pr.After {
 					c.byAfter[pr.After] = append(c.byAfter[pr.After], i)
@@ -89,13 +101,15 @@ func Analyzers(res *Result) []*framework.Analyzer {
 			return c, nil
 		},
 	}
-	mpa := &framework.Analyzer{
-		Name:     KindMPAViolation,
-		Doc:      mpaDoc,
-		Class:    report.Correctness,
-		Requires: []*framework.Analyzer{framework.PMState, tr},
+	MPAViolation = &framework.Analyzer{
+		Name:       KindMPAViolation,
+		Doc:        "stores that must persist atomically (an inferred must-persist-atomically property) are in flight together outside one transaction: a crash can persist one without the other",
+		Class:      report.Correctness,
+		Requires:   []*framework.Analyzer{Properties, stores},
+		ResultType: reflect.TypeOf((*mpaCheck)(nil)),
 		New: func(p *framework.Pass) (any, error) {
-			c := &mpaCheck{tr: p.ResultOf[tr].(*tracker), res: res, byMember: map[uint32][]int{}, pending: map[uint32][]pending{}}
+			res := framework.ResultOf[*Result](p, Properties)
+			c := &mpaCheck{tr: framework.ResultOf[*tracker](p, stores), res: res, byMember: map[uint32][]int{}, pending: map[uint32][]pending{}}
 			for i, pr := range res.Properties {
 				if pr.Rule == MPA {
 					for _, s := range pr.Sites {
@@ -106,8 +120,10 @@ func Analyzers(res *Result) []*framework.Analyzer {
 			return c, nil
 		},
 	}
-	return []*framework.Analyzer{mpb, mpa}
-}
+)
+
+// Checks returns the analyzers of the checks against inferred properties, in catalogue order.
+func Checks() []*framework.Analyzer { return []*framework.Analyzer{MPBViolation, MPAViolation} }
 
 // storeRec is one store instance as the checks need it.
 type storeRec struct {
@@ -123,11 +139,9 @@ type storeRec struct {
 func sameCommit(a, b storeRec) bool { return a.prot && b.prot && a.tx == b.tx }
 
 type trThread struct {
-	latest  map[uint32]storeRec // by site id
-	txNext  uint64
-	tx      uint64 // serial of the open outermost transaction, 0 none
-	prot    pmdk.IntervalSet
-	protKey [3]int // tx, len(Added), len(Allocs) when prot was built
+	latest map[uint32]storeRec // by site id
+	txNext uint64
+	tx     uint64 // serial of the open outermost transaction, 0 none
 }
 
 // tracker is the fact provider of the checks: per thread, the latest instance of each tracked
@@ -165,43 +179,10 @@ func (t *tracker) thread(tid uint32) *trThread {
 	return th
 }
 
-// protected reports whether tx, the transaction state of thread th, protects [addr,
-// addr+size): the range lies wholly in ranges added with a snapshot and flushed at commit, or
-// in objects allocated transactionally, while the transaction is in its work stage.
-func (th *trThread) protected(tx *pmdk.Tx, addr, size uint64) bool {
-	if tx == nil || !tx.InWork() || !tx.Covers(addr, size) {
-		return false
-	}
-	plain := len(tx.Origins) == len(tx.Added)+len(tx.Allocs)
-	for _, a := range tx.Added {
-		if a.Flags&(trace.TxAddNoFlush|trace.TxAddNoSnapshot) != 0 {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return true
-	}
-	k := [3]int{int(th.tx), len(tx.Added), len(tx.Allocs)}
-	if k != th.protKey || th.prot.Len() == 0 {
-		th.prot.Reset()
-		for _, a := range tx.Added {
-			if a.Flags&(trace.TxAddNoFlush|trace.TxAddNoSnapshot) == 0 {
-				th.prot.Add(a.Addr, a.Size)
-			}
-		}
-		for _, a := range tx.Allocs {
-			th.prot.Add(a.Addr, a.Size)
-		}
-		th.protKey = k
-	}
-	return th.prot.Covers(addr, size)
-}
-
 func (t *tracker) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	ev := s.Event
 	t.curOK = false
-	if ev.Kind != trace.KindStore && ev.Kind != trace.KindNTStore || !t.sites[ev.Site] {
+	if s.Kind != replay.Store && s.Kind != replay.NTStore || !t.sites[ev.Site] {
 		return
 	}
 	if p.State.Reserved.Contains(ev.Addr, ev.Size) {
@@ -210,8 +191,8 @@ func (t *tracker) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 		return
 	}
 	th := t.thread(ev.Thread)
-	rec := storeRec{ev: ev.Index, addr: ev.Addr, size: ev.Size, op: p.State.Op, ctx: ev.Context, tx: th.tx}
-	rec.prot = th.tx != 0 && th.protected(s.Tx, ev.Addr, ev.Size)
+	rec := storeRec{ev: ev.Index, addr: ev.Addr, size: ev.Size, op: s.Origin.Op, ctx: ev.Context, tx: th.tx}
+	rec.prot = th.tx != 0 && s.Tx.Protects(ev.Addr, ev.Size)
 	th.latest[ev.Site] = rec
 	t.cur, t.curOK = rec, true
 }
@@ -265,15 +246,10 @@ func sameLines(m *px86.Model, a, b storeRec) bool {
 }
 
 func siteLoc(p *framework.Pass, id uint32) string {
-	s, ok := p.State.Reader.Site(id)
-	if !ok {
-		return fmt.Sprintf("site %d", id)
+	if l := p.Locate(id); l.Known() {
+		return l.String()
 	}
-	out := fmt.Sprintf("%s:%d", s.File, s.Line)
-	if s.Function != "" {
-		out += " (" + s.Function + ")"
-	}
-	return out
+	return fmt.Sprintf("site %d", id)
 }
 
 // evidenceRelated names the first evidence example of a property as related locations.

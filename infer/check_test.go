@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/trace"
@@ -16,15 +16,11 @@ import (
 // every oracle) over the same trace, and returns the findings as "kind@line".
 func check(t *testing.T, b *analysistest.Builder, oracles bool) []string {
 	t.Helper()
-	res, err := infer.Infer(b.Reader(t), infer.Options{Rules: infer.MPBSet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := infer.Analyzers(res)
+	as := infer.Checks()
 	if oracles {
 		as = append(oracle.All(), as...)
 	}
-	rep, err := analysis.Run(b.Reader(t), as, analysis.Options{})
+	rep, err := framework.Run(b.Source(t), as, framework.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +179,7 @@ func TestChecksWithOracles(t *testing.T) {
 // TestViolationReport checks what a finding says: location, related locations, message.
 func TestViolationReport(t *testing.T) {
 	b := reader(guarded(pool()).OpBegin(0, "insert 1").Store(sY, Y, 8).Store(sX, X, 8).Persist(40, Y, 8).Persist(41, X, 8).OpEnd(0)).Exit(0)
-	res, err := infer.Infer(b.Reader(t), infer.Options{Rules: infer.MPBSet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := analysis.Run(b.Reader(t), infer.Analyzers(res), analysis.Options{})
+	rep, err := framework.Run(b.Source(t), infer.Checks(), framework.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/scry-pm/scry/pmdk"
+	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/trace"
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
@@ -124,10 +126,11 @@ type guardian struct {
 }
 
 type engine struct {
+	replay.Nop
 	r       *trace.Reader
+	m       *replay.Machine[px86.NoPayload]
 	st      *static
 	sh      *shadow
-	regions pmdk.Regions
 	threads map[uint32]*thread
 	lastTid uint32
 	lastT   *thread
@@ -327,43 +330,46 @@ func (e *engine) add(ri int, a, b int32, ev Evidence) {
 	}
 }
 
+// run replays the trace (package replay: regions, operations) and feeds the engine.
 func (e *engine) run() error {
-	for {
-		ev, err := e.r.Next()
-		if err != nil {
-			return err
-		}
-		e.events = ev.Index + 1
-		switch ev.Kind {
-		case trace.KindSites, trace.KindDeps:
-			e.st.sync()
-		case trace.KindRegionMap:
-			if old, ok := e.regions.Get(ev.Region); ok {
-				e.sh.drop(old.Base, old.Len)
-			}
-			e.sh.drop(ev.Addr, ev.Size)
-			e.regions.Map(pmdk.Region{ID: ev.Region, Base: ev.Addr, Len: ev.Size, Path: ev.Path})
-		case trace.KindRegionUnmap:
-			if r, ok := e.regions.Unmap(ev.Region); ok {
-				e.sh.drop(r.Base, r.Len)
-			}
-		case trace.KindOpBegin, trace.KindOpEnd:
-			e.gians = e.gians[:0]
-			e.gen++
-		case trace.KindLoad:
-			e.load(ev)
-		case trace.KindStore, trace.KindNTStore:
-			e.store(ev)
-		case trace.KindExternalWrite:
-			if !e.regions.Contains(ev.Addr) {
-				continue
-			}
-			if ev.Flags&trace.ExternalInitial != 0 {
-				e.sh.write(ev.Addr, ev.Size, 0)
-			} else {
-				e.sh.write(ev.Addr, ev.Size, mkWriter(ev.Index, 0))
-			}
-		}
+	m, err := replay.New[px86.NoPayload](e.r, replay.Options[px86.NoPayload]{})
+	if err != nil {
+		return err
+	}
+	e.m = m
+	err = m.Run(e)
+	e.events = m.Events
+	return err
+}
+
+// The replay handler.
+
+func (e *engine) Static(*trace.Event) { e.st.sync() }
+
+func (e *engine) Mapped(_ *trace.Event, r pmdk.Region) { e.sh.drop(r.Base, r.Len) }
+
+func (e *engine) Unmapping(_ *trace.Event, r pmdk.Region) { e.sh.drop(r.Base, r.Len) }
+
+func (e *engine) OpBegan(*trace.Event, replay.Op) { e.newOperation() }
+
+func (e *engine) OpEnded(*trace.Event, replay.Op) { e.newOperation() }
+
+// newOperation starts RA1's pairing anew: guardians pair within one operation.
+func (e *engine) newOperation() {
+	e.gians = e.gians[:0]
+	e.gen++
+}
+
+func (e *engine) Load(ev *trace.Event) { e.load(ev) }
+
+func (e *engine) Wrote(w *replay.Write) {
+	switch w.Kind {
+	case replay.Store, replay.NTStore:
+		e.store(w.Event)
+	case replay.InitialContent:
+		e.sh.write(w.Addr, w.Size, 0)
+	default:
+		e.sh.write(w.Addr, w.Size, mkWriter(w.Event.Index, 0))
 	}
 }
 
@@ -376,7 +382,7 @@ func (e *engine) load(ev *trace.Event) {
 	e.syncStack(t, ev)
 	d := uint32(len(t.stack) - 1)
 	serial := t.stack[d].serial
-	if !e.regions.Contains(ev.Addr) {
+	if !e.m.Regions.Contains(ev.Addr) {
 		// Not PM: the site's latest instance read nothing a store of the trace wrote.
 		if e.st.isLoad(i) {
 			t.record(i, inst{serial: serial, depth: d, ev: ev.Index})
@@ -439,10 +445,8 @@ func (e *engine) guardian(g guardInst) {
 	e.gians = append(e.gians, guardian{site: s, ev: g.w.event(), load: g.lid, lev: g.ev})
 }
 
+// store handles a STORE or NT_STORE inside a mapped region.
 func (e *engine) store(ev *trace.Event) {
-	if !e.regions.Contains(ev.Addr) {
-		return
-	}
 	e.stores++
 	i := e.st.index(ev.Site)
 	if i == 0 {

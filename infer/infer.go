@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -149,15 +150,10 @@ func Infer(r *trace.Reader, o Options) (*Result, error) {
 
 // loc formats a site as "file:line (function)".
 func loc(sites map[uint32]trace.Site, id uint32) string {
-	s, ok := sites[id]
-	if !ok || id == 0 {
-		return fmt.Sprintf("site %d", id)
+	if l := report.Loc(sites[id]); id != 0 && l.Known() {
+		return l.String()
 	}
-	out := fmt.Sprintf("%s:%d", s.File, s.Line)
-	if s.Function != "" {
-		out += " (" + s.Function + ")"
-	}
-	return out
+	return fmt.Sprintf("site %d", id)
 }
 
 // Describe returns the property in one line, naming sites as file:line (function), e.g.

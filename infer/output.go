@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/scry-pm/scry/report"
 )
 
 // JSON shape of `scry infer --format json` (docs/inference.md).
@@ -43,8 +45,8 @@ type (
 )
 
 func (res *Result) jloc(id uint32) jsonLoc {
-	s := res.Sites[id]
-	return jsonLoc{File: s.File, Line: s.Line, Function: s.Function}
+	l := report.Loc(res.Sites[id])
+	return jsonLoc{File: l.File, Line: uint32(l.Line), Function: l.Function}
 }
 
 // Sides returns the roles and sites of a property: "before" and "after" (ordering), "member"

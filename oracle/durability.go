@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/scry-pm/scry/analysis/framework"
@@ -19,11 +20,11 @@ import (
 // cannot see the flushes such code makes, so the trace proves nothing about them. A program
 // that dies (END by signal, truncated trace) is not checked at its end (see framework.Run).
 var UnpersistedStore = &framework.Analyzer{
-	Name:     "unpersisted-store",
-	Doc:      "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
-	Class:    report.Correctness,
-	Requires: []*framework.Analyzer{framework.PMState},
-	New:      func(*framework.Pass) (any, error) { return &unpersisted{}, nil },
+	Name:       "unpersisted-store",
+	Doc:        "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
+	Class:      report.Correctness,
+	ResultType: reflect.TypeOf((*unpersisted)(nil)),
+	New:        func(*framework.Pass) (any, error) { return &unpersisted{}, nil },
 }
 
 type unpersisted struct {
@@ -131,11 +132,11 @@ func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px8
 // them durable at commit and rolls them back at abort), and library writes (EXTERNAL_WRITE),
 // either as the new or as the earlier store.
 var OverwrittenUnpersisted = &framework.Analyzer{
-	Name:     "overwritten-unpersisted",
-	Doc:      "a store rewrites PM bytes whose earlier store was not yet persisted",
-	Class:    report.Correctness,
-	Requires: []*framework.Analyzer{framework.PMState},
-	New:      func(*framework.Pass) (any, error) { return overwritten{}, nil },
+	Name:       "overwritten-unpersisted",
+	Doc:        "a store rewrites PM bytes whose earlier store was not yet persisted",
+	Class:      report.Correctness,
+	ResultType: reflect.TypeOf(overwritten{}),
+	New:        func(*framework.Pass) (any, error) { return overwritten{}, nil },
 }
 
 type overwritten struct{}
@@ -175,11 +176,11 @@ func (overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 // the transactional persistent-interval rule of the dissertation
 // (seeds/003_49a44b735a979088.txt ch. 5).
 var TxUnloggedStore = &framework.Analyzer{
-	Name:     "tx-unlogged-store",
-	Doc:      "a store inside a PMDK transaction to PM not added to the transaction (TX_ADD) nor allocated in it",
-	Class:    report.Correctness,
-	Requires: []*framework.Analyzer{framework.PMState},
-	New:      func(*framework.Pass) (any, error) { return txUnlogged{}, nil },
+	Name:       "tx-unlogged-store",
+	Doc:        "a store inside a PMDK transaction to PM not added to the transaction (TX_ADD) nor allocated in it",
+	Class:      report.Correctness,
+	ResultType: reflect.TypeOf(txUnlogged{}),
+	New:        func(*framework.Pass) (any, error) { return txUnlogged{}, nil },
 }
 
 type txUnlogged struct{}

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/pmdk"
@@ -15,11 +16,11 @@ import (
 // (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.1, Listing 5 check_extra_flush). Flushes a library makes
 // for its own metadata (FLUSH internal) are not reported.
 var RedundantFlush = &framework.Analyzer{
-	Name:     "redundant-flush",
-	Doc:      "a flush of a cache line with no dirty store (nothing to write back)",
-	Class:    report.Performance,
-	Requires: []*framework.Analyzer{framework.PMState},
-	New:      func(*framework.Pass) (any, error) { return redundantFlush{}, nil },
+	Name:       "redundant-flush",
+	Doc:        "a flush of a cache line with no dirty store (nothing to write back)",
+	Class:      report.Performance,
+	ResultType: reflect.TypeOf(redundantFlush{}),
+	New:        func(*framework.Pass) (any, error) { return redundantFlush{}, nil },
 }
 
 type redundantFlush struct{}
@@ -28,7 +29,7 @@ func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.Flush
 	if ev.Internal || eff.Dirty > 0 || p.Dup(ev.Site, ev.Index) {
 		return
 	}
-	d := framework.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.Op}
+	d := framework.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread)}
 	line := p.State.Where(p.State.Model.LineOf(ev.Addr))
 	if eff.Pending > 0 {
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: its stores are already flushed and only wait for a fence", ev.Flush, line)
@@ -47,11 +48,11 @@ func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.Flush
 // library makes for itself (internal), locked read-modify-write instructions (atomics order
 // memory for threads, not for persistence), and fences while no PM region is mapped.
 var RedundantFence = &framework.Analyzer{
-	Name:     "redundant-fence",
-	Doc:      "an sfence or mfence with no pending flush or non-temporal store to order",
-	Class:    report.Performance,
-	Requires: []*framework.Analyzer{framework.PMState},
-	New:      func(*framework.Pass) (any, error) { return redundantFence{}, nil },
+	Name:       "redundant-fence",
+	Doc:        "an sfence or mfence with no pending flush or non-temporal store to order",
+	Class:      report.Performance,
+	ResultType: reflect.TypeOf(redundantFence{}),
+	New:        func(*framework.Pass) (any, error) { return redundantFence{}, nil },
 }
 
 type redundantFence struct{}
@@ -61,7 +62,7 @@ func (redundantFence) OnFence(p *framework.Pass, ev *trace.Event, eff px86.Fence
 		return
 	}
 	p.Report(framework.Diagnostic{
-		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.Op,
+		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread),
 		Message: fmt.Sprintf("%s is redundant: no flushed or non-temporal store is waiting to be made durable", ev.Fence),
 	})
 }
@@ -72,11 +73,11 @@ func (redundantFence) OnFence(p *framework.Pass, ev *trace.Event, eff px86.Fence
 // §4.2.2, redundant undo-log add). Coverage is by the union of the earlier ranges, whatever
 // their flags, as PMDK's own range tree checks it.
 var RedundantTxAdd = &framework.Analyzer{
-	Name:     "redundant-tx-add",
-	Doc:      "a TX_ADD of a range already added to the same transaction or allocated in it",
-	Class:    report.Performance,
-	Requires: []*framework.Analyzer{framework.PMState},
-	New:      func(*framework.Pass) (any, error) { return redundantTxAdd{}, nil },
+	Name:       "redundant-tx-add",
+	Doc:        "a TX_ADD of a range already added to the same transaction or allocated in it",
+	Class:      report.Performance,
+	ResultType: reflect.TypeOf(redundantTxAdd{}),
+	New:        func(*framework.Pass) (any, error) { return redundantTxAdd{}, nil },
 }
 
 type redundantTxAdd struct{}
@@ -99,7 +100,7 @@ func (redundantTxAdd) OnTxAdd(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx, r
 	}
 	related = append(related, framework.RelatedSite{Role: "transaction", Site: tx.BeginSite, Stack: tx.BeginStack})
 	p.Report(framework.Diagnostic{
-		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.Op,
+		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread),
 		Message: fmt.Sprintf("TX_ADD of %s at %s is redundant: the range is %s",
 			plural(ev.Size, "byte"), p.State.Where(ev.Addr), why),
 		Related: related,

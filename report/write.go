@@ -311,3 +311,30 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
 	}
 }
+
+// Formats lists the report formats Write accepts.
+var Formats = []string{"text", "json", "sarif"}
+
+// CheckFormat returns an error naming the known formats when format is not one of Formats.
+func CheckFormat(format string) error {
+	for _, f := range Formats {
+		if f == format {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown --format %q: want text, json or sarif", format)
+}
+
+// Write writes the report in format ("text", "json" or "sarif"). Errors: an unknown format, a
+// write error.
+func Write(w io.Writer, r *Report, format string) error {
+	switch format {
+	case "text":
+		return WriteText(w, r)
+	case "json":
+		return WriteJSON(w, r)
+	case "sarif":
+		return WriteSARIF(w, r)
+	}
+	return CheckFormat(format)
+}

@@ -262,6 +262,17 @@ func (b *Builder) Reader(t testing.TB) *trace.Reader {
 	return r
 }
 
+// Source encodes the trace and returns a framework source that reads it (as often as the
+// driver needs), failing t on error.
+func (b *Builder) Source(t testing.TB) func() (*trace.Reader, error) {
+	t.Helper()
+	data, err := b.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)) }
+}
+
 // Summary returns the findings as "kind@line", sorted.
 func Summary(rep *report.Report) []string {
 	var out []string

@@ -3,11 +3,11 @@ package framework
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
+	"reflect"
 
 	"github.com/scry-pm/scry/pmdk"
 	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -18,11 +18,18 @@ type Config struct {
 	Suppressions *report.Suppressions
 	// Trace names the trace in the report (report.Report.Trace).
 	Trace string
+	// Results gives results already computed for Prepass analyzers (by a pipeline that needed
+	// them too); those analyzers do not run.
+	Results map[*Analyzer]any
 }
 
 // MaxOpText bounds the bytes of operation texts (OP_BEGIN) the driver keeps to name the
 // operation of a finding; texts past the bound are reported as "".
 const MaxOpText = 32 << 20
+
+// Source opens the trace from its start; the driver calls it once per pass and closes what it
+// returns.
+type Source func() (*trace.Reader, error)
 
 type aggKey struct {
 	kind int
@@ -41,13 +48,14 @@ type hook[T any] struct {
 }
 
 type driver struct {
+	replay.Nop
 	r        *trace.Reader
 	st       *State
+	results  map[*Analyzer]any
 	kinds    []*Analyzer
 	aggs     map[aggKey]*agg
 	lastAgg  *agg
 	warnings []string
-	warned   map[string]bool
 
 	stores  []hook[StoreHook]
 	flushes []hook[FlushHook]
@@ -64,39 +72,9 @@ type driver struct {
 
 type span struct{ off, n uint32 }
 
-// order returns the analyzers and everything they require, requirements first, or an error on
-// a dependency cycle.
-func order(as []*Analyzer) ([]*Analyzer, error) {
-	var out []*Analyzer
-	state := map[*Analyzer]int{} // 1 visiting, 2 done
-	var visit func(a *Analyzer, path []string) error
-	visit = func(a *Analyzer, path []string) error {
-		switch state[a] {
-		case 1:
-			return fmt.Errorf("analysis: dependency cycle: %s -> %s", strings.Join(path, " -> "), a.Name)
-		case 2:
-			return nil
-		}
-		state[a] = 1
-		for _, req := range a.Requires {
-			if err := visit(req, append(path, a.Name)); err != nil {
-				return err
-			}
-		}
-		state[a] = 2
-		out = append(out, a)
-		return nil
-	}
-	for _, a := range as {
-		if err := visit(a, nil); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// Run analyses the trace read by r with analyzers (and the analyzers they require) in one pass
-// and returns the report.
+// Run runs analyzers (and the analyzers they require) over the trace src opens and returns the
+// report: first every Prepass analyzer, each over its own read of the trace, then one streaming
+// pass for the others (see the package doc).
 //
 // End of the trace. After an END record of how "exit", the EndHooks run (this is where
 // unpersisted stores are reported). A trace that ends otherwise means the program did not finish
@@ -104,62 +82,74 @@ func order(as []*Analyzer) ([]*Analyzer, error) {
 // analysis decides): after an END of how "signal" the report gets the warning "program killed
 // by signal N: ...", and after a truncated trace (trace.ErrTruncated) the warning "trace
 // truncated after N events: ..."; in both cases the EndHooks do not run, every finding made
-// so far is kept, and Run returns a nil error. Any other read error (not a trace, corrupt
-// data, I/O) returns the report so far together with the error.
-func Run(r *trace.Reader, analyzers []*Analyzer, cfg Config) (*report.Report, error) {
+// so far is kept, and Run returns a nil error. The replay's warnings (an inconsistent trace,
+// runtime degradation) are the report's too. Any other read error (not a trace, corrupt data,
+// I/O) returns the report so far together with the error; an invalid analyzer, or a trace that
+// cannot be opened, returns a nil report and the error.
+func Run(src Source, analyzers []*Analyzer, cfg Config) (*report.Report, error) {
 	all, err := order(analyzers)
 	if err != nil {
 		return nil, err
 	}
-	m, err := px86.New(uint64(r.Header().LineSize))
+	d := &driver{results: map[*Analyzer]any{}, aggs: map[aggKey]*agg{}}
+	skipped := map[*Analyzer]bool{}
+	for _, a := range all {
+		if a.Prepass == nil {
+			continue
+		}
+		if skip(a, skipped) {
+			continue
+		}
+		if v, ok := cfg.Results[a]; ok {
+			if err := d.setResult(a, v); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, err := a.Prepass(src)
+		if err != nil && !errors.Is(err, trace.ErrTruncated) {
+			if errors.Is(err, trace.ErrNotTrace) {
+				return nil, err
+			}
+			// The streaming pass reports a bad trace; what needs this result is left out.
+			d.warnings = append(d.warnings, fmt.Sprintf("%s could not run (%v): the analyses that need it are left out", a.Name, err))
+			skipped[a] = true
+			continue
+		}
+		if err := d.setResult(a, v); err != nil {
+			return nil, err
+		}
+	}
+	r, err := src()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	m, err := replay.New[px86.NoPayload](r, replay.Options[px86.NoPayload]{Model: true})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
 	}
-	d := &driver{
-		r:      r,
-		st:     &State{Model: m, Reader: r},
-		aggs:   map[aggKey]*agg{},
-		warned: map[string]bool{},
-	}
-	results := map[*Analyzer]any{}
+	d.r, d.st = r, m
 	for _, a := range all {
-		p := &Pass{Analyzer: a, State: d.st, ResultOf: results, d: d, kind: len(d.kinds)}
-		d.kinds = append(d.kinds, a)
-		if a.New == nil {
+		if a.New == nil || skip(a, skipped) {
 			continue
 		}
+		p := &Pass{Analyzer: a, State: m, d: d, kind: len(d.kinds)}
+		d.kinds = append(d.kinds, a)
 		v, err := a.New(p)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: %s: %w", a.Name, err)
 		}
-		results[a] = v
-		if h, ok := v.(StoreHook); ok {
-			d.stores = append(d.stores, hook[StoreHook]{h, p})
+		if err := d.setResult(a, v); err != nil {
+			return nil, err
 		}
-		if h, ok := v.(FlushHook); ok {
-			d.flushes = append(d.flushes, hook[FlushHook]{h, p})
-		}
-		if h, ok := v.(FenceHook); ok {
-			d.fences = append(d.fences, hook[FenceHook]{h, p})
-		}
-		if h, ok := v.(TxAddHook); ok {
-			d.txAdds = append(d.txAdds, hook[TxAddHook]{h, p})
-		}
-		if h, ok := v.(TxHook); ok {
-			d.txs = append(d.txs, hook[TxHook]{h, p})
-		}
-		if h, ok := v.(UnmapHook); ok {
-			d.unmaps = append(d.unmaps, hook[UnmapHook]{h, p})
-		}
-		if h, ok := v.(EndHook); ok {
-			d.ends = append(d.ends, hook[EndHook]{h, p})
-		}
+		d.subscribe(v, p)
 	}
-
-	events, err := d.loop()
+	err = m.Run(d)
+	events := m.Events
 	rep := d.finish(events, cfg)
 	switch {
-	case err == nil || errors.Is(err, io.EOF):
+	case err == nil:
 		return rep, nil
 	case errors.Is(err, trace.ErrTruncated) && !errors.Is(err, trace.ErrNotTrace):
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
@@ -169,168 +159,110 @@ func Run(r *trace.Reader, analyzers []*Analyzer, cfg Config) (*report.Report, er
 	return rep, err
 }
 
-func (d *driver) warnOnce(key, format string, args ...any) {
-	if d.warned[key] {
+// skip reports whether a requires (directly or not) an analyzer that could not run, marking it.
+func skip(a *Analyzer, skipped map[*Analyzer]bool) bool {
+	for _, r := range a.Requires {
+		if skipped[r] || skip(r, skipped) {
+			skipped[a] = true
+			return true
+		}
+	}
+	return skipped[a]
+}
+
+// setResult checks v against a's declared result type and keeps it.
+func (d *driver) setResult(a *Analyzer, v any) error {
+	if v == nil || !reflect.TypeOf(v).AssignableTo(a.ResultType) {
+		return fmt.Errorf("analysis: %s returned a result of type %T, declared %v", a.Name, v, a.ResultType)
+	}
+	d.results[a] = v
+	return nil
+}
+
+// subscribe registers the hooks v implements.
+func (d *driver) subscribe(v any, p *Pass) {
+	if h, ok := v.(StoreHook); ok {
+		d.stores = append(d.stores, hook[StoreHook]{h, p})
+	}
+	if h, ok := v.(FlushHook); ok {
+		d.flushes = append(d.flushes, hook[FlushHook]{h, p})
+	}
+	if h, ok := v.(FenceHook); ok {
+		d.fences = append(d.fences, hook[FenceHook]{h, p})
+	}
+	if h, ok := v.(TxAddHook); ok {
+		d.txAdds = append(d.txAdds, hook[TxAddHook]{h, p})
+	}
+	if h, ok := v.(TxHook); ok {
+		d.txs = append(d.txs, hook[TxHook]{h, p})
+	}
+	if h, ok := v.(UnmapHook); ok {
+		d.unmaps = append(d.unmaps, hook[UnmapHook]{h, p})
+	}
+	if h, ok := v.(EndHook); ok {
+		d.ends = append(d.ends, hook[EndHook]{h, p})
+	}
+}
+
+// The replay handler: it fans the typed changes out to the analyzers' hooks.
+
+func (d *driver) Wrote(w *replay.Write) {
+	for _, h := range d.stores {
+		h.h.OnStore(h.p, w)
+	}
+}
+
+func (d *driver) Flushed(ev *trace.Event, eff px86.FlushEffect) {
+	for _, h := range d.flushes {
+		h.h.OnFlush(h.p, ev, eff)
+	}
+}
+
+func (d *driver) Fenced(ev *trace.Event, eff px86.FenceEffect) {
+	if d.st.Regions.Len() == 0 {
 		return
 	}
-	d.warned[key] = true
-	d.warnings = append(d.warnings, fmt.Sprintf(format, args...))
-}
-
-// loop reads and dispatches every event; it returns the number of events read.
-func (d *driver) loop() (uint64, error) {
-	st := d.st
-	m := st.Model
-	var n uint64
-	info := new(StoreInfo)
-	for {
-		ev, err := d.r.Next()
-		if err != nil {
-			return n, err
-		}
-		n = ev.Index + 1
-		st.LastEvent = ev.Index
-		switch ev.Kind {
-		case trace.KindLoad:
-			// Loads change no persistency state.
-		case trace.KindStore, trace.KindNTStore:
-			if !st.Regions.Contains(ev.Addr) {
-				continue
-			}
-			var flags uint8
-			if ev.Kind == trace.KindNTStore {
-				flags = px86.NT
-			}
-			// Fill info in place (it is large, and escapes to the hooks).
-			info.Event, info.Flags, info.Recorded = ev, flags, true
-			info.Origin = px86.Origin{Site: ev.Site, Stack: ev.Context, Op: st.Op}
-			info.Tx = st.Threads.Get(ev.Thread)
-			m.StoreInto(&info.Effect, ev.Index, info.Origin, ev.Addr, ev.Size, flags)
-			for _, h := range d.stores {
-				h.h.OnStore(h.p, info)
-			}
-		case trace.KindFlush:
-			if !st.Regions.Contains(ev.Addr) {
-				continue
-			}
-			eff := m.Flush(uint8(ev.Flush), ev.Addr, px86.Origin{Site: ev.Site, Stack: ev.Context, Op: st.Op})
-			for _, h := range d.flushes {
-				h.h.OnFlush(h.p, ev, eff)
-			}
-		case trace.KindFence:
-			eff := m.Fence()
-			if st.Regions.Len() == 0 {
-				continue
-			}
-			for _, h := range d.fences {
-				h.h.OnFence(h.p, ev, eff)
-			}
-		case trace.KindExternalWrite:
-			if !st.Regions.Contains(ev.Addr) {
-				continue
-			}
-			info.Event, info.Flags, info.Recorded = ev, px86.External, false
-			info.Origin = st.Origin(ev)
-			info.Tx = st.Threads.Get(ev.Thread)
-			info.Effect = px86.StoreEffect{}
-			switch {
-			case ev.Flags&trace.ExternalInitial != 0:
-				// The region's content at map time: already durable.
-			case ev.Flags&trace.ExternalPersisted != 0:
-				m.PersistRange(ev.Addr, ev.Size)
-			default:
-				info.Recorded = true
-				m.StoreInto(&info.Effect, ev.Index, info.Origin, ev.Addr, ev.Size, px86.External)
-			}
-			for _, h := range d.stores {
-				h.h.OnStore(h.p, info)
-			}
-		case trace.KindRegionMap:
-			if old, ok := st.Regions.Get(ev.Region); ok { // remapped without an unmap
-				m.RemoveRange(old.Base, old.Len)
-			}
-			m.DropRange(ev.Addr, ev.Size) // stale state of an earlier mapping
-			m.AddRange(ev.Addr, ev.Size)  // index the region's lines densely
-			st.Regions.Map(pmdk.Region{ID: ev.Region, Base: ev.Addr, Len: ev.Size, Path: ev.Path, FileOffset: ev.FileOffset})
-		case trace.KindRegionUnmap:
-			r, ok := st.Regions.Get(ev.Region)
-			if !ok {
-				d.warnOnce(fmt.Sprint("unmap", ev.Region), "event %d: REGION_UNMAP of region %d, which is not mapped", ev.Index, ev.Region)
-				continue
-			}
-			for _, h := range d.unmaps {
-				h.h.OnUnmap(h.p, ev, r)
-			}
-			m.DropRange(r.Base, r.Len)
-			m.RemoveRange(r.Base, r.Len)
-			st.Regions.Unmap(ev.Region)
-		case trace.KindTxBegin:
-			tx := st.Threads.Get(ev.Thread)
-			tx.Begin(ev.Site, ev.Context)
-			d.onTx(ev, tx)
-		case trace.KindTxAdd:
-			tx := st.Threads.Get(ev.Thread)
-			redundant, ok := tx.Add(ev.Addr, ev.Size, ev.Flags, ev.Site, ev.Context)
-			if !ok {
-				d.warnOnce("txadd", "event %d: TX_ADD outside a transaction (ignored)", ev.Index)
-				continue
-			}
-			for _, h := range d.txAdds {
-				h.h.OnTxAdd(h.p, ev, tx, redundant)
-			}
-		case trace.KindTxCommit:
-			tx := st.Threads.Get(ev.Thread)
-			tx.Commit(m)
-			d.onTx(ev, tx)
-		case trace.KindTxAbort:
-			tx := st.Threads.Get(ev.Thread)
-			tx.Abort(m)
-			d.onTx(ev, tx)
-		case trace.KindTxEnd:
-			tx := st.Threads.Get(ev.Thread)
-			if !tx.End() {
-				d.warnOnce("txend", "event %d: TX_END outside a transaction (ignored)", ev.Index)
-				continue
-			}
-			d.onTx(ev, tx)
-		case trace.KindAlloc:
-			if ev.Flags&trace.AllocReserve != 0 {
-				st.Reserved.Reserve(ev.Addr, ev.Size)
-				continue
-			}
-			st.Reserved.End(ev.Addr) // a publish, when the object was reserved
-			st.Threads.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0, ev.Site, ev.Context)
-		case trace.KindFree:
-			if ev.Flags&trace.AllocReserve != 0 {
-				st.Reserved.End(ev.Addr)
-			}
-		case trace.KindOpBegin:
-			st.Op = uint32(ev.Op) + 1
-			if ev.Op < 1<<31 && ev.Op == uint64(len(d.opSpan)) && len(d.opText)+len(ev.Text) <= MaxOpText {
-				d.opSpan = append(d.opSpan, span{uint32(len(d.opText)), uint32(len(ev.Text))})
-				d.opText = append(d.opText, ev.Text...)
-			}
-		case trace.KindOpEnd:
-			st.Op = 0
-		case trace.KindEnd:
-			switch ev.How {
-			case trace.EndExit:
-				for _, h := range d.ends {
-					h.h.OnEnd(h.p, ev)
-				}
-			case trace.EndSignal:
-				d.warnings = append(d.warnings, fmt.Sprintf(
-					"program killed by signal %d (stores not yet persisted when it died are not reported)", ev.Status))
-			default:
-				d.warnings = append(d.warnings, fmt.Sprintf("END record with unknown how %d: end-of-program checks skipped", ev.How))
-			}
-		}
+	for _, h := range d.fences {
+		h.h.OnFence(h.p, ev, eff)
 	}
 }
 
-func (d *driver) onTx(ev *trace.Event, tx *pmdk.Tx) {
+func (d *driver) Unmapping(ev *trace.Event, r pmdk.Region) {
+	for _, h := range d.unmaps {
+		h.h.OnUnmap(h.p, ev, r)
+	}
+}
+
+func (d *driver) Tx(ev *trace.Event, tx *pmdk.Tx) {
 	for _, h := range d.txs {
 		h.h.OnTx(h.p, ev, tx)
+	}
+}
+
+func (d *driver) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
+	for _, h := range d.txAdds {
+		h.h.OnTxAdd(h.p, ev, tx, redundant)
+	}
+}
+
+func (d *driver) OpBegan(ev *trace.Event, op replay.Op) {
+	if op.Index >= 0 && op.Index < 1<<31 && op.Index == int64(len(d.opSpan)) && len(d.opText)+len(op.Text) <= MaxOpText {
+		d.opSpan = append(d.opSpan, span{uint32(len(d.opText)), uint32(len(op.Text))})
+		d.opText = append(d.opText, op.Text...)
+	}
+}
+
+func (d *driver) Ended(ev *trace.Event) {
+	switch ev.How {
+	case trace.EndExit:
+		for _, h := range d.ends {
+			h.h.OnEnd(h.p, ev)
+		}
+	case trace.EndSignal:
+		d.warnings = append(d.warnings, fmt.Sprintf(
+			"program killed by signal %d (stores not yet persisted when it died are not reported)", ev.Status))
+	default:
+		d.warnings = append(d.warnings, fmt.Sprintf("END record with unknown how %d: end-of-program checks skipped", ev.How))
 	}
 }
 
@@ -374,35 +306,15 @@ func (d *driver) report(kind int, diag Diagnostic) {
 	d.lastAgg = a
 }
 
-func (d *driver) location(site uint32) report.Location {
-	s, ok := d.r.Site(site)
-	if !ok || site == 0 {
-		return report.Location{}
-	}
-	return report.Location{File: s.File, Line: int(s.Line), Column: int(s.Column), Function: s.Function}
-}
-
-func (d *driver) stack(node uint32) []report.Frame {
-	if node == 0 {
-		return nil
-	}
-	ids := d.r.StackOf(node) // outermost first
-	frames := make([]report.Frame, 0, len(ids))
-	for i := len(ids) - 1; i >= 0; i-- {
-		l := d.location(ids[i])
-		frames = append(frames, report.Frame{Function: l.Function, File: l.File, Line: l.Line, Column: l.Column})
-	}
-	return frames
-}
-
 // finish turns the aggregated diagnostics into the report: resolves sites and stacks, merges
 // findings of one kind whose different sites resolve to the same source location, sorts and
 // applies the suppressions.
 func (d *driver) finish(events uint64, cfg Config) *report.Report {
-	rep := &report.Report{Events: events, Trace: cfg.Trace, Warnings: d.warnings}
+	rep := &report.Report{Events: events, Trace: cfg.Trace}
+	rep.Warnings = append(append(rep.Warnings, d.warnings...), d.st.Warnings()...)
 	for _, a := range d.kinds {
 		if a.Class != "" {
-			rep.Rules = append(rep.Rules, report.Rule{Kind: a.Name, Class: a.Class, Doc: a.Doc})
+			rep.Rules = append(rep.Rules, a.Rule())
 		}
 	}
 	type locKey struct {
@@ -412,14 +324,13 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 	byLoc := map[locKey]int{}
 	for _, a := range d.aggs {
 		an := d.kinds[a.key.kind]
-		loc := d.location(a.diag.Site)
+		loc := report.At(d.r, a.diag.Site)
 		f := report.Finding{
 			Kind: an.Name, Class: an.Class, Message: a.diag.Message, Location: loc,
-			Stack: d.stack(a.diag.Stack), Count: a.count, FirstEvent: a.diag.Event,
+			Stack: report.StackAt(d.r, a.diag.Stack), Count: a.count, FirstEvent: a.diag.Event,
 		}
 		for _, rel := range a.diag.Related {
-			l := d.location(rel.Site)
-			f.Related = append(f.Related, report.Related{Role: rel.Role, File: l.File, Line: l.Line, Column: l.Column, Function: l.Function})
+			f.Related = append(f.Related, report.At(d.r, rel.Site).Related(rel.Role))
 		}
 		if a.diag.Op > 0 {
 			f.Operation = &report.Operation{Index: uint64(a.diag.Op - 1), Text: d.opTextOf(a.diag.Op - 1)}

@@ -1,88 +1,153 @@
 // Package framework is the core of scry's trace analyses, modeled on
-// golang.org/x/tools/go/analysis: an Analyzer is a declared unit (name, one-line doc, class of
-// its findings, the analyzers it requires); one driver, Run, makes a single pass over a trace,
-// keeps the shared persistency state (package px86 for the x86 model, package pmdk for the
-// library semantics) up to date and calls each analyzer's hooks with what the event did.
+// golang.org/x/tools/go/analysis: an Analyzer is a static, declared unit (name, one doc text,
+// the class of its findings, the analyzers it requires, the type of its result); one driver,
+// Run, runs a set of analyzers over a trace.
+//
+// Most analyzers are streaming: the driver makes one pass over the trace through a replay
+// machine (package replay: regions, operations, transactions, reservations and the px86
+// persistency model), creates each analyzer's state with New, and calls the hooks that state
+// implements with each typed change. An analyzer that needs the whole trace before the others
+// can start (inference of persistence properties) declares Prepass instead: the driver runs it
+// over its own read of the trace first, and analyzers that require it get its result.
 // Findings are deduplicated by (kind, static location) and counted.
 //
-// Package analysis re-exports this package's API together with the oracle catalogue; this
-// package exists so that package oracle can declare analyzers without an import cycle.
+// Package analysis holds the catalogue of finding kinds and selects analyzers from it; this
+// package exists so that the packages declaring analyzers (oracle, infer) avoid an import cycle.
 package framework
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
 
 	"github.com/scry-pm/scry/pmdk"
 	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
-// Analyzer is one declared analysis. Its findings have kind Name and class Class.
-//
-// New creates the analyzer's state for one run. The value it returns is the analyzer's result
-// (available to analyzers that require it through Pass.ResultOf) and receives the events: the
-// driver calls every hook interface it implements (StoreHook, FlushHook, FenceHook, TxAddHook,
-// TxHook, UnmapHook, EndHook). A fact provider (Class "") reports nothing and only computes a result.
+// Analyzer is one declared analysis. Its findings have kind Name and class Class. Analyzers are
+// static values: declare them as package-level variables and list them in a registry.
 type Analyzer struct {
-	Name     string       // stable kebab-case name; the kind of its findings
-	Doc      string       // one line
-	Class    report.Class // class of its findings; "" for a fact provider
-	Requires []*Analyzer  // analyzers whose results it needs (created before it)
-	New      func(*Pass) (any, error)
+	// Name is the stable kebab-case name; for an analyzer that reports findings, their kind.
+	Name string
+	// Doc is the one doc text: for a kind of finding, what it means, as --help, the SARIF rule
+	// and docs/oracles.md show it.
+	Doc string
+	// Class is the class of its findings; "" for an analyzer that only computes a result.
+	Class report.Class
+	// Requires lists the analyzers whose results it needs (run before it).
+	Requires []*Analyzer
+	// ResultType is the type of the result New or Prepass returns (checked by the driver).
+	ResultType reflect.Type
+	// New creates the analyzer's state for one streaming pass. The value it returns is the
+	// analyzer's result (available to analyzers that require it, ResultOf) and receives the
+	// events: the driver calls every hook interface it implements (StoreHook, FlushHook,
+	// FenceHook, TxAddHook, TxHook, UnmapHook, EndHook).
+	New func(*Pass) (any, error)
+	// Prepass, instead of New, computes the result from the whole trace before the streaming
+	// pass: open reads the trace from its start. A result that comes with an error wrapping
+	// trace.ErrTruncated is kept (the trace was cut short); with any other error the analyzers
+	// that require it do not run, with a warning.
+	Prepass func(open func() (*trace.Reader, error)) (any, error)
 }
 
 func (a *Analyzer) String() string { return a.Name }
 
-// PMState is the built-in fact provider: the persistency model and library state every oracle
-// reads. Its result is the driver's *State. The driver always maintains the state; requiring
-// PMState documents the dependency and gives access to the state through Pass.ResultOf.
-var PMState = &Analyzer{
-	Name: "pmstate",
-	Doc:  "tracks the persistency state of every PM store (Px86) and PMDK transactions",
-	New:  func(p *Pass) (any, error) { return p.State, nil },
-}
+// Rule returns the analyzer's kind of finding as the report lists it.
+func (a *Analyzer) Rule() report.Rule { return report.Rule{Kind: a.Name, Class: a.Class, Doc: a.Doc} }
 
-// State is the shared state the driver keeps while it reads the trace.
-type State struct {
-	Model   *px86.Model
-	Regions pmdk.Regions
-	Threads pmdk.Threads
-	// Reserved holds the open pmemobj_reserve reservations (not yet published or cancelled).
-	Reserved pmdk.Reservations
-	Reader   *trace.Reader
-	// Op is the running workload operation's index plus one (0: none), as in px86.Origin.
-	Op uint32
-	// LastEvent is the index of the event being processed.
-	LastEvent uint64
-}
+var kebab = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
-// Origin returns the px86.Origin of event ev (site, call stack, current operation).
-func (s *State) Origin(ev *trace.Event) px86.Origin {
-	return px86.Origin{Site: ev.Site, Stack: ev.Context, Op: s.Op}
-}
-
-// Where describes a PM address for messages: "path+0xOFF" for an address in a mapped region,
-// else the address in hex.
-func (s *State) Where(addr uint64) string {
-	if r, ok := s.Regions.Find(addr); ok {
-		return fmt.Sprintf("%s+%#x", r.Path, addr-r.Base+r.FileOffset)
+// Validate reports the first problem of a: a name that is not kebab-case, no doc, an unknown
+// class, no result type, neither or both of New and Prepass, a Prepass analyzer that requires a
+// streaming one, a nil requirement.
+func (a *Analyzer) Validate() error {
+	switch {
+	case a == nil:
+		return errors.New("analysis: nil analyzer")
+	case !kebab.MatchString(a.Name):
+		return fmt.Errorf("analysis: analyzer name %q is not kebab-case", a.Name)
+	case strings.TrimSpace(a.Doc) == "":
+		return fmt.Errorf("analysis: analyzer %s has no doc", a.Name)
+	case a.Class != "" && a.Class != report.Correctness && a.Class != report.Performance:
+		return fmt.Errorf("analysis: analyzer %s has unknown class %q", a.Name, a.Class)
+	case a.ResultType == nil:
+		return fmt.Errorf("analysis: analyzer %s has no ResultType", a.Name)
+	case (a.New == nil) == (a.Prepass == nil):
+		return fmt.Errorf("analysis: analyzer %s must have exactly one of New and Prepass", a.Name)
+	case a.Prepass != nil && a.Class != "":
+		return fmt.Errorf("analysis: analyzer %s: a prepass reports no findings", a.Name)
 	}
-	return fmt.Sprintf("%#x", addr)
+	for _, r := range a.Requires {
+		if r == nil {
+			return fmt.Errorf("analysis: analyzer %s requires a nil analyzer", a.Name)
+		}
+		if a.Prepass != nil && r.Prepass == nil {
+			return fmt.Errorf("analysis: prepass %s cannot require the streaming analyzer %s", a.Name, r.Name)
+		}
+	}
+	return nil
 }
 
-// StoreInfo is what a STORE, NT_STORE or EXTERNAL_WRITE event inside a mapped region did.
-type StoreInfo struct {
-	Event    *trace.Event
-	Origin   px86.Origin
-	Flags    uint8 // px86.NT, px86.External
-	Tx       *pmdk.Tx
-	Effect   px86.StoreEffect
-	Recorded bool // false for EXTERNAL_WRITE with flag persisted or initial (not a store in the model)
+// Validate checks a set of analyzers and everything they require: each is valid, names are
+// unique, and requirements have no cycle. A registry calls it in a test.
+func Validate(as []*Analyzer) error {
+	_, err := order(as)
+	return err
 }
 
-// Hook interfaces. The driver calls them after it has updated the shared state for the event,
-// except UnmapHook and EndHook, which run before the state forgets the region's stores.
+// order returns the analyzers and everything they require, requirements first, or an error
+// when one is invalid, two share a name, or requirements form a cycle.
+func order(as []*Analyzer) ([]*Analyzer, error) {
+	var out []*Analyzer
+	state := map[*Analyzer]int{} // 1 visiting, 2 done
+	names := map[string]*Analyzer{}
+	var visit func(a *Analyzer, path []string) error
+	visit = func(a *Analyzer, path []string) error {
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		switch state[a] {
+		case 1:
+			return fmt.Errorf("analysis: dependency cycle: %s -> %s", strings.Join(path, " -> "), a.Name)
+		case 2:
+			return nil
+		}
+		if o := names[a.Name]; o != nil && o != a {
+			return fmt.Errorf("analysis: two analyzers named %s", a.Name)
+		}
+		names[a.Name] = a
+		state[a] = 1
+		for _, req := range a.Requires {
+			if err := visit(req, append(path, a.Name)); err != nil {
+				return err
+			}
+		}
+		state[a] = 2
+		out = append(out, a)
+		return nil
+	}
+	for _, a := range as {
+		if err := visit(a, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// State is the replayed state every analyzer reads: regions, operations, transactions,
+// reservations and the px86 model (package replay).
+type State = replay.Machine[px86.NoPayload]
+
+// StoreInfo is a write inside a mapped region, after the model recorded it (replay.Write).
+type StoreInfo = replay.Write
+
+// Hook interfaces. The driver calls them after the state was updated for the event, except
+// UnmapHook, which runs before the state forgets the region's stores.
 type (
 	// StoreHook sees every STORE, NT_STORE and EXTERNAL_WRITE inside a mapped region.
 	StoreHook interface{ OnStore(p *Pass, s *StoreInfo) }
@@ -105,7 +170,7 @@ type (
 	TxHook interface {
 		OnTx(p *Pass, ev *trace.Event, tx *pmdk.Tx)
 	}
-	// UnmapHook sees REGION_UNMAP before the region's unpersisted stores are forgotten.
+	// UnmapHook sees a region about to be unmapped, before its unpersisted stores are forgotten.
 	UnmapHook interface {
 		OnUnmap(p *Pass, ev *trace.Event, r pmdk.Region)
 	}
@@ -136,10 +201,27 @@ type Diagnostic struct {
 type Pass struct {
 	Analyzer *Analyzer
 	State    *State
-	ResultOf map[*Analyzer]any
 	d        *driver
 	kind     int
 }
+
+// ResultOf returns the result of analyzer a, which p's analyzer requires (directly or not), as
+// type T: the driver checked it against a.ResultType. It panics when a was not required or T is
+// not a's result type, both programming errors that Validate and the driver's type check rule
+// out for declared requirements.
+func ResultOf[T any](p *Pass, a *Analyzer) T {
+	v, ok := p.d.results[a]
+	if !ok {
+		panic(fmt.Sprintf("analysis: %s reads the result of %s, which it does not require", p.Analyzer.Name, a.Name))
+	}
+	return v.(T)
+}
+
+// Site returns the static site id of the trace, and whether the trace defines it.
+func (p *Pass) Site(id uint32) (trace.Site, bool) { return p.d.r.Site(id) }
+
+// Locate returns the source location of a site (report.At).
+func (p *Pass) Locate(site uint32) report.Location { return report.At(p.d.r, site) }
 
 // Dup reports whether an occurrence of this analyzer's kind at site, at event, is a duplicate of
 // one already reported; if so it counts it. Analyzers call it before building a Diagnostic so

@@ -28,24 +28,24 @@ func newCCCommand(name string, cxx bool) *cobra.Command {
 			}
 			in, err := toolchain.FindInstall()
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
 			c, err := toolchain.FindCompiler(in, cxx)
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
 			full, err := toolchain.Args(in, c, args)
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
 			argv := append([]string{c.Path}, full...)
 			path, err := exec.LookPath(c.Path)
 			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("clang %s: %w", c.Path, err)}
+				return fmt.Errorf("clang %s: %w", c.Path, err)
 			}
 			// Replace this process: clang's exit status and output are the wrapper's.
 			err = syscall.Exec(path, argv, os.Environ())
-			return &exitError{code: 2, err: fmt.Errorf("running %s: %w", path, err)}
+			return fmt.Errorf("running %s: %w", path, err)
 		},
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,7 @@ import (
 	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/explore"
-	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/pipeline"
 )
 
 // crashFlags are the crash-exploration flags shared by `check` (with {pool} in the target) and
@@ -28,11 +27,6 @@ type crashFlags struct {
 	checker      string
 	outputFilter string
 	maxInFlight  int
-
-	// parsed by parse
-	strats []*crash.Strategy
-	chk    *exec.Checker
-	filter *regexp.Regexp
 }
 
 func strategyNames() []string {
@@ -43,8 +37,8 @@ func strategyNames() []string {
 	return list
 }
 
-// add registers the flags; withPool says whether --pool is registered (explore has it with
-// another meaning than check).
+// add registers the flags; poolHelp is --pool's help (explore has it with another meaning than
+// check).
 func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl := c.Flags()
 	fl.StringVar(&f.pool, "pool", "", poolHelp)
@@ -60,78 +54,51 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.IntVar(&f.maxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
 
-// parse checks the flags before anything runs.
-func (f *crashFlags) parse() error {
+// strats parses --strategy.
+func (f *crashFlags) strats() ([]*crash.Strategy, error) {
+	var out []*crash.Strategy
 	for _, n := range f.strategies {
 		for _, n := range strings.Split(n, ",") {
 			s := crash.StrategyByName(strings.TrimSpace(n))
 			if s == nil {
-				return &exitError{code: 2, err: fmt.Errorf("unknown strategy %q (known: %s)", n, strings.Join(strategyNames(), ", "))}
+				return nil, fmt.Errorf("unknown strategy %q (known: %s)", n, strings.Join(strategyNames(), ", "))
 			}
-			f.strats = append(f.strats, s)
+			out = append(out, s)
 		}
+	}
+	return out, nil
+}
+
+// exploration checks the flags before anything runs and returns the pipeline's view of them.
+func (f *crashFlags) exploration() (pipeline.Exploration, error) {
+	x := pipeline.Exploration{
+		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight,
+		Progress: os.Stderr, Pool: f.pool,
+	}
+	var err error
+	if x.Strategies, err = f.strats(); err != nil {
+		return x, err
+	}
+	if f.timeout <= 0 {
+		return x, errors.New("--timeout must be positive")
 	}
 	if f.checker != "" {
 		c, err := exec.ParseChecker(f.checker)
 		if err != nil {
-			return &exitError{code: 2, err: err}
+			return x, err
 		}
 		c.Timeout = f.timeout
-		f.chk = &c
+		x.Checker = &c
 	}
 	if f.outputFilter != "" {
 		re, err := regexp.Compile(f.outputFilter)
 		if err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("--output-filter: %w", err)}
+			return x, fmt.Errorf("--output-filter: %w", err)
 		}
-		f.filter = re
-	}
-	if f.timeout <= 0 {
-		return &exitError{code: 2, err: errors.New("--timeout must be positive")}
+		x.OutputFilter = re
 	}
 	if f.maxInFlight < 1 {
-		return &exitError{code: 2, err: errors.New("--max-in-flight must be at least 1")}
+		return x, errors.New("--max-in-flight must be at least 1")
 	}
-	return nil
-}
-
-// hasPool reports whether a target command line has the {pool} placeholder.
-func hasPool(args []string) bool {
-	for _, a := range args {
-		if strings.Contains(a, exec.PoolPlaceholder) {
-			return true
-		}
-	}
-	return false
-}
-
-// explore runs the crash exploration of tracePath and adds its findings, rules and stats to
-// rep. pool is the pool path the trace was recorded with ("" to pick its only file).
-func (f *crashFlags) explore(cmd *cobra.Command, rep *report.Report, tracePath, workload string, args []string, pool, reportPath string) error {
-	target, err := exec.ParseTarget(args)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	target.Timeout, target.OutputFilter = f.timeout, f.filter
-	w, err := explore.ReadWorkload(workload)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	ctx, stop := exec.SignalContext(context.Background())
-	defer stop()
-	res, xerr := explore.Run(ctx, explore.Config{
-		Trace: tracePath, Target: target, Workload: w, Pool: pool, Strategies: f.strats,
-		Options: f.opts, Checker: f.chk, Report: reportPath, MaxInFlight: f.maxInFlight,
-		Exec: exec.Pool{Jobs: f.jobs, Progress: os.Stderr},
-	})
-	rep.Findings = append(rep.Findings, res.Findings...)
-	rep.Warnings = append(rep.Warnings, res.Warnings...)
-	rep.Rules = append(rep.Rules, explore.Rules...)
-	st := res.Stats
-	rep.Stats = &st
-	rep.Sort()
-	if xerr != nil {
-		return &exitError{code: 2, err: fmt.Errorf("crash exploration: %w", xerr)}
-	}
-	return nil
+	return x, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/crash"
-	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -47,9 +49,6 @@ flight (at most --max-in-flight of them).
 Exit status: 0 no finding, 1 crash findings, 2 error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cf.parse(); err != nil {
-				return err
-			}
 			if noH1 {
 				cf.opts.H1 = -1
 			}
@@ -63,32 +62,30 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 				if err := exactArgs(1, "a trace file")(cmd, args); err != nil {
 					return err
 				}
-				return dryRunExplore(cmd, args[0], cf.strats, cf.opts, format)
+				strats, err := cf.strats()
+				if err != nil {
+					return err
+				}
+				return dryRunExplore(cmd, args[0], strats, cf.opts, format)
 			}
-			if tracePath == "" || workload == "" || !hasPool(args) {
-				return &exitError{code: 2, err: errors.New("explore needs --trace T, --workload FILE and the program after `--` with {pool} (or --dry-run TRACE)")}
-			}
-			switch format {
-			case "text", "json", "sarif":
-			default:
-				return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text, json or sarif", format)}
-			}
-			abs, err := filepath.Abs(tracePath)
+			x, err := cf.exploration()
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
-			rep := &report.Report{Trace: abs}
-			reportPath := ""
-			if output != "" && format == "json" {
-				reportPath, _ = filepath.Abs(output)
+			if tracePath == "" || workload == "" || !pipeline.HasPool(args) {
+				return errors.New("explore needs --trace T, --workload FILE and the program after `--` with {pool} (or --dry-run TRACE)")
 			}
-			xerr := cf.explore(cmd, rep, abs, workload, args, cf.pool, reportPath)
 			af := analyzeFlags{format: format, output: output}
-			werr := af.write(cmd, rep, nil)
-			if xerr != nil {
-				return xerr
+			if err := report.CheckFormat(format); err != nil {
+				return err
 			}
-			return werr
+			if output != "" && format == "json" {
+				x.Report, _ = filepath.Abs(output)
+			}
+			ctx, stop := exec.SignalContext(context.Background())
+			defer stop()
+			rep, xerr := pipeline.ExploreTrace(ctx, tracePath, workload, args, x)
+			return af.finish(cmd, rep, xerr)
 		},
 	}
 	f := c.Flags()
@@ -108,31 +105,13 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 
 // dryRunExplore prints the crash points and per-strategy state counts of a trace.
 func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, opts crash.Options, format string) error {
-	if len(strats) == 0 {
-		strats = crash.Strategies()
-	}
 	if format != "text" && format != "json" {
-		return &exitError{code: 2, err: fmt.Errorf("--format %q: want text or json", format)}
+		return fmt.Errorf("--format %q: want text or json", format)
 	}
-	r, err := openTrace(path)
-	if err != nil {
-		return err
+	sum, warning, serr := pipeline.DryRun(path, strats, opts)
+	if warning != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", warning)
 	}
-	defer r.Close()
-	if explore.NeedInvariants(strats) {
-		// The invariants strategy tests the states violating the invariants inferred from
-		// this trace (one more pass over it). A trace inference cannot read is reported by
-		// the count below, with what it counted.
-		invs, warning, err := explore.InferInvariants(path)
-		if err != nil {
-			warning = err.Error() + ": the invariants strategy counts no state"
-		}
-		if warning != "" {
-			fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", warning)
-		}
-		opts.Invariants = invs
-	}
-	sum, serr := crash.Summarize(r, strats, opts)
 	if sum != nil {
 		var werr error
 		if format == "json" {
@@ -141,7 +120,7 @@ func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, op
 			werr = sum.WriteText(cmd.OutOrStdout(), path)
 		}
 		if werr != nil {
-			return &exitError{code: 2, err: werr}
+			return werr
 		}
 	}
 	return traceErr(cmd, path, serr)

@@ -30,14 +30,14 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 			switch format {
 			case "text", "json":
 			default:
-				return &exitError{code: 2, err: fmt.Errorf("unknown --format %q: want text or json", format)}
+				return fmt.Errorf("unknown --format %q: want text or json", format)
 			}
 			set := infer.RuleSet(rules)
 			if _, err := set.Rules(); err != nil || rules == "" {
-				return &exitError{code: 2, err: fmt.Errorf("unknown --rules %q: want witcher, mpb or both", rules)}
+				return fmt.Errorf("unknown --rules %q: want witcher, mpb or both", rules)
 			}
 			if maxEvidence < 0 {
-				return &exitError{code: 2, err: fmt.Errorf("--max-evidence %d: want 0 or more", maxEvidence)}
+				return fmt.Errorf("--max-evidence %d: want 0 or more", maxEvidence)
 			}
 			opts := infer.Options{Rules: set, MaxEvidence: maxEvidence}
 			if maxEvidence == 0 {
@@ -47,7 +47,7 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 			if output != "" {
 				f, err := os.Create(output)
 				if err != nil {
-					return &exitError{code: 2, err: err}
+					return err
 				}
 				defer f.Close()
 				w = f
@@ -61,7 +61,7 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 			res, ierr := infer.Infer(r, opts)
 			secs := time.Since(start).Seconds()
 			if res == nil {
-				return &exitError{code: 2, err: fmt.Errorf("%s: %w", args[0], ierr)}
+				return fmt.Errorf("%s: %w", args[0], ierr)
 			}
 			if format == "json" {
 				err = infer.WriteJSON(w, res, secs)
@@ -69,11 +69,11 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 				err = infer.WriteText(w, res, secs)
 			}
 			if err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("writing the properties: %w", err)}
+				return fmt.Errorf("writing the properties: %w", err)
 			}
 			if ierr != nil && !errors.Is(ierr, trace.ErrTruncated) {
 				// The properties so far were printed above; the trace itself is bad.
-				return &exitError{code: 2, err: fmt.Errorf("%s: %w", args[0], ierr)}
+				return fmt.Errorf("%s: %w", args[0], ierr)
 			}
 			return traceErr(cmd, args[0], ierr)
 		},

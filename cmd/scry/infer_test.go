@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,20 +49,8 @@ func runCmd(t *testing.T, c *cobra.Command, args ...string) (string, string, int
 	c.SetErr(&errOut)
 	c.SetArgs(args)
 	c.SilenceUsage, c.SilenceErrors = true, true
-	err := c.Execute()
-	code := 0
-	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-			if ee.err != nil {
-				errOut.WriteString(ee.err.Error())
-			}
-		} else {
-			code = 2
-			errOut.WriteString(err.Error())
-		}
-	}
+	code, msg := exitStatus(c.Execute())
+	errOut.WriteString(msg)
 	return out.String(), errOut.String(), code
 }
 

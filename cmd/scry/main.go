@@ -1,33 +1,56 @@
 // Command scry finds crash-consistency bugs in programs that persist data to persistent memory.
+// It holds flags, help texts and the mapping of results to exit statuses; package pipeline
+// does the work.
 //
-// Exit status: 0 when no correctness finding, 1 when there is one, 2 on error.
+// Exit status: 0 when no correctness finding, 1 when there is one (or `trace verify` finds a
+// mismatch), 2 on error.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/report"
 )
 
-// exitError carries an exit status out of a command.
-type exitError struct {
+// statusError ends a command with an exit status other than 2: 1 for correctness findings or a
+// trace that does not match its pool files. msg, if any, is printed.
+type statusError struct {
 	code int
-	err  error
+	msg  string
 }
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
+func (e *statusError) Error() string { return e.msg }
+
+// errFindings is returned by commands that found correctness bugs: exit 1, nothing printed.
+var errFindings = &statusError{code: 1}
+
+// exitStatus maps a command's error to its exit status and the message to print ("" none):
+// nil is 0, a statusError its code, anything else 2.
+func exitStatus(err error) (int, string) {
+	if err == nil {
+		return 0, ""
 	}
-	return e.err.Error()
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.code, se.msg
+	}
+	return 2, err.Error()
 }
 
-// findingsExit is returned by commands that found correctness bugs: exit 1, nothing printed.
-var findingsExit = &exitError{code: 1}
+// findings returns errFindings when the report has a correctness finding.
+func findings(rep *report.Report) error {
+	if rep != nil && rep.HasCorrectness() {
+		return errFindings
+	}
+	return nil
+}
 
-func main() {
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "scry",
 		Short: "scry finds crash-consistency bugs in persistent-memory programs",
@@ -44,17 +67,21 @@ Exit status: 0 no correctness finding, 1 correctness findings, 2 error.`,
 	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
 		newAnalyzeCommand(), newCheckCommand(), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: 2, err: fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
+		return fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())
 	})
-	if err := root.Execute(); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.err != nil {
-				fmt.Fprintln(os.Stderr, "scry:", ee.err)
-			}
-			os.Exit(ee.code)
-		}
-		fmt.Fprintln(os.Stderr, "scry:", err)
-		os.Exit(2)
+	return root
+}
+
+// execute runs the command line args and returns the exit status, printing errors to stderr.
+func execute(root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	code, msg := exitStatus(root.Execute())
+	if msg != "" {
+		fmt.Fprintln(stderr, "scry:", msg)
 	}
+	return code
+}
+
+func main() {
+	os.Exit(execute(newRoot(), os.Args[1:], os.Stderr))
 }

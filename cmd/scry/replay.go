@@ -28,22 +28,22 @@ the command printed on standard output runs the program on it with the rest of t
 		Args: exactArgs(2, "a JSON report and a finding id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return &exitError{code: 2, err: fmt.Errorf("--out FILE is required: where to write the crash image")}
+				return fmt.Errorf("--out FILE is required: where to write the crash image")
 			}
 			b, err := os.ReadFile(args[0])
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
 			var doc struct {
 				Findings []report.Finding `json:"findings"`
 			}
 			if err := json.Unmarshal(b, &doc); err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("%s is not a JSON report of scry: %w", args[0], err)}
+				return fmt.Errorf("%s is not a JSON report of scry: %w", args[0], err)
 			}
 			var f *report.Finding
 			if n, err := strconv.Atoi(args[1]); err == nil {
 				if n < 1 || n > len(doc.Findings) {
-					return &exitError{code: 2, err: fmt.Errorf("%s has %d findings: no finding %d", args[0], len(doc.Findings), n)}
+					return fmt.Errorf("%s has %d findings: no finding %d", args[0], len(doc.Findings), n)
 				}
 				f = &doc.Findings[n-1]
 			} else {
@@ -53,14 +53,14 @@ the command printed on standard output runs the program on it with the rest of t
 					}
 				}
 				if f == nil {
-					return &exitError{code: 2, err: fmt.Errorf("%s has no finding with id %q", args[0], args[1])}
+					return fmt.Errorf("%s has no finding with id %q", args[0], args[1])
 				}
 			}
 			if f.Crash == nil {
-				return &exitError{code: 2, err: fmt.Errorf("finding %s (%s) is not a crash finding: it has no crash image", args[1], f.Kind)}
+				return fmt.Errorf("finding %s (%s) is not a crash finding: it has no crash image", args[1], f.Kind)
 			}
 			if err := explore.Rebuild(f.Crash, out); err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
 			c := f.Crash
 			nops := 0

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/image"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -43,7 +44,7 @@ func newTraceCommand() *cobra.Command {
 			st, serr := trace.ComputeStats(r)
 			if st != nil {
 				if err := st.Write(cmd.OutOrStdout()); err != nil {
-					return &exitError{code: 2, err: err}
+					return err
 				}
 			}
 			return traceErr(cmd, args[0], serr)
@@ -60,7 +61,7 @@ func newTraceCommand() *cobra.Command {
 			for _, m := range remap {
 				old, nw, ok := strings.Cut(m, "=")
 				if !ok || old == "" || nw == "" {
-					return &exitError{code: 2, err: fmt.Errorf("--pool %q: want OLD=NEW", m)}
+					return fmt.Errorf("--pool %q: want OLD=NEW", m)
 				}
 				opts.PathMap[old] = nw
 			}
@@ -69,17 +70,17 @@ func newTraceCommand() *cobra.Command {
 				return err
 			}
 			defer r.Close()
-			res, verr := image.Verify(r, opts)
+			res, verr := replay.Verify(r, opts)
 			if res != nil {
 				if err := res.Write(cmd.OutOrStdout()); err != nil {
-					return &exitError{code: 2, err: err}
+					return err
 				}
 			}
 			if err := traceErr(cmd, args[0], verr); err != nil {
 				return err
 			}
 			if !res.OK {
-				return &exitError{code: 1, err: errors.New("the replayed trace does not match the pool files")}
+				return &statusError{code: 1, msg: "the replayed trace does not match the pool files"}
 			}
 			return nil
 		},
@@ -92,7 +93,7 @@ func newTraceCommand() *cobra.Command {
 func openTrace(path string) (*trace.Reader, error) {
 	r, err := trace.Open(path)
 	if err != nil {
-		return nil, &exitError{code: 2, err: fmt.Errorf("%s: %w", path, err)}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
 }
@@ -107,6 +108,6 @@ func traceErr(cmd *cobra.Command, path string, err error) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s: %v\n", path, err)
 		return nil
 	default:
-		return &exitError{code: 2, err: fmt.Errorf("%s: %w", path, err)}
+		return fmt.Errorf("%s: %w", path, err)
 	}
 }

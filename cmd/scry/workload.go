@@ -24,13 +24,13 @@ func newWorkloadCommand() *cobra.Command {
 			if out != "" {
 				f, err := os.Create(out)
 				if err != nil {
-					return &exitError{code: 2, err: err}
+					return err
 				}
 				defer f.Close()
 				w = f
 			}
 			if err := workload.KV(w, opts); err != nil {
-				return &exitError{code: 2, err: err}
+				return err
 			}
 			return nil
 		},

@@ -1,0 +1,454 @@
+// Package pipeline runs scry from end to end: record a run of the program under test, infer
+// persistence properties from its trace (once, for both the checks of inferred properties and
+// the invariants strategy), run the trace analyses, explore crash states on images, and write
+// one report. The command line (cmd/scry) only turns flags into a Config and errors into exit
+// statuses; everything that composes the parts lives here, behind explore's Runner interface so
+// that exploration can be tested without compiling or starting anything.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/infer"
+	"github.com/scry-pm/scry/record"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// Analysis says what the trace analyses report.
+type Analysis struct {
+	// Kinds names the kinds to report (analysis.Select); nil: all.
+	Kinds []string
+	// NoInfer leaves out the checks of inferred properties.
+	NoInfer bool
+	// Suppressions removes accepted findings (nil: none).
+	Suppressions *report.Suppressions
+}
+
+// Check validates the selection: an unknown kind, or a check of inferred properties with
+// NoInfer, is an error.
+func (a Analysis) Check() error {
+	_, err := analysis.Select(a.Kinds, a.NoInfer)
+	return err
+}
+
+// explores reports whether the selection asks for crash findings.
+func (a Analysis) explores() bool {
+	sel, err := analysis.Select(a.Kinds, a.NoInfer)
+	return err == nil && sel.Explore
+}
+
+// Exploration configures crash exploration (docs/crash-exploration.md).
+type Exploration struct {
+	// Strategies choose the crash states (nil: explore.DefaultStrategies).
+	Strategies []*crash.Strategy
+	// Options drive crash-point placement and the strategies.
+	Options crash.Options
+	// Jobs is the number of images run at once (0: the number of CPUs).
+	Jobs int
+	// Timeout bounds each run on an image (a longer run is a hang); 0: exec.DefaultTimeout.
+	Timeout time.Duration
+	// Checker, if non-nil, also judges every crash image.
+	Checker *exec.Checker
+	// OutputFilter leaves matching output lines out of the comparison.
+	OutputFilter *regexp.Regexp
+	// MaxInFlight caps the operations in flight at an explored crash point.
+	MaxInFlight int
+	// Progress receives the progress bar (when a terminal).
+	Progress io.Writer
+	// Runner runs the target on images (nil: processes, explore.ProcessRunner).
+	Runner explore.Runner
+	// Pool is the pool path the trace was recorded with ("" picks the only file it maps).
+	Pool string
+	// Report is the path the JSON report is written to, for the replay commands ("" unknown).
+	Report string
+}
+
+// needsInvariants reports whether a strategy chooses states from inferred invariants.
+func (x *Exploration) needsInvariants() bool {
+	return x != nil && explore.NeedInvariants(x.Strategies)
+}
+
+// Infer infers the persistence properties of the trace at path once for everything that needs
+// them: with every rule when the invariants strategy explores (its invariants are WITCHER's
+// rules and the dissertation's), else nothing (the checks of inferred properties infer their
+// own rules in their prepass). It returns nil properties when nothing needs them. warning is set
+// when the trace was truncated (the properties come from its complete records).
+func Infer(path string, x *Exploration) (props *infer.Result, warning string, err error) {
+	if !x.needsInvariants() {
+		return nil, "", nil
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	res, ierr := infer.Infer(r, infer.Options{Rules: infer.Both})
+	if ierr != nil {
+		if res == nil || !errors.Is(ierr, trace.ErrTruncated) {
+			return nil, "", fmt.Errorf("inferring invariants: %w", ierr)
+		}
+		warning = "invariant inference: the trace is truncated; invariants come from its complete records"
+	}
+	return res, warning, nil
+}
+
+// Analyze runs the trace analyses selected by a over the trace at path, with the properties
+// already inferred (props, nil: the checks infer their own). A truncated trace is analysed up
+// to its last complete record, with a warning. Errors: a bad selection or a trace that cannot
+// be opened (nil report); a corrupt trace (the report so far and the error).
+func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, error) {
+	return analysis.AnalyzeFile(path, analysis.Options{
+		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props,
+	})
+}
+
+// Explore explores the crash states of the trace at path, recorded from target (with {pool})
+// on the workload file, and adds its findings, warnings, kinds and statistics to rep. props are
+// the properties inferred for the invariants strategy (Infer). It returns the exploration's
+// error (a bad target or workload, a file error, ctx cancelled) after adding what was found.
+func Explore(ctx context.Context, rep *report.Report, path, workload string, target []string, x Exploration, props *infer.Result) error {
+	t, err := exec.ParseTarget(target)
+	if err != nil {
+		return err
+	}
+	t.Timeout, t.OutputFilter = x.Timeout, x.OutputFilter
+	w, err := explore.ReadWorkload(workload)
+	if err != nil {
+		return err
+	}
+	opts := x.Options
+	if x.needsInvariants() && opts.Invariants == nil && props != nil {
+		opts.Invariants = explore.Invariants(props)
+	}
+	res, xerr := explore.Run(ctx, explore.Config{
+		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight,
+		Exec: exec.Pool{Jobs: x.Jobs, Progress: x.Progress},
+	})
+	rep.Findings = append(rep.Findings, res.Findings...)
+	rep.Warnings = append(rep.Warnings, res.Warnings...)
+	for _, k := range explore.Kinds() {
+		if !slices.ContainsFunc(rep.Rules, func(r report.Rule) bool { return r.Kind == k.Kind }) {
+			rep.Rules = append(rep.Rules, k)
+		}
+	}
+	st := res.Stats
+	rep.Stats = &st
+	rep.Sort()
+	if xerr != nil {
+		return fmt.Errorf("crash exploration: %w", xerr)
+	}
+	return nil
+}
+
+// Recording configures the recorded run of the program under test.
+type Recording struct {
+	// Args is the program and its arguments (with {pool} in crash mode).
+	Args []string
+	// Trace keeps the trace at this path ("" a temporary file, see Check).
+	Trace string
+	// PM are --pm globs; NoLoads and NoForcePMEM as record.Options.
+	PM                   []string
+	NoLoads, NoForcePMEM bool
+	// Workload is the file fed to the program's standard input ("": Stdin).
+	Workload string
+	Stdin    io.Reader
+	// Stdout and Stderr receive the program's output.
+	Stdout, Stderr io.Writer
+}
+
+// ProgramFailed is the error for a recorded program that did not exit with status 0: the
+// results cover its run up to that point.
+type ProgramFailed struct {
+	Prog   string
+	Result *record.Result
+	Trace  string // where its trace is kept ("" removed)
+}
+
+func (e *ProgramFailed) Error() string {
+	msg := fmt.Sprintf("%s %s; the results cover its run up to that point", e.Prog, e.Result)
+	if e.Trace != "" {
+		msg += "; its trace is in " + e.Trace
+	}
+	return msg
+}
+
+// Record runs the program of rc with its trace written to tracePath. A program that could not
+// start, or wrote no trace, is an error; one that exits non-zero is not (see record.Result).
+// The program gets SIGINT itself (scry ignores it while the program runs); SIGTERM to scry
+// stops it.
+func Record(rc Recording, tracePath string) (*record.Result, error) {
+	if len(rc.Args) == 0 {
+		return nil, errors.New("no program given: put it after `--`, e.g. `scry check -- ./prog pool`")
+	}
+	stdin := rc.Stdin
+	if rc.Workload != "" {
+		w, err := os.Open(rc.Workload)
+		if err != nil {
+			return nil, fmt.Errorf("workload: %w", err)
+		}
+		defer w.Close()
+		stdin = w
+	}
+	// The program gets Ctrl-C itself; scry waits for it and keeps the trace.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	signal.Ignore(os.Interrupt)
+	defer signal.Reset(os.Interrupt)
+	return record.Run(ctx, record.Options{
+		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
+		Args: rc.Args, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
+	})
+}
+
+// Check is `scry check`: what to record, analyse and explore.
+type Check struct {
+	Recording Recording
+	Analysis  Analysis
+	// Explore configures crash exploration, which runs when the program's arguments have
+	// {pool} (Recording.Args) and a crash kind is selected.
+	Explore Exploration
+	// Output is the report's path ("" standard output); with {pool} the trace is kept next to
+	// it (Output.trace) unless Recording.Trace names it.
+	Output string
+	// JSON tells whether the report is written as JSON (its path then goes in the replay
+	// commands of crash findings).
+	JSON bool
+	// Notes receives messages for the user (where a kept trace is).
+	Notes io.Writer
+}
+
+// HasPool reports whether a command line has the {pool} placeholder.
+func HasPool(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, exec.PoolPlaceholder) })
+}
+
+// Run records, analyses and (with {pool}) explores. It returns the report with the first
+// error: a configuration or trace error, a program that could not start, or *ProgramFailed when
+// the program did not exit 0 (its findings so far are in the report). A nil report comes with
+// an error only.
+func (c *Check) Run(ctx context.Context) (*report.Report, error) {
+	if err := c.Analysis.Check(); err != nil {
+		return nil, err
+	}
+	if HasPool(c.Recording.Args) {
+		return c.runCrash(ctx)
+	}
+	if c.Explore.Pool != "" {
+		return nil, errors.New("--pool needs {pool} in the program's arguments")
+	}
+	tracePath := c.Recording.Trace
+	if tracePath == "" {
+		dir, err := os.MkdirTemp("", "scry-check-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		tracePath = filepath.Join(dir, "run.trace")
+	}
+	res, err := Record(c.Recording, tracePath)
+	if err != nil {
+		return nil, err
+	}
+	rep, aerr := Analyze(tracePath, c.Analysis, nil)
+	if rep == nil {
+		return nil, aerr
+	}
+	if aerr != nil {
+		return rep, aerr
+	}
+	if res.Failed() {
+		if rep.HasCorrectness() {
+			// The findings decide the status; say how the program ended.
+			if c.Notes != nil {
+				fmt.Fprintf(c.Notes, "scry: warning: %s %s\n", c.Recording.Args[0], res)
+			}
+			return rep, nil
+		}
+		return rep, &ProgramFailed{Prog: c.Recording.Args[0], Result: res, Trace: c.Recording.Trace}
+	}
+	return rep, nil
+}
+
+// runCrash is Run with {pool}: record on a fresh pool, analyse, explore, one report.
+func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
+	rc := c.Recording
+	if rc.Workload == "" {
+		return nil, errors.New("crash exploration needs --workload FILE: its lines are the operations fed to the program's standard input")
+	}
+	if _, err := exec.ParseTarget(rc.Args); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "scry-check-")
+	if err != nil {
+		return nil, err
+	}
+	keepDir := false
+	defer func() {
+		if !keepDir {
+			os.RemoveAll(dir)
+		}
+	}()
+	pool := filepath.Join(dir, "pool")
+	if c.Explore.Pool != "" {
+		if pool, err = filepath.Abs(c.Explore.Pool); err != nil {
+			return nil, err
+		}
+		if _, err := os.Lstat(pool); err == nil {
+			return nil, fmt.Errorf("--pool %s exists: scry creates the pool itself and never touches an existing file; remove it or name another", pool)
+		}
+	}
+	tracePath, tempTrace := rc.Trace, false
+	switch {
+	case tracePath != "":
+	case c.Output != "":
+		tracePath = c.Output + ".trace"
+	default:
+		tracePath, tempTrace = filepath.Join(dir, "run.trace"), true
+	}
+	if tracePath, err = filepath.Abs(tracePath); err != nil {
+		return nil, err
+	}
+	target := rc.Args
+	rc.Args = make([]string, len(target))
+	for i, a := range target {
+		rc.Args[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, pool)
+	}
+	rc.PM = append(slices.Clone(rc.PM), pool)
+	res, err := Record(rc, tracePath)
+	if err != nil {
+		return nil, err
+	}
+	if c.Explore.Pool == "" {
+		os.Remove(pool) // the images come from the trace
+	}
+	x := c.Explore
+	explores := c.Analysis.explores() && !res.Failed()
+	var props *infer.Result
+	var warning string
+	if explores {
+		if props, warning, err = Infer(tracePath, &x); err != nil {
+			return nil, err
+		}
+	}
+	rep, aerr := Analyze(tracePath, c.Analysis, props)
+	if rep == nil {
+		return nil, aerr
+	}
+	if warning != "" {
+		rep.Warnings = append(rep.Warnings, warning)
+	}
+	var xerr error
+	switch {
+	case aerr != nil:
+	case res.Failed():
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: crash states not explored", target[0], res))
+	case explores:
+		x.Pool = pool
+		if c.Output != "" && c.JSON {
+			x.Report, _ = filepath.Abs(c.Output)
+		}
+		xerr = Explore(ctx, rep, tracePath, rc.Workload, target, x, props)
+	}
+	if tempTrace && len(rep.Findings) > 0 && rep.Stats != nil {
+		keepDir = true
+		if c.Notes != nil {
+			fmt.Fprintf(c.Notes, "scry: the trace is kept in %s (scry replay needs it; remove the directory when done)\n", tracePath)
+		}
+	}
+	switch {
+	case aerr != nil:
+		return rep, aerr
+	case xerr != nil:
+		return rep, xerr
+	case res.Failed():
+		return rep, &ProgramFailed{Prog: target[0], Result: res, Trace: tracePath}
+	}
+	return rep, nil
+}
+
+// ExploreTrace is `scry explore` without --dry-run: explore a recorded trace and return the
+// report of its crash findings.
+func ExploreTrace(ctx context.Context, path, workload string, target []string, x Exploration) (*report.Report, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Report{Trace: abs}
+	props, warning, err := Infer(abs, &x)
+	if err != nil {
+		return rep, err
+	}
+	if warning != "" {
+		rep.Warnings = append(rep.Warnings, warning)
+	}
+	return rep, Explore(ctx, rep, abs, workload, target, x, props)
+}
+
+// DryRun counts the crash points and the states each strategy would test on the trace at path
+// (crash.Summarize), inferring the invariants first when a strategy needs them. warning is set
+// when inference could not read the whole trace.
+func DryRun(path string, strats []*crash.Strategy, opts crash.Options) (sum *crash.Summary, warning string, err error) {
+	if len(strats) == 0 {
+		strats = crash.Strategies()
+	}
+	x := &Exploration{Strategies: strats}
+	if x.needsInvariants() {
+		props, w, ierr := Infer(path, x)
+		warning = w
+		if ierr != nil {
+			warning = ierr.Error() + ": the invariants strategy counts no state"
+		} else {
+			opts.Invariants = explore.Invariants(props)
+		}
+	}
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, warning, err
+	}
+	defer r.Close()
+	sum, err = crash.Summarize(r, strats, opts)
+	return sum, warning, err
+}
+
+// WriteReport writes rep in format ("text", "json", "sarif") to the file path, or to w when path
+// is "". With a format other than text, the warnings also go to warn (the user sees them on a
+// terminal). Errors: an unknown format, the file cannot be created or written.
+func WriteReport(rep *report.Report, format, path string, w, warn io.Writer) error {
+	if err := report.CheckFormat(format); err != nil {
+		return err
+	}
+	if path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := report.Write(w, rep, format); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if format != "text" && warn != nil {
+		for _, m := range rep.Warnings {
+			fmt.Fprintln(warn, "scry: warning:", m)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package pipeline_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/trace"
+)
+
+// The slots program, simulated in Go by fakeRunner: a 4 KiB pool of 32 slots, slot i's data at
+// 64*i and its valid flag at 2048+64*i (two cache lines). "put I V" writes the data, then the
+// flag; "get" reads every flag and, only for a set flag, the slot's data, and prints I:V.
+const (
+	slotBase = 0x7f0000000000
+	validOff = 2048
+	poolSize = 4096
+)
+
+// Sites of the trace.
+const (
+	sData, sFlag           = 10, 12 // the stores
+	sPersist               = 11     // flushes and fences of a correct put
+	sFlush, sFence         = 14, 15 // the buggy put: both lines written back, ONE fence
+	sLoadFlag, sBranch     = 21, 22 // get: the guard load and its branch
+	sLoadData, sUnmapClose = 23, 30
+)
+
+// slotsTrace builds the trace of the slots program on ops, with the ordering bug (data and flag
+// persisted by one fence) or without it.
+func slotsTrace(t *testing.T, dir string, ops []string, buggy bool) (tracePath, workload string) {
+	t.Helper()
+	b := analysistest.New().Map(1, slotBase, poolSize).
+		Branch(sBranch).Dep(sBranch, trace.DepValue, sLoadFlag).Dep(sLoadData, trace.DepControl, sBranch)
+	store := func(site uint32, addr, v uint64) {
+		b.Store(site, addr, 8)
+		binary.LittleEndian.PutUint64(b.Events[len(b.Events)-1].Data, v)
+	}
+	valid := map[uint64]bool{}
+	for k, op := range ops {
+		b.OpBegin(uint64(k), op)
+		var i, v uint64
+		switch {
+		case strings.HasPrefix(op, "put"):
+			fmt.Sscanf(op, "put %d %d", &i, &v)
+			data, flag := slotBase+64*i, slotBase+validOff+64*i
+			if buggy {
+				store(sData, data, v)
+				store(sFlag, flag, 1)
+				b.Flush(sFlush, trace.FlushCLWB, data).Flush(sFlush, trace.FlushCLWB, flag).Fence(sFence, trace.FenceSFENCE)
+			} else {
+				store(sData, data, v)
+				b.Persist(sPersist, data, 8)
+				store(sFlag, flag, 1)
+				b.Persist(sPersist, flag, 8)
+			}
+			valid[i] = true
+		case op == "get":
+			for i := uint64(0); i < 32; i++ {
+				b.Load(sLoadFlag, slotBase+validOff+64*i, 8)
+				if valid[i] {
+					b.Load(sLoadData, slotBase+64*i, 8)
+				}
+			}
+		}
+		b.OpEnd(uint64(k))
+	}
+	b.Unmap(1, sUnmapClose).Exit(0)
+	enc, err := b.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracePath, workload = filepath.Join(dir, "slots.trace"), filepath.Join(dir, "slots.ops")
+	if err := os.WriteFile(tracePath, enc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(workload, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tracePath, workload
+}
+
+// fakeRunner runs the slots program in-process on an image; with check, its checker rejects an
+// image with a valid slot whose data is zero.
+type fakeRunner struct {
+	check bool
+	runs  atomic.Int64
+}
+
+func (f *fakeRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+	f.runs.Add(1)
+	img, err := os.ReadFile(image)
+	if err != nil || len(img) < poolSize {
+		return exec.Outcome{ExitCode: 1, Stderr: []byte(fmt.Sprint("bad image: ", err))}
+	}
+	word := func(off uint64) uint64 { return binary.LittleEndian.Uint64(img[off:]) }
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(stdin))
+	for sc.Scan() {
+		var i, v uint64
+		switch line := sc.Text(); {
+		case strings.HasPrefix(line, "put"):
+			fmt.Sscanf(line, "put %d %d", &i, &v)
+			binary.LittleEndian.PutUint64(img[64*i:], v)
+			binary.LittleEndian.PutUint64(img[validOff+64*i:], 1)
+		case line == "get":
+			for i := uint64(0); i < 32; i++ {
+				if word(validOff+64*i) != 0 {
+					fmt.Fprintf(&out, "%d:%d\n", i, word(64*i))
+				}
+			}
+		}
+	}
+	return exec.Outcome{Stdout: out.Bytes()}
+}
+
+func (f *fakeRunner) HasChecker() bool { return f.check }
+
+func (f *fakeRunner) Checker(ctx context.Context, image, dir string) (exec.Outcome, bool) {
+	if !f.check {
+		return exec.Outcome{}, false
+	}
+	img, err := os.ReadFile(image)
+	if err != nil {
+		return exec.Outcome{ExitCode: -1, Err: err}, true
+	}
+	for i := uint64(0); i < 32; i++ {
+		if binary.LittleEndian.Uint64(img[validOff+64*i:]) != 0 && binary.LittleEndian.Uint64(img[64*i:]) == 0 {
+			return exec.Outcome{ExitCode: 1, Stdout: []byte(fmt.Sprintf("slot %d valid without data\n", i))}, true
+		}
+	}
+	return exec.Outcome{}, true
+}
+
+var ops = []string{"put 1 10", "put 2 20", "get"}
+
+// target is the command line the reports name: an existing program (the test binary), which the
+// fake runner never starts.
+func target(t *testing.T) []string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{self, "{pool}"}
+}
+
+// TestExploreWithFakeRunner explores the slots traces through the pipeline with an in-process
+// runner: no compiler, no process. The buggy trace's ordering violation is found at its fence,
+// judged by output equivalence and by the checker, with the default strategies and with the
+// invariants strategy (whose invariants the pipeline infers from the trace's loads); the fixed
+// trace gives no finding.
+func TestExploreWithFakeRunner(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		buggy    bool
+		check    bool
+		strategy string
+		symptom  string
+	}{
+		{"buggy, output", true, false, "", explore.SymptomOutput},
+		{"buggy, checker", true, true, "", explore.SymptomChecker},
+		{"buggy, invariants", true, false, "invariants", explore.SymptomOutput},
+		{"fixed, output", false, false, "", ""},
+		{"fixed, checker", false, true, "", ""},
+		{"fixed, invariants", false, false, "invariants", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tr, wl := slotsTrace(t, dir, ops, tc.buggy)
+			fr := &fakeRunner{check: tc.check}
+			x := pipeline.Exploration{Runner: fr, Jobs: 2}
+			if tc.strategy != "" {
+				x.Strategies = []*crash.Strategy{crash.StrategyByName(tc.strategy)}
+			}
+			rep, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t), x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case rep.Stats == nil:
+				t.Fatal("no exploration statistics")
+			case tc.strategy == "invariants" && rep.Stats.Invariants == 0:
+				t.Fatalf("no invariant inferred: %+v", rep.Stats)
+			case tc.strategy == "" && (fr.runs.Load() == 0 || rep.Stats.StatesTested == 0):
+				t.Fatalf("nothing was run: %d runs, stats %+v", fr.runs.Load(), rep.Stats)
+			}
+			if tc.symptom == "" {
+				if len(rep.Findings) != 0 {
+					t.Fatalf("fixed trace: %d findings: %+v", len(rep.Findings), rep.Findings[0])
+				}
+				return
+			}
+			if len(rep.Findings) == 0 {
+				t.Fatalf("no finding; stats %+v warnings %q", rep.Stats, rep.Warnings)
+			}
+			f := rep.Findings[0]
+			if f.Kind != explore.KindOrdering || f.Crash.Symptom != tc.symptom || f.Location.Line != sFence {
+				t.Errorf("finding %s (%s) at line %d, want %s (%s) at the fence (line %d): %s",
+					f.Kind, f.Crash.Symptom, f.Location.Line, explore.KindOrdering, tc.symptom, sFence, f.Message)
+			}
+			var roles []string
+			for _, r := range f.Related {
+				roles = append(roles, fmt.Sprintf("%s@%d", r.Role, r.Line))
+			}
+			if !slices.Contains(roles, fmt.Sprintf("persisted@%d", sFlag)) || !slices.Contains(roles, fmt.Sprintf("unpersisted@%d", sData)) {
+				t.Errorf("related %q: want the flag persisted and the data not", roles)
+			}
+			if tc.strategy == "invariants" && (rep.Stats.Invariants == 0 || len(f.Crash.Invariants) == 0) {
+				t.Errorf("invariants strategy: %d invariants, finding violates %q", rep.Stats.Invariants, f.Crash.Invariants)
+			}
+		})
+	}
+}
+
+// TestExploreRejectsBadInput: a target without {pool} and a missing workload are errors, not
+// empty reports.
+func TestExploreRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tr, wl := slotsTrace(t, dir, ops, true)
+	x := pipeline.Exploration{Runner: &fakeRunner{}}
+	if _, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t)[:1], x); err == nil || !strings.Contains(err.Error(), "{pool}") {
+		t.Errorf("target without {pool}: %v", err)
+	}
+	if _, err := pipeline.ExploreTrace(context.Background(), tr, filepath.Join(dir, "none"), target(t), x); err == nil {
+		t.Error("missing workload accepted")
+	}
+}
