@@ -9,7 +9,7 @@
 // immediately before every FENCE record (sfence, mfence, locked read-modify-write, and the
 // fences the runtime writes for pmem_drain / pmem_persist): a fence is where persistency state
 // changes, so the thesis takes its snapshots of reorderings just before fences
-// (seeds/002_2a22ed230f71d116.txt §4.6-4.7, §5.1.1 "Instrumenting fences"). One is placed
+// (Fernandes's thesis, Automatic Testing of PM Applications, 2022, §4.6-4.7, §5.1.1 "Instrumenting fences"). One is placed
 // before each library call that makes bytes durable at once: a run of EXTERNAL_WRITE records
 // flagged persisted from one call (same site and thread), and TX_COMMIT, where PMDK persists the
 // transaction's ranges; the call's effects land together when it returns, so there is a crash
@@ -28,7 +28,7 @@
 // pmdk package's commit and abort rules), but at a finer grain: every unpersisted store is cut
 // into units, its bytes on one cache line further cut at 8-byte-aligned boundaries. An aligned
 // 8-byte word is failure-atomic and a wider or misaligned store may tear at 8-byte granularity
-// (DESIGN.md "Persistency model"), so a unit is the smallest thing that persists or does not.
+// (package px86), so a unit is the smallest thing that persists or does not.
 // For each unit the engine keeps the bytes it overwrote, so that the image can roll it back.
 //
 // On one cache line the units form a sequence in program order (a multi-unit store's units in
@@ -37,16 +37,16 @@
 // store the trace issued is durable. Why per-line prefixes are the whole story:
 //
 //   - Same line: a line is written back as a whole, so its stores persist in program order
-//     (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.4.1; the thesis §4.7.3 scenario 1). The
+//     (WITCHER, SOSP'21, §4.4.1; the thesis §4.7.3 scenario 1). The
 //     persisted stores of a line are a prefix of its sequence.
-//   - Across lines: the Px86 table (seeds/003_49a44b735a979088.txt §2.1, Table 2.1, as the px86
+//   - Across lines: the Px86 table (Huang's dissertation, USC 2023, §2.1, Table 2.1, as the px86
 //     package reconstructs it) orders persistence across lines only through clflush (ordered
 //     with every later store and clflush) and through a flush followed by a fence. The model
 //     makes a clflushed line durable at once, and a fence makes every line flushed before it
 //     durable. Both turn the ordering into durability: the earlier store is no longer
 //     unpersisted at any later crash point, so it never appears in a state space together with
 //     the later store it is ordered before. Among the stores still unpersisted at a crash
-//     point no persist-before edge crosses lines, and condition (c) of DESIGN.md's crash-state
+//     point no persist-before edge crosses lines, and condition (c) of the crash-state
 //     definition holds for every choice of per-line prefixes.
 //   - Non-temporal stores bypass the cache: they are unordered with cached stores to other
 //     lines and pending until the next fence, so they too only constrain their own line. As in

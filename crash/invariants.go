@@ -7,7 +7,7 @@ import (
 )
 
 // Invariant is a likely invariant over store sites, inferred from the trace (WITCHER,
-// seeds/000_c95c61c23c78e4d2.txt §4.3; package infer produces them, the caller converts). It is
+// WITCHER (SOSP'21) §4.3; package infer produces them, the caller converts). It is
 // one of:
 //
 //   - an ordering invariant (Before and After set): the store at site Before must persist

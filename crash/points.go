@@ -25,7 +25,7 @@ const (
 	// Operation boundaries (Options.OpBoundaries): not crash points. They are delivered with
 	// Index -1, are not counted in Stats, and only their fully persisted state is meaningful:
 	// the consistent image before (OpBegin) or after (OpEnd) an operation, from which the
-	// output-equivalence oracles run (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.5).
+	// output-equivalence oracles run (WITCHER, SOSP'21, §4.5).
 	OpBegin PointKind = 6 // an OP_BEGIN record (the state before the operation's first store)
 	OpEnd   PointKind = 7 // an OP_END record (every store of the operation issued)
 )
@@ -113,7 +113,7 @@ type Options struct {
 	Invariants []Invariant
 }
 
-// Defaults, from the thesis's evaluation (seeds/002_2a22ed230f71d116.txt §6.5.1: a limit of 8
+// Defaults, from the evaluation of Fernandes's thesis (Automatic Testing of PM Applications, 2022, §6.5.1: a limit of 8
 // stores per segment; §6.5.2: an age to persist of 5 segments).
 const (
 	DefaultMaxStates = 4096

@@ -54,35 +54,35 @@ var strategies = []*Strategy{
 	{
 		Name:   "exhaustive",
 		Doc:    "every crash state: each line's units persisted up to any prefix (Yat's exhaustive search)",
-		Source: "seeds/002_2a22ed230f71d116.txt §3.1.1 (Yat), §4.7 (all combinations); seeds/000_c95c61c23c78e4d2.txt §4.4.1, §6.5",
+		Source: "Fernandes's thesis (Automatic Testing of PM Applications, 2022) §3.1.1 (Yat), §4.7 (all combinations); WITCHER (SOSP'21) §4.4.1, §6.5",
 		count:  func(sp *Space, o Options) *big.Int { return sp.Size() },
 		gen:    genExhaustive,
 	},
 	{
 		Name:   "prefix",
 		Doc:    "program-order prefixes only: the first j unpersisted units persisted, j = 0..n (pmreorder's accumulative engine; no reordering)",
-		Source: "seeds/000_c95c61c23c78e4d2.txt §6.5 (PMReorder); seeds/002_2a22ed230f71d116.txt §4.4 (snapshots in program order)",
+		Source: "WITCHER (SOSP'21) §6.5 (PMReorder); Fernandes's thesis (Automatic Testing of PM Applications, 2022) §4.4 (snapshots in program order)",
 		count:  func(sp *Space, o Options) *big.Int { return big.NewInt(int64(sp.Units()) + 1) },
 		gen:    genPrefix,
 	},
 	{
 		Name:   "heuristic",
 		Doc:    "the thesis's heuristics: H1 at most N stores reordered per segment, H2 stores older than M segments persisted, H3 ordering timestamps",
-		Source: "seeds/002_2a22ed230f71d116.txt §4.7.1-4.7.3, §6.5.1-6.5.2",
+		Source: "Fernandes's thesis (Automatic Testing of PM Applications, 2022) §4.7.1-4.7.3, §6.5.1-6.5.2",
 		count:  countHeuristic,
 		gen:    genHeuristic,
 	},
 	{
 		Name:   "random",
 		Doc:    "K distinct states per crash point, each line's prefix length uniform, deterministic for a seed (Yat's random threshold)",
-		Source: "seeds/002_2a22ed230f71d116.txt §3.1.1 (Yat tests t reorderings chosen at random)",
+		Source: "Fernandes's thesis (Automatic Testing of PM Applications, 2022) §3.1.1 (Yat tests t reorderings chosen at random)",
 		count:  countRandom,
 		gen:    genRandom,
 	},
 	{
 		Name:            "invariants",
 		Doc:             "before each fence (and library persist), the feasible states violating an inferred likely invariant: one store persisted, an earlier store it must follow not (ordering), or one of a group persisted without another (atomicity) (WITCHER)",
-		Source:          "seeds/000_c95c61c23c78e4d2.txt §4.3 (likely invariants), §4.4.1-4.4.2 (feasible violating states before each fence; an image is a fence and a persisted store)",
+		Source:          "WITCHER (SOSP'21) §4.3 (likely invariants), §4.4.1-4.4.2 (feasible violating states before each fence; an image is a fence and a persisted store)",
 		NeedsInvariants: true,
 		count:           countInvariants,
 		gen:             genInvariants,
@@ -151,7 +151,7 @@ func genPrefix(sp *Space, o Options, yield func(State) bool) {
 	}
 }
 
-// The heuristic strategy (seeds/002_2a22ed230f71d116.txt §4.7). A segment is the stretch of
+// The heuristic strategy (Fernandes's thesis, Automatic Testing of PM Applications, 2022, §4.7). A segment is the stretch of
 // the trace between two fences; Unit.Segment numbers it.
 //
 //   - H2, age to persist (§4.7.2): a unit issued more than M segments before the crash point

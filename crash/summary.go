@@ -21,7 +21,7 @@ type StrategyCount struct {
 
 // Summary is the dry run of crash exploration: the crash points of a trace and, per strategy,
 // the number of crash states it would test (WITCHER's comparison of search spaces,
-// seeds/000_c95c61c23c78e4d2.txt §6.5, Figure 4).
+// WITCHER (SOSP'21) §6.5, Figure 4).
 type Summary struct {
 	Stats
 	Kinds      map[string]int // crash points by kind

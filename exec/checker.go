@@ -13,7 +13,7 @@ import (
 // shell-quoted path of the crash image.
 const ImagePlaceholder = "{image}"
 
-// Checker is the checker oracle (DESIGN.md "Re-execution (driver protocol)", the CLI's
+// Checker is the checker oracle (docs/crash-exploration.md, the CLI's
 // --checker): a user command run on a crash image, exiting 0 when the image is consistent.
 type Checker struct {
 	// Args is the command: the shell, "-c", and the user's command line, which contains

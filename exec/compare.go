@@ -8,7 +8,7 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 )
 
-// Equivalent is WITCHER's output-equivalence oracle (seeds/000_c95c61c23c78e4d2.txt §4.5): after
+// Equivalent is WITCHER's output-equivalence oracle (WITCHER, SOSP'21, §4.5): after
 // a crash during operation k, a crash-consistent program recovers as if operation k had either
 // committed or rolled back, so running the rest of the workload on the crash image must end like
 // one of the two crash-free executions (the legal outcomes, or oracles). Equivalent reports

@@ -6,8 +6,7 @@
 //
 // # Targets and workloads
 //
-// A target is a command line with a {pool} placeholder, e.g. `./mapcli btree {pool}` (DESIGN.md
-// "Re-execution (driver protocol)"). Its workload is fed to standard input, one operation per
+// A target is a command line with a {pool} placeholder, e.g. `./mapcli btree {pool}` (docs/crash-exploration.md). Its workload is fed to standard input, one operation per
 // line. The same program opens an existing pool and continues, which is how it recovers from a
 // crash image: running operations k+1..n on the image of a crash during operation k is one call
 // of [Target.Run].
@@ -39,7 +38,7 @@
 // exit status 0 means consistent. {image} becomes the shell-quoted path, so any file name is
 // safe.
 //
-// The output-equivalence oracle (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.5) compares the
+// The output-equivalence oracle (WITCHER, SOSP'21, §4.5) compares the
 // run on the crash image with two legal outcomes computed on consistent images: operation k
 // committed and operation k rolled back. [Equivalent] decides (same ending and same output
 // after the target's OutputFilter removed the lines that legitimately vary, such as mapcli's
@@ -49,7 +48,7 @@
 //
 // [Map] runs a function over many items with Pool.Jobs workers (default: the number of CPUs).
 // Items are handed out in a fixed shuffled order so that expensive neighbours spread over the
-// workers (the thesis's shuffled recovery, seeds/002_2a22ed230f71d116.txt §5.1.4), results come
+// workers (the shuffled recovery of Fernandes's thesis, Automatic Testing of PM Applications, 2022, §5.1.4), results come
 // back in input order so that they are identical whatever the job count, temporary files live in
 // one directory removed when Map returns, and a progress bar with rate and ETA is drawn when the
 // progress writer is a terminal. [SignalContext] turns Ctrl-C and SIGTERM into a cancelled

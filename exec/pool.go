@@ -59,7 +59,7 @@ func (w *Worker) reset() error {
 // initialisation recover quickly, later ones slowly), so shuffling spreads the expensive ones
 // over all workers and over the whole run, which keeps the workers evenly loaded and the
 // progress bar's ETA honest (the thesis shuffles its snapshots across recovery threads for the
-// same reason: seeds/002_2a22ed230f71d116.txt §5.1.4).
+// same reason: Fernandes's thesis, Automatic Testing of PM Applications, 2022, §5.1.4).
 //
 // Map makes a temporary directory under p.Dir holding one directory per worker (Worker.Dir)
 // and removes it before returning, whatever happens. When ctx is cancelled (SignalContext turns

@@ -39,8 +39,7 @@ var stdoutLimit = StdoutLimit
 // killed: only a process that left the group (setsid) can still hold them open.
 const waitDelay = 2 * time.Second
 
-// Target is the program under test: a command line with a {pool} placeholder (DESIGN.md
-// "Re-execution (driver protocol)"), e.g. `./mapcli btree {pool}`. The program reads its
+// Target is the program under test: a command line with a {pool} placeholder (docs/crash-exploration.md), e.g. `./mapcli btree {pool}`. The program reads its
 // workload from standard input, one operation per line, and must be able to open an existing
 // pool and continue, which is how it recovers from a crash image.
 type Target struct {

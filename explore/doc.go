@@ -10,7 +10,7 @@
 // crash.Options.OpBoundaries). Only crash points inside an operation k are explored: a crash
 // during setup (pool creation, before the first operation) or teardown has no legal outcome to
 // compare with, since the oracles are "operation k committed" and "operation k rolled back"
-// (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.5, explores crash states of the operations of a
+// (WITCHER, SOSP'21, §4.5, explores crash states of the operations of a
 // test case too). At each such crash point the chosen strategies ([crash.Strategy]) yield
 // crash states; each state becomes one crash image (WITCHER §4.4, crash NVM images).
 //
@@ -59,5 +59,5 @@
 // Config.BatchStates images; each batch runs on exec.Map's workers while the walk waits, so
 // disk and memory stay bounded by a batch, and results are judged in item order, so they do
 // not depend on the number of workers (the thesis runs recovery on its snapshots in parallel
-// the same way, seeds/002_2a22ed230f71d116.txt §5.1.4).
+// the same way, Fernandes's thesis, Automatic Testing of PM Applications, 2022, §5.1.4).
 package explore

@@ -8,7 +8,7 @@ import (
 	"github.com/scry-pm/scry/exec"
 )
 
-// Legal outcomes of overlapping operations (WITCHER, seeds/000_c95c61c23c78e4d2.txt §4.7).
+// Legal outcomes of overlapping operations (WITCHER, SOSP'21, §4.7).
 //
 // When threads run operations concurrently, a crash point has a set D of operations ended
 // (OP_END seen), a set F of M operations in flight (begun, not ended) and the operations not

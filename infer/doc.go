@@ -6,7 +6,7 @@
 //
 // Two families of rules, over store sites (static instructions):
 //
-//   - The dissertation's properties (seeds/003_49a44b735a979088.txt ch. 5): DURA(st), every PM
+//   - The dissertation's properties (Huang's dissertation, USC 2023, ch. 5): DURA(st), every PM
 //     store must eventually persist (§5.2.1, §5.5.2.1); MPB(st', st), the store st' must
 //     persist before the store st (§5.2.2), inferred ONLY from pairs of loads where the later
 //     load is control dependent on the earlier one (§5.3.4, Algorithm 5): st' is the store the
@@ -14,7 +14,7 @@
 //     stores must persist atomically (§5.2.3), one property per strongly connected component
 //     of at least two sites of the graph whose edges are the MPB properties (§5.2.5,
 //     Algorithm 6).
-//   - WITCHER's likely invariants (seeds/000_c95c61c23c78e4d2.txt §4.3.1, Table 1): RO1, a
+//   - WITCHER's likely invariants (WITCHER, SOSP'21, §4.3.1, Table 1): RO1, a
 //     store whose value or address depends on a load R(X) gives P(X) hb W(Y); RO2, a store
 //     control dependent on R(X) gives the same; RO3, a guarded read R(Y) control dependent on
 //     R(X) gives P(Y) hb W(X) (the MPB pairs, under WITCHER's name); RA1, two guardians (stores

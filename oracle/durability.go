@@ -14,7 +14,7 @@ import (
 
 // UnpersistedStore reports stores that are not guaranteed durable when their region is unmapped
 // (pool closed) or when the program exits normally: AGAMOTTO's unflushed oracle
-// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.1, Listing 5 check_unflushed), per store rather than per
+// (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_unflushed), per store rather than per
 // cache line. A dirty store misses a flush; a flush-pending one (flushed, or non-temporal) misses
 // a fence. Bytes written by uninstrumented code (EXTERNAL_WRITE) are not reported: the runtime
 // cannot see the flushes such code makes, so the trace proves nothing about them. A program
@@ -126,7 +126,7 @@ func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px8
 
 // OverwrittenUnpersisted reports a store that rewrites bytes of an earlier store which is not
 // yet persisted: the earlier value may never reach PM, and a crash can expose either value
-// (seeds/002_2a22ed230f71d116.txt §5.1.3: the values an address can show are all those written
+// (Fernandes's thesis, Automatic Testing of PM Applications, 2022, §5.1.3: the values an address can show are all those written
 // since it last persisted). Not reported (documented false-positive guards): stores that lie
 // wholly in ranges added to the thread's open transaction or objects allocated in it (PMDK makes
 // them durable at commit and rolls them back at abort), and library writes (EXTERNAL_WRITE),
@@ -172,9 +172,9 @@ func (overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 // bytes that are neither in a range added to the transaction (at any nesting level) nor in an
 // object allocated while it runs: PMDK cannot roll the store back if the transaction aborts or
 // the program crashes before commit, and does not flush it at commit. This is the PMDK misuse
-// the custom transaction checkers of AGAMOTTO target (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.2) and
+// the custom transaction checkers of AGAMOTTO target (AGAMOTTO, OSDI'20, §4.2.2) and
 // the transactional persistent-interval rule of the dissertation
-// (seeds/003_49a44b735a979088.txt ch. 5).
+// (Huang's dissertation, USC 2023, ch. 5).
 var TxUnloggedStore = &framework.Analyzer{
 	Name:       "tx-unlogged-store",
 	Doc:        "a store inside a PMDK transaction to PM not added to the transaction (TX_ADD) nor allocated in it",

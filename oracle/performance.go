@@ -13,7 +13,7 @@ import (
 
 // RedundantFlush reports a flush of a cache line that holds no dirty store: nothing unpersisted
 // at all, or only stores already flushed and waiting for a fence. AGAMOTTO's extra-flush oracle
-// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.1, Listing 5 check_extra_flush). Flushes a library makes
+// (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_flush). Flushes a library makes
 // for its own metadata (FLUSH internal) are not reported.
 var RedundantFlush = &framework.Analyzer{
 	Name:       "redundant-flush",
@@ -44,7 +44,7 @@ func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.Flush
 
 // RedundantFence reports an sfence or mfence that has nothing to order: no flush-pending store
 // and no non-temporal store is waiting. AGAMOTTO's extra-fence oracle
-// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.1, Listing 5 check_extra_fence). Not reported: fences a
+// (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_fence). Not reported: fences a
 // library makes for itself (internal), locked read-modify-write instructions (atomics order
 // memory for threads, not for persistence), and fences while no PM region is mapped.
 var RedundantFence = &framework.Analyzer{
@@ -69,7 +69,7 @@ func (redundantFence) OnFence(p *framework.Pass, ev *trace.Event, eff px86.Fence
 
 // RedundantTxAdd reports a TX_ADD whose whole range is already covered by ranges added to the
 // same (outermost) transaction or by objects allocated in it: PMDK snapshots nothing new, the
-// call only costs time. AGAMOTTO's custom PmemObjTxAddChecker (seeds/001_b8a4b5e7b4f8c5ce.txt
+// call only costs time. AGAMOTTO's custom PmemObjTxAddChecker (AGAMOTTO, OSDI'20,
 // §4.2.2, redundant undo-log add). Coverage is by the union of the earlier ranges, whatever
 // their flags, as PMDK's own range tree checks it.
 var RedundantTxAdd = &framework.Analyzer{

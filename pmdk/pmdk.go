@@ -3,7 +3,7 @@
 // a transaction (TX_ADD) and the objects allocated in it (ALLOC), and what commit and abort
 // make durable.
 //
-// Rules (DESIGN.md "Persistency model", docs/trace-format.md "Semantics the analyses rely on"):
+// Rules (docs/trace-format.md "Semantics the analyses rely on"):
 //
 //   - REGION_MAP / REGION_UNMAP define what is PM; events outside every mapped region are
 //     ignored by the analyses.
@@ -23,7 +23,7 @@
 //     px86.External.
 //
 // The custom transaction oracles follow AGAMOTTO's PMDK checkers
-// (seeds/001_b8a4b5e7b4f8c5ce.txt §4.2.2).
+// (AGAMOTTO, OSDI'20, §4.2.2).
 package pmdk
 
 import (

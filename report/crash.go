@@ -2,7 +2,7 @@ package report
 
 // Crash describes how a crash-based finding (ordering-violation, atomicity-violation) was
 // found and how to rebuild it: the crash point, the crash state, the symptom on re-execution
-// and the two legal outcomes it was compared with (WITCHER, seeds/000_c95c61c23c78e4d2.txt
+// and the two legal outcomes it was compared with (WITCHER, SOSP'21,
 // §4.4-4.6; docs/crash-exploration.md). Finding.Crash is nil for trace-oracle findings.
 type Crash struct {
 	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: kind,

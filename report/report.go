@@ -1,6 +1,6 @@
 // Package report holds scry's findings and writes them as text, JSON and SARIF 2.1.0.
 //
-// A Finding is one record per (kind, static location) as DESIGN.md "Findings" requires: the
+// A Finding is one record per (kind, static location) as docs/findings-json.md describes: the
 // analysis driver (package analysis) deduplicates dynamic occurrences, counts them and keeps the
 // first one. This package only orders, filters (suppressions) and prints them. The JSON shape is
 // documented in docs/findings-json.md; the kinds in docs/oracles.md.
