@@ -76,6 +76,16 @@ func kindsHelp() string {
 	return strings.Join(analysis.Names(), ", ")
 }
 
+// kindsText is the catalogue of finding kinds for --help: each kind, its class and its doc text.
+func kindsText() string {
+	var b strings.Builder
+	b.WriteString("\n\nKinds of findings (docs/oracles.md):\n")
+	for _, k := range analysis.Kinds() {
+		fmt.Fprintf(&b, "  %-24s %-11s %s\n", k.Kind, k.Class, k.Doc)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.format, "format", "text", "output format: text, json or sarif")
 	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "report only these kinds (comma-separated; default all): "+kindsHelp())
@@ -122,7 +132,7 @@ func newAnalyzeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "analyze [flags] TRACE",
 		Short: "report PM misuse found in a trace",
-		Long:  "Runs every trace oracle and, unless --no-infer, the checks of the properties inferred from the trace (docs/oracles.md) over TRACE. Exit status: 0 no correctness finding, 1 correctness findings, 2 error.",
+		Long:  "Runs every trace oracle and, unless --no-infer, the checks of the properties inferred from the trace (docs/oracles.md) over TRACE. Exit status: 0 no correctness finding, 1 correctness findings, 2 error." + kindsText(),
 		Args:  exactArgs(1, "a trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := f.analysis()
@@ -155,7 +165,7 @@ standard output being the report's. The trace is kept for ` + "`scry replay`" + 
 the report (-o REPORT: REPORT.trace), else in the temporary directory when there are findings.
 
 Exit status: 0 no correctness finding, 1 correctness findings, 2 error (including a program that
-exits non-zero or is killed, after its findings so far are printed).`,
+exits non-zero or is killed, after its findings so far are printed).` + kindsText(),
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := af.analysis()
