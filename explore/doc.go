@@ -36,9 +36,11 @@
 //
 // # Invariants
 //
-// With the invariants strategy ([crash.Strategy.NeedsInvariants]) Run first infers the likely
-// invariants of the trace (package infer, [InferInvariants]) unless crash.Options.Invariants
-// holds some, and findings on the states it chose name the invariants they violate.
+// With the invariants strategy ([crash.Strategy.NeedsInvariants]) the caller gives the likely
+// invariants inferred from the trace in crash.Options.Invariants (package pipeline infers them,
+// once for everything that needs them; [Invariants] converts properties), and findings on the
+// states it chose name the invariants they violate. Without any, the strategy tests nothing and
+// the result says so in a warning.
 //
 // # Findings
 //
@@ -56,7 +58,8 @@
 // crash.ImageWriter moves a working copy from state to state (it rewrites only what differs),
 // and exec.CopyFile (sparse) gives each work item its own file, which the run then owns (the
 // target writes its pool). Items are collected operation by operation into batches of about
-// Config.BatchStates images; each batch runs on exec.Map's workers while the walk waits, so
+// Config.BatchStates images; each batch runs on exec.Map's workers while the walk waits (each
+// run through Config.Runner: processes by default, an in-process fake in tests), so
 // disk and memory stay bounded by a batch, and results are judged in item order, so they do
 // not depend on the number of workers (the thesis runs recovery on its snapshots in parallel
 // the same way, Fernandes's thesis, Automatic Testing of PM Applications, 2022, §5.1.4).
