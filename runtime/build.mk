@@ -6,7 +6,7 @@
 RT_CC ?= $(shell command -v gcc >/dev/null 2>&1 && echo gcc || echo clang)
 RT_CFLAGS ?= -O2 -g -fPIC -Wall -Wextra -pthread -fno-strict-aliasing
 RT_SRCS := $(wildcard runtime/*.c)
-RT_HDRS := $(wildcard runtime/*.h) $(wildcard runtime/include/*.h) runtime/include/scry_hooks.def
+RT_HDRS := $(wildcard runtime/*.h) $(wildcard runtime/include/*.h) $(wildcard runtime/include/*.def)
 RT_OBJS := $(patsubst runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RT_SRCS))
 RT_LIB := $(BUILD)/lib/scry/libscry_rt.a
 

@@ -162,14 +162,17 @@ func hasDebug(args []string) bool {
 }
 
 // Args returns the full clang argument list (without the driver itself) for a wrapped
-// invocation with the user's args: the pass plugin is loaded, -g is added when absent, scry.h's
+// invocation with the user's args: the pass plugin is loaded (early, so -mllvm -scry-stats
+// works), -g is added when absent, scry.h's
 // directory is on the include path, _FORTIFY_SOURCE is undefined, and link steps get the runtime and its libraries.
 func Args(in Install, c Compiler, user []string) ([]string, error) {
 	plugin, err := in.PassPlugin(c.Major)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-fpass-plugin=" + plugin, "-Qunused-arguments", "-I" + in.IncludeDir()}
+	// -fplugin loads the plugin before clang parses -mllvm options, so the pass's own options
+	// (-mllvm -scry-stats) are accepted; -fpass-plugin adds the pass to the pipeline.
+	args := []string{"-fplugin=" + plugin, "-fpass-plugin=" + plugin, "-Qunused-arguments", "-I" + in.IncludeDir()}
 	if !hasDebug(user) {
 		args = append(args, "-g")
 	}

@@ -40,7 +40,7 @@ func TestArgs(t *testing.T) {
 	}
 	in := Install{Root: root}
 	c := Compiler{Path: "clang-16", Major: 16}
-	plugin := "-fpass-plugin=" + filepath.Join(root, "lib/scry/llvm-16/scry-pass.so")
+	so := filepath.Join(root, "lib/scry/llvm-16/scry-pass.so")
 	inc := "-I" + filepath.Join(root, "include/scry")
 	rt := filepath.Join(root, "lib/scry/libscry_rt.a")
 	tests := []struct {
@@ -48,9 +48,9 @@ func TestArgs(t *testing.T) {
 		user []string
 		want []string
 	}{
-		{"compile adds -g", []string{"-c", "a.c"}, []string{plugin, "-Qunused-arguments", inc, "-g", "-c", "a.c", "-U_FORTIFY_SOURCE"}},
-		{"keeps user -g", []string{"-g3", "-c", "a.c"}, []string{plugin, "-Qunused-arguments", inc, "-g3", "-c", "a.c", "-U_FORTIFY_SOURCE"}},
-		{"link adds runtime", []string{"-g", "a.o", "-o", "a"}, []string{plugin, "-Qunused-arguments", inc, "-g", "a.o", "-o", "a", "-U_FORTIFY_SOURCE", "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-lpthread", "-ldl"}},
+		{"compile adds -g", []string{"-c", "a.c"}, []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc, "-g", "-c", "a.c", "-U_FORTIFY_SOURCE"}},
+		{"keeps user -g", []string{"-g3", "-c", "a.c"}, []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc, "-g3", "-c", "a.c", "-U_FORTIFY_SOURCE"}},
+		{"link adds runtime", []string{"-g", "a.o", "-o", "a"}, []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc, "-g", "a.o", "-o", "a", "-U_FORTIFY_SOURCE", "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-lpthread", "-ldl"}},
 	}
 	for _, tt := range tests {
 		got, err := Args(in, c, tt.user)

@@ -7,7 +7,7 @@
 
 SCRY_PASS_DIR := instrument/llvm
 SCRY_PASS_SRCS := $(wildcard $(SCRY_PASS_DIR)/*.cpp)
-SCRY_PASS_HDRS := $(wildcard $(SCRY_PASS_DIR)/*.h) runtime/include/scry_hooks.def \
+SCRY_PASS_HDRS := $(wildcard $(SCRY_PASS_DIR)/*.h) runtime/include/scry_hooks.def runtime/include/scry_abi.def \
 	runtime/include/scry_trace_format.h
 SCRY_PASS_LIBS := $(foreach v,$(LLVM_VERSIONS),$(BUILD)/lib/scry/llvm-$(v)/scry-pass.so)
 

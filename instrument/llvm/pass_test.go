@@ -183,8 +183,8 @@ var cases = []struct {
 		`call void @__scry_call\(i32 %[\w.]+, i32 %[\w.]+\)`,
 		`call void @__scry_ret\(i32 %[\w.]+\)`,
 		// PMEMoid result flattened into two i64, then the arguments.
-		`call void @__scry_post_pmemobj_root\(i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, (ptr|%struct.pmemobjpool\*) %[\w.]+, i64 72\)`,
-		`call void @__scry_pre_pmemobj_root\(i32 %[\w.]+, (ptr|%struct.pmemobjpool\*) %[\w.]+, i64 72\)`,
+		`call void @__scry_post_pmemobj_root\(i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 72\)`,
+		`call void @__scry_pre_pmemobj_root\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 72\)`,
 		// PMEMoid argument: as clang passes it, two i64.
 		`call void @__scry_pre_pmemobj_tx_add_range\(i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, i64 0, i64 72\)`,
 		`call void @__scry_post_pmemobj_tx_add_range\(i32 %[\w.]+, i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, i64 0, i64 72\)`,
@@ -410,5 +410,69 @@ func TestRunWithRuntime(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestHookTypeMismatch: calls of hooked library functions declared with another type are left
+// unhooked (never given hooks that would read the wrong arguments), warned about once per
+// function, and counted by the statistics that -mllvm -scry-stats prints.
+func TestHookTypeMismatch(t *testing.T) {
+	for _, v := range versions {
+		t.Run("llvm"+v, func(t *testing.T) {
+			plug := plugin(t, v)
+			src, _ := filepath.Abs(filepath.Join("testdata", "mismatch.c"))
+			out := filepath.Join(t.TempDir(), "out.ll")
+			args := []string{"-g", "-O1", "-fplugin=" + plug, "-fpass-plugin=" + plug, "-mllvm", "-scry-stats",
+				"-S", "-emit-llvm", "-o", out, src}
+			b, err := exec.Command("clang-"+v, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
+			}
+			stderr := string(b)
+			irb, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ir := string(irb)
+			for _, re := range []string{`call void @__scry_pre_pmem_flush\(`, `call void @__scry_post_pmem_flush\(`} {
+				if !regexp.MustCompile(re).MatchString(ir) {
+					t.Errorf("IR does not match %s", re)
+				}
+			}
+			for _, re := range []string{`__scry_pre_pmem_persist`, `__scry_post_pmem_persist`, `__scry_pre_pmem_drain`, `__scry_post_pmem_drain`} {
+				if strings.Contains(ir, re) {
+					t.Errorf("IR calls %s: a mistyped declaration was hooked", re)
+				}
+			}
+			for _, want := range []string{
+				"'pmem_persist' is called with a type other than the library's",
+				"'pmem_drain' is called with a type other than the library's",
+				"scry: instrumentation statistics",
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("clang's output lacks %q:\n%s", want, stderr)
+				}
+			}
+			stats := map[string]string{
+				"library calls not hooked: the callee's type is not scry_hooks.def's": "2",
+				"library calls hooked (scry_hooks.def)":                                "1",
+			}
+			for desc, n := range stats {
+				if !regexp.MustCompile(`(?m)^\s*` + n + ` scry - ` + regexp.QuoteMeta(desc) + `$`).MatchString(stderr) {
+					t.Errorf("statistics lack %q = %s:\n%s", desc, n, stderr)
+				}
+			}
+			for _, w := range parseWants(t, src) {
+				found := false
+				for _, s := range parseSites(t, ir) {
+					if s.line == w.line && s.kind == w.kind && (w.callee == "" || s.callee == w.callee) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("line %d: no site of kind %d callee %q", w.line, w.kind, w.callee)
+				}
+			}
+		})
 	}
 }

@@ -25,9 +25,13 @@
 // -O2 code is instrumented as optimized; it also runs at -O0 (isRequired).
 
 #include "scry_pass.h"
+#include "scry_abi.h"
 #include "scry_deps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/DebugInfoMetadata.h"
@@ -54,16 +58,45 @@
 
 using namespace llvm;
 
+// Counters of what the pass instrumented and what it left alone. They are LLVM statistics, so a
+// clang built with assertions prints them with `-mllvm -stats`; Debian's clang is built without
+// statistics, so `-mllvm -scry-stats` prints them too (the plugin must be loaded early for clang
+// to accept the option: `scry cc` passes -fplugin as well as -fpass-plugin).
+#define SCRY_STAT(Var, Desc) static TrackingStatistic Var("scry", #Var, Desc)
+SCRY_STAT(NumFunctions, "functions instrumented");
+SCRY_STAT(NumLoads, "loads instrumented (behind the PM hull test)");
+SCRY_STAT(NumStores, "stores instrumented (behind the PM hull test)");
+SCRY_STAT(NumNTStores, "non-temporal stores instrumented");
+SCRY_STAT(NumRMWs, "atomic read-modify-writes instrumented");
+SCRY_STAT(NumFlushes, "flushes instrumented (intrinsics and inline assembly)");
+SCRY_STAT(NumFences, "fences instrumented (intrinsics, inline assembly, fence instructions)");
+SCRY_STAT(NumMemOps, "mem intrinsics instrumented (memcpy, memmove, memset)");
+SCRY_STAT(NumCalls, "other calls given a call-stack frame");
+SCRY_STAT(NumHooked, "library calls hooked (scry_hooks.def)");
+SCRY_STAT(NumHookMismatch, "library calls not hooked: the callee's type is not scry_hooks.def's");
+SCRY_STAT(NumExternal, "calls into uninstrumented code watched for PM writes");
+SCRY_STAT(NumSkippedAccesses, "loads and stores skipped: provably to the stack or a global");
+SCRY_STAT(NumSkippedCalls, "calls skipped: intrinsics, read-only libc, C++ exception runtime, musttail");
+SCRY_STAT(NumBranches, "branch sites (static control dependence)");
+SCRY_STAT(NumDeps, "static dependence facts");
+#undef SCRY_STAT
+
+static cl::opt<bool> PrintStats("scry-stats",
+                                cl::desc("print scry's instrumentation counters to stderr after each module"));
+
+static void printStats(StringRef Module) {
+  const TrackingStatistic *All[] = {&NumFunctions, &NumLoads,    &NumStores,          &NumNTStores,
+                                    &NumRMWs,      &NumFlushes,  &NumFences,          &NumMemOps,
+                                    &NumCalls,     &NumHooked,   &NumHookMismatch,    &NumExternal,
+                                    &NumSkippedAccesses, &NumSkippedCalls, &NumBranches, &NumDeps};
+  errs() << "scry: instrumentation statistics (" << Module << ")\n";
+  for (const TrackingStatistic *S : All)
+    errs() << format("%10u scry - %s\n", S->getValue(), S->getDesc());
+}
+
 namespace scry {
 
 namespace {
-
-// Library functions the runtime interprets (runtime/include/scry_hooks.def).
-const char *const HookNames[] = {
-#define SCRY_HOOK(name) #name,
-#include "scry_hooks.def"
-#undef SCRY_HOOK
-};
 
 // libc functions that never write memory a program could map as PM (or only write what their
 // caller owns on the stack): calls to them get neither external-write tracking nor a call-stack
@@ -79,13 +112,6 @@ const char *const ReadOnlyLibc[] = {
 bool startsWith(StringRef S, StringRef P) { return S.size() >= P.size() && S.substr(0, P.size()) == P; }
 
 } // namespace
-
-bool isHookedName(StringRef Name) {
-  for (const char *H : HookNames)
-    if (Name == H)
-      return true;
-  return false;
-}
 
 bool isReadOnlyLibc(StringRef Name) {
   for (const char *H : ReadOnlyLibc)
@@ -245,9 +271,23 @@ private:
     return DL.getTypeStoreSize(T).getFixedSize();
 #endif
   }
-  FunctionCallee fn(StringRef Name, Type *Ret, ArrayRef<Type *> Params) {
-    return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
+  // The runtime's callbacks (scry_abi.def), each declared once per module on first use.
+  FunctionCallee Callbacks[static_cast<size_t>(Callback::Count)];
+  FunctionCallee callback(Callback C) {
+    FunctionCallee &F = Callbacks[static_cast<size_t>(C)];
+    if (!F.getCallee()) {
+      const CSignature &S = callbackSignature(C);
+      std::vector<Type *> P;
+      for (CType T : S.Params)
+        llvmParams(T, Ctx, I8Ptr, P);
+      F = declare(M, S.Name, llvmResult(S.Ret, Ctx, I8Ptr), P);
+    }
+    return F;
   }
+  // hookFor: the hook signature a call gets, or null when the callee is not in scry_hooks.def or
+  // is declared with another type (counted, and reported once per function and module).
+  const CSignature *hookFor(CallBase *CB, Function *Callee);
+  std::set<std::string> Mismatched;
   Instruction *afterPoint(Instruction *I);
   Value *inHull(IRBuilder<> &B, Value *Ptr, Value *Len);
   Instruction *guarded(Instruction *At, Value *Cond);
@@ -329,12 +369,16 @@ void Instrumenter::collect(Function &F, std::vector<Item> &Items) {
       if (auto *LI = dyn_cast<LoadInst>(&I)) {
         if (isPMCandidate(LI->getPointerOperand()))
           Items.push_back({What::Load, LI, 0});
+        else
+          ++NumSkippedAccesses;
       } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
         // A seq_cst atomic store is an xchg on x86: a locked instruction, hence also a fence.
         if (SI->isAtomic() && SI->getOrdering() == AtomicOrdering::SequentiallyConsistent)
           Items.push_back({What::Rmw, SI, 0});
         else if (isPMCandidate(SI->getPointerOperand()))
           Items.push_back({SI->getMetadata(LLVMContext::MD_nontemporal) ? What::NTStore : What::Store, SI, 0});
+        else
+          ++NumSkippedAccesses;
       } else if (isa<AtomicRMWInst>(&I) || isa<AtomicCmpXchgInst>(&I)) {
         Items.push_back({What::Rmw, &I, 0});
       } else if (auto *FI = dyn_cast<FenceInst>(&I)) {
@@ -343,7 +387,8 @@ void Instrumenter::collect(Function &F, std::vector<Item> &Items) {
             FI->getSyncScopeID() != SyncScope::SingleThread)
           Items.push_back({What::Fence, FI, SCRY_FENCE_MFENCE});
       } else if (auto *CB = dyn_cast<CallBase>(&I)) {
-        classifyCall(CB, Items);
+        if (!classifyCall(CB, Items) && !isa<DbgInfoIntrinsic>(CB))
+          ++NumSkippedCalls;
       }
     }
   }
@@ -378,6 +423,18 @@ unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) 
   }
   S.Function = functionName(I);
   S.Callee = Callee.str();
+  switch (Kind) {
+  case SCRY_SITE_LOAD: ++NumLoads; break;
+  case SCRY_SITE_STORE: ++NumStores; break;
+  case SCRY_SITE_NT_STORE: ++NumNTStores; break;
+  case SCRY_SITE_RMW: ++NumRMWs; break;
+  case SCRY_SITE_FLUSH: ++NumFlushes; break;
+  case SCRY_SITE_FENCE: ++NumFences; break;
+  case SCRY_SITE_RANGE: ++NumMemOps; break;
+  case SCRY_SITE_LIBCALL: ++NumHooked; break;
+  case SCRY_SITE_CALL: ++NumCalls; break;
+  case SCRY_SITE_BRANCH: ++NumBranches; break;
+  }
   Sites.push_back(S);
   SiteOf[I].push_back(Sites.size() - 1);
   return Sites.size() - 1;
@@ -432,7 +489,7 @@ void Instrumenter::doAccess(Item &It) {
   B.SetCurrentDebugLocation(I->getDebugLoc());
   if (It.W == What::Fence) {
     unsigned S = addSite(SCRY_SITE_FENCE, I);
-    B.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(B, S), ConstantInt::get(I32, It.Arg)});
+    B.CreateCall(callback(Callback::__scry_fence), {siteId(B, S), ConstantInt::get(I32, It.Arg)});
     return;
   }
   Value *Ptr;
@@ -448,16 +505,16 @@ void Instrumenter::doAccess(Item &It) {
     Ptr = CI->getPointerOperand(), Ty = CI->getNewValOperand()->getType();
   }
   uint64_t Size = storeSize(Ty);
-  const char *Name;
+  Callback Which;
   uint32_t Kind;
   switch (It.W) {
-  case What::Load: Name = "__scry_load", Kind = SCRY_SITE_LOAD; break;
-  case What::Store: Name = "__scry_store", Kind = SCRY_SITE_STORE; break;
-  case What::NTStore: Name = "__scry_nt_store", Kind = SCRY_SITE_NT_STORE; break;
-  default: Name = "__scry_rmw", Kind = SCRY_SITE_RMW; break;
+  case What::Load: Which = Callback::__scry_load, Kind = SCRY_SITE_LOAD; break;
+  case What::Store: Which = Callback::__scry_store, Kind = SCRY_SITE_STORE; break;
+  case What::NTStore: Which = Callback::__scry_nt_store, Kind = SCRY_SITE_NT_STORE; break;
+  default: Which = Callback::__scry_rmw, Kind = SCRY_SITE_RMW; break;
   }
   unsigned S = addSite(Kind, I);
-  FunctionCallee Cb = fn(Name, VoidTy, {I32, I8Ptr, I64});
+  FunctionCallee Cb = callback(Which);
   if (It.W == What::Rmw) {
     B.CreateCall(Cb, {siteId(B, S), toI8Ptr(B, Ptr), ConstantInt::get(I64, Size)});
     return;
@@ -484,7 +541,7 @@ void Instrumenter::doMemOp(Item &It) {
   unsigned S = addSite(SCRY_SITE_RANGE, MI);
   IRBuilder<> TB(guarded(At, Cond));
   TB.SetCurrentDebugLocation(MI->getDebugLoc());
-  TB.CreateCall(fn("__scry_memop", VoidTy, {I32, I8Ptr, I8Ptr, I64, I32}),
+  TB.CreateCall(callback(Callback::__scry_memop),
                 {siteId(TB, S), toI8Ptr(TB, Dst), Src ? toI8Ptr(TB, Src) : ConstantPointerNull::get(I8Ptr),
                  TB.CreateZExtOrTrunc(Len, I64), ConstantInt::get(I32, Kind)});
 }
@@ -534,13 +591,13 @@ void Instrumenter::doAsm(Item &It) {
     case AsmOp::Flush:
       if (Value *P = ptrArg(Op.OperandRef)) {
         unsigned S = addSite(SCRY_SITE_FLUSH, CB);
-        B.CreateCall(fn("__scry_flush", VoidTy, {I32, I8Ptr, I32}),
+        B.CreateCall(callback(Callback::__scry_flush),
                      {siteId(B, S), toI8Ptr(B, P), ConstantInt::get(I32, Op.Arg)});
       }
       break;
     case AsmOp::Fence: {
       unsigned S = addSite(SCRY_SITE_FENCE, CB);
-      B.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(B, S), ConstantInt::get(I32, Op.Arg)});
+      B.CreateCall(callback(Callback::__scry_fence), {siteId(B, S), ConstantInt::get(I32, Op.Arg)});
       break;
     }
     case AsmOp::Locked: {
@@ -549,11 +606,11 @@ void Instrumenter::doAsm(Item &It) {
       Value *P = ptrArg(Op.OperandRef);
       if (P && P->getType()->isPointerTy()) {
         unsigned S = addSite(SCRY_SITE_RMW, CB);
-        B.CreateCall(fn("__scry_rmw", VoidTy, {I32, I8Ptr, I64}),
+        B.CreateCall(callback(Callback::__scry_rmw),
                      {siteId(B, S), toI8Ptr(B, P), ConstantInt::get(I64, memSize(P))});
       } else {
         unsigned S = addSite(SCRY_SITE_FENCE, CB);
-        B.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(B, S), ConstantInt::get(I32, Op.Arg)});
+        B.CreateCall(callback(Callback::__scry_fence), {siteId(B, S), ConstantInt::get(I32, Op.Arg)});
       }
       break;
     }
@@ -561,7 +618,7 @@ void Instrumenter::doAsm(Item &It) {
       Value *P = ptrArg(Op.OperandRef);
       if (P && P->getType()->isPointerTy()) {
         unsigned S = addSite(SCRY_SITE_NT_STORE, CB);
-        B.CreateCall(fn("__scry_nt_store", VoidTy, {I32, I8Ptr, I64}),
+        B.CreateCall(callback(Callback::__scry_nt_store),
                      {siteId(B, S), toI8Ptr(B, P), ConstantInt::get(I64, memSize(P))});
       }
       break;
@@ -583,6 +640,24 @@ static void flatten(IRBuilder<> &B, Value *V, std::vector<Value *> &Out) {
     flatten(B, B.CreateExtractValue(V, K), Out);
 }
 
+const CSignature *Instrumenter::hookFor(CallBase *CB, Function *Callee) {
+  const CSignature *S = hookSignature(Callee->getName());
+  if (!S)
+    return nullptr;
+  if (hookMatches(*S, Callee->getFunctionType()) && hookMatches(*S, CB->getFunctionType()))
+    return S;
+  ++NumHookMismatch;
+  if (Mismatched.insert(Callee->getName().str()).second) {
+    std::string Ty;
+    raw_string_ostream OS(Ty);
+    CB->getFunctionType()->print(OS);
+    errs() << "scry: warning: " << M.getSourceFileName() << ": '" << Callee->getName()
+           << "' is called with a type other than the library's (" << OS.str()
+           << "); its calls are not interpreted, only watched as calls into uninstrumented code\n";
+  }
+  return nullptr;
+}
+
 // doCall: every call outside the scry runtime and intrinsics. Around it, __scry_call/__scry_ret
 // keep the shadow call stack; library functions of scry_hooks.def get __scry_pre_F/__scry_post_F
 // with the call's fixed arguments (and its flattened result); other calls into uninstrumented
@@ -596,7 +671,8 @@ void Instrumenter::doCall(Item &It) {
   bool External = !Callee || Callee->isDeclaration();
   bool NoReturn = CB->doesNotReturn() || (Callee && Callee->doesNotReturn());
   bool ReturnsTwice = CB->hasFnAttr(Attribute::ReturnsTwice) || (Callee && Callee->hasFnAttribute(Attribute::ReturnsTwice));
-  bool Hooked = Callee && Callee->isDeclaration() && isHookedName(Name);
+  const CSignature *Hook = Callee && Callee->isDeclaration() ? hookFor(CB, Callee) : nullptr;
+  bool Hooked = Hook != nullptr;
   FunctionType *FT = CB->getFunctionType();
   unsigned NFixed = FT->getNumParams();
   std::vector<Value *> Ptrs;
@@ -604,6 +680,8 @@ void Instrumenter::doCall(Item &It) {
     if (CB->getArgOperand(K)->getType()->isPointerTy())
       Ptrs.push_back(CB->getArgOperand(K));
   bool Ext = !Hooked && External && !NoReturn && !ReturnsTwice && !Ptrs.empty();
+  if (Ext)
+    ++NumExternal;
 
   unsigned S = Hooked ? addSite(SCRY_SITE_LIBCALL, CB, Name) : addSite(SCRY_SITE_CALL, CB, demangle(Name.str()));
   IRBuilder<> B(CB);
@@ -613,53 +691,48 @@ void Instrumenter::doCall(Item &It) {
   std::vector<Value *> Args;
   for (unsigned K = 0; K < NFixed; ++K)
     Args.push_back(CB->getArgOperand(K));
-  // Hook declarations take the call's own argument types, so arguments pass unchanged; signext
-  // and zeroext are kept so narrow integers reach the C hook as the C prototype expects.
-  auto extAttrs = [](CallInst *Call, unsigned At, AttributeSet AS) {
-    if (AS.hasAttribute(Attribute::SExt))
-      Call->addParamAttr(At, Attribute::SExt);
-    if (AS.hasAttribute(Attribute::ZExt))
-      Call->addParamAttr(At, Attribute::ZExt);
+  // The hooks are declared from scry_hooks.def's signature; hookFor checked that the call's
+  // arguments are of those kinds, so only pointer types (before opaque pointers) need a cast.
+  // The tables have no integer narrower than 32 bits, so no argument needs signext/zeroext.
+  std::vector<Type *> ParamTys;
+  if (Hooked)
+    for (CType T : Hook->Params)
+      llvmParams(T, Ctx, I8Ptr, ParamTys);
+  auto hookCall = [&](IRBuilder<> &At, StringRef Prefix, std::vector<Value *> Lead, std::vector<Type *> LeadTys) {
+    std::vector<Type *> PT{I32};
+    PT.insert(PT.end(), LeadTys.begin(), LeadTys.end());
+    PT.insert(PT.end(), ParamTys.begin(), ParamTys.end());
+    std::vector<Value *> V{Site};
+    V.insert(V.end(), Lead.begin(), Lead.end());
+    V.insert(V.end(), Args.begin(), Args.end());
+    for (unsigned K = 0; K < V.size(); ++K)
+      if (V[K]->getType() != PT[K])
+        V[K] = At.CreatePointerCast(V[K], PT[K]);
+    At.CreateCall(declare(M, (Prefix + Name).str(), VoidTy, PT), V);
   };
   if (Hooked) {
-    std::vector<Type *> PT{I32};
-    for (Value *A : Args)
-      PT.push_back(A->getType());
-    CallInst *Pre = B.CreateCall(fn(("__scry_pre_" + Name).str(), VoidTy, PT), [&] {
-      std::vector<Value *> V{Site};
-      V.insert(V.end(), Args.begin(), Args.end());
-      return V;
-    }());
-    for (unsigned K = 0; K < NFixed; ++K)
-      extAttrs(Pre, K + 1, CB->getAttributes().getParamAttrs(K));
+    hookCall(B, "__scry_pre_", {}, {});
   } else if (Ext) {
     Value *P[4];
     for (unsigned K = 0; K < 4; ++K)
       P[K] = K < Ptrs.size() ? toI8Ptr(B, Ptrs[K]) : ConstantPointerNull::get(I8Ptr);
-    Token = B.CreateCall(fn("__scry_ext_pre", I32, {I32, I8Ptr, I8Ptr, I8Ptr, I8Ptr, I8Ptr}),
+    Token = B.CreateCall(callback(Callback::__scry_ext_pre),
                          {Site, toI8Ptr(B, CB->getCalledOperand()), P[0], P[1], P[2], P[3]});
   }
-  B.CreateCall(fn("__scry_call", VoidTy, {I32, I32}), {Depth, Site});
+  B.CreateCall(callback(Callback::__scry_call), {Depth, Site});
 
   IRBuilder<> A(afterPoint(CB));
   A.SetCurrentDebugLocation(CB->getDebugLoc());
-  A.CreateCall(fn("__scry_ret", VoidTy, {I32}), {Depth});
+  A.CreateCall(callback(Callback::__scry_ret), {Depth});
   if (Hooked) {
-    std::vector<Value *> V{Site};
+    std::vector<Value *> Ret;
     if (!CB->getType()->isVoidTy())
-      flatten(A, CB, V);
-    unsigned NRet = V.size() - 1;
-    V.insert(V.end(), Args.begin(), Args.end());
-    std::vector<Type *> PT;
-    for (Value *X : V)
-      PT.push_back(X->getType());
-    CallInst *Post = A.CreateCall(fn(("__scry_post_" + Name).str(), VoidTy, PT), V);
-    if (NRet == 1)
-      extAttrs(Post, 1, CB->getAttributes().getRetAttrs());
-    for (unsigned K = 0; K < NFixed; ++K)
-      extAttrs(Post, K + 1 + NRet, CB->getAttributes().getParamAttrs(K));
+      flatten(A, CB, Ret);
+    std::vector<Type *> RetTys;
+    llvmParams(Hook->Ret, Ctx, I8Ptr, RetTys);
+    hookCall(A, "__scry_post_", Ret, RetTys);
   } else if (Ext) {
-    A.CreateCall(fn("__scry_ext_post", VoidTy, {I32, I32}), {Site, Token});
+    A.CreateCall(callback(Callback::__scry_ext_post), {Site, Token});
   }
 }
 
@@ -678,7 +751,7 @@ void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
   Depth = nullptr;
   for (Item &It : Items)
     if (It.W == What::Call) {
-      Depth = B.CreateCall(fn("__scry_enter", I32, {}), {}, "scry.depth");
+      Depth = B.CreateCall(callback(Callback::__scry_enter), {}, "scry.depth");
       break;
     }
   for (Item &It : Items) {
@@ -694,15 +767,15 @@ void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
       A.SetCurrentDebugLocation(CB->getDebugLoc());
       if (It.W == What::FlushIntr) {
         unsigned S = addSite(SCRY_SITE_FLUSH, CB);
-        A.CreateCall(fn("__scry_flush", VoidTy, {I32, I8Ptr, I32}),
+        A.CreateCall(callback(Callback::__scry_flush),
                      {siteId(A, S), toI8Ptr(A, CB->getArgOperand(0)), ConstantInt::get(I32, It.Arg)});
       } else if (It.W == What::FenceIntr) {
         unsigned S = addSite(SCRY_SITE_FENCE, CB);
-        A.CreateCall(fn("__scry_fence", VoidTy, {I32, I32}), {siteId(A, S), ConstantInt::get(I32, It.Arg)});
+        A.CreateCall(callback(Callback::__scry_fence), {siteId(A, S), ConstantInt::get(I32, It.Arg)});
       } else {
         unsigned S = addSite(SCRY_SITE_NT_STORE, CB);
         uint64_t Size = storeSize(CB->getArgOperand(1)->getType());
-        A.CreateCall(fn("__scry_nt_store", VoidTy, {I32, I8Ptr, I64}),
+        A.CreateCall(callback(Callback::__scry_nt_store),
                      {siteId(A, S), toI8Ptr(A, CB->getArgOperand(0)), ConstantInt::get(I64, Size)});
       }
       break;
@@ -859,10 +932,9 @@ void Instrumenter::emitModuleCtor() {
                                     "__scry_module_ctor", &M);
   IRBuilder<> B(BasicBlock::Create(Ctx, "", Ctor));
   Value *Id = B.CreateCall(
-      fn("__scry_register_module_deps", I32, {PointerType::getUnqual(SiteTy), I32, PointerType::getUnqual(DepTy), I32}),
-      {Table->getType() == PointerType::getUnqual(SiteTy) ? (Value *)Table
-                                                          : B.CreatePointerCast(Table, PointerType::getUnqual(SiteTy)),
-       ConstantInt::get(I32, Sites.size()), DepTable, ConstantInt::get(I32, Deps.size())});
+      callback(Callback::__scry_register_module_deps),
+      {B.CreatePointerCast(Table, I8Ptr), ConstantInt::get(I32, Sites.size()), B.CreatePointerCast(DepTable, I8Ptr),
+       ConstantInt::get(I32, Deps.size())});
   B.CreateStore(Id, Base);
   // The entry addresses of the functions defined here: the runtime opens no protection window
   // around a call into them (their stores are traced already), wherever they are linked.
@@ -873,9 +945,8 @@ void Instrumenter::emitModuleCtor() {
     ArrayType *FT = ArrayType::get(I8Ptr, Fns.size());
     auto *FnTable = new GlobalVariable(M, FT, true, GlobalValue::PrivateLinkage, ConstantArray::get(FT, Fns),
                                        "__scry_functions");
-    Type *FnPtrTy = PointerType::getUnqual(I8Ptr);
-    B.CreateCall(fn("__scry_register_functions", VoidTy, {FnPtrTy, I32}),
-                 {B.CreatePointerCast(FnTable, FnPtrTy), ConstantInt::get(I32, Fns.size())});
+    B.CreateCall(callback(Callback::__scry_register_functions),
+                 {B.CreatePointerCast(FnTable, I8Ptr), ConstantInt::get(I32, Fns.size())});
   }
   B.CreateRetVoid();
   // Priority 1 (as ASan's module constructors): sites are registered before any user
@@ -916,6 +987,8 @@ bool Instrumenter::run() {
   }
   std::sort(Deps.begin(), Deps.end());
   Deps.erase(std::unique(Deps.begin(), Deps.end()), Deps.end());
+  NumDeps += Deps.size();
+  NumFunctions += Work.size();
   emitModuleCtor();
   return true;
 }
@@ -923,7 +996,10 @@ bool Instrumenter::run() {
 } // namespace
 
 PreservedAnalyses ScryPass::run(Module &M, ModuleAnalysisManager &) {
-  return Instrumenter(M).run() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  bool Changed = Instrumenter(M).run();
+  if (PrintStats)
+    printStats(M.getSourceFileName());
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 
 } // namespace scry

@@ -28,9 +28,6 @@ struct AsmOp {
 // asm string (operands spelled $N), in textual order.
 std::vector<AsmOp> parseAsm(llvm::StringRef AsmStr);
 
-// isHookedName: the function is in runtime/include/scry_hooks.def.
-bool isHookedName(llvm::StringRef Name);
-
 // isReadOnlyLibc: a libc function that never writes PM, left uninstrumented.
 bool isReadOnlyLibc(llvm::StringRef Name);
 
