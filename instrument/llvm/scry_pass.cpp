@@ -8,8 +8,8 @@
 // or orders persistent-memory (PM) state. The callbacks and their arguments are the contract in
 // runtime/include/scry_abi.h; the site table is SCRY_SITE_* of runtime/include/scry_trace_format.h.
 //
-// Which instructions matter follows AGAMOTTO §4.1 (seeds/001_b8a4b5e7b4f8c5ce.txt, "PM Model and
-// PM State Tracking") and the Px86 model of docs (WITCHER §4.4.1): stores make a cache line dirty,
+// Which instructions matter follows AGAMOTTO (OSDI'20) §4.1 ("PM Model and PM State
+// Tracking") and the Px86 model (WITCHER (SOSP'21) §4.4.1): stores make a cache line dirty,
 // non-temporal stores bypass the cache but need a fence, clflushopt/clwb start a write-back that a
 // fence (sfence, mfence, a locked instruction) completes, clflush is a flush ordered by itself.
 // Loads are traced too (invariant inference), and calls for call stacks, library semantics
