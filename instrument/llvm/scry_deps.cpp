@@ -12,8 +12,9 @@
 // PDG from register-level dependences found statically and memory-level dependences found in the
 // trace (a load reads what a store wrote); Huang's 2023 dissertation on PM bug detection and
 // repair (§5.5.1.2 and §5.5.1.3) computes static control dependences per function and hands them
-// to the dynamic side as a table indexed by instruction ids. scry does the same: the facts are a table of (from site, kind, to site) the runtime writes once per
-// module, and the Go side joins them with the trace's loads and stores.
+// to the dynamic side as a table indexed by instruction ids. scry does the same: the facts are a
+// table of (from site, kind, to site) the runtime writes once per module, and the Go side joins
+// them with the trace's loads and stores.
 
 #include "scry_deps.h"
 
