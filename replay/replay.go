@@ -31,7 +31,10 @@
 //     the outermost TX_COMMIT) is reported before its effect (BeforeDurable); consecutive such
 //     records of one call (same site and thread, with only records that change nothing in
 //     between) form one run, and only the first of a run is a new call.
-//   - Runtime degradation records and inconsistencies become warnings (Machine.Warnings).
+//   - A WARNING record (the runtime degraded: a pool it could not trace, a shadow it could not
+//     allocate, a trace write that failed, ...) becomes the warning "results incomplete: " and
+//     the runtime's message, once per message; inconsistencies of the trace become warnings
+//     too (Machine.Warnings).
 package replay
 
 import (
@@ -358,6 +361,8 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		h.Static(ev)
 	case trace.KindEnd:
 		h.Ended(ev)
+	case trace.KindWarning:
+		m.warn("runtime:"+ev.Text, "results incomplete: %s", ev.Text)
 	}
 }
 
@@ -370,7 +375,7 @@ func (m *Machine[P]) origin(ev *trace.Event) px86.Origin {
 // TX_ADD, ALLOC and FREE records of the same site and thread.
 func (m *Machine[P]) trackCall(ev *trace.Event) {
 	switch ev.Kind {
-	case trace.KindThread, trace.KindContext, trace.KindStack, trace.KindSites, trace.KindLoad:
+	case trace.KindThread, trace.KindContext, trace.KindStack, trace.KindSites, trace.KindLoad, trace.KindWarning:
 	case trace.KindExternalWrite, trace.KindTxCommit, trace.KindTxAdd, trace.KindAlloc, trace.KindFree:
 		if m.inCall && (ev.Site != m.callSite || ev.Thread != m.callThread) {
 			m.inCall = false

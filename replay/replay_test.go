@@ -109,6 +109,10 @@ func TestDecisions(t *testing.T) {
 				Store(10, A, 8).External(21, A, 8, trace.ExternalPersisted),
 			[]string{"map 1", "durable site 20 new true", "write 4 0x10100+8 op 0", "durable site 20 new false", "write 4 0x10108+8 op 0",
 				"durable site 21 new true", "write 4 0x10100+8 op 0", "write 1 0x10100+8 op 0", "durable site 21 new true", "write 4 0x10100+8 op 0"}, ""},
+		{"runtime degradation, once per message",
+			analysistest.New().Map(1, base, 4096).Warning("more than 64 PM regions; the rest are not traced").
+				Store(10, A, 8).Warning("more than 64 PM regions; the rest are not traced"),
+			[]string{"map 1", "write 1 0x10100+8 op 0"}, "results incomplete: more than 64 PM regions; the rest are not traced"},
 		{"outermost commit is durable, nested is not",
 			analysistest.New().Map(1, base, 4096).TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(31, A, 8, 0).TxBegin(30).TxCommit(32).TxEnd(33).TxCommit(32).TxEnd(33),
 			[]string{"map 1", "txadd redundant false", "txadd redundant true", "durable site 32 new true"}, ""},

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scry-pm/scry/image"
+	"github.com/scry-pm/scry/replay"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -92,6 +94,7 @@ type rec struct {
 }
 
 type result struct {
+	path      string
 	recs      []rec
 	sites     map[uint32]trace.Site
 	truncated bool
@@ -108,7 +111,7 @@ func readTrace(t *testing.T, path string) result {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	res := result{sites: map[uint32]trace.Site{}}
+	res := result{path: path, sites: map[uint32]trace.Site{}}
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {
@@ -156,67 +159,41 @@ func (res result) end(t *testing.T) rec {
 	return ends[0]
 }
 
-// replay applies every STORE, NT_STORE and EXTERNAL_WRITE over zero-filled regions and compares
-// the final bytes of each region with its file on disk (docs/trace-format.md, "Semantics").
-func replay(t *testing.T, res result) {
+// verify replays the trace with the replay package (the one replay every analysis uses) and
+// compares the final bytes of each pool with its file on disk (docs/trace-format.md, "Semantics").
+func verify(t *testing.T, res result) *image.VerifyResult {
 	t.Helper()
-	type region struct {
-		base uint64
-		img  []byte
-		path string
-		off  uint64
+	f, err := os.Open(res.path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	live := map[uint32]*region{}
-	final := map[string]*region{}
-	find := func(a, n uint64) *region {
-		for _, r := range live {
-			if a >= r.base && a+n <= r.base+uint64(len(r.img)) {
-				return r
-			}
-		}
-		return nil
+	defer f.Close()
+	r, err := trace.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range res.recs {
-		switch e.Kind {
-		case trace.KindRegionMap:
-			r := &region{base: e.Addr, img: make([]byte, e.Size), path: e.Path, off: e.FileOffset}
-			live[e.Region] = r
-			final[e.Path] = r
-		case trace.KindRegionUnmap:
-			delete(live, e.Region)
-		case trace.KindStore, trace.KindNTStore, trace.KindExternalWrite:
-			r := find(e.Addr, e.Size)
-			if r == nil {
-				t.Fatalf("record %d: %v of %d bytes at %#x outside every region", e.Index, e.Kind, e.Size, e.Addr)
-			}
-			copy(r.img[e.Addr-r.base:], e.Data)
-		}
+	vr, err := replay.Verify(r, image.VerifyOptions{})
+	if err != nil && !errors.Is(err, trace.ErrTruncated) {
+		t.Fatalf("%s: %v", res.path, err)
 	}
-	if len(final) == 0 {
+	return vr
+}
+
+// replayed: the trace rebuilds every pool file byte for byte, and replaying it warns of nothing.
+func replayed(t *testing.T, res result) {
+	t.Helper()
+	vr := verify(t, res)
+	for _, w := range vr.Warnings {
+		t.Errorf("replay: %s", w)
+	}
+	if len(vr.Regions) == 0 {
 		t.Fatal("no region in the trace")
 	}
-	for path, r := range final {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		disk := make([]byte, len(r.img))
-		_, err = f.ReadAt(disk, int64(r.off))
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if !bytes.Equal(disk, r.img) {
-			n, first := 0, -1
-			for i := range disk {
-				if disk[i] != r.img[i] {
-					n++
-					if first < 0 {
-						first = i
-					}
-				}
-			}
-			t.Errorf("%s: replay differs from the file in %d bytes, first at offset %#x", path, n, first)
+	for _, rr := range vr.Regions {
+		if rr.Err != nil {
+			t.Errorf("%s: %v", rr.Path, rr.Err)
+		} else if !rr.OK {
+			t.Errorf("%s: replay differs from the file: %+v", rr.Path, rr)
 		}
 	}
 }
@@ -325,7 +302,7 @@ func TestBasic(t *testing.T) {
 	if ext[2].Addr-base != 20000 || ext[2].Site != 0 || !bytes.Equal(ext[2].Data, []byte{7}) {
 		t.Errorf("exit-time difference: %+v", ext[2].Event)
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 func TestLibpmem(t *testing.T) {
@@ -366,7 +343,7 @@ func TestLibpmem(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("records:\n got %v\nwant %v", got, want)
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 func TestLibpmemobj(t *testing.T) {
@@ -417,7 +394,7 @@ func TestLibpmemobj(t *testing.T) {
 			t.Errorf("no persisted EXTERNAL_WRITE from the call at line %d", line)
 		}
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 func TestMmapGlobs(t *testing.T) {
@@ -447,7 +424,7 @@ func TestMmapGlobs(t *testing.T) {
 	if len(ext) != 2 || string(ext[0].Data) != "init" || ext[1].Addr-maps[0].Addr != 11 || ext[1].Site != 0 {
 		t.Errorf("external writes: %+v", ext)
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 func TestThreads(t *testing.T) {
@@ -471,7 +448,7 @@ func TestThreads(t *testing.T) {
 			t.Errorf("thread %d: %d stores, want 10000", tid, n)
 		}
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 func TestAbortSignal(t *testing.T) {
@@ -490,7 +467,7 @@ func TestAbortSignal(t *testing.T) {
 	if n := len(res.of(trace.KindStore)); n != 100001 {
 		t.Errorf("%d stores, want 100001", n)
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 // killed runs crash.c in loop mode and sends sig once it has stored for a while.
@@ -535,7 +512,7 @@ func TestSIGTERM(t *testing.T) {
 	if e := res.end(t); e.How != trace.EndSignal || e.Status != int64(syscall.SIGTERM) {
 		t.Errorf("END how=%v status=%d", e.How, e.Status)
 	}
-	replay(t, res)
+	replayed(t, res)
 }
 
 // TestDepsAndFrames: DEPS records follow their module's SITES record with module-local indices
@@ -594,5 +571,30 @@ func TestDepsAndFrames(t *testing.T) {
 	// an exited thread's, whose last FRAME the reader would otherwise still apply.
 	if n := len(res.of(trace.KindFrame)); n != 7 {
 		t.Errorf("%d FRAME records, want 7 (the first, then one per change of the activations)", n)
+	}
+}
+
+// TestDegradationRecord: when the runtime degrades it writes a WARNING record, and replaying the
+// trace reports the results as incomplete.
+func TestDegradationRecord(t *testing.T) {
+	exe := compile(t, "degrade", nil)
+	dir := t.TempDir()
+	pm, tr := filepath.Join(dir, "pm_a.pool"), filepath.Join(dir, "t.trace")
+	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "SCRY_PM_GLOBS=*/pm_*.pool"}, pm); err != nil {
+		t.Fatal(err)
+	}
+	res := readTrace(t, tr)
+	res.end(t)
+	const msg = "partial unmap of a PM region: the whole region is treated as unmapped"
+	ws := res.of(trace.KindWarning)
+	if len(ws) != 1 || ws[0].Text != msg {
+		t.Fatalf("WARNING records %+v, want one saying %q", ws, msg)
+	}
+	vr := verify(t, res)
+	if want := "results incomplete: " + msg; !slices.Contains(vr.Warnings, want) {
+		t.Errorf("replay warnings %q, want %q", vr.Warnings, want)
+	}
+	if vr.OK {
+		t.Error("verify of a degraded trace is OK, want not OK")
 	}
 }

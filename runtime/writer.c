@@ -1,7 +1,7 @@
 //go:build ignore
 
 /*
- * writer.c: the scry trace writer (docs/trace-format.md, version 2).
+ * writer.c: the scry trace writer (docs/trace-format.md, version 3).
  *
  * All records go through one global buffer (RT_BUFSZ bytes) under one lock, which gives the
  * trace its global order. The buffer is written out with write(2) when full, at exit (END how=1
@@ -63,16 +63,25 @@ uint32_t rt_gettid_slow(void)
 	return rt_self.tid;
 }
 
+static void rec_warning(const char *text, size_t len);
+
+/* rt_warn reports that the runtime degraded (what follows in the trace is incomplete): on
+ * standard error, and as a WARNING record while tracing runs, so that every analysis of the
+ * trace says its results are incomplete. Before the trace is open, or after tracing stopped
+ * (write_all failing stops it before it warns), only standard error gets it. Callable with the
+ * lock held. */
 void rt_warn(const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
-	int n = snprintf(msg, sizeof msg, "scry: ");
+	const int prefix = snprintf(msg, sizeof msg, "scry: ");
+	int n = prefix;
 	va_start(ap, fmt);
 	n += vsnprintf(msg + n, sizeof msg - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	if (n > (int)sizeof msg - 2)
 		n = (int)sizeof msg - 2;
+	rec_warning(msg + prefix, (size_t)(n - prefix));
 	msg[n++] = '\n';
 	ssize_t w = write(2, msg, (size_t)n);
 	(void)w;
@@ -120,12 +129,13 @@ static void write_all(const void *p, size_t n)
 	while (n > 0 && g_fd >= 0) {
 		ssize_t w = write(g_fd, c, n);
 		if (w < 0) {
-			if (errno == EINTR)
+			int e = errno;
+			if (e == EINTR)
 				continue;
-			rt_warn("writing the trace failed (errno %d); tracing stops", errno);
 			close(g_fd);
 			g_fd = -1;
 			atomic_store(&g_state, RT_DONE);
+			rt_warn("writing the trace failed (errno %d); tracing stops", e);
 			return;
 		}
 		c += w;
@@ -542,6 +552,25 @@ void rec_op_begin(const char *text, size_t len)
 		g_op_open = 1;
 	}
 	rt_unlock();
+}
+
+/* WARNING: the runtime degraded (rt_warn). */
+static void rec_warning(const char *text, size_t len)
+{
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
+		return;
+	int mine = rt_lock_mine();
+	if (!mine)
+		rt_lock();
+	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
+		prologue(0);
+		need(RT_HDR_MAX);
+		put_u8(SCRY_EV_WARNING);
+		put_str(text, len);
+		rec_done();
+	}
+	if (!mine)
+		rt_unlock();
 }
 
 void rec_op_end(void)

@@ -41,6 +41,7 @@ func schemaConsts() []cConst {
 		{"SCRY_EV_END", uint64(KindEnd), "trace complete"},
 		{"SCRY_EV_DEPS", uint64(KindDeps), "static dependence facts"},
 		{"SCRY_EV_FRAME", uint64(KindFrame), "current thread's activation serials"},
+		{"SCRY_EV_WARNING", uint64(KindWarning), "the runtime degraded: results incomplete"},
 		{"SCRY_FLUSH_CLFLUSH", uint64(FlushCLFLUSH), ""},
 		{"SCRY_FLUSH_CLFLUSHOPT", uint64(FlushCLFLUSHOPT), ""},
 		{"SCRY_FLUSH_CLWB", uint64(FlushCLWB), ""},

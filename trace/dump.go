@@ -175,6 +175,9 @@ func AppendEvent(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 	case KindEnd:
 		b = fmt.Appendf(b, " %s status=%d", ev.How, ev.Status)
 		site = false
+	case KindWarning:
+		b = fmt.Appendf(b, " %s", strconv.Quote(ev.Text))
+		site = false
 	}
 	if site {
 		b = append(b, " site="...)

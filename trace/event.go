@@ -33,6 +33,7 @@ type Dep struct {
 //	TxBegin, TxCommit, TxEnd: Site; TxAbort: Site, Errnum
 //	TxAdd, Alloc: Site, Addr, Size, Flags; Free: Site, Addr, Flags
 //	OpBegin: Op, Text; OpEnd: Op
+//	Warning: Text (what the runtime could not do; the trace is incomplete from there on)
 //	Stack: Stack (node id), Parent, Site; Context: Stack
 //	End: How, Status
 //	Sites: Sites (the new sites; also added to the reader's table)

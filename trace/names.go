@@ -9,6 +9,7 @@ var kindNames = [...]string{
 	KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC",
 	KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK",
 	KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME",
+	KindWarning: "WARNING",
 }
 
 // String returns the record kind's name as docs/trace-format.md spells it ("STORE",

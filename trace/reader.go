@@ -726,6 +726,12 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 		ev.Stack, ev.Parent, ev.Site = id, parent, uint32(f[2])
 		return i, 0, nil
 
+	case KindWarning:
+		if ev.Text, i, need, err = r.str(b, i, "message"); i < 0 {
+			return 0, need, err
+		}
+		return i, 0, nil
+
 	case KindEnd:
 		if i >= len(b) {
 			return 0, i + 1, nil

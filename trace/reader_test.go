@@ -62,6 +62,7 @@ func sampleEvents() []Event {
 		{Kind: KindTxCommit, Thread: 100, Context: 1, Site: 10},
 		{Kind: KindTxEnd, Thread: 100, Context: 1, Site: 10},
 		{Kind: KindExternalWrite, Thread: 100, Site: 10, Addr: base + 512, Data: []byte{0xff, 0xee}, Flags: ExternalPersisted},
+		{Kind: KindWarning, Thread: 100, Text: "more than 64 PM regions; the rest are not traced"},
 		{Kind: KindOpEnd, Thread: 100, Op: 0},
 		{Kind: KindRegionUnmap, Thread: 100, Region: 1, Site: 5},
 		{Kind: KindEnd, Thread: 100, How: EndExit, Status: 0},
@@ -130,7 +131,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 	for _, ev := range want {
 		seen[ev.Kind] = true
 	}
-	for k := KindSites; k <= KindFrame; k++ {
+	for k := KindSites; k <= KindLast; k++ {
 		if !seen[k] && k != KindThread && k != KindContext && k != KindFrame {
 			t.Errorf("sample trace lacks a %v record", k)
 		}
@@ -412,7 +413,7 @@ func TestHeaderErrors(t *testing.T) {
 	}{
 		{"empty", nil, ErrNotTrace, "0 bytes"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, "bad magic"},
-		{"version", func() []byte { h := header(); h[8] = 3; return h }(), ErrVersion, "version 3; this scry reads versions 1 to 2"},
+		{"version", func() []byte { h := header(); h[8] = 4; return h }(), ErrVersion, "version 4; this scry reads versions 1 to 3"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}

@@ -10,11 +10,13 @@ package trace
 const Magic = "SCRYTRC\x00"
 
 // Version is the format version this package writes. Version 2 added the branch site kind and
-// the DEPS and FRAME records (static dependence facts and call-frame identity, for inference).
-const Version = 2
+// the DEPS and FRAME records (static dependence facts and call-frame identity, for inference);
+// version 3 added the WARNING record (the runtime degraded: results are incomplete).
+const Version = 3
 
 // MinVersion is the oldest format version this package reads (version 1 traces have no DEPS or
-// FRAME records, which version 2 added; everything else is unchanged).
+// FRAME records, which version 2 added, and no WARNING, which version 3 added; everything else
+// is unchanged).
 const MinVersion = 1
 
 // HeaderSize is the size of the fixed file header in bytes.
@@ -49,6 +51,10 @@ const (
 	KindEnd           Kind = 0x16 // the trace is complete
 	KindDeps          Kind = 0x17 // static dependence facts between sites (version 2)
 	KindFrame         Kind = 0x18 // the current thread's activations changed (version 2)
+	KindWarning       Kind = 0x19 // the runtime degraded: what follows is incomplete (version 3)
+
+	// KindLast is the highest record kind of this version.
+	KindLast = KindWarning
 )
 
 // FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).

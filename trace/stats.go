@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -34,6 +35,7 @@ type Stats struct {
 	Threads     uint64   // distinct threads (thread 0 counts only if a record belongs to it)
 	Sites       uint64   // sites defined
 	Stacks      uint64   // call-stack nodes defined
+	Warnings    []string // distinct WARNING messages, in the order first written
 	Complete    bool     // the END record was read
 	EndHow      EndHow   // with Complete: how the program ended
 	EndStatus   int64    // with Complete: exit code or signal number
@@ -126,6 +128,10 @@ func ComputeStats(r *Reader) (*Stats, error) {
 			paths[ev.Path] = true
 		case KindOpBegin:
 			st.Operations++
+		case KindWarning:
+			if !slices.Contains(st.Warnings, ev.Text) {
+				st.Warnings = append(st.Warnings, ev.Text)
+			}
 		}
 	}
 	st.Bytes = r.Offset()
@@ -158,7 +164,7 @@ func (st *Stats) Write(w io.Writer) error {
 	}
 	p("size", "%d bytes", st.Bytes)
 	p("records", "%d", st.Records)
-	for k := KindSites; k <= KindEnd; k++ {
+	for k := KindSites; k <= KindLast; k++ {
 		if n := st.PerKind[k]; n > 0 {
 			fmt.Fprintf(bw, "  %-15s %d\n", k.String()+":", n)
 		}
@@ -188,6 +194,12 @@ func (st *Stats) Write(w io.Writer) error {
 	p("threads", "%d", st.Threads)
 	p("sites", "%d", st.Sites)
 	p("stack nodes", "%d", st.Stacks)
+	if len(st.Warnings) > 0 {
+		p("warnings", "%d: the runtime degraded, results are incomplete", len(st.Warnings))
+		for _, w := range st.Warnings {
+			fmt.Fprintf(bw, "  %s\n", w)
+		}
+	}
 	return bw.Flush()
 }
 

@@ -215,6 +215,11 @@ func (w *Writer) Write(ev *Event) error {
 			b = append(b, byte(d.Kind))
 			b = binary.AppendUvarint(b, uint64(d.To))
 		}
+	case KindWarning:
+		if len(ev.Text) > MaxString {
+			return fmt.Errorf("trace: warning of %d bytes exceeds %d", len(ev.Text), MaxString)
+		}
+		b = appendStr(b, ev.Text)
 	case KindEnd:
 		if ev.How != EndExit && ev.How != EndSignal {
 			return fmt.Errorf("trace: END kind %d out of range", ev.How)

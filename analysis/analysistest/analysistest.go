@@ -182,6 +182,11 @@ func (b *Builder) OpEnd(i uint64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindOpEnd, Op: i}, 0)
 }
 
+// Warning is a WARNING record: the runtime degraded, for the reason msg.
+func (b *Builder) Warning(msg string) *Builder {
+	return b.add(trace.Event{Kind: trace.KindWarning, Text: msg}, 0)
+}
+
 // Exit ends the trace: the program exited with status.
 func (b *Builder) Exit(status int64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindEnd, How: trace.EndExit, Status: status}, 0)

@@ -455,7 +455,7 @@ func TestHookTypeMismatch(t *testing.T) {
 			}
 			stats := map[string]string{
 				"library calls not hooked: the callee's type is not scry_hooks.def's": "2",
-				"library calls hooked (scry_hooks.def)":                                "1",
+				"library calls hooked (scry_hooks.def)":                               "1",
 			}
 			for desc, n := range stats {
 				if !regexp.MustCompile(`(?m)^\s*` + n + ` scry - ` + regexp.QuoteMeta(desc) + `$`).MatchString(stderr) {
