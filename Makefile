@@ -123,7 +123,7 @@ mapcli-crash-run: all mapcli
 	@set -e; for m in $(MAPCLI_MAPS); do d=$(BUILD)/mapcli-crash/$$m; mkdir -p $$d; \
 		echo "== mapcli $$m"; start=$$(date +%s.%N); \
 		$(SCRY) check -o $$d/report.txt --output-filter '$(MAPCLI_FILTER)' --workload $(BUILD)/mapcli-crash/ops.txt \
-			-- $(BUILD)/mapcli/mapcli $$m '{pool}' > $$d/stdout 2> $$d/stderr || true; \
+			-- $(BUILD)/mapcli/mapcli $$m '{pool}' 1 > $$d/stdout 2> $$d/stderr || true; \
 		tail -n 2 $$d/report.txt; \
 		awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { printf "wall: %.1f s\n", e - s }'; \
 	done
