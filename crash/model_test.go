@@ -12,7 +12,7 @@ import (
 )
 
 // randomTrace builds a random trace of stores (random sizes, some spanning lines), non-temporal
-// stores, the three flushes and fences over a few cache lines, and returns it with the ops as
+// stores, the three flushes and fences over a few cache lines, by one or two threads, and returns it with the ops as
 // they must be applied to a plain px86 model: ops[i] is b.Events[i+1], the record with event
 // index i+2 (the SITES record is 0, the map 1). Each store writes bytes distinct from every
 // other store's.
@@ -20,8 +20,11 @@ func randomTrace(rng *rand.Rand, nops int) (*analysistest.Builder, []func(m *px8
 	b := analysistest.New().Map(1, base, 1<<12)
 	var ops []func(m *px86.Model, id uint64)
 	lines := 1 + rng.IntN(5)
+	threads := 1 + rng.IntN(2) // two threads in half the traces: fences order their own flushes
 	for i := 0; i < nops; i++ {
 		site := uint32(i + 1)
+		tid := uint32(rng.IntN(threads))
+		b.Thread(tid)
 		switch k := rng.IntN(100); {
 		case k < 55:
 			addr := base + uint64(rng.IntN(lines*64))
@@ -42,16 +45,16 @@ func randomTrace(rng *rand.Rand, nops int) (*analysistest.Builder, []func(m *px8
 				if nt {
 					fl = px86.NT
 				}
-				m.Store(id, px86.Origin{Site: site}, addr, size, fl)
+				m.Store(id, px86.Origin{Site: site, Thread: tid}, addr, size, fl)
 			})
 		case k < 85:
 			addr := base + uint64(rng.IntN(lines*64))
 			kind := trace.FlushKind(1 + rng.IntN(3))
 			b.Flush(site, kind, addr)
-			ops = append(ops, func(m *px86.Model, id uint64) { m.Flush(uint8(kind), addr, px86.Origin{}) })
+			ops = append(ops, func(m *px86.Model, id uint64) { m.Flush(uint8(kind), addr, px86.Origin{Thread: tid}) })
 		default:
 			b.Fence(site, trace.FenceKind(1+rng.IntN(2)))
-			ops = append(ops, func(m *px86.Model, id uint64) { m.Fence() })
+			ops = append(ops, func(m *px86.Model, id uint64) { m.Fence(tid) })
 		}
 	}
 	return b.Exit(0), ops
@@ -72,12 +75,13 @@ func TestCrashStatesFollowPx86(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		nops := 1 + rng.IntN(400)
 		b, ops := randomTrace(rng, nops)
+		idx := eventIndices(t, b)
 		m, _ := px86.New(64)
 		m.AddRange(base, 1<<12)
-		next := 0 // the next op to apply to m: event index next+2
+		next := 0 // the next op to apply to m: b.Events[next+1], record idx[next+1]
 		apply := func(upto uint64) {
-			for ; next < len(ops) && uint64(next+2) < upto; next++ {
-				ops[next](m, uint64(next+2))
+			for ; next < len(ops) && idx[next+1] < upto; next++ {
+				ops[next](m, idx[next+1])
 			}
 		}
 		_, err := Walk(b.Reader(t), Options{}, func(cp *CrashPoint) error {
@@ -85,7 +89,7 @@ func TestCrashStatesFollowPx86(t *testing.T) {
 				return nil
 			}
 			apply(cp.Event)
-			if err := compareWithModel(cp, m, b); err != nil {
+			if err := compareWithModel(cp, m, b, idx); err != nil {
 				return fmt.Errorf("seed %d, %d ops, crash point %d (event %d): %w", seed, nops, cp.Index, cp.Event, err)
 			}
 			return nil
@@ -96,7 +100,30 @@ func TestCrashStatesFollowPx86(t *testing.T) {
 	}
 }
 
-func compareWithModel(cp *CrashPoint, m *px86.Model, b *analysistest.Builder) error {
+// eventIndices returns the record index of every event of b in its encoded trace: the writer
+// adds SITES first and a THREAD record wherever the thread changes.
+func eventIndices(t *testing.T, b *analysistest.Builder) []uint64 {
+	r := b.Reader(t)
+	defer r.Close()
+	var idx []uint64
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		switch ev.Kind {
+		case trace.KindSites, trace.KindThread:
+			continue
+		}
+		idx = append(idx, ev.Index)
+	}
+	if len(idx) != len(b.Events) {
+		t.Fatalf("%d records for %d events", len(idx), len(b.Events))
+	}
+	return idx
+}
+
+func compareWithModel(cp *CrashPoint, m *px86.Model, b *analysistest.Builder, idx []uint64) error {
 	// What the model holds unpersisted, by store, with its state; merged entries stand for
 	// every store from First to ID on their line.
 	type key struct{ id, line uint64 }
@@ -156,7 +183,7 @@ func compareWithModel(cp *CrashPoint, m *px86.Model, b *analysistest.Builder) er
 	mem := make([]byte, 1<<12)
 	durable := make([]byte, 1<<12)
 	for j, ev := range b.Events {
-		ev.Index = uint64(j + 1) // after the SITES record
+		ev.Index = idx[j]
 		if ev.Index >= cp.Event || (ev.Kind != trace.KindStore && ev.Kind != trace.KindNTStore) {
 			continue
 		}

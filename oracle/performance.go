@@ -17,7 +17,7 @@ import (
 // for its own metadata (FLUSH internal) are not reported.
 var RedundantFlush = &framework.Analyzer{
 	Name:       "redundant-flush",
-	Doc:        "a flush of a cache line with no dirty store (nothing to write back)",
+	Doc:        "a flush of a cache line with no store its thread has not already written back (nothing to write back)",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantFlush{}),
 	New:        func(*framework.Pass) (any, error) { return redundantFlush{}, nil },
@@ -49,7 +49,7 @@ func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.Flush
 // memory for threads, not for persistence), and fences while no PM region is mapped.
 var RedundantFence = &framework.Analyzer{
 	Name:       "redundant-fence",
-	Doc:        "an sfence or mfence with no pending flush or non-temporal store to order",
+	Doc:        "an sfence or mfence with no pending flush or non-temporal store of its own thread to order",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantFence{}),
 	New:        func(*framework.Pass) (any, error) { return redundantFence{}, nil },

@@ -35,7 +35,7 @@ func TestDenseIndex(t *testing.T) {
 				a, kind := addr(), uint8(1+rng.IntN(3))
 				want, got = ref.Flush(kind, a, o), dense.Flush(kind, a, o)
 			case k < 90:
-				want, got = ref.Fence(), dense.Fence()
+				want, got = ref.Fence(0), dense.Fence(0)
 			case k < 94:
 				a, n := addr(), rng.Uint64N(1000)
 				want, got = ref.PersistRange(a, n), dense.PersistRange(a, n)

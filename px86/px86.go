@@ -43,7 +43,14 @@
 //     CHOICE: a non-temporal store to a line evicts that line's cached contents, so earlier
 //     dirty entries of the line become flush-pending too (AGAMOTTO §4.1: an NT store is "a
 //     store+flush"); this also keeps the persisted-prefix invariant.
-//   - sfence, mfence, locked RMW: every flush-pending entry, on every line, becomes persisted.
+//   - sfence, mfence, locked RMW of thread T: every entry that a clflushopt, clwb or
+//     non-temporal store of T made flush-pending becomes persisted, on every line. x86 orders
+//     a write-back only with the later fences of the thread that issued it (Intel SDM vol. 2,
+//     CLFLUSHOPT and CLWB: "ordered with respect to ... SFENCE" of the executing processor;
+//     Raad et al., POPL'20, Px86: a flush-opt persists at its own thread's next fence), so
+//     another thread's fence does not make it durable. A line keeps, per thread, how far its
+//     entries are covered by that thread's write-backs; a write-back covers every earlier entry
+//     of the line, whoever stored it (the line is written back whole).
 //   - PersistRange: a library made the cache lines of a byte range durable (PMDK at transaction
 //     commit): every entry of those lines becomes persisted.
 //   - Failure atomicity: a store within one aligned 8-byte word is failure-atomic; a wider or
@@ -103,13 +110,15 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
-// Origin is what the model remembers about where a store, flush or fence came from; it is
-// opaque to the model. Site is the trace's site id, Stack the call-stack node, Op the workload
-// operation index plus one (0: none was running).
+// Origin is what the model remembers about where a store, flush or fence came from. Site is
+// the trace's site id, Stack the call-stack node, Op the workload operation index plus one (0:
+// none was running); the model ignores them. Thread is the issuing thread (the trace's thread
+// id), which decides which fence orders a write-back (see the package doc).
 type Origin struct {
-	Site  uint32
-	Stack uint32
-	Op    uint32
+	Site   uint32
+	Stack  uint32
+	Op     uint32
+	Thread uint32
 }
 
 // Store flags. NT and External are given to Store; the model sets Spans and Merged.
@@ -196,16 +205,55 @@ type entry[P any] struct {
 }
 
 // line is the unpersisted state of one cache line: entries in program order, the first
-// npending of which are flush-pending (the rest dirty).
+// npending of which are flush-pending (the rest dirty). threads says, for every thread whose
+// write-backs cover some entries, how many (a prefix: a write-back covers every entry before
+// it); npending is the largest of them.
 type line[P any] struct {
 	idx       uint64
 	entries   []entry[P] // starts on inline: most lines hold one or two stores
 	inline    [2]entry[P]
+	threads   []cover // starts on tinline: most lines are written back by one thread
+	tinline   [1]cover
 	npending  int
 	inPending bool // listed in Of.pending
 	dead      bool // removed from the index while listed in Of.pending
 	flushed   bool // flush is valid
 	flush     Origin
+}
+
+// cover is how many leading entries of a line the write-backs of one thread cover.
+type cover struct {
+	thread uint32
+	n      int
+}
+
+// covered returns how many leading entries of l thread t's write-backs cover.
+func (l *line[P]) covered(t uint32) int {
+	for _, c := range l.threads {
+		if c.thread == t {
+			return c.n
+		}
+	}
+	return 0
+}
+
+// setCovers applies f to every thread's cover (dropping those that become 0) and sets
+// npending to the largest; it returns the change of npending.
+func (l *line[P]) setCovers(f func(n int) int) int {
+	old := l.npending
+	k, most := 0, 0
+	for _, c := range l.threads {
+		c.n = f(c.n)
+		if c.n <= 0 {
+			continue
+		}
+		most = max(most, c.n)
+		l.threads[k] = c
+		k++
+	}
+	l.threads = l.threads[:k]
+	l.npending = most
+	return most - old
 }
 
 // MaxEntriesPerLine bounds the entries kept for one cache line (see "Bounded lines" in the
@@ -335,6 +383,7 @@ func (m *Of[P]) remove(l *line[P]) {
 		l.entries = l.inline[:0]
 	}
 	l.npending = 0
+	l.threads = l.tinline[:0]
 	l.flushed = false
 	if l.inPending {
 		l.dead = true // Fence returns it to the free list
@@ -343,13 +392,26 @@ func (m *Of[P]) remove(l *line[P]) {
 	m.free = append(m.free, l)
 }
 
-func (m *Of[P]) markPending(l *line[P]) {
-	d := len(l.entries) - l.npending
-	if d == 0 {
+// markPending makes every entry of l flush-pending for thread t (a write-back by t).
+func (m *Of[P]) markPending(l *line[P], t uint32) {
+	n := len(l.entries)
+	if n == 0 {
 		return
 	}
-	m.npend += d
-	l.npending = len(l.entries)
+	found := false
+	for i := range l.threads {
+		if l.threads[i].thread == t {
+			l.threads[i].n, found = n, true
+		}
+	}
+	if !found {
+		if l.threads == nil {
+			l.threads = l.tinline[:0]
+		}
+		l.threads = append(l.threads, cover{thread: t, n: n})
+	}
+	m.npend += n - l.npending
+	l.npending = n
 	if !l.inPending {
 		l.inPending = true
 		m.pending = append(m.pending, l)
@@ -485,7 +547,7 @@ func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 			m.add(l, id, o, lo16, hi16, flags, base)
 		}
 		if flags&NT != 0 {
-			m.markPending(l)
+			m.markPending(l, o.Thread)
 		}
 		eff.Lines++
 		if hi == ^uint64(0) || lineEnd == 0 {
@@ -516,16 +578,29 @@ func (m *Of[P]) compact(l *line[P], lo, hi uint16) {
 		if i < 0 {
 			i = l.npending // the two oldest dirty entries
 			if len(l.entries)-l.npending < 2 {
-				i = 0 // else the two oldest flush-pending ones
+				// Else the two oldest flush-pending ones. A thread whose write-backs
+				// cover the first but not the second no longer covers the merged entry:
+				// the merge may only keep a store unpersisted longer, never persist it
+				// earlier.
+				i = 0
 			}
 		}
 		m.mergeAt(l, i)
 	}
 }
 
-// sameState reports whether entries i and i+1 of l are in the same state.
+// sameState reports whether entries i and i+1 of l are in the same state: both dirty, or both
+// flush-pending for the same threads.
 func (l *line[P]) sameState(i int) bool {
-	return i+1 < len(l.entries) && (i+1 < l.npending || i >= l.npending)
+	if i+1 >= len(l.entries) {
+		return false
+	}
+	for _, c := range l.threads {
+		if c.n == i+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // rewrittenVictim returns the oldest entry of l whose bytes later entries (or the incoming
@@ -573,10 +648,12 @@ func (m *Of[P]) mergeAt(l *line[P], i int) {
 	b.span = uint32(min(b.id-first, 1<<32-1))
 	l.entries = slices.Delete(l.entries, i, i+1)
 	m.entries--
-	if i < l.npending {
-		l.npending--
-		m.npend--
-	}
+	m.npend += l.setCovers(func(n int) int {
+		if n > i {
+			return n - 1
+		}
+		return n
+	})
 }
 
 // FlushEffect is what a flush found on its cache line.
@@ -589,20 +666,23 @@ type FlushEffect struct {
 }
 
 // Flush applies a flush instruction (kind 1 clflush, 2 clflushopt, 3 clwb, as trace.FlushKind)
-// to the cache line holding addr; o is recorded as the line's last flush. clflush persists the
-// line's entries at once; clflushopt and clwb make them flush-pending. See the package doc.
+// of thread o.Thread to the cache line holding addr; o is recorded as the line's last flush.
+// clflush persists the line's entries at once; clflushopt and clwb make them flush-pending
+// until a fence of the same thread. Dirty and Pending count from the flushing thread's view:
+// entries its write-backs did not cover yet, and those they did. See the package doc.
 func (m *Of[P]) Flush(kind uint8, addr uint64, o Origin) FlushEffect {
 	l := m.lookup(addr >> m.shift)
 	if l == nil {
 		return FlushEffect{}
 	}
-	eff := FlushEffect{Dirty: len(l.entries) - l.npending, Pending: l.npending, PrevFlush: l.flushed, Prev: l.flush}
+	mine := l.covered(o.Thread)
+	eff := FlushEffect{Dirty: len(l.entries) - mine, Pending: mine, PrevFlush: l.flushed, Prev: l.flush}
 	if kind == 1 { // clflush
 		eff.Persisted = len(l.entries)
 		m.remove(l)
 		return eff
 	}
-	m.markPending(l)
+	m.markPending(l, o.Thread)
 	l.flushed, l.flush = true, o
 	return eff
 }
@@ -613,38 +693,51 @@ type FenceEffect struct {
 	Lines     int // cache lines they were on
 }
 
-// Fence applies sfence, mfence or a locked read-modify-write: every flush-pending entry becomes
-// persisted. All three kinds drain pending write-backs (Table 2.1 columns sfence/mfence/RMW).
-func (m *Of[P]) Fence() FenceEffect {
+// Fence applies sfence, mfence or a locked read-modify-write of thread t: every entry that t's
+// write-backs made flush-pending becomes persisted; entries pending only for other threads
+// stay pending. All three kinds drain the thread's pending write-backs (Table 2.1 columns
+// sfence/mfence/RMW).
+func (m *Of[P]) Fence(t uint32) FenceEffect {
 	var eff FenceEffect
 	if len(m.pending) == 0 {
 		return eff
 	}
+	keep := m.pending[:0]
 	for _, l := range m.pending {
-		l.inPending = false
 		if l.dead {
-			l.dead = false
+			l.inPending, l.dead = false, false
 			m.free = append(m.free, l)
 			continue
 		}
-		if l.npending == 0 {
+		k := l.covered(t)
+		if k == 0 {
+			if l.npending > 0 {
+				keep = append(keep, l)
+			} else {
+				l.inPending = false
+			}
 			continue
 		}
-		eff.Persisted += l.npending
+		eff.Persisted += k
 		eff.Lines++
-		if l.npending == len(l.entries) {
+		if k == len(l.entries) {
+			l.inPending = false
 			m.remove(l)
 			continue
 		}
-		n := copy(l.entries, l.entries[l.npending:])
+		n := copy(l.entries, l.entries[k:])
 		clear(l.entries[n:])
 		l.entries = l.entries[:n]
-		m.entries -= l.npending
-		m.npend -= l.npending
-		l.npending = 0
+		m.entries -= k
+		m.npend += l.setCovers(func(n int) int { return n - k })
+		if l.npending > 0 {
+			keep = append(keep, l)
+		} else {
+			l.inPending = false
+		}
 	}
-	clear(m.pending)
-	m.pending = m.pending[:0]
+	clear(m.pending[len(keep):])
+	m.pending = keep
 	return eff
 }
 
@@ -681,8 +774,11 @@ func (m *Of[P]) DropRange(addr, size uint64) int {
 		if end-base < m.lineSize {
 			hi = uint16(end - base)
 		}
-		n, np := 0, 0
+		// kept[i]: entries before i that are kept, to move the threads' covers.
+		var kept [MaxEntriesPerLine + 2]int
+		n := 0
 		for i, p := range l.entries {
+			kept[i] = n
 			olo, ohi := p.lo, p.hi
 			switch {
 			case lo <= p.lo && p.hi <= hi: // inside: drop
@@ -696,9 +792,6 @@ func (m *Of[P]) DropRange(addr, size uint64) int {
 			if (p.lo != olo || p.hi != ohi) && m.cfg.Payloads != nil {
 				m.cfg.Payloads.Clip(&p.pay, base+uint64(olo), uint64(ohi-olo), base+uint64(p.lo), uint64(p.hi-p.lo))
 			}
-			if i < l.npending {
-				np++
-			}
 			l.entries[n] = p
 			n++
 		}
@@ -706,10 +799,11 @@ func (m *Of[P]) DropRange(addr, size uint64) int {
 			m.remove(l)
 			continue
 		}
+		kept[len(l.entries)] = n
 		clear(l.entries[n:])
 		m.entries -= len(l.entries) - n
-		m.npend -= l.npending - np
-		l.entries, l.npending = l.entries[:n], np
+		l.entries = l.entries[:n]
+		m.npend += l.setCovers(func(c int) int { return kept[c] })
 	}
 	return removed
 }

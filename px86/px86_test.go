@@ -63,7 +63,7 @@ func run(t *testing.T, steps []step) (before map[string]map[string]bool, final m
 		case "clflush", "clflushopt", "clwb":
 			m.Flush(flushKinds[s.op], s.addr, Origin{Site: uint32(i)})
 		case "sfence", "mfence", "rmw":
-			m.Fence()
+			m.Fence(0)
 		default:
 			t.Fatalf("bad op %q", s.op)
 		}
@@ -158,7 +158,7 @@ func TestEffects(t *testing.T) {
 	if e := m.Flush(3, A, Origin{Site: 1}); e.Dirty != 0 || e.Pending != 0 {
 		t.Errorf("flush of clean line: %+v", e)
 	}
-	if e := m.Fence(); e.Persisted != 0 {
+	if e := m.Fence(0); e.Persisted != 0 {
 		t.Errorf("empty fence: %+v", e)
 	}
 	m.Store(1, Origin{Site: 5}, A, 8, 0)
@@ -180,7 +180,7 @@ func TestEffects(t *testing.T) {
 	if e := m.Store(5, Origin{}, A, 1, 0); !e.Overwrote || e.Prev.ID != 1 {
 		t.Errorf("external earlier store must be skipped: %+v", e)
 	}
-	if e := m.Fence(); e.Persisted != 3 || e.Lines != 1 {
+	if e := m.Fence(0); e.Persisted != 3 || e.Lines != 1 {
 		t.Errorf("fence: %+v", e)
 	}
 	if m.Len() != 2 || m.PendingLen() != 0 {
@@ -203,7 +203,7 @@ func TestSpanningStore(t *testing.T) {
 		t.Errorf("entries %s", sb.String())
 	}
 	m.Flush(3, A+64, Origin{})
-	m.Fence()
+	m.Fence(0)
 	if m.StateOf(1, A+64) != Persisted || m.StateOf(1, A+60) != Dirty {
 		t.Errorf("per-line state wrong")
 	}
@@ -230,13 +230,13 @@ func TestPersistAndDropRange(t *testing.T) {
 	if n := m.DropRange(0, 1<<40); n != 1 || m.Len() != 0 || m.Lines() != 0 || m.PendingLen() != 0 {
 		t.Errorf("drop all: %d, Len %d, Lines %d, PendingLen %d", n, m.Len(), m.Lines(), m.PendingLen())
 	}
-	if e := m.Fence(); e.Persisted != 0 {
+	if e := m.Fence(0); e.Persisted != 0 {
 		t.Errorf("fence after drop: %+v", e)
 	}
 	// The freed line structures are reused correctly.
 	m.Store(4, Origin{}, B, 8, 0)
 	m.Flush(2, B, Origin{})
-	if e := m.Fence(); e.Persisted != 1 || m.Len() != 0 {
+	if e := m.Fence(0); e.Persisted != 1 || m.Len() != 0 {
 		t.Errorf("reuse: %+v Len %d", e, m.Len())
 	}
 }
@@ -266,7 +266,7 @@ func TestBoundedLine(t *testing.T) {
 		}
 	}
 	m.Flush(3, A, Origin{})
-	m.Fence()
+	m.Fence(0)
 	if st := m.StateOf(0, A); st != Persisted || m.Len() != 0 {
 		t.Errorf("after clwb+sfence: StateOf(first) = %v, Len %d", st, m.Len())
 	}
@@ -314,7 +314,7 @@ func BenchmarkStoreFlushFence(b *testing.B) {
 		m.Store(StoreID(i), Origin{}, a+8, 8, 0)
 		m.Flush(3, a, Origin{})
 		if i%4 == 3 {
-			m.Fence()
+			m.Fence(0)
 		}
 	}
 }
@@ -408,5 +408,73 @@ func TestUnitsAndPayloads(t *testing.T) {
 	})
 	if st := m2.StateOf(0, B); st != Dirty {
 		t.Errorf("StateOf(merged store 0) = %v", st)
+	}
+}
+
+// TestFencePerThread checks that a fence orders only its own thread's write-backs: a thread's
+// clwb or non-temporal store is durable at that thread's next fence, not at another thread's.
+func TestFencePerThread(t *testing.T) {
+	type ev struct {
+		op     string // st, nt, clwb, clflush, fence
+		thread uint32
+		addr   uint64
+	}
+	tests := []struct {
+		name string
+		evs  []ev
+		want map[uint64]State // final state of the store at each address
+		// fenceEff is what the last fence persisted.
+		fenceEff int
+	}{
+		{"own fence persists", []ev{{"st", 1, A}, {"clwb", 1, A}, {"fence", 1, 0}}, map[uint64]State{A: Persisted}, 1},
+		{"other thread's fence does not", []ev{{"st", 1, A}, {"clwb", 1, A}, {"fence", 2, 0}}, map[uint64]State{A: Pending}, 0},
+		{"write-back covers the line whoever stored", []ev{{"st", 1, A}, {"clwb", 2, A}, {"fence", 2, 0}}, map[uint64]State{A: Persisted}, 1},
+		{"each thread its own line", []ev{{"st", 1, A}, {"st", 2, B}, {"clwb", 1, A}, {"clwb", 2, B}, {"fence", 2, 0}}, map[uint64]State{A: Pending, B: Persisted}, 1},
+		{"non-temporal store waits for its thread", []ev{{"nt", 1, A}, {"fence", 2, 0}}, map[uint64]State{A: Pending}, 0},
+		{"non-temporal store, own fence", []ev{{"nt", 1, A}, {"fence", 2, 0}, {"fence", 1, 0}}, map[uint64]State{A: Persisted}, 1},
+		{"clflush needs no fence", []ev{{"st", 1, A}, {"clflush", 2, A}, {"fence", 3, 0}}, map[uint64]State{A: Persisted}, 0},
+		{"longer cover of one thread", []ev{{"st", 1, A}, {"clwb", 1, A}, {"st", 2, A + 8}, {"clwb", 2, A}, {"fence", 1, 0}}, map[uint64]State{A: Persisted, A + 8: Pending}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := map[uint64]StoreID{}
+			last := -1
+			for i, e := range tc.evs {
+				o := Origin{Site: uint32(i), Thread: e.thread}
+				switch e.op {
+				case "st", "nt":
+					var f uint8
+					if e.op == "nt" {
+						f = NT
+					}
+					ids[e.addr] = StoreID(i)
+					m.Store(StoreID(i), o, e.addr, 8, f)
+				case "clwb":
+					m.Flush(3, e.addr, o)
+				case "clflush":
+					m.Flush(1, e.addr, o)
+				case "fence":
+					last = m.Fence(e.thread).Persisted
+				}
+			}
+			for a, want := range tc.want {
+				if got := m.StateOf(ids[a], a); got != want {
+					t.Errorf("store at %#x: %v, want %v", a, got, want)
+				}
+			}
+			if last != tc.fenceEff {
+				t.Errorf("last fence persisted %d entries, want %d", last, tc.fenceEff)
+			}
+			if n := 0; true {
+				m.ForEachLine(func(v LineView[NoPayload]) bool { n += v.Pending(); return true })
+				if n != m.PendingLen() {
+					t.Errorf("PendingLen %d, lines say %d", m.PendingLen(), n)
+				}
+			}
+		})
 	}
 }

@@ -163,6 +163,9 @@ type Machine[P any] struct {
 	Event  *trace.Event
 	// Outside counts the writes that were skipped because no mapped region holds them.
 	Outside uint64
+	// Mapped counts the regions mapped so far (REGION_MAP records applied): 0 at the end of a
+	// trace means the program used no PM scry could see.
+	Mapped int
 
 	persister pmdk.Persister
 	warnings  []string
@@ -295,7 +298,7 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		h.BeforeFence(ev)
 		var eff px86.FenceEffect
 		if m.Model != nil {
-			eff = m.Model.Fence()
+			eff = m.Model.Fence(ev.Thread)
 		}
 		h.Fenced(ev, eff)
 	case trace.KindRegionMap:
@@ -367,7 +370,7 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 }
 
 func (m *Machine[P]) origin(ev *trace.Event) px86.Origin {
-	return px86.Origin{Site: ev.Site, Stack: ev.Context, Op: m.OpOf(ev.Thread)}
+	return px86.Origin{Site: ev.Site, Stack: ev.Context, Op: m.OpOf(ev.Thread), Thread: ev.Thread}
 }
 
 // trackCall follows runs of one library call's durable effects (see the package doc): the run
@@ -464,6 +467,7 @@ func (m *Machine[P]) mapRegion(ev *trace.Event, h Handler) {
 		m.Model.AddRange(ev.Addr, ev.Size)  // index the region's lines densely
 	}
 	m.Regions.Map(r)
+	m.Mapped++
 	if m.Image != nil {
 		m.Image.Map(ev.Region, ev.Addr, ev.Size, ev.FileOffset, ev.Path, ev.Flags&trace.RegionCreated != 0, ev.Index)
 	}
