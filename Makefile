@@ -74,6 +74,8 @@ bench-run: all mapcli mapcli-injected
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./explore
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo

@@ -3,6 +3,7 @@ package crash
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/scry-pm/scry/image"
 )
@@ -54,7 +55,7 @@ func (cp *CrashPoint) WriteImage(path string, region uint32, st State) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}

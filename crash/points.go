@@ -260,9 +260,8 @@ func (w *walker) Ended(ev *trace.Event) {
 	w.ended = true
 	if err := w.point(AtEnd, ev.Index, ev); err != nil {
 		w.m.Stop(err)
-		return
 	}
-	w.m.Stop(replay.ErrStopped)
+	// The walk reads on: nothing may follow END, and the reader reports data that does.
 }
 
 // current returns the operation running at a record of thread tid (replay.Ops.Current), -1

@@ -29,9 +29,8 @@ type Pool struct {
 	Jobs int
 	// Dir is the parent of the run's temporary directory; "" means os.TempDir().
 	Dir string
-	// Progress receives a progress bar (count, rate, ETA) when it is an *os.File on a
-	// terminal; otherwise, or when nil, nothing is printed.
-	Progress io.Writer
+	// Progress, if non-nil, counts the runs (one Progress may span several Map calls).
+	Progress *Progress
 }
 
 // Worker is one of a Pool's workers, handed to each call of the work function it runs.
@@ -107,7 +106,8 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bar := newProgress(p.Progress, len(items))
+	bar := p.Progress
+	bar.Plan(len(items))
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -139,9 +139,7 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 				mu.Lock()
 				done++
 				mu.Unlock()
-				if bar != nil {
-					bar.Add(1)
-				}
+				bar.Done()
 			}
 		})
 	}
@@ -156,13 +154,6 @@ feed:
 	}
 	close(queue)
 	wg.Wait()
-	if bar != nil {
-		if done == len(items) {
-			bar.Finish()
-		} else {
-			bar.Exit()
-		}
-	}
 	if len(errs) > 0 {
 		if err := ctx.Err(); err != nil {
 			errs = append([]error{err}, errs...)
@@ -186,30 +177,163 @@ func call[T, R any](ctx context.Context, w *Worker, idx int, item T, work func(c
 	return work(ctx, w, item), nil
 }
 
-// newProgress returns a progress bar on w when w is a terminal, else nil.
-func newProgress(w io.Writer, n int) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok || f == nil || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return progressbar.NewOptions(n,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("running"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("runs"),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionFullWidth(),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(f) }),
-	)
+// Progress reports the runs of an exploration across all its Map calls (batches): on a
+// terminal, one progress bar whose total grows as batches are planned; elsewhere (CI logs,
+// files) a line every Interval. A nil *Progress reports nothing. Safe for concurrent use.
+type Progress struct {
+	w        io.Writer
+	bar      *progressbar.ProgressBar
+	mu       sync.Mutex
+	planned  int
+	done     int
+	start    time.Time
+	stop     chan struct{}
+	finished bool
 }
 
-// SignalContext returns a context cancelled on SIGINT (Ctrl-C) or SIGTERM, for Map: the runs
-// are killed and the temporary files removed before the program exits. Targets run in their own
-// process groups, so a Ctrl-C on the terminal reaches scry only, which kills them. stop
-// restores the default signal behaviour (a second Ctrl-C after it kills scry at once).
+// ProgressInterval is how often a Progress off a terminal prints a line.
+const ProgressInterval = 10 * time.Second
+
+// NewProgress returns a Progress writing to w, or nil when w is nil.
+func NewProgress(w io.Writer) *Progress {
+	return newProgress(w, ProgressInterval)
+}
+
+func newProgress(w io.Writer, every time.Duration) *Progress {
+	if w == nil {
+		return nil
+	}
+	p := &Progress{w: w, start: time.Now(), stop: make(chan struct{})}
+	if f, ok := w.(*os.File); ok && f != nil && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(0,
+			progressbar.OptionSetWriter(f),
+			progressbar.OptionSetDescription("running"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("runs"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionFullWidth(),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(f) }),
+		)
+		return p
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.line()
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *Progress) line() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished || p.planned == 0 {
+		return
+	}
+	fmt.Fprintf(p.w, "scry: %d of %d runs planned so far done, %.0fs elapsed\n", p.done, p.planned, time.Since(p.start).Seconds())
+}
+
+// Plan adds n runs to the total (a batch about to run).
+func (p *Progress) Plan(n int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.planned += n
+	if p.bar != nil {
+		p.bar.ChangeMax(p.planned)
+	}
+}
+
+// Done counts one run finished.
+func (p *Progress) Done() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	if p.bar != nil {
+		_ = p.bar.Add(1)
+	}
+}
+
+// Finish ends the report: the bar is completed (or left where it stopped), the lines stop.
+func (p *Progress) Finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
+	p.finished = true
+	if p.bar != nil {
+		if p.done == p.planned {
+			_ = p.bar.Finish()
+		} else {
+			_ = p.bar.Exit()
+		}
+		return
+	}
+	close(p.stop)
+}
+
+// Interrupted is the cause of a context SignalContext cancelled: the signal scry received.
+// Commands exit with 128 + its number after writing what they found.
+type Interrupted struct {
+	Signal syscall.Signal
+}
+
+func (e *Interrupted) Error() string {
+	name := e.Signal.String()
+	switch e.Signal {
+	case syscall.SIGINT:
+		name = "SIGINT"
+	case syscall.SIGTERM:
+		name = "SIGTERM"
+	}
+	return "interrupted by " + name
+}
+
+// SignalContext returns a context cancelled on the first SIGINT (Ctrl-C) or SIGTERM, with an
+// *Interrupted as its cause (context.Cause), for Map: the runs are killed and the temporary
+// files removed, and the caller reports what it found so far. From then on the two signals
+// have their default action again, so that a second Ctrl-C stops scry at once. Targets run in
+// their own process groups, so a Ctrl-C on the terminal reaches scry only, which kills them.
+// stop releases the signals (call it when done).
 func SignalContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(&Interrupted{Signal: sig})
+		case <-stopped:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(stopped)
+			cancel(context.Canceled)
+		})
+	}
 }

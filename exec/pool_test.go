@@ -183,22 +183,39 @@ func TestMapCancelledBefore(t *testing.T) {
 	assertEmptyDir(t, parent)
 }
 
-func TestMapNoProgressOffTerminal(t *testing.T) {
-	var buf bytes.Buffer
+// TestProgressOffTerminal: off a terminal, one Progress spanning two Map calls prints a line
+// every interval with the runs done and planned across both, and nothing after Finish.
+func TestProgressOffTerminal(t *testing.T) {
 	f, err := os.CreateTemp(t.TempDir(), "progress")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for _, w := range []interface{ Write([]byte) (int, error) }{&buf, f} {
-		if _, err := Map(context.Background(), Pool{Jobs: 2, Dir: t.TempDir(), Progress: w}, []int{1, 2, 3},
+	p := newProgress(f, 20*time.Millisecond)
+	for range 2 {
+		if _, err := Map(context.Background(), Pool{Jobs: 2, Dir: t.TempDir(), Progress: p}, []int{1, 2, 3},
 			func(_ context.Context, _ *Worker, i int) int { return i }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if fi, _ := f.Stat(); buf.Len() != 0 || fi.Size() != 0 {
-		t.Errorf("progress written off a terminal: %q, %d bytes to a file", buf.String(), fi.Size())
+	time.Sleep(100 * time.Millisecond)
+	p.Finish()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
 	}
+	if !strings.Contains(string(b), "scry: 6 of 6 runs planned so far done") {
+		t.Errorf("progress lines %q do not count both batches", b)
+	}
+	n := len(b)
+	time.Sleep(60 * time.Millisecond)
+	if b, _ := os.ReadFile(f.Name()); len(b) != n {
+		t.Errorf("progress printed after Finish: %q", b[n:])
+	}
+	var none *Progress
+	none.Plan(1) // a nil Progress reports nothing
+	none.Done()
+	none.Finish()
 }
 
 func TestSignalContext(t *testing.T) {

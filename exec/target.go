@@ -10,7 +10,9 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,8 +46,7 @@ const waitDelay = 2 * time.Second
 // pool and continue, which is how it recovers from a crash image.
 type Target struct {
 	// Args is the program and its arguments; {pool} occurs in at least one of them, possibly
-	// inside a larger argument (--pool={pool}). ParseTarget makes the program path absolute,
-	// since runs happen in their own working directory.
+	// inside a larger argument (--pool={pool}). ParseTarget makes the program path absolute.
 	Args []string
 	// Env is added to the environment (after the inherited one, so it overrides it).
 	Env []string
@@ -131,6 +132,7 @@ type Outcome struct {
 	Timeout time.Duration
 
 	filter *regexp.Regexp
+	pool   string // the image's absolute path, which Normalized writes as {pool}
 }
 
 // Failed reports whether the run is a failure by itself: it could not start or was
@@ -158,13 +160,19 @@ func (o Outcome) Describe() string {
 	}
 }
 
-// Normalized returns the standard output without the lines the target's OutputFilter matches
-// (the filter sees a line without its newline). Without a filter it is Stdout itself.
+// Normalized returns the standard output as outputs are compared: without the lines the
+// target's OutputFilter matches (the filter sees a line without its newline), and with the path
+// of the image the run worked on written as {pool}, since every run works on an image of its
+// own while the program may print its pool's path. Without either it is Stdout itself.
 func (o Outcome) Normalized() []byte {
-	if o.filter == nil {
-		return o.Stdout
+	out := o.Stdout
+	if o.filter != nil {
+		out = filterLines(out, o.filter)
 	}
-	return filterLines(o.Stdout, o.filter)
+	if o.pool != "" && bytes.Contains(out, []byte(o.pool)) {
+		out = bytes.ReplaceAll(out, []byte(o.pool), []byte(PoolPlaceholder))
+	}
+	return out
 }
 
 func filterLines(b []byte, re *regexp.Regexp) []byte {
@@ -183,15 +191,16 @@ func filterLines(b []byte, re *regexp.Regexp) []byte {
 }
 
 // Run runs the target on pool: every {pool} in its arguments becomes the absolute path of pool;
-// the working directory is dir (which must exist; relative paths in the arguments other than the
+// the working directory is dir ("" scry's own; relative paths in the arguments other than the
 // program resolve against it); standard input is stdin. The program runs in its own process
 // group; when the timeout expires or ctx is cancelled the whole group gets SIGKILL, and it also
 // does when the program exits, so that no background child outlives the run. The environment is
 // the inherited one without SCRY_* variables, with PMEM_IS_PMEM_FORCE=1 (PMDK flushes ordinary
-// files with cache-line instructions), then t.Env, then SCRY_TRACE=/dev/null and
-// SCRY_NO_LOADS=1: the scry runtime has no switch to turn tracing off (runtime/writer.c reads
-// only SCRY_TRACE, defaulting to ./scry.trace), so an instrumented program traces into the null
-// device and never overwrites a real trace. Run never returns an error: see Outcome.Err.
+// files with cache-line instructions), then t.Env, then SCRY_TRACE=/dev/null, SCRY_NO_LOADS=1
+// and SCRY_RUN_ID, a tag of the run: when the program exits, the processes that carry the tag
+// but left the process group (setsid) are killed too. The scry runtime has no switch to turn
+// tracing off (runtime/writer.c reads only SCRY_TRACE, defaulting to ./scry.trace), so an
+// instrumented program traces into the null device and never overwrites a real trace. Run never returns an error: see Outcome.Err.
 func (t Target) Run(ctx context.Context, pool string, stdin []byte, dir string) Outcome {
 	abs, err := filepath.Abs(pool)
 	if err != nil {
@@ -202,7 +211,7 @@ func (t Target) Run(ctx context.Context, pool string, stdin []byte, dir string) 
 		args[i] = strings.ReplaceAll(a, PoolPlaceholder, abs)
 	}
 	o := run(ctx, args, t.Env, stdin, dir, t.Timeout)
-	o.filter = t.OutputFilter
+	o.filter, o.pool = t.OutputFilter, abs
 	return o
 }
 
@@ -243,7 +252,8 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 
 	cmd := osexec.CommandContext(runCtx, args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = environ(env)
+	tag := fmt.Sprintf("%s=%d.%d", runTagVar, os.Getpid(), runSerial.Add(1))
+	cmd.Env = append(environ(env), tag)
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &boundedBuffer{limit: stdoutLimit}
 	stderr := &boundedBuffer{limit: StderrLimit}
@@ -270,6 +280,7 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 		}
 	}
 	killGroup(pid)
+	killTagged(tag) // before the wait: an escaped process may hold the output pipes open
 	err := cmd.Wait()
 	o.Duration = time.Since(start)
 	o.Stdout, o.Truncated = stdout.buf.Bytes(), stdout.cut
@@ -299,6 +310,41 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 	// Other errors (ErrWaitDelay: a process that left the group kept the output open) leave the
 	// exit status valid; the output may then be incomplete.
 	return o
+}
+
+// runTagVar is the environment variable that tags every process of one run (the program and
+// whatever it starts), so that killTagged finds those that left the run's process group.
+const runTagVar = "SCRY_RUN_ID"
+
+var runSerial atomic.Uint64
+
+// killTagged sends SIGKILL to every process whose environment holds tag (VAR=value): the
+// processes of a run that escaped its process group (setsid, a daemon), which killGroup misses.
+// It reads /proc/PID/environ, the environment each process was started with; a process that
+// rewrote its environment, or one that is not ours to read, escapes.
+func killTagged(tag string) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	want := []byte(tag)
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
+	}
 }
 
 // killGroup sends SIGKILL to the process group pgid (errors ignored: the group may be gone).

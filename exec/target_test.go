@@ -235,6 +235,19 @@ func TestRun(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "setsid child killed at exit", args: []string{"setsid", "{pool}", "child.pid"},
+			desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("the program's child %d in a session of its own survived", pid)
+				}
+				if o.Duration > time.Second {
+					t.Errorf("the run took %v: the escaped child held its output open", o.Duration)
+				}
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,12 +300,16 @@ func TestOutputFilter(t *testing.T) {
 	if !bytes.Equal(a.Normalized(), b.Normalized()) {
 		t.Errorf("normalized outputs differ:\n%s", Diff(b.Normalized(), a.Normalized()))
 	}
-	want := fmt.Sprintf("pool: %s\nop: x\n", filepath.Join(dir, "a"))
-	if string(a.Normalized()) != want {
+	// The image's path is written as {pool}: runs on different images print the same.
+	if want := "pool: {pool}\nop: x\n"; string(a.Normalized()) != want {
 		t.Errorf("normalized %q, want %q", a.Normalized(), want)
 	}
 	if !Equivalent(a, b) {
 		t.Error("runs differing only in filtered lines are not equivalent")
+	}
+	c := tg.Run(context.Background(), filepath.Join(dir, "other-image"), []byte("x\n"), dir)
+	if !Equivalent(a, c) {
+		t.Errorf("runs differing only in the pool path they print are not equivalent:\n%s", Diff(a.Normalized(), c.Normalized()))
 	}
 }
 

@@ -235,7 +235,7 @@ func TestConcurrentOracles(t *testing.T) {
 		}
 		// The image rebuilt from the report, with the operations not begun, prints the bug.
 		img := filepath.Join(dir, "crash.img")
-		if err := Rebuild(c, img); err != nil {
+		if err := Rebuild(c, img, false); err != nil {
 			t.Fatal(err)
 		}
 		cmd := osexec.Command(c.Target[0], img)

@@ -68,15 +68,20 @@ type Config struct {
 // Runner runs the program under test, and the checker, on an image. The run of the target on
 // an image must not depend on anything but the image and its standard input.
 type Runner interface {
-	// Target runs the target on image with stdin in the worker directory dir.
+	// Target runs the target on image with stdin; dir is the worker's private directory,
+	// which the runner may use for files of its own.
 	Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome
 	// HasChecker reports whether there is a checker to run on every crash image.
 	HasChecker() bool
-	// Checker runs the checker on image in dir; ok is false when there is no checker.
+	// Checker runs the checker on image (dir as for Target); ok is false when there is no
+	// checker.
 	Checker(ctx context.Context, image, dir string) (out exec.Outcome, ok bool)
 }
 
-// ProcessRunner runs a Target and an optional Checker as processes (package exec).
+// ProcessRunner runs a Target and an optional Checker as processes (package exec), in the
+// working directory scry was started in, so that a target or checker named relative to it
+// (./wrap.sh running ./prog) behaves as on the user's command line. The images themselves live
+// in scry's temporary directory.
 type ProcessRunner struct {
 	Prog  exec.Target
 	Check *exec.Checker
@@ -84,7 +89,7 @@ type ProcessRunner struct {
 
 // Target runs the target process.
 func (r ProcessRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
-	return r.Prog.Run(ctx, image, stdin, dir)
+	return r.Prog.Run(ctx, image, stdin, "")
 }
 
 // HasChecker reports whether a checker is set.
@@ -95,7 +100,7 @@ func (r ProcessRunner) Checker(ctx context.Context, image, dir string) (exec.Out
 	if r.Check == nil {
 		return exec.Outcome{}, false
 	}
-	return r.Check.Run(ctx, image, dir), true
+	return r.Check.Run(ctx, image, ""), true
 }
 
 // Workload is a workload file split into operations, one per line.
@@ -115,7 +120,14 @@ func ReadWorkload(path string) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	w := Workload{Path: abs}
+	return ParseWorkload(abs, b), nil
+}
+
+// ParseWorkload splits a workload's contents into operations, one per line (a final line
+// without newline counted too; a line keeps a trailing \r, which the program reads too). Path
+// is recorded as is. It accepts any input.
+func ParseWorkload(path string, b []byte) Workload {
+	w := Workload{Path: path}
 	for len(b) > 0 {
 		line := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
@@ -126,7 +138,7 @@ func ReadWorkload(path string) (Workload, error) {
 		}
 		w.Ops = append(w.Ops, string(line))
 	}
-	return w, nil
+	return w
 }
 
 // Suffix returns the standard input of a run after operation k: lines k+1..n, each ending in a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scry-pm/scry/crash"
@@ -288,9 +289,10 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	return nil
 }
 
-// checkText warns when an operation's text in the trace is not the workload's line.
+// checkText warns when an operation's text in the trace is not the workload's line. The runtime
+// records a line without its line ending (\n or \r\n), so a CRLF workload matches too.
 func (e *explorer) checkText(cp *crash.CrashPoint) {
-	if k := int(cp.Op); k < len(e.cfg.Workload.Ops) && e.cfg.Workload.Ops[k] != cp.OpText {
+	if k := int(cp.Op); k < len(e.cfg.Workload.Ops) && strings.TrimSuffix(e.cfg.Workload.Ops[k], "\r") != cp.OpText {
 		e.warn(fmt.Sprintf("operation %d of the trace is %q but line %d of the workload is %q: is this the workload the trace was recorded with?", k, cp.OpText, k+1, e.cfg.Workload.Ops[k]))
 	}
 }

@@ -223,7 +223,7 @@ func TestRebuild(t *testing.T) {
 	}
 	c := r.Findings[0].Crash
 	img := filepath.Join(dir, "crash.img")
-	if err := Rebuild(c, img); err != nil {
+	if err := Rebuild(c, img, false); err != nil {
 		t.Fatal(err)
 	}
 	cmd := ReproduceCommand(c.Target, c.Workload, c.Input-2, 4, img)
@@ -246,4 +246,28 @@ func TestWorkloadSuffix(t *testing.T) {
 	if got := ReproduceCommand([]string{"/p", "x", "{pool}"}, "/w", 0, 3, "img"); got != "tail -n +2 '/w' | env PMEM_IS_PMEM_FORCE=1 SCRY_TRACE=/dev/null SCRY_NO_LOADS=1 '/p' 'x' 'img'" {
 		t.Errorf("ReproduceCommand = %s", got)
 	}
+}
+
+// FuzzParseWorkload: any input splits into lines that, rejoined, give the input back (up to a
+// final newline), and every suffix fed to a re-execution is well formed.
+func FuzzParseWorkload(f *testing.F) {
+	for _, seed := range []string{"", "i 1\ni 2\n", "set 5\r\nget\r\n", "no newline", "\n\n\n", "a\x00b\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w := ParseWorkload("w.txt", b)
+		joined := strings.Join(w.Ops, "\n")
+		if len(w.Ops) > 0 && len(b) > 0 && b[len(b)-1] == '\n' {
+			joined += "\n"
+		}
+		if joined != string(b) {
+			t.Fatalf("lines %q do not rejoin to %q", w.Ops, b)
+		}
+		for k := -1; k < len(w.Ops); k++ {
+			s := w.Suffix(k)
+			if n := strings.Count(string(s), "\n"); n < len(w.Ops)-k-1 {
+				t.Fatalf("suffix after %d has %d lines, want at least %d", k, n, len(w.Ops)-k-1)
+			}
+		}
+	})
 }

@@ -2,18 +2,33 @@ package explore
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
 )
 
-// Rebuild writes the crash image of a crash finding to out (a sparse file, created or
-// truncated): it walks the trace the finding names, stops at its crash point (same index and
+// Rebuild writes the crash image of a crash finding to out (a sparse file, created: an existing
+// file is replaced only with force, a link or directory never, see safefile): it walks the trace the finding names, stops at its crash point (same index and
 // trace event) and writes the state's image of the pool's region (crash.CrashPoint.WriteImage).
-// Errors: the trace cannot be read, or it has no such crash point or a different state space
+// Errors: out may not be written, the trace cannot be read (out is then removed), or it has no such crash point or a different state space
 // there (the trace changed since the report was written).
-func Rebuild(c *report.Crash, out string) error {
+func Rebuild(c *report.Crash, out string, force bool) error {
+	// The image is created before the walk (and filled by WriteImage), so that a path that may
+	// not be written fails at once.
+	f, err := safefile.Create(out, safefile.Policy{What: "--out", Force: force})
+	if err != nil {
+		return err
+	}
+	f.Close()
+	created := true
+	defer func() {
+		if created {
+			os.Remove(out) // nothing was written into the file scry created
+		}
+	}()
 	r, err := trace.Open(c.Trace)
 	if err != nil {
 		return fmt.Errorf("the finding's trace: %w", err)
@@ -32,6 +47,7 @@ func Rebuild(c *report.Crash, out string) error {
 		if err := cp.WriteImage(out, c.Region, crash.State{K: c.State}); err != nil {
 			return err
 		}
+		created = false
 		return crash.ErrStop
 	})
 	if err != nil {

@@ -2,9 +2,11 @@ package explore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/scry-pm/scry/exec"
 )
@@ -23,10 +25,11 @@ type job struct {
 	keep     bool
 }
 
-// outcome is a job's result.
+// outcome is a job's result; done is set when the job ran to its end (not interrupted).
 type outcome struct {
 	target  exec.Outcome
 	checker *exec.Outcome
+	done    bool
 }
 
 // flush runs the current batch: the oracle runs of every busy period with crash images (the
@@ -62,10 +65,11 @@ func (e *explorer) flush() error {
 		}
 		periods = append(periods, p)
 		pr := &pair{before: len(jobs), after: -1}
-		jobs = append(jobs, job{image: p.before, stdin: e.cfg.Workload.Suffix(it.op)})
+		chk := e.cfg.Runner.HasChecker()
+		jobs = append(jobs, job{image: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		if p.after != "" {
 			pr.after = len(jobs)
-			jobs = append(jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op)})
+			jobs = append(jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		} else {
 			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
 		}
@@ -101,24 +105,95 @@ func (e *explorer) flush() error {
 		jobs = append(jobs, job{image: it.image, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
 	}
 	outs, err := exec.Map(e.ctx, e.cfg.Exec, jobs, e.runJob)
-	if err != nil {
-		return err
+	// The consistent images come first: a program (or checker) that fails on them cannot judge
+	// any crash image.
+	for _, p := range periods {
+		pr := seqs[p]
+		if pr == nil {
+			continue
+		}
+		for _, k := range []int{pr.before, pr.after} {
+			if k < 0 || !outs[k].done {
+				continue
+			}
+			if cerr := e.consistent(p, k == pr.after, outs[k]); cerr != nil {
+				return cerr
+			}
+		}
 	}
-	e.res.Stats.OracleRuns += first
+	interrupted := err != nil
+	for i := 0; i < first; i++ {
+		if outs[i].done {
+			e.res.Stats.OracleRuns++
+		}
+	}
 	for i, it := range batch {
 		var ls legalSet
+		ready := outs[first+i].done
 		if pr := seqs[it.per]; pr != nil {
 			ls.rolledBack = outs[pr.before].target
+			ready = ready && outs[pr.before].done
 			if pr.after >= 0 {
 				ls.committed = &outs[pr.after].target
+				ready = ready && outs[pr.after].done
 			}
 		} else {
 			ls = gen.legal(it, genIdx[i], outs)
+			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
+		}
+		if !ready {
+			if outs[first+i].done {
+				// Interrupted before its legal outcomes ran: run, but not judged.
+				e.res.Stats.StatesTested++
+				e.res.Stats.Inconclusive++
+			}
+			continue
 		}
 		e.res.Stats.StatesTested++
 		e.judge(it, outs[first+i], ls)
 	}
+	return err
+}
+
+// consistent checks the run of the target (and checker) on a consistent image of period p:
+// before its operation or, with after, at its end. A run that failed by itself, or a checker
+// that rejected the image, is an error quoting the program's standard error: scry cannot tell
+// crash bugs from a target that cannot run at all (a wrong working directory, a pool it cannot
+// reopen, a broken checker).
+func (e *explorer) consistent(p *period, after bool, o outcome) error {
+	op := p.ops[0]
+	where := fmt.Sprintf("the pool as the recorded run left it before operation %d (%q)", op, e.cfg.Workload.Ops[op])
+	if after {
+		where = fmt.Sprintf("the pool as the recorded run left it after operation %d (%q)", op, e.cfg.Workload.Ops[op])
+	}
+	if c := o.checker; c != nil && c.Failed() {
+		return fmt.Errorf("the checker fails on a consistent image (%s): it %s%s; a checker must accept the images of the uncrashed run", where, c.Describe(), quoteStderr(c.Stdout, c.Stderr))
+	}
+	if t := o.target; t.Failed() {
+		return fmt.Errorf("the program fails on a consistent image (%s): it %s%s; crash images cannot be judged when the uncrashed pool fails too: the program must reopen an existing pool and go on with the rest of the workload, in the directory scry was started in", where, t.Describe(), quoteStderr(nil, t.Stderr))
+	}
 	return nil
+}
+
+// quoteStderr quotes the first lines of a run's standard error (else of out) for an error
+// message: "; its standard error: ..." or "".
+func quoteStderr(out, stderr []byte) string {
+	for _, b := range [][]byte{stderr, out} {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			continue
+		}
+		lines := strings.Split(s, "\n")
+		if len(lines) > 5 {
+			lines = append(lines[:5], "...")
+		}
+		q := strings.Join(lines, "\n    ")
+		if len(q) > 1000 {
+			q = q[:1000] + "..."
+		}
+		return "; it printed:\n    " + q
+	}
+	return ""
 }
 
 // runJob runs one job in the worker's directory: the checker on a copy of the image (so that
@@ -146,5 +221,6 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	if !j.keep {
 		os.Remove(j.image)
 	}
+	out.done = ctx.Err() == nil
 	return out
 }

@@ -12,12 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/scry-pm/scry/analysis"
@@ -27,6 +25,7 @@ import (
 	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -69,7 +68,8 @@ type Exploration struct {
 	OutputFilter *regexp.Regexp
 	// MaxInFlight caps the operations in flight at an explored crash point.
 	MaxInFlight int
-	// Progress receives the progress bar (when a terminal).
+	// Progress receives the progress of the runs: a bar on a terminal, else a line every
+	// exec.ProgressInterval (nil: nothing).
 	Progress io.Writer
 	// Runner runs the target on images (nil: processes, explore.ProcessRunner).
 	Runner explore.Runner
@@ -118,6 +118,10 @@ func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, erro
 	})
 }
 
+// NoCrashPointWarning is the report's warning for an exploration that found no crash point
+// inside an operation: nothing was tested.
+const NoCrashPointWarning = "no crash point inside an operation: the trace has no operation (a line of the workload read from standard input) with a fence or a library call that persists data, so no crash state was tested; does the program read its workload from standard input?"
+
 // Explore explores the crash states of the trace at path, recorded from target (with {pool})
 // on the workload file, and adds its findings, warnings, kinds and statistics to rep. props are
 // the properties inferred for the invariants strategy (Infer). It returns the exploration's
@@ -136,11 +140,13 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	if x.needsInvariants() && opts.Invariants == nil && props != nil {
 		opts.Invariants = explore.Invariants(props)
 	}
+	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight,
-		Exec: exec.Pool{Jobs: x.Jobs, Progress: x.Progress},
+		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
+	prog.Finish()
 	rep.Findings = append(rep.Findings, res.Findings...)
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
 	for _, k := range explore.Kinds() {
@@ -150,7 +156,20 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	}
 	st := res.Stats
 	rep.Stats = &st
+	if xerr == nil && st.StatesTested == 0 {
+		if st.CrashPoints == 0 {
+			rep.Warnings = append(rep.Warnings, NoCrashPointWarning)
+		} else {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no crash state was tested at the %d crash points: nothing was judged", st.CrashPoints))
+		}
+	}
 	rep.Sort()
+	var ie *exec.Interrupted
+	if xerr != nil && errors.As(context.Cause(ctx), &ie) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v during crash exploration: %d crash states tested before it, of the %d crash points reached; the results cover those only",
+			ie, st.StatesTested, st.CrashPoints))
+		return ie
+	}
 	if xerr != nil {
 		return fmt.Errorf("crash exploration: %w", xerr)
 	}
@@ -191,9 +210,9 @@ func (e *ProgramFailed) Error() string {
 
 // Record runs the program of rc with its trace written to tracePath. A program that could not
 // start, or wrote no trace, is an error; one that exits non-zero is not (see record.Result).
-// The program gets SIGINT itself (scry ignores it while the program runs); SIGTERM to scry
-// stops it.
-func Record(rc Recording, tracePath string) (*record.Result, error) {
+// SIGINT and SIGTERM reach the program, which writes its trace so far; a second one stops it at
+// once (record.Run).
+func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result, error) {
 	if len(rc.Args) == 0 {
 		return nil, errors.New("no program given: put it after `--`, e.g. `scry check -- ./prog pool`")
 	}
@@ -206,11 +225,6 @@ func Record(rc Recording, tracePath string) (*record.Result, error) {
 		defer w.Close()
 		stdin = w
 	}
-	// The program gets Ctrl-C itself; scry waits for it and keeps the trace.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
-	signal.Ignore(os.Interrupt)
-	defer signal.Reset(os.Interrupt)
 	return record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
 		Args: rc.Args, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
@@ -239,10 +253,11 @@ func HasPool(args []string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, exec.PoolPlaceholder) })
 }
 
-// Run records, analyses and (with {pool}) explores. It returns the report with the first
-// error: a configuration or trace error, a program that could not start, or *ProgramFailed when
-// the program did not exit 0 (its findings so far are in the report). A nil report comes with
-// an error only.
+// Run records, analyses and (with {pool}) explores, and returns the report with the error that
+// decides the exit status, in this order: *exec.Interrupted when SIGINT or SIGTERM stopped the
+// run (the report covers what ran, and says so); a configuration, trace or exploration error;
+// nil when there are correctness findings (a program that also failed is a warning then);
+// *ProgramFailed when the program did not exit 0. A nil report comes with an error only.
 func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	if err := c.Analysis.Check(); err != nil {
 		return nil, err
@@ -262,7 +277,8 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 		defer os.RemoveAll(dir)
 		tracePath = filepath.Join(dir, "run.trace")
 	}
-	res, err := Record(c.Recording, tracePath)
+	// The recording handles SIGINT and SIGTERM itself (record.Run).
+	res, err := Record(context.WithoutCancel(ctx), c.Recording, tracePath)
 	if err != nil {
 		return nil, err
 	}
@@ -270,20 +286,35 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
-	if aerr != nil {
-		return rep, aerr
+	return rep, verdict(rep, c.Recording.Args[0], res, aerr, nil, c.Recording.Trace)
+}
+
+// verdict adds the warnings of how the recorded program ended to rep and returns the error that
+// decides the exit status (see Check.Run). aerr is the analysis error, xerr the exploration's,
+// trace the path the trace is kept at ("" removed).
+func verdict(rep *report.Report, prog string, res *record.Result, aerr, xerr error, trace string) error {
+	if res.Interrupted != 0 {
+		ie := &exec.Interrupted{Signal: res.Interrupted}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: %s %s; the results cover its run up to that point", ie, prog, res))
+		return ie
 	}
-	if res.Failed() {
-		if rep.HasCorrectness() {
-			// The findings decide the status; say how the program ended.
-			if c.Notes != nil {
-				fmt.Fprintf(c.Notes, "scry: warning: %s %s\n", c.Recording.Args[0], res)
-			}
-			return rep, nil
-		}
-		return rep, &ProgramFailed{Prog: c.Recording.Args[0], Result: res, Trace: c.Recording.Trace}
+	var ie *exec.Interrupted
+	if errors.As(xerr, &ie) {
+		return ie
 	}
-	return rep, nil
+	switch {
+	case aerr != nil:
+		return aerr
+	case xerr != nil:
+		return xerr
+	case !res.Failed():
+		return nil
+	case rep.HasCorrectness():
+		// The findings decide the status; the report says how the program ended.
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s; the results cover its run up to that point", prog, res))
+		return nil
+	}
+	return &ProgramFailed{Prog: prog, Result: res, Trace: trace}
 }
 
 // runCrash is Run with {pool}: record on a fresh pool, analyse, explore, one report.
@@ -331,7 +362,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		rc.Args[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, pool)
 	}
 	rc.PM = append(slices.Clone(rc.PM), pool)
-	res, err := Record(rc, tracePath)
+	res, err := Record(context.WithoutCancel(ctx), rc, tracePath)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +370,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		os.Remove(pool) // the images come from the trace
 	}
 	x := c.Explore
-	explores := c.Analysis.explores() && !res.Failed()
+	explores := c.Analysis.explores() && !res.Failed() && res.Interrupted == 0
 	var props *infer.Result
 	var warning string
 	if explores {
@@ -357,6 +388,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	var xerr error
 	switch {
 	case aerr != nil:
+	case res.Interrupted != 0:
 	case res.Failed():
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: crash states not explored", target[0], res))
 	case explores:
@@ -366,21 +398,18 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		}
 		xerr = Explore(ctx, rep, tracePath, rc.Workload, target, x, props)
 	}
-	if tempTrace && len(rep.Findings) > 0 && rep.Stats != nil {
-		keepDir = true
-		if c.Notes != nil {
-			fmt.Fprintf(c.Notes, "scry: the trace is kept in %s (scry replay needs it; remove the directory when done)\n", tracePath)
+	kept := tracePath
+	if tempTrace {
+		kept = ""
+		// The trace is kept only when a crash finding can be replayed from it.
+		if slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Crash != nil }) {
+			keepDir, kept = true, tracePath
+			if c.Notes != nil {
+				fmt.Fprintf(c.Notes, "scry: the trace is kept in %s (scry replay needs it; remove the directory when done)\n", tracePath)
+			}
 		}
 	}
-	switch {
-	case aerr != nil:
-		return rep, aerr
-	case xerr != nil:
-		return rep, xerr
-	case res.Failed():
-		return rep, &ProgramFailed{Prog: target[0], Result: res, Trace: tracePath}
-	}
-	return rep, nil
+	return rep, verdict(rep, target[0], res, aerr, xerr, kept)
 }
 
 // ExploreTrace is `scry explore` without --dry-run: explore a recorded trace and return the
@@ -428,14 +457,16 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options) (sum *cra
 }
 
 // WriteReport writes rep in format ("text", "json", "sarif") to the file path, or to w when path
-// is "". With a format other than text, the warnings also go to warn (the user sees them on a
-// terminal). Errors: an unknown format, the file cannot be created or written.
-func WriteReport(rep *report.Report, format, path string, w, warn io.Writer) error {
+// is "". An existing file at path is replaced only when it is a report of scry or force is set
+// (report.Policy). With a format other than text, the warnings also go to warn (the user sees
+// them on a terminal). Errors: an unknown format, a path that may not be replaced, the file
+// cannot be created or written.
+func WriteReport(rep *report.Report, format, path string, force bool, w, warn io.Writer) error {
 	if err := report.CheckFormat(format); err != nil {
 		return err
 	}
 	if path != "" {
-		f, err := os.Create(path)
+		f, err := safefile.Create(path, report.Policy(force))
 		if err != nil {
 			return err
 		}

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
@@ -236,5 +238,66 @@ func TestExploreRejectsBadInput(t *testing.T) {
 	}
 	if _, err := pipeline.ExploreTrace(context.Background(), tr, filepath.Join(dir, "none"), target(t), x); err == nil {
 		t.Error("missing workload accepted")
+	}
+}
+
+// brokenRunner fails every run of the target (exit 127, as a target that cannot be found in
+// the runs' working directory), or only the checker.
+type brokenRunner struct {
+	fakeRunner
+	checkerOnly bool
+}
+
+func (b *brokenRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+	if b.checkerOnly {
+		return b.fakeRunner.Target(ctx, image, stdin, dir)
+	}
+	return exec.Outcome{ExitCode: 127, Stderr: []byte("./prog: not found\n")}
+}
+
+func (b *brokenRunner) HasChecker() bool { return b.checkerOnly }
+
+func (b *brokenRunner) Checker(ctx context.Context, image, dir string) (exec.Outcome, bool) {
+	return exec.Outcome{ExitCode: 127, Stderr: []byte("sh: no-such-checker: not found\n")}, b.checkerOnly
+}
+
+// TestExploreConsistentImagesFirst: a target, or a checker, that fails on the consistent images
+// is an error quoting it, not "0 failed".
+func TestExploreConsistentImagesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		checkerOnly bool
+		msg, quote  string
+	}{
+		{"target", false, "the program fails on a consistent image", "./prog: not found"},
+		{"checker", true, "the checker fails on a consistent image", "no-such-checker"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, wl := slotsTrace(t, t.TempDir(), ops, false)
+			x := pipeline.Exploration{Runner: &brokenRunner{checkerOnly: tc.checkerOnly}, Jobs: 2}
+			rep, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t), x)
+			if err == nil || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), tc.quote) {
+				t.Fatalf("error %v, want %q quoting %q", err, tc.msg, tc.quote)
+			}
+			if rep == nil || len(rep.Findings) != 0 {
+				t.Errorf("report %+v", rep)
+			}
+		})
+	}
+}
+
+// TestExploreCancelled: an exploration whose context is cancelled by SIGTERM (exec.SignalContext)
+// returns *exec.Interrupted and a report whose warnings say so.
+func TestExploreCancelled(t *testing.T) {
+	tr, wl := slotsTrace(t, t.TempDir(), ops, true)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&exec.Interrupted{Signal: syscall.SIGTERM})
+	rep, err := pipeline.ExploreTrace(ctx, tr, wl, target(t), pipeline.Exploration{Runner: &fakeRunner{}})
+	var ie *exec.Interrupted
+	if !errors.As(err, &ie) || ie.Signal != syscall.SIGTERM {
+		t.Fatalf("error %v, want *exec.Interrupted with SIGTERM", err)
+	}
+	if rep == nil || !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "interrupted by SIGTERM during crash exploration") }) {
+		t.Errorf("report warnings do not say the exploration was interrupted: %+v", rep)
 	}
 }

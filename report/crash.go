@@ -1,5 +1,11 @@
 package report
 
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
 // Crash describes how a crash-based finding (ordering-violation, atomicity-violation) was
 // found and how to rebuild it: the crash point, the crash state, the symptom on re-execution
 // and the two legal outcomes it was compared with (WITCHER, SOSP'21,
@@ -97,4 +103,40 @@ type Stats struct {
 	// Invariants is the number of likely invariants (ordering, atomicity) the invariants
 	// strategy was given.
 	Invariants int `json:"invariants,omitempty"`
+}
+
+// CrashFinding reads a JSON report (docs/findings-json.md; name is its path, for messages) and
+// returns the crash finding id names: its 1-based position ("finding N" of the text report) or
+// its crash id ("c" and 12 hex digits). Errors: data is not a JSON report, there is no such
+// finding, or it is not a crash finding (it has no crash image).
+func CrashFinding(data []byte, name, id string) (*Finding, error) {
+	var doc struct {
+		Findings []Finding `json:"findings"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON report of scry: %w", name, err)
+	}
+	var f *Finding
+	if n, err := strconv.Atoi(id); err == nil {
+		if n < 1 || n > len(doc.Findings) {
+			return nil, fmt.Errorf("%s has %d findings: no finding %d", name, len(doc.Findings), n)
+		}
+		f = &doc.Findings[n-1]
+	} else {
+		for i := range doc.Findings {
+			if c := doc.Findings[i].Crash; c != nil && c.ID == id {
+				f = &doc.Findings[i]
+			}
+		}
+		if f == nil {
+			return nil, fmt.Errorf("%s has no finding with id %q", name, id)
+		}
+	}
+	if f.Crash == nil {
+		return nil, fmt.Errorf("finding %s (%s) is not a crash finding: it has no crash image", id, f.Kind)
+	}
+	if f.Crash.Trace == "" {
+		return nil, fmt.Errorf("finding %s of %s names no trace to rebuild its crash image from", id, name)
+	}
+	return f, nil
 }

@@ -33,3 +33,30 @@ func FuzzParseSuppressions(f *testing.F) {
 		s.Unused()
 	})
 }
+
+// FuzzCrashFinding: any bytes given to `scry replay` as a report either select a crash finding
+// naming a trace or give an error naming the report; never a panic.
+func FuzzCrashFinding(f *testing.F) {
+	for _, seed := range []string{
+		`{"findings":[{"kind":"ordering-violation","crash":{"id":"c0123456789ab","trace":"t.trace","state":[1,0]}}]}`,
+		`{"findings":[{"kind":"redundant-fence"}]}`,
+		`{"findings":[]}`,
+		`not json`,
+		`{"findings":[{"kind":"atomicity-violation","crash":{"id":"x","trace":""}}]}`,
+	} {
+		f.Add([]byte(seed), "1")
+		f.Add([]byte(seed), "c0123456789ab")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, id string) {
+		fd, err := CrashFinding(data, "r.json", id)
+		if err != nil {
+			if !strings.Contains(err.Error(), "r.json") && !strings.Contains(err.Error(), "not a crash finding") {
+				t.Fatalf("error names neither the report nor the finding: %v", err)
+			}
+			return
+		}
+		if fd.Crash == nil || fd.Crash.Trace == "" {
+			t.Fatalf("selected %+v: not a crash finding with a trace", fd)
+		}
+	})
+}

@@ -142,6 +142,34 @@ unpersisted-store */main.c:insert*
 	}
 }
 
+// TestSuppressionRelative: reports name files by absolute path, so a relative glob with a
+// slash also matches the path relative to the current directory at load time.
+func TestSuppressionRelative(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSuppressions(strings.NewReader("* vendor/*\n"), "supp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		file string
+		want bool
+	}{
+		{filepath.Join(wd, "vendor", "lib.c"), true},
+		{"vendor/lib.c", true},
+		{filepath.Join(wd, "src", "lib.c"), false},
+		{filepath.Join(wd, "vendor", "deep", "lib.c"), false}, // * does not cross /
+		{"/elsewhere/vendor/lib.c", false},
+	}
+	for _, tt := range tests {
+		if got := s.Match(&Finding{Kind: "redundant-flush", Location: Location{File: tt.file}}); got != tt.want {
+			t.Errorf("%s: suppressed %v, want %v", tt.file, got, tt.want)
+		}
+	}
+}
+
 func TestSuppressionErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"redundant-flush", "supp:1: want"},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -16,12 +17,15 @@ import (
 //	KIND FILE-GLOB[:FUNCTION-GLOB]
 //
 // KIND is a finding kind or "*". FILE-GLOB is matched with path.Match against the finding's
-// location file, and, when it contains no "/", also against the file's base name. The optional
+// location file, and, when it contains no "/", also against the file's base name; a relative
+// glob with a "/" (vendor/*.c) is also matched against the file's path relative to the current
+// directory when the suppressions were loaded, since reports name files by absolute path. The optional
 // FUNCTION-GLOB is matched against the location's function. A finding is suppressed when some
 // rule matches it. Blank lines and lines starting with # are ignored; text after " #" is a
 // comment.
 type Suppressions struct {
 	rules []suppRule
+	dir   string // the current directory at load time ("" unknown)
 }
 
 type suppRule struct {
@@ -45,6 +49,9 @@ func LoadSuppressions(name string) (*Suppressions, error) {
 // error messages ("name:line: ...").
 func ParseSuppressions(r io.Reader, name string) (*Suppressions, error) {
 	s := &Suppressions{}
+	if wd, err := os.Getwd(); err == nil {
+		s.dir = wd
+	}
 	sc := bufio.NewScanner(r)
 	n := 0
 	for sc.Scan() {
@@ -104,13 +111,20 @@ func validKind(k string) bool {
 	return k != "" && k[0] != '-' && k[len(k)-1] != '-'
 }
 
-func (r *suppRule) matches(f *Finding) bool {
+func (r *suppRule) matches(f *Finding, dir string) bool {
 	if r.kind != "*" && r.kind != f.Kind {
 		return false
 	}
-	ok, _ := path.Match(r.file, f.Location.File)
-	if !ok && !strings.Contains(r.file, "/") {
-		ok, _ = path.Match(r.file, path.Base(f.Location.File))
+	file := f.Location.File
+	ok, _ := path.Match(r.file, file)
+	switch {
+	case ok:
+	case !strings.Contains(r.file, "/"):
+		ok, _ = path.Match(r.file, path.Base(file))
+	case dir != "" && !path.IsAbs(r.file) && path.IsAbs(file):
+		if rel, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(rel, "..") {
+			ok, _ = path.Match(r.file, filepath.ToSlash(rel))
+		}
 	}
 	if !ok {
 		return false
@@ -135,7 +149,7 @@ func (s *Suppressions) Match(f *Finding) bool {
 		return false
 	}
 	for i := range s.rules {
-		if s.rules[i].matches(f) {
+		if s.rules[i].matches(f, s.dir) {
 			s.rules[i].used++
 			return true
 		}

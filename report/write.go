@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
+
+	"github.com/scry-pm/scry/safefile"
 )
 
 // pos formats file:line:col, leaving out what is unknown.
@@ -340,4 +343,28 @@ func Write(w io.Writer, r *Report, format string) error {
 		return WriteSARIF(w, r)
 	}
 	return CheckFormat(format)
+}
+
+// textStart matches the first line of a text report: a finding, a warning or the summary.
+var textStart = regexp.MustCompile(`\A(\S+: [a-z]+(-[a-z]+)*: |warning: |scry: \d+ correctness finding)`)
+
+// Recognize tells whether head, the first bytes of a file (safefile.HeadSize), is a report scry
+// wrote in one of its formats, or empty: such a file may be replaced by a new report.
+func Recognize(head []byte) bool {
+	s := string(head)
+	switch {
+	case strings.TrimSpace(s) == "":
+		return true
+	case strings.HasPrefix(s, "{\n  \"findings\": ["):
+		return true
+	case strings.HasPrefix(s, "{\n  \"version\": \"2.1.0\"") && strings.Contains(s, `"name": "`+ToolName+`"`):
+		return true
+	}
+	return textStart.MatchString(s)
+}
+
+// Policy is the rule for an existing file at a report's path (-o): a report scry wrote is
+// replaced, anything else only with force.
+func Policy(force bool) safefile.Policy {
+	return safefile.Policy{What: "the report", Ours: Recognize, Force: force}
 }

@@ -796,7 +796,7 @@ int rt_init(void)
 		path = "scry.trace";
 	const char *nl = getenv("SCRY_NO_LOADS");
 	g_no_loads = nl && *nl && strcmp(nl, "0") != 0;
-	g_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	g_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (g_fd < 0) {
 		rt_warn("cannot create the trace %s (errno %d); not tracing", path, errno);
 		atomic_store(&g_state, RT_DONE);

@@ -72,6 +72,10 @@ type driver struct {
 
 type span struct{ off, n uint32 }
 
+// NoPMWarning is the report's warning for a trace in which no PM region was mapped: nothing was
+// checked.
+const NoPMWarning = "no persistent memory was mapped: the program opened no PMDK pool and mapped no file matching --pm (MAP_SHARED), so nothing was checked; name the PM files with --pm GLOB"
+
 // Run runs analyzers (and the analyzers they require) over the trace src opens and returns the
 // report: first every Prepass analyzer, each over its own read of the trace, then one streaming
 // pass for the others (see the package doc).
@@ -312,6 +316,9 @@ func (d *driver) report(kind int, diag Diagnostic) {
 func (d *driver) finish(events uint64, cfg Config) *report.Report {
 	rep := &report.Report{Events: events, Trace: cfg.Trace}
 	rep.Warnings = append(append(rep.Warnings, d.warnings...), d.st.Warnings()...)
+	if d.st.Mapped == 0 {
+		rep.Warnings = append(rep.Warnings, NoPMWarning)
+	}
 	for _, a := range d.kinds {
 		if a.Class != "" {
 			rep.Rules = append(rep.Rules, a.Rule())

@@ -100,5 +100,20 @@ func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	if f.maxInFlight < 1 {
 		return x, errors.New("--max-in-flight must be at least 1")
 	}
-	return x, nil
+	return x, f.checkCounts()
+}
+
+// checkCounts rejects counts that mean nothing: --max-states 0 or below -1, --samples below 1,
+// --jobs below 0.
+func (f *crashFlags) checkCounts() error {
+	if f.opts.MaxStates == 0 || f.opts.MaxStates < -1 {
+		return fmt.Errorf("--max-states %d: give a positive number of states, or -1 for no cap", f.opts.MaxStates)
+	}
+	if f.opts.Samples < 1 {
+		return fmt.Errorf("--samples %d: give a positive number of states", f.opts.Samples)
+	}
+	if f.jobs < 0 {
+		return fmt.Errorf("--jobs %d: give a positive number of runs at once, or 0 for one per CPU", f.jobs)
+	}
+	return nil
 }

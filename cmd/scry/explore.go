@@ -13,6 +13,7 @@ import (
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/safefile"
 )
 
 // newExploreCommand is `scry explore`: crash-state exploration of a recorded trace. With
@@ -28,6 +29,8 @@ func newExploreCommand() *cobra.Command {
 		workload  string
 		noH1      bool
 		noH2      bool
+		strict    bool
+		force     bool
 		cf        crashFlags
 	)
 	list := strategyNames()
@@ -66,6 +69,9 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 				if err != nil {
 					return err
 				}
+				if err := cf.checkCounts(); err != nil {
+					return err
+				}
 				return dryRunExplore(cmd, args[0], strats, cf.opts, format)
 			}
 			x, err := cf.exploration()
@@ -75,9 +81,14 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 			if tracePath == "" || workload == "" || !pipeline.HasPool(args) {
 				return errors.New("explore needs --trace T, --workload FILE and the program after `--` with {pool} (or --dry-run TRACE)")
 			}
-			af := analyzeFlags{format: format, output: output}
+			af := analyzeFlags{format: format, output: output, strict: strict, force: force}
 			if err := report.CheckFormat(format); err != nil {
 				return err
+			}
+			if output != "" {
+				if err := safefile.Check(output, report.Policy(force)); err != nil {
+					return err
+				}
 			}
 			if output != "" && format == "json" {
 				x.Report, _ = filepath.Abs(output)
@@ -98,6 +109,8 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	f.BoolVar(&cf.opts.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")
 	f.StringVar(&format, "format", "text", "output `format`: text or json (and sarif without --dry-run)")
 	f.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	f.BoolVar(&strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
+	f.BoolVar(&force, "force", false, "let -o replace an existing file that is not a report of scry")
 	f.StringVar(&tracePath, "trace", "", "the recorded trace `T`")
 	f.StringVar(&workload, "workload", "", "the workload `FILE` the trace was recorded with (one operation per line)")
 	return c

@@ -3,18 +3,19 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/infer"
+	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
 )
 
 func newInferCommand() *cobra.Command {
 	var format, rules, output string
 	var maxEvidence int
+	var force bool
 	c := &cobra.Command{
 		Use:   "infer [flags] TRACE",
 		Short: "infer the persistence properties a trace implies (ordering, atomicity, durability)",
@@ -45,7 +46,7 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 			}
 			w := cmd.OutOrStdout()
 			if output != "" {
-				f, err := os.Create(output)
+				f, err := safefile.Create(output, safefile.Policy{What: "-o", Force: force})
 				if err != nil {
 					return err
 				}
@@ -82,5 +83,6 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 	c.Flags().StringVar(&rules, "rules", "both", "rules to apply: witcher (RO1-RO3, RA1), mpb (DURA, MPB, MPA) or both")
 	c.Flags().IntVar(&maxEvidence, "max-evidence", infer.DefaultMaxEvidence, "keep at most `N` evidence examples per property")
 	c.Flags().StringVarP(&output, "output", "o", "", "write the properties to `FILE` instead of standard output")
+	c.Flags().BoolVar(&force, "force", false, "let -o replace an existing file")
 	return c
 }

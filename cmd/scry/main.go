@@ -11,9 +11,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -30,7 +34,8 @@ func (e *statusError) Error() string { return e.msg }
 var errFindings = &statusError{code: 1}
 
 // exitStatus maps a command's error to its exit status and the message to print ("" none):
-// nil is 0, a statusError its code, anything else 2.
+// nil is 0, a statusError its code, a run stopped by a signal 128 + the signal's number (130
+// for Ctrl-C, 143 for SIGTERM), anything else 2.
 func exitStatus(err error) (int, string) {
 	if err == nil {
 		return 0, ""
@@ -38,6 +43,14 @@ func exitStatus(err error) (int, string) {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.code, se.msg
+	}
+	var ie *exec.Interrupted
+	if errors.As(err, &ie) {
+		return 128 + int(ie.Signal), err.Error()
+	}
+	var st *record.Stopped
+	if errors.As(err, &st) {
+		return 128 + int(st.Signal), err.Error()
 	}
 	return 2, err.Error()
 }
@@ -50,10 +63,46 @@ func findings(rep *report.Report) error {
 	return nil
 }
 
+// needSubcommand is the RunE of a command that only groups subcommands: called with an unknown
+// subcommand, or none, it is an error (exit 2), not help and success.
+func needSubcommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q for %q (known: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%s needs a command: %s (see `%s --help`)", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath())
+}
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
+}
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "scry",
-		Short: "scry finds crash-consistency bugs in persistent-memory programs",
+		Use:     "scry",
+		Version: version(),
+		Short:   "scry finds crash-consistency bugs in persistent-memory programs",
 		Long: `scry finds crash-consistency bugs in C/C++ programs that persist data to persistent memory.
 
   scry cc -O2 -o prog prog.c -lpmemobj     build with instrumentation (also: scry c++)

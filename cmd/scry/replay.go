@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +16,7 @@ import (
 // failure (docs/crash-exploration.md, "Replay").
 func newReplayCommand() *cobra.Command {
 	var out string
+	var force bool
 	c := &cobra.Command{
 		Use:   "replay REPORT ID --out FILE",
 		Short: "rebuild the crash image of a crash finding and print the command that reproduces it",
@@ -34,32 +33,11 @@ the command printed on standard output runs the program on it with the rest of t
 			if err != nil {
 				return err
 			}
-			var doc struct {
-				Findings []report.Finding `json:"findings"`
+			f, err := report.CrashFinding(b, args[0], args[1])
+			if err != nil {
+				return err
 			}
-			if err := json.Unmarshal(b, &doc); err != nil {
-				return fmt.Errorf("%s is not a JSON report of scry: %w", args[0], err)
-			}
-			var f *report.Finding
-			if n, err := strconv.Atoi(args[1]); err == nil {
-				if n < 1 || n > len(doc.Findings) {
-					return fmt.Errorf("%s has %d findings: no finding %d", args[0], len(doc.Findings), n)
-				}
-				f = &doc.Findings[n-1]
-			} else {
-				for i := range doc.Findings {
-					if c := doc.Findings[i].Crash; c != nil && c.ID == args[1] {
-						f = &doc.Findings[i]
-					}
-				}
-				if f == nil {
-					return fmt.Errorf("%s has no finding with id %q", args[0], args[1])
-				}
-			}
-			if f.Crash == nil {
-				return fmt.Errorf("finding %s (%s) is not a crash finding: it has no crash image", args[1], f.Kind)
-			}
-			if err := explore.Rebuild(f.Crash, out); err != nil {
+			if err := explore.Rebuild(f.Crash, out, force); err != nil {
 				return err
 			}
 			c := f.Crash
@@ -88,6 +66,7 @@ the command printed on standard output runs the program on it with the rest of t
 			return nil
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "write the crash image to `FILE`")
+	c.Flags().StringVar(&out, "out", "", "write the crash image to `FILE` (which must not exist)")
+	c.Flags().BoolVar(&force, "force", false, "let --out replace an existing regular file (never a link or a directory)")
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/safefile"
 )
 
 // recordFlags are the flags shared by `record` and `check`.
@@ -32,6 +34,16 @@ func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().StringVar(&f.workload, "workload", "", "feed `FILE` to the program's standard input (default: scry's own standard input)")
 }
 
+// check rejects a --pm pattern that is not a valid glob.
+func (f *recordFlags) check() error {
+	for _, g := range f.pm {
+		if _, err := filepath.Match(g, ""); err != nil {
+			return fmt.Errorf("--pm %q: %w", g, err)
+		}
+	}
+	return nil
+}
+
 // recording is the pipeline's view of the flags.
 func (f *recordFlags) recording(cmd *cobra.Command, args []string) pipeline.Recording {
 	return pipeline.Recording{
@@ -48,9 +60,16 @@ func newRecordCommand() *cobra.Command {
 		Long:  "Runs PROG (built with `scry cc`) with standard input passed through and writes its trace (docs/trace-format.md). Exit status: 0 when the program exited 0, 2 otherwise.",
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := pipeline.Record(f.recording(cmd, args), f.trace)
+			if err := f.check(); err != nil {
+				return err
+			}
+			res, err := pipeline.Record(context.Background(), f.recording(cmd, args), f.trace)
 			if err != nil {
 				return err
+			}
+			if res.Interrupted != 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "scry: %s %s; the trace %s covers its run up to that point\n", args[0], res, f.trace)
+				return &exec.Interrupted{Signal: res.Interrupted}
 			}
 			if res.Failed() {
 				return &pipeline.ProgramFailed{Prog: args[0], Result: res, Trace: f.trace}
@@ -69,6 +88,8 @@ type analyzeFlags struct {
 	suppressions string
 	output       string
 	noInfer      bool
+	strict       bool
+	force        bool
 }
 
 // kindsHelp lists the kinds of the catalogue for --oracles.
@@ -91,6 +112,8 @@ func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "report only these kinds (comma-separated; default all): "+kindsHelp())
 	c.Flags().StringVar(&f.suppressions, "suppressions", "", "drop findings accepted in `FILE` (docs/oracles.md)")
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	c.Flags().BoolVar(&f.strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
+	c.Flags().BoolVar(&f.force, "force", false, "let -o replace an existing file that is not a report of scry")
 	c.Flags().BoolVar(&f.noInfer, "no-infer", false, "do not infer persistence properties from the trace nor check them ("+infer.KindMPBViolation+", "+infer.KindMPAViolation+"; docs/inference.md)")
 }
 
@@ -103,6 +126,12 @@ func (f *analyzeFlags) analysis() (pipeline.Analysis, error) {
 	if err := a.Check(); err != nil {
 		return a, err
 	}
+	if f.output != "" {
+		// Before any program runs: a report that could not be written would waste the run.
+		if err := safefile.Check(f.output, report.Policy(f.force)); err != nil {
+			return a, err
+		}
+	}
 	if f.suppressions != "" {
 		s, err := report.LoadSuppressions(f.suppressions)
 		if err != nil {
@@ -114,15 +143,24 @@ func (f *analyzeFlags) analysis() (pipeline.Analysis, error) {
 }
 
 // finish writes the report (when there is one) and returns the command's result: err first
-// (an error that came with partial results), then errFindings for correctness findings.
+// (an error that came with partial results), then, with --strict, an error for a report with
+// warnings, then errFindings for correctness findings.
 func (f *analyzeFlags) finish(cmd *cobra.Command, rep *report.Report, err error) error {
 	if rep != nil {
-		if werr := pipeline.WriteReport(rep, f.format, f.output, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
+		if werr := pipeline.WriteReport(rep, f.format, f.output, f.force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
 			return werr
 		}
 	}
 	if err != nil {
 		return err
+	}
+	return strictFindings(rep, f.strict)
+}
+
+// strictFindings is findings, with --strict (strict) an error first when rep has warnings.
+func strictFindings(rep *report.Report, strict bool) error {
+	if strict && rep != nil && len(rep.Warnings) > 0 {
+		return fmt.Errorf("--strict: the report has %d warning(s), so its results are incomplete: %s", len(rep.Warnings), rep.Warnings[0])
 	}
 	return findings(rep)
 }
@@ -160,14 +198,22 @@ With {pool} in ARGS (e.g. ` + "`scry check --workload ops.txt -- ./mapcli btree 
 pool itself (--pool PATH names it, which must not exist; default: a file in a fresh temporary
 directory), records the run with the workload on standard input, runs the trace oracles, then
 explores crash states inside every operation and re-executes the program on the crash images
-(docs/crash-exploration.md). The recorded program's standard output goes to standard error,
-standard output being the report's. The trace is kept for ` + "`scry replay`" + `: in --trace FILE, else next to
-the report (-o REPORT: REPORT.trace), else in the temporary directory when there are findings.
+(docs/crash-exploration.md). The trace is kept for ` + "`scry replay`" + `: in --trace FILE, else next to
+the report (-o REPORT: REPORT.trace), else in the temporary directory when a crash finding
+can be replayed from it.
 
-Exit status: 0 no correctness finding, 1 correctness findings, 2 error (including a program that
-exits non-zero or is killed, after its findings so far are printed).` + kindsText(),
+The recorded program's standard output goes to standard error, standard output being the
+report's. Ctrl-C (SIGINT) and SIGTERM reach the program, which writes its trace so far; scry
+reports what it found and exits 130 (143); a second one stops scry at once.
+
+Exit status: 130/143 interrupted; else 2 error (scry could not do its work); else 1 correctness
+findings (a program that also failed is a warning); else 2 the program exited non-zero or was
+killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(),
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := rf.check(); err != nil {
+				return err
+			}
 			a, err := af.analysis()
 			if err != nil {
 				return err
@@ -177,9 +223,7 @@ exits non-zero or is killed, after its findings so far are printed).` + kindsTex
 				return err
 			}
 			rc := rf.recording(cmd, args)
-			if pipeline.HasPool(args) {
-				rc.Stdout = cmd.ErrOrStderr() // standard output is the report's
-			}
+			rc.Stdout = cmd.ErrOrStderr() // standard output is the report's
 			chk := &pipeline.Check{
 				Recording: rc, Analysis: a, Explore: x, Output: af.output, JSON: af.format == "json",
 				Notes: cmd.ErrOrStderr(),

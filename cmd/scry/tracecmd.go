@@ -16,6 +16,8 @@ func newTraceCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "trace",
 		Short: "inspect a trace: dump, stats, verify",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  needSubcommand,
 	}
 	var dumpOpts trace.DumpOptions
 	dump := &cobra.Command{

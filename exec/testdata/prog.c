@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void child_sleeps(const char *pidfile)
+static void child_sleeps(const char *pidfile, int own_session)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -29,6 +29,8 @@ static void child_sleeps(const char *pidfile)
 		exit(3);
 	}
 	if (pid == 0) {
+		if (own_session)
+			setsid(); /* leaves the run's process group */
 		/* write then rename, so that the file appears complete */
 		char tmp[4096];
 		snprintf(tmp, sizeof tmp, "%s.tmp", pidfile);
@@ -79,12 +81,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(mode, "hang") == 0 && argc > 3) {
-		child_sleeps(argv[3]);
+		child_sleeps(argv[3], 0);
 		for (;;)
 			pause();
 	}
-	if (strcmp(mode, "bgchild") == 0 && argc > 3) {
-		child_sleeps(argv[3]);
+	if ((strcmp(mode, "bgchild") == 0 || strcmp(mode, "setsid") == 0) && argc > 3) {
+		child_sleeps(argv[3], strcmp(mode, "setsid") == 0);
 		/* wait until the child has written its pid */
 		for (int i = 0; i < 2000; i++) {
 			if (access(argv[3], F_OK) == 0)

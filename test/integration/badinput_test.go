@@ -66,6 +66,15 @@ func TestBadInput(t *testing.T) {
 		{"unknown oracle before running", []string{"check", "--oracles", "bogus", "--", filepath.Join(dir, "never-run")}, 2, "unknown oracle bogus"},
 		{"bad suppressions before running", []string{"check", "--suppressions", notTrace, "--", filepath.Join(dir, "never-run")}, 2, "notatrace.txt:1"},
 		{"workload bad ops", []string{"workload", "kv", "--ops", "-5"}, 2, "negative operation count"},
+		{"max-states 0", []string{"check", "--max-states", "0", "--", filepath.Join(dir, "never-run"), "{pool}"}, 2, "--max-states 0"},
+		{"max-states -5", []string{"explore", "--dry-run", "--max-states", "-5", notTrace}, 2, "--max-states -5"},
+		{"jobs -1", []string{"check", "--jobs", "-1", "--", filepath.Join(dir, "never-run"), "{pool}"}, 2, "--jobs -1"},
+		{"samples -1", []string{"explore", "--dry-run", "--samples", "-1", notTrace}, 2, "--samples -1"},
+		{"bad pm glob", []string{"check", "--pm", "[", "--", filepath.Join(dir, "never-run")}, 2, "--pm \"[\""},
+		{"trace bogus", []string{"trace", "bogus"}, 2, `unknown command "bogus" for "scry trace"`},
+		{"workload bogus", []string{"workload", "bogus"}, 2, `unknown command "bogus" for "scry workload"`},
+		{"trace alone", []string{"trace"}, 2, "needs a command"},
+		{"replay not a report", []string{"replay", notTrace, "1", "--out", filepath.Join(dir, "x.img")}, 2, "not a JSON report"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,5 +159,13 @@ func TestCrashedProgram(t *testing.T) {
 	r = run(t, dir, "", scry, "trace", "verify", tr)
 	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "p.pool") {
 		t.Errorf("verify with a missing pool: exit %d, want 1 naming the pool\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestVersion: scry --version names the build and exits 0.
+func TestVersion(t *testing.T) {
+	r := run(t, t.TempDir(), "", scryBin(t), "--version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "scry version ") || !strings.Contains(r.stdout, "go1.") {
+		t.Errorf("scry --version: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

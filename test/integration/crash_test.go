@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,17 +26,20 @@ type crashReport struct {
 	} `json:"stats"`
 }
 
-func readCrashReport(t *testing.T, path string) crashReport {
+func readCrashReport(t *testing.T, path string) crashReport { return readJSON[crashReport](t, path) }
+
+// readJSON decodes the JSON file at path into a T, failing t when it cannot.
+func readJSON[T any](t *testing.T, path string) T {
 	t.Helper()
+	var v T
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r crashReport
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%s: %v\n%s", path, err, b)
 	}
-	return r
+	return v
 }
 
 // mapcliFilter drops the output lines of mapcli that legitimately vary: the random seed printed
@@ -83,7 +87,10 @@ func TestCrashMapcli(t *testing.T) {
 }
 
 // TestCrashChecker runs a recovery checker on every crash image: one that accepts every image
-// gives no finding, one that rejects every image gives a finding with the checker's message.
+// gives no finding; one that rejects every image is broken, since it rejects the consistent
+// images of the uncrashed run too (an error, exit 2, quoting it); one that rejects exactly the
+// inconsistent images of explore/testdata/ordering.c (its slot marked valid without its data)
+// gives a checker finding.
 func TestCrashChecker(t *testing.T) {
 	scry := scryBin(t)
 	mapcli := need(t, "mapcli/mapcli")
@@ -92,21 +99,43 @@ func TestCrashChecker(t *testing.T) {
 	if err := os.WriteFile(ops, []byte("i 1\ni 2\nc 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ordering := filepath.Join(dir, "ordering")
+	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "explore", "testdata", "ordering.c")); r.code != 0 {
+		t.Fatalf("scry cc: %s", r.stderr)
+	}
+	orderingOps := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops")
+	// Slot 0: data at byte 0, valid at byte 64 (u8 words).
+	word := func(off int) string { return fmt.Sprintf(`"$(od -An -t u8 -j %d -N 8 {image} | tr -d ' ')"`, off) }
+	slotCheck := "test " + word(64) + " != 1 || test " + word(0) + " != 0 || { echo 'slot 0 valid without data' >&2; exit 1; }"
 	tests := []struct {
-		name    string
-		checker string
-		code    int
+		name     string
+		checker  string
+		ops      string
+		target   []string
+		code     int
+		findings bool
+		msg      string
 	}{
-		{"accepts", "test -s {image}", 0},
-		{"rejects", "test -s {image} && echo 'bad pool' >&2; exit 3", 1},
+		{"accepts", "test -s {image}", ops, []string{mapcli, "btree", "{pool}"}, 0, false, ""},
+		{"rejects everything", "test -s {image} && echo 'bad pool' >&2; exit 3", ops, []string{mapcli, "btree", "{pool}"}, 2, false,
+			"the checker fails on a consistent image"},
+		{"rejects the bad images", slotCheck, orderingOps, []string{ordering, "{pool}"}, 1, true, ""}, // random states: a reordering
 	}
 	for _, tt := range tests {
-		rep := filepath.Join(dir, tt.name+".json")
-		r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--workload", ops,
-			"--output-filter", "^seed:", "--strategy", "prefix", "--max-states", "1",
-			"--checker", tt.checker, "--", mapcli, "btree", "{pool}")
+		rep := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".json")
+		strategy := []string{"--strategy", "prefix", "--max-states", "1"}
+		if tt.findings {
+			strategy = []string{"--strategy", "random"}
+		}
+		args := append(append([]string{"check", "--format", "json", "-o", rep, "--workload", tt.ops,
+			"--output-filter", "^seed:", "--checker", tt.checker}, strategy...), "--")
+		args = append(args, tt.target...)
+		r := run(t, dir, "", scry, args...)
 		if r.code != tt.code {
 			t.Fatalf("%s: exit %d, want %d\n%s", tt.name, r.code, tt.code, r.stderr)
+		}
+		if tt.msg != "" && (!strings.Contains(r.stderr, tt.msg) || !strings.Contains(r.stderr, "bad pool")) {
+			t.Errorf("%s: stderr does not say %q quoting the checker:\n%s", tt.name, tt.msg, r.stderr)
 		}
 		cr := readCrashReport(t, rep)
 		var checker int
@@ -115,7 +144,7 @@ func TestCrashChecker(t *testing.T) {
 				checker++
 			}
 		}
-		if (checker > 0) != (tt.code == 1) {
+		if (checker > 0) != tt.findings {
 			t.Errorf("%s: %d checker findings in %+v", tt.name, checker, cr.Findings)
 		}
 	}
