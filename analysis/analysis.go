@@ -137,6 +137,8 @@ type Options struct {
 	// Properties, if non-nil, are the properties already inferred from the trace (they are
 	// then not inferred again).
 	Properties *infer.Result
+	// Keep, if non-nil, receives every analyzer's result (framework.Config.Keep).
+	Keep map[*framework.Analyzer]any
 }
 
 // Analyze runs the trace analyzers selected by opts over the trace src opens (crash kinds are
@@ -148,7 +150,7 @@ func Analyze(src Source, opts Options) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := framework.Config{Suppressions: opts.Suppressions, Trace: opts.Trace}
+	cfg := framework.Config{Suppressions: opts.Suppressions, Trace: opts.Trace, Keep: opts.Keep}
 	if opts.Properties != nil {
 		cfg.Results = map[*framework.Analyzer]any{infer.Properties: opts.Properties}
 	}

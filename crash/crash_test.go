@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/px86"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -409,5 +410,62 @@ func TestTruncated(t *testing.T) {
 	})
 	if err == nil || !st.Truncated || !slices.Equal(kinds, []string{"end"}) {
 		t.Errorf("err %v truncated %v kinds %v", err, st.Truncated, kinds)
+	}
+}
+
+// TestAssumeDurable: a store reported as never durable, issued before an operation, is a unit
+// of that operation's OP_BEGIN boundary (CrashPoint.Assumed names it) and of no crash point
+// after it; the literal model keeps it everywhere. A store of the operation itself stays a unit
+// of the operation's own crash points.
+func TestAssumeDurable(t *testing.T) {
+	b := analysistest.New().Map(1, base, 4096).
+		Store(1, base, 8). // record 2: initialisation, never flushed
+		OpBegin(0, "set").Store(2, base+128, 8).Flush(3, trace.FlushCLWB, base+128).Fence(4, trace.FenceSFENCE).
+		Store(5, base+256, 8). // record 7: never flushed, in operation 0
+		OpEnd(0).
+		OpBegin(1, "set").Store(6, base+384, 8).Flush(7, trace.FlushCLWB, base+384).Fence(8, trace.FenceSFENCE).OpEnd(1).
+		Exit(0)
+	never := []px86.StoreState{{ID: 2, Addr: base, Size: 8}, {ID: 7, Addr: base + 256, Size: 8}}
+	for _, tc := range []struct {
+		name    string
+		assume  []px86.StoreState
+		fences  [][]uint64 // the stores that are units at each fence's crash point
+		assumed [][]uint64 // the stores CrashPoint.Assumed names at each OP_BEGIN
+		n       int
+	}{
+		{"assumed", never, [][]uint64{{4}, {10}}, [][]uint64{{2}, {7}}, 2},
+		{"literal", nil, [][]uint64{{2, 4}, {2, 7, 10}}, [][]uint64{nil, nil}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fences, assumed [][]uint64
+			st, err := Walk(b.Reader(t), Options{OpBoundaries: true, AssumeDurable: tc.assume}, func(cp *CrashPoint) error {
+				var ids []uint64
+				for _, l := range cp.Space.Lines {
+					for _, u := range l.Units {
+						ids = append(ids, u.Store)
+					}
+				}
+				switch cp.Kind {
+				case BeforeFence:
+					fences = append(fences, ids)
+				case OpBegin:
+					var a []uint64
+					for _, s := range cp.Assumed {
+						if !slices.Contains(ids, uint64(s.ID)) {
+							return fmt.Errorf("assumed store %d is not a unit at the boundary", s.ID)
+						}
+						a = append(a, uint64(s.ID))
+					}
+					assumed = append(assumed, a)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(fences) != fmt.Sprint(tc.fences) || fmt.Sprint(assumed) != fmt.Sprint(tc.assumed) || st.Assumed != tc.n {
+				t.Errorf("units at the fences %v, assumed %v (%d); want %v, %v (%d)", fences, assumed, st.Assumed, tc.fences, tc.assumed, tc.n)
+			}
+		})
 	}
 }

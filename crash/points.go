@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -67,6 +68,9 @@ type CrashPoint struct {
 	OpText  string    // its text
 	Segment uint64    // fences before the point
 	Space   *Space    // the unpersisted units; valid during the callback only
+	// Assumed, at an OpBegin boundary, lists the stores of Options.AssumeDurable that become
+	// durable right after it: they are still units of Space here. Valid during the callback.
+	Assumed []px86.StoreState
 	// InFlight lists the operations begun and not ended at the point, in OP_BEGIN order (one
 	// for a sequential workload; several when threads run operations concurrently). Op is the
 	// one of the point's thread, or else the latest begun. At an OpEnd boundary the ended
@@ -111,6 +115,13 @@ type Options struct {
 	// Invariants drive the invariants strategy: the likely invariants inferred from the trace
 	// (WITCHER §4.3), whose violating crash states it yields. Without them it yields nothing.
 	Invariants []Invariant
+	// AssumeDurable are stores a trace oracle reported as never made durable (the
+	// unpersisted-store oracle's oracle.NeverDurable: ID, Addr, Size). At every OP_BEGIN, those
+	// issued before it are made durable in the model (px86's PersistStore: as if written back
+	// and fenced right after the store), so that the crash states of later operations do not
+	// all fail for that one known bug and the others stay visible. The operation that issued
+	// such a store still sees it unpersisted. Nil: the literal model.
+	AssumeDurable []px86.StoreState
 }
 
 // Defaults, from the evaluation of Fernandes's thesis (Automatic Testing of PM Applications, 2022, §6.5.1: a limit of 8
@@ -148,6 +159,9 @@ type Stats struct {
 	MaxUnits  int      // most unpersisted units at one crash point
 	MaxLines  int      // most lines with unpersisted units at one crash point
 	Warnings  []string // the replay's warnings (package replay)
+	// Assumed counts the stores of Options.AssumeDurable made durable at an OP_BEGIN while
+	// still unpersisted (the others had been persisted by the program, or overwritten).
+	Assumed int
 }
 
 // ErrStop may be returned by Walk's callback to end the walk early; Walk then returns nil.
@@ -164,6 +178,7 @@ var ErrStop = errors.New("crash: stop")
 func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, error) {
 	var st Stats
 	w := &walker{opts: opts, fn: fn, st: &st}
+	w.assume = slices.SortedFunc(slices.Values(opts.AssumeDurable), func(a, b px86.StoreState) int { return cmp.Compare(a.ID, b.ID) })
 	m, err := replay.New(r, replay.Options[unitData]{
 		Model: true, Image: true,
 		ModelConfig: px86.Config[unitData]{Units: true, Payloads: units{w}},
@@ -202,8 +217,10 @@ type walker struct {
 	space    Space
 	lines    []Line
 	units    []Unit
-	starts   []int // w.units[starts[i]:starts[i+1]] are the units of w.lines[i]
-	ended    bool  // the END record was seen
+	starts   []int             // w.units[starts[i]:starts[i+1]] are the units of w.lines[i]
+	ended    bool              // the END record was seen
+	assume   []px86.StoreState // Options.AssumeDurable by ID, not yet applied
+	assumed  []px86.StoreState // those applied at the current OP_BEGIN (CrashPoint.Assumed)
 }
 
 // call runs fn and stops the replay on its error.
@@ -242,8 +259,24 @@ func (w *walker) BeforeFence(ev *trace.Event) {
 func (w *walker) Fenced(*trace.Event, px86.FenceEffect) { w.segment++ }
 
 func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
+	// The stores assumed durable from this operation on: those issued before it and still
+	// unpersisted. The boundary shows them (CrashPoint.Assumed) before they are persisted.
+	w.assumed = w.assumed[:0]
+	for len(w.assume) > 0 && w.assume[0].ID < ev.Index {
+		s := w.assume[0]
+		w.assume = w.assume[1:]
+		if w.m.Model.StateOf(s.ID, s.Addr) != px86.Persisted || s.Size > 1 && w.m.Model.StateOf(s.ID, s.Addr+s.Size-1) != px86.Persisted {
+			w.assumed = append(w.assumed, s)
+		}
+	}
 	if w.opts.OpBoundaries {
 		w.call(w.boundary(OpBegin, op, ev))
+	}
+	for _, s := range w.assumed {
+		if w.m.Model.PersistStore(s.ID, s.Addr, s.Size) > 0 {
+			w.st.Assumed++
+			w.changed = true
+		}
 	}
 }
 
@@ -288,6 +321,9 @@ func (w *walker) boundary(kind PointKind, op replay.Op, ev *trace.Event) error {
 		Index: -1, Event: ev.Index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op.Index, OpText: op.Text, Segment: w.segment, Space: &w.space,
 		InFlight: w.inFlight, rp: w.m.Image,
+	}
+	if kind == OpBegin {
+		w.cp.Assumed = w.assumed
 	}
 	w.cp.gen = w.m.Image.Advance()
 	return w.fn(&w.cp)

@@ -66,8 +66,9 @@ var kinds = map[string]string{
 	"redundant-fence":         "performance",
 	"redundant-tx-add":        "performance",
 	// Crash-image findings (output equivalence on crash images), located at the crash point.
-	"ordering-violation":  "correctness",
-	"atomicity-violation": "correctness",
+	"ordering-violation":   "correctness",
+	"atomicity-violation":  "correctness",
+	"durability-violation": "correctness",
 	// Violations of properties inferred from the trace (must-persist-before, must-persist-
 	// atomically; dissertation ch. 5), located at a store of the property.
 	"mpb-violation": "correctness",

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -57,6 +59,9 @@ type item struct {
 	done     []int
 	inflight []int
 	next     int
+	// durability: the state loses only stores assumed durable from this operation on
+	// (crash.Options.AssumeDurable), to prove the missing persist matters.
+	durability bool
 }
 
 // period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
@@ -132,7 +137,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := e.invariants(); err != nil {
 		return res, err
 	}
-	_, werr := crash.Walk(r, cfg.Options, e.visit)
+	wst, werr := crash.Walk(r, cfg.Options, e.visit)
+	if wst.Assumed > 0 {
+		res.Stats.AssumedDurable = wst.Assumed
+		e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
+	}
 	if werr != nil && errors.Is(werr, trace.ErrTruncated) {
 		e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
 		werr = nil
@@ -224,14 +233,8 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	e.res.Stats.CrashPoints++
-	if p.before == "" {
-		if !p.image {
-			return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
-		}
-		p.before = e.newImage("before")
-		if err := exec.CopyFile(p.before, e.bw.Path()); err != nil {
-			return err
-		}
+	if err := e.keepBefore(p, cp); err != nil {
+		return err
 	}
 	inflight := make([]int, len(cp.InFlight))
 	for i, f := range cp.InFlight {
@@ -261,6 +264,19 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	return nil
 }
 
+// keepBefore copies the consistent image at period p's first OP_BEGIN (the rolled-back
+// oracle's) when p gets its first crash image.
+func (e *explorer) keepBefore(p *period, cp *crash.CrashPoint) error {
+	if p.before != "" {
+		return nil
+	}
+	if !p.image {
+		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, cp.Op)
+	}
+	p.before = e.newImage("before")
+	return exec.CopyFile(p.before, e.bw.Path())
+}
+
 func (e *explorer) newImage(what string) string {
 	e.nimg++
 	return filepath.Join(e.tmp, what+"-"+strconv.Itoa(e.nimg)+".img")
@@ -286,6 +302,60 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	}
 	p.image = true
 	e.checkText(cp)
+	return e.durability(cp, p, id)
+}
+
+// durability adds, at the OP_BEGIN of an operation run alone, the crash state that loses only
+// the stores assumed durable from it on (crash.CrashPoint.Assumed, never made durable by the
+// program), everything else persisted: as close as px86 allows, each line keeps the units before
+// the first unit of such a store. Its run is judged like a crash at the operation's start; a
+// failure is a durability-violation at the store, proving the unpersisted-store finding matters.
+func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) error {
+	if len(cp.Assumed) == 0 {
+		return nil
+	}
+	k := int(cp.Op)
+	if k+1 > len(e.cfg.Workload.Ops) {
+		return nil
+	}
+	assumed := map[uint64]bool{}
+	for _, s := range cp.Assumed {
+		assumed[uint64(s.ID)] = true
+	}
+	st := crash.State{K: make([]int, len(cp.Space.Lines))}
+	var lost []unitRef
+	for i, l := range cp.Space.Lines {
+		st.K[i] = len(l.Units)
+		for j, u := range l.Units {
+			if assumed[u.Store] || u.First != u.Store && slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool {
+				return u.First <= uint64(s.ID) && uint64(s.ID) <= u.Store
+			}) {
+				if j < st.K[i] {
+					st.K[i] = j
+				}
+				lost = append(lost, unitRef{Site: u.Site, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
+			}
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	_, path, _, err := e.region(cp)
+	if err != nil {
+		return err
+	}
+	if err := e.keepBefore(p, cp); err != nil {
+		return err
+	}
+	it, err := e.newItem(cp, k, region, path, st, "assumed-durable")
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	it.persisted, it.unpersist, it.durability = nil, lost, true
+	it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, nil
+	it.per, it.inflight, it.next = p, []int{k}, k+1
+	e.batch = append(e.batch, it)
 	return nil
 }
 

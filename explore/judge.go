@@ -14,8 +14,9 @@ import (
 
 // Finding kinds of crash exploration.
 const (
-	KindOrdering  = "ordering-violation"
-	KindAtomicity = "atomicity-violation"
+	KindOrdering   = "ordering-violation"
+	KindAtomicity  = "atomicity-violation"
+	KindDurability = "durability-violation"
 )
 
 // Kinds returns the kinds of crash findings with their one doc text, for the catalogue of
@@ -24,6 +25,7 @@ func Kinds() []report.Rule {
 	return []report.Rule{
 		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
 		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
+		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash that loses only stores never made durable (reported as unpersisted-store) makes re-execution diverge: the missing persist matters"},
 	}
 }
 
@@ -141,7 +143,10 @@ func relText(rs []report.Related) string {
 // record turns a failure into a finding, or counts it in the cluster of an earlier one.
 func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls legalSet) {
 	kind := KindOrdering
-	if it.state.Prefix {
+	switch {
+	case it.durability:
+		kind = KindDurability
+	case it.state.Prefix:
 		kind = KindAtomicity
 	}
 	const maxRelated = 16
@@ -191,7 +196,10 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		}
 	}
 	var msg string
-	if kind == KindOrdering {
+	if kind == KindDurability {
+		msg = fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
+			it.op, it.opText, relText(unpRel), symText)
+	} else if kind == KindOrdering {
 		msg = fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
 			relText(persRel), relText(unpRel), symText)
 	} else if len(unpRel) == 0 {

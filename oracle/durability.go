@@ -23,13 +23,20 @@ var UnpersistedStore = &framework.Analyzer{
 	Name:       "unpersisted-store",
 	Doc:        "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
 	Class:      report.Correctness,
-	ResultType: reflect.TypeOf((*unpersisted)(nil)),
-	New:        func(*framework.Pass) (any, error) { return &unpersisted{}, nil },
+	ResultType: reflect.TypeOf((*NeverDurable)(nil)),
+	New:        func(*framework.Pass) (any, error) { return &NeverDurable{}, nil },
 }
 
-type unpersisted struct {
-	spans []px86.StoreState // entries of stores that touch several cache lines
+// NeverDurable is UnpersistedStore's result: the stores it reported, each once (a store that
+// spans cache lines with its lowest address and its whole size), in the order reported. Crash
+// exploration explores later operations as if they had been made durable (crash.Options).
+type NeverDurable struct {
+	Stores []px86.StoreState
+	spans  []px86.StoreState // entries of stores that touch several cache lines
+	seen   map[px86.StoreID]bool
 }
+
+type unpersisted = NeverDurable
 
 func (u *unpersisted) OnUnmap(p *framework.Pass, ev *trace.Event, r pmdk.Region) {
 	u.spans = u.spans[:0]
@@ -116,6 +123,15 @@ func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px8
 	} else {
 		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it is flushed but no fence follows (missing fence)",
 			what, plural(size, "byte"), p.State.Where(first.Addr), when)
+	}
+	if !u.seen[first.ID] {
+		if u.seen == nil {
+			u.seen = map[px86.StoreID]bool{}
+		}
+		u.seen[first.ID] = true
+		s := first
+		s.Size = size
+		u.Stores = append(u.Stores, s)
 	}
 	d := framework.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
 	if fl, ok := p.State.Model.LastFlush(first.Addr); ok {

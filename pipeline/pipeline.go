@@ -19,10 +19,13 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/explore"
 	"github.com/scry-pm/scry/infer"
+	"github.com/scry-pm/scry/oracle"
+	"github.com/scry-pm/scry/px86"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/safefile"
@@ -77,6 +80,10 @@ type Exploration struct {
 	Pool string
 	// Report is the path the JSON report is written to, for the replay commands ("" unknown).
 	Report string
+	// NoAssumeFixed explores the literal model: without it, stores the unpersisted-store
+	// oracle reports as never durable are assumed durable in later operations' crash states
+	// (crash.Options.AssumeDurable).
+	NoAssumeFixed bool
 }
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
@@ -122,6 +129,22 @@ func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, erro
 // inside an operation: nothing was tested.
 const NoCrashPointWarning = "no crash point inside an operation: the trace has no operation (a line of the workload read from standard input) with a fence or a library call that persists data, so no crash state was tested; does the program read its workload from standard input?"
 
+// NeverDurable returns the stores the unpersisted-store oracle reports on the trace at path
+// (oracle.NeverDurable): one analysis pass with that oracle alone. Errors: the trace cannot be
+// read to its end (a truncated trace is read up to its cut).
+func NeverDurable(path string) ([]px86.StoreState, error) {
+	keep := map[*framework.Analyzer]any{}
+	_, err := analysis.AnalyzeFile(path, analysis.Options{Oracles: []string{oracle.UnpersistedStore.Name}, NoInfer: true, Keep: keep})
+	if err != nil {
+		return nil, err
+	}
+	nd, _ := keep[oracle.UnpersistedStore].(*oracle.NeverDurable)
+	if nd == nil {
+		return nil, nil
+	}
+	return nd.Stores, nil
+}
+
 // Explore explores the crash states of the trace at path, recorded from target (with {pool})
 // on the workload file, and adds its findings, warnings, kinds and statistics to rep. props are
 // the properties inferred for the invariants strategy (Infer). It returns the exploration's
@@ -139,6 +162,13 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	opts := x.Options
 	if x.needsInvariants() && opts.Invariants == nil && props != nil {
 		opts.Invariants = explore.Invariants(props)
+	}
+	if !x.NoAssumeFixed && opts.AssumeDurable == nil {
+		stores, err := NeverDurable(path)
+		if err != nil {
+			rep.Warnings = append(rep.Warnings, "the stores never made durable could not be found ("+err.Error()+"): crash states use the literal model")
+		}
+		opts.AssumeDurable = stores
 	}
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
@@ -431,9 +461,10 @@ func ExploreTrace(ctx context.Context, path, workload string, target []string, x
 }
 
 // DryRun counts the crash points and the states each strategy would test on the trace at path
-// (crash.Summarize), inferring the invariants first when a strategy needs them. warning is set
-// when inference could not read the whole trace.
-func DryRun(path string, strats []*crash.Strategy, opts crash.Options) (sum *crash.Summary, warning string, err error) {
+// (crash.Summarize), inferring the invariants first when a strategy needs them and, unless
+// noAssumeFixed, with the stores never made durable assumed durable in later operations, as
+// exploration does. warning is set when inference could not read the whole trace.
+func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeFixed bool) (sum *crash.Summary, warning string, err error) {
 	if len(strats) == 0 {
 		strats = crash.Strategies()
 	}
@@ -446,6 +477,9 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options) (sum *cra
 		} else {
 			opts.Invariants = explore.Invariants(props)
 		}
+	}
+	if !noAssumeFixed && opts.AssumeDurable == nil {
+		opts.AssumeDurable, _ = NeverDurable(path) // an unreadable trace is reported below
 	}
 	r, err := trace.Open(path)
 	if err != nil {

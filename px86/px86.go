@@ -721,15 +721,11 @@ func (m *Of[P]) Fence(t uint32) FenceEffect {
 		eff.Persisted += k
 		eff.Lines++
 		if k == len(l.entries) {
-			l.inPending = false
-			m.remove(l)
+			l.inPending = false // not kept: remove frees it at once
+		}
+		if m.persistPrefix(l, k) {
 			continue
 		}
-		n := copy(l.entries, l.entries[k:])
-		clear(l.entries[n:])
-		l.entries = l.entries[:n]
-		m.entries -= k
-		m.npend += l.setCovers(func(n int) int { return n - k })
 		if l.npending > 0 {
 			keep = append(keep, l)
 		} else {
@@ -914,6 +910,45 @@ func (m *Of[P]) ForEachLine(fn func(LineView[P]) bool) {
 			return
 		}
 	}
+}
+
+// PersistStore makes store id durable as if the program had written it back and fenced right
+// after it: on every cache line of [addr, addr+size) that holds an entry of id, that entry and
+// every entry before it on the line (a write-back carries the whole line) become persisted.
+// Package crash uses it to explore later operations as if a reported durability bug were fixed.
+// It returns the number of entries persisted (0: id is already durable).
+func (m *Of[P]) PersistStore(id StoreID, addr, size uint64) int {
+	n := 0
+	for _, l := range m.collect(addr, size) {
+		last := -1
+		for i := range l.entries {
+			e := &l.entries[i]
+			if e.id == id || e.span != 0 && e.id-StoreID(e.span) <= id && id < e.id {
+				last = i
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		n += last + 1
+		m.persistPrefix(l, last+1)
+	}
+	return n
+}
+
+// persistPrefix makes the first k entries of l persisted (they leave the model); it reports
+// whether that removed the line.
+func (m *Of[P]) persistPrefix(l *line[P], k int) bool {
+	if k == len(l.entries) {
+		m.remove(l)
+		return true
+	}
+	rest := copy(l.entries, l.entries[k:])
+	clear(l.entries[rest:])
+	l.entries = l.entries[:rest]
+	m.entries -= k
+	m.npend += l.setCovers(func(c int) int { return c - k })
+	return false
 }
 
 // StateOf returns the state of store id on the cache line holding addr: Persisted when the

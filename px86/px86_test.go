@@ -478,3 +478,41 @@ func TestFencePerThread(t *testing.T) {
 		})
 	}
 }
+
+// TestPersistStore: making a store durable "as if fixed" persists it and every earlier entry on
+// its line (a write-back carries the line), on every line it touches, and nothing else.
+func TestPersistStore(t *testing.T) {
+	m, err := New(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Origin{Thread: 1}
+	m.Store(1, o, A, 8, 0)    // before 3 on line A
+	m.Store(2, o, B, 8, 0)    // line B, untouched
+	m.Store(3, o, A+8, 8, 0)  // the store made durable
+	m.Store(4, o, A+16, 8, 0) // after 3 on line A: stays
+	m.Store(5, o, A+60, 8, 0) // spans A and A+64
+	m.Flush(3, A, o)          // entries 1, 3, 4, 5 of line A flush-pending for thread 1
+	if n := m.PersistStore(3, A+8, 8); n != 2 {
+		t.Errorf("PersistStore(3) persisted %d entries, want 2 (stores 1 and 3)", n)
+	}
+	want := map[StoreID]State{1: Persisted, 2: Dirty, 3: Persisted, 4: Pending}
+	addr := map[StoreID]uint64{1: A, 2: B, 3: A + 8, 4: A + 16}
+	for id, st := range want {
+		if got := m.StateOf(id, addr[id]); got != st {
+			t.Errorf("store %d: %v, want %v", id, got, st)
+		}
+	}
+	if n := m.PersistStore(5, A+60, 8); n != 3 { // 4 and 5 on line A, 5 on the next line
+		t.Errorf("PersistStore(5) persisted %d entries, want 3", n)
+	}
+	if m.PendingLen() != 0 || m.Len() != 1 {
+		t.Errorf("left %d entries, %d pending; want store 2 only", m.Len(), m.PendingLen())
+	}
+	if n := m.PersistStore(3, A+8, 8); n != 0 {
+		t.Errorf("PersistStore of a durable store persisted %d entries", n)
+	}
+	if eff := m.Fence(1); eff.Persisted != 0 {
+		t.Errorf("a fence after PersistStore persisted %d entries", eff.Persisted)
+	}
+}

@@ -103,6 +103,9 @@ type Stats struct {
 	// Invariants is the number of likely invariants (ordering, atomicity) the invariants
 	// strategy was given.
 	Invariants int `json:"invariants,omitempty"`
+	// AssumedDurable counts the stores reported as never durable (unpersisted-store) that
+	// later operations' crash states treated as durable (crash.Options.AssumeDurable).
+	AssumedDurable int `json:"assumed_durable,omitempty"`
 }
 
 // CrashFinding reads a JSON report (docs/findings-json.md; name is its path, for messages) and

@@ -21,6 +21,10 @@ type Config struct {
 	// Results gives results already computed for Prepass analyzers (by a pipeline that needed
 	// them too); those analyzers do not run.
 	Results map[*Analyzer]any
+	// Keep, if non-nil, receives every analyzer's result when Run returns a report, for a
+	// pipeline that uses them after the analysis (the stores the durability oracle found never
+	// durable, for crash exploration).
+	Keep map[*Analyzer]any
 }
 
 // MaxOpText bounds the bytes of operation texts (OP_BEGIN) the driver keeps to name the
@@ -152,6 +156,11 @@ func Run(src Source, analyzers []*Analyzer, cfg Config) (*report.Report, error) 
 	err = m.Run(d)
 	events := m.Events
 	rep := d.finish(events, cfg)
+	if cfg.Keep != nil {
+		for a, v := range d.results {
+			cfg.Keep[a] = v
+		}
+	}
 	switch {
 	case err == nil:
 		return rep, nil

@@ -19,14 +19,15 @@ import (
 // crashFlags are the crash-exploration flags shared by `check` (with {pool} in the target) and
 // `explore` (docs/crash-exploration.md).
 type crashFlags struct {
-	pool         string
-	strategies   []string
-	opts         crash.Options
-	jobs         int
-	timeout      time.Duration
-	checker      string
-	outputFilter string
-	maxInFlight  int
+	pool          string
+	strategies    []string
+	opts          crash.Options
+	jobs          int
+	timeout       time.Duration
+	checker       string
+	outputFilter  string
+	maxInFlight   int
+	noAssumeFixed bool
 }
 
 func strategyNames() []string {
@@ -51,6 +52,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.DurationVar(&f.timeout, "timeout", exec.DefaultTimeout, "a run on a crash image that takes longer than `D` is a hang")
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
+	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
 
@@ -73,7 +75,7 @@ func (f *crashFlags) strats() ([]*crash.Strategy, error) {
 func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	x := pipeline.Exploration{
 		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight,
-		Progress: os.Stderr, Pool: f.pool,
+		Progress: os.Stderr, Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
 	}
 	var err error
 	if x.Strategies, err = f.strats(); err != nil {

@@ -72,7 +72,7 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 				if err := cf.checkCounts(); err != nil {
 					return err
 				}
-				return dryRunExplore(cmd, args[0], strats, cf.opts, format)
+				return dryRunExplore(cmd, args[0], strats, cf.opts, cf.noAssumeFixed, format)
 			}
 			x, err := cf.exploration()
 			if err != nil {
@@ -117,11 +117,11 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 }
 
 // dryRunExplore prints the crash points and per-strategy state counts of a trace.
-func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, opts crash.Options, format string) error {
+func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, opts crash.Options, noAssumeFixed bool, format string) error {
 	if format != "text" && format != "json" {
 		return fmt.Errorf("--format %q: want text or json", format)
 	}
-	sum, warning, serr := pipeline.DryRun(path, strats, opts)
+	sum, warning, serr := pipeline.DryRun(path, strats, opts, noAssumeFixed)
 	if warning != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", warning)
 	}

@@ -202,3 +202,71 @@ func TestCrashReplay(t *testing.T) {
 		t.Errorf("check without {pool} explored crash states:\n%s", r.stdout)
 	}
 }
+
+// assumeReport is the part of a JSON report TestAssumeFixed reads.
+type assumeReport struct {
+	Findings []struct {
+		Kind     string `json:"kind"`
+		Location struct {
+			Line int `json:"line"`
+		} `json:"location"`
+		Crash *struct{} `json:"crash"`
+	} `json:"findings"`
+	Stats struct {
+		Failures       int `json:"failures"`
+		AssumedDurable int `json:"assumed_durable"`
+	} `json:"stats"`
+}
+
+// TestAssumeFixed runs examples/assume-fixed/buggy.c three ways: by default its durability bug
+// is reported once (unpersisted-store, and a durability-violation proving it) and its ordering
+// bug gives the same crash findings as the same program built with the magic persisted
+// (-DPERSIST_MAGIC); with --no-assume-fixed the lost magic makes many more crash states fail.
+func TestAssumeFixed(t *testing.T) {
+	scry := scryBin(t)
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot(t), "examples", "assume-fixed", "buggy.c")
+	wl := filepath.Join(repoRoot(t), "examples", "assume-fixed", "workload.txt")
+	type outcome struct {
+		crash    []string // kind:line of crash findings other than durability-violation
+		kinds    map[string]int
+		failures int
+	}
+	check := func(name string, cflags []string, flags ...string) outcome {
+		t.Helper()
+		bin := filepath.Join(dir, name)
+		args := append([]string{"cc", "-O0", "-g", "-mclwb", "-o", bin}, cflags...)
+		if r := run(t, dir, "", scry, append(args, src, "-lpmem")...); r.code != 0 {
+			t.Fatalf("scry cc: %s", r.stderr)
+		}
+		rep := filepath.Join(dir, name+".json")
+		args = append([]string{"check", "--format", "json", "-o", rep, "--workload", wl}, flags...)
+		if r := run(t, dir, "", scry, append(args, "--", bin, "{pool}")...); r.code != 1 {
+			t.Fatalf("%s: exit %d, want 1\n%s", name, r.code, r.stderr)
+		}
+		doc := readJSON[assumeReport](t, rep)
+		o := outcome{kinds: map[string]int{}, failures: doc.Stats.Failures}
+		for _, f := range doc.Findings {
+			o.kinds[f.Kind]++
+			if f.Crash != nil && f.Kind != "durability-violation" {
+				o.crash = append(o.crash, fmt.Sprintf("%s:%d", f.Kind, f.Location.Line))
+			}
+		}
+		return o
+	}
+	buggy := check("buggy", nil)
+	persisted := check("persisted", []string{"-DPERSIST_MAGIC"})
+	literal := check("literal", nil, "--no-assume-fixed")
+	if buggy.kinds["unpersisted-store"] != 1 || buggy.kinds["durability-violation"] != 1 {
+		t.Errorf("the durability bug is not reported once with its proof: %v", buggy.kinds)
+	}
+	if persisted.kinds["unpersisted-store"] != 0 || persisted.kinds["durability-violation"] != 0 {
+		t.Errorf("-DPERSIST_MAGIC still has the durability bug: %v", persisted.kinds)
+	}
+	if fmt.Sprint(buggy.crash) != fmt.Sprint(persisted.crash) || len(buggy.crash) == 0 {
+		t.Errorf("ordering findings with the durability bug %v, without it %v: want the same, not empty", buggy.crash, persisted.crash)
+	}
+	if literal.failures <= buggy.failures {
+		t.Errorf("literal model: %d failing states, assumed fixed: %d; want more without the assumption", literal.failures, buggy.failures)
+	}
+}
