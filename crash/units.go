@@ -37,6 +37,10 @@ type Unit struct {
 	Keep []bool
 }
 
+// StandsFor reports whether the unit is store id's, or a merged unit standing for it (px86's
+// rule: the stores of its line from First to Store).
+func (u Unit) StandsFor(id uint64) bool { return u.First <= id && id <= u.Store }
+
 // Line is one cache line with unpersisted units, in program order. The first Pending units
 // are flush-pending (flushed or non-temporal, durable at the next fence), the rest dirty.
 type Line struct {

@@ -318,18 +318,12 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	if k+1 > len(e.cfg.Workload.Ops) {
 		return nil
 	}
-	assumed := map[uint64]bool{}
-	for _, s := range cp.Assumed {
-		assumed[uint64(s.ID)] = true
-	}
 	st := crash.State{K: make([]int, len(cp.Space.Lines))}
 	var lost []unitRef
 	for i, l := range cp.Space.Lines {
 		st.K[i] = len(l.Units)
 		for j, u := range l.Units {
-			if assumed[u.Store] || u.First != u.Store && slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool {
-				return u.First <= uint64(s.ID) && uint64(s.ID) <= u.Store
-			}) {
+			if slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool { return u.StandsFor(uint64(s.ID)) }) {
 				if j < st.K[i] {
 					st.K[i] = j
 				}

@@ -96,17 +96,32 @@ func intsText(ops []int) string {
 
 // firstLine returns ": " and the first non-empty line of a or else b, or "".
 func firstLine(a, b []byte) string {
+	ls := outputLines(a, b, 1)
+	if len(ls) == 0 {
+		return ""
+	}
+	l := ls[0]
+	if len(l) > 200 {
+		l = l[:200] + "..."
+	}
+	return ": " + l
+}
+
+// outputLines returns the first n non-empty lines (trimmed) of a run's output a, or of b when a
+// has none, for messages that quote what a program printed.
+func outputLines(a, b []byte, n int) []string {
 	for _, s := range [][]byte{a, b} {
+		var ls []string
 		for _, l := range strings.Split(string(s), "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				if len(l) > 200 {
-					l = l[:200] + "..."
-				}
-				return ": " + l
+			if l = strings.TrimSpace(l); l != "" && len(ls) < n {
+				ls = append(ls, l)
 			}
 		}
+		if len(ls) > 0 {
+			return ls
+		}
 	}
-	return ""
+	return nil
 }
 
 // uniqueSites returns the units' distinct sites in program order, as related entries.

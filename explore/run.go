@@ -178,22 +178,15 @@ func (e *explorer) consistent(p *period, after bool, o outcome) error {
 // quoteStderr quotes the first lines of a run's standard error (else of out) for an error
 // message: "; its standard error: ..." or "".
 func quoteStderr(out, stderr []byte) string {
-	for _, b := range [][]byte{stderr, out} {
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			continue
-		}
-		lines := strings.Split(s, "\n")
-		if len(lines) > 5 {
-			lines = append(lines[:5], "...")
-		}
-		q := strings.Join(lines, "\n    ")
-		if len(q) > 1000 {
-			q = q[:1000] + "..."
-		}
-		return "; it printed:\n    " + q
+	lines := outputLines(stderr, out, 5)
+	if len(lines) == 0 {
+		return ""
 	}
-	return ""
+	q := strings.Join(lines, "\n    ")
+	if len(q) > 1000 {
+		q = q[:1000] + "..."
+	}
+	return "; it printed:\n    " + q
 }
 
 // runJob runs one job in the worker's directory: the checker on a copy of the image (so that

@@ -204,6 +204,12 @@ type entry[P any] struct {
 	pay    P
 }
 
+// standsFor reports whether the entry is store id's, or a merged entry standing for it (the
+// stores of its line from its first to its own).
+func (e *entry[P]) standsFor(id StoreID) bool {
+	return e.id == id || e.span != 0 && e.id-StoreID(e.span) <= id && id < e.id
+}
+
 // line is the unpersisted state of one cache line: entries in program order, the first
 // npending of which are flush-pending (the rest dirty). threads says, for every thread whose
 // write-backs cover some entries, how many (a prefix: a write-back covers every entry before
@@ -922,8 +928,7 @@ func (m *Of[P]) PersistStore(id StoreID, addr, size uint64) int {
 	for _, l := range m.collect(addr, size) {
 		last := -1
 		for i := range l.entries {
-			e := &l.entries[i]
-			if e.id == id || e.span != 0 && e.id-StoreID(e.span) <= id && id < e.id {
+			if l.entries[i].standsFor(id) {
 				last = i
 			}
 		}
@@ -959,8 +964,7 @@ func (m *Of[P]) StateOf(id StoreID, addr uint64) State {
 		return Persisted
 	}
 	for i := range l.entries {
-		e := &l.entries[i]
-		if e.id == id || e.span != 0 && e.id-StoreID(e.span) <= id && id < e.id {
+		if l.entries[i].standsFor(id) {
 			return l.stateAt(i)
 		}
 	}
