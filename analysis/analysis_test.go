@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -89,11 +90,59 @@ func TestStacks(t *testing.T) {
 	for _, fr := range rep.Findings[0].Stack {
 		got = append(got, fr.Line)
 	}
-	if !slices.Equal(got, []int{51, 50}) {
-		t.Errorf("stack lines %v, want innermost first [51 50]", got)
+	if !slices.Equal(got, []int{10, 51, 50}) {
+		t.Errorf("stack lines %v, want innermost first [10 51 50]", got)
 	}
-	if rep.Findings[0].Stack[0].Function != "fn51" {
+	if rep.Findings[0].Stack[1].Function != "fn51" {
 		t.Errorf("frame %+v", rep.Findings[0].Stack[0])
+	}
+}
+
+// TestPlacement: a finding is reported at the innermost frame every execution through it shows,
+// whether the helper was inlined (copies of its flush, site 5, with inlined-at chains) or called
+// (one flush site under two call stacks); "kind@line×count" per finding.
+func TestPlacement(t *testing.T) {
+	// clean: a store to A flushed at site s; dirty: A flushed again, redundantly, at site s.
+	clean := func(b *analysistest.Builder, s uint32) *analysistest.Builder {
+		return b.Store(2, A, 8).Flush(s, trace.FlushCLWB, A).Fence(3, trace.FenceSFENCE)
+	}
+	dirty := func(b *analysistest.Builder, s uint32) *analysistest.Builder {
+		return b.Flush(s, trace.FlushCLWB, A).Fence(3, trace.FenceSFENCE)
+	}
+	// Inlined: site 6 is the helper's flush inlined at call 20, site 7 inlined at call 30.
+	inlined := func() *analysistest.Builder {
+		return pool().Copy(6, 5).Copy(7, 5).InlinedAt(6, 20).InlinedAt(7, 30)
+	}
+	// Called: flush site 5 under stack 1 (call at 20) or 2 (call at 30).
+	called := func() *analysistest.Builder {
+		return pool().Stack(1, 0, 20).Stack(2, 0, 30)
+	}
+	tests := []struct {
+		name string
+		b    *analysistest.Builder
+		want []string
+	}{
+		{"inlined, one caller wrong", dirty(clean(inlined(), 6), 7), []string{"redundant-flush@30×1"}},
+		{"inlined, every caller wrong", dirty(dirty(clean(inlined(), 6), 6), 7), []string{"redundant-flush@5×2"}},
+		{"called, one caller wrong", dirty(clean(called().Context(1), 5).Context(2), 5), []string{"redundant-flush@30×1"}},
+		{"called, every caller wrong", dirty(dirty(clean(called().Context(1), 5), 5).Context(2), 5), []string{"redundant-flush@5×2"}},
+		{"called, wrong once of many", dirty(clean(clean(called().Context(1), 5).Context(2), 5), 5), []string{"redundant-flush@30×1"}},
+		{"one caller, sometimes wrong", dirty(clean(clean(called().Context(1), 5), 5), 5), []string{"redundant-flush@5×1"}},
+		// An unrolled copy (site 8, same position and chain as site 6) that is clean: nothing
+		// separates the contexts, so the finding stays at the instruction.
+		{"copies alike", dirty(clean(inlined().Copy(8, 5).InlinedAt(8, 20), 8), 6), []string{"redundant-flush@5×1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := analyze(t, tt.b.Exit(0), analysis.Options{Oracles: []string{"redundant-flush"}})
+			var got []string
+			for _, f := range rep.Findings {
+				got = append(got, fmt.Sprintf("%s@%d×%d", f.Kind, f.Location.Line, f.Count))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("findings %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

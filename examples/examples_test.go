@@ -13,6 +13,9 @@
 //	// scry: strategy S[,S...]      with workload: passed as --strategy (crash-state strategies)
 //	// scry: concurrent-operations  with workload: the trace must have two operations of
 //	                                different threads in flight at once
+//	// scry: opt -O0 -O2            the optimisation levels to build and check it at, each a test of
+//	                                its own named with the level (default -O0): findings at the
+//	                                same lines whether helpers are inlined or called
 //	// scry: exact-properties R...  `scry infer` must list no property of rules R... (MPB, MPA,
 //	                                RO1, RO2, RO3, RA1) other than those marked (below)
 //
@@ -96,7 +99,8 @@ const poolName = "test.pool"
 
 // program is one example source file and what the harness needs to run and judge it.
 type program struct {
-	name string   // "<example>/<variant>", e.g. "missing-fence/buggy.c"
+	name string   // "<example>/<variant>", e.g. "missing-fence/buggy.c" (with " -O2" at a level but -O0)
+	opt  string   // the optimisation level it is built at (the opt directive; -O0)
 	path string   // absolute path of the source
 	args []string // arguments, with {pool} still unreplaced
 	pm   []string // --pm globs, relative to the pool's directory
@@ -112,6 +116,7 @@ type program struct {
 	// be marked (exact-properties).
 	props map[propKey]*propGroup
 	exact []string
+	opts  []string // the opt directive's levels
 }
 
 // propKey names a group of property comments: one rule and one tag.
@@ -161,7 +166,14 @@ func loadPrograms(t *testing.T) []program {
 			if err != nil {
 				t.Fatal(err)
 			}
-			progs = append(progs, p)
+			for _, opt := range p.opts {
+				q := p
+				q.opt = opt
+				if opt != "-O0" {
+					q.name += " " + opt
+				}
+				progs = append(progs, q)
+			}
 		}
 	}
 	if len(progs) == 0 {
@@ -235,6 +247,13 @@ func parseProgram(rel string) (program, error) {
 				}
 			case "concurrent-operations":
 				p.concurrent = true
+			case "opt":
+				for _, o := range strings.Fields(m[2]) {
+					if !regexp.MustCompile(`^-O[0-3sz]$`).MatchString(o) {
+						return p, fmt.Errorf("%s:%d: opt: %q is not an optimisation level", rel, line, o)
+					}
+					p.opts = append(p.opts, o)
+				}
 			case "exact-properties":
 				rules := strings.Fields(m[2])
 				if len(rules) == 0 {
@@ -295,6 +314,9 @@ func parseProgram(rel string) (program, error) {
 			return p, fmt.Errorf("%s: property %s %q needs member lines", rel, k.Rule, k.Tag)
 		}
 	}
+	if len(p.opts) == 0 {
+		p.opts = []string{"-O0"}
+	}
 	return p, nil
 }
 
@@ -351,7 +373,7 @@ func (p *program) addClause(clause string, line int) error {
 func TestExamplesWellFormed(t *testing.T) {
 	covered := map[string]bool{}
 	for _, p := range loadPrograms(t) {
-		buggy := strings.HasSuffix(p.name, "/buggy.c")
+		buggy := filepath.Base(p.path) == "buggy.c"
 		switch {
 		case buggy && len(p.want) == 0:
 			t.Errorf("%s: no want comment", p.name)
@@ -394,6 +416,13 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 // cflags are the flags every example is compiled with (besides -o and the libraries).
 var cflags = []string{"-O0", "-g", "-mclflushopt", "-mclwb"}
 
+// withOpt returns cflags with opt as the optimisation level.
+func withOpt(opt string) []string {
+	f := slices.Clone(cflags)
+	f[0] = opt
+	return f
+}
+
 var libs = []string{"-lpmemobj", "-lpmem", "-lpthread"}
 
 // TestExamplesNative compiles every example with plain clang-14 and runs it, without scry: the
@@ -410,7 +439,7 @@ func TestExamplesNative(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
-			args := append(append(slices.Clone(cflags), "-I"+inc, "-o", bin, p.path), libs...)
+			args := append(append(withOpt(p.opt), "-I"+inc, "-o", bin, p.path), libs...)
 			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 				t.Fatalf("clang-14 %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
@@ -499,7 +528,7 @@ func TestExamples(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
-			args := append([]string{"cc"}, cflags...)
+			args := append([]string{"cc"}, withOpt(p.opt)...)
 			args = append(append(args, "-o", bin, p.path), libs...)
 			if out, err := exec.Command(scry, args...).CombinedOutput(); err != nil {
 				t.Fatalf("scry %s: %v\n%s", strings.Join(args, " "), err, out)

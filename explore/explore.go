@@ -29,6 +29,7 @@ type Result struct {
 // unitRef is a store named by a finding (resolved inside the Walk callback).
 type unitRef struct {
 	Site  uint32
+	Stack uint32
 	Loc   report.Location
 	Seq   uint64
 	Event uint64
@@ -42,8 +43,8 @@ type item struct {
 	pointKind  crash.PointKind
 	event      uint64
 	site       uint32
-	loc        report.Location
-	stack      []report.Frame
+	loc        report.Location // the crash point's site (the lost store's, for durability)
+	stack      uint32          // its call-stack node
 	opText     string
 	state      crash.State
 	lines      []report.CrashLine
@@ -91,7 +92,13 @@ type explorer struct {
 	cur      *period // the busy period in progress (nil when no operation is in flight)
 	clusters map[string]int
 	start    time.Time                  // when the exploration began
-	variants map[string]map[string]bool // cluster key -> store-set keys seen
+	variants map[string]map[string]bool // cluster key -> variant keys seen
+	// points are the finding's first crash point context, by finding index; ran every crash
+	// point explored, for report.Place (findings are placed when the exploration ends).
+	points []report.Context
+	ran    report.Contexts
+	msgs   []func(where string) string // the finding's message given where its crash point is
+	chains map[uint32]string           // site -> its inlined chain's key (siteChain)
 	warned   map[string]bool
 	invText  map[int]string // invariant ID -> text
 }
@@ -125,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		iw:       crash.NewImageWriter(filepath.Join(tmp, "work.img")),
 		bw:       crash.NewImageWriter(filepath.Join(tmp, "boundary.img")),
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
-		warned: map[string]bool{}, start: start, invText: map[int]string{},
+		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 	}
 	defer e.iw.Close()
 	defer e.bw.Close()
@@ -149,6 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if werr == nil {
 		werr = e.flush()
 	}
+	e.place()
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
 	return res, werr
@@ -233,6 +241,7 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	e.res.Stats.CrashPoints++
+	e.ran.Add(cp.Site, cp.Stack)
 	if err := e.keepBefore(p, cp); err != nil {
 		return err
 	}
@@ -327,7 +336,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 				if j < st.K[i] {
 					st.K[i] = j
 				}
-				lost = append(lost, unitRef{Site: u.Site, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
+				lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
 			}
 		}
 	}
@@ -347,7 +356,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	}
 	slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
 	it.persisted, it.unpersist, it.durability = nil, lost, true
-	it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, nil
+	it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
 	it.per, it.inflight, it.next = p, []int{k}, k+1
 	e.batch = append(e.batch, it)
 	return nil
@@ -398,8 +407,59 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 // location resolves a site of the trace (report.At).
 func (e *explorer) location(site uint32) report.Location { return report.At(e.r, site) }
 
-// stack resolves a call-stack node, innermost call first (report.StackAt).
-func (e *explorer) stack(node uint32) []report.Frame { return report.StackAt(e.r, node) }
+// siteChain returns a key for site's source position with its inlined-at chain: the copies of
+// one helper inlined at different callers differ, the same instruction in different operations
+// does not.
+func (e *explorer) siteChain(site uint32) string {
+	if k, ok := e.chains[site]; ok {
+		return k
+	}
+	var b strings.Builder
+	for _, f := range report.FramesAt(e.r, site, 0) {
+		l := f.Location()
+		b.WriteString(l.Key())
+		b.WriteByte('<')
+	}
+	k := b.String()
+	if k == "" {
+		k = fmt.Sprintf("site#%d", site)
+	}
+	e.chains[site] = k
+	return k
+}
+
+// place reports each finding at the frame of its crash point that every crash point explored
+// through it fails at (report.Place: a fence in a persistence helper is reported at the caller
+// whose use of it fails), with the crash point's frames as the stack. Durability findings,
+// located at the lost store, keep their store's frames.
+func (e *explorer) place() {
+	byKind := map[string][]int{}
+	for i := range e.res.Findings {
+		byKind[e.res.Findings[i].Kind] = append(byKind[e.res.Findings[i].Kind], i)
+	}
+	for kind, idx := range byKind {
+		ctxs := make([]report.Context, len(idx))
+		for j, i := range idx {
+			ctxs[j] = e.points[i]
+		}
+		ran := &e.ran
+		if kind == KindDurability {
+			ran = nil
+		}
+		placed := report.Place(e.r, ctxs, ran)
+		for j, i := range idx {
+			f := &e.res.Findings[i]
+			if len(placed[j].Frames) == 0 {
+				continue
+			}
+			f.Location, f.Stack = placed[j].Location(), placed[j].Frames
+			f.Message = e.msgs[i](f.Location.String())
+			if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
+				f.Related[0] = f.Location.Related("crash-point")
+			}
+		}
+	}
+}
 
 // newItem materialises the crash image of st at cp and what a finding on it needs.
 func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path string, st crash.State, strategy string) (*item, error) {
@@ -412,7 +472,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 	}
 	it := &item{
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
-		loc: e.location(cp.Site), stack: e.stack(cp.Stack), opText: cp.OpText, state: st,
+		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
 	}
 	sp := cp.Space
@@ -435,7 +495,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		}
 	}
 	ref := func(u crash.Unit) unitRef {
-		return unitRef{Site: u.Site, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store}
+		return unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store}
 	}
 	for i, l := range sp.Lines {
 		for j, u := range l.Units {

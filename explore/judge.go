@@ -124,14 +124,12 @@ func outputLines(a, b []byte, n int) []string {
 	return nil
 }
 
-// uniqueSites returns the units' distinct sites in program order, as related entries.
-func uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
+// uniqueSites returns the units' distinct sites (by source position and inlined-at chain) in
+// program order, as related entries, and their chain keys (explorer.siteChain).
+func (e *explorer) uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
 	seen := map[string]bool{}
 	for _, u := range us {
-		key := u.Loc.Key()
-		if u.Loc.File == "" {
-			key = fmt.Sprintf("site#%d", u.Site)
-		}
+		key := e.siteChain(u.Site)
 		if seen[key] {
 			continue
 		}
@@ -165,72 +163,93 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		kind = KindAtomicity
 	}
 	const maxRelated = 16
-	persRel, persSites := uniqueSites(it.persisted, "persisted", maxRelated)
-	unpRel, unpSites := uniqueSites(it.unpersist, "unpersisted", maxRelated)
-	// WITCHER §4.6 clusters bug reports by operation type and execution path: here the
-	// operation's first word (mapcli's "i", "r", ...) and the crash point's site and call stack
-	// (the static path to the crash). Within a cluster, failing states are deduplicated by the
-	// stores involved (Variants).
-	var path []string
-	for _, f := range it.stack {
-		path = append(path, fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column))
-	}
+	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
+	unpRel, unpSites := e.uniqueSites(it.unpersist, "unpersisted", maxRelated)
+	// One finding per root cause (WITCHER §4.6 clusters by operation type and execution path;
+	// here the path is replaced by what went wrong, so that instances in every operation of a
+	// type are one finding): the operation type (the text's first word: mapcli's "i", "r", ...)
+	// and the static store sites, with their inlined-at chains, whose order or atomicity the
+	// failing state breaks. Ordering: the stores persisted and the earlier ones not persisted.
+	// Atomicity: the first store of the operation the crash lost (where the operation was cut;
+	// the crash point when it lost none). Durability: the stores never made durable. Each crash
+	// point and store set within a root cause is a variant.
 	opType, _, _ := strings.Cut(strings.TrimSpace(it.opText), " ")
-	key := strings.Join([]string{kind, "op=" + opType,
-		it.loc.Key(),
-		"path=" + strings.Join(path, ">")}, "|")
-	stores := "P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ",") +
-		"|U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
+	var cause string
+	switch kind {
+	case KindOrdering:
+		cause = "P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ",") +
+			"|U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
+	case KindAtomicity:
+		if len(unpSites) > 0 {
+			cause = "cut=" + unpSites[0]
+		} else {
+			cause = "point=" + e.siteChain(it.site)
+		}
+	default:
+		cause = "U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
+	}
+	key := strings.Join([]string{kind, "op=" + opType, cause}, "|")
+	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if i, ok := e.clusters[key]; ok {
-		e.res.Findings[i].Count++
-		if !e.variants[key][stores] {
-			e.variants[key][stores] = true
-			e.res.Findings[i].Crash.Variants++
+		f := &e.res.Findings[i]
+		f.Count++
+		if !e.variants[key][variant] {
+			e.variants[key][variant] = true
+			f.Crash.Variants++
+		}
+		if len(f.Crash.Operations) < report.MaxCrashOperations && !slices.Contains(f.Crash.Operations, uint64(it.op)) {
+			f.Crash.Operations = append(f.Crash.Operations, uint64(it.op))
 		}
 		return
 	}
-	e.variants[key] = map[string]bool{stores: true}
+	e.variants[key] = map[string]bool{variant: true}
 	sum := sha256.Sum256([]byte(key))
 	id := "c" + hex.EncodeToString(sum[:6])
 	e.clusters[key] = len(e.res.Findings)
 
-	where := fmt.Sprintf("a crash %s at %s during operation %d (%q)", pointText(it.pointKind.String()), it.loc.String(), it.op, it.opText)
 	symText := symptomText(symptom)
+	inflight := ""
 	if ls.general {
 		var ops []string
 		for _, o := range it.inflight {
 			ops = append(ops, fmt.Sprintf("%d (%q)", o, e.cfg.Workload.Ops[o]))
 		}
 		if len(ops) == 1 {
-			where += ", with operation " + ops[0] + " in flight"
+			inflight = ", with operation " + ops[0] + " in flight"
 		} else {
-			where += ", with operations " + strings.Join(ops, ", ") + " in flight"
+			inflight = ", with operations " + strings.Join(ops, ", ") + " in flight"
 		}
 		if symptom == SymptomOutput {
 			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order of every subset of the in-flight operations applied)", len(ls.all()))
 		}
 	}
-	var msg string
-	if kind == KindDurability {
-		msg = fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
-			it.op, it.opText, relText(unpRel), symText)
-	} else if kind == KindOrdering {
-		msg = fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
-			relText(persRel), relText(unpRel), symText)
-	} else if len(unpRel) == 0 {
-		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with every store issued so far persisted (the operation stopped between two durable steps), %s",
-			it.op, it.opText, where, symText)
-	} else {
-		msg = fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with the stores issued so far persisted in program order up to %s, not persisted, %s",
-			it.op, it.opText, where, relText(unpRel), symText)
+	pointKind, op, opText := it.pointKind.String(), it.op, it.opText
+	message := func(at string) string {
+		where := fmt.Sprintf("a crash %s at %s during operation %d (%q)%s", pointText(pointKind), at, op, opText, inflight)
+		switch {
+		case kind == KindDurability:
+			return fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
+				op, opText, relText(unpRel), symText)
+		case kind == KindOrdering:
+			return fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
+				relText(persRel), relText(unpRel), symText)
+		case len(unpRel) == 0:
+			return fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with every store issued so far persisted (the operation stopped between two durable steps), %s",
+				op, opText, where, symText)
+		}
+		return fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with the stores issued so far persisted in program order up to %s, not persisted, %s",
+			op, opText, where, relText(unpRel), symText)
 	}
+	msg := message(it.loc.String())
+	e.msgs = append(e.msgs, message)
+	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
 	related := []report.Related{it.loc.Related("crash-point")}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
 	c := &report.Crash{
 		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
 		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
-		Variants: 1, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
+		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
 		AfterStores: e.cfg.Options.AfterStores, Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
 		Input: it.next + 1,
 	}
@@ -277,7 +296,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
 	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
 	e.res.Findings = append(e.res.Findings, report.Finding{
-		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc, Stack: it.stack,
+		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc,
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
 	})

@@ -328,7 +328,7 @@ func (c *mpbCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
 }
 
 func (c *mpbCheck) report(p *framework.Pass, pr *Property, site uint32, a, b storeRec, when string) {
-	if p.Dup(site, a.ev) {
+	if p.Dup(site, a.ctx, a.ev) {
 		return
 	}
 	msg := fmt.Sprintf("this store may persist%s while the earlier store at %s, which must persist first (inferred %s), is not yet durable",
@@ -398,7 +398,7 @@ func (c *mpaCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
 // report reports one violation of MPA property pr at the store a (site) against b (site other);
 // it returns true when the occurrence was new.
 func (c *mpaCheck) report(p *framework.Pass, pr *Property, site, other uint32, a, b storeRec, when string) bool {
-	if p.Dup(site, a.ev) {
+	if p.Dup(site, a.ctx, a.ev) {
 		return false
 	}
 	why := "neither is in a transaction"

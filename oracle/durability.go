@@ -109,7 +109,7 @@ func (u *unpersisted) reportSpans(p *framework.Pass, when string) {
 // report reports store first (its entry at its lowest address) of size bytes in all, dirty on
 // some line (state Dirty) or only flush-pending.
 func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px86.State, size uint64, when string) {
-	if first.External() || p.State.Reserved.Contains(first.Addr, first.Size) || p.Dup(first.Origin.Site, first.ID) {
+	if first.External() || p.State.Reserved.Contains(first.Addr, first.Size) || p.Dup(first.Origin.Site, first.Origin.Stack, first.ID) {
 		return
 	}
 	what := "store"
@@ -168,7 +168,7 @@ func (overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	if p.State.Reserved.Contains(ev.Addr, ev.Size) {
 		return
 	}
-	if p.Dup(ev.Site, ev.Index) {
+	if p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	prev := s.Effect.Prev
@@ -206,7 +206,7 @@ func (txUnlogged) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 		return
 	}
 	ev := s.Event
-	if s.Tx.Covers(ev.Addr, ev.Size) || p.State.Reserved.Contains(ev.Addr, ev.Size) || p.Dup(ev.Site, ev.Index) {
+	if s.Tx.Covers(ev.Addr, ev.Size) || p.State.Reserved.Contains(ev.Addr, ev.Size) || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	p.Report(framework.Diagnostic{

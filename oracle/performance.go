@@ -26,7 +26,7 @@ var RedundantFlush = &framework.Analyzer{
 type redundantFlush struct{}
 
 func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.FlushEffect) {
-	if ev.Internal || eff.Dirty > 0 || p.Dup(ev.Site, ev.Index) {
+	if ev.Internal || eff.Dirty > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	d := framework.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread)}
@@ -58,7 +58,7 @@ var RedundantFence = &framework.Analyzer{
 type redundantFence struct{}
 
 func (redundantFence) OnFence(p *framework.Pass, ev *trace.Event, eff px86.FenceEffect) {
-	if ev.Internal || ev.Fence == trace.FenceLocked || eff.Persisted > 0 || p.Dup(ev.Site, ev.Index) {
+	if ev.Internal || ev.Fence == trace.FenceLocked || eff.Persisted > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	p.Report(framework.Diagnostic{
@@ -83,7 +83,7 @@ var RedundantTxAdd = &framework.Analyzer{
 type redundantTxAdd struct{}
 
 func (redundantTxAdd) OnTxAdd(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx, redundant bool) {
-	if !redundant || p.Dup(ev.Site, ev.Index) {
+	if !redundant || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	why := "already added to this transaction or allocated in it"

@@ -31,19 +31,6 @@ func At(t SiteTable, id uint32) Location {
 	return Loc(s)
 }
 
-// StackAt returns the call stack of node in t, innermost call first (nil for node 0).
-func StackAt(t SiteTable, node uint32) []Frame {
-	if node == 0 {
-		return nil
-	}
-	ids := t.StackOf(node) // outermost first
-	frames := make([]Frame, 0, len(ids))
-	for i := len(ids) - 1; i >= 0; i-- {
-		frames = append(frames, At(t, ids[i]).Frame())
-	}
-	return frames
-}
-
 // Frame returns l as a call-stack frame.
 func (l Location) Frame() Frame {
 	return Frame{Function: l.Function, File: l.File, Line: l.Line, Column: l.Column}

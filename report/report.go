@@ -30,12 +30,15 @@ type Location struct {
 	Function string `json:"function"`
 }
 
-// Frame is one call-stack frame: a call site, innermost first in Finding.Stack.
+// Frame is one frame of where an event happened, innermost first in Finding.Stack: the
+// instruction, then each call it is in (FramesAt). Inlined marks a frame whose code the compiler
+// inlined into the next frame's function.
 type Frame struct {
 	Function string `json:"function"`
 	File     string `json:"file"`
 	Line     int    `json:"line"`
 	Column   int    `json:"column"`
+	Inlined  bool   `json:"inlined,omitempty"`
 }
 
 // Related is another location a finding names, with its role: for example the earlier store a
@@ -61,7 +64,7 @@ type Finding struct {
 	Class    Class     `json:"class"`   // correctness or performance
 	Message  string    `json:"message"` // of the first occurrence
 	Location Location  `json:"location"`
-	Stack    []Frame   `json:"stack"`   // call stack of the first occurrence, innermost first
+	Stack    []Frame   `json:"stack"`   // frames of the first occurrence, innermost first; Location is one of them
 	Related  []Related `json:"related"` // other locations named by the first occurrence
 	// Count is the number of dynamic occurrences (at least 1).
 	Count int `json:"count"`

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -24,10 +26,12 @@ func sample() *Report {
 		Findings: []Finding{
 			{Kind: "redundant-flush", Class: Performance, Message: "clwb of the cache line at pool+0x40 is redundant",
 				Location: Location{File: "btree.c", Line: 88, Column: 3, Function: "persist_node"},
-				Count:    7, FirstEvent: 99},
+				Stack: []Frame{{Function: "clwb_line", File: "pm.h", Line: 12, Column: 2, Inlined: true},
+					{Function: "persist_node", File: "btree.c", Line: 88, Column: 3}, {Function: "main", File: "main.c", Line: 11, Column: 2}},
+				Count: 7, FirstEvent: 99},
 			{Kind: "unpersisted-store", Class: Correctness, Message: "store of 8 bytes to pool+0x100 is not durable when the program exits",
 				Location: Location{File: "btree.c", Line: 42, Column: 9, Function: "insert"},
-				Stack:    []Frame{{Function: "insert", File: "btree.c", Line: 120, Column: 5}, {Function: "main", File: "main.c", Line: 10, Column: 2}},
+				Stack:    []Frame{{Function: "insert", File: "btree.c", Line: 42, Column: 9}, {Function: "insert", File: "btree.c", Line: 120, Column: 5}, {Function: "main", File: "main.c", Line: 10, Column: 2}},
 				Related:  []Related{{Role: "flush", File: "btree.c", Line: 44, Column: 3, Function: "insert"}},
 				Count:    2, FirstEvent: 17, Operation: &Operation{Index: 3, Text: "insert 5 \"x\""}},
 		},
@@ -198,6 +202,33 @@ func TestSarifURI(t *testing.T) {
 	for _, tt := range tests {
 		if got := sarifURI(tt.in); got != tt.want {
 			t.Errorf("sarifURI(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSummary: from SummaryMin findings the text report starts with a table of at most
+// SummaryRows rows.
+func TestSummary(t *testing.T) {
+	for _, n := range []int{SummaryMin - 1, SummaryMin, SummaryRows + 5} {
+		r := &Report{}
+		for i := 0; i < n; i++ {
+			r.Findings = append(r.Findings, Finding{Kind: "redundant-flush", Class: Performance, Message: "m",
+				Location: Location{File: "a.c", Line: i + 1, Function: "f"}, Count: i + 1})
+		}
+		var b strings.Builder
+		if err := WriteText(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		has := strings.HasPrefix(out, fmt.Sprintf("scry: %d findings (0 correctness, %d performance):\n", n, n))
+		if has != (n >= SummaryMin) {
+			t.Errorf("%d findings: summary %v:\n%s", n, has, out)
+		}
+		if more := regexp.MustCompile(`(?m)^  \.\.\.\s+5 more\s*$`).MatchString(out); more != (n == SummaryRows+5) {
+			t.Errorf("%d findings: overflow row %v:\n%s", n, more, out)
+		}
+		if n >= SummaryMin && !regexp.MustCompile(`(?m)^  2\s+redundant-flush\s+a\.c:2 \(f\)\s+2$`).MatchString(out) {
+			t.Errorf("%d findings: no row for finding 2:\n%s", n, out)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
 
@@ -36,16 +37,21 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// WriteText writes the report in the style of compiler diagnostics:
+// WriteText writes the report in the style of compiler diagnostics, after a summary table (kind,
+// location, occurrences: at most SummaryRows rows) when there are SummaryMin findings or more:
 //
 //	file:line:col: kind: message [(N occurrences)]
 //	    role: file:line:col (function)
-//	    at function file:line:col        (call stack, innermost first)
+//	    at function file:line:col [(inlined)]  (frames, innermost first: the instruction, the
+//	                                            calls it was inlined at, the call stack)
 //	    during operation N: text
 //
 // then the warnings ("warning: ...") and one summary line.
 func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
+	if len(r.Findings) >= SummaryMin {
+		writeSummary(bw, r)
+	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		fmt.Fprintf(bw, "%s: %s: %s", pos(f.Location.File, f.Location.Line, f.Location.Column), f.Kind, f.Message)
@@ -63,12 +69,18 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 			bw.WriteByte('\n')
 		}
-		for _, fr := range f.Stack {
-			fn := fr.Function
-			if fn == "" {
-				fn = "?"
+		if len(f.Stack) > 1 || len(f.Stack) == 1 && f.Stack[0].Location() != f.Location {
+			for _, fr := range f.Stack {
+				fn := fr.Function
+				if fn == "" {
+					fn = "?"
+				}
+				mark := ""
+				if fr.Inlined {
+					mark = " (inlined)"
+				}
+				fmt.Fprintf(bw, "    at %s %s%s\n", fn, pos(fr.File, fr.Line, fr.Column), mark)
 			}
-			fmt.Fprintf(bw, "    at %s %s\n", fn, pos(fr.File, fr.Line, fr.Column))
 		}
 		if f.Operation != nil {
 			fmt.Fprintf(bw, "    during operation %d: %q\n", f.Operation.Index, f.Operation.Text)
@@ -240,11 +252,28 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			res.AddRelatedLocation(sarifLocation(rel.File, rel.Line, rel.Column, rel.Function, rel.Role).WithId(j + 1))
 		}
 		if len(f.Stack) > 0 {
-			st := &sarif.Stack{Message: sarif.NewTextMessage("call stack, innermost first")}
-			for _, fr := range f.Stack {
-				st.Frames = append(st.Frames, &sarif.StackFrame{Location: sarifLocation(fr.File, fr.Line, fr.Column, fr.Function, "")})
+			st := &sarif.Stack{Message: sarif.NewTextMessage("frames, innermost first (the instruction, the calls it was inlined at, the call stack)")}
+			flow := sarif.NewThreadFlow()
+			for j, fr := range f.Stack {
+				role := ""
+				if fr.Inlined {
+					role = "inlined"
+				}
+				sf := &sarif.StackFrame{Location: sarifLocation(fr.File, fr.Line, fr.Column, fr.Function, role)}
+				st.Frames = append(st.Frames, sf)
+				// The code flow runs from the outermost call to the instruction.
+				fl := f.Stack[len(f.Stack)-1-j]
+				tfl := sarif.NewThreadFlowLocation().WithLocation(sarifLocation(fl.File, fl.Line, fl.Column, fl.Function, "")).
+					WithNestingLevel(j)
+				if fl.Inlined {
+					tfl.WithKinds([]string{"call", "inlined"})
+				} else if j < len(f.Stack)-1 {
+					tfl.WithKinds([]string{"call"})
+				}
+				flow.AddLocation(tfl)
 			}
 			res.AddStack(st)
+			res.AddCodeFlow(sarif.NewCodeFlow().WithThreadFlows([]*sarif.ThreadFlow{flow}))
 		}
 		props := sarif.Properties{"class": string(f.Class), "count": f.Count, "first_event": f.FirstEvent}
 		if c := f.Crash; c != nil {
@@ -300,7 +329,14 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 		fmt.Fprintf(bw, "    in flight: %s (%d legal outcomes)\n", strings.Join(ops, ", "), c.Oracles)
 	}
 	if c.Variants > 1 {
-		fmt.Fprintf(bw, "    variants: %d distinct sets of persisted and unpersisted stores fail at this crash point\n", c.Variants)
+		fmt.Fprintf(bw, "    variants: %d distinct crash points and store sets show this root cause\n", c.Variants)
+	}
+	if len(c.Operations) > 1 {
+		var ops []string
+		for _, o := range c.Operations {
+			ops = append(ops, strconv.FormatUint(o, 10))
+		}
+		fmt.Fprintf(bw, "    in operations: %s\n", strings.Join(ops, ", "))
 	}
 	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}, {"closest (" + c.Closest + ")", c.DiffClosest}} {
 		if d.diff == "" {
@@ -367,4 +403,29 @@ func Recognize(head []byte) bool {
 // replaced, anything else only with force.
 func Policy(force bool) safefile.Policy {
 	return safefile.Policy{What: "the report", Ours: Recognize, Force: force}
+}
+
+// SummaryMin is the number of findings from which the text report starts with a summary table;
+// SummaryRows bounds its rows (one screen).
+const (
+	SummaryMin  = 3
+	SummaryRows = 20
+)
+
+// writeSummary writes the summary table: one row per finding in report order.
+func writeSummary(bw *bufio.Writer, r *Report) {
+	fmt.Fprintf(bw, "scry: %s (%s, %s):\n", plural(len(r.Findings), "finding", "findings"),
+		plural(r.Count(Correctness), "correctness", "correctness"), plural(r.Count(Performance), "performance", "performance"))
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tkind\tlocation\tcount")
+	for i := range r.Findings {
+		if i == SummaryRows {
+			fmt.Fprintf(tw, "  ...\t%d more\t\t\n", len(r.Findings)-SummaryRows)
+			break
+		}
+		f := &r.Findings[i]
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\n", i+1, f.Kind, f.Location.String(), f.Count)
+	}
+	tw.Flush()
+	bw.WriteByte('\n')
 }

@@ -609,6 +609,10 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 			put_uv(s->line);
 			put_uv(s->column);
 			put_str(s->callee ? s->callee : "", s->callee ? strlen(s->callee) : 0);
+			/* inlined-at: a local index + 1; an index outside the table or naming the site
+			 * itself is dropped rather than written as a bad id. */
+			uint32_t at = s->inlined_at;
+			put_uv(at != 0 && at <= n && at - 1 != i ? (uint64_t)base + at - 1 : 0);
 		}
 		rec_done();
 		uint32_t valid = 0;

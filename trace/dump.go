@@ -79,6 +79,9 @@ func Dump(w io.Writer, r *Reader, opts DumpOptions) error {
 				if s.Callee != "" {
 					fmt.Fprintf(bw, " callee=%s", s.Callee)
 				}
+				if s.InlinedAt != 0 {
+					fmt.Fprintf(bw, " inlined-at=%d", s.InlinedAt)
+				}
 				bw.WriteByte('\n')
 			}
 		}

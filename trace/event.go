@@ -9,7 +9,11 @@ type Site struct {
 	File     string // source file as the compiler saw it
 	Line     uint32
 	Column   uint32
-	Callee   string // called function, for SiteLibCall and SiteCall
+	Callee   string // called function, for SiteLibCall, SiteCall and SiteInlined
+	// InlinedAt is the SiteInlined site of the call whose inlining brought this site's code into
+	// the function that holds it (0: the site is in its own function's body). Following it gives
+	// the inlined call chain, innermost first (version 4; 0 in older traces).
+	InlinedAt uint32
 }
 
 // Dep is one static dependence fact of a DEPS record (docs/trace-format.md, "DEPS"): site From

@@ -74,6 +74,8 @@ func (k SiteKind) String() string {
 		return "call"
 	case SiteBranch:
 		return "branch"
+	case SiteInlined:
+		return "inlined"
 	}
 	return "site(" + strconv.Itoa(int(k)) + ")"
 }

@@ -862,7 +862,7 @@ func (r *Reader) decodeSite(b []byte) (s Site, n, need int, err error) {
 	}
 	s.Kind = SiteKind(b[i])
 	i++
-	if s.Kind < SiteLoad || s.Kind > SiteBranch {
+	if s.Kind < SiteLoad || s.Kind > SiteInlined || (s.Kind == SiteInlined && r.hdr.Version < 4) {
 		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d has unknown kind %d", s.ID, s.Kind)
 	}
 	if s.Function, i, need, err = r.strSite(b, i, "function"); i < 0 {
@@ -885,6 +885,15 @@ func (r *Reader) decodeSite(b []byte) (s Site, n, need int, err error) {
 	}
 	if s.Callee, i, need, err = r.strSite(b, i, "callee"); i < 0 {
 		return Site{}, 0, need, err
+	}
+	if r.hdr.Version >= 4 {
+		if v, i = uvarint(b, i); i < 0 {
+			return fail(i, "inlined-at")
+		}
+		if v > math.MaxUint32 || v == uint64(s.ID) {
+			return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d: bad inlined-at site %d", s.ID, v)
+		}
+		s.InlinedAt = uint32(v)
 	}
 	return s, i, 0, nil
 }

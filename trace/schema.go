@@ -11,12 +11,14 @@ const Magic = "SCRYTRC\x00"
 
 // Version is the format version this package writes. Version 2 added the branch site kind and
 // the DEPS and FRAME records (static dependence facts and call-frame identity, for inference);
-// version 3 added the WARNING record (the runtime degraded: results are incomplete).
-const Version = 3
+// version 3 added the WARNING record (the runtime degraded: results are incomplete); version 4
+// added the inlined site kind and each site's inlined-at field (the call the compiler inlined the
+// site's code into).
+const Version = 4
 
 // MinVersion is the oldest format version this package reads (version 1 traces have no DEPS or
-// FRAME records, which version 2 added, and no WARNING, which version 3 added; everything else
-// is unchanged).
+// FRAME records, which version 2 added, no WARNING, which version 3 added, and sites without the
+// inlined-at field, which version 4 added; everything else is unchanged).
 const MinVersion = 1
 
 // HeaderSize is the size of the fixed file header in bytes.
@@ -119,6 +121,7 @@ const (
 	SiteLibCall SiteKind = 8  // a library call scry interprets (PMDK, mmap, stdin reads)
 	SiteCall    SiteKind = 9  // any other call, used in call stacks
 	SiteBranch  SiteKind = 10 // a conditional branch or switch: a static fact only, never an event (version 2)
+	SiteInlined SiteKind = 11 // a call the compiler inlined: named by other sites' inlined-at, never an event (version 4)
 )
 
 // DepKind is the kind of one static dependence fact of a DEPS record.

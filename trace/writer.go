@@ -118,6 +118,7 @@ func (w *Writer) Write(ev *Event) error {
 			b = binary.AppendUvarint(b, uint64(s.Line))
 			b = binary.AppendUvarint(b, uint64(s.Column))
 			b = appendStr(b, s.Callee)
+			b = binary.AppendUvarint(b, uint64(s.InlinedAt))
 		}
 	case KindThread:
 		b = binary.AppendUvarint(b, uint64(ev.Thread))

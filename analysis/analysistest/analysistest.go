@@ -30,10 +30,26 @@ type Builder struct {
 	context  uint32
 	frames   []uint64
 	kinds    map[uint32]trace.SiteKind
+	copyOf   map[uint32]uint32 // site -> the site whose source position it shares
+	inlAt    map[uint32]uint32 // site -> its inlined-at site
 }
 
 // New returns an empty builder for 64-byte cache lines.
-func New() *Builder { return &Builder{LineSize: 64, kinds: map[uint32]trace.SiteKind{}} }
+func New() *Builder {
+	return &Builder{LineSize: 64, kinds: map[uint32]trace.SiteKind{}, copyOf: map[uint32]uint32{}, inlAt: map[uint32]uint32{}}
+}
+
+// Copy makes site stand for the same source position as site of (line, column and function):
+// the copy of one instruction that inlining or unrolling made.
+func (b *Builder) Copy(site, of uint32) *Builder { b.copyOf[site] = of; return b }
+
+// InlinedAt says site's code was inlined at the call at site at (a trace.SiteInlined site, at
+// line at in function fn<at>, calling fn<site's line>).
+func (b *Builder) InlinedAt(site, at uint32) *Builder {
+	b.inlAt[site] = at
+	b.kinds[at] = trace.SiteInlined
+	return b
+}
 
 func (b *Builder) add(ev trace.Event, sk trace.SiteKind) *Builder {
 	ev.Thread, ev.Context, ev.Frames = b.thread, b.context, b.frames
@@ -213,8 +229,12 @@ func (b *Builder) Sites() []trace.Site {
 	slices.Sort(ids)
 	var sites []trace.Site
 	for _, id := range ids {
-		sites = append(sites, trace.Site{ID: id, Kind: b.kinds[id], Function: fmt.Sprintf("fn%d", id),
-			File: File, Line: id, Column: 1})
+		line := id
+		if of, ok := b.copyOf[id]; ok {
+			line = of
+		}
+		sites = append(sites, trace.Site{ID: id, Kind: b.kinds[id], Function: fmt.Sprintf("fn%d", line),
+			File: File, Line: line, Column: 1, InlinedAt: b.inlAt[id]})
 	}
 	return sites
 }

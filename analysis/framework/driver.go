@@ -1,9 +1,11 @@
 package framework
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/scry-pm/scry/pmdk"
 	"github.com/scry-pm/scry/px86"
@@ -36,8 +38,9 @@ const MaxOpText = 32 << 20
 type Source func() (*trace.Reader, error)
 
 type aggKey struct {
-	kind int
-	site uint32
+	kind  int
+	site  uint32
+	stack uint32
 }
 
 type agg struct {
@@ -59,6 +62,9 @@ type driver struct {
 	kinds    []*Analyzer
 	aggs     map[aggKey]*agg
 	lastAgg  *agg
+	// ran records the calling contexts of stores, flushes, fences, transaction records and
+	// unmaps, where findings are reported: report.Place needs the contexts without a finding.
+	ran report.Contexts
 	warnings []string
 
 	stores  []hook[StoreHook]
@@ -220,18 +226,21 @@ func (d *driver) subscribe(v any, p *Pass) {
 // The replay handler: it fans the typed changes out to the analyzers' hooks.
 
 func (d *driver) Wrote(w *replay.Write) {
+	d.ran.Add(w.Origin.Site, w.Origin.Stack)
 	for _, h := range d.stores {
 		h.h.OnStore(h.p, w)
 	}
 }
 
 func (d *driver) Flushed(ev *trace.Event, eff px86.FlushEffect) {
+	d.ran.Add(ev.Site, ev.Context)
 	for _, h := range d.flushes {
 		h.h.OnFlush(h.p, ev, eff)
 	}
 }
 
 func (d *driver) Fenced(ev *trace.Event, eff px86.FenceEffect) {
+	d.ran.Add(ev.Site, ev.Context)
 	if d.st.Regions.Len() == 0 {
 		return
 	}
@@ -241,18 +250,21 @@ func (d *driver) Fenced(ev *trace.Event, eff px86.FenceEffect) {
 }
 
 func (d *driver) Unmapping(ev *trace.Event, r pmdk.Region) {
+	d.ran.Add(ev.Site, ev.Context)
 	for _, h := range d.unmaps {
 		h.h.OnUnmap(h.p, ev, r)
 	}
 }
 
 func (d *driver) Tx(ev *trace.Event, tx *pmdk.Tx) {
+	d.ran.Add(ev.Site, ev.Context)
 	for _, h := range d.txs {
 		h.h.OnTx(h.p, ev, tx)
 	}
 }
 
 func (d *driver) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
+	d.ran.Add(ev.Site, ev.Context)
 	for _, h := range d.txAdds {
 		h.h.OnTxAdd(h.p, ev, tx, redundant)
 	}
@@ -289,10 +301,10 @@ func (d *driver) opTextOf(i uint32) string {
 	return string(d.opText[sp.off : sp.off+sp.n])
 }
 
-func (d *driver) dup(kind int, site uint32, event uint64) bool {
+func (d *driver) dup(kind int, site, stack uint32, event uint64) bool {
 	a := d.lastAgg
-	if a == nil || a.key.kind != kind || a.key.site != site {
-		a = d.aggs[aggKey{kind, site}]
+	if a == nil || a.key != (aggKey{kind, site, stack}) {
+		a = d.aggs[aggKey{kind, site, stack}]
 		if a == nil {
 			return false
 		}
@@ -306,7 +318,7 @@ func (d *driver) dup(kind int, site uint32, event uint64) bool {
 }
 
 func (d *driver) report(kind int, diag Diagnostic) {
-	k := aggKey{kind, diag.Site}
+	k := aggKey{kind, diag.Site, diag.Stack}
 	a := d.aggs[k]
 	if a == nil {
 		a = &agg{key: k}
@@ -319,9 +331,10 @@ func (d *driver) report(kind int, diag Diagnostic) {
 	d.lastAgg = a
 }
 
-// finish turns the aggregated diagnostics into the report: resolves sites and stacks, merges
-// findings of one kind whose different sites resolve to the same source location, sorts and
-// applies the suppressions.
+// finish turns the aggregated diagnostics into the report: places each kind's contexts
+// (report.Place: the frame every execution through it shows), merges the contexts placed alike
+// into one finding (counts added, the earliest occurrence kept), sorts and applies the
+// suppressions.
 func (d *driver) finish(events uint64, cfg Config) *report.Report {
 	rep := &report.Report{Events: events, Trace: cfg.Trace}
 	rep.Warnings = append(append(rep.Warnings, d.warnings...), d.st.Warnings()...)
@@ -333,38 +346,41 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 			rep.Rules = append(rep.Rules, a.Rule())
 		}
 	}
-	type locKey struct {
-		kind int
-		loc  report.Location
-	}
-	byLoc := map[locKey]int{}
+	byKind := make([][]*agg, len(d.kinds))
 	for _, a := range d.aggs {
-		an := d.kinds[a.key.kind]
-		loc := report.At(d.r, a.diag.Site)
-		f := report.Finding{
-			Kind: an.Name, Class: an.Class, Message: a.diag.Message, Location: loc,
-			Stack: report.StackAt(d.r, a.diag.Stack), Count: a.count, FirstEvent: a.diag.Event,
+		byKind[a.key.kind] = append(byKind[a.key.kind], a)
+	}
+	for kind, aggs := range byKind {
+		if len(aggs) == 0 {
+			continue
 		}
-		for _, rel := range a.diag.Related {
-			f.Related = append(f.Related, report.At(d.r, rel.Site).Related(rel.Role))
+		// Earliest first, so the merged finding keeps its first occurrence's details.
+		slices.SortFunc(aggs, func(x, y *agg) int { return cmp.Compare(x.diag.Event, y.diag.Event) })
+		ctxs := make([]report.Context, len(aggs))
+		for i, a := range aggs {
+			ctxs[i] = report.Context{Site: a.key.site, Stack: a.key.stack}
 		}
-		if a.diag.Op > 0 {
-			f.Operation = &report.Operation{Index: uint64(a.diag.Op - 1), Text: d.opTextOf(a.diag.Op - 1)}
-		}
-		if loc.File != "" {
-			k := locKey{a.key.kind, loc}
-			if i, ok := byLoc[k]; ok {
-				g := &rep.Findings[i]
-				g.Count += f.Count
-				if f.FirstEvent < g.FirstEvent {
-					f.Count = g.Count
-					*g = f
-				}
+		placed := report.Place(d.r, ctxs, &d.ran)
+		an := d.kinds[kind]
+		byKey := map[string]int{}
+		for i, a := range aggs {
+			if j, ok := byKey[placed[i].Key]; ok {
+				rep.Findings[j].Count += a.count
 				continue
 			}
-			byLoc[k] = len(rep.Findings)
+			f := report.Finding{
+				Kind: an.Name, Class: an.Class, Message: a.diag.Message, Location: placed[i].Location(),
+				Stack: placed[i].Frames, Count: a.count, FirstEvent: a.diag.Event,
+			}
+			for _, rel := range a.diag.Related {
+				f.Related = append(f.Related, report.At(d.r, rel.Site).Related(rel.Role))
+			}
+			if a.diag.Op > 0 {
+				f.Operation = &report.Operation{Index: uint64(a.diag.Op - 1), Text: d.opTextOf(a.diag.Op - 1)}
+			}
+			byKey[placed[i].Key] = len(rep.Findings)
+			rep.Findings = append(rep.Findings, f)
 		}
-		rep.Findings = append(rep.Findings, f)
 	}
 	rep.Sort()
 	cfg.Suppressions.Filter(rep)

@@ -9,7 +9,9 @@
 // implements with each typed change. An analyzer that needs the whole trace before the others
 // can start (inference of persistence properties) declares Prepass instead: the driver runs it
 // over its own read of the trace first, and analyzers that require it get its result.
-// Findings are deduplicated by (kind, static location) and counted.
+// Occurrences are counted per (kind, site, call stack); at the end each kind's contexts are placed
+// at the frame every execution through it shows (report.Place: a helper wrong for one caller is
+// reported at that caller) and the contexts placed alike become one finding.
 //
 // Package analysis holds the catalogue of finding kinds and selects analyzers from it; this
 // package exists so that the packages declaring analyzers (oracle, infer) avoid an import cycle.
@@ -223,11 +225,12 @@ func (p *Pass) Site(id uint32) (trace.Site, bool) { return p.d.r.Site(id) }
 // Locate returns the source location of a site (report.At).
 func (p *Pass) Locate(site uint32) report.Location { return report.At(p.d.r, site) }
 
-// Dup reports whether an occurrence of this analyzer's kind at site, at event, is a duplicate of
-// one already reported; if so it counts it. Analyzers call it before building a Diagnostic so
-// that repeated occurrences cost no allocation.
-func (p *Pass) Dup(site uint32, event uint64) bool {
-	return p.d.dup(p.kind, site, event)
+// Dup reports whether an occurrence of this analyzer's kind at site in call-stack node stack, at
+// event, is a duplicate of one already reported; if so it counts it. Analyzers call it before
+// building a Diagnostic (whose Site and Stack must be the same) so that repeated occurrences cost
+// no allocation.
+func (p *Pass) Dup(site, stack uint32, event uint64) bool {
+	return p.d.dup(p.kind, site, stack, event)
 }
 
 // Report records an occurrence. Occurrences with the same (kind, site) are merged: counted,

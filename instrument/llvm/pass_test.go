@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +34,7 @@ var versions = []string{"14", "16"}
 
 var kindNames = map[string]int{
 	"load": 1, "store": 2, "nt-store": 3, "range": 4, "flush": 5, "fence": 6, "rmw": 7,
-	"libcall": 8, "call": 9, "branch": 10,
+	"libcall": 8, "call": 9, "branch": 10, "inlined": 11,
 }
 
 func repoRoot(t *testing.T) string {
@@ -73,12 +74,13 @@ func plugin(t *testing.T, v string) string {
 type site struct {
 	kind, line, col        int
 	function, file, callee string
+	inlinedAt              int // 1 + index of the inlined-call site, 0 none
 }
 
 var (
 	strDefRE  = regexp.MustCompile(`(?m)^@(\.scry\.str(?:\.\d+)?) = .*constant \[\d+ x i8\] (?:c"(.*)\\00"|zeroinitializer)`)
 	tableRE   = regexp.MustCompile(`(?m)^@__scry_sites = .*$`)
-	elemRE    = regexp.MustCompile(`i32 (\d+), i32 (\d+), i32 (\d+), i32 0, ([^}]*)\}`)
+	elemRE    = regexp.MustCompile(`i32 (\d+), i32 (\d+), i32 (\d+), i32 (\d+), ([^}]*)\}`)
 	strRefRE  = regexp.MustCompile(`@\.scry\.str(?:\.\d+)?\b`)
 	hexEscape = regexp.MustCompile(`\\([0-9A-Fa-f]{2})`)
 )
@@ -98,14 +100,15 @@ func parseSites(t *testing.T, ir string) []site {
 	}
 	var sites []site
 	for _, m := range elemRE.FindAllStringSubmatch(table, -1) {
-		refs := strRefRE.FindAllString(m[4], -1)
+		refs := strRefRE.FindAllString(m[5], -1)
 		if len(refs) != 3 {
 			t.Fatalf("site %q: want 3 string references", m[0])
 		}
 		k, _ := strconv.Atoi(m[1])
 		l, _ := strconv.Atoi(m[2])
 		c, _ := strconv.Atoi(m[3])
-		sites = append(sites, site{k, l, c, strs[refs[0][1:]], strs[refs[1][1:]], strs[refs[2][1:]]})
+		at, _ := strconv.Atoi(m[4])
+		sites = append(sites, site{k, l, c, strs[refs[0][1:]], strs[refs[1][1:]], strs[refs[2][1:]], at})
 	}
 	return sites
 }
@@ -290,6 +293,48 @@ func TestFunctionNames(t *testing.T) {
 				t.Error("the module constructor is instrumented")
 			}
 		})
+	}
+}
+
+// TestInlinedChains: at -O2 the flushes and fences of a persistence helper inlined at two
+// callers, themselves inlined into main, carry inlined-at chains naming the helper's call line in
+// each caller and the caller's call line in main (kind "inlined" sites, callee the inlined
+// function); at -O0 nothing is inlined.
+func TestInlinedChains(t *testing.T) {
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O2"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				src, _ := filepath.Abs("testdata/inline.c")
+				sites := parseSites(t, compileIR(t, v, plug, src, opt, filepath.Join(t.TempDir(), "out.ll")))
+				var chains []string
+				for _, s := range sites {
+					if s.kind != kindNames["flush"] && s.kind != kindNames["fence"] {
+						continue
+					}
+					chain := fmt.Sprintf("%s:%d", s.function, s.line)
+					for at, n := s.inlinedAt, 0; at != 0 && n < 10; n++ {
+						in := sites[at-1]
+						if in.kind != kindNames["inlined"] {
+							t.Fatalf("inlined-at of %+v names a site of kind %d", s, in.kind)
+						}
+						chain += fmt.Sprintf(" < %s:%d->%s", in.function, in.line, in.callee)
+						at = in.inlinedAt
+					}
+					chains = append(chains, chain)
+				}
+				want := []string{"persist:7", "persist:7"} // the flush and the fence, once
+				if opt == "-O2" {
+					want = []string{
+						"persist:7 < set_a:10->persist < main:15->set_a", "persist:7 < set_a:10->persist < main:15->set_a",
+						"persist:7 < set_b:11->persist < main:16->set_b", "persist:7 < set_b:11->persist < main:16->set_b",
+					}
+				}
+				if !slices.Equal(chains, want) {
+					t.Errorf("flush and fence chains\n got %q\nwant %q", chains, want)
+				}
+			})
+		}
 	}
 }
 

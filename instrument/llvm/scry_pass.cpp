@@ -78,6 +78,7 @@ SCRY_STAT(NumExternal, "calls into uninstrumented code watched for PM writes");
 SCRY_STAT(NumSkippedAccesses, "loads and stores skipped: provably to the stack or a global");
 SCRY_STAT(NumSkippedCalls, "calls skipped: intrinsics, read-only libc, C++ exception runtime, musttail");
 SCRY_STAT(NumBranches, "branch sites (static control dependence)");
+SCRY_STAT(NumInlined, "inlined-call sites (the inlined-at chains of other sites)");
 SCRY_STAT(NumDeps, "static dependence facts");
 #undef SCRY_STAT
 
@@ -199,6 +200,7 @@ namespace {
 // One static site of the module's table (struct scry_site).
 struct SiteRec {
   uint32_t Kind, Line, Column;
+  uint32_t InlinedAt = 0; // 1 + index of the SCRY_SITE_INLINED site of the inlined call, or 0
   std::string Function, File, Callee;
 };
 
@@ -243,6 +245,7 @@ private:
   GlobalVariable *Base = nullptr, *PmLo = nullptr, *PmHi = nullptr;
   MDNode *Unlikely = nullptr;
   std::map<const DISubprogram *, std::string> SPNames;
+  std::map<const DILocation *, unsigned> InlinedOf; // inlined-call location -> its site
 
   // Per function.
   Value *BaseV = nullptr;  // this module's base site id, loaded at entry
@@ -257,6 +260,8 @@ private:
 
   unsigned addSite(uint32_t Kind, Instruction *I, StringRef Callee = "");
   std::string functionName(Instruction *I);
+  std::string subprogramName(const DISubprogram *SP);
+  uint32_t inlinedAt(const DILocation *Loc);
   Value *siteId(IRBuilder<> &B, unsigned Idx) { return B.CreateAdd(BaseV, ConstantInt::get(I32, Idx)); }
   Value *toI8Ptr(IRBuilder<> &B, Value *P) {
     if (P->getType()->isIntegerTy())
@@ -397,18 +402,54 @@ void Instrumenter::collect(Function &F, std::vector<Item> &Items) {
 // functionName: the source-level name of the function holding I (the inlined one when I came
 // from inlining, so it agrees with the site's file and line), demangled for C++.
 std::string Instrumenter::functionName(Instruction *I) {
-  if (const DILocation *Loc = I->getDebugLoc().get()) {
-    if (const DISubprogram *SP = Loc->getScope()->getSubprogram()) {
-      auto It = SPNames.find(SP);
-      if (It != SPNames.end())
-        return It->second;
-      std::string Name = SP->getLinkageName().str();
-      Name = Name.empty() ? SP->getName().str() : demangle(Name);
-      SPNames[SP] = Name;
-      return Name;
-    }
-  }
+  if (const DILocation *Loc = I->getDebugLoc().get())
+    if (const DISubprogram *SP = Loc->getScope()->getSubprogram())
+      return subprogramName(SP);
   return demangle(I->getFunction()->getName().str());
+}
+
+// subprogramName: the source-level name of a debug-info function, demangled for C++.
+std::string Instrumenter::subprogramName(const DISubprogram *SP) {
+  auto It = SPNames.find(SP);
+  if (It != SPNames.end())
+    return It->second;
+  std::string Name = SP->getLinkageName().str();
+  Name = Name.empty() ? SP->getName().str() : demangle(Name);
+  SPNames[SP] = Name;
+  return Name;
+}
+
+static std::string fileOf(const DILocation *Loc) {
+  StringRef File = Loc->getFilename(), Dir = Loc->getDirectory();
+  return (File.startswith("/") || Dir.empty() || File.empty()) ? File.str() : (Dir + "/" + File).str();
+}
+
+// inlinedAt: the site field for an instruction at Loc: 1 + the index of the SCRY_SITE_INLINED
+// site that stands for the call Loc's code was inlined at (Loc->getInlinedAt(): the call's
+// position in its caller, whose own scope may be inlined further), or 0 when Loc is in its own
+// function. One inlined site per inlined call (debug locations are uniqued), each chained to the
+// next, so a site's inlined-at chain lists its inlined callers innermost first.
+uint32_t Instrumenter::inlinedAt(const DILocation *Loc) {
+  const DILocation *IA = Loc ? Loc->getInlinedAt() : nullptr;
+  if (!IA)
+    return 0;
+  auto It = InlinedOf.find(IA);
+  if (It != InlinedOf.end())
+    return It->second + 1;
+  SiteRec S;
+  S.Kind = SCRY_SITE_INLINED;
+  S.Line = IA->getLine();
+  S.Column = IA->getColumn();
+  S.File = fileOf(IA);
+  if (const DISubprogram *SP = IA->getScope()->getSubprogram())
+    S.Function = subprogramName(SP);
+  if (const DISubprogram *Callee = Loc->getScope()->getSubprogram())
+    S.Callee = subprogramName(Callee);
+  S.InlinedAt = inlinedAt(IA); // before this site: the chain is built outermost first
+  Sites.push_back(S);
+  ++NumInlined;
+  InlinedOf[IA] = Sites.size() - 1;
+  return Sites.size();
 }
 
 unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) {
@@ -418,8 +459,8 @@ unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) 
   if (const DILocation *Loc = I->getDebugLoc().get()) {
     S.Line = Loc->getLine();
     S.Column = Loc->getColumn();
-    StringRef File = Loc->getFilename(), Dir = Loc->getDirectory();
-    S.File = (File.startswith("/") || Dir.empty() || File.empty()) ? File.str() : (Dir + "/" + File).str();
+    S.File = fileOf(Loc);
+    S.InlinedAt = inlinedAt(Loc);
   }
   S.Function = functionName(I);
   S.Callee = Callee.str();
@@ -910,7 +951,7 @@ void Instrumenter::emitModuleCtor() {
   for (const SiteRec &S : Sites)
     Elems.push_back(ConstantStruct::get(
         SiteTy, {ConstantInt::get(I32, S.Kind), ConstantInt::get(I32, S.Line), ConstantInt::get(I32, S.Column),
-                 ConstantInt::get(I32, 0), str(S.Function), str(S.File), str(S.Callee)}));
+                 ConstantInt::get(I32, S.InlinedAt), str(S.Function), str(S.File), str(S.Callee)}));
   ArrayType *AT = ArrayType::get(SiteTy, Sites.size());
   auto *Table = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage, ConstantArray::get(AT, Elems),
                                    "__scry_sites");

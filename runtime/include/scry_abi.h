@@ -33,10 +33,11 @@ struct scry_site {
 	uint32_t kind;
 	uint32_t line;
 	uint32_t column;
-	uint32_t reserved;
+	uint32_t inlined_at; /* 1 + index in this table of the SCRY_SITE_INLINED site of the inlined
+	                        call this site's code came from; 0 when it was not inlined */
 	const char *function; /* enclosing function */
 	const char *file;     /* source file */
-	const char *callee;   /* called function for call sites, else "" */
+	const char *callee;   /* called function for call and inlined sites, else "" */
 };
 
 /* One static dependence fact as the pass emits it (a constant array per module): site `from`

@@ -1,0 +1,208 @@
+package report
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+// FramesAt returns the frames of an event at site in call-stack node stack, innermost first: the
+// site itself, the calls its code was inlined at (the site's inlined-at chain, each of those
+// frames but the last marked Inlined), then every call site of the stack with its own inlined-at
+// chain. A frame that repeats an earlier one (recursion) is left out, so a recursive call at any
+// depth has the same frames. Site 0 gives no frame of its own. This is how every report shows
+// where an event happened; Primary picks the frame a finding is reported at.
+func FramesAt(t SiteTable, site, stack uint32) []Frame {
+	var frames []Frame
+	seen := map[Frame]bool{}
+	add := func(id uint32) {
+		for n := 0; id != 0 && n < trace.MaxDepth; n++ {
+			s, ok := t.Site(id)
+			if !ok {
+				return
+			}
+			f := Loc(s).Frame()
+			f.Inlined = s.InlinedAt != 0
+			if k := f.key(); !seen[k] {
+				seen[k] = true
+				frames = append(frames, f)
+			}
+			id = s.InlinedAt
+		}
+	}
+	add(site)
+	if stack != 0 {
+		ids := t.StackOf(stack) // outermost first
+		for i := len(ids) - 1; i >= 0; i-- {
+			add(ids[i])
+		}
+	}
+	return frames
+}
+
+// key is the frame without its Inlined mark: what identifies a position in the source.
+func (f Frame) key() Frame { f.Inlined = false; return f }
+
+// Location returns the frame as a location.
+func (f Frame) Location() Location {
+	return Location{File: f.File, Line: f.Line, Column: f.Column, Function: f.Function}
+}
+
+// System reports whether the frame is in code the user did not write: a file under /usr/include
+// or /usr/lib (inline functions of libc, libpmem, libpmemobj headers) or an unknown file.
+func (f Frame) System() bool {
+	return f.File == "" || strings.HasPrefix(f.File, "/usr/include/") || strings.HasPrefix(f.File, "/usr/lib/")
+}
+
+// Context is one calling context in which an event happened: its site and call-stack node.
+type Context struct{ Site, Stack uint32 }
+
+// Contexts records the calling contexts in which sites executed, for Primary. The zero value is
+// ready to use. Add costs a slice index and a scan of the site's few contexts.
+type Contexts struct {
+	bySite [][]uint32 // stacks seen per site id, for sites with few
+	many   map[Context]bool
+}
+
+// maxScan bounds the contexts kept per site in a slice; more go to a map.
+const maxScan = 16
+
+// Add records that site executed in stack (site 0 is ignored).
+func (c *Contexts) Add(site, stack uint32) {
+	if site == 0 {
+		return
+	}
+	if int(site) >= len(c.bySite) {
+		if site >= trace.MaxSites {
+			return
+		}
+		c.bySite = slices.Grow(c.bySite, int(site)+1-len(c.bySite))[:site+1]
+	}
+	s := c.bySite[site]
+	if len(s) > 0 && s[0] == stack {
+		return
+	}
+	if slices.Contains(s, stack) {
+		return
+	}
+	if len(s) < maxScan {
+		c.bySite[site] = append(s, stack)
+		return
+	}
+	if c.many == nil {
+		c.many = map[Context]bool{}
+	}
+	c.many[Context{site, stack}] = true
+}
+
+// each calls fn for every recorded context.
+func (c *Contexts) each(fn func(Context)) {
+	for site, stacks := range c.bySite {
+		for _, st := range stacks {
+			fn(Context{uint32(site), st})
+		}
+	}
+	for k := range c.many {
+		fn(k)
+	}
+}
+
+// Placed is where one finding context is reported: the index of its primary frame in Frames and
+// the key that groups it with the other contexts reported as the same finding.
+type Placed struct {
+	Frames  []Frame
+	Primary int    // index in Frames of the frame the finding is reported at
+	Key     string // the frames up to and including Primary: one finding per key and kind
+}
+
+// Location returns the primary frame as a location (the zero Location when there is no frame).
+func (p Placed) Location() Location {
+	if len(p.Frames) == 0 {
+		return Location{}
+	}
+	return p.Frames[p.Primary].Location()
+}
+
+// Place decides where the findings of one kind, observed in the contexts buggy, are reported,
+// given every context ran recorded (a context in buggy counts as run). It returns one Placed per
+// element of buggy, in order.
+//
+// The rule: a finding is reported at the innermost frame that every execution through it shows.
+// Frame 0 (the instruction) when every context that executed the instruction has the finding;
+// otherwise the first caller (inlined or called) below which all executions have it. So a
+// persistence helper used wrongly by one of three callers gives one finding at that caller's
+// line, and a helper wrong for all its callers one finding at the helper. A frame in system
+// headers is never the primary frame when a user frame is further out. Frames are compared by
+// file, line, column and function, so one helper inlined at -O2 and called at -O0 is placed
+// alike.
+func Place(t SiteTable, buggy []Context, ran *Contexts) []Placed {
+	out := make([]Placed, len(buggy))
+	isBuggy := map[Context]bool{}
+	inner := map[Frame]bool{} // frame 0 of a buggy context
+	for i, b := range buggy {
+		isBuggy[b] = true
+		out[i].Frames = FramesAt(t, b.Site, b.Stack)
+		if len(out[i].Frames) > 0 {
+			inner[out[i].Frames[0].key()] = true
+		}
+	}
+	// The executed contexts whose instruction is at one of those frames, with their frames.
+	byInner := map[Frame][][]Frame{}
+	visit := func(c Context) {
+		if isBuggy[c] {
+			return
+		}
+		s, ok := t.Site(c.Site)
+		if !ok || !inner[Loc(s).Frame()] {
+			return
+		}
+		fr := FramesAt(t, c.Site, c.Stack)
+		byInner[fr[0].key()] = append(byInner[fr[0].key()], fr)
+	}
+	if ran != nil {
+		ran.each(visit)
+	}
+	for i := range out {
+		p := &out[i]
+		if len(p.Frames) == 0 {
+			p.Key = "?"
+			continue
+		}
+		clean := byInner[p.Frames[0].key()] // contexts without the finding
+		// The innermost frame that separates this context from every clean one; frame 0 when
+		// none does (a clean context with the same frames: an unrolled copy, a deeper recursion).
+		k := 0
+		for j := range p.Frames {
+			if !slices.ContainsFunc(clean, func(fr []Frame) bool { return samePrefix(fr, p.Frames, j) }) {
+				k = j
+				break
+			}
+		}
+		for k < len(p.Frames)-1 && p.Frames[k].System() {
+			k++
+		}
+		p.Primary = k
+		var b strings.Builder
+		for _, f := range p.Frames[:k+1] {
+			l := f.Location()
+			b.WriteString(l.Key())
+			b.WriteByte('|')
+		}
+		p.Key = b.String()
+	}
+	return out
+}
+
+// samePrefix reports whether a and b agree on frames 0..k.
+func samePrefix(a, b []Frame, k int) bool {
+	if len(a) <= k || len(b) <= k {
+		return false
+	}
+	for i := 0; i <= k; i++ {
+		if a[i].key() != b[i].key() {
+			return false
+		}
+	}
+	return true
+}
