@@ -13,6 +13,7 @@
 //	// scry: strategy S[,S...]      with workload: passed as --strategy (crash-state strategies)
 //	// scry: concurrent-operations  with workload: the trace must have two operations of
 //	                                different threads in flight at once
+//	// scry: op-markers B E         calls of B and E mark the operations (--op-begin B --op-end E)
 //	// scry: opt -O0 -O2            the optimisation levels to build and check it at, each a test of
 //	                                its own named with the level (default -O0): findings at the
 //	                                same lines whether helpers are inlined or called
@@ -117,6 +118,8 @@ type program struct {
 	props map[propKey]*propGroup
 	exact []string
 	opts  []string // the opt directive's levels
+	// markers are the op-markers directive's functions: begin, end.
+	markers []string
 }
 
 // propKey names a group of property comments: one rule and one tag.
@@ -247,6 +250,11 @@ func parseProgram(rel string) (program, error) {
 				}
 			case "concurrent-operations":
 				p.concurrent = true
+			case "op-markers":
+				p.markers = strings.Fields(m[2])
+				if len(p.markers) != 2 {
+					return p, fmt.Errorf("%s:%d: op-markers names a begin and an end function", rel, line)
+				}
 			case "opt":
 				for _, o := range strings.Fields(m[2]) {
 					if !regexp.MustCompile(`^-O[0-3sz]$`).MatchString(o) {
@@ -728,6 +736,9 @@ func missingFeature(t *testing.T, format string, args ...any) {
 func checkArgs(p program, dir, bin string, strategies []string) []string {
 	check := []string{"check", "--format", "json", "-o", filepath.Join(dir, "report.json"),
 		"--trace", filepath.Join(dir, "trace")}
+	if len(p.markers) == 2 {
+		check = append(check, "--op-begin", p.markers[0], "--op-end", p.markers[1])
+	}
 	if p.workload != "" {
 		check = append(check, "--workload", p.workload)
 		if p.outputFilter != "" {

@@ -215,6 +215,8 @@ type Recording struct {
 	// PM are --pm globs; NoLoads and NoForcePMEM as record.Options.
 	PM                   []string
 	NoLoads, NoForcePMEM bool
+	// OpBegin and OpEnd name the functions whose calls mark operations (record.Options).
+	OpBegin, OpEnd string
 	// Workload is the file fed to the program's standard input ("": Stdin).
 	Workload string
 	Stdin    io.Reader
@@ -257,7 +259,7 @@ func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result
 	}
 	return record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
-		Args: rc.Args, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
+		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Args: rc.Args, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
 	})
 }
 

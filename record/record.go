@@ -31,6 +31,11 @@ type Options struct {
 	PMGlobs []string
 	// NoLoads leaves loads out of the trace (smaller traces; inference needs them).
 	NoLoads bool
+	// OpBegin, when set, names a function whose calls begin workload operations, instead of the
+	// lines the program reads from standard input (each call's operation text is the last line
+	// read, else the name); OpEnd one whose calls end them. A call the compiler inlined marks
+	// nothing (the runtime warns). Passed as $SCRY_OP_BEGIN and $SCRY_OP_END.
+	OpBegin, OpEnd string
 	// NoForcePMEM leaves PMEM_IS_PMEM_FORCE unset; by default it is set to 1 so that PMDK
 	// treats ordinary files as PM and flushes with cache-line instructions instead of msync.
 	NoForcePMEM bool
@@ -146,6 +151,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.NoLoads {
 		cmd.Env = append(cmd.Env, "SCRY_NO_LOADS=1")
+	}
+	if opts.OpBegin != "" {
+		cmd.Env = append(cmd.Env, "SCRY_OP_BEGIN="+opts.OpBegin)
+	}
+	if opts.OpEnd != "" {
+		cmd.Env = append(cmd.Env, "SCRY_OP_END="+opts.OpEnd)
 	}
 	if !opts.NoForcePMEM {
 		cmd.Env = append(cmd.Env, "PMEM_IS_PMEM_FORCE=1")

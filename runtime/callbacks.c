@@ -163,6 +163,8 @@ void __scry_call(uint32_t depth, uint32_t site)
 			t->frame_low = depth;
 	}
 	t->depth = depth + 1;
+	if (RT_UNLIKELY(atomic_load_explicit(&g_op_markers, memory_order_relaxed) != 0))
+		op_marker_slow(site);
 }
 
 void __scry_ret(uint32_t depth)

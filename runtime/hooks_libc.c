@@ -120,11 +120,12 @@ static void unprotect_dest(void *dest, size_t n)
 
 #define OP_TEXT_MAX 4096
 
-/* OP_END + OP_BEGIN for a line read (trailing newline dropped); OP_END at end of input. */
+/* A line read (trailing newline dropped; NULL at end of input): an operation, or the text of the
+ * next operation a marker call begins (rec_op_line). */
 static void op_line(const char *line, size_t n)
 {
 	if (!line) {
-		rec_op_end();
+		rec_op_line(NULL, 0);
 		return;
 	}
 	if (n > 0 && line[n - 1] == '\n')
@@ -133,7 +134,7 @@ static void op_line(const char *line, size_t n)
 		n--;
 	if (n > OP_TEXT_MAX)
 		n = OP_TEXT_MAX;
-	rec_op_begin(line, n);
+	rec_op_line(line, n);
 }
 
 void __scry_pre_fgets(uint32_t site, char *s, int size, FILE *stream)

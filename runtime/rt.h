@@ -49,6 +49,9 @@
 #define rec_mem __scry_rt_rec_mem
 #define rec_mem_locked __scry_rt_rec_mem_locked
 #define rec_op_begin __scry_rt_rec_op_begin
+#define rec_op_line __scry_rt_rec_op_line
+#define op_marker_slow __scry_rt_op_marker_slow
+#define g_op_markers __scry_rt_g_op_markers
 #define rec_op_end __scry_rt_rec_op_end
 #define rec_region_map_locked __scry_rt_rec_region_map_locked
 #define rec_region_unmap_locked __scry_rt_rec_region_unmap_locked
@@ -146,6 +149,13 @@ void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size,
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags);
 void rec_op_begin(const char *text, size_t len); /* ends the open operation first */
 void rec_op_end(void);
+/* A line the program read from standard input: an operation (OP_BEGIN with the line), or, when
+ * operations are marked by calls ($SCRY_OP_BEGIN), the text of the next one. */
+void rec_op_line(const char *line, size_t len);
+/* Call sites of the functions named by $SCRY_OP_BEGIN / $SCRY_OP_END (scry record --op-begin,
+ * --op-end): __scry_call checks g_op_markers (their number) before looking. */
+extern _Atomic int g_op_markers;
+void op_marker_slow(uint32_t site);
 /* SITES, then DEPS (when some of the ndeps facts are valid), under one lock hold. */
 uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_dep *deps, uint32_t ndeps);
 

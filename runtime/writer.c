@@ -573,6 +573,141 @@ static void rec_warning(const char *text, size_t len)
 		rt_unlock();
 }
 
+/* ------------------------------------------------ operations marked by calls (--op-begin) */
+
+#define RT_MAX_MARKERS 256
+#define RT_OP_TEXT_MAX 4096
+_Atomic int g_op_markers;
+static uint32_t g_marker_site[RT_MAX_MARKERS]; /* call sites of the marker functions */
+static uint8_t g_marker_end[RT_MAX_MARKERS];   /* 1: of the end function */
+static const char *g_mark_names[2];           /* $SCRY_OP_BEGIN, $SCRY_OP_END; NULL unset */
+static int g_mark_init;
+/* The lines read from standard input and not yet given to an operation, oldest first: marker
+ * operation k gets the k-th line read (a driver may read its whole workload first). */
+static char **g_lines;
+static size_t *g_line_len;
+static size_t g_lines_head, g_lines_n, g_lines_cap;
+
+/* Reads the marker names once; lock held. */
+static void markers_init_locked(void)
+{
+	if (g_mark_init)
+		return;
+	g_mark_init = 1;
+	const char *b = getenv("SCRY_OP_BEGIN"), *e = getenv("SCRY_OP_END");
+	g_mark_names[0] = b && *b ? b : NULL;
+	g_mark_names[1] = e && *e ? e : NULL;
+}
+
+/* The module's call sites of the marker functions (ids base..); lock held. A marker function
+ * the compiler inlined has no call left to see: warned about, with where. */
+static void markers_scan_locked(const struct scry_site *sites, uint32_t n, uint32_t base)
+{
+	markers_init_locked();
+	if (!g_mark_names[0] && !g_mark_names[1])
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct scry_site *s = &sites[i];
+		if (!s->callee)
+			continue;
+		for (int end = 0; end < 2; end++) {
+			if (!g_mark_names[end] || strcmp(s->callee, g_mark_names[end]) != 0)
+				continue;
+			if (s->kind == SCRY_SITE_INLINED) {
+				static int warned[2];
+				if (!warned[end]++)
+					rt_warn("operation marker %s is inlined at %s:%u: those calls mark no operation (declare it __attribute__((noinline)))",
+					s->callee, s->file ? s->file : "?", s->line);
+				continue;
+			}
+			if (s->kind != SCRY_SITE_CALL && s->kind != SCRY_SITE_LIBCALL)
+				continue;
+			int k = atomic_load_explicit(&g_op_markers, memory_order_relaxed);
+			if (k == RT_MAX_MARKERS) {
+				static int warned;
+				if (!warned++)
+					rt_warn("more than %d calls of the operation markers: the rest mark no operation", RT_MAX_MARKERS);
+				continue;
+			}
+			g_marker_site[k] = base + i;
+			g_marker_end[k] = (uint8_t)end;
+			atomic_store_explicit(&g_op_markers, k + 1, memory_order_release);
+		}
+	}
+}
+
+void op_marker_slow(uint32_t site)
+{
+	int n = atomic_load_explicit(&g_op_markers, memory_order_acquire);
+	for (int i = 0; i < n; i++) {
+		if (g_marker_site[i] != site)
+			continue;
+		if (g_marker_end[i]) {
+			rec_op_end();
+			return;
+		}
+		rt_lock();
+		char *line = NULL;
+		size_t len = 0;
+		if (g_lines_head < g_lines_n) {
+			line = g_lines[g_lines_head];
+			len = g_line_len[g_lines_head];
+			g_lines[g_lines_head++] = NULL;
+		}
+		rt_unlock();
+		if (line) {
+			rec_op_begin(line, len);
+			free(line);
+			return;
+		}
+		const char *text = g_mark_names[0];
+		len = strlen(text);
+		if (len > RT_OP_TEXT_MAX)
+			len = RT_OP_TEXT_MAX;
+		rec_op_begin(text, len);
+		return;
+	}
+}
+
+void rec_op_line(const char *line, size_t len)
+{
+	rt_lock();
+	markers_init_locked();
+	int marked = g_mark_names[0] != NULL;
+	if (marked && line) {
+		if (len > RT_OP_TEXT_MAX)
+			len = RT_OP_TEXT_MAX;
+		if (g_lines_n == g_lines_cap) {
+			size_t cap = g_lines_cap ? 2 * g_lines_cap : 64;
+			char **l = realloc(g_lines, cap * sizeof *l);
+			size_t *n = l ? realloc(g_line_len, cap * sizeof *n) : NULL;
+			if (l)
+				g_lines = l;
+			if (n)
+				g_line_len = n;
+			if (l && n)
+				g_lines_cap = cap;
+		}
+		char *copy = g_lines_n < g_lines_cap ? malloc(len ? len : 1) : NULL;
+		if (copy) {
+			memcpy(copy, line, len);
+			g_lines[g_lines_n] = copy;
+			g_line_len[g_lines_n++] = len;
+		} else {
+			static int warned;
+			if (!warned++)
+				rt_warn("out of memory keeping the lines read for the operations' texts: later operations are named by their marker");
+		}
+	}
+	rt_unlock();
+	if (marked)
+		return;
+	if (line)
+		rec_op_begin(line, len);
+	else
+		rec_op_end(); /* end of input */
+}
+
 void rec_op_end(void)
 {
 	rt_lock();
@@ -615,6 +750,7 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 			put_uv(at != 0 && at <= n && at - 1 != i ? (uint64_t)base + at - 1 : 0);
 		}
 		rec_done();
+		markers_scan_locked(sites, n, base);
 		uint32_t valid = 0;
 		for (uint32_t i = 0; deps && i < ndeps; i++)
 			valid += dep_ok(&deps[i], n);
@@ -640,6 +776,15 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 /* END record followed by the final write; lock held. */
 static void end_locked(uint8_t how, int64_t status)
 {
+	markers_init_locked();
+	for (int end = 0; end < 2; end++) {
+		int seen = 0;
+		for (int i = 0; i < atomic_load_explicit(&g_op_markers, memory_order_relaxed); i++)
+			seen |= g_marker_end[i] == end;
+		if (g_mark_names[end] && !seen)
+			rt_warn("operation marker %s: the instrumented code has no call of it (never called there, or inlined: declare it __attribute__((noinline))), so it marked no operation",
+				g_mark_names[end]);
+	}
 	need(RT_HDR_MAX);
 	put_u8(SCRY_EV_END);
 	put_u8(how);

@@ -24,6 +24,8 @@ type recordFlags struct {
 	noLoads  bool
 	noForce  bool
 	workload string
+	opBegin  string
+	opEnd    string
 }
 
 func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
@@ -32,6 +34,8 @@ func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().BoolVar(&f.noLoads, "no-loads", false, "leave loads out of the trace")
 	c.Flags().BoolVar(&f.noForce, "no-pmem-force", false, "do not set PMEM_IS_PMEM_FORCE=1 for the program")
 	c.Flags().StringVar(&f.workload, "workload", "", "feed `FILE` to the program's standard input (default: scry's own standard input)")
+	c.Flags().StringVar(&f.opBegin, "op-begin", "", "a call of `FUNC` begins a workload operation (instead of each line read from standard input; its text is the last line read, else FUNC)")
+	c.Flags().StringVar(&f.opEnd, "op-end", "", "a call of `FUNC` ends the thread's operation (with --op-begin)")
 }
 
 // check rejects a --pm pattern that is not a valid glob.
@@ -41,6 +45,17 @@ func (f *recordFlags) check() error {
 			return fmt.Errorf("--pm %q: %w", g, err)
 		}
 	}
+	if f.opEnd != "" && f.opBegin == "" {
+		return fmt.Errorf("--op-end %q needs --op-begin: operations are begun by a call of a function", f.opEnd)
+	}
+	for _, fn := range []struct{ flag, name string }{{"--op-begin", f.opBegin}, {"--op-end", f.opEnd}} {
+		if strings.ContainsAny(fn.name, " \t\n=") {
+			return fmt.Errorf("%s %q: not a function name", fn.flag, fn.name)
+		}
+	}
+	if f.opBegin != "" && f.opBegin == f.opEnd {
+		return fmt.Errorf("--op-begin and --op-end name the same function %q", f.opBegin)
+	}
 	return nil
 }
 
@@ -48,7 +63,7 @@ func (f *recordFlags) check() error {
 func (f *recordFlags) recording(cmd *cobra.Command, args []string) pipeline.Recording {
 	return pipeline.Recording{
 		Args: args, Trace: f.trace, PM: f.pm, NoLoads: f.noLoads, NoForcePMEM: f.noForce,
-		Workload: f.workload, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		OpBegin: f.opBegin, OpEnd: f.opEnd, Workload: f.workload, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 	}
 }
 
