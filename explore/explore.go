@@ -95,12 +95,12 @@ type explorer struct {
 	variants map[string]map[string]bool // cluster key -> variant keys seen
 	// points are the finding's first crash point context, by finding index; ran every crash
 	// point explored, for report.Place (findings are placed when the exploration ends).
-	points []report.Context
-	ran    report.Contexts
-	msgs   []func(where string) string // the finding's message given where its crash point is
-	chains map[uint32]string           // site -> its inlined chain's key (siteChain)
-	warned   map[string]bool
-	invText  map[int]string // invariant ID -> text
+	points  []report.Context
+	ran     report.Contexts
+	msgs    []func(where string) string // the finding's message given where its crash point is
+	chains  map[uint32]string           // site -> its inlined chain's key (siteChain)
+	warned  map[string]bool
+	invText map[int]string // invariant ID -> text
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and

@@ -165,28 +165,25 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	const maxRelated = 16
 	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
 	unpRel, unpSites := e.uniqueSites(it.unpersist, "unpersisted", maxRelated)
-	// One finding per root cause (WITCHER §4.6 clusters by operation type and execution path;
-	// here the path is replaced by what went wrong, so that instances in every operation of a
-	// type are one finding): the operation type (the text's first word: mapcli's "i", "r", ...)
-	// and the static store sites, with their inlined-at chains, whose order or atomicity the
-	// failing state breaks. Ordering: the stores persisted and the earlier ones not persisted.
-	// Atomicity: the first store of the operation the crash lost (where the operation was cut;
-	// the crash point when it lost none). Durability: the stores never made durable. Each crash
-	// point and store set within a root cause is a variant.
+	// WITCHER §4.6 clusters bug reports by operation type and execution path: here the
+	// operation type (the text's first word: mapcli's "i", "r", ...) and the crash point's
+	// frames (report.FramesAt: its inlined-at chain and call stack, recursion shown once, so the
+	// instances of a bug in every operation of a type and at every depth of a recursion are one
+	// finding, and a helper's copies inlined at different callers stay apart). A durability
+	// violation's cause is the stores never made durable. The stores of the state and the crash
+	// point's dynamic stack make variants.
 	opType, _, _ := strings.Cut(strings.TrimSpace(it.opText), " ")
 	var cause string
-	switch kind {
-	case KindOrdering:
-		cause = "P=" + strings.Join(slices.Sorted(slices.Values(persSites)), ",") +
-			"|U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
-	case KindAtomicity:
-		if len(unpSites) > 0 {
-			cause = "cut=" + unpSites[0]
-		} else {
-			cause = "point=" + e.siteChain(it.site)
-		}
-	default:
+	if kind == KindDurability {
 		cause = "U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
+	} else {
+		var b strings.Builder
+		for _, f := range report.FramesAt(e.r, it.site, it.stack) {
+			l := f.Location()
+			b.WriteString(l.Key())
+			b.WriteByte('<')
+		}
+		cause = "point=" + b.String()
 	}
 	key := strings.Join([]string{kind, "op=" + opType, cause}, "|")
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))

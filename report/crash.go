@@ -11,15 +11,15 @@ import (
 // and the two legal outcomes it was compared with (WITCHER, SOSP'21,
 // §4.4-4.6; docs/crash-exploration.md). Finding.Crash is nil for trace-oracle findings.
 type Crash struct {
-	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the root-cause key: kind,
-	// operation type and the store sites, with their inlined-at chains, whose order or
-	// atomicity the failing state breaks), accepted by `scry replay` like the 1-based index.
+	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: kind,
+	// operation type and the crash point's frames, report.FramesAt; for a durability violation
+	// the stores never made durable), accepted by `scry replay` like the 1-based index.
 	ID string `json:"id"`
-	// Variants is the number of distinct (crash point, persisted and unpersisted store sites)
-	// among the failing states of the root cause (the finding shows the first).
+	// Variants is the number of distinct (crash point stack, persisted and unpersisted store
+	// sites) among the cluster's failing states (the finding shows the first).
 	Variants int `json:"variants"`
 	// Operations are the indexes of the first operations (at most MaxCrashOperations) whose
-	// crash states showed the root cause, in the order they were found.
+	// crash states fell in the cluster, in the order they were found.
 	Operations []uint64 `json:"operations"`
 	// CrashPoint is the crash point's index among the walk's crash points; PointKind what it
 	// precedes (fence, library, unmap, end, store); Event the trace event index of that record.

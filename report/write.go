@@ -329,7 +329,7 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 		fmt.Fprintf(bw, "    in flight: %s (%d legal outcomes)\n", strings.Join(ops, ", "), c.Oracles)
 	}
 	if c.Variants > 1 {
-		fmt.Fprintf(bw, "    variants: %d distinct crash points and store sets show this root cause\n", c.Variants)
+		fmt.Fprintf(bw, "    variants: %d distinct crash-point stacks and store sets fail this way\n", c.Variants)
 	}
 	if len(c.Operations) > 1 {
 		var ops []string

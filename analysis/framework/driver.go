@@ -56,15 +56,15 @@ type hook[T any] struct {
 
 type driver struct {
 	replay.Nop
-	r        *trace.Reader
-	st       *State
-	results  map[*Analyzer]any
-	kinds    []*Analyzer
-	aggs     map[aggKey]*agg
-	lastAgg  *agg
+	r       *trace.Reader
+	st      *State
+	results map[*Analyzer]any
+	kinds   []*Analyzer
+	aggs    map[aggKey]*agg
+	lastAgg *agg
 	// ran records the calling contexts of stores, flushes, fences, transaction records and
 	// unmaps, where findings are reported: report.Place needs the contexts without a finding.
-	ran report.Contexts
+	ran      report.Contexts
 	warnings []string
 
 	stores  []hook[StoreHook]
