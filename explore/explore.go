@@ -414,13 +414,7 @@ func (e *explorer) siteChain(site uint32) string {
 	if k, ok := e.chains[site]; ok {
 		return k
 	}
-	var b strings.Builder
-	for _, f := range report.FramesAt(e.r, site, 0) {
-		l := f.Location()
-		b.WriteString(l.Key())
-		b.WriteByte('<')
-	}
-	k := b.String()
+	k := report.FramesKey(report.FramesAt(e.r, site, 0))
 	if k == "" {
 		k = fmt.Sprintf("site#%d", site)
 	}

@@ -177,13 +177,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	if kind == KindDurability {
 		cause = "U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
 	} else {
-		var b strings.Builder
-		for _, f := range report.FramesAt(e.r, it.site, it.stack) {
-			l := f.Location()
-			b.WriteString(l.Key())
-			b.WriteByte('<')
-		}
-		cause = "point=" + b.String()
+		cause = "point=" + report.FramesKey(report.FramesAt(e.r, it.site, it.stack))
 	}
 	key := strings.Join([]string{kind, "op=" + opType, cause}, "|")
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))

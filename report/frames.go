@@ -183,15 +183,21 @@ func Place(t SiteTable, buggy []Context, ran *Contexts) []Placed {
 			k++
 		}
 		p.Primary = k
-		var b strings.Builder
-		for _, f := range p.Frames[:k+1] {
-			l := f.Location()
-			b.WriteString(l.Key())
-			b.WriteByte('|')
-		}
-		p.Key = b.String()
+		p.Key = FramesKey(p.Frames[:k+1])
 	}
 	return out
+}
+
+// FramesKey returns a key that identifies frames exactly (each frame's Location.Key, without the
+// Inlined mark), for grouping.
+func FramesKey(frames []Frame) string {
+	var b strings.Builder
+	for _, f := range frames {
+		l := f.Location()
+		b.WriteString(l.Key())
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 // samePrefix reports whether a and b agree on frames 0..k.
