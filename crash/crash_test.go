@@ -96,6 +96,31 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
+// TestClflushPoints: a clflush that persists a store written since the previous crash point gets
+// a crash point before it; one of a clean line, one right after another point, and a clwb do not.
+func TestClflushPoints(t *testing.T) {
+	b := analysistest.New().Map(1, base, 4096).
+		Store(1, base, 8).Store(2, base+64, 8). // value (line 0), token (line 1)
+		Flush(3, trace.FlushCLFLUSH, base+64).  // event 4: point, both lines unpersisted
+		Flush(4, trace.FlushCLFLUSH, base).     // event 5: nothing written since: none
+		Flush(5, trace.FlushCLFLUSH, base+128). // clean line: none
+		Store(6, base+192, 8).
+		Flush(7, trace.FlushCLWB, base+192). // clwb: none (the fence has its point)
+		Fence(8, trace.FenceSFENCE).         // event 9: point
+		Store(9, base, 8).
+		Flush(10, trace.FlushCLFLUSH, base). // event 11: point
+		Exit(0)
+	pts, _ := walk(t, b, Options{})
+	var got []string
+	for _, p := range pts {
+		got = append(got, fmt.Sprintf("%s@%d%v", p.kinds, p.cp.Event, p.lines))
+	}
+	want := []string{"flush@4[1 1]", "fence@9[1]", "flush@11[1]"} // END: nothing left, nothing changed
+	if !slices.Equal(got, want) {
+		t.Errorf("crash points:\n got %q\nwant %q", got, want)
+	}
+}
+
 func TestAfterStores(t *testing.T) {
 	b := analysistest.New().Map(1, base, 4096).Store(1, base, 8).Store(2, base+8, 8).Exit(0)
 	pts, _ := walk(t, b, Options{AfterStores: true})

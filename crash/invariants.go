@@ -33,8 +33,10 @@ func (iv Invariant) Ordering() bool { return iv.Before != 0 || iv.After != 0 }
 // those states; WITCHER's crash image is a pair (fence, persisted store): crash before this
 // fence with this store persisted.
 //
-// Crash points. The strategy yields states at crash points of kind BeforeFence and
-// BeforeLibrary only. A fence is where the persistency state changes (§4.4.2); a library
+// Crash points. The strategy yields states at crash points of kind BeforeFence, BeforeFlush
+// and BeforeLibrary only. A fence is where the persistency state changes (§4.4.2), and so is a
+// clflush, which is durable at once without one (code that persists with clflush alone has no
+// other point where a reordering can show); a library
 // point precedes a PMDK call that makes bytes durable (a run of persisted EXTERNAL_WRITEs, an
 // outermost TX_COMMIT), which flushes and fences inside the uninstrumented library: the walk
 // opens a new segment there exactly as for a FENCE record, and the units still unpersisted
@@ -83,7 +85,9 @@ type istore struct {
 }
 
 // invariantPoint reports whether the invariants strategy tests crash points of kind k.
-func invariantPoint(k PointKind) bool { return k == BeforeFence || k == BeforeLibrary }
+func invariantPoint(k PointKind) bool {
+	return k == BeforeFence || k == BeforeFlush || k == BeforeLibrary
+}
 
 func planInvariants(sp *Space, o Options) *invPlan {
 	if len(o.Invariants) == 0 || !invariantPoint(sp.Kind) || sp.Units() == 0 {

@@ -29,6 +29,9 @@ const (
 	// output-equivalence oracles run (WITCHER, SOSP'21, §4.5).
 	OpBegin PointKind = 6 // an OP_BEGIN record (the state before the operation's first store)
 	OpEnd   PointKind = 7 // an OP_END record (every store of the operation issued)
+	// BeforeFlush precedes a clflush that makes unpersisted stores durable at once (clflushopt
+	// and clwb wait for a fence, whose point covers them).
+	BeforeFlush PointKind = 8
 )
 
 func (k PointKind) String() string {
@@ -47,6 +50,8 @@ func (k PointKind) String() string {
 		return "op-begin"
 	case OpEnd:
 		return "op-end"
+	case BeforeFlush:
+		return "flush"
 	}
 	return fmt.Sprintf("PointKind(%d)", uint8(k))
 }
@@ -250,6 +255,19 @@ func (w *walker) Wrote(wr *replay.Write) {
 	if w.opts.AfterStores && (wr.Kind == replay.Store || wr.Kind == replay.NTStore) {
 		w.call(w.point(AfterStore, wr.Event.Index, wr.Event))
 	}
+}
+
+// BeforeFlush places a crash point before a clflush that persists something: clflush is durable
+// at once, so the set of stores guaranteed durable changes there as it does at a fence, and an
+// ordering bug between two clflushed lines ("store the token, clflush it, then clflush the
+// value") has no other point to show at. When nothing was written since the previous crash
+// point, the states here are a subset of that point's (persisting only removes choices): none is
+// placed.
+func (w *walker) BeforeFlush(ev *trace.Event) {
+	if trace.FlushKind(ev.Flush) != trace.FlushCLFLUSH || !w.changed || w.m.Model.LineLen(ev.Addr) == 0 {
+		return
+	}
+	w.call(w.point(BeforeFlush, ev.Index, ev))
 }
 
 func (w *walker) BeforeFence(ev *trace.Event) {

@@ -75,7 +75,7 @@ func (s *Summary) WriteText(w io.Writer, name string) error {
 	fmt.Fprintf(w, "trace:         %s (%d records%s)\n", name, s.Events, map[bool]string{true: ", truncated"}[s.Truncated])
 	fmt.Fprintf(w, "crash points:  %d (", s.Points)
 	first := true
-	for _, k := range []string{"fence", "library", "unmap", "store", "end"} {
+	for _, k := range []string{"fence", "flush", "library", "unmap", "store", "end"} {
 		if n := s.Kinds[k]; n > 0 {
 			if !first {
 				fmt.Fprint(w, ", ")

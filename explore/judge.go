@@ -300,6 +300,8 @@ func pointText(k string) string {
 		return "before the library call"
 	case "store":
 		return "after the store"
+	case "flush":
+		return "before the clflush"
 	case "end":
 		return "at the end of the program"
 	}

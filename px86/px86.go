@@ -331,6 +331,15 @@ func (m *Of[P]) PendingLen() int { return m.npend }
 // Lines returns the number of cache lines holding unpersisted stores.
 func (m *Of[P]) Lines() int { return m.live }
 
+// LineLen returns the number of unpersisted entries (dirty or flush-pending) on the cache line
+// holding addr: what a clflush of that line would make persisted.
+func (m *Of[P]) LineLen(addr uint64) int {
+	if l := m.lookup(addr >> m.shift); l != nil {
+		return len(l.entries)
+	}
+	return 0
+}
+
 func (m *Of[P]) lookup(idx uint64) *line[P] {
 	if m.last != nil && m.lastIdx == idx {
 		return m.last

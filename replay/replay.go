@@ -101,6 +101,9 @@ type Handler interface {
 	BeforeDurable(ev *trace.Event, newCall bool)
 	// Wrote: a write inside a mapped region was applied (model, image).
 	Wrote(w *Write)
+	// BeforeFlush: a FLUSH of a line inside a mapped region is about to be applied (the model
+	// still holds the line's entries: Model.LineLen).
+	BeforeFlush(ev *trace.Event)
 	// Flushed: a FLUSH of a line inside a mapped region was applied.
 	Flushed(ev *trace.Event, eff px86.FlushEffect)
 	// BeforeFence: a FENCE is about to be applied.
@@ -130,6 +133,7 @@ func (Nop) Mapped(*trace.Event, pmdk.Region)       {}
 func (Nop) Unmapping(*trace.Event, pmdk.Region)    {}
 func (Nop) BeforeDurable(*trace.Event, bool)       {}
 func (Nop) Wrote(*Write)                           {}
+func (Nop) BeforeFlush(*trace.Event)               {}
 func (Nop) Flushed(*trace.Event, px86.FlushEffect) {}
 func (Nop) BeforeFence(*trace.Event)               {}
 func (Nop) Fenced(*trace.Event, px86.FenceEffect)  {}
@@ -289,6 +293,7 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		if !m.Regions.Contains(ev.Addr) {
 			return
 		}
+		h.BeforeFlush(ev)
 		var eff px86.FlushEffect
 		if m.Model != nil {
 			eff = m.Model.Flush(uint8(ev.Flush), ev.Addr, m.origin(ev))

@@ -5,13 +5,13 @@
 // credit with clwb + sfence. `print` prints the balances and their total.
 //
 // The trace oracles see nothing: every store is durable before the next operation. The bug is
-// only visible after a crash: the operation is not failure-atomic. At the crash point before the
-// sfence the debit is already durable and the credit is pending; the state where the credit has
-// not persisted (a program-order prefix: no reordering needed) leaves the money debited and never
-// credited, so the later `print` shows a total of -N, unlike both legal outcomes (transfer
-// committed or rolled back, total 0): an atomicity violation, located at the sfence. The debit
-// uses clflush so that this sfence is the operation's only crash point; with a clwb + sfence per
-// step the same failing image would also be reachable before the first sfence (debit persisted).
+// only visible after a crash: the operation is not failure-atomic. Two crash points show it. Before
+// the clflush, the debit may already have reached PM by an eviction while the credit is not even
+// written; before the sfence, the debit is durable and the credit is pending. In both, the state
+// where the credit has not persisted (a program-order prefix: no reordering needed) leaves the
+// money debited and never credited, so the later `print` shows a total of -N, unlike both legal
+// outcomes (transfer committed or rolled back, total 0): an atomicity violation, located at each
+// of the two crash points (one finding each: a fix must cover both windows).
 // scry: args {pool}
 // scry: workload workload.txt
 #include <immintrin.h>
@@ -49,7 +49,7 @@ int main(int argc, char *argv[])
 		    b < NACCOUNTS && a != b) {
 			volatile int64_t *from = &acct[a].balance, *to = &acct[b].balance;
 			*from -= n;
-			_mm_clflush((void *)from);
+			_mm_clflush((void *)from); // want "atomicity-violation"
 			*to += n;
 			_mm_clwb((void *)to);
 			_mm_sfence(); // want "atomicity-violation"
