@@ -338,6 +338,39 @@ func TestInlinedChains(t *testing.T) {
 	}
 }
 
+// TestMergedLocation: the store sunk out of both arms of merged.c's if has a debug location of
+// line 0 at -O1 (LLVM 14 and 16); its site is given the line of the if's block (10), the other
+// store keeps its own line (15). At -O2 LLVM 14 keeps one arm's line (13) instead; no store site
+// is ever left at line 0.
+func TestMergedLocation(t *testing.T) {
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O1", "-O2"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				src, _ := filepath.Abs("testdata/merged.c")
+				sites := parseSites(t, compileIR(t, v, plug, src, opt, filepath.Join(t.TempDir(), "out.ll")))
+				var lines []int
+				for _, s := range sites {
+					if s.kind == kindNames["store"] {
+						lines = append(lines, s.line)
+					}
+				}
+				slices.Sort(lines)
+				want := []int{11, 13, 15} // -O0: one store per arm
+				if opt != "-O0" {
+					want = []int{10, 15}
+				}
+				if opt == "-O2" && slices.Equal(lines, []int{13, 15}) {
+					want = lines // the merge kept the else arm's line
+				}
+				if !slices.Equal(lines, want) {
+					t.Errorf("store sites at lines %v, want %v", lines, want)
+				}
+			})
+		}
+	}
+}
+
 // TestAsmOrder checks that an asm string with several instructions gets its callbacks in textual
 // order: "clflush (%0); sfence" is a flush, then a fence.
 func TestAsmOrder(t *testing.T) {

@@ -452,6 +452,41 @@ uint32_t Instrumenter::inlinedAt(const DILocation *Loc) {
   return Sites.size();
 }
 
+// knownLine: the line (and column) to report for an instruction whose debug location has line
+// 0, which optimisations give code merged from several lines (a store sunk out of both arms of
+// an if, hoisted code): the nearest earlier instruction of its block in the same scope and
+// inlined call that has a line, else the line of the innermost enclosing scope that has one (the
+// block statement that holds every merged line, or the function). Line stays 0 only for code
+// with no enclosing scope line.
+static void knownLine(const Instruction *I, const DILocation *Loc, unsigned &Line, unsigned &Col) {
+  for (const Instruction *P = I->getPrevNode(); P; P = P->getPrevNode()) {
+    const DILocation *L = P->getDebugLoc().get();
+    if (L && L->getLine() != 0 && L->getScope() == Loc->getScope() && L->getInlinedAt() == Loc->getInlinedAt()) {
+      Line = L->getLine();
+      Col = L->getColumn();
+      return;
+    }
+  }
+  const DILocalScope *Scope = Loc->getScope();
+  while (Scope) {
+    if (const auto *B = dyn_cast<DILexicalBlock>(Scope)) {
+      if (B->getLine() != 0) {
+        Line = B->getLine();
+        Col = B->getColumn();
+        return;
+      }
+      Scope = B->getScope();
+    } else if (const auto *F = dyn_cast<DILexicalBlockFile>(Scope)) {
+      Scope = F->getScope();
+    } else {
+      if (const auto *SP = dyn_cast<DISubprogram>(Scope))
+        Line = SP->getScopeLine() ? SP->getScopeLine() : SP->getLine();
+      Col = 0;
+      return;
+    }
+  }
+}
+
 unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) {
   SiteRec S;
   S.Kind = Kind;
@@ -459,6 +494,8 @@ unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) 
   if (const DILocation *Loc = I->getDebugLoc().get()) {
     S.Line = Loc->getLine();
     S.Column = Loc->getColumn();
+    if (S.Line == 0)
+      knownLine(I, Loc, S.Line, S.Column);
     S.File = fileOf(Loc);
     S.InlinedAt = inlinedAt(Loc);
   }
