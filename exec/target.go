@@ -227,7 +227,67 @@ func environ(extra []string) []string {
 	env = append(env, "PMEM_IS_PMEM_FORCE=1")
 	env = append(env, extra...)
 	// Last, so that nothing overrides them (os/exec keeps the last value of a duplicate).
-	return append(env, "SCRY_TRACE="+os.DevNull, "SCRY_NO_LOADS=1")
+	return append(env, scryEnv...)
+}
+
+// scryEnv is what every run gets last: an instrumented program traces into the null device.
+var scryEnv = []string{"SCRY_TRACE=" + os.DevNull, "SCRY_NO_LOADS=1"}
+
+// carried reports whether an inherited variable is one a run's behaviour may depend on that
+// another shell may lack: the dynamic loader's (LD_LIBRARY_PATH, LD_PRELOAD) and PMDK's
+// (PMEM_*, PMEMOBJ_*, PMEMBLK_*, PMEMLOG_*, PMEMPOOL_*).
+func carried(name string) bool {
+	switch name {
+	case "LD_LIBRARY_PATH", "LD_PRELOAD":
+		return true
+	}
+	for _, p := range []string{"PMEM_", "PMEMOBJ_", "PMEMBLK_", "PMEMLOG_", "PMEMPOOL_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReproduceEnv returns the variables a command that reproduces one of t's runs by hand must set
+// (NAME=VALUE, in the order Run sets them): the inherited ones a run may depend on (carried:
+// the loader's and PMDK's), PMEM_IS_PMEM_FORCE=1, t.Env, and the SCRY_ variables every run
+// gets. The rest of the environment is the caller's.
+func (t Target) ReproduceEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, ok := strings.Cut(kv, "="); ok && carried(name) && name != "PMEM_IS_PMEM_FORCE" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "PMEM_IS_PMEM_FORCE=1")
+	env = append(env, t.Env...)
+	return append(env, scryEnv...)
+}
+
+// CheckEnv checks NAME=VALUE assignments given by a user (--env): each needs a name made of
+// letters, digits and underscores, not starting with a digit, and not one scry sets itself
+// (SCRY_*). The error names the first bad one.
+func CheckEnv(env []string) error {
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--env %q: not NAME=VALUE", kv)
+		}
+		valid := name != "" && !(name[0] >= '0' && name[0] <= '9')
+		for _, c := range name {
+			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				valid = false
+			}
+		}
+		if !valid {
+			return fmt.Errorf("--env %q: %q is not a variable name", kv, name)
+		}
+		if strings.HasPrefix(name, "SCRY_") {
+			return fmt.Errorf("--env %q: scry sets the SCRY_ variables of a run itself", kv)
+		}
+	}
+	return nil
 }
 
 // run runs args in its own process group with a timeout; see Target.Run.

@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -369,5 +370,45 @@ func TestRunCannotStart(t *testing.T) {
 	o := tg.Run(context.Background(), "p", nil, t.TempDir())
 	if o.Err == nil || !o.Failed() || !strings.HasPrefix(o.Describe(), "could not start: ") {
 		t.Errorf("err %v, Describe() %q", o.Err, o.Describe())
+	}
+}
+
+func TestCheckEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string // "" no error, else a part of it
+	}{
+		{nil, ""},
+		{[]string{"A=1", "LD_LIBRARY_PATH=/opt/lib", "EMPTY=", "X_2=a=b"}, ""},
+		{[]string{"A"}, "not NAME=VALUE"},
+		{[]string{"=v"}, "is not a variable name"},
+		{[]string{"2A=v"}, "is not a variable name"},
+		{[]string{"A-B=v"}, "is not a variable name"},
+		{[]string{"SCRY_TRACE=/tmp/x"}, "scry sets"},
+	} {
+		err := CheckEnv(tc.env)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckEnv(%q) = %v, want %q", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestReproduceEnv: the reproduce command carries the loader's and PMDK's inherited variables,
+// the forced PMEM mode, the target's own variables and the SCRY_ ones, and nothing else.
+func TestReproduceEnv(t *testing.T) {
+	t.Setenv("LD_LIBRARY_PATH", "/opt/pmdk/lib")
+	t.Setenv("PMEMOBJ_LOG_LEVEL", "1")
+	t.Setenv("PMEM_IS_PMEM_FORCE", "0") // the runs override it
+	t.Setenv("SOME_OTHER", "x")
+	got := Target{Env: []string{"MY_CONF=/etc/x"}}.ReproduceEnv()
+	for _, want := range []string{"LD_LIBRARY_PATH=/opt/pmdk/lib", "PMEMOBJ_LOG_LEVEL=1", "PMEM_IS_PMEM_FORCE=1", "MY_CONF=/etc/x", "SCRY_TRACE=" + os.DevNull, "SCRY_NO_LOADS=1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("ReproduceEnv() = %q, lacks %q", got, want)
+		}
+	}
+	for _, bad := range []string{"SOME_OTHER=x", "PMEM_IS_PMEM_FORCE=0"} {
+		if slices.Contains(got, bad) {
+			t.Errorf("ReproduceEnv() = %q, has %q", got, bad)
+		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +29,9 @@ const helperEnv = "EXPLORE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "slots" {
+		if os.Getenv("SLOTS_DIE") == "1" { // a program that cannot run in this environment
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
 		os.Exit(slotsMain(os.Args[len(os.Args)-1]))
 	}
 	os.Exit(m.Run())
@@ -233,18 +238,57 @@ func TestConcurrentOracles(t *testing.T) {
 		if c.Input != 3 || !strings.Contains(f.Message, "in flight") {
 			t.Errorf("input line %d, message %q", c.Input, f.Message)
 		}
-		// The image rebuilt from the report, with the operations not begun, prints the bug.
+		// The image rebuilt from the report, with the operations not begun, prints the bug; the
+		// reproduce command carries the environment the runs had (the helper's variable), so it
+		// works from an empty one.
 		img := filepath.Join(dir, "crash.img")
 		if err := Rebuild(c, img, false); err != nil {
 			t.Fatal(err)
 		}
-		cmd := osexec.Command(c.Target[0], img)
-		cmd.Env = append(os.Environ(), helperEnv+"=slots")
-		cmd.Stdin = strings.NewReader(strings.Join(slotOps[c.Input-1:], "\n") + "\n")
+		if !slices.Contains(c.Env, helperEnv+"=slots") {
+			t.Errorf("crash env %q lacks the target's variable", c.Env)
+		}
+		cmd := osexec.Command("/bin/sh", "-c", ReproduceCommand(c.Target, c.Env, c.Workload, c.Input-2, len(slotOps), img))
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "0:0") {
 			t.Errorf("rerun on the rebuilt image: %q %v", out, err)
 		}
 	})
+}
+
+// TestLegalOutcomeKilled: when the crash-free runs die by a signal (here every run of the
+// target is killed: a program missing the environment it needs), a crash image whose run dies
+// the same way is not judged legal: its state is inconclusive, with a warning, never a pass.
+func TestLegalOutcomeKilled(t *testing.T) {
+	dir := t.TempDir()
+	tr, w := slotTrace(t, dir, slotOps, []string{
+		"1 begin 0", "2 begin 1", "1 data 0", "2 data 1", "2 valid 1", "2 end 1", "1 valid 0", "1 end 0",
+		"1 begin 2", "1 end 2",
+	})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := scryexec.ParseTarget([]string{self, "{pool}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Env = []string{helperEnv + "=slots", "SLOTS_DIE=1"}
+	wl, err := ReadWorkload(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Config{Trace: tr, Target: target, Workload: wl, Exec: scryexec.Pool{Jobs: 2, Dir: dir}})
+	if err != nil {
+		t.Fatalf("explore: %v", err)
+	}
+	st := r.Stats
+	if st.StatesTested == 0 || st.Inconclusive != st.StatesTested || st.Failures != 0 {
+		t.Errorf("stats %+v: want every state tested inconclusive", st)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(m string) bool { return strings.Contains(m, "killed by signal 9") }) {
+		t.Errorf("warnings %q: want one naming the killed legal outcome", r.Warnings)
+	}
 }
 
 // TestSequentialSlots checks the two-oracle case on the same program: operations that do not

@@ -199,14 +199,19 @@ func (c *Config) check() error {
 }
 
 // ReproduceCommand is the shell command that runs target on image with the workload from
-// operation k+1 on (line k+2) on standard input, in the environment exec.Target.Run gives
-// (PMDK forced to treat the file as PM; an instrumented program traces into /dev/null).
-func ReproduceCommand(target []string, workload string, k, nops int, image string) string {
+// operation k+1 on (line k+2) on standard input, with env set (exec.Target.ReproduceEnv: the
+// variables the runs of scry had that the command must carry, among them PMDK forced to treat
+// the file as PM and an instrumented program tracing into /dev/null).
+func ReproduceCommand(target, env []string, workload string, k, nops int, image string) string {
 	args := make([]string, len(target))
 	for i, a := range target {
 		args[i] = exec.ShellQuote(strings.ReplaceAll(a, exec.PoolPlaceholder, image))
 	}
-	cmd := "env PMEM_IS_PMEM_FORCE=1 SCRY_TRACE=/dev/null SCRY_NO_LOADS=1 " + strings.Join(args, " ")
+	vars := make([]string, len(env))
+	for i, kv := range env {
+		vars[i] = exec.ShellQuote(kv)
+	}
+	cmd := "env " + strings.Join(append(vars, args...), " ")
 	if k+1 >= nops {
 		return cmd + " < /dev/null"
 	}

@@ -226,7 +226,7 @@ func TestRebuild(t *testing.T) {
 	if err := Rebuild(c, img, false); err != nil {
 		t.Fatal(err)
 	}
-	cmd := ReproduceCommand(c.Target, c.Workload, c.Input-2, 4, img)
+	cmd := ReproduceCommand(c.Target, c.Env, c.Workload, c.Input-2, 4, img)
 	out, err := exec.Command("/bin/sh", "-c", cmd).Output()
 	if err != nil {
 		t.Fatalf("%s: %v", cmd, err)
@@ -243,7 +243,8 @@ func TestWorkloadSuffix(t *testing.T) {
 			t.Errorf("Suffix(%d) = %q, want %q", k, got, want)
 		}
 	}
-	if got := ReproduceCommand([]string{"/p", "x", "{pool}"}, "/w", 0, 3, "img"); got != "tail -n +2 '/w' | env PMEM_IS_PMEM_FORCE=1 SCRY_TRACE=/dev/null SCRY_NO_LOADS=1 '/p' 'x' 'img'" {
+	env := []string{"PMEM_IS_PMEM_FORCE=1", "A=b c", "SCRY_TRACE=/dev/null"}
+	if got := ReproduceCommand([]string{"/p", "x", "{pool}"}, env, "/w", 0, 3, "img"); got != "tail -n +2 '/w' | env 'PMEM_IS_PMEM_FORCE=1' 'A=b c' 'SCRY_TRACE=/dev/null' '/p' 'x' 'img'" {
 		t.Errorf("ReproduceCommand = %s", got)
 	}
 }

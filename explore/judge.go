@@ -40,9 +40,18 @@ const (
 
 // judge compares a crash image's run with the legal outcomes and records a failure.
 func (e *explorer) judge(it *item, got outcome, ls legalSet) {
-	legal := ls.all()
+	// Only a crash-free run that ended by itself is a legal outcome: one killed by a signal
+	// (a target that crashes without a crash, or lacks the environment it needs) would make
+	// every crash image that dies the same way look legal.
+	all := ls.all()
+	legal := slices.DeleteFunc(slices.Clone(all), func(o exec.Outcome) bool { return !usable(o) })
+	for _, o := range all {
+		if o.Err == nil && !o.TimedOut && o.Signal != 0 {
+			e.warn(fmt.Sprintf("a legal outcome (a run without a crash) was %s: it is no legal outcome, and crash images are judged against the others; does the program need an environment it lacks (--env)?", o.Describe()))
+		}
+	}
 	rb := ls.rolledBack
-	anyUsable := slices.ContainsFunc(legal, usable)
+	anyUsable := len(legal) > 0
 	t := got.target
 	symptom, detail := "", ""
 	switch {
@@ -58,11 +67,11 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		return
 	case !anyUsable && ls.general:
 		e.res.Stats.Inconclusive++
-		e.warn(fmt.Sprintf("operations %s in flight: none of the %d legal outcomes ran to its end (%s): these crash states are not judged", intsText(it.inflight), len(legal), rb.Describe()))
+		e.warn(fmt.Sprintf("operations %s in flight: none of the %d legal outcomes ran to its end (%s): these crash states are not judged", intsText(it.inflight), len(all), rb.Describe()))
 		return
 	case !anyUsable:
 		e.res.Stats.Inconclusive++
-		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung or could not run (%s): its crash states are not judged", it.op, rb.Describe()))
+		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung, could not run or were killed by a signal (%s): its crash states are not judged", it.op, rb.Describe()))
 		return
 	case exec.Equivalent(t, legal...):
 		return
@@ -285,7 +294,8 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		rep = "REPORT.json"
 	}
 	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
-	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
+	c.Env = e.cfg.Target.ReproduceEnv()
+	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
 	e.res.Findings = append(e.res.Findings, report.Finding{
 		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc,
 		Related: related, Count: 1, FirstEvent: it.event,

@@ -84,6 +84,8 @@ type Exploration struct {
 	// oracle reports as never durable are assumed durable in later operations' crash states
 	// (crash.Options.AssumeDurable).
 	NoAssumeFixed bool
+	// Env are NAME=VALUE variables added to every re-execution's environment (exec.Target.Env).
+	Env []string
 }
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
@@ -154,7 +156,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	if err != nil {
 		return err
 	}
-	t.Timeout, t.OutputFilter = x.Timeout, x.OutputFilter
+	t.Timeout, t.OutputFilter, t.Env = x.Timeout, x.OutputFilter, x.Env
 	w, err := explore.ReadWorkload(workload)
 	if err != nil {
 		return err
@@ -192,6 +194,8 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 		} else {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no crash state was tested at the %d crash points: nothing was judged", st.CrashPoints))
 		}
+	} else if xerr == nil && st.Inconclusive == st.StatesTested {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("none of the %d crash states tested could be judged (no legal outcome ran to its end): nothing was judged", st.StatesTested))
 	}
 	rep.Sort()
 	var ie *exec.Interrupted
@@ -217,6 +221,9 @@ type Recording struct {
 	NoLoads, NoForcePMEM bool
 	// OpBegin and OpEnd name the functions whose calls mark operations (record.Options).
 	OpBegin, OpEnd string
+	// Env are NAME=VALUE variables added to the program's environment (--env; exec.CheckEnv);
+	// in crash mode the re-executions get them too.
+	Env []string
 	// Workload is the file fed to the program's standard input ("": Stdin).
 	Workload string
 	Stdin    io.Reader
@@ -259,7 +266,7 @@ func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result
 	}
 	return record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
-		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Args: rc.Args, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
+		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Args: rc.Args, Env: rc.Env, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
 	})
 }
 
@@ -402,6 +409,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		os.Remove(pool) // the images come from the trace
 	}
 	x := c.Explore
+	x.Env = append(slices.Clone(rc.Env), x.Env...)
 	explores := c.Analysis.explores() && !res.Failed() && res.Interrupted == 0
 	var props *infer.Result
 	var warning string

@@ -69,6 +69,9 @@ type Crash struct {
 	// Workload is the absolute path of the workload file; Target the command line with {pool}.
 	Workload string   `json:"workload"`
 	Target   []string `json:"target"`
+	// Env are the variables the re-executions had that a shell reproducing one must set
+	// (NAME=VALUE; exec.Target.ReproduceEnv); the rest of the environment was inherited.
+	Env []string `json:"env,omitempty"`
 	// Input is the 1-based line of the workload the re-execution starts at (operation k+1).
 	Input int `json:"input_line"`
 	// ImageCommand rebuilds the crash image (`scry replay REPORT ID --out FILE`).

@@ -31,14 +31,15 @@ func newExploreCommand() *cobra.Command {
 		noH2      bool
 		strict    bool
 		force     bool
+		env       []string
 		cf        crashFlags
 	)
 	list := strategyNames()
 	c := &cobra.Command{
 		Use:   "explore --dry-run [--strategy S]... TRACE | explore --trace T --workload FILE [flags] -- PROG ARGS({pool})",
 		Short: "explore the crash states of a recorded trace (count them with --dry-run)",
-		Long: `With --dry-run: walks TRACE once, places a crash point before every fence, every library call
-that makes bytes durable, every unmap and at the end, and counts the crash states each strategy
+		Long: `With --dry-run: walks TRACE once, places a crash point before every fence, every clflush that
+persists a store, every library call that makes bytes durable, every unmap and at the end, and counts the crash states each strategy
 would test there (docs/crash-states.md). Strategies: ` + strings.Join(list, ", ") + ` (default: all).
 The invariants strategy first infers likely invariants from the trace (as scry infer does,
 every rule) and counts the states violating them.
@@ -78,6 +79,10 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 			if err != nil {
 				return err
 			}
+			if err := exec.CheckEnv(env); err != nil {
+				return err
+			}
+			x.Env = env
 			if tracePath == "" || workload == "" || !pipeline.HasPool(args) {
 				return errors.New("explore needs --trace T, --workload FILE and the program after `--` with {pool} (or --dry-run TRACE)")
 			}
@@ -102,6 +107,7 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	f := c.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "count crash points and states without building images or running anything")
 	cf.add(c, "the pool path the trace was recorded with (default: the only file the trace maps)")
+	f.StringArrayVar(&env, "env", nil, "add `NAME=VALUE` to the environment of every re-execution (repeatable); the printed reproduce commands carry it")
 	f.IntVar(&cf.opts.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
 	f.IntVar(&cf.opts.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
 	f.BoolVar(&noH1, "no-h1", false, "heuristic: no limit of stores per segment")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/explore"
 	"github.com/scry-pm/scry/report"
 )
@@ -62,7 +63,11 @@ the command printed on standard output runs the program on it with the rest of t
 				op = int(f.Operation.Index)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "scry: crash image of %s (%s, operation %d) written to %s; reproduce with:\n", c.ID, f.Kind, op, out)
-			fmt.Fprintln(cmd.OutOrStdout(), explore.ReproduceCommand(c.Target, c.Workload, c.Input-2, nops, out))
+			env := c.Env
+			if env == nil { // a report written before reports carried it
+				env = exec.Target{}.ReproduceEnv()
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), explore.ReproduceCommand(c.Target, env, c.Workload, c.Input-2, nops, out))
 			return nil
 		},
 	}

@@ -26,7 +26,11 @@ type recordFlags struct {
 	workload string
 	opBegin  string
 	opEnd    string
+	env      []string
 }
+
+// envHelp is --env's help.
+const envHelp = "add `NAME=VALUE` to the program's environment (repeatable); in crash mode its re-executions and the printed reproduce commands get it too"
 
 func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().StringVar(&f.trace, "trace", traceDefault, traceHelp)
@@ -36,6 +40,7 @@ func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().StringVar(&f.workload, "workload", "", "feed `FILE` to the program's standard input (default: scry's own standard input)")
 	c.Flags().StringVar(&f.opBegin, "op-begin", "", "a call of `FUNC` begins a workload operation (instead of each line read from standard input; its text is the last line read, else FUNC)")
 	c.Flags().StringVar(&f.opEnd, "op-end", "", "a call of `FUNC` ends the thread's operation (with --op-begin)")
+	c.Flags().StringArrayVar(&f.env, "env", nil, envHelp)
 }
 
 // check rejects a --pm pattern that is not a valid glob.
@@ -56,14 +61,14 @@ func (f *recordFlags) check() error {
 	if f.opBegin != "" && f.opBegin == f.opEnd {
 		return fmt.Errorf("--op-begin and --op-end name the same function %q", f.opBegin)
 	}
-	return nil
+	return exec.CheckEnv(f.env)
 }
 
 // recording is the pipeline's view of the flags.
 func (f *recordFlags) recording(cmd *cobra.Command, args []string) pipeline.Recording {
 	return pipeline.Recording{
 		Args: args, Trace: f.trace, PM: f.pm, NoLoads: f.noLoads, NoForcePMEM: f.noForce,
-		OpBegin: f.opBegin, OpEnd: f.opEnd, Workload: f.workload, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		OpBegin: f.opBegin, OpEnd: f.opEnd, Env: f.env, Workload: f.workload, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 	}
 }
 

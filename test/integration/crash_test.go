@@ -162,7 +162,7 @@ func TestCrashReplay(t *testing.T) {
 	}
 	ops := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops")
 	rep := filepath.Join(dir, "rep.json")
-	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--workload", ops, "--", bin, "{pool}")
+	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--env", "ORDERING_NOTE=run by scry", "--workload", ops, "--", bin, "{pool}")
 	if r.code != 1 {
 		t.Fatalf("scry check: exit %d, want 1\n%s", r.code, r.stderr)
 	}
@@ -190,9 +190,13 @@ func TestCrashReplay(t *testing.T) {
 			t.Errorf("replay printed %q", r.stdout)
 		}
 	}
-	// The reproduction prints the data that did not persist.
+	// The reproduction prints the data that did not persist, from an empty environment too: the
+	// command carries the variables the runs had (--env's among them).
 	cmd := strings.TrimSpace(r.stdout)
-	out := run(t, dir, "", "/bin/sh", "-c", cmd)
+	if !strings.Contains(cmd, "'ORDERING_NOTE=run by scry'") || !strings.Contains(cmd, "PMEM_IS_PMEM_FORCE=1") {
+		t.Errorf("reproduce command %q lacks the runs' environment", cmd)
+	}
+	out := run(t, dir, "", "/usr/bin/env", "-i", "PATH="+os.Getenv("PATH"), "/bin/sh", "-c", cmd)
 	if !strings.HasPrefix(out.stdout, "0 ") {
 		t.Errorf("%s printed %q", cmd, out.stdout)
 	}
