@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/big"
+	"os"
 	"slices"
 	"testing"
 
@@ -492,5 +493,73 @@ func TestAssumeDurable(t *testing.T) {
 				t.Errorf("units at the fences %v, assumed %v (%d); want %v, %v (%d)", fences, assumed, st.Assumed, tc.fences, tc.assumed, tc.n)
 			}
 		})
+	}
+}
+
+// TestDelta: at every crash point of an operation, the image written at its OP_BEGIN with the
+// pages written since (Delta) and a state's patches is byte for byte the image WriteImage
+// writes for that state.
+func TestDelta(t *testing.T) {
+	b := analysistest.New().Map(1, base, 3*4096+100) // a partial last page
+	storeBytes(b, 1, base+10, []byte{1, 2, 3, 4, 5, 6, 7, 8}).Persist(2, base+10, 8)
+	b.OpBegin(0, "op")
+	storeBytes(b, 3, base+4096, []byte{9, 9, 9, 9, 9, 9, 9, 9})
+	storeBytes(b, 4, base+10, []byte{7, 7})
+	b.Fence(5, trace.FenceSFENCE)
+	storeBytes(b, 6, base+3*4096+64, []byte{5, 5, 5, 5})
+	storeBytes(b, 7, base+2*4096+4090, []byte{8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}) // across two pages
+	b.Fence(8, trace.FenceSFENCE).OpEnd(0).Exit(0)
+	dir := t.TempDir()
+	baseImg := dir + "/base.img"
+	var gen uint64
+	checked := 0
+	_, err := Walk(b.Reader(t), Options{OpBoundaries: true}, func(cp *CrashPoint) error {
+		if cp.Kind == OpBegin {
+			gen = cp.Generation()
+			return cp.WriteImage(baseImg, 1, cp.Space.FullState())
+		}
+		if cp.Op < 0 || cp.Kind == OpEnd {
+			return nil
+		}
+		delta, n, err := cp.Delta(1, gen)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("crash point %d: no delta", cp.Index)
+		}
+		for st := range StrategyByName("exhaustive").States(cp.Space, Options{}) {
+			want, got := dir+"/want.img", dir+"/got.img"
+			if err := cp.WriteImage(want, 1, st); err != nil {
+				return err
+			}
+			data, err := os.ReadFile(baseImg)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(got, data, 0o644); err != nil {
+				return err
+			}
+			ps, err := cp.RegionPatches(1, st)
+			if err != nil {
+				return err
+			}
+			if err := ApplyPatches(got, append(slices.Clone(delta), ps...)); err != nil {
+				return err
+			}
+			w, _ := os.ReadFile(want)
+			g, _ := os.ReadFile(got)
+			if !bytes.Equal(w, g) {
+				return fmt.Errorf("crash point %d state %v: base+delta+patches differs from WriteImage", cp.Index, st.K)
+			}
+			checked++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 4 {
+		t.Errorf("%d states checked", checked)
 	}
 }

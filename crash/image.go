@@ -3,6 +3,7 @@ package crash
 import (
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/scry-pm/scry/image"
@@ -106,6 +107,70 @@ func writeFull(f *os.File, g *image.Region) error {
 		buf = append(buf, data...)
 	}
 	return flush()
+}
+
+// Generation identifies the image state of the crash point (or boundary) for Delta.
+func (cp *CrashPoint) Generation() uint64 { return cp.gen }
+
+// Delta returns the pages of region (a region id of the trace) written since the earlier point
+// of the same walk whose Generation is gen, with their bytes at cp, as patches at their offsets
+// in the pool file, and their total size in bytes. Applied (ApplyPatches) to the image
+// WriteImage wrote at that point with its FullState, they give the image of cp's FullState, to
+// which Patches then apply: an image stored as a base file shared by many crash points plus
+// what changed since (WITCHER §4.4's crash images; an image costs what it changes). The region
+// must be the same mapping at both points. It must be called during the Walk callback that
+// delivered cp.
+func (cp *CrashPoint) Delta(region uint32, gen uint64) ([]Patch, int, error) {
+	g, err := cp.region(region)
+	if err != nil {
+		return nil, 0, err
+	}
+	pages := g.PagesWrittenSince(gen)
+	slices.Sort(pages)
+	var out []Patch
+	total := 0
+	for _, p := range pages {
+		off := p * image.PageSize
+		if off >= g.Length {
+			continue
+		}
+		n := min(image.PageSize, g.Length-off)
+		data := make([]byte, n)
+		g.ReadAt(data, int64(off))
+		// Join consecutive pages into one patch.
+		if k := len(out) - 1; k >= 0 && out[k].Addr+uint64(len(out[k].Data)) == g.Base+off {
+			out[k].Data = append(out[k].Data, data...)
+		} else {
+			out = append(out, Patch{Region: g.ID, Path: g.Path, Offset: int64(g.FileOffset + off), Addr: g.Base + off, Data: data})
+		}
+		total += int(n)
+	}
+	return out, total, nil
+}
+
+// ApplyPatches writes the patches into the existing file at path (a crash image's base).
+func ApplyPatches(path string, ps []Patch) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	if err := writePatches(f, ps); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// RegionPatches returns Patches(st) restricted to region (a region id of the trace).
+func (cp *CrashPoint) RegionPatches(region uint32, st State) ([]Patch, error) {
+	g, err := cp.region(region)
+	if err != nil {
+		return nil, err
+	}
+	return cp.regionPatches(g, st)
 }
 
 func writePatches(f *os.File, ps []Patch) error {

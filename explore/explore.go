@@ -38,7 +38,9 @@ type unitRef struct {
 // item is one crash image to run: everything a finding needs, materialised in the callback.
 type item struct {
 	op         int
-	image      string
+	image      string        // the path its run gets: base with patches, made by the worker
+	base       string        // the file the image starts from (a consistent image, or a point's)
+	patches    []crash.Patch // then written over it: the pages changed since base, the state's
 	point      int
 	pointKind  crash.PointKind
 	event      uint64
@@ -73,6 +75,8 @@ type period struct {
 	ended  []int  // operations ended, in OP_END order
 	image  bool   // the boundary writer holds the image at the period's first OP_BEGIN
 	before string // that image, copied at the period's first explored crash point ("" before)
+	region uint32 // the pool's region id at that OP_BEGIN
+	gen    uint64 // its image generation there (crash.CrashPoint.Generation)
 	after  string // one-operation period: the image at its OP_END ("" until then, or none)
 }
 
@@ -81,18 +85,26 @@ func (p *period) sequential() bool { return len(p.ops) == 1 }
 
 // explorer is the state of one Run.
 type explorer struct {
-	cfg      *Config
-	r        *trace.Reader
-	ctx      context.Context
-	tmp      string
-	iw, bw   *crash.ImageWriter
-	res      *Result
-	nimg     int
-	batch    []*item
-	cur      *period // the busy period in progress (nil when no operation is in flight)
-	clusters map[string]int
-	start    time.Time                  // when the exploration began
-	variants map[string]map[string]bool // cluster key -> variant keys seen
+	cfg   *Config
+	r     *trace.Reader
+	ctx   context.Context
+	tmp   string
+	bw    *crash.ImageWriter
+	res   *Result
+	nimg  int
+	batch []*item
+	// The base of the crash point items are being made at: its index, the file and the delta
+	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
+	// points' own base files (removed after the batch).
+	pointIdx   int
+	pointBase  string
+	pointDelta []crash.Patch
+	batchBytes int
+	pointFiles []string
+	cur        *period // the busy period in progress (nil when no operation is in flight)
+	clusters   map[string]int
+	start      time.Time                  // when the exploration began
+	variants   map[string]map[string]bool // cluster key -> variant keys seen
 	// points are the finding's first crash point context, by finding index; ran every crash
 	// point explored, for report.Place (findings are placed when the exploration ends).
 	points  []report.Context
@@ -129,12 +141,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer os.RemoveAll(tmp)
 	e := &explorer{
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
-		iw:       crash.NewImageWriter(filepath.Join(tmp, "work.img")),
-		bw:       crash.NewImageWriter(filepath.Join(tmp, "boundary.img")),
+		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointIdx: -1,
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 	}
-	defer e.iw.Close()
 	defer e.bw.Close()
 	jobs := cfg.Exec.Jobs
 	if jobs <= 0 {
@@ -309,7 +319,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	if err := e.bw.Write(cp, id, cp.Space.FullState()); err != nil {
 		return err
 	}
-	p.image = true
+	p.image, p.region, p.gen = true, id, cp.Generation()
 	e.checkText(cp)
 	return e.durability(cp, p, id)
 }
@@ -398,7 +408,7 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 			}
 		}
 	}
-	if len(e.batch) >= e.cfg.BatchStates {
+	if len(e.batch) >= e.cfg.BatchStates || e.batchBytes >= MaxBatchBytes {
 		return e.flush()
 	}
 	return nil
@@ -455,16 +465,62 @@ func (e *explorer) place() {
 	}
 }
 
-// newItem materialises the crash image of st at cp and what a finding on it needs.
+// MaxBatchBytes bounds the bytes of patches a batch keeps in memory before it is run (checked
+// when no operation is in flight, like BatchStates).
+const MaxBatchBytes = 256 << 20
+
+// MaxPointDelta bounds the bytes a crash point's images keep in memory as the pages written
+// since their period's consistent image; a point that changed more gets a base file of its own.
+const MaxPointDelta = 4 << 20
+
+var maxPointDelta = MaxPointDelta // tests set it below 0: every crash point gets its own file
+
+// base returns the file crash images at cp start from and the patches that bring it to cp's
+// fully applied image, computed once per crash point: the period's consistent image and the
+// pages written since (crash.CrashPoint.Delta), or, when those exceed MaxPointDelta or the pool
+// was mapped anew inside the period, a file of the point's own.
+func (e *explorer) base(cp *crash.CrashPoint, region uint32) (string, []crash.Patch, error) {
+	if e.pointIdx == cp.Index && e.pointBase != "" {
+		return e.pointBase, e.pointDelta, nil
+	}
+	e.pointIdx, e.pointBase, e.pointDelta = cp.Index, "", nil
+	if p := e.cur; p != nil && p.before != "" && p.region == region {
+		delta, n, err := cp.Delta(region, p.gen)
+		if err != nil {
+			return "", nil, err
+		}
+		if n <= maxPointDelta {
+			e.pointBase, e.pointDelta = p.before, delta
+			e.batchBytes += n
+			return e.pointBase, e.pointDelta, nil
+		}
+	}
+	f := e.newImage("point")
+	if err := cp.WriteImage(f, region, cp.Space.FullState()); err != nil {
+		return "", nil, err
+	}
+	e.pointFiles = append(e.pointFiles, f)
+	e.pointBase = f
+	return f, nil, nil
+}
+
+// newItem describes the crash image of st at cp (a base file and patches, materialised by the
+// worker that runs it) and what a finding on it needs.
 func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path string, st crash.State, strategy string) (*item, error) {
-	if err := e.iw.Write(cp, region, st); err != nil {
+	base, delta, err := e.base(cp, region)
+	if err != nil {
 		return nil, err
+	}
+	ps, err := cp.RegionPatches(region, st)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		e.batchBytes += len(p.Data)
 	}
 	img := e.newImage("crash")
-	if err := exec.CopyFile(img, e.iw.Path()); err != nil {
-		return nil, err
-	}
 	it := &item{
+		base: base, patches: append(delta[:len(delta):len(delta)], ps...),
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,14 @@ func TestBuggyAndFixed(t *testing.T) {
 			bin := compile(t, dir, tc.src, defs...)
 			r := explore(t, dir, bin, tc.ops, 2, 5*time.Second)
 			k := kinds(r)
+			// Crash images from a base file per crash point, not the period's image and a
+			// delta: the same results.
+			maxPointDelta = -1
+			r2 := explore(t, dir, bin, tc.ops, 2, 5*time.Second)
+			maxPointDelta = MaxPointDelta
+			if fmt.Sprint(kinds(r2)) != fmt.Sprint(k) || r2.Stats.StatesTested != r.Stats.StatesTested || r2.Stats.Failures != r.Stats.Failures {
+				t.Errorf("with a file per crash point: findings %v, stats %+v; with deltas %v, %+v", kinds(r2), r2.Stats, k, r.Stats)
+			}
 			if tc.want == "" && len(r.Findings) != 0 || tc.want != "" && (len(k) != 1 || k[tc.want] == 0) {
 				t.Fatalf("findings %v, want only %q", k, tc.want)
 			}

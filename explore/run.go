@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
 )
 
@@ -15,13 +16,15 @@ func numCPU() int { return runtime.NumCPU() }
 
 // job is one run of a batch: the target on an image with a standard input, optionally the
 // checker first (crash images only). With copyFrom the image is first copied from that file
-// (in the worker, so copies run in parallel); with keep it is left in place after the run (a
+// and patches are written over it (in the worker, so copies run in parallel, and a crash image
+// takes disk only while it runs); with keep it is left in place after the run (a
 // prep run's image, the source of oracle runs).
 type job struct {
 	image    string
 	stdin    []byte
 	checker  bool
-	copyFrom string
+	copyFrom string        // the image is first made a copy of this file
+	patches  []crash.Patch // then these are written over it
 	keep     bool
 }
 
@@ -42,8 +45,8 @@ func (e *explorer) flush() error {
 	if len(e.batch) == 0 {
 		return nil
 	}
-	batch := e.batch
-	e.batch = nil
+	batch, pointFiles := e.batch, e.pointFiles
+	e.batch, e.pointFiles, e.batchBytes, e.pointIdx, e.pointBase, e.pointDelta = nil, nil, 0, -1, "", nil
 	var jobs []job
 	type pair struct{ before, after int }
 	seqs := map[*period]*pair{}
@@ -66,7 +69,9 @@ func (e *explorer) flush() error {
 		periods = append(periods, p)
 		pr := &pair{before: len(jobs), after: -1}
 		chk := e.cfg.Runner.HasChecker()
-		jobs = append(jobs, job{image: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+		// The run on the consistent image before the operation works on a copy: the crash
+		// images of the period start from that file.
+		jobs = append(jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		if p.after != "" {
 			pr.after = len(jobs)
 			jobs = append(jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
@@ -82,6 +87,9 @@ func (e *explorer) flush() error {
 		}
 		for _, j := range jobs {
 			os.Remove(j.image)
+		}
+		for _, f := range pointFiles {
+			os.Remove(f)
 		}
 		for _, p := range periods {
 			os.Remove(p.before)
@@ -102,7 +110,7 @@ func (e *explorer) flush() error {
 	jobs = gen.jobs(jobs, prepOut)
 	first := len(jobs)
 	for _, it := range batch {
-		jobs = append(jobs, job{image: it.image, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
+		jobs = append(jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
 	}
 	outs, err := exec.Map(e.ctx, e.cfg.Exec, jobs, e.runJob)
 	// The consistent images come first: a program (or checker) that fails on them cannot judge
@@ -195,8 +203,13 @@ func quoteStderr(out, stderr []byte) string {
 func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	var out outcome
 	if j.copyFrom != "" {
-		if err := exec.CopyFile(j.image, j.copyFrom); err != nil {
+		err := exec.CopyFile(j.image, j.copyFrom)
+		if err == nil {
+			err = crash.ApplyPatches(j.image, j.patches)
+		}
+		if err != nil {
 			out.target = exec.Outcome{ExitCode: -1, Err: err}
+			os.Remove(j.image)
 			return out
 		}
 	}
