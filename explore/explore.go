@@ -93,10 +93,10 @@ type explorer struct {
 	res   *Result
 	nimg  int
 	batch []*item
-	// The base of the crash point items are being made at: its index, the file and the delta
+	// The base of the crash point items are being made at: its trace event, the file and the delta
 	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
 	// points' own base files (removed after the batch).
-	pointIdx   int
+	pointEvent uint64
 	pointBase  string
 	pointDelta []crash.Patch
 	batchBytes int
@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer os.RemoveAll(tmp)
 	e := &explorer{
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
-		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointIdx: -1,
+		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 	}
@@ -480,10 +480,12 @@ var maxPointDelta = MaxPointDelta // tests set it below 0: every crash point get
 // pages written since (crash.CrashPoint.Delta), or, when those exceed MaxPointDelta or the pool
 // was mapped anew inside the period, a file of the point's own.
 func (e *explorer) base(cp *crash.CrashPoint, region uint32) (string, []crash.Patch, error) {
-	if e.pointIdx == cp.Index && e.pointBase != "" {
+	// A point is known by its trace event: operation boundaries (where durability states are
+	// made) all have Index -1.
+	if e.pointEvent == cp.Event && e.pointBase != "" {
 		return e.pointBase, e.pointDelta, nil
 	}
-	e.pointIdx, e.pointBase, e.pointDelta = cp.Index, "", nil
+	e.pointEvent, e.pointBase, e.pointDelta = cp.Event, "", nil
 	if p := e.cur; p != nil && p.before != "" && p.region == region {
 		delta, n, err := cp.Delta(region, p.gen)
 		if err != nil {

@@ -46,7 +46,7 @@ func (e *explorer) flush() error {
 		return nil
 	}
 	batch, pointFiles := e.batch, e.pointFiles
-	e.batch, e.pointFiles, e.batchBytes, e.pointIdx, e.pointBase, e.pointDelta = nil, nil, 0, -1, "", nil
+	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	var jobs []job
 	type pair struct{ before, after int }
 	seqs := map[*period]*pair{}
