@@ -123,11 +123,15 @@ func (s *static) index(id uint32) int32 {
 }
 
 // isLoad reports whether compact site i produces a PM value a dependence can start from: a
-// load or an atomic read-modify-write. Calls produce values too, but the trace does not say
-// which loads of the callee their result depends on, so they guard nothing.
+// load, an atomic read-modify-write, or a library call scry interprets whose hook records the
+// PM bytes it read (strcmp, memcmp, strlen, ...: its result depends on exactly those, so
+// `if (strcmp(key, slot->key) == 0)` guards like a load of slot->key). Other calls produce
+// values too, but the trace does not say which loads of the callee their result depends on, so
+// they guard nothing; a library call that recorded no LOAD has no instance and guards nothing
+// either.
 func (s *static) isLoad(i int32) bool {
 	k := s.kinds[i]
-	return k == trace.SiteLoad || k == trace.SiteRMW
+	return k == trace.SiteLoad || k == trace.SiteRMW || k == trace.SiteLibCall
 }
 
 // guardsOf returns the guards of compact site i: for every branch site B in the transitive

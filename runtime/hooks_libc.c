@@ -9,6 +9,10 @@
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <wchar.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,4 +342,214 @@ void __scry_post_sprintf(uint32_t site, int ret, char *str, const char *format)
 	if (ret >= 0)
 		copy_post(site, str, NULL, (size_t)ret + 1);
 	HOOK_LEAVE();
+}
+
+/* ---------------------------------------------------------------- reads by libc */
+
+/* LOADs of the PM bytes a libc call read from each of its arguments, so that what depends on a
+ * comparison's result (`if (strcmp(key, slot->key) == 0) ...`) is guarded by the stores of the
+ * bytes it compared (docs/inference.md). n bytes from a, and from b when b is not NULL. */
+static void read_post(uint32_t site, const void *a, const void *b, size_t n)
+{
+	if (!pm_any() || g_no_loads || n == 0)
+		return;
+	HOOK_ENTER_NOCHECK();
+	if (a)
+		pm_record_range(SCRY_EV_LOAD, site, a, n);
+	if (b)
+		pm_record_range(SCRY_EV_LOAD, site, b, n);
+	HOOK_LEAVE();
+}
+
+/* The bytes a comparison of two strings of at most max bytes reads: up to the first difference
+ * or terminator, inclusive. */
+static size_t str_compared(const char *a, const char *b, size_t max)
+{
+	size_t i = 0;
+	while (i < max && a[i] == b[i] && a[i] != 0)
+		i++;
+	return i < max ? i + 1 : max;
+}
+
+/* The bytes a comparison of two n-byte buffers reads: up to the first difference, inclusive. */
+static size_t mem_compared(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	size_t i = 0;
+	while (i < n && x[i] == y[i])
+		i++;
+	return i < n ? i + 1 : n;
+}
+
+void __scry_pre_strcmp(uint32_t site, const char *s1, const char *s2) { (void)site, (void)s1, (void)s2; }
+void __scry_post_strcmp(uint32_t site, int ret, const char *s1, const char *s2)
+{
+	(void)ret;
+	if (pm_any() && s1 && s2)
+		read_post(site, s1, s2, str_compared(s1, s2, (size_t)-1));
+}
+
+void __scry_pre_strncmp(uint32_t site, const char *s1, const char *s2, size_t n) { (void)site, (void)s1, (void)s2, (void)n; }
+void __scry_post_strncmp(uint32_t site, int ret, const char *s1, const char *s2, size_t n)
+{
+	(void)ret;
+	if (pm_any() && s1 && s2)
+		read_post(site, s1, s2, str_compared(s1, s2, n));
+}
+
+void __scry_pre_memcmp(uint32_t site, const void *s1, const void *s2, size_t n) { (void)site, (void)s1, (void)s2, (void)n; }
+void __scry_post_memcmp(uint32_t site, int ret, const void *s1, const void *s2, size_t n)
+{
+	(void)ret;
+	if (pm_any() && s1 && s2)
+		read_post(site, s1, s2, mem_compared(s1, s2, n));
+}
+
+void __scry_pre_bcmp(uint32_t site, const void *s1, const void *s2, size_t n) { (void)site, (void)s1, (void)s2, (void)n; }
+void __scry_post_bcmp(uint32_t site, int ret, const void *s1, const void *s2, size_t n)
+{
+	(void)ret;
+	if (pm_any() && s1 && s2)
+		read_post(site, s1, s2, mem_compared(s1, s2, n));
+}
+
+void __scry_pre_strlen(uint32_t site, const char *s) { (void)site, (void)s; }
+void __scry_post_strlen(uint32_t site, size_t ret, const char *s)
+{
+	read_post(site, s, NULL, ret + 1);
+}
+
+void __scry_pre_strnlen(uint32_t site, const char *s, size_t maxlen) { (void)site, (void)s, (void)maxlen; }
+void __scry_post_strnlen(uint32_t site, size_t ret, const char *s, size_t maxlen)
+{
+	read_post(site, s, NULL, ret < maxlen ? ret + 1 : maxlen);
+}
+
+void __scry_pre_puts(uint32_t site, const char *s) { (void)site, (void)s; }
+void __scry_post_puts(uint32_t site, int ret, const char *s)
+{
+	(void)ret;
+	if (pm_any() && s)
+		read_post(site, s, NULL, strlen(s) + 1);
+}
+
+void __scry_pre_fputs(uint32_t site, const char *s, FILE *stream) { (void)site, (void)s, (void)stream; }
+void __scry_post_fputs(uint32_t site, int ret, const char *s, FILE *stream)
+{
+	(void)ret, (void)stream;
+	if (pm_any() && s)
+		read_post(site, s, NULL, strlen(s) + 1);
+}
+
+void __scry_pre_printf(uint32_t site, const char *format) { (void)site, (void)format; }
+void __scry_post_printf(uint32_t site, int ret, const char *format) { (void)site, (void)ret, (void)format; }
+void __scry_pre_fprintf(uint32_t site, FILE *stream, const char *format) { (void)site, (void)stream, (void)format; }
+void __scry_post_fprintf(uint32_t site, int ret, FILE *stream, const char *format) { (void)site, (void)ret, (void)stream, (void)format; }
+void __scry_pre_dprintf(uint32_t site, int fd, const char *format) { (void)site, (void)fd, (void)format; }
+void __scry_post_dprintf(uint32_t site, int ret, int fd, const char *format) { (void)site, (void)ret, (void)fd, (void)format; }
+
+/* __scry_format_loads: walks a printf format as the C library does (C11 7.21.6.1 and glibc's
+ * extensions: flags, `*` width and precision, the length modifiers hh h l ll L j z t q), consuming
+ * each conversion's argument with its type, and records a LOAD of the bytes each %s reads from PM
+ * (up to the terminator, or the precision). A positional argument (%1$s) or a conversion it does
+ * not know stops the walk: the arguments after it cannot be located. */
+void __scry_format_loads(uint32_t site, const char *format, ...)
+{
+	if (!format || !pm_any() || g_no_loads)
+		return;
+	va_list ap;
+	va_start(ap, format);
+	for (const char *f = format; *f; f++) {
+		if (*f != '%')
+			continue;
+		f++;
+		if (*f == '%')
+			continue;
+		const char *d = f;
+		while (*d >= '0' && *d <= '9')
+			d++;
+		if (*d == '$')
+			break;
+		while (*f && strchr("-+ #0'I", *f))
+			f++;
+		if (*f == '*') {
+			(void)va_arg(ap, int);
+			f++;
+		} else {
+			while (*f >= '0' && *f <= '9')
+				f++;
+		}
+		long prec = -1;
+		if (*f == '.') {
+			f++;
+			if (*f == '*') {
+				prec = va_arg(ap, int);
+				f++;
+			} else {
+				prec = 0;
+				while (*f >= '0' && *f <= '9')
+					prec = prec * 10 + (*f++ - '0');
+			}
+		}
+		int len = 0; /* 'H' hh, 'h', 'l', 'q' ll, 'L', 'j', 'z', 't' */
+		switch (*f) {
+		case 'h':
+			len = f[1] == 'h' ? 'H' : 'h';
+			f += f[1] == 'h' ? 2 : 1;
+			break;
+		case 'l':
+			len = f[1] == 'l' ? 'q' : 'l';
+			f += f[1] == 'l' ? 2 : 1;
+			break;
+		case 'q': case 'L': case 'j': case 'z': case 't':
+			len = *f++;
+			break;
+		}
+		switch (*f) {
+		case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': case 'c':
+			if (len == 'l')
+				(void)va_arg(ap, long);
+			else if (len == 'q')
+				(void)va_arg(ap, long long);
+			else if (len == 'j')
+				(void)va_arg(ap, intmax_t);
+			else if (len == 'z')
+				(void)va_arg(ap, size_t);
+			else if (len == 't')
+				(void)va_arg(ap, ptrdiff_t);
+			else
+				(void)va_arg(ap, int);
+			break;
+		case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A':
+			if (len == 'L')
+				(void)va_arg(ap, long double);
+			else
+				(void)va_arg(ap, double);
+			break;
+		case 'C':
+			(void)va_arg(ap, wint_t);
+			break;
+		case 'p': case 'n': case 'S':
+			(void)va_arg(ap, void *);
+			break;
+		case 's': {
+			const char *s = va_arg(ap, const char *);
+			if (!s || len == 'l')
+				break;
+			size_t n = prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s);
+			if (prec < 0 || n < (size_t)prec)
+				n++; /* the terminator was read too */
+			read_post(site, s, NULL, n);
+			break;
+		}
+		case 'm':
+			break;
+		default:
+			goto out;
+		}
+		if (!*f)
+			break;
+	}
+out:
+	va_end(ap);
 }

@@ -598,3 +598,30 @@ func TestDegradationRecord(t *testing.T) {
 		t.Error("verify of a degraded trace is OK, want not OK")
 	}
 }
+
+// TestLibcReads: the hooks of libc functions that read PM record a LOAD of exactly the bytes each
+// read: strcmp and memcmp up to the first difference, strncmp up to n, strlen the string and its
+// terminator, and a printf format's %s conversions (with a precision, at most that many),
+// whatever arguments come before them; a positional format records nothing.
+func TestLibcReads(t *testing.T) {
+	exe := compile(t, "libcreads", nil)
+	dir := t.TempDir()
+	pool, tr := filepath.Join(dir, "p.pool"), filepath.Join(dir, "t.trace")
+	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "SCRY_PM_GLOBS=" + filepath.Join(dir, "*.pool")}, pool); err != nil {
+		t.Fatal(err)
+	}
+	res := readTrace(t, tr)
+	maps := res.of(trace.KindRegionMap)
+	if len(maps) != 1 {
+		t.Fatalf("REGION_MAP: %+v", maps)
+	}
+	base := maps[0].Addr
+	var got []string
+	for _, e := range res.of(trace.KindLoad) {
+		got = append(got, fmt.Sprintf("%d@%d:%d", res.siteLine(e.Site), e.Addr-base, e.Size))
+	}
+	want := []string{"2@0:5", "3@0:3", "4@64:7", "5@0:6", "6@0:3", "6@128:5"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("loads (case@offset:size):\n got %v\nwant %v", got, want)
+	}
+}

@@ -54,6 +54,12 @@ CSignature parseRow(const CRow &R) {
   SmallVector<StringRef, 8> Parts;
   Ps.split(Parts, ',');
   for (StringRef P : Parts) {
+    if (P.trim() == "...") {
+      S.VarArg = true;
+      break;
+    }
+    if (P.trim().endswith(" format") || P.trim().endswith("*format"))
+      S.Format = static_cast<int>(S.Params.size());
     CType T;
     if (!lowerCType(P, true, T) || T == CType::Void)
       report_fatal_error(Twine("scry: ABI table entry ") + R.Name + ": unknown parameter type '" + P.trim() + "'");
@@ -183,8 +189,8 @@ bool hookMatches(const CSignature &S, FunctionType *FT) {
   return K == FT->getNumParams();
 }
 
-FunctionCallee declare(Module &M, StringRef Name, Type *Ret, ArrayRef<Type *> Params) {
-  FunctionCallee C = M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
+FunctionCallee declare(Module &M, StringRef Name, Type *Ret, ArrayRef<Type *> Params, bool VarArg) {
+  FunctionCallee C = M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, VarArg));
   if (auto *F = dyn_cast<Function>(C.getCallee()))
     if (F->isDeclaration())
       F->addFnAttr(Attribute::NoUnwind);

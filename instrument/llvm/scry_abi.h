@@ -28,6 +28,8 @@ struct CSignature {
   std::string Name;
   CType Ret = CType::Void;
   std::vector<CType> Params;
+  bool VarArg = false; // the row's parameters end with "..."
+  int Format = -1;     // index of a parameter named `format` (a printf format), -1 none
 };
 
 // The callbacks of runtime/include/scry_abi.def, in table order.
@@ -59,9 +61,10 @@ void llvmParams(CType T, llvm::LLVMContext &Ctx, llvm::Type *I8Ptr, std::vector<
 llvm::Type *llvmResult(CType T, llvm::LLVMContext &Ctx, llvm::Type *I8Ptr);
 
 // declare returns the declaration of a runtime function in M, created once with the attributes
-// every runtime entry point has (nounwind: the runtime never unwinds into the program).
+// every runtime entry point has (nounwind: the runtime never unwinds into the program); VarArg
+// for a variadic one.
 llvm::FunctionCallee declare(llvm::Module &M, llvm::StringRef Name, llvm::Type *Ret,
-                             llvm::ArrayRef<llvm::Type *> Params);
+                             llvm::ArrayRef<llvm::Type *> Params, bool VarArg = false);
 
 } // namespace scry
 

@@ -101,14 +101,14 @@ namespace {
 
 // libc functions that never write memory a program could map as PM (or only write what their
 // caller owns on the stack): calls to them get neither external-write tracking nor a call-stack
-// frame, which keeps common string/IO code cheap.
+// frame, which keeps common string/IO code cheap. The ones whose reads scry records (strcmp,
+// memcmp, strlen, printf, ...) are hooks of scry_hooks.def instead.
 const char *const ReadOnlyLibc[] = {
-    "strlen",  "strnlen", "strcmp",  "strncmp", "strcasecmp", "strncasecmp", "memcmp",
-    "bcmp",    "strchr",  "strrchr", "strstr",  "memchr",     "strspn",      "strcspn",
-    "atoi",    "atol",    "atoll",   "strtol",  "strtoul",    "strtoll",     "strtoull",
-    "strtod",  "abs",     "labs",    "rand",    "srand",      "time",        "printf",
-    "puts",    "fputs",   "putchar", "fputc",   "putc",       "fprintf",     "fflush",
-    "fwrite",  "perror",  "free",    "isatty",  "__assert_fail"};
+    "strcasecmp", "strncasecmp", "strchr", "strrchr", "strstr",   "memchr",  "strspn",
+    "strcspn",    "atoi",        "atol",   "atoll",   "strtol",   "strtoul", "strtoll",
+    "strtoull",   "strtod",      "abs",    "labs",    "rand",     "srand",   "time",
+    "putchar",    "fputc",       "putc",   "fflush",  "fwrite",   "perror",  "free",
+    "isatty",     "__assert_fail"};
 
 bool startsWith(StringRef S, StringRef P) { return S.size() >= P.size() && S.substr(0, P.size()) == P; }
 
@@ -285,7 +285,7 @@ private:
       std::vector<Type *> P;
       for (CType T : S.Params)
         llvmParams(T, Ctx, I8Ptr, P);
-      F = declare(M, S.Name, llvmResult(S.Ret, Ctx, I8Ptr), P);
+      F = declare(M, S.Name, llvmResult(S.Ret, Ctx, I8Ptr), P, S.VarArg);
     }
     return F;
   }
@@ -809,6 +809,21 @@ void Instrumenter::doCall(Item &It) {
     std::vector<Type *> RetTys;
     llvmParams(Hook->Ret, Ctx, I8Ptr, RetTys);
     hookCall(A, "__scry_post_", Ret, RetTys);
+    // A printf-like function reads the strings its format's %s conversions name: the runtime
+    // walks the format over the same variadic arguments (passed on unchanged: both callees are
+    // C variadic functions, so the arguments are lowered alike) and records the PM bytes read.
+    if (Hook->Format >= 0 && FT->isVarArg() && static_cast<unsigned>(Hook->Format) < NFixed) {
+      bool Plain = true;
+      for (unsigned K = NFixed; K < CB->arg_size(); ++K)
+        for (Attribute::AttrKind AK : {Attribute::ByVal, Attribute::InAlloca, Attribute::Preallocated, Attribute::ByRef})
+          Plain = Plain && !CB->paramHasAttr(K, AK); // an aggregate passed in memory: not forwarded
+      if (Plain) {
+        std::vector<Value *> V{Site, toI8Ptr(A, CB->getArgOperand(Hook->Format))};
+        for (unsigned K = NFixed; K < CB->arg_size(); ++K)
+          V.push_back(CB->getArgOperand(K));
+        A.CreateCall(callback(Callback::__scry_format_loads), V);
+      }
+    }
   } else if (Ext) {
     A.CreateCall(callback(Callback::__scry_ext_post), {Site, Token});
   }

@@ -1,8 +1,10 @@
 /* Stub definitions of every callback run_main.c needs (compiled without the pass): they count
  * events per kind and check them against the registered site table (kinds agree, ids in range,
  * call depth balanced), then print one summary line at exit. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/types.h>
 #include "scry_abi.h"
@@ -77,4 +79,18 @@ void __scry_post_mmap(uint32_t site, void *ret, void *addr, size_t len, int prot
 void __scry_pre_strncpy(uint32_t site, char *d, const char *s, size_t n) { check(site, SCRY_SITE_LIBCALL); hooks++; }
 void __scry_post_strncpy(uint32_t site, char *ret, char *d, const char *s, size_t n) { errors += ret != d || n != 47; }
 void __scry_pre_memcpy(uint32_t site, void *d, const void *s, size_t n) { hooks++; }
+void __scry_pre_printf(uint32_t site, const char *f) { check(site, SCRY_SITE_LIBCALL); hooks++; }
+void __scry_post_printf(uint32_t site, int ret, const char *f) { errors += ret != 7; }
+/* The printf's variadic arguments arrive as passed: the format and the sum (20). */
+void __scry_format_loads(uint32_t site, const char *f, ...) {
+	check(site, SCRY_SITE_LIBCALL);
+	va_list ap;
+	va_start(ap, f);
+	long v = va_arg(ap, long);
+	va_end(ap);
+	if (strcmp(f, "sum=%ld\n") != 0 || v != 20) {
+		fprintf(stderr, "format loads: %s with %ld\n", f, v);
+		errors++;
+	}
+}
 void __scry_post_memcpy(uint32_t site, void *ret, void *d, const void *s, size_t n) {}
