@@ -24,6 +24,16 @@ type Result struct {
 	Findings []report.Finding // crash findings, clustered, in walk order of their first failure
 	Stats    report.Stats
 	Warnings []string
+	// Invariants counts, per invariant ID (crash.Invariant.ID, the inferred property's), the
+	// crash states judged that break it and those of them that failed: a property whose states
+	// failed is confirmed by a crash image (the mpb-violation and mpa-violation checks' findings
+	// then stand).
+	Invariants map[int]InvariantOutcome
+}
+
+// InvariantOutcome is what the crash states breaking one invariant showed.
+type InvariantOutcome struct {
+	Tested, Failed int
 }
 
 // unitRef is a store named by a finding (resolved inside the Walk callback).

@@ -74,6 +74,7 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung, could not run or were killed by a signal (%s): its crash states are not judged", it.op, rb.Describe()))
 		return
 	case exec.Equivalent(t, legal...):
+		e.invariantOutcome(it, false)
 		return
 	case t.TimedOut:
 		symptom = SymptomHang
@@ -88,10 +89,26 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		detail = "the run on the crash image " + t.Describe() + firstLine(nil, t.Stderr)
 	}
 	e.res.Stats.Failures++
+	e.invariantOutcome(it, true)
 	if e.res.Stats.FirstFailureSeconds == 0 {
 		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
 	}
 	e.record(it, symptom, detail, t, ls)
+}
+
+// invariantOutcome counts a judged state against the invariants it breaks (Result.Invariants).
+func (e *explorer) invariantOutcome(it *item, failed bool) {
+	for _, id := range it.state.Invariants {
+		if e.res.Invariants == nil {
+			e.res.Invariants = map[int]InvariantOutcome{}
+		}
+		o := e.res.Invariants[id]
+		o.Tested++
+		if failed {
+			o.Failed++
+		}
+		e.res.Invariants[id] = o
+	}
 }
 
 // intsText joins operation indices: "0, 1".

@@ -86,8 +86,8 @@ var stores = &framework.Analyzer{
 var (
 	MPBViolation = &framework.Analyzer{
 		Name:       KindMPBViolation,
-		Doc:        "a store may persist while an earlier store it must persist after (an inferred must-persist-before property) is not yet durable",
-		Class:      report.Correctness,
+		Doc:        "a store may persist while an earlier store it must persist after (an inferred must-persist-before property) is not yet durable; unconfirmed until a crash image breaking the property makes the program fail",
+		Class:      report.Unconfirmed,
 		Requires:   []*framework.Analyzer{Properties, stores},
 		ResultType: reflect.TypeOf((*mpbCheck)(nil)),
 		New: func(p *framework.Pass) (any, error) {
@@ -103,8 +103,8 @@ var (
 	}
 	MPAViolation = &framework.Analyzer{
 		Name:       KindMPAViolation,
-		Doc:        "stores that must persist atomically (an inferred must-persist-atomically property) are in flight together outside one transaction: a crash can persist one without the other",
-		Class:      report.Correctness,
+		Doc:        "stores that must persist atomically (an inferred must-persist-atomically property) are in flight together outside one transaction: a crash can persist one without the other; unconfirmed until a crash image breaking the property makes the program fail",
+		Class:      report.Unconfirmed,
 		Requires:   []*framework.Analyzer{Properties, stores},
 		ResultType: reflect.TypeOf((*mpaCheck)(nil)),
 		New: func(p *framework.Pass) (any, error) {
@@ -328,7 +328,7 @@ func (c *mpbCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
 }
 
 func (c *mpbCheck) report(p *framework.Pass, pr *Property, site uint32, a, b storeRec, when string) {
-	if p.Dup(site, a.ctx, a.ev) {
+	if p.DupProperty(site, a.ctx, a.ev, pr.ID) {
 		return
 	}
 	msg := fmt.Sprintf("this store may persist%s while the earlier store at %s, which must persist first (inferred %s), is not yet durable",
@@ -339,7 +339,7 @@ func (c *mpbCheck) report(p *framework.Pass, pr *Property, site uint32, a, b sto
 			siteLoc(p, e.Guard), siteLoc(p, e.Dependent))
 	}
 	rel := []framework.RelatedSite{{Role: "earlier-store", Site: pr.Before, Stack: b.ctx}}
-	p.Report(framework.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel)})
+	p.Report(framework.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
 }
 
 type mpaCheck struct {
@@ -398,7 +398,7 @@ func (c *mpaCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
 // report reports one violation of MPA property pr at the store a (site) against b (site other);
 // it returns true when the occurrence was new.
 func (c *mpaCheck) report(p *framework.Pass, pr *Property, site, other uint32, a, b storeRec, when string) bool {
-	if p.Dup(site, a.ctx, a.ev) {
+	if p.DupProperty(site, a.ctx, a.ev, pr.ID) {
 		return false
 	}
 	why := "neither is in a transaction"
@@ -413,6 +413,6 @@ func (c *mpaCheck) report(p *framework.Pass, pr *Property, site, other uint32, a
 	msg := fmt.Sprintf("this store may persist%s while the earlier store at %s is not yet durable, but they must persist atomically (inferred MPA over %d stores, a cycle of must-persist-before properties) and %s: a crash can persist one without the other",
 		when, siteLoc(p, other), len(pr.Sites), why)
 	rel := []framework.RelatedSite{{Role: "other-store", Site: other, Stack: b.ctx}}
-	p.Report(framework.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel)})
+	p.Report(framework.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
 	return true
 }

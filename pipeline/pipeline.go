@@ -86,6 +86,11 @@ type Exploration struct {
 	NoAssumeFixed bool
 	// Env are NAME=VALUE variables added to every re-execution's environment (exec.Target.Env).
 	Env []string
+	// confirm: the checks of inferred properties run too, so properties are inferred once for
+	// both (Infer), and the properties their findings break are confirmed with crash images
+	// (Explore; confirmIDs are those properties' IDs).
+	confirm    bool
+	confirmIDs []int
 }
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
@@ -95,11 +100,12 @@ func (x *Exploration) needsInvariants() bool {
 
 // Infer infers the persistence properties of the trace at path once for everything that needs
 // them: with every rule when the invariants strategy explores (its invariants are WITCHER's
-// rules and the dissertation's), else nothing (the checks of inferred properties infer their
-// own rules in their prepass). It returns nil properties when nothing needs them. warning is set
+// rules and the dissertation's) or when the checks' findings are to be confirmed with crash
+// images (the checks and the invariants must number the properties alike), else nothing (the
+// checks of inferred properties infer their own rules in their prepass). It returns nil properties when nothing needs them. warning is set
 // when the trace was truncated (the properties come from its complete records).
 func Infer(path string, x *Exploration) (props *infer.Result, warning string, err error) {
-	if !x.needsInvariants() {
+	if !x.needsInvariants() && (x == nil || !x.confirm) {
 		return nil, "", nil
 	}
 	r, err := trace.Open(path)
@@ -165,6 +171,17 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	if x.needsInvariants() && opts.Invariants == nil && props != nil {
 		opts.Invariants = explore.Invariants(props)
 	}
+	if !x.needsInvariants() && len(x.confirmIDs) > 0 && props != nil {
+		// The properties the checks found broken are confirmed the way the invariants strategy
+		// tests invariants: their violating crash states join the others.
+		if x.Strategies == nil {
+			for _, n := range explore.DefaultStrategies {
+				x.Strategies = append(x.Strategies, crash.StrategyByName(n))
+			}
+		}
+		x.Strategies = append(slices.Clone(x.Strategies), crash.StrategyByName("invariants"))
+		opts.Invariants = slices.DeleteFunc(explore.Invariants(props), func(iv crash.Invariant) bool { return !slices.Contains(x.confirmIDs, iv.ID) })
+	}
 	if !x.NoAssumeFixed && opts.AssumeDurable == nil {
 		stores, err := NeverDurable(path)
 		if err != nil {
@@ -179,6 +196,9 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()
+	if xerr == nil {
+		confirm(rep, res.Invariants, x.needsInvariants() || len(x.confirmIDs) > 0)
+	}
 	rep.Findings = append(rep.Findings, res.Findings...)
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
 	for _, k := range explore.Kinds() {
@@ -208,6 +228,35 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 		return fmt.Errorf("crash exploration: %w", xerr)
 	}
 	return nil
+}
+
+// confirm settles the class of the findings that break inferred properties (mpb-violation,
+// mpa-violation: report.Unconfirmed) from the crash states that broke those properties: a
+// finding one of whose properties had a failing crash state is a correctness finding, confirmed
+// by a crash image; the others stay unconfirmed (a warning), their messages saying what the
+// crash states showed. tested says whether the properties' crash states were explored at all.
+func confirm(rep *report.Report, outcomes map[int]explore.InvariantOutcome, tested bool) {
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Class != report.Unconfirmed || len(f.Properties) == 0 || !tested {
+			continue
+		}
+		var sum explore.InvariantOutcome
+		for _, id := range f.Properties {
+			o := outcomes[id]
+			sum.Tested += o.Tested
+			sum.Failed += o.Failed
+		}
+		switch {
+		case sum.Failed > 0:
+			f.Class = report.Correctness
+			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it made the program fail (see the crash findings)", sum.Failed, sum.Tested)
+		case sum.Tested > 0:
+			f.Message += fmt.Sprintf("; not confirmed: the program recovered from each of the %d crash states that break it", sum.Tested)
+		default:
+			f.Message += "; not confirmed: no crash state inside an operation breaks it"
+		}
+	}
 }
 
 // Recording configures the recorded run of the program under test.
@@ -410,6 +459,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	}
 	x := c.Explore
 	x.Env = append(slices.Clone(rc.Env), x.Env...)
+	x.confirm = !c.Analysis.NoInfer
 	explores := c.Analysis.explores() && !res.Failed() && res.Interrupted == 0
 	var props *infer.Result
 	var warning string
@@ -432,6 +482,15 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	case res.Failed():
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s %s: crash states not explored", target[0], res))
 	case explores:
+		for _, f := range rep.Findings {
+			if f.Class == report.Unconfirmed {
+				for _, id := range f.Properties {
+					if !slices.Contains(x.confirmIDs, id) {
+						x.confirmIDs = append(x.confirmIDs, id)
+					}
+				}
+			}
+		}
 		x.Pool = pool
 		if c.Output != "" && c.JSON {
 			x.Report, _ = filepath.Abs(c.Output)

@@ -12,13 +12,17 @@ import (
 )
 
 // Class is the class of a finding: a correctness bug (the program can lose or corrupt data at a
-// crash) or a performance bug (the program does work persistence does not need).
+// crash), a performance bug (the program does work persistence does not need), or an unconfirmed
+// one: a likely correctness bug (a breach of a persistence property inferred from the program's
+// reads) that no crash image has shown; it is reported as a warning and does not make the run
+// fail.
 type Class string
 
 // Finding classes.
 const (
 	Correctness Class = "correctness"
 	Performance Class = "performance"
+	Unconfirmed Class = "unconfirmed"
 )
 
 // Location is a static source location: the site of a store, flush, fence or library call.
@@ -74,6 +78,9 @@ type Finding struct {
 	Operation *Operation `json:"operation,omitempty"`
 	// Crash is set for crash-based findings (re-execution on crash images); see Crash.
 	Crash *Crash `json:"crash,omitempty"`
+	// Properties are the IDs (as `scry infer` numbers them) of the inferred properties the
+	// finding breaks, sorted: mpb-violation and mpa-violation only.
+	Properties []int `json:"properties,omitempty"`
 }
 
 // Rule describes one kind of finding, for the SARIF rule table and for listings.
@@ -128,10 +135,13 @@ func (r *Report) SuppressedTotal() int {
 }
 
 func classRank(c Class) int {
-	if c == Correctness {
+	switch c {
+	case Correctness:
 		return 0
+	case Unconfirmed:
+		return 1
 	}
-	return 1
+	return 2
 }
 
 // Sort puts the findings in the report's deterministic order: correctness first, then by file,

@@ -92,10 +92,12 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, wmsg := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", wmsg)
 	}
-	fmt.Fprintf(bw, "scry: %s, %s in %s",
-		plural(r.Count(Correctness), "correctness finding", "correctness findings"),
-		plural(r.Count(Performance), "performance finding", "performance findings"),
-		plural(int(r.Events), "event", "events"))
+	fmt.Fprintf(bw, "scry: %s, %s", plural(r.Count(Correctness), "correctness finding", "correctness findings"),
+		plural(r.Count(Performance), "performance finding", "performance findings"))
+	if n := r.Count(Unconfirmed); n > 0 {
+		fmt.Fprintf(bw, ", %s (warnings)", plural(n, "unconfirmed finding", "unconfirmed findings"))
+	}
+	fmt.Fprintf(bw, " in %s", plural(int(r.Events), "event", "events"))
 	if n := r.SuppressedTotal(); n > 0 {
 		fmt.Fprintf(bw, " (%d suppressed)", n)
 	}
@@ -125,6 +127,7 @@ type jsonSummry struct {
 	Findings    int            `json:"findings"`
 	Correctness int            `json:"correctness"`
 	Performance int            `json:"performance"`
+	Unconfirmed int            `json:"unconfirmed"`
 	Suppressed  int            `json:"suppressed"`
 	ByKind      map[string]int `json:"by_kind"`
 }
@@ -137,7 +140,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Warnings: r.Warnings,
 		Summary: jsonSummry{
 			Trace: r.Trace, Events: r.Events, Findings: len(r.Findings),
-			Correctness: r.Count(Correctness), Performance: r.Count(Performance),
+			Correctness: r.Count(Correctness), Performance: r.Count(Performance), Unconfirmed: r.Count(Unconfirmed),
 			Suppressed: r.SuppressedTotal(), ByKind: map[string]int{},
 		},
 		Stats: r.Stats,
@@ -414,8 +417,11 @@ const (
 
 // writeSummary writes the summary table: one row per finding in report order.
 func writeSummary(bw *bufio.Writer, r *Report) {
-	fmt.Fprintf(bw, "scry: %s (%s, %s):\n", plural(len(r.Findings), "finding", "findings"),
-		plural(r.Count(Correctness), "correctness", "correctness"), plural(r.Count(Performance), "performance", "performance"))
+	classes := plural(r.Count(Correctness), "correctness", "correctness") + ", " + plural(r.Count(Performance), "performance", "performance")
+	if n := r.Count(Unconfirmed); n > 0 {
+		classes += ", " + plural(n, "unconfirmed", "unconfirmed")
+	}
+	fmt.Fprintf(bw, "scry: %s (%s):\n", plural(len(r.Findings), "finding", "findings"), classes)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  #\tkind\tlocation\tcount")
 	for i := range r.Findings {

@@ -47,6 +47,17 @@ type agg struct {
 	key   aggKey
 	diag  Diagnostic
 	count int
+	props []int // the union of the occurrences' Properties, sorted
+}
+
+// addProps adds ids to the sorted set props.
+func addProps(props []int, ids ...int) []int {
+	for _, id := range ids {
+		if i, ok := slices.BinarySearch(props, id); !ok {
+			props = slices.Insert(props, i, id)
+		}
+	}
+	return props
 }
 
 type hook[T any] struct {
@@ -301,7 +312,7 @@ func (d *driver) opTextOf(i uint32) string {
 	return string(d.opText[sp.off : sp.off+sp.n])
 }
 
-func (d *driver) dup(kind int, site, stack uint32, event uint64) bool {
+func (d *driver) dup(kind int, site, stack uint32, event uint64, prop int) bool {
 	a := d.lastAgg
 	if a == nil || a.key != (aggKey{kind, site, stack}) {
 		a = d.aggs[aggKey{kind, site, stack}]
@@ -314,6 +325,9 @@ func (d *driver) dup(kind int, site, stack uint32, event uint64) bool {
 		return false
 	}
 	a.count++
+	if prop >= 0 {
+		a.props = addProps(a.props, prop)
+	}
 	return true
 }
 
@@ -328,6 +342,7 @@ func (d *driver) report(kind int, diag Diagnostic) {
 		a.diag = diag
 	}
 	a.count++
+	a.props = addProps(a.props, diag.Properties...)
 	d.lastAgg = a
 }
 
@@ -366,11 +381,12 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 		for i, a := range aggs {
 			if j, ok := byKey[placed[i].Key]; ok {
 				rep.Findings[j].Count += a.count
+				rep.Findings[j].Properties = addProps(rep.Findings[j].Properties, a.props...)
 				continue
 			}
 			f := report.Finding{
 				Kind: an.Name, Class: an.Class, Message: a.diag.Message, Location: placed[i].Location(),
-				Stack: placed[i].Frames, Count: a.count, FirstEvent: a.diag.Event,
+				Stack: placed[i].Frames, Count: a.count, FirstEvent: a.diag.Event, Properties: slices.Clone(a.props),
 			}
 			for _, rel := range a.diag.Related {
 				f.Related = append(f.Related, report.At(d.r, rel.Site).Related(rel.Role))

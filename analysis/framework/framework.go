@@ -75,7 +75,7 @@ func (a *Analyzer) Validate() error {
 		return fmt.Errorf("analysis: analyzer name %q is not kebab-case", a.Name)
 	case strings.TrimSpace(a.Doc) == "":
 		return fmt.Errorf("analysis: analyzer %s has no doc", a.Name)
-	case a.Class != "" && a.Class != report.Correctness && a.Class != report.Performance:
+	case a.Class != "" && a.Class != report.Correctness && a.Class != report.Performance && a.Class != report.Unconfirmed:
 		return fmt.Errorf("analysis: analyzer %s has unknown class %q", a.Name, a.Class)
 	case a.ResultType == nil:
 		return fmt.Errorf("analysis: analyzer %s has no ResultType", a.Name)
@@ -197,6 +197,9 @@ type Diagnostic struct {
 	Op      uint32 // operation index plus one, 0 none
 	Message string
 	Related []RelatedSite
+	// Properties are the IDs of the inferred properties the occurrence breaks (the checks of
+	// package infer); the finding lists the union over its occurrences.
+	Properties []int
 }
 
 // Pass is one analyzer's view of a run.
@@ -230,7 +233,13 @@ func (p *Pass) Locate(site uint32) report.Location { return report.At(p.d.r, sit
 // building a Diagnostic (whose Site and Stack must be the same) so that repeated occurrences cost
 // no allocation.
 func (p *Pass) Dup(site, stack uint32, event uint64) bool {
-	return p.d.dup(p.kind, site, stack, event)
+	return p.d.dup(p.kind, site, stack, event, -1)
+}
+
+// DupProperty is Dup for an occurrence that breaks inferred property prop (its ID): a duplicate
+// adds prop to the finding's Properties.
+func (p *Pass) DupProperty(site, stack uint32, event uint64, prop int) bool {
+	return p.d.dup(p.kind, site, stack, event, prop)
 }
 
 // Report records an occurrence. Occurrences with the same (kind, site) are merged: counted,

@@ -125,7 +125,8 @@ func TestAnalyzeInferChecks(t *testing.T) {
 		slices.Sort(ks)
 		return ks, code
 	}
-	if ks, code := kinds(); !slices.Equal(ks, []string{"mpb-violation"}) || code != 1 {
+	// Without crash images the breach of an inferred property is unconfirmed: a warning, exit 0.
+	if ks, code := kinds(); !slices.Equal(ks, []string{"mpb-violation"}) || code != 0 {
 		t.Errorf("default: %q exit %d", ks, code)
 	}
 	if ks, code := kinds("--no-infer"); len(ks) != 0 || code != 0 {

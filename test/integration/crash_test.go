@@ -274,3 +274,74 @@ func TestAssumeFixed(t *testing.T) {
 		t.Errorf("literal model: %d failing states, assumed fixed: %d; want more without the assumption", literal.failures, buggy.failures)
 	}
 }
+
+// TestConfirmInferred: the breach of an inferred property is unconfirmed (a warning, exit 0)
+// until a crash image that breaks the property makes the program fail. On a program that
+// recovers from every such state (checksummed records) the mpb-violation stays unconfirmed and
+// says so; on one that does not (explore/testdata/ordering.c) it is confirmed, a correctness
+// finding next to the ordering violation.
+func TestConfirmInferred(t *testing.T) {
+	scry := scryBin(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		src, ops  string
+		code      int
+		class     string
+		msg       string
+		crashKind string
+	}{
+		{"testdata/checksum.c", "set 1 10\nset 2 20\nget 1\nget 2\n", 0, "unconfirmed", "not confirmed: the program recovered from each of the", ""},
+		{filepath.Join(repoRoot(t), "explore", "testdata", "ordering.c"), "", 1, "correctness", "confirmed:", "ordering-violation"},
+	} {
+		t.Run(filepath.Base(tc.src), func(t *testing.T) {
+			src, _ := filepath.Abs(tc.src)
+			bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+			if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", bin, src, "-lpmem"); r.code != 0 {
+				t.Fatalf("scry cc: %s", r.stderr)
+			}
+			ops := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops")
+			if tc.ops != "" {
+				ops = filepath.Join(dir, "checksum.ops")
+				if err := os.WriteFile(ops, []byte(tc.ops), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep := filepath.Join(dir, filepath.Base(bin)+".json")
+			r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--workload", ops, "--", bin, "{pool}")
+			if r.code != tc.code {
+				t.Fatalf("scry check: exit %d, want %d\n%s", r.code, tc.code, r.stderr)
+			}
+			b, err := os.ReadFile(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out struct {
+				Findings []struct {
+					Kind, Class, Message string
+					Properties           []int
+				}
+			}
+			if err := json.Unmarshal(b, &out); err != nil {
+				t.Fatal(err)
+			}
+			mpb, crash := 0, 0
+			for _, f := range out.Findings {
+				switch f.Kind {
+				case "mpb-violation":
+					mpb++
+					if f.Class != tc.class || !strings.Contains(f.Message, tc.msg) || len(f.Properties) == 0 {
+						t.Errorf("mpb-violation %s (properties %v): %s; want class %s, message with %q", f.Class, f.Properties, f.Message, tc.class, tc.msg)
+					}
+				case "ordering-violation", "atomicity-violation":
+					crash++
+					if f.Kind != tc.crashKind {
+						t.Errorf("unexpected %s: %s", f.Kind, f.Message)
+					}
+				}
+			}
+			if mpb == 0 || (tc.crashKind != "") != (crash > 0) {
+				t.Errorf("%d mpb-violation and %d crash findings in\n%s", mpb, crash, b)
+			}
+		})
+	}
+}
