@@ -167,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	wst, werr := crash.Walk(r, cfg.Options, e.visit)
 	if wst.Assumed > 0 {
 		res.Stats.AssumedDurable = wst.Assumed
-		e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
+		e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store, or overwritten before persisting: overwritten-unpersisted) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
 	}
 	if werr != nil && errors.Is(werr, trace.ErrTruncated) {
 		e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")

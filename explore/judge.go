@@ -197,7 +197,8 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	// instances of a bug in every operation of a type and at every depth of a recursion are one
 	// finding, and a helper's copies inlined at different callers stay apart). A durability
 	// violation's cause is the stores never made durable. The stores of the state and the crash
-	// point's dynamic stack make variants.
+	// point's dynamic stack make variants. A durability violation's cluster is its lost stores
+	// alone: the operation that follows the crash does not change what was lost.
 	opType, _, _ := strings.Cut(strings.TrimSpace(it.opText), " ")
 	var cause string
 	if kind == KindDurability {
@@ -206,6 +207,9 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		cause = "point=" + report.FramesKey(report.FramesAt(e.r, it.site, it.stack))
 	}
 	key := strings.Join([]string{kind, "op=" + opType, cause}, "|")
+	if kind == KindDurability {
+		key = kind + "|" + cause // the lost stores are the cause, whatever operation follows
+	}
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if i, ok := e.clusters[key]; ok {
 		f := &e.res.Findings[i]

@@ -151,13 +151,22 @@ var OverwrittenUnpersisted = &framework.Analyzer{
 	Name:       "overwritten-unpersisted",
 	Doc:        "a store rewrites PM bytes whose earlier store was not yet persisted",
 	Class:      report.Correctness,
-	ResultType: reflect.TypeOf(overwritten{}),
-	New:        func(*framework.Pass) (any, error) { return overwritten{}, nil },
+	ResultType: reflect.TypeOf((*Overwritten)(nil)),
+	New:        func(*framework.Pass) (any, error) { return &Overwritten{}, nil },
 }
 
-type overwritten struct{}
+// Overwritten is OverwrittenUnpersisted's result: the earlier stores its findings name, each
+// once, in the order reported. They were never made durable either (their bytes were rewritten
+// first): crash exploration explores the operations after the one that issued them as if they
+// had been made durable, like NeverDurable's stores (crash.Options.AssumeDurable).
+type Overwritten struct {
+	Stores []px86.StoreState
+	seen   map[px86.StoreID]bool
+}
 
-func (overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+type overwritten = Overwritten
+
+func (o *overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	if !s.Effect.Overwrote || s.Flags&px86.External != 0 {
 		return
 	}
@@ -168,10 +177,17 @@ func (overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	if p.State.Reserved.Contains(ev.Addr, ev.Size) {
 		return
 	}
+	prev := s.Effect.Prev
+	if prev.Flags&px86.External == 0 && !o.seen[prev.ID] {
+		if o.seen == nil {
+			o.seen = map[px86.StoreID]bool{}
+		}
+		o.seen[prev.ID] = true
+		o.Stores = append(o.Stores, px86.StoreState{ID: prev.ID, Addr: prev.Addr, Size: prev.Size})
+	}
 	if p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
-	prev := s.Effect.Prev
 	how := "never flushed"
 	if prev.State == px86.Pending {
 		how = "flushed but not fenced"

@@ -191,3 +191,37 @@ func TestRedundantTxAddNamesCoverer(t *testing.T) {
 		}
 	}
 }
+
+// TestNeverDurableStores: the results of unpersisted-store and overwritten-unpersisted list the
+// stores never made durable, which crash exploration assumes fixed in later operations: the
+// store left unpersisted at exit, and the earlier store of each overwrite (each once, even when
+// the overwrite's finding is a duplicate), not a store that was persisted before being
+// overwritten.
+func TestNeverDurableStores(t *testing.T) {
+	b := pool().
+		Store(1, A, 8).                     // event 2: overwritten unpersisted by event 3
+		Store(2, A, 8).                     // event 3: overwritten unpersisted by event 4 (a duplicate finding)
+		Store(2, A, 8).                     // event 4: persisted below
+		Flush(3, clwb, A).Fence(4, sfence). // events 5, 6
+		Store(5, A, 8).                     // event 7: overwrites a persisted store: not listed
+		Store(6, B, 8).                     // event 8: never flushed: unpersisted at exit
+		Exit(0)
+	keep := map[*framework.Analyzer]any{}
+	if _, err := analysis.Analyze(b.Source(t), analysis.Options{Oracles: []string{"unpersisted-store", "overwritten-unpersisted"}, Keep: keep}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for _, s := range keep[oracle.OverwrittenUnpersisted].(*oracle.Overwritten).Stores {
+		ids = append(ids, uint64(s.ID))
+	}
+	if !slices.Equal(ids, []uint64{2, 3}) {
+		t.Errorf("overwritten stores %v, want [2 3]", ids)
+	}
+	ids = nil
+	for _, s := range keep[oracle.UnpersistedStore].(*oracle.NeverDurable).Stores {
+		ids = append(ids, uint64(s.ID))
+	}
+	if !slices.Contains(ids, 8) || slices.Contains(ids, 4) {
+		t.Errorf("never durable %v, want 8 (and the unflushed store 7), not 4", ids)
+	}
+}

@@ -7,6 +7,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -137,20 +138,28 @@ func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, erro
 // inside an operation: nothing was tested.
 const NoCrashPointWarning = "no crash point inside an operation: the trace has no operation (a line of the workload read from standard input) with a fence or a library call that persists data, so no crash state was tested; does the program read its workload from standard input?"
 
-// NeverDurable returns the stores the unpersisted-store oracle reports on the trace at path
-// (oracle.NeverDurable): one analysis pass with that oracle alone. Errors: the trace cannot be
-// read to its end (a truncated trace is read up to its cut).
+// NeverDurable returns the stores the trace oracles report as never made durable: those the
+// unpersisted-store oracle reports (oracle.NeverDurable) and the earlier stores the
+// overwritten-unpersisted oracle reports overwritten before they persisted (oracle.Overwritten),
+// sorted by store ID. One analysis pass with those two oracles. Errors: the trace cannot be read
+// to its end (a truncated trace is read up to its cut).
 func NeverDurable(path string) ([]px86.StoreState, error) {
 	keep := map[*framework.Analyzer]any{}
-	_, err := analysis.AnalyzeFile(path, analysis.Options{Oracles: []string{oracle.UnpersistedStore.Name}, NoInfer: true, Keep: keep})
+	_, err := analysis.AnalyzeFile(path, analysis.Options{
+		Oracles: []string{oracle.UnpersistedStore.Name, oracle.OverwrittenUnpersisted.Name}, NoInfer: true, Keep: keep,
+	})
 	if err != nil {
 		return nil, err
 	}
-	nd, _ := keep[oracle.UnpersistedStore].(*oracle.NeverDurable)
-	if nd == nil {
-		return nil, nil
+	var stores []px86.StoreState
+	if nd, _ := keep[oracle.UnpersistedStore].(*oracle.NeverDurable); nd != nil {
+		stores = append(stores, nd.Stores...)
 	}
-	return nd.Stores, nil
+	if ow, _ := keep[oracle.OverwrittenUnpersisted].(*oracle.Overwritten); ow != nil {
+		stores = append(stores, ow.Stores...)
+	}
+	slices.SortFunc(stores, func(a, b px86.StoreState) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(stores, func(a, b px86.StoreState) bool { return a.ID == b.ID }), nil
 }
 
 // Explore explores the crash states of the trace at path, recorded from target (with {pool})
