@@ -18,7 +18,7 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
 
 .PHONY: all deps scry native headers test test-run demo demo-run bench bench-run clean fuzz \
-	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm
+	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
 
 all: scry native
 
@@ -129,3 +129,19 @@ mapcli-crash-run: all mapcli
 		tail -n 2 $$d/report.txt; \
 		awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { printf "wall: %.1f s\n", e - s }'; \
 	done
+
+# Explores scry's port of Level Hashing (realprogs/levelhash: a published persistent hash table,
+# OSDI'18) with LEVELHASH_OPS operations of `scry workload kv` and default strategies; the report
+# lands in build/levelhash/ (docs/real-programs.md has the figures).
+LEVELHASH_OPS ?= 2000
+levelhash-crash: deps
+	@$(MAKE) --no-print-directory levelhash-crash-run
+levelhash-crash-run: all
+	@rm -rf $(BUILD)/levelhash && mkdir -p $(BUILD)/levelhash
+	$(SCRY) cc -O1 -g -o $(BUILD)/levelhash/level_hashing realprogs/levelhash/level_hashing.c -lpmem
+	$(SCRY) workload kv --ops $(LEVELHASH_OPS) --seed 1 -o $(BUILD)/levelhash/ops.txt
+	@start=$$(date +%s.%N); \
+	$(SCRY) check -o $(BUILD)/levelhash/report.txt --workload $(BUILD)/levelhash/ops.txt \
+		-- $(BUILD)/levelhash/level_hashing '{pool}' > $(BUILD)/levelhash/stdout 2> $(BUILD)/levelhash/stderr || true; \
+	awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { printf "wall: %.1f s\n", e - s }'; \
+	tail -n 2 $(BUILD)/levelhash/report.txt
