@@ -52,6 +52,9 @@ type act struct {
 	call   uint32 // call site that created it (0: unknown, or depth 0)
 	inh    []guardInst
 	inhOK  bool
+	// rets holds, per call site of this activation (compact index), the guard instances that
+	// decided the value the latest call from it returned (engine.captureReturn).
+	rets map[int32][]guardInst
 }
 
 type thread struct {
@@ -210,6 +213,11 @@ func (e *engine) syncStack(t *thread, ev *trace.Event) {
 		return
 	}
 	if k < len(t.stack) {
+		// The activations that ended hand what decided their returned values to their callers,
+		// innermost first (a caller's own return may depend on its callee's).
+		for d := len(t.stack) - 1; d >= k; d-- {
+			e.captureReturn(t, d)
+		}
 		t.stack = t.stack[:k]
 	}
 	if k > len(f) {
@@ -225,10 +233,70 @@ func (e *engine) syncStack(t *thread, ev *trace.Event) {
 			t.stack = t.stack[:d+1]
 			a := &t.stack[d]
 			a.serial, a.call, a.inh, a.inhOK = f[d-1], call, a.inh[:0], false
+			clear(a.rets)
 		} else {
 			t.stack = append(t.stack, act{serial: f[d-1], call: call})
 		}
 	}
+}
+
+// captureReturn records, in the caller of the activation at depth d (which has ended), the guard
+// instances that decided the value it returned: for every return site of its function, the
+// latest instances in the activation of the loads that guard the return or that the returned
+// value depends on, and what its own calls returned (returnRefs). A branch of the caller on the
+// call's result is then guarded by them (guardsFor): `if ((h = find(k)) >= 0) use(T[h].val)`
+// makes val's store must-persist-before the stores find's loads read.
+func (e *engine) captureReturn(t *thread, d int) {
+	a := &t.stack[d]
+	if d == 0 || a.call == 0 {
+		return
+	}
+	ci := e.st.index(a.call)
+	if ci == 0 {
+		return
+	}
+	var out []guardInst
+	add := func(g guardInst) {
+		if len(out) >= maxGuards {
+			return
+		}
+		for _, h := range out {
+			if h.l == g.l && h.ev == g.ev {
+				return
+			}
+		}
+		out = append(out, g)
+	}
+	for _, r := range e.st.returnsOf(ci) {
+		for _, g := range e.st.returnRefs(r) {
+			if g.call {
+				for _, in := range a.rets[g.l] {
+					add(in)
+				}
+			} else if in := t.lookup(g.l, uint32(d), a.serial); in != nil && in.w.site() != 0 {
+				add(guardInst{l: g.l, lid: g.lid, branch: g.branch, ev: in.ev, w: in.w})
+			}
+		}
+	}
+	p := &t.stack[d-1]
+	if len(out) == 0 {
+		delete(p.rets, ci)
+		return
+	}
+	if p.rets == nil {
+		p.rets = map[int32][]guardInst{}
+	}
+	p.rets[ci] = out
+}
+
+// callGuards appends to gs the guard instances a call guard g stands for in activation a: those
+// captured when the latest call from g's site returned, decided on by g's branch.
+func callGuards(gs []guardInst, a *act, g guardRef) []guardInst {
+	for _, in := range a.rets[g.l] {
+		in.branch = g.branch
+		gs = append(gs, in)
+	}
+	return gs
 }
 
 // inherited returns the guard instances activation d inherits: those of its call site's
@@ -249,6 +317,10 @@ func (e *engine) inherited(t *thread, d int) []guardInst {
 		if ci := e.st.index(a.call); ci != 0 {
 			ps := t.stack[d-1].serial
 			for _, g := range e.st.guardsOf(ci) {
+				if g.call {
+					inh = callGuards(inh, &t.stack[d-1], g)
+					continue
+				}
 				if in := t.lookup(g.l, uint32(d-1), ps); in != nil && in.w.site() != 0 {
 					inh = append(inh, guardInst{l: g.l, lid: g.lid, branch: g.branch, ev: in.ev, w: in.w})
 				}
@@ -282,6 +354,10 @@ func (e *engine) guardsFor(t *thread, i int32) []guardInst {
 	serial := t.stack[d].serial
 	gs := e.guards[:0]
 	for _, g := range e.st.guardsOf(i) {
+		if g.call {
+			gs = callGuards(gs, &t.stack[d], g)
+			continue
+		}
 		if in := t.lookup(g.l, uint32(d), serial); in != nil && in.w.site() != 0 {
 			gs = append(gs, guardInst{l: g.l, lid: g.lid, branch: g.branch, ev: in.ev, w: in.w})
 		}

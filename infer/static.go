@@ -14,11 +14,14 @@ const (
 )
 
 // guardRef is one static guard of a site: the load (or read-modify-write) site L whose value
-// the branch B decides on, B being in the site's transitive control-dependence closure.
+// the branch B decides on, B being in the site's transitive control-dependence closure. With
+// call set, L is a call site instead: the guards are the loads that decided the callee's
+// returned value, captured when the call returned (engine.captureReturn).
 type guardRef struct {
 	l      int32  // compact index of L
 	lid    uint32 // site id of L
 	branch uint32 // site id of B
+	call   bool
 }
 
 // static holds the trace's static facts by compact site index: the sites in order of
@@ -31,8 +34,10 @@ type static struct {
 
 	idx   map[uint32]int32 // site id -> compact index
 	dense []int32          // the same for ids below maxDense
-	ids   []uint32         // compact index -> site id
-	kinds []trace.SiteKind
+	ids     []uint32         // compact index -> site id
+	kinds   []trace.SiteKind
+	callees []string           // compact index -> callee (call sites)
+	rets    map[string][]int32 // function -> its return sites (compact indexes)
 
 	ctrl  [][]uint32 // compact index -> branch sites (ids) it is directly control dependent on
 	value [][]uint32 // compact index -> producer sites (ids) of its value (DepValue)
@@ -42,12 +47,14 @@ type static struct {
 	done      []bool
 	producers [][]guardRef // memo of producersOf (branch 0)
 	pdone     []bool
+	returns   map[int32][]guardRef // memo of returnRefs, by return site
 
 	seen map[uint32]bool // scratch of guardsOf
 }
 
 func newStatic(r *trace.Reader) *static {
-	return &static{r: r, idx: map[uint32]int32{}, ids: []uint32{0}, kinds: []trace.SiteKind{0},
+	return &static{r: r, idx: map[uint32]int32{}, ids: []uint32{0}, kinds: []trace.SiteKind{0}, callees: []string{""},
+		rets: map[string][]int32{}, returns: map[int32][]guardRef{},
 		ctrl: [][]uint32{nil}, value: [][]uint32{nil}, addr: [][]uint32{nil},
 		guards: [][]guardRef{nil}, done: []bool{true}, producers: [][]guardRef{nil}, pdone: []bool{true},
 		seen: map[uint32]bool{}}
@@ -73,6 +80,10 @@ func (s *static) sync() {
 		}
 		s.ids = append(s.ids, st.ID)
 		s.kinds = append(s.kinds, st.Kind)
+		s.callees = append(s.callees, st.Callee)
+		if st.Kind == trace.SiteReturn {
+			s.rets[st.Function] = append(s.rets[st.Function], int32(len(s.ids)-1))
+		}
 		s.ctrl = append(s.ctrl, nil)
 		s.value = append(s.value, nil)
 		s.addr = append(s.addr, nil)
@@ -103,6 +114,7 @@ func (s *static) sync() {
 		clear(s.done)
 		clear(s.producers)
 		clear(s.pdone)
+		clear(s.returns)
 		s.done[0], s.pdone[0] = true, true
 	}
 }
@@ -157,11 +169,15 @@ func (s *static) guardsOf(i int32) []guardRef {
 		}
 		for _, l := range s.value[bi] {
 			li := s.idx[l]
-			if li == 0 || !s.isLoad(li) || loads[li] {
+			if li == 0 || loads[li] {
+				continue
+			}
+			call := s.kinds[li] == trace.SiteCall
+			if !call && !s.isLoad(li) {
 				continue
 			}
 			loads[li] = true
-			out = append(out, guardRef{l: li, lid: l, branch: b})
+			out = append(out, guardRef{l: li, lid: l, branch: b, call: call})
 			if len(out) == maxGuards {
 				break
 			}
@@ -200,5 +216,45 @@ func (s *static) producersOf(i int32) []guardRef {
 		}
 	}
 	s.producers[i], s.pdone[i] = out, true
+	return out
+}
+
+// returnsOf returns the return sites of the function call site ci calls (none for a call of
+// code scry did not instrument).
+func (s *static) returnsOf(ci int32) []int32 {
+	if s.kinds[ci] != trace.SiteCall {
+		return nil
+	}
+	return s.rets[s.callees[ci]]
+}
+
+// returnRefs returns what the value a return site r returns depends on: the guards of its
+// control closure (the decision to return it) and the loads and calls its value depends on at
+// register level (branch 0). Dependence through calls (the dissertation's inter-procedural
+// extension, §5.5.1.2, applied to return values): a caller's branch on the call's result is
+// guarded by these, evaluated in the callee's activation when it returns.
+func (s *static) returnRefs(r int32) []guardRef {
+	if out, ok := s.returns[r]; ok {
+		return out
+	}
+	out := append([]guardRef(nil), s.guardsOf(r)...)
+	for _, l := range s.value[r] {
+		li := s.idx[l]
+		if li == 0 || len(out) >= maxGuards {
+			continue
+		}
+		call := s.kinds[li] == trace.SiteCall
+		if !call && !s.isLoad(li) {
+			continue
+		}
+		dup := false
+		for _, g := range out {
+			dup = dup || g.l == li
+		}
+		if !dup {
+			out = append(out, guardRef{l: li, lid: l, call: call})
+		}
+	}
+	s.returns[r] = out
 	return out
 }

@@ -70,6 +70,7 @@ func schemaConsts() []cConst {
 		{"SCRY_SITE_CALL", uint64(SiteCall), "other call (call stacks)"},
 		{"SCRY_SITE_BRANCH", uint64(SiteBranch), "conditional branch or switch (static only)"},
 		{"SCRY_SITE_INLINED", uint64(SiteInlined), "a call the compiler inlined (static only)"},
+		{"SCRY_SITE_RETURN", uint64(SiteReturn), "a function's return of a value (static only)"},
 		{"SCRY_DEP_CONTROL", uint64(DepControl), "DEPS: from is control dependent on branch to"},
 		{"SCRY_DEP_VALUE", uint64(DepValue), "DEPS: from's value depends on to's value"},
 		{"SCRY_DEP_ADDRESS", uint64(DepAddress), "DEPS: from's address depends on to's value"},

@@ -51,7 +51,7 @@ func (f FenceKind) String() string {
 }
 
 // String returns the site kind's name: "load", "store", "nt-store", "range", "flush",
-// "fence", "rmw", "libcall", "call", "branch", or "site(N)" for an unknown value.
+// "fence", "rmw", "libcall", "call", "branch", "inlined", "return", or "site(N)" for an unknown value.
 func (k SiteKind) String() string {
 	switch k {
 	case SiteLoad:
@@ -76,6 +76,8 @@ func (k SiteKind) String() string {
 		return "branch"
 	case SiteInlined:
 		return "inlined"
+	case SiteReturn:
+		return "return"
 	}
 	return "site(" + strconv.Itoa(int(k)) + ")"
 }

@@ -862,7 +862,7 @@ func (r *Reader) decodeSite(b []byte) (s Site, n, need int, err error) {
 	}
 	s.Kind = SiteKind(b[i])
 	i++
-	if s.Kind < SiteLoad || s.Kind > SiteInlined || (s.Kind == SiteInlined && r.hdr.Version < 4) {
+	if s.Kind < SiteLoad || s.Kind > SiteReturn || (s.Kind == SiteInlined && r.hdr.Version < 4) || (s.Kind == SiteReturn && r.hdr.Version < 5) {
 		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d has unknown kind %d", s.ID, s.Kind)
 	}
 	if s.Function, i, need, err = r.strSite(b, i, "function"); i < 0 {

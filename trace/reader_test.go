@@ -413,7 +413,7 @@ func TestHeaderErrors(t *testing.T) {
 	}{
 		{"empty", nil, ErrNotTrace, "0 bytes"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, "bad magic"},
-		{"version", func() []byte { h := header(); h[8] = 5; return h }(), ErrVersion, "version 5; this scry reads versions 1 to 4"},
+		{"version", func() []byte { h := header(); h[8] = 6; return h }(), ErrVersion, "version 6; this scry reads versions 1 to 5"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}
@@ -456,7 +456,7 @@ func TestCorrupt(t *testing.T) {
 		{"stack-dup", []byte{0x14, 1, 0, 1, 0x14, 1, 0, 1}, "defined twice", 20},
 		{"sites-limit", cat([]byte{0x01}, uv(MaxSites+1)), "exceeds the limit", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
-		{"site-kind", []byte{0x01, 1, 1, 12, 0, 0, 0, 0, 0, 0}, "unknown kind 12", 18},
+		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown kind 13", 18},
 		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1}, "site 1: bad inlined-at site 1", 18},
 		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 26},
 		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 28},

@@ -13,12 +13,14 @@ const Magic = "SCRYTRC\x00"
 // the DEPS and FRAME records (static dependence facts and call-frame identity, for inference);
 // version 3 added the WARNING record (the runtime degraded: results are incomplete); version 4
 // added the inlined site kind and each site's inlined-at field (the call the compiler inlined the
-// site's code into).
-const Version = 4
+// site's code into); version 5 added the return site kind (a function's returned value, whose
+// dependence facts carry guards through calls).
+const Version = 5
 
 // MinVersion is the oldest format version this package reads (version 1 traces have no DEPS or
-// FRAME records, which version 2 added, no WARNING, which version 3 added, and sites without the
-// inlined-at field, which version 4 added; everything else is unchanged).
+// FRAME records, which version 2 added, no WARNING, which version 3 added, sites without the
+// inlined-at field, which version 4 added, and no return sites, which version 5 added;
+// everything else is unchanged).
 const MinVersion = 1
 
 // HeaderSize is the size of the fixed file header in bytes.
@@ -122,6 +124,7 @@ const (
 	SiteCall    SiteKind = 9  // any other call, used in call stacks
 	SiteBranch  SiteKind = 10 // a conditional branch or switch: a static fact only, never an event (version 2)
 	SiteInlined SiteKind = 11 // a call the compiler inlined: named by other sites' inlined-at, never an event (version 4)
+	SiteReturn  SiteKind = 12 // a function's return of a value: a static fact only, never an event (version 5)
 )
 
 // DepKind is the kind of one static dependence fact of a DEPS record.

@@ -347,20 +347,28 @@ FunctionDeps computeDeps(Function &F, const std::vector<DepSite> &Sites) {
   };
   auto CD = controlDeps(F);
   DenseSet<Instruction *> IsBranch;
-  auto control = [&](Instruction *From) {
-    auto It = CD.find(From->getParent());
+  auto branch = [&](Instruction *From, Instruction *T) {
+    Out.Facts.push_back({From, T, SCRY_DEP_CONTROL});
+    if (IsBranch.insert(T).second)
+      Out.Branches.push_back(T);
+  };
+  auto controlIn = [&](Instruction *From, BasicBlock *BB) {
+    auto It = CD.find(BB);
     if (It == CD.end())
       return;
-    for (Instruction *T : It->second) {
-      Out.Facts.push_back({From, T, SCRY_DEP_CONTROL});
-      if (IsBranch.insert(T).second)
-        Out.Branches.push_back(T);
-    }
+    for (Instruction *T : It->second)
+      branch(From, T);
   };
+  auto control = [&](Instruction *From) { controlIn(From, From->getParent()); };
   for (const DepSite &S : Sites) {
     data(S.I, S.Addr, SCRY_DEP_ADDRESS);
     data(S.I, S.Val, SCRY_DEP_VALUE);
     control(S.I);
+    for (BasicBlock *BB : S.CtrlBlocks)
+      if (BB != S.I->getParent())
+        controlIn(S.I, BB);
+    for (Instruction *T : S.CtrlBranches)
+      branch(S.I, T);
   }
   // The branches found so far are sites too: their own control dependences and conditions.
   for (size_t K = 0; K < Out.Branches.size(); ++K) {
@@ -370,6 +378,49 @@ FunctionDeps computeDeps(Function &F, const std::vector<DepSite> &Sites) {
     data(T, {Cond}, SCRY_DEP_VALUE);
   }
   return Out;
+}
+
+void returnDefs(Value *V, SmallVectorImpl<BasicBlock *> &Blocks, SmallVectorImpl<Instruction *> &Branches) {
+  SmallPtrSet<Value *, 32> Seen;
+  SmallVector<Value *, 16> Work{V};
+  auto decides = [](Instruction *T) {
+    if (auto *BI = dyn_cast<BranchInst>(T))
+      return BI->isConditional();
+    return isa<SwitchInst>(T);
+  };
+  while (!Work.empty() && Seen.size() < 256) {
+    Value *X = Work.pop_back_val();
+    if (!Seen.insert(X).second)
+      continue;
+    if (auto *PN = dyn_cast<PHINode>(X)) {
+      for (unsigned K = 0; K < PN->getNumIncomingValues(); ++K) {
+        BasicBlock *In = PN->getIncomingBlock(K);
+        Blocks.push_back(In);
+        if (decides(In->getTerminator()))
+          Branches.push_back(In->getTerminator());
+        Work.push_back(PN->getIncomingValue(K));
+      }
+    } else if (auto *SI = dyn_cast<SelectInst>(X)) {
+      Work.push_back(SI->getTrueValue());
+      Work.push_back(SI->getFalseValue());
+    } else if (auto *LI = dyn_cast<LoadInst>(X)) {
+      // A local (-O0): every store into it is a definition.
+      auto *A = dyn_cast<AllocaInst>(getUnderlyingObject(LI->getPointerOperand()->stripPointerCasts()));
+      if (!A)
+        continue;
+      for (User *U : A->users())
+        if (auto *St = dyn_cast<StoreInst>(U))
+          if (St->getPointerOperand()->stripPointerCasts() == A) {
+            Blocks.push_back(St->getParent());
+            Work.push_back(St->getValueOperand());
+          }
+    } else if (auto *C = dyn_cast<CastInst>(X)) {
+      Work.push_back(C->getOperand(0));
+    } else if (auto *BO = dyn_cast<BinaryOperator>(X)) {
+      Work.push_back(BO->getOperand(0));
+      Work.push_back(BO->getOperand(1));
+    }
+  }
 }
 
 } // namespace scry

@@ -20,6 +20,11 @@ struct DepSite {
   bool Producer = false;
   llvm::SmallVector<llvm::Value *, 2> Addr; // the pointer(s) it accesses
   llvm::SmallVector<llvm::Value *, 2> Val;  // the value(s) it uses (stored value, RMW operands, memset byte)
+  // More control: the site also depends on the branches these blocks are control dependent on,
+  // and directly on these branches (a return site: the blocks where its returned value is
+  // defined and the branches choosing between those definitions; see returnDefs).
+  llvm::SmallVector<llvm::BasicBlock *, 4> CtrlBlocks;
+  llvm::SmallVector<llvm::Instruction *, 4> CtrlBranches;
 };
 
 // One fact between instructions: From depends on To in the way Kind (SCRY_DEP_*) says. For a
@@ -56,6 +61,15 @@ struct FunctionDeps {
 // (memory-level dependence is dynamic, from the trace), and neither are calls' bodies (a call's
 // result is a producer of its own).
 FunctionDeps computeDeps(llvm::Function &F, const std::vector<DepSite> &Sites);
+
+// returnDefs finds where a returned value V is decided (implicit flow): the blocks that define
+// the values it can be (a phi's incoming blocks, at -O0 the blocks of the stores into the local
+// it is loaded from, through casts, selects and arithmetic) and the conditional branches that
+// end a phi's incoming blocks. A lookup that returns the index or pointer it found in a loop
+// returns it from a block its guard controls: the return site is control dependent on that
+// guard through these (DepSite::CtrlBlocks, CtrlBranches).
+void returnDefs(llvm::Value *V, llvm::SmallVectorImpl<llvm::BasicBlock *> &Blocks,
+                llvm::SmallVectorImpl<llvm::Instruction *> &Branches);
 
 } // namespace scry
 

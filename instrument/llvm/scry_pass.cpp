@@ -205,7 +205,7 @@ struct SiteRec {
 };
 
 // What an instruction gets.
-enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, FlushIntr, FenceIntr, NTIntr, Asm, Call };
+enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, FlushIntr, FenceIntr, NTIntr, Asm, Call, Ret };
 
 struct Item {
   What W;
@@ -397,6 +397,16 @@ void Instrumenter::collect(Function &F, std::vector<Item> &Items) {
       }
     }
   }
+  // The returns of a value, in a function that loads or calls: static sites whose dependence
+  // facts say which loads and calls the returned value, and the decision to return, depend on
+  // (a guard in a callee seen through its return value). A function that does neither cannot
+  // return anything a PM load decided.
+  if (Items.empty() || F.getReturnType()->isVoidTy())
+    return;
+  for (BasicBlock &BB : F)
+    if (auto *RI = dyn_cast<ReturnInst>(BB.getTerminator()))
+      if (RI->getReturnValue())
+        Items.push_back({What::Ret, RI, 0});
 }
 
 // functionName: the source-level name of the function holding I (the inlined one when I came
@@ -852,6 +862,7 @@ void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
     case What::MemOp: doMemOp(It); break;
     case What::Asm: doAsm(It); break;
     case What::Call: doCall(It); break;
+    case What::Ret: addSite(SCRY_SITE_RETURN, It.I); break; // a static fact: no callback
     case What::FlushIntr:
     case What::FenceIntr:
     case What::NTIntr: {
@@ -937,6 +948,10 @@ std::vector<DepSite> Instrumenter::depSites(const std::vector<Item> &Items) {
     case What::Call:
       S.Producer = true; // the returned value
       break;
+    case What::Ret:
+      S.Val.push_back(cast<ReturnInst>(It.I)->getReturnValue());
+      returnDefs(cast<ReturnInst>(It.I)->getReturnValue(), S.CtrlBlocks, S.CtrlBranches);
+      break;
     case What::Fence:
     case What::FenceIntr:
       break;
@@ -958,7 +973,7 @@ void Instrumenter::addDeps(const FunctionDeps &FD) {
   };
   auto hasVal = [](uint32_t K) {
     return K == SCRY_SITE_STORE || K == SCRY_SITE_NT_STORE || K == SCRY_SITE_RMW || K == SCRY_SITE_RANGE ||
-           K == SCRY_SITE_BRANCH;
+           K == SCRY_SITE_BRANCH || K == SCRY_SITE_RETURN;
   };
   auto produces = [](uint32_t K) {
     return K == SCRY_SITE_LOAD || K == SCRY_SITE_RMW || K == SCRY_SITE_LIBCALL || K == SCRY_SITE_CALL;

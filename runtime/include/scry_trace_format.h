@@ -4,7 +4,7 @@
 #define SCRY_TRACE_FORMAT_H
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x4 /* format version */
+#define SCRY_TRACE_VERSION 0x5 /* format version */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 #define SCRY_EV_SITES 0x1 /* static instruction sites */
 #define SCRY_EV_THREAD 0x2 /* following records belong to this thread */
@@ -59,6 +59,7 @@
 #define SCRY_SITE_CALL 0x9 /* other call (call stacks) */
 #define SCRY_SITE_BRANCH 0xa /* conditional branch or switch (static only) */
 #define SCRY_SITE_INLINED 0xb /* a call the compiler inlined (static only) */
+#define SCRY_SITE_RETURN 0xc /* a function's return of a value (static only) */
 #define SCRY_DEP_CONTROL 0x1 /* DEPS: from is control dependent on branch to */
 #define SCRY_DEP_VALUE 0x2 /* DEPS: from's value depends on to's value */
 #define SCRY_DEP_ADDRESS 0x3 /* DEPS: from's address depends on to's value */
