@@ -32,8 +32,8 @@ type static struct {
 	nsites int // len(r.Sites()) indexed
 	ndeps  int // len(r.Deps()) indexed
 
-	idx   map[uint32]int32 // site id -> compact index
-	dense []int32          // the same for ids below maxDense
+	idx     map[uint32]int32 // site id -> compact index
+	dense   []int32          // the same for ids below maxDense
 	ids     []uint32         // compact index -> site id
 	kinds   []trace.SiteKind
 	callees []string           // compact index -> callee (call sites)
