@@ -242,7 +242,7 @@ func TestConcurrentOracles(t *testing.T) {
 		// reproduce command carries the environment the runs had (the helper's variable), so it
 		// works from an empty one.
 		img := filepath.Join(dir, "crash.img")
-		if err := Rebuild(c, img, false); err != nil {
+		if err := Rebuild(c, img, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Contains(c.Env, helperEnv+"=slots") {

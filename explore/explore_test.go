@@ -232,7 +232,7 @@ func TestRebuild(t *testing.T) {
 	}
 	c := r.Findings[0].Crash
 	img := filepath.Join(dir, "crash.img")
-	if err := Rebuild(c, img, false); err != nil {
+	if err := Rebuild(c, img, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	cmd := ReproduceCommand(c.Target, c.Env, c.Workload, c.Input-2, 4, img)

@@ -217,6 +217,12 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		if !e.variants[key][variant] {
 			e.variants[key][variant] = true
 			f.Crash.Variants++
+			if c := f.Crash; len(c.VariantImages) < report.MaxVariantImages && it.point >= 0 {
+				c.VariantImages = append(c.VariantImages, report.CrashVariant{
+					ID: fmt.Sprintf("%s-%d", c.ID, c.Variants), CrashPoint: it.point, Event: it.event,
+					State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1,
+				})
+			}
 		}
 		if len(f.Crash.Operations) < report.MaxCrashOperations && !slices.Contains(f.Crash.Operations, uint64(it.op)) {
 			f.Crash.Operations = append(f.Crash.Operations, uint64(it.op))
@@ -271,7 +277,8 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
 		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
 		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
-		AfterStores: e.cfg.Options.AfterStores, Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
+		AfterStores: e.cfg.Options.AfterStores, AssumeFixed: len(e.cfg.Options.AssumeDurable) > 0,
+		Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
 		Input: it.next + 1,
 	}
 	for _, id := range it.state.Invariants {

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
@@ -13,9 +14,11 @@ import (
 // Rebuild writes the crash image of a crash finding to out (a sparse file, created: an existing
 // file is replaced only with force, a link or directory never, see safefile): it walks the trace the finding names, stops at its crash point (same index and
 // trace event) and writes the state's image of the pool's region (crash.CrashPoint.WriteImage).
+// assume are the stores the exploration assumed durable (report.Crash.AssumeFixed; nil when it
+// did not): the crash points are placed as they were.
 // Errors: out may not be written, the trace cannot be read (out is then removed), or it has no such crash point or a different state space
 // there (the trace changed since the report was written).
-func Rebuild(c *report.Crash, out string, force bool) error {
+func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) error {
 	// The image is created before the walk (and filled by WriteImage), so that a path that may
 	// not be written fails at once.
 	f, err := safefile.Create(out, safefile.Policy{What: "--out", Force: force})
@@ -35,8 +38,10 @@ func Rebuild(c *report.Crash, out string, force bool) error {
 	}
 	defer r.Close()
 	found := false
-	_, err = crash.Walk(r, crash.Options{AfterStores: c.AfterStores}, func(cp *crash.CrashPoint) error {
-		if cp.Index != c.CrashPoint {
+	// A durability violation's state is taken at an operation's OP_BEGIN (crash point -1).
+	boundary := c.CrashPoint < 0
+	_, err = crash.Walk(r, crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, OpBoundaries: boundary}, func(cp *crash.CrashPoint) error {
+		if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
 			return nil
 		}
 		if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {

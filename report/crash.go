@@ -13,11 +13,15 @@ import (
 type Crash struct {
 	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: kind,
 	// operation type and the crash point's frames, report.FramesAt; for a durability violation
-	// the stores never made durable), accepted by `scry replay` like the 1-based index.
+	// the stores never made durable), accepted by `scry replay` like the 1-based index (and
+	// VariantImages' ids).
 	ID string `json:"id"`
 	// Variants is the number of distinct (crash point stack, persisted and unpersisted store
 	// sites) among the cluster's failing states (the finding shows the first).
 	Variants int `json:"variants"`
+	// VariantImages name a replayable crash state for each further variant (the first failing
+	// state of each, at most MaxVariantImages), in the order found.
+	VariantImages []CrashVariant `json:"variant_images,omitempty"`
 	// Operations are the indexes of the first operations (at most MaxCrashOperations) whose
 	// crash states fell in the cluster, in the order they were found.
 	Operations []uint64 `json:"operations"`
@@ -66,6 +70,10 @@ type Crash struct {
 	Region      uint32 `json:"region"`
 	Pool        string `json:"pool"`
 	AfterStores bool   `json:"after_stores,omitempty"`
+	// AssumeFixed: the exploration assumed the stores the trace oracles report as never made
+	// durable durable in later operations (crash.Options.AssumeDurable); replaying a crash
+	// point needs the same set, which is recomputed from the trace.
+	AssumeFixed bool `json:"assume_fixed,omitempty"`
 	// Workload is the absolute path of the workload file; Target the command line with {pool}.
 	Workload string   `json:"workload"`
 	Target   []string `json:"target"`
@@ -82,6 +90,21 @@ type Crash struct {
 
 // MaxCrashOperations bounds Crash.Operations.
 const MaxCrashOperations = 8
+
+// MaxVariantImages bounds Crash.VariantImages.
+const MaxVariantImages = 4
+
+// CrashVariant is a further variant of a crash finding, replayable like the finding itself
+// (`scry replay REPORT ID`, ID the finding's id, "-", and the variant's number from 2): its crash
+// point, state and the workload line its re-execution starts at, as in Crash.
+type CrashVariant struct {
+	ID         string `json:"id"`
+	CrashPoint int    `json:"crash_point"`
+	Event      uint64 `json:"event"`
+	State      []int  `json:"state"`
+	Operation  uint64 `json:"operation"`
+	Input      int    `json:"input_line"`
+}
 
 // CrashLine is one cache line of a crash state: its address and its unpersisted units.
 type CrashLine struct {
@@ -136,8 +159,23 @@ func CrashFinding(data []byte, name, id string) (*Finding, error) {
 		f = &doc.Findings[n-1]
 	} else {
 		for i := range doc.Findings {
-			if c := doc.Findings[i].Crash; c != nil && c.ID == id {
+			c := doc.Findings[i].Crash
+			if c == nil {
+				continue
+			}
+			if c.ID == id {
 				f = &doc.Findings[i]
+			}
+			for _, v := range c.VariantImages {
+				if v.ID == id {
+					// The variant's state, replayed like the finding's.
+					f = &doc.Findings[i]
+					c.CrashPoint, c.Event, c.State, c.Input = v.CrashPoint, v.Event, v.State, v.Input
+					op := v.Operation
+					if f.Operation != nil {
+						f.Operation = &Operation{Index: op, Text: f.Operation.Text}
+					}
+				}
 			}
 		}
 		if f == nil {

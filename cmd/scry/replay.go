@@ -9,6 +9,8 @@ import (
 
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/px86"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -38,7 +40,14 @@ the command printed on standard output runs the program on it with the rest of t
 			if err != nil {
 				return err
 			}
-			if err := explore.Rebuild(f.Crash, out, force); err != nil {
+			var assume []px86.StoreState
+			if f.Crash.AssumeFixed {
+				// The exploration's crash points were placed with these stores assumed durable.
+				if assume, err = pipeline.NeverDurable(f.Crash.Trace); err != nil {
+					return fmt.Errorf("the stores the exploration assumed durable: %w", err)
+				}
+			}
+			if err := explore.Rebuild(f.Crash, out, force, assume); err != nil {
 				return err
 			}
 			c := f.Crash

@@ -381,7 +381,12 @@ func TestLevelHashing(t *testing.T) {
 				Line int
 			}
 			Crash *struct {
+				ID             string `json:"id"`
 				DiffRolledBack string `json:"diff_rolled_back"`
+				VariantImages  []struct {
+					ID    string `json:"id"`
+					Input int    `json:"input_line"`
+				} `json:"variant_images"`
 			}
 		}
 		Stats struct {
@@ -410,4 +415,43 @@ func TestLevelHashing(t *testing.T) {
 	if !ordering || !durability || out.Stats.AssumedDurable == 0 || out.Stats.StatesTested == 0 {
 		t.Errorf("ordering bug found: %v, counter's durability bug found: %v, stats %+v; report:\n%s", ordering, durability, out.Stats, b)
 	}
+	// The durability violation's state (taken at an operation's start) is replayable, and its
+	// reproduction prints the wrong count the finding reports.
+	for _, f := range out.Findings {
+		if f.Kind != "durability-violation" || f.Crash == nil {
+			continue
+		}
+		img := filepath.Join(dir, "durability.img")
+		r := run(t, dir, "", scry, "replay", rep, f.Crash.ID, "--out", img)
+		if r.code != 0 {
+			t.Fatalf("scry replay %s: exit %d\n%s", f.Crash.ID, r.code, r.stderr)
+		}
+		var got string
+		for _, l := range strings.Split(f.Crash.DiffRolledBack, "\n") {
+			if strings.HasPrefix(l, "+items:") {
+				got = strings.TrimPrefix(l, "+")
+			}
+		}
+		if rr := run(t, dir, "", "/bin/sh", "-c", strings.TrimSpace(r.stdout)); got == "" || !strings.Contains(rr.stdout, got) {
+			t.Errorf("reproducing %s printed %q, want %q", f.Crash.ID, rr.stdout, got)
+		}
+		break
+	}
+	// A further variant of a finding is replayable by its own id.
+	for _, f := range out.Findings {
+		if f.Crash == nil || len(f.Crash.VariantImages) == 0 {
+			continue
+		}
+		v := f.Crash.VariantImages[0]
+		img := filepath.Join(dir, "variant.img")
+		r := run(t, dir, "", scry, "replay", rep, v.ID, "--out", img)
+		if r.code != 0 {
+			t.Fatalf("scry replay %s: exit %d\n%s", v.ID, r.code, r.stderr)
+		}
+		if want := fmt.Sprintf("tail -n +%d ", v.Input); !strings.Contains(r.stdout, want) {
+			t.Errorf("replay of variant %s printed %q, want it to start at line %d", v.ID, r.stdout, v.Input)
+		}
+		return
+	}
+	t.Errorf("no crash finding with a further variant in\n%s", b)
 }
