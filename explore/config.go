@@ -24,6 +24,15 @@ var DefaultStrategies = []string{"prefix", "random"}
 // DefaultSamples is the random strategy's samples per crash point for exploration.
 const DefaultSamples = 8
 
+// DefaultClusterFailures is the number of failing states of one finding (cluster) after which
+// further states that would fall in it are sampled: only one in ClusterSampleEvery is run.
+// They cannot add a finding (the cluster exists), only count; states that break an inferred
+// property (to confirm it) and durability states are always run.
+const (
+	DefaultClusterFailures = 8
+	ClusterSampleEvery     = 16
+)
+
 // DefaultBatchStates is the number of crash images materialised before they are run.
 const DefaultBatchStates = 512
 
@@ -63,6 +72,9 @@ type Config struct {
 	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
 	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
 	MaxInFlight int
+	// ClusterFailures is the number of failing states after which a finding's cluster is
+	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
+	ClusterFailures int
 }
 
 // Runner runs the program under test, and the checker, on an image. The run of the target on

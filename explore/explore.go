@@ -115,6 +115,9 @@ type explorer struct {
 	clusters   map[string]int
 	start      time.Time                  // when the exploration began
 	variants   map[string]map[string]bool // cluster key -> variant keys seen
+	failures   map[string]int             // cluster key -> failing states judged
+	sampled    map[string]int             // cluster key -> states considered after sampling began
+	frameKeys  map[[2]uint32]string       // (site, stack) -> report.FramesKey of its frames
 	// points are the finding's first crash point context, by finding index; ran every crash
 	// point explored, for report.Place (findings are placed when the exploration ends).
 	points  []report.Context
@@ -153,6 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
 		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
+		failures: map[string]int{}, sampled: map[string]int{}, frameKeys: map[[2]uint32]string{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 	}
 	defer e.bw.Close()
@@ -270,7 +274,7 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		inflight[i] = int(f)
 	}
 	done := slices.Clone(p.ended)
-	seen := map[string]*item{}
+	seen, skipped := map[string]*item{}, map[string]bool{}
 	for _, s := range e.cfg.Strategies {
 		for st := range s.States(cp.Space, e.cfg.Options) {
 			key := fmt.Sprint(st.K)
@@ -279,6 +283,18 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 				if len(st.Invariants) > 0 {
 					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
 				}
+				continue
+			}
+			if skipped[key] {
+				if len(st.Invariants) == 0 {
+					continue // another strategy's copy of a state left out
+				}
+				skipped[key] = false // it breaks invariants after all: run it
+				e.res.Stats.Sampled--
+			}
+			if e.sampledOut(cp, st) {
+				skipped[key] = true
+				e.res.Stats.Sampled++
 				continue
 			}
 			it, err := e.newItem(cp, k, id, path, st, s.Name)

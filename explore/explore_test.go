@@ -95,11 +95,35 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	}
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
+		ClusterFailures: testClusterFailures, BatchStates: testBatchStates,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
 	}
 	return r
+}
+
+// testClusterFailures and testBatchStates are exploreTrace's Config.ClusterFailures and
+// BatchStates (0: the defaults).
+var testClusterFailures, testBatchStates int
+
+// TestClusterSampling: once a finding has failed on ClusterFailures states, the states of later
+// batches that would fall in it are sampled; the findings stay the same.
+func TestClusterSampling(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	defer func() { testClusterFailures, testBatchStates = 0, 0 }()
+	testBatchStates = 1 // a batch per operation: the failures of one are known to the next
+	testClusterFailures = -1
+	all := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	testClusterFailures = 1
+	sampled := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	if fmt.Sprint(kinds(all)) != fmt.Sprint(kinds(sampled)) || len(all.Findings) != len(sampled.Findings) {
+		t.Errorf("findings %v with sampling, %v without", kinds(sampled), kinds(all))
+	}
+	if all.Stats.Sampled != 0 || sampled.Stats.Sampled == 0 || sampled.Stats.StatesTested+sampled.Stats.Sampled != all.Stats.StatesTested {
+		t.Errorf("stats with sampling %+v, without %+v", sampled.Stats, all.Stats)
+	}
 }
 
 func kinds(r *Result) map[string]int {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/report"
 )
@@ -179,6 +180,48 @@ func relText(rs []report.Related) string {
 	return strings.Join(parts, ", ")
 }
 
+// clusterKey is the key of the finding a failing state falls in (see record): the kind, the
+// operation type (the text's first word) and the crash point's frames, or for a durability
+// violation the sites of the stores lost.
+func (e *explorer) clusterKey(kind, opText string, site, stack uint32, lost []string) string {
+	if kind == KindDurability {
+		return kind + "|U=" + strings.Join(slices.Sorted(slices.Values(lost)), ",")
+	}
+	opType, _, _ := strings.Cut(strings.TrimSpace(opText), " ")
+	fk, ok := e.frameKeys[[2]uint32{site, stack}]
+	if !ok {
+		fk = report.FramesKey(report.FramesAt(e.r, site, stack))
+		e.frameKeys[[2]uint32{site, stack}] = fk
+	}
+	return kind + "|op=" + opType + "|point=" + fk
+}
+
+// sampledOut reports whether state st at cp is left out by cluster sampling: the finding it
+// would fall in (its kind follows from the state: a program-order prefix is an atomicity
+// violation, anything else an ordering violation) has failed on Config.ClusterFailures states
+// already, and only one in ClusterSampleEvery further states of it is run. Such a state cannot
+// add a finding, only a count or a variant (AGAMOTTO's and WITCHER's point: spend runs where
+// new bugs can be); states that break inferred invariants are never left out.
+func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
+	k := e.cfg.ClusterFailures
+	if k == 0 {
+		k = DefaultClusterFailures
+	}
+	if k < 0 || len(st.Invariants) > 0 {
+		return false
+	}
+	kind := KindOrdering
+	if st.Prefix {
+		kind = KindAtomicity
+	}
+	key := e.clusterKey(kind, cp.OpText, cp.Site, cp.Stack, nil)
+	if e.failures[key] < k {
+		return false
+	}
+	e.sampled[key]++
+	return e.sampled[key]%ClusterSampleEvery != 0
+}
+
 // record turns a failure into a finding, or counts it in the cluster of an earlier one.
 func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls legalSet) {
 	kind := KindOrdering
@@ -198,18 +241,9 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	// finding, and a helper's copies inlined at different callers stay apart). A durability
 	// violation's cause is the stores never made durable. The stores of the state and the crash
 	// point's dynamic stack make variants. A durability violation's cluster is its lost stores
-	// alone: the operation that follows the crash does not change what was lost.
-	opType, _, _ := strings.Cut(strings.TrimSpace(it.opText), " ")
-	var cause string
-	if kind == KindDurability {
-		cause = "U=" + strings.Join(slices.Sorted(slices.Values(unpSites)), ",")
-	} else {
-		cause = "point=" + report.FramesKey(report.FramesAt(e.r, it.site, it.stack))
-	}
-	key := strings.Join([]string{kind, "op=" + opType, cause}, "|")
-	if kind == KindDurability {
-		key = kind + "|" + cause // the lost stores are the cause, whatever operation follows
-	}
+	// alone: the operation that follows the crash does not change what was lost (clusterKey).
+	key := e.clusterKey(kind, it.opText, it.site, it.stack, unpSites)
+	e.failures[key]++
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if i, ok := e.clusters[key]; ok {
 		f := &e.res.Findings[i]

@@ -72,6 +72,9 @@ type Exploration struct {
 	OutputFilter *regexp.Regexp
 	// MaxInFlight caps the operations in flight at an explored crash point.
 	MaxInFlight int
+	// ClusterFailures starts sampling a finding's further states after this many failures
+	// (explore.Config.ClusterFailures).
+	ClusterFailures int
 	// Progress receives the progress of the runs: a bar on a terminal, else a line every
 	// exec.ProgressInterval (nil: nothing).
 	Progress io.Writer
@@ -201,7 +204,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures,
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()

@@ -132,6 +132,9 @@ type Stats struct {
 	// flight than the cap (explore.Config.MaxInFlight).
 	PrepRuns          int `json:"prep_runs,omitempty"`
 	SkippedConcurrent int `json:"skipped_concurrent,omitempty"`
+	// Sampled counts the crash states not run because the finding they would fall in had
+	// already failed often enough (explore's cluster sampling).
+	Sampled int `json:"sampled,omitempty"`
 	// Invariants is the number of likely invariants (ordering, atomicity) the invariants
 	// strategy was given.
 	Invariants int `json:"invariants,omitempty"`

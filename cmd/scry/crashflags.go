@@ -19,15 +19,16 @@ import (
 // crashFlags are the crash-exploration flags shared by `check` (with {pool} in the target) and
 // `explore` (docs/crash-exploration.md).
 type crashFlags struct {
-	pool          string
-	strategies    []string
-	opts          crash.Options
-	jobs          int
-	timeout       time.Duration
-	checker       string
-	outputFilter  string
-	maxInFlight   int
-	noAssumeFixed bool
+	pool            string
+	strategies      []string
+	opts            crash.Options
+	jobs            int
+	timeout         time.Duration
+	checker         string
+	outputFilter    string
+	maxInFlight     int
+	clusterFailures int
+	noAssumeFixed   bool
 }
 
 func strategyNames() []string {
@@ -53,6 +54,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
 	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
+	fl.IntVar(&f.clusterFailures, "cluster-failures", explore.DefaultClusterFailures, "once a finding has failed on `N` crash states, run only one in "+fmt.Sprint(explore.ClusterSampleEvery)+" further states that would fall in it (-1: run them all)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
 
@@ -74,7 +76,7 @@ func (f *crashFlags) strats() ([]*crash.Strategy, error) {
 // exploration checks the flags before anything runs and returns the pipeline's view of them.
 func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	x := pipeline.Exploration{
-		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight,
+		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures,
 		Progress: os.Stderr, Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
 	}
 	var err error
@@ -116,6 +118,9 @@ func (f *crashFlags) checkCounts() error {
 	}
 	if f.jobs < 0 {
 		return fmt.Errorf("--jobs %d: give a positive number of runs at once, or 0 for one per CPU", f.jobs)
+	}
+	if f.clusterFailures == 0 || f.clusterFailures < -1 {
+		return fmt.Errorf("--cluster-failures %d: give a positive number of failing states, or -1 to run every state", f.clusterFailures)
 	}
 	return nil
 }
