@@ -47,10 +47,14 @@ type unitRef struct {
 
 // item is one crash image to run: everything a finding needs, materialised in the callback.
 type item struct {
-	op         int
-	image      string        // the path its run gets: base with patches, made by the worker
-	base       string        // the file the image starts from (a consistent image, or a point's)
-	patches    []crash.Patch // then written over it: the pages changed since base, the state's
+	op      int
+	image   string        // the path its run gets: base with patches, made by the worker
+	base    string        // the file the image starts from (a consistent image, or a point's)
+	patches []crash.Patch // then written over it: the pages changed since base, the state's
+	// key is the image's content key (imageKey; "" when not keyed) and isBase says the image is
+	// its base, the consistent image before the operation (dedupe.go).
+	key        string
+	isBase     bool
 	point      int
 	pointKind  crash.PointKind
 	event      uint64
@@ -109,6 +113,8 @@ type explorer struct {
 	pointEvent uint64
 	pointBase  string
 	pointDelta []crash.Patch
+	pointNet   []crash.Patch // the point's delta where it differs from the base (dedupe.go)
+	pointKeyed bool          // its states' images are keyed
 	batchBytes int
 	pointFiles []string
 	cur        *period // the busy period in progress (nil when no operation is in flight)
@@ -511,7 +517,7 @@ func (e *explorer) base(cp *crash.CrashPoint, region uint32) (string, []crash.Pa
 	if e.pointEvent == cp.Event && e.pointBase != "" {
 		return e.pointBase, e.pointDelta, nil
 	}
-	e.pointEvent, e.pointBase, e.pointDelta = cp.Event, "", nil
+	e.pointEvent, e.pointBase, e.pointDelta, e.pointNet, e.pointKeyed = cp.Event, "", nil, nil, false
 	if p := e.cur; p != nil && p.before != "" && p.region == region {
 		delta, n, err := cp.Delta(region, p.gen)
 		if err != nil {
@@ -520,6 +526,7 @@ func (e *explorer) base(cp *crash.CrashPoint, region uint32) (string, []crash.Pa
 		if n <= maxPointDelta {
 			e.pointBase, e.pointDelta = p.before, delta
 			e.batchBytes += n
+			e.pointNet, e.pointKeyed = netDelta(p.before, delta)
 			return e.pointBase, e.pointDelta, nil
 		}
 	}
@@ -547,7 +554,17 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		e.batchBytes += len(p.Data)
 	}
 	img := e.newImage("crash")
+	var key string
+	var isBase bool
+	if e.pointKeyed && base == e.pointBase {
+		next := 0
+		if e.cur != nil {
+			next = slices.Max(e.cur.ops) + 1
+		}
+		key, isBase = imageKey(base, e.pointNet, ps, next)
+	}
 	it := &item{
+		key: key, isBase: isBase,
 		base: base, patches: append(delta[:len(delta):len(delta)], ps...),
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,

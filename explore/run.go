@@ -108,8 +108,27 @@ func (e *explorer) flush() error {
 		e.res.Stats.PrepRuns += len(gen.preps)
 	}
 	jobs = gen.jobs(jobs, prepOut)
-	first := len(jobs)
-	for _, it := range batch {
+	oracles := len(jobs)
+	// Each distinct image runs once (dedupe.go): jobOf[i] is the job whose outcome judges item
+	// i, its own, an earlier item's with the same image and input, or, for an image that is the
+	// consistent image before a sequential operation, that image's rolled-back run.
+	jobOf := make([]int, len(batch))
+	byKey := map[string]int{}
+	for i, it := range batch {
+		if pr := seqs[it.per]; pr != nil && it.isBase {
+			jobOf[i] = pr.before
+			e.res.Stats.Reused++
+			continue
+		}
+		if it.key != "" {
+			if j, ok := byKey[it.key]; ok {
+				jobOf[i] = j
+				e.res.Stats.Reused++
+				continue
+			}
+			byKey[it.key] = len(jobs)
+		}
+		jobOf[i] = len(jobs)
 		jobs = append(jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
 	}
 	outs, err := exec.Map(e.ctx, e.cfg.Exec, jobs, e.runJob)
@@ -130,14 +149,15 @@ func (e *explorer) flush() error {
 		}
 	}
 	interrupted := err != nil
-	for i := 0; i < first; i++ {
+	for i := 0; i < oracles; i++ {
 		if outs[i].done {
 			e.res.Stats.OracleRuns++
 		}
 	}
 	for i, it := range batch {
 		var ls legalSet
-		ready := outs[first+i].done
+		got := outs[jobOf[i]]
+		ready := got.done
 		if pr := seqs[it.per]; pr != nil {
 			ls.rolledBack = outs[pr.before].target
 			ready = ready && outs[pr.before].done
@@ -150,7 +170,7 @@ func (e *explorer) flush() error {
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		if !ready {
-			if outs[first+i].done {
+			if got.done {
 				// Interrupted before its legal outcomes ran: run, but not judged.
 				e.res.Stats.StatesTested++
 				e.res.Stats.Inconclusive++
@@ -158,7 +178,7 @@ func (e *explorer) flush() error {
 			continue
 		}
 		e.res.Stats.StatesTested++
-		e.judge(it, outs[first+i], ls)
+		e.judge(it, got, ls)
 	}
 	return err
 }

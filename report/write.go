@@ -104,8 +104,11 @@ func WriteText(w io.Writer, r *Report) error {
 	bw.WriteByte('\n')
 	if s := r.Stats; s != nil {
 		sampled := ""
+		if s.Reused > 0 {
+			sampled = fmt.Sprintf(" (%d judged by the run of an identical image)", s.Reused)
+		}
 		if s.Sampled > 0 {
-			sampled = fmt.Sprintf(" (%d more left out: their findings had failed often enough)", s.Sampled)
+			sampled += fmt.Sprintf(" (%d more left out: their findings had failed often enough)", s.Sampled)
 		}
 		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs\n",
 			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs)
