@@ -467,8 +467,12 @@ func (e *explorer) siteChain(site uint32) string {
 // place reports each finding at the frame of its crash point that every crash point explored
 // through it fails at (report.Place: a fence in a persistence helper is reported at the caller
 // whose use of it fails), with the crash point's frames as the stack. Durability findings,
-// located at the lost store, keep their store's frames.
+// located at the lost store, keep their store's frames. Findings of one kind and operation type
+// placed at the same frames are merged into the first (mergeFinding): clustering by crash point
+// keeps a helper's inlined copies apart, and placement tells whether they are one bug (every
+// copy fails: placed in the helper) or several (placed at the callers that fail).
 func (e *explorer) place() {
+	merged := map[int]bool{}
 	byKind := map[string][]int{}
 	for i := range e.res.Findings {
 		byKind[e.res.Findings[i].Kind] = append(byKind[e.res.Findings[i].Kind], i)
@@ -483,6 +487,7 @@ func (e *explorer) place() {
 			ran = nil
 		}
 		placed := report.Place(e.r, ctxs, ran)
+		into := map[string]int{} // (operation type, placement) -> the finding that keeps it
 		for j, i := range idx {
 			f := &e.res.Findings[i]
 			if len(placed[j].Frames) == 0 {
@@ -493,6 +498,50 @@ func (e *explorer) place() {
 			if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
 				f.Related[0] = f.Location.Related("crash-point")
 			}
+			if kind == KindDurability || f.Operation == nil {
+				continue
+			}
+			// Clusters placed alike are one finding: a helper inlined at several calls, each of
+			// which fails at every crash point explored through it, is one bug in the helper.
+			opType, _, _ := strings.Cut(strings.TrimSpace(f.Operation.Text), " ")
+			k := opType + "|" + placed[j].Key
+			if t, ok := into[k]; ok {
+				mergeFinding(&e.res.Findings[t], f)
+				merged[i] = true
+				continue
+			}
+			into[k] = i
+		}
+	}
+	if len(merged) > 0 {
+		kept := e.res.Findings[:0]
+		for i, f := range e.res.Findings {
+			if !merged[i] {
+				kept = append(kept, f)
+			}
+		}
+		e.res.Findings = kept
+	}
+}
+
+// mergeFinding adds crash finding g to f (same kind, operation type and placement): counts,
+// variants (g's own state becomes one of f's replayable variants), operations.
+func mergeFinding(f, g *report.Finding) {
+	f.Count += g.Count
+	fc, gc := f.Crash, g.Crash
+	fc.Variants += gc.Variants
+	add := func(v report.CrashVariant) {
+		if len(fc.VariantImages) < report.MaxVariantImages {
+			fc.VariantImages = append(fc.VariantImages, v)
+		}
+	}
+	add(report.CrashVariant{ID: gc.ID, CrashPoint: gc.CrashPoint, Event: gc.Event, State: gc.State, Operation: g.Operation.Index, Input: gc.Input})
+	for _, v := range gc.VariantImages {
+		add(v)
+	}
+	for _, op := range gc.Operations {
+		if len(fc.Operations) < report.MaxCrashOperations && !slices.Contains(fc.Operations, op) {
+			fc.Operations = append(fc.Operations, op)
 		}
 	}
 }
