@@ -149,7 +149,7 @@ func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePat
 	return tracePath, workload
 }
 
-func exploreSlots(t *testing.T, dir, tr, workload string, cfg Config) *Result {
+func exploreSlots(t *testing.T, dir, tr, workload string, cfg Config, env ...string) *Result {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -160,7 +160,7 @@ func exploreSlots(t *testing.T, dir, tr, workload string, cfg Config) *Result {
 		t.Fatal(err)
 	}
 	target.Timeout = 10 * time.Second
-	target.Env = []string{helperEnv + "=slots"}
+	target.Env = append([]string{helperEnv + "=slots"}, env...)
 	w, err := ReadWorkload(workload)
 	if err != nil {
 		t.Fatal(err)
@@ -265,23 +265,7 @@ func TestLegalOutcomeKilled(t *testing.T) {
 		"1 begin 0", "2 begin 1", "1 data 0", "2 data 1", "2 valid 1", "2 end 1", "1 valid 0", "1 end 0",
 		"1 begin 2", "1 end 2",
 	})
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := scryexec.ParseTarget([]string{self, "{pool}"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target.Env = []string{helperEnv + "=slots", "SLOTS_DIE=1"}
-	wl, err := ReadWorkload(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Run(context.Background(), Config{Trace: tr, Target: target, Workload: wl, Exec: scryexec.Pool{Jobs: 2, Dir: dir}})
-	if err != nil {
-		t.Fatalf("explore: %v", err)
-	}
+	r := exploreSlots(t, dir, tr, w, Config{}, "SLOTS_DIE=1")
 	st := r.Stats
 	if st.StatesTested == 0 || st.Inconclusive != st.StatesTested || st.Failures != 0 {
 		t.Errorf("stats %+v: want every state tested inconclusive", st)
