@@ -196,8 +196,8 @@ func filterLines(b []byte, re *regexp.Regexp) []byte {
 // group; when the timeout expires or ctx is cancelled the whole group gets SIGKILL, and it also
 // does when the program exits, so that no background child outlives the run. The environment is
 // the inherited one without SCRY_* variables, with PMEM_IS_PMEM_FORCE=1 (PMDK flushes ordinary
-// files with cache-line instructions), then t.Env, then SCRY_TRACE=/dev/null, SCRY_NO_LOADS=1
-// and SCRY_RUN_ID, a tag of the run: when the program exits, the processes that carry the tag
+// files with cache-line instructions), then t.Env, then SCRY_TRACE=/dev/null, SCRY_NO_LOADS=1,
+// SCRY_INERT=1 and SCRY_RUN_ID, a tag of the run: when the program exits, the processes that carry the tag
 // but left the process group (setsid) are killed too. The scry runtime has no switch to turn
 // tracing off (runtime/writer.c reads only SCRY_TRACE, defaulting to ./scry.trace), so an
 // instrumented program traces into the null device and never overwrites a real trace. Run never returns an error: see Outcome.Err.
@@ -230,8 +230,10 @@ func environ(extra []string) []string {
 	return append(env, scryEnv...)
 }
 
-// scryEnv is what every run gets last: an instrumented program traces into the null device.
-var scryEnv = []string{"SCRY_TRACE=" + os.DevNull, "SCRY_NO_LOADS=1"}
+// scryEnv is what every run gets last: an instrumented program's runtime stays inert (no trace,
+// no PM regions, so its loads and stores skip the callbacks: SCRY_INERT=1), and one built before
+// that switch traces into the null device.
+var scryEnv = []string{"SCRY_TRACE=" + os.DevNull, "SCRY_NO_LOADS=1", "SCRY_INERT=1"}
 
 // carried reports whether an inherited variable is one a run's behaviour may depend on that
 // another shell may lack: the dynamic loader's (LD_LIBRARY_PATH, LD_PRELOAD) and PMDK's

@@ -625,3 +625,22 @@ func TestLibcReads(t *testing.T) {
 		t.Errorf("loads (case@offset:size):\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestInert: with SCRY_INERT=1 (how crash images are re-executed) the runtime writes no trace and
+// registers no PM region, so the pass's inline test keeps loads and stores off the callbacks;
+// the program runs as it would uninstrumented (the same exit status, the pool written).
+func TestInert(t *testing.T) {
+	exe := compile(t, "basic", []string{"ext.c"})
+	dir := t.TempDir()
+	pool, tr := filepath.Join(dir, "pool"), filepath.Join(dir, "t.trace")
+	err := run(t, exe, "op one\nop two\n", []string{"SCRY_TRACE=" + tr, "SCRY_INERT=1"}, pool)
+	if exitCode(err) != 3 {
+		t.Fatalf("exit: %v, want status 3 as when traced", err)
+	}
+	if _, err := os.Stat(tr); !os.IsNotExist(err) {
+		t.Errorf("trace %s: %v, want none", tr, err)
+	}
+	if fi, err := os.Stat(pool); err != nil || fi.Size() == 0 {
+		t.Errorf("pool: %v %v", fi, err)
+	}
+}
