@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
@@ -72,6 +73,9 @@ type Config struct {
 	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
 	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
 	MaxInFlight int
+	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
+	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
+	TimeBudget time.Duration
 	// ClusterFailures is the number of failing states after which a finding's cluster is
 	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
 	ClusterFailures int

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	}
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
-		ClusterFailures: testClusterFailures, BatchStates: testBatchStates,
+		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -124,9 +125,32 @@ func TestMergeFinding(t *testing.T) {
 	}
 }
 
+// TestTimeBudget: behind the budget's schedule, crash points are left out, operation by
+// operation: with half the budget spent, the first half of the workload's crash points are left
+// out and the second half explored; the report says so.
+func TestTimeBudget(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	all := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	testElapsed = func() time.Duration { return 50 * time.Second }
+	testTimeBudget = 100 * time.Second
+	defer func() { testElapsed, testTimeBudget = nil, 0 }()
+	half := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	st := half.Stats
+	if st.SkippedBudget == 0 || st.CrashPoints == 0 || st.CrashPoints+st.SkippedBudget != all.Stats.CrashPoints {
+		t.Errorf("with half the budget spent: %d points explored, %d left out; %d in all", st.CrashPoints, st.SkippedBudget, all.Stats.CrashPoints)
+	}
+	if !slices.ContainsFunc(half.Warnings, func(w string) bool { return strings.Contains(w, "time budget") }) {
+		t.Errorf("warnings %q", half.Warnings)
+	}
+}
+
 // testClusterFailures and testBatchStates are exploreTrace's Config.ClusterFailures and
 // BatchStates (0: the defaults).
 var testClusterFailures, testBatchStates int
+
+// testTimeBudget is exploreTrace's Config.TimeBudget.
+var testTimeBudget time.Duration
 
 // TestClusterSampling: once a finding has failed on ClusterFailures states, the states of later
 // batches that would fall in it are sampled; the findings stay the same.

@@ -75,6 +75,8 @@ type Exploration struct {
 	// ClusterFailures starts sampling a finding's further states after this many failures
 	// (explore.Config.ClusterFailures).
 	ClusterFailures int
+	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none).
+	TimeBudget time.Duration
 	// Progress receives the progress of the runs: a bar on a terminal, else a line every
 	// exec.ProgressInterval (nil: nothing).
 	Progress io.Writer
@@ -204,7 +206,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget,
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()

@@ -135,6 +135,8 @@ type Stats struct {
 	// Sampled counts the crash states not run because the finding they would fall in had
 	// already failed often enough (explore's cluster sampling).
 	Sampled int `json:"sampled,omitempty"`
+	// SkippedBudget counts the crash points left out to keep to --time-budget.
+	SkippedBudget int `json:"skipped_budget,omitempty"`
 	// Reused counts the crash states judged by another run: their image was byte-identical to
 	// one already run in the batch with the same input, or to the consistent image before the
 	// operation (judged by its rolled-back run). They count in StatesTested.

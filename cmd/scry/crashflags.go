@@ -28,6 +28,7 @@ type crashFlags struct {
 	outputFilter    string
 	maxInFlight     int
 	clusterFailures int
+	timeBudget      time.Duration
 	noAssumeFixed   bool
 }
 
@@ -54,6 +55,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
 	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
+	fl.DurationVar(&f.timeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash points are left out while the exploration is behind that schedule, so every part of the workload is covered; the report says how many (0: no budget)")
 	fl.IntVar(&f.clusterFailures, "cluster-failures", explore.DefaultClusterFailures, "once a finding has failed on `N` crash states, run only one in "+fmt.Sprint(explore.ClusterSampleEvery)+" further states that would fall in it (-1: run them all)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
@@ -76,7 +78,7 @@ func (f *crashFlags) strats() ([]*crash.Strategy, error) {
 // exploration checks the flags before anything runs and returns the pipeline's view of them.
 func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	x := pipeline.Exploration{
-		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures,
+		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures, TimeBudget: f.timeBudget,
 		Progress: os.Stderr, Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
 	}
 	var err error
@@ -118,6 +120,9 @@ func (f *crashFlags) checkCounts() error {
 	}
 	if f.jobs < 0 {
 		return fmt.Errorf("--jobs %d: give a positive number of runs at once, or 0 for one per CPU", f.jobs)
+	}
+	if f.timeBudget < 0 {
+		return fmt.Errorf("--time-budget %v: give a positive duration, or 0 for no budget", f.timeBudget)
 	}
 	if f.clusterFailures == 0 || f.clusterFailures < -1 {
 		return fmt.Errorf("--cluster-failures %d: give a positive number of failing states, or -1 to run every state", f.clusterFailures)

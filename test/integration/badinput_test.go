@@ -68,6 +68,7 @@ func TestBadInput(t *testing.T) {
 		{"workload bad ops", []string{"workload", "kv", "--ops", "-5"}, 2, "negative operation count"},
 		{"max-states 0", []string{"check", "--max-states", "0", "--", filepath.Join(dir, "never-run"), "{pool}"}, 2, "--max-states 0"},
 		{"max-states -5", []string{"explore", "--dry-run", "--max-states", "-5", notTrace}, 2, "--max-states -5"},
+		{"time-budget negative", []string{"check", "--time-budget", "-5s", "--", filepath.Join(dir, "never-run"), "{pool}"}, 2, "--time-budget -5s"},
 		{"cluster-failures 0", []string{"check", "--cluster-failures", "0", "--", filepath.Join(dir, "never-run"), "{pool}"}, 2, "--cluster-failures 0"},
 		{"jobs -1", []string{"check", "--jobs", "-1", "--", filepath.Join(dir, "never-run"), "{pool}"}, 2, "--jobs -1"},
 		{"samples -1", []string{"explore", "--dry-run", "--samples", "-1", notTrace}, 2, "--samples -1"},
