@@ -412,3 +412,21 @@ func TestReproduceEnv(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckEnv: any list of assignments is accepted or rejected with an error naming it, never a
+// panic; an accepted one has a valid name that scry does not set.
+func FuzzCheckEnv(f *testing.F) {
+	for _, s := range []string{"A=1", "LD_LIBRARY_PATH=/x", "=v", "2A=v", "SCRY_TRACE=x", "A", "é=1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, kv string) {
+		err := CheckEnv([]string{kv})
+		name, _, ok := strings.Cut(kv, "=")
+		if err == nil && (!ok || name == "" || strings.HasPrefix(name, "SCRY_") || name[0] >= '0' && name[0] <= '9') {
+			t.Errorf("CheckEnv accepted %q", kv)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--env") {
+			t.Errorf("error %q does not name the flag", err)
+		}
+	})
+}

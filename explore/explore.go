@@ -531,8 +531,7 @@ func (e *explorer) place() {
 			}
 			// Clusters placed alike are one finding: a helper inlined at several calls, each of
 			// which fails at every crash point explored through it, is one bug in the helper.
-			opType, _, _ := strings.Cut(strings.TrimSpace(f.Operation.Text), " ")
-			k := opType + "|" + placed[j].Key
+			k := opType(f.Operation.Text) + "|" + placed[j].Key
 			if t, ok := into[k]; ok {
 				mergeFinding(&e.res.Findings[t], f)
 				merged[i] = true

@@ -187,13 +187,18 @@ func (e *explorer) clusterKey(kind, opText string, site, stack uint32, lost []st
 	if kind == KindDurability {
 		return kind + "|U=" + strings.Join(slices.Sorted(slices.Values(lost)), ",")
 	}
-	opType, _, _ := strings.Cut(strings.TrimSpace(opText), " ")
 	fk, ok := e.frameKeys[[2]uint32{site, stack}]
 	if !ok {
 		fk = report.FramesKey(report.FramesAt(e.r, site, stack))
 		e.frameKeys[[2]uint32{site, stack}] = fk
 	}
-	return kind + "|op=" + opType + "|point=" + fk
+	return kind + "|op=" + opType(opText) + "|point=" + fk
+}
+
+// opType is an operation's type for clustering: the first word of its text (mapcli's "i", "r").
+func opType(text string) string {
+	t, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	return t
 }
 
 // sampledOut reports whether state st at cp is left out by cluster sampling: the finding it
