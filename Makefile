@@ -63,9 +63,13 @@ clean:
 
 # Speed figures for docs/performance.md: slowdown of an instrumented mapcli btree run over the
 # native one, analysis throughput on one core, and the Go micro-benchmarks of the hot paths.
+# valgrind (the reference `make bench` compares tracing with) and objcopy.
+BENCH_PACKAGES := valgrind binutils
 bench: deps
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(BENCH_PACKAGES)"
 	@$(MAKE) --no-print-directory bench-run
 bench-run: all mapcli mapcli-injected
+	$(GO) run ./bench --build $(BUILD) --tracing 2000,10000,50000 --runs 5 --map btree
 	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
 	$(GO) run ./bench --build $(BUILD) --compare 30
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis

@@ -8,6 +8,10 @@
 //   - the crash points and the crash states each exploration strategy would test on a
 //     2 000-operation run (package crash, `scry explore --dry-run`).
 //
+// With --tracing 2000,10000,50000 it prints instead what tracing costs per operation on an
+// existing pool: native, instrumented (trace to a file, to /dev/null) and valgrind --tool=none,
+// ratios and slopes measured in the same run (tracing.go).
+//
 // Usage: go run ./bench --build build [--ops 10000] [--runs 5] [--map btree]
 package main
 
@@ -23,6 +27,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,10 +46,28 @@ func main() {
 	mapName := flag.String("map", "btree", "mapcli map to drive")
 	seed := flag.Uint64("seed", 1, "workload seed")
 	compare := flag.Int("compare", 0, "instead: compare the invariants strategy with exhaustive and the defaults on every mapcli map, with this many operations")
+	tracing := flag.String("tracing", "", "instead: the tracing cost per operation at these comma-separated sizes (e.g. 2000,10000,50000)")
+	baseline := flag.String("baseline", "", "with --tracing: also time this other build directory's instrumented mapcli (before/after figures)")
 	compareMaps := flag.String("compare-maps", strings.Join(append(slices.Clone(maps), "injected"), ","), "maps --compare runs (injected: btree with the injected bug)")
 	flag.Parse()
 	if *compare > 0 {
 		if err := compareStrategies(*build, *compare, strings.Split(*compareMaps, ",")); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if *tracing != "" {
+		var sizes []int
+		for _, f := range strings.Split(*tracing, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				fmt.Fprintf(os.Stderr, "bench: --tracing: %q is not a number of operations\n", f)
+				os.Exit(2)
+			}
+			sizes = append(sizes, n)
+		}
+		if err := tracingCost(*build, *baseline, *mapName, sizes, *runs); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(2)
 		}

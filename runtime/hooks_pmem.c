@@ -184,3 +184,86 @@ COPY_HOOKS(pmem_memset_persist, int, c, 0, )
 COPY_HOOKS(pmem_memcpy_nodrain, const void *, src, F_NODRAIN, )
 COPY_HOOKS(pmem_memmove_nodrain, const void *, src, F_NODRAIN, )
 COPY_HOOKS(pmem_memset_nodrain, int, c, F_NODRAIN, )
+
+/* ------------------------------------------------ libpmem as uninstrumented libraries call it */
+
+/*
+ * The runtime defines the libpmem functions libpmemobj imports (nm -D libpmemobj.so: pmem_persist,
+ * pmem_flush, pmem_msync, pmem_deep_flush, pmem_memcpy, pmem_memmove, pmem_memset; pmem_drain
+ * has no range). Linked into the instrumented program, these definitions are the ones the dynamic
+ * linker binds libpmemobj's references to (the executable comes first in symbol lookup); the
+ * program's own calls bind to them too, and its hooks above run around them as before. Each one
+ * notes its range for the protection window open around the library call, if any
+ * (pm_note_write, region.c "Trusting libpmem"), then calls libpmem's own definition, found with
+ * dlsym(RTLD_NEXT). They are weak: a program that defines a function of the same name keeps it,
+ * and the windows then never trust libpmem.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* libpmem's definition of name; exits with a message when there is none (a call reached this
+ * definition although libpmem is not loaded: nothing sensible can be done for it). */
+static void *real_pmem(const char *name, void *_Atomic *cache)
+{
+	void *p = atomic_load_explicit(cache, memory_order_acquire);
+	if (RT_LIKELY(p != NULL))
+		return p;
+	p = dlsym(RTLD_NEXT, name);
+	if (!p) {
+		static const char msg[] = "scry: libpmem is not loaded, but one of its functions was called\n";
+		ssize_t w = write(2, msg, sizeof msg - 1);
+		(void)w;
+		abort();
+	}
+	atomic_store_explicit(cache, p, memory_order_release);
+	return p;
+}
+
+#define REAL_PMEM(name, type) ((type)real_pmem(#name, &real_##name))
+
+static void *_Atomic real_pmem_persist, *_Atomic real_pmem_flush, *_Atomic real_pmem_msync,
+	*_Atomic real_pmem_deep_flush, *_Atomic real_pmem_memcpy, *_Atomic real_pmem_memmove,
+	*_Atomic real_pmem_memset;
+
+__attribute__((weak)) void pmem_persist(const void *addr, size_t len)
+{
+	pm_note_write(addr, len);
+	REAL_PMEM(pmem_persist, void (*)(const void *, size_t))(addr, len);
+}
+
+__attribute__((weak)) void pmem_flush(const void *addr, size_t len)
+{
+	pm_note_write(addr, len);
+	REAL_PMEM(pmem_flush, void (*)(const void *, size_t))(addr, len);
+}
+
+__attribute__((weak)) int pmem_msync(const void *addr, size_t len)
+{
+	pm_note_write(addr, len);
+	return REAL_PMEM(pmem_msync, int (*)(const void *, size_t))(addr, len);
+}
+
+__attribute__((weak)) void pmem_deep_flush(const void *addr, size_t len)
+{
+	pm_note_write(addr, len);
+	REAL_PMEM(pmem_deep_flush, void (*)(const void *, size_t))(addr, len);
+}
+
+__attribute__((weak)) void *pmem_memcpy(void *dest, const void *src, size_t len, unsigned flags)
+{
+	pm_note_write(dest, len);
+	return REAL_PMEM(pmem_memcpy, void *(*)(void *, const void *, size_t, unsigned))(dest, src, len, flags);
+}
+
+__attribute__((weak)) void *pmem_memmove(void *dest, const void *src, size_t len, unsigned flags)
+{
+	pm_note_write(dest, len);
+	return REAL_PMEM(pmem_memmove, void *(*)(void *, const void *, size_t, unsigned))(dest, src, len, flags);
+}
+
+__attribute__((weak)) void *pmem_memset(void *dest, int c, size_t len, unsigned flags)
+{
+	pm_note_write(dest, len);
+	return REAL_PMEM(pmem_memset, void *(*)(void *, int, size_t, unsigned))(dest, c, len, flags);
+}

@@ -84,6 +84,18 @@ int obj_tx_errno(void)
 	return fn ? fn() : 0;
 }
 
+/* The object a call created, with the header before it: the library wrote it (header, zeroing,
+ * the copy of a realloc), and inside a transaction makes it durable only at the commit. Noted
+ * while the call's window is open, so that the window compares it (region.c, "Trusting
+ * libpmem"). */
+#define OBJ_HEADER_MAX 64
+static void note_obj(uint64_t uuid, uint64_t off)
+{
+	char *p = obj_direct(uuid, off);
+	if (p)
+		pm_note_write(p - OBJ_HEADER_MAX, OBJ_HEADER_MAX + obj_usable_size(uuid, off));
+}
+
 /* ---------------------------------------------------------------- windows */
 
 /* Opens a protection window for a libpmemobj call (what it writes is persisted). */
@@ -176,8 +188,10 @@ void __scry_post_pmemobj_close(uint32_t site, PMEMobjpool *pop)
 WINDOW_HOOKS_PRE(pmemobj_root, 0, (uint32_t site, PMEMobjpool *pop, size_t size), (void)pop, (void)size)
 void __scry_post_pmemobj_root(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, size_t size)
 {
-	(void)site, (void)ret_uuid, (void)ret_off, (void)pop, (void)size;
+	(void)site, (void)pop, (void)size;
 	HOOK_ENTER_NOCHECK();
+	if (ret_off)
+		note_obj(ret_uuid, ret_off); /* created (zeroed) by the first call */
 	OBJ_CLOSE();
 	HOOK_LEAVE();
 }
@@ -453,6 +467,8 @@ static void alloc_rec(uint32_t site, uint64_t uuid, uint64_t off, uint8_t flags)
 	{                                                                  \
 		(void)0, __VA_ARGS__;                                      \
 		HOOK_ENTER_NOCHECK();                                      \
+		if (ret_off)                                               \
+			note_obj(ret_uuid, ret_off);                       \
 		OBJ_CLOSE();                                               \
 		if (ret_off)                                               \
 			alloc_rec(site, ret_uuid, ret_off, SCRY_ALLOC_IN_TX | ((zero) ? SCRY_ALLOC_ZEROED : 0)); \
@@ -477,6 +493,7 @@ static void realloc_pre(uint32_t site, uint64_t uuid, uint64_t off, int tx, void
 
 static void realloc_post(uint32_t site, uint64_t uuid, uint64_t off, uint8_t flags, void *frame)
 {
+	note_obj(uuid, off);
 	win_close_stale(frame);
 	void *p = obj_direct(uuid, off);
 	if (!p)
@@ -555,6 +572,8 @@ CLOSE_ONLY_POST(pmemobj_tx_xfree, (uint32_t site, int ret, SCRY_PMEMOID oid, uin
 	{                                                                                       \
 		(void)0, __VA_ARGS__;                                                           \
 		HOOK_ENTER_NOCHECK();                                                           \
+		if (ret == 0 && oidp)                                                           \
+			note_obj(oidp->pool_uuid_lo, oidp->off);                                \
 		OBJ_CLOSE();                                                                    \
 		if (ret == 0 && oidp)                                                           \
 			alloc_rec(site, oidp->pool_uuid_lo, oidp->off, (zero) ? SCRY_ALLOC_ZEROED : 0); \
@@ -716,6 +735,7 @@ void __scry_post_pmemobj_reserve(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop, 
 {
 	(void)pop, (void)type_num;
 	HOOK_ENTER_NOCHECK();
+	note_obj(ret_uuid, ret_off);
 	OBJ_CLOSE();
 	reserve_post(site, ret_uuid, ret_off, act, size, 0);
 	HOOK_LEAVE();
@@ -730,6 +750,7 @@ void __scry_post_pmemobj_xreserve(uint32_t site, SCRY_OID_RET, PMEMobjpool *pop,
 {
 	(void)pop, (void)type_num;
 	HOOK_ENTER_NOCHECK();
+	note_obj(ret_uuid, ret_off);
 	OBJ_CLOSE();
 	reserve_post(site, ret_uuid, ret_off, act, size, (flags & XALLOC_ZERO) ? SCRY_ALLOC_ZEROED : 0);
 	HOOK_LEAVE();

@@ -70,6 +70,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -204,7 +205,11 @@ struct run {
 	uint32_t site;
 	uint8_t flags;
 	uint32_t gap; /* equal bytes allowed inside one record */
+	int check;    /* set outside when a changed byte lies outside the ranges pm_note_write noted */
+	int outside;
 };
+
+static int fr_covers(uintptr_t a, uintptr_t e);
 
 #define RUN_MAX (1u << 20)
 
@@ -230,14 +235,26 @@ static void run_add(struct run *u, uint64_t s, uint64_t e)
 
 /* Compares one page (region offset off, n bytes) of cur with the shadow; changed bytes are copied
  * into the shadow and added to the run. */
-static void diff_page(struct run *u, const unsigned char *cur, uint64_t off, uint64_t n)
+static int diff_page(struct run *u, const unsigned char *cur, uint64_t off, uint64_t n)
 {
 	unsigned char *sh = u->r->shadow + off;
 	if (memcmp(cur, sh, n) == 0)
-		return;
+		return 0;
 	uint64_t i = 0;
 	while (i < n) {
-		/* Skip equal 8-byte words quickly. */
+		/* Skip equal 64-byte lines, then equal 8-byte words. */
+		while (i + 64 <= n) {
+			uint64_t x = 0;
+			for (int k = 0; k < 64; k += 8) {
+				uint64_t a, b;
+				memcpy(&a, cur + i + k, 8);
+				memcpy(&b, sh + i + k, 8);
+				x |= a ^ b;
+			}
+			if (x)
+				break;
+			i += 64;
+		}
 		while (i + 8 <= n) {
 			uint64_t a, b;
 			memcpy(&a, cur + i, 8);
@@ -257,9 +274,12 @@ static void diff_page(struct run *u, const unsigned char *cur, uint64_t off, uin
 			i++;
 		}
 		memcpy(sh + s, cur + s, last + 1 - s);
+		if (u->check && !u->outside && !fr_covers(u->r->base + off + s, u->r->base + off + last + 1))
+			u->outside = 1;
 		run_add(u, off + s, off + last + 1);
 		i = last + 1;
 	}
+	return 1;
 }
 
 static int page_is_zero(const unsigned char *p, uint64_t n)
@@ -487,17 +507,89 @@ static void diff_whole(struct run *u, int skip_zero)
 /* ---------------------------------------------------------------- write protection */
 
 /*
- * A writable region is PROT_READ except for the pages in W: pages made writable since the last
- * window opened, by a fault (pm_handle_fault) or for the kernel (pm_unprotect_range). W is the
- * list g_w (for re-protection) plus each region's bitmap wbits (membership); a region whose pages
- * cannot be listed (g_w full, an mprotect failure) is marked all_w: wholly writable, wholly
- * re-protected. Everything here runs under the trace lock, the SIGSEGV handler included.
+ * Page states. A page of a writable region is protected (PROT_READ) or listed: writable, with its
+ * bit set in the region's wbits, and in exactly one of three lists:
+ *   W  pages made writable since the last window opened, by a fault (pm_handle_fault) or for the
+ *      kernel and the program's next stores (pm_unprotect_range);
+ *   V  watched pages: pages a window changed, kept writable and compared whole with the shadow
+ *      at the close of every window;
+ *   P  pages left writable for the program: compared at a window's close only over the ranges
+ *      the call wrote or flushed through libpmem, or over the objects it created (below).
+ * A region whose pages cannot be listed (g_w full, an mprotect failure) is marked all_w: wholly
+ * writable, compared whole by every window, wholly re-protected. Everything here runs under the
+ * trace lock, the SIGSEGV handler included.
+ *
+ * When a window opens, W is emptied: a page that a window changed enters V (RT_MAX_V of them; the
+ * least recently changed one leaves); the other pages of W, and the pages of V on which no window
+ * made an unexplained change (below) for RT_V_IDLE windows, go to P when the window trusts
+ * libpmem, else they and every page of P are protected again. A page on which a libpmemobj call
+ * made an unexplained change never goes to P. When P would exceed RT_MAX_P pages, its regions are
+ * protected whole, one mprotect each.
+ *
+ * Why. A program driving libpmemobj alternates its stores with library calls that write a few
+ * pages again and again (the lane's undo log, the heap's metadata), and it writes, between two
+ * calls, pages that the library then leaves alone (the objects it added to its transaction).
+ * Protecting every written page at every window and taking its fault in the next one cost two
+ * mprotect calls and a signal per page and window, most of a traced operation's cost, growing
+ * with the VMAs the pool's mapping splits into (docs/performance.md, "Tracing cost").
+ *
+ * Trusting libpmem. libpmemobj makes the bytes it writes to a pool durable through libpmem: plain
+ * stores followed by pmem_persist, pmem_flush, pmem_msync or pmem_deep_flush, or pmem_memcpy,
+ * pmem_memmove, pmem_memset. The runtime defines those functions in the instrumented program
+ * (hooks_pmem.c), where the dynamic linker binds libpmemobj's calls to them, and each notes its
+ * range while a window is open (pm_note_write); the hooks of the allocating calls note the object
+ * they return, header included (the zeroing of a transactional allocation is made durable at the
+ * commit only). A window around a hooked libpmemobj call compares, at its close, the pages of W
+ * and V whole and the pages of P over the noted ranges. A change on a page compared whole that no
+ * noted range covers is unexplained: libpmemobj writes some bytes without making them durable in
+ * the same call (the pool descriptor's run-time fields, the generation number of an overflow undo
+ * log, its statistics); such a page is kept in V, or protected, never in P. So the one write this
+ * misses is an unexplained write to a page of P, one the program wrote and no libpmemobj call has
+ * changed unexplained before: the comparisons at unmap and exit still find it (site 0). Trust
+ * starts once a libpmemobj window noted a range, and ends for the rest of the run when more than
+ * RT_MAX_U pages had unexplained changes. Windows around other uninstrumented code (their writes
+ * are not made durable through libpmem), windows nested in one of them, and every window before
+ * trust or after its end protect P first, as every window did before P existed.
  */
 #define RT_MAX_W 2048   /* pages listed in W; beyond, their region becomes all_w */
 #define RT_W_WHOLE 256  /* more pages than this in W: a window protects whole regions */
+#define RT_MAX_V 16     /* watched pages (V) */
+#define RT_V_IDLE 64    /* windows without a change after which a page leaves V */
+#define RT_MAX_P 4096   /* pages in P */
+#define RT_MAX_FR 256   /* ranges noted by pm_note_write between two comparisons */
 static uintptr_t g_w[RT_MAX_W];
 static size_t g_nw;
+struct vpage {
+	uintptr_t page;
+	uint64_t changed; /* g_wclock when it entered V or a window last made an unexplained change
+			   * on it (any change, for windows that note no ranges) */
+};
+static struct vpage g_v[RT_MAX_V];
+static size_t g_nv;
+static uintptr_t g_p[RT_MAX_P];
+static size_t g_np;
+static uint64_t g_wclock; /* windows opened so far */
+/* Pages of W that a window changed (candidates for V, at the next protection). */
+static uintptr_t g_adm[RT_MAX_V];
+static size_t g_nadm;
+/* Ranges [a, e) libpmem was asked to write or flush since the last comparison. */
+static struct {
+	uintptr_t a, e;
+} g_fr[RT_MAX_FR];
+static size_t g_nfr;
+static int g_fr_over; /* more than RT_MAX_FR: every page of P is compared */
+static int g_trust;   /* 0 not yet, 1 libpmemobj's writes are made durable through libpmem, -1 refuted */
+/* Pages on which a libpmemobj call made an unexplained change: never in P. */
+#define RT_MAX_U 64
+static uintptr_t g_u[RT_MAX_U];
+static size_t g_nu;
+/* Scratch list of pages (lock held): to protect, or to compare. */
+static uintptr_t g_plist[RT_MAX_W + RT_MAX_V + RT_MAX_P];
 static _Atomic uint32_t g_close_epoch; /* regions closed so far (see pm_handle_fault) */
+/* Counters, printed at exit with SCRY_RT_STATS=1 (pm_final_check). */
+static struct {
+	uint64_t windows, trusted, faults, compared, mprotects, whole, ranged;
+} g_stats;
 
 static inline uint64_t page_index(const struct rt_region *r, uintptr_t page)
 {
@@ -554,7 +646,7 @@ static void w_add(struct rt_region *r, uintptr_t page)
 		region_all_writable(r); /* too many pages to list (and as many VMAs): whole region */
 }
 
-/* Makes pages [p, e) of r writable, adding them to W. Pages W already holds are left alone
+/* Makes pages [p, e) of r writable, adding them to W. Pages already listed are left alone
  * unless force (a fault on such a page: another thread's fault made it writable meanwhile, or
  * something else protected it; mprotect again so that the access cannot fault forever).
  * Returns 0 when they could not be made writable. */
@@ -576,6 +668,7 @@ static int make_writable(struct rt_region *r, uintptr_t p, uintptr_t e, int forc
 		if (p >= e)
 			return 1;
 	}
+	g_stats.mprotects++;
 	if (mprotect((void *)p, e - p, PROT_READ | PROT_WRITE) < 0)
 		/* Out of VMAs (vm.max_map_count) or memory: the whole region, one VMA again (a
 		 * window's diff then compares all of it). */
@@ -592,50 +685,98 @@ static int cmp_uptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorts the list of W, without duplicates. */
-static void w_sort(void)
+/* Index of page p in V, or -1. */
+static int v_find(uintptr_t p)
 {
-	if (g_nw < 2)
-		return;
-	qsort(g_w, g_nw, sizeof g_w[0], cmp_uptr);
-	size_t k = 1;
-	for (size_t i = 1; i < g_nw; i++)
-		if (g_w[i] != g_w[k - 1])
-			g_w[k++] = g_w[i];
-	g_nw = k;
+	for (size_t i = 0; i < g_nv; i++)
+		if (g_v[i].page == p)
+			return (int)i;
+	return -1;
 }
 
-/* Write-protects W again (a window opens): the listed pages, coalesced into ranges, or whole
- * regions when W is large; W becomes empty. */
-static void protect_w(void)
+/* The region of page p when p is listed (writable, in W, V or P) in an active region that is
+ * protected page by page; else NULL. */
+static struct rt_region *listed_region(uintptr_t p)
 {
-	if (g_nw > RT_W_WHOLE) {
-		for (size_t i = 0; i < g_nw; i++) {
-			struct rt_region *r = pm_find(g_w[i]);
-			if (r && r->writable)
-				r->all_w = 1;
+	struct rt_region *r = pm_find(p);
+	if (!r || !r->writable || r->all_w || !wbit(r, p))
+		return NULL;
+	return r;
+}
+
+/* Drops from V and P the pages that are no longer listed (their region closed, or was protected
+ * whole). */
+static void lists_prune(void)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < g_nv; i++)
+		if (listed_region(g_v[i].page))
+			g_v[k++] = g_v[i];
+	g_nv = k;
+	k = 0;
+	for (size_t i = 0; i < g_np; i++)
+		if (listed_region(g_p[i]))
+			g_p[k++] = g_p[i];
+	g_np = k;
+}
+
+static int u_has(uintptr_t p)
+{
+	for (size_t i = 0; i < g_nu; i++)
+		if (g_u[i] == p)
+			return 1;
+	return 0;
+}
+
+/* Is p in the sorted g_plist[0..n)? */
+static int plist_has(uintptr_t p, size_t n)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (g_plist[mid] == p)
+			return 1;
+		if (g_plist[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Sorts g_plist[0..n), without duplicates; returns the new length. */
+static size_t plist_sort(size_t n)
+{
+	if (n < 2)
+		return n;
+	if (n <= 32) {
+		for (size_t i = 1; i < n; i++) {
+			uintptr_t x = g_plist[i];
+			size_t j = i;
+			for (; j > 0 && g_plist[j - 1] > x; j--)
+				g_plist[j] = g_plist[j - 1];
+			g_plist[j] = x;
 		}
+	} else {
+		qsort(g_plist, n, sizeof g_plist[0], cmp_uptr);
 	}
-	for (int i = 0; i < g_used; i++) {
-		struct rt_region *r = &g_regions[i];
-		if (!atomic_load(&r->active) || !r->writable || !r->all_w)
-			continue;
-		if (prot_end(r) > r->base && mprotect((void *)r->base, prot_end(r) - r->base, PROT_READ) < 0)
-			continue; /* stays all_w: compared whole by every window */
-		memset(r->wbits, 0, wbits_size(r->end - r->base));
-		r->all_w = 0;
-	}
-	if (g_nw == 0)
-		return;
-	w_sort();
+	size_t k = 1;
+	for (size_t i = 1; i < n; i++)
+		if (g_plist[i] != g_plist[k - 1])
+			g_plist[k++] = g_plist[i];
+	return k;
+}
+
+/* Write-protects the pages g_plist[0..n) that are still listed, coalesced into ranges. */
+static void protect_list(size_t n)
+{
+	n = plist_sort(n);
 	struct rt_region *rr = NULL;
 	uintptr_t s = 0, e = 0;
-	for (size_t i = 0; i < g_nw; i++) {
-		uintptr_t p = g_w[i];
-		struct rt_region *r = pm_find(p);
-		/* Pages of closed regions, and pages a whole-region protection already covered,
-		 * have their bit clear. */
-		if (!r || !r->writable || !wbit(r, p))
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t p = g_plist[i];
+		struct rt_region *r = listed_region(p);
+		if (!r)
 			continue;
 		wbit_clear(r, p);
 		if (r == rr && p == e) {
@@ -643,12 +784,106 @@ static void protect_w(void)
 			continue;
 		}
 		if (e > s)
-			mprotect((void *)s, e - s, PROT_READ);
+			mprotect((void *)s, e - s, PROT_READ), g_stats.mprotects++;
 		rr = r, s = p, e = p + RT_PAGE;
 	}
 	if (e > s)
-		mprotect((void *)s, e - s, PROT_READ);
+		mprotect((void *)s, e - s, PROT_READ), g_stats.mprotects++;
+}
+
+/* Protects whole every writable region marked all_w (its pages leave W, V and P). */
+static void protect_whole_regions(void)
+{
+	int pruned = 0;
+	for (int i = 0; i < g_used; i++) {
+		struct rt_region *r = &g_regions[i];
+		if (!atomic_load(&r->active) || !r->writable || !r->all_w)
+			continue;
+		g_stats.whole++;
+		if (prot_end(r) > r->base && mprotect((void *)r->base, prot_end(r) - r->base, PROT_READ) < 0)
+			continue; /* stays all_w: compared whole by every window */
+		memset(r->wbits, 0, wbits_size(r->end - r->base));
+		r->all_w = 0;
+		pruned = 1;
+	}
+	if (pruned)
+		lists_prune();
+}
+
+/* A window opens (the state machine of the comment above). trust: the window may rely on
+ * pm_note_write for the pages of P. */
+static void protect_w(int trust)
+{
+	g_wclock++;
+	if (g_nw > RT_W_WHOLE || (trust && g_np + g_nw + g_nv > RT_MAX_P)) {
+		/* Many pages: protecting whole regions costs one call each. */
+		for (size_t i = 0; i < g_nw; i++) {
+			struct rt_region *r = pm_find(g_w[i]);
+			if (r && r->writable)
+				r->all_w = 1;
+		}
+		for (size_t i = 0; i < g_np; i++) {
+			struct rt_region *r = pm_find(g_p[i]);
+			if (r && r->writable)
+				r->all_w = 1;
+		}
+	}
+	protect_whole_regions();
+	size_t np = 0;
+	if (!trust) {
+		for (size_t i = 0; i < g_np; i++)
+			g_plist[np++] = g_p[i];
+		g_np = 0;
+	}
+	/* Leaving V or W without entering V: to P when trusted, else protected. */
+#define RT_RELEASE(page)                          \
+	do {                                      \
+		if (trust && g_np < RT_MAX_P &&   \
+		    !u_has(page))                 \
+			g_p[g_np++] = (page);     \
+		else                              \
+			g_plist[np++] = (page);   \
+	} while (0)
+	size_t k = 0;
+	for (size_t i = 0; i < g_nv; i++) {
+		if (!listed_region(g_v[i].page))
+			continue;
+		if (g_wclock - g_v[i].changed > RT_V_IDLE)
+			RT_RELEASE(g_v[i].page);
+		else
+			g_v[k++] = g_v[i];
+	}
+	g_nv = k;
+	for (size_t i = 0; i < g_nw; i++) {
+		uintptr_t p = g_w[i];
+		if (!listed_region(p) || v_find(p) >= 0)
+			continue;
+		int adm = 0;
+		for (size_t j = 0; j < g_nadm && !adm; j++)
+			adm = g_adm[j] == p;
+		if (!adm) {
+			RT_RELEASE(p);
+			continue;
+		}
+		if (g_nv < RT_MAX_V) {
+			g_v[g_nv++] = (struct vpage){p, g_wclock};
+			continue;
+		}
+		size_t lru = 0;
+		for (size_t j = 1; j < g_nv; j++)
+			if (g_v[j].changed < g_v[lru].changed)
+				lru = j;
+		if (g_v[lru].changed < g_wclock) {
+			RT_RELEASE(g_v[lru].page);
+			g_v[lru] = (struct vpage){p, g_wclock};
+		} else {
+			RT_RELEASE(p);
+		}
+	}
+#undef RT_RELEASE
 	g_nw = 0;
+	g_nadm = 0;
+	protect_list(np);
 }
 
 int pm_handle_fault(void *addr)
@@ -668,6 +903,7 @@ int pm_handle_fault(void *addr)
 		ok = atomic_load(&g_close_epoch) != epoch;
 	} else if (r->writable) {
 		uintptr_t page = a & ~(uintptr_t)(RT_PAGE - 1);
+		g_stats.faults++;
 		ok = make_writable(r, page, page + RT_PAGE, 1);
 	}
 	if (!mine)
@@ -721,6 +957,15 @@ void pm_add(uintptr_t base, uint64_t len, const char *path, int fd, uint64_t fil
 			goto out;
 		}
 		slot = g_used;
+	}
+	static int trust_read;
+	if (!trust_read) {
+		/* SCRY_TRUST_LIBPMEM=0: every window protects P (region.c's comment, "Trusting
+		 * libpmem"); the trace is the same, only slower. */
+		const char *tl = getenv("SCRY_TRUST_LIBPMEM");
+		if (tl && strcmp(tl, "0") == 0)
+			g_trust = -1;
+		trust_read = 1;
 	}
 	void *sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -800,6 +1045,7 @@ static void region_close_locked(int i, uint32_t site, int unmap_rec)
 		region_all_writable(r);
 	r->all_w = 1;
 	atomic_store(&r->active, 0);
+	lists_prune();
 	atomic_fetch_add(&g_close_epoch, 1);
 	atomic_fetch_sub(&g_nregions, 1);
 	hull_update();
@@ -905,7 +1151,8 @@ void pm_remove_finish(int idx, uint32_t site)
 struct win {
 	uint32_t site;
 	uint8_t flags;  /* EXTERNAL_WRITE flags for what the call wrote */
-	int kind;
+	int kind;       /* WIN_EXT, WIN_PMDK (a libpmemobj call) */
+	int trust;      /* relies on pm_note_write for P (protect_w) */
 	int tx;         /* libpmemobj tx call: watch for a transition to ONABORT */
 	int stage;      /* pmemobj_tx_stage() when the window opened */
 	uint32_t tid;
@@ -915,10 +1162,44 @@ struct win {
 #define RT_FRAME_SLACK 128
 static struct win g_win[RT_MAX_WIN];
 
-/* Records as EXTERNAL_WRITEs of window w what changed on the pages of W: every page written
- * since the last protection is in W (a protected page faults first), the program's own stores
- * are already in the shadow, so what differs was written by the call. Regions that are all_w
- * are compared whole. Lock held (the fault handler takes it too). */
+
+void pm_note_write(const void *addr, size_t len)
+{
+	if (RT_LIKELY(atomic_load_explicit(&g_nwin, memory_order_relaxed) == 0) || len == 0)
+		return;
+	uintptr_t a = (uintptr_t)addr, e = a + len < a ? UINTPTR_MAX : a + len;
+	if (e <= __atomic_load_n(&__scry_pm_lo, __ATOMIC_RELAXED) || a >= __atomic_load_n(&__scry_pm_hi, __ATOMIC_RELAXED))
+		return;
+	rt_lock();
+	if (atomic_load_explicit(&g_nwin, memory_order_relaxed) > 0) {
+		if (g_nfr < RT_MAX_FR) {
+			g_fr[g_nfr].a = a;
+			g_fr[g_nfr].e = e;
+			g_nfr++;
+		} else {
+			g_fr_over = 1;
+		}
+	}
+	rt_unlock();
+}
+
+/* Does one range noted since the last comparison cover [a, e)? */
+static int fr_covers(uintptr_t a, uintptr_t e)
+{
+	if (g_fr_over)
+		return 1;
+	for (size_t i = 0; i < g_nfr; i++)
+		if (g_fr[i].a <= a && e <= g_fr[i].e)
+			return 1;
+	return 0;
+}
+
+/* Records as EXTERNAL_WRITEs of window w what changed on the pages the call can have written:
+ * those of W (a protected page faults first), of V, and of P inside the ranges the call wrote or
+ * flushed through libpmem (every page of P when there were too many); regions that are all_w are
+ * compared whole. The program's own stores are already in the shadow, so what differs was
+ * written by the call. Lock held (the fault handler takes it too). Checks the trust in libpmem
+ * (protect_w) on the pages that faulted in a libpmemobj call. */
 static void collect(const struct win *w)
 {
 	for (int i = 0; i < g_used; i++) {
@@ -929,14 +1210,26 @@ static void collect(const struct win *w)
 		diff_whole(&u, 0);
 		run_emit(&u);
 	}
-	if (g_nw == 0)
-		return;
-	w_sort();
+	size_t n = 0;
+	for (size_t i = 0; i < g_nw; i++)
+		g_plist[n++] = g_w[i];
+	for (size_t i = 0; i < g_nv; i++)
+		g_plist[n++] = g_v[i].page;
+	int all_p = g_fr_over;
+	uint64_t ranged = 0;
+	for (size_t i = 0; i < g_nfr && !all_p; i++) {
+		ranged += (g_fr[i].e - (g_fr[i].a & ~(uintptr_t)(RT_PAGE - 1)) + RT_PAGE - 1) / RT_PAGE;
+		all_p = ranged > g_np + RT_MAX_V;
+	}
+	if (all_p)
+		for (size_t i = 0; i < g_np; i++)
+			g_plist[n++] = g_p[i];
+	n = plist_sort(n);
 	struct run u = {.r = NULL, .site = w->site, .flags = w->flags, .gap = 16};
-	for (size_t i = 0; i < g_nw; i++) {
-		uintptr_t p = g_w[i];
-		struct rt_region *r = pm_find(p);
-		if (!r || r->all_w || !wbit(r, p))
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t p = g_plist[i];
+		struct rt_region *r = listed_region(p);
+		if (!r)
 			continue;
 		if (u.r != r) {
 			if (u.r)
@@ -946,10 +1239,58 @@ static void collect(const struct win *w)
 		}
 		uint64_t off = p - r->base;
 		uint64_t len = r->end - r->base;
-		diff_page(&u, (const unsigned char *)p, off, len - off < RT_PAGE ? len - off : RT_PAGE);
+		g_stats.compared++;
+		u.check = w->kind == WIN_PMDK;
+		u.outside = 0;
+		if (!diff_page(&u, (const unsigned char *)p, off, len - off < RT_PAGE ? len - off : RT_PAGE))
+			continue;
+		int v = v_find(p);
+		if (v >= 0) {
+			/* Probation: a page of V stays while windows change it outside the ranges
+			 * they noted. */
+			if (!u.check || u.outside)
+				g_v[v].changed = g_wclock;
+		} else if (g_nadm < RT_MAX_V) {
+			g_adm[g_nadm++] = p;
+		}
+		if (u.check && u.outside && g_trust >= 0 && !u_has(p)) {
+			/* The library wrote this page and did not make it durable through libpmem. */
+			if (g_nu < RT_MAX_U)
+				g_u[g_nu++] = p;
+			else
+				g_trust = -1;
+		}
 	}
 	if (u.r)
 		run_emit(&u);
+	u.check = 0;
+	/* The other listed pages (P) inside the noted ranges: only the ranges' cache lines. */
+	for (size_t i = 0; i < g_nfr && !all_p; i++) {
+		uintptr_t a = g_fr[i].a, e = g_fr[i].e;
+		for (uintptr_t p = a & ~(uintptr_t)(RT_PAGE - 1); p < e; p += RT_PAGE) {
+			struct rt_region *r = listed_region(p);
+			if (!r || plist_has(p, n))
+				continue;
+			uintptr_t s0 = (a > p ? a : p) & ~(uintptr_t)(RT_LINE - 1);
+			uintptr_t e0 = e < p + RT_PAGE ? (e + RT_LINE - 1) & ~(uintptr_t)(RT_LINE - 1) : p + RT_PAGE;
+			if (e0 > r->end)
+				e0 = r->end;
+			if (u.r != r) {
+				if (u.r)
+					run_emit(&u);
+				u.r = r;
+				u.s = u.e = 0;
+			}
+			g_stats.ranged++;
+			diff_page(&u, (const unsigned char *)s0, s0 - r->base, e0 - s0);
+		}
+	}
+	if (u.r)
+		run_emit(&u);
+	if (g_trust == 0 && w->kind == WIN_PMDK && (g_nfr > 0 || g_fr_over))
+		g_trust = 1;
+	g_nfr = 0;
+	g_fr_over = 0;
 }
 
 uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *frame)
@@ -965,9 +1306,12 @@ uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *fram
 	}
 	if (n > 0)
 		collect(&g_win[n - 1]); /* what the enclosing call wrote so far */
-	g_win[n] = (struct win){site, ext_flags, kind, tx, stage, rt_gettid(), (uintptr_t)frame};
+	int trust = kind == WIN_PMDK && g_trust > 0 && (n == 0 || g_win[n - 1].trust);
+	g_win[n] = (struct win){site, ext_flags, kind, trust, tx, stage, rt_gettid(), (uintptr_t)frame};
+	g_stats.windows++;
+	g_stats.trusted += (uint64_t)trust;
 	atomic_store(&g_nwin, n + 1);
-	protect_w();
+	protect_w(trust);
 	rt_unlock();
 	return (uint32_t)n + 1;
 }
@@ -1038,6 +1382,21 @@ void pm_check_all_locked(void)
 
 void pm_final_check(void)
 {
+	const char *st = getenv("SCRY_RT_STATS");
+	if (st && *st && strcmp(st, "0") != 0) {
+		char msg[256];
+		int k = snprintf(msg, sizeof msg,
+				 "scry: runtime: %llu windows (%llu trusting libpmem), %llu faults, %llu mprotect calls, "
+				 "%llu whole-region protections, %llu pages compared whole and %llu in part\n",
+				 (unsigned long long)g_stats.windows, (unsigned long long)g_stats.trusted,
+				 (unsigned long long)g_stats.faults, (unsigned long long)g_stats.mprotects,
+				 (unsigned long long)g_stats.whole, (unsigned long long)g_stats.compared,
+				 (unsigned long long)g_stats.ranged);
+		if (k > 0) {
+			ssize_t w = write(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+			(void)w;
+		}
+	}
 	if (atomic_load(&g_nwin) > 0)
 		win_close(1);
 	rt_lock();
@@ -1144,7 +1503,9 @@ int rt_is_pmdk(const void *callee)
 	}
 	rt_unlock();
 	Dl_info info;
-	int v = dladdr(callee, &info) && info.dli_fname && strstr(info.dli_fname, "/libpmem") != NULL;
+	int v = 0;
+	if (dladdr(callee, &info) && info.dli_fname && strstr(info.dli_fname, "/libpmem") != NULL)
+		v = strstr(info.dli_fname, "/libpmemobj") != NULL ? 2 : 1;
 	rt_lock();
 	g_pmdk_key[h] = callee;
 	g_pmdk_val[h] = (unsigned char)v;

@@ -35,6 +35,7 @@
 #define pm_find __scry_rt_pm_find
 #define pm_for_each __scry_rt_pm_for_each
 #define pm_handle_fault __scry_rt_pm_handle_fault
+#define pm_note_write __scry_rt_pm_note_write
 #define pm_unprotect_range __scry_rt_pm_unprotect_range
 #define pm_record_range __scry_rt_pm_record_range
 #define pm_remove __scry_rt_pm_remove
@@ -226,8 +227,13 @@ static inline void win_check(void *frame)
 }
 /* Is `callee` the entry of a function defined in an instrumented module? */
 int rt_is_instrumented(const void *callee);
-/* Is `callee` in libpmem or libpmemobj (a function the hooks do not interpret)? */
+/* Is `callee` in libpmem or libpmemobj (a function the hooks do not interpret)? 0: no, 1: in
+ * libpmem, 2: in libpmemobj. */
 int rt_is_pmdk(const void *callee);
+/* libpmem was asked to write or flush [addr, addr+len) (hooks_pmem.c's definitions of the libpmem
+ * functions libpmemobj calls): while a window is open, the range is compared at its close
+ * (region.c, "Trusting libpmem"). */
+void pm_note_write(const void *addr, size_t len);
 /* At exit: close windows, compare every region with its shadow. */
 void pm_final_check(void);
 /* The same comparison without closing windows, lock held; async-signal-safe (no malloc). */

@@ -2,11 +2,16 @@ package integration
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -67,4 +72,139 @@ func trunc(s string) string {
 		return s[:300] + "..."
 	}
 	return s
+}
+
+// TestMapcliTrustsLibpmem checks the runtime's fast path for libpmemobj programs (runtime/region.c,
+// "Trusting libpmem"): pages the program wrote stay writable across libpmemobj calls, which are
+// then compared only where the library wrote or flushed through libpmem. Recorded with the fast
+// path and without it (SCRY_TRUST_LIBPMEM=0: every call write-protects those pages again, as the
+// runtime did before), the same run must change the same pool bytes in every operation, with the
+// same values and the same kind of record (the program's store or the library's write), while the
+// fast path makes far fewer mprotect calls. Address-space randomisation is turned off (setarch -R)
+// so that the pointers libpmemobj stores in the pool are the same in both runs; the maps whose
+// runs are deterministic then (the others store uninitialised padding or hash with random seeds)
+// are compared.
+func TestMapcliTrustsLibpmem(t *testing.T) {
+	mapcli := need(t, "mapcli/mapcli")
+	native := need(t, "mapcli/mapcli.native")
+	setarch, err := exec.LookPath("setarch")
+	if err != nil {
+		t.Skip("setarch (util-linux) is not installed")
+	}
+	var wl, first bytes.Buffer
+	if err := workload.KV(&wl, workload.KVOptions{Ops: 600, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := workload.KV(&first, workload.KVOptions{Ops: 20, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"btree", "rtree", "rbtree", "skiplist"} {
+		t.Run(m, func(t *testing.T) {
+			dir := t.TempDir()
+			base := filepath.Join(dir, "base.pool")
+			if r := run(t, dir, first.String(), "env", "PMEM_IS_PMEM_FORCE=1", native, m, base, "1"); r.code != 0 {
+				t.Fatalf("native mapcli %s: exit %d: %s", m, r.code, r.stderr)
+			}
+			record := func(name string, env ...string) (ops []map[opByte]byte, mprotects uint64) {
+				pool := filepath.Join(dir, name+".pool")
+				data, err := os.ReadFile(base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(pool, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				tr := filepath.Join(dir, name+".trace")
+				args := append([]string{"PMEM_IS_PMEM_FORCE=1", "SCRY_RT_STATS=1", "SCRY_TRACE=" + tr}, env...)
+				args = append(args, setarch, "-R", mapcli, m, pool, "1")
+				r := run(t, dir, wl.String(), "env", args...)
+				if r.code != 0 {
+					t.Fatalf("%s: mapcli %s: exit %d: %s", name, m, r.code, trunc(r.stderr))
+				}
+				var windows, trusted uint64
+				for _, line := range strings.Split(r.stderr, "\n") {
+					if strings.HasPrefix(line, "scry: runtime:") {
+						fmt.Sscanf(line, "scry: runtime: %d windows (%d trusting libpmem), %d faults, %d mprotect calls",
+							&windows, &trusted, new(uint64), &mprotects)
+					}
+				}
+				if windows == 0 {
+					t.Fatalf("%s: no runtime counters (SCRY_RT_STATS) in\n%s", name, trunc(r.stderr))
+				}
+				if wantTrust := len(env) == 0; (trusted > 0) != wantTrust {
+					t.Errorf("%s: %d of %d windows trusted libpmem", name, trusted, windows)
+				}
+				return changesPerOp(t, tr), mprotects
+			}
+			fast, fastMP := record("fast")
+			slow, slowMP := record("protected", "SCRY_TRUST_LIBPMEM=0")
+			if len(fast) != len(slow) {
+				t.Fatalf("operations: %d with the fast path, %d without", len(fast), len(slow))
+			}
+			bad := 0
+			for i := range fast {
+				if !maps.Equal(fast[i], slow[i]) {
+					if bad < 3 {
+						t.Errorf("operation %d changes other pool bytes with the fast path (%d) than without (%d)", i-1, len(fast[i]), len(slow[i]))
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d operations differ", bad, len(fast))
+			}
+			t.Logf("mprotect calls: %d with the fast path, %d without", fastMP, slowMP)
+			if fastMP*3 > slowMP {
+				t.Errorf("mprotect calls: %d with the fast path, %d without: expected far fewer", fastMP, slowMP)
+			}
+		})
+	}
+}
+
+// opByte is a pool byte (offset in its region) changed by the program's store (ext false) or by
+// uninstrumented code (ext true).
+type opByte struct {
+	off uint64
+	ext bool
+}
+
+// changesPerOp replays the STORE, NT_STORE and EXTERNAL_WRITE records of a single-region trace and
+// returns, per operation (index 0: before the first), the bytes whose value changed and their new
+// values.
+func changesPerOp(t *testing.T, path string) []map[opByte]byte {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var base uint64
+	cur := map[uint64]byte{}
+	ops := []map[opByte]byte{{}}
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		switch ev.Kind {
+		case trace.KindRegionMap:
+			base = ev.Addr
+		case trace.KindOpBegin:
+			ops = append(ops, map[opByte]byte{})
+		case trace.KindStore, trace.KindNTStore, trace.KindExternalWrite:
+			m := ops[len(ops)-1]
+			for i, b := range ev.Data {
+				off := ev.Addr - base + uint64(i)
+				if cur[off] == b { // a region's bytes start as zeros (docs/trace-format.md)
+					continue
+				}
+				cur[off] = b
+				m[opByte{off, ev.Kind == trace.KindExternalWrite}] = b
+			}
+		}
+	}
+	return ops
 }
