@@ -150,6 +150,9 @@ type Stats struct {
 	// Images says where the crash images were built: on a tmpfs (/dev/shm) when one is large
 	// enough, else in the temporary directory, and why (explore's image storage).
 	Images string `json:"images,omitempty"`
+	// Runs says how the program was run on the images: through fork servers (how many), or by
+	// exec and why (exec.ForkServers).
+	Runs string `json:"runs,omitempty"`
 }
 
 // CrashFinding reads a JSON report (docs/findings-json.md; name is its path, for messages) and
