@@ -135,8 +135,8 @@ func optionEntry(line string, n int) []HelpLine {
 		if optionEnd.MatchString(alt) {
 			return nil // -h/--help, --version: nothing to test
 		}
-		if alt == "" {
-			continue
+		if !strings.HasPrefix(alt, "-") {
+			continue // not an option's spelling
 		}
 		if shortBare.MatchString(alt) {
 			alt += arg

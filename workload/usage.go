@@ -82,7 +82,7 @@ type Usage struct {
 	// Root is a non-optional Group of the alternatives after the program (usually one; docopt's
 	// `prog -h | --help` has two). A usage that is just the program has one empty alternative.
 	Root *Node
-// Options are the program's options as the help text's option table lists them (see
+	// Options are the program's options as the help text's option table lists them (see
 	// ExtractHelp), each a usage fragment such as `-k`, `--key=KEYDEF` or `--backup[=CONTROL]`,
 	// already parsed; a placeholder named option(s), opt(s) or flag(s) takes them. Nil when
 	// the usage was given with --usage.
