@@ -14,7 +14,7 @@ import (
 // with Symbolic Execution and Fuzzing (2021) §5.2: usage strings become a BNF grammar
 // (BuildGrammar), whose random expansions are chained commands with their placeholders filled
 // from the directory the commands will run in (Env). The report's other source of workloads,
-// KLEE's symbolic execution (§3.4, §5.3), is not part of scry (KLEE is not packaged by Debian);
+// KLEE's symbolic execution (§3.4, §8.1), is not part of scry (KLEE is not packaged by Debian);
 // the fuzzer's enumerable forms (Grammar.Forms) make sure every combination of options a usage
 // allows can be produced instead.
 
