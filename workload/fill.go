@@ -323,8 +323,9 @@ const DefaultMaxFileSize = 1 << 20
 // text with unusual bytes (NUL, CR, invalid UTF-8, a last line without newline) or random
 // binary. Files are created with O_EXCL through package safefile: an existing file is never
 // touched (another name is drawn). Errors: a file cannot be created or written (the file being
-// written is removed; the ones before it stay and are named).
-func (env *Env) CreateFiles(n int, maxSize int64, r *rand.Rand) error {
+// written is removed; the ones before it stay and are named), or ctx is cancelled between two
+// files (its cause, e.g. an *exec.Interrupted, is wrapped).
+func (env *Env) CreateFiles(ctx context.Context, n int, maxSize int64, r *rand.Rand) error {
 	if n <= 0 {
 		return nil
 	}
@@ -338,7 +339,11 @@ func (env *Env) CreateFiles(n int, maxSize int64, r *rand.Rand) error {
 			class = classes[i]
 		}
 		size := sizeClasses[class].draw(r, maxSize)
-		if err := env.createOne(size, r); err != nil {
+		err := context.Cause(ctx)
+		if err == nil {
+			err = env.createOne(size, r)
+		}
+		if err != nil {
 			if len(env.Created) > 0 {
 				return fmt.Errorf("%w (created before the error, kept: %s)", err, strings.Join(env.Created, ", "))
 			}

@@ -151,7 +151,7 @@ func TestCreateFiles(t *testing.T) {
 		if err := env.ScanDir(dir); err != nil {
 			t.Fatal(err)
 		}
-		if err := env.CreateFiles(n, 1<<20, rand.New(rand.NewPCG(seed, 0))); err != nil {
+		if err := env.CreateFiles(context.Background(), n, 1<<20, rand.New(rand.NewPCG(seed, 0))); err != nil {
 			t.Fatal(err)
 		}
 		return env
@@ -205,7 +205,7 @@ func TestCreateFilesNeverOverwrites(t *testing.T) {
 	if err := first.ScanDir(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	if err := first.CreateFiles(6, 4096, rand.New(rand.NewPCG(4, 0))); err != nil {
+	if err := first.CreateFiles(context.Background(), 6, 4096, rand.New(rand.NewPCG(4, 0))); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -229,7 +229,7 @@ func TestCreateFilesNeverOverwrites(t *testing.T) {
 	if err := env.ScanDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.CreateFiles(6, 4096, rand.New(rand.NewPCG(4, 0))); err != nil {
+	if err := env.CreateFiles(context.Background(), 6, 4096, rand.New(rand.NewPCG(4, 0))); err != nil {
 		t.Fatal(err)
 	}
 	after := checksums(t, dir)
@@ -264,7 +264,7 @@ func TestCreateFilesErrors(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root writes into read-only directories")
 	}
-	if err := env.CreateFiles(2, 100, rand.New(rand.NewPCG(1, 1))); err == nil {
+	if err := env.CreateFiles(context.Background(), 2, 100, rand.New(rand.NewPCG(1, 1))); err == nil {
 		t.Error("creating files in a read-only directory: no error")
 	}
 }

@@ -88,7 +88,7 @@ func PrepareGrammar(ctx context.Context, opts GrammarOptions) (*GrammarFuzzer, e
 		if err := env.ScanDir(dir); err != nil {
 			return nil, err
 		}
-		if err := env.CreateFiles(opts.Files, opts.MaxFileSize, r); err != nil {
+		if err := env.CreateFiles(ctx, opts.Files, opts.MaxFileSize, r); err != nil {
 			return nil, err
 		}
 	}
@@ -133,13 +133,20 @@ func (f *GrammarFuzzer) Next() (cmds []Command, lines []string, err error) {
 
 // Generate writes count commands to w, one per line: expansions of the start symbol (each a
 // chain of commands, <program>) one after the other, the last one cut at count. Errors: a
-// negative count, or the first error writing to w.
-func (f *GrammarFuzzer) Generate(w io.Writer, count int) error {
+// negative count, the first error writing to w, or ctx cancelled (its cause, after writing the
+// commands generated so far).
+func (f *GrammarFuzzer) Generate(ctx context.Context, w io.Writer, count int) error {
 	if count < 0 {
 		return fmt.Errorf("--count %d: negative", count)
 	}
 	bw := bufio.NewWriter(w)
 	for n := 0; n < count; {
+		if err := context.Cause(ctx); err != nil {
+			if ferr := bw.Flush(); ferr != nil {
+				return fmt.Errorf("workload: writing: %w", ferr)
+			}
+			return fmt.Errorf("workload: %d of %d commands written: %w", n, count, err)
+		}
 		_, lines, err := f.Next()
 		if err != nil {
 			return err

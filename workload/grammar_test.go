@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"math/rand/v2"
 	"os"
@@ -231,7 +232,7 @@ func TestExpandDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := f.Generate(&b, count); err != nil {
+		if err := f.Generate(context.Background(), &b, count); err != nil {
 			t.Fatal(err)
 		}
 		// The directory differs per call: compare with it written as DIR.
@@ -383,5 +384,29 @@ func TestPlaceholderNames(t *testing.T) {
 	}
 	if got := forms(t, g, "cmd1"); len(got) != 1 || got[0] != "x <command> <program> <start> <new-name> <cmd1> <file-relative>" {
 		t.Errorf("forms = %q", got)
+	}
+}
+
+// TestGenerateCancelled: a cancelled context stops Generate between two commands, with what
+// was generated written and the cause returned.
+func TestGenerateCancelled(t *testing.T) {
+	f, err := PrepareGrammar(context.Background(), GrammarOptions{Usages: mustUsages(t, "x <number>")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("stop now")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	var b bytes.Buffer
+	if err := f.Generate(ctx, &b, 10); !errors.Is(err, cause) || !strings.Contains(err.Error(), "0 of 10 commands") {
+		t.Errorf("Generate with a cancelled context = %v, want the cause", err)
+	}
+	dir := t.TempDir()
+	_, err = PrepareGrammar(ctx, GrammarOptions{Usages: mustUsages(t, "x <file>"), Dir: dir, Files: 3})
+	if !errors.Is(err, cause) {
+		t.Errorf("PrepareGrammar creating files with a cancelled context = %v, want the cause", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d files created after the cancellation", len(entries))
 	}
 }

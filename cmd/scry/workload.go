@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/workload"
 )
@@ -97,6 +98,10 @@ Placeholders, by name (--value NAME=V1,V2,LO..HI overrides any of them):
 The same seed and the same directory contents give the same files and commands.`,
 		Args: exactArgs(0, "no arguments: give usages with --usage or --usage-from"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Ctrl-C or SIGTERM stops between two created files or commands; what was written
+			// stays (exit 130 / 143).
+			ctx, stop := exec.SignalContext(cmd.Context())
+			defer stop()
 			var parsed []*workload.Usage
 			for i, u := range usages {
 				p, err := workload.ParseUsage(u)
@@ -107,7 +112,7 @@ The same seed and the same directory contents give the same files and commands.`
 				parsed = append(parsed, p)
 			}
 			for _, h := range helps {
-				ps, notes, err := workload.UsagesFromHelp(cmd.Context(), h)
+				ps, notes, err := workload.UsagesFromHelp(ctx, h)
 				for _, n := range notes {
 					fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", n)
 				}
@@ -140,7 +145,7 @@ The same seed and the same directory contents give the same files and commands.`
 					return err
 				}
 			}
-			f, err := workload.PrepareGrammar(cmd.Context(), opts)
+			f, err := workload.PrepareGrammar(ctx, opts)
 			if err != nil {
 				return err
 			}
@@ -157,7 +162,7 @@ The same seed and the same directory contents give the same files and commands.`
 			if printGrammar {
 				return errors.Join(f.Grammar.WriteBNF(w), closeOut())
 			}
-			return errors.Join(f.Generate(w, count), closeOut())
+			return errors.Join(f.Generate(ctx, w, count), closeOut())
 		},
 	}
 	fl := c.Flags()

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mapcliUsages are PMDK mapcli's commands (mapcli.c's help: i/r/c $value, n $value random
@@ -202,5 +203,46 @@ func TestGrammarWorkloadCLI(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("a refused -o still created files: %d entries", len(entries))
+	}
+}
+
+// TestGrammarWorkloadInterrupted: Ctrl-C (SIGINT) stops a long generation; scry exits 130 and
+// the output file keeps the complete commands written so far.
+func TestGrammarWorkloadInterrupted(t *testing.T) {
+	scry := scryBin(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ops.txt")
+	cmd := exec.Command(scry, "workload", "grammar", "--usage", "x [-a | -b] <number>...", "--count", "2000000000", "-o", out)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until commands are being written.
+	for i := 0; ; i++ {
+		if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
+			break
+		}
+		if i == 200 {
+			_ = cmd.Process.Kill()
+			t.Fatal("no output after 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted by SIGINT") {
+		t.Fatalf("scry after SIGINT: %v, stderr %q; want exit 130", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Errorf("the output (%d bytes) does not end with a complete command", len(b))
 	}
 }
