@@ -69,6 +69,9 @@ func BuildGrammar(usages []*Usage, env *Env) (*Grammar, error) {
 		b.pending = b.pending[1:]
 		f()
 	}
+	if b.err != nil {
+		return nil, b.err
+	}
 	if err := b.g.Check(); err != nil {
 		return nil, err
 	}
@@ -88,6 +91,7 @@ type builder struct {
 	reserved              map[string]bool
 	// pending builds rules after the usages, so that the BNF lists the usages first.
 	pending []func()
+	err     error
 }
 
 // Rule names the builder itself uses, kept from placeholders' rules.
@@ -104,9 +108,11 @@ func (b *builder) reserve() {
 	}
 }
 
+// add adds a rule; names are unique by construction (fresh, subRule), so an error here is an
+// internal one, returned by BuildGrammar.
 func (b *builder) add(r *Rule) {
-	if err := b.g.Add(r); err != nil {
-		panic(err) // names are unique by construction (fresh)
+	if err := b.g.Add(r); err != nil && b.err == nil {
+		b.err = fmt.Errorf("workload: internal error: %w", err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func newWorkloadCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "workload",
-		Short: "generate workloads for PM programs",
+		Short: "generate workloads: one operation per line (key-value commands, or commands drawn from usage strings)",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  needSubcommand,
 	}
