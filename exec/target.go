@@ -293,6 +293,14 @@ func CheckEnv(env []string) error {
 	return nil
 }
 
+// RunCommand runs a command that is not a target (a program's --help, git): args[0] looked up
+// in $PATH when it has no slash, in dir ("" scry's own), with empty standard input and the
+// process-group, timeout, environment and output rules of Target.Run. It never returns an
+// error: see Outcome.Err.
+func RunCommand(ctx context.Context, args []string, dir string, timeout time.Duration) Outcome {
+	return run(ctx, args, nil, nil, dir, timeout)
+}
+
 // run runs args in its own process group with a timeout; see Target.Run.
 func run(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration) Outcome {
 	if timeout <= 0 {
