@@ -79,6 +79,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./explore
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec
 	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./smt

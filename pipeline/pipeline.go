@@ -388,6 +388,7 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
+	rep.Check = c.record(c.Recording.Args, tracePath, nil)
 	return rep, verdict(rep, c.Recording.Args[0], res, aerr, nil, c.Recording.Trace)
 }
 
@@ -486,6 +487,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
+	rep.Check = c.record(target, tracePath, &x)
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}
