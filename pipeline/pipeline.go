@@ -379,6 +379,7 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 		defer os.RemoveAll(dir)
 		tracePath = filepath.Join(dir, "run.trace")
 	}
+	existed := existingPaths(c.Recording.Args)
 	// The recording handles SIGINT and SIGTERM itself (record.Run).
 	res, err := Record(context.WithoutCancel(ctx), c.Recording, tracePath)
 	if err != nil {
@@ -388,7 +389,7 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
-	rep.Check = c.record(c.Recording.Args, tracePath, nil)
+	rep.Check = c.record(c.Recording.Args, tracePath, nil, existed)
 	return rep, verdict(rep, c.Recording.Args[0], res, aerr, nil, c.Recording.Trace)
 }
 
@@ -487,7 +488,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
-	rep.Check = c.record(target, tracePath, &x)
+	rep.Check = c.record(target, tracePath, &x, nil)
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}

@@ -18,16 +18,23 @@ import (
 
 // record returns the report's record of the check c ran (report.Check): its program's command
 // line (target, with {pool} in crash mode), options, workload, and the PM files the recorded
-// run at tracePath mapped; x is the exploration in crash mode, nil otherwise. `scry fix --build`
-// re-runs the check from it (CheckFromRecord).
-func (c *Check) record(target []string, tracePath string, x *Exploration) *report.Check {
+// run at tracePath mapped (created by it unless their paths were in existed before it ran);
+// x is the exploration in crash mode, nil otherwise. `scry fix --build` re-runs the check from
+// it (CheckFromRecord).
+func (c *Check) record(target []string, tracePath string, x *Exploration, existed map[string]bool) *report.Check {
 	rc := c.Recording
 	wd, _ := os.Getwd()
 	r := &report.Check{
 		Dir: wd, Args: target, PM: rc.PM, NoLoads: rc.NoLoads, NoPMEMForce: rc.NoForcePMEM,
 		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env,
 		Oracles: c.Analysis.Kinds, NoInfer: c.Analysis.NoInfer, Suppressions: c.Analysis.Suppressions.Path(),
-		Pools: mappedPools(tracePath),
+	}
+	var readInput bool
+	r.Pools, readInput = mappedPools(tracePath)
+	for i := range r.Pools {
+		if existed != nil && !existed[r.Pools[i].Path] {
+			r.Pools[i].Created = true // the file was not there before the run
+		}
 	}
 	if len(target) > 0 {
 		r.Program = programPath(target[0])
@@ -35,7 +42,9 @@ func (c *Check) record(target []string, tracePath string, x *Exploration) *repor
 	switch {
 	case rc.Workload != "":
 		r.Workload, _ = filepath.Abs(rc.Workload)
-	case rc.Stdin != nil:
+	case rc.Stdin != nil && readInput && rc.OpBegin == "":
+		// The program read lines of scry's standard input (each is an operation), which the
+		// report does not keep.
 		r.Stdin = true
 	}
 	if x != nil {
@@ -58,6 +67,20 @@ func (c *Check) record(target []string, tracePath string, x *Exploration) *repor
 	return r
 }
 
+// existingPaths returns the absolute paths of the files args name that exist (before a run,
+// so that record can tell the pools the run created).
+func existingPaths(args []string) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range args {
+		if p, err := filepath.Abs(a); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				out[p] = true
+			}
+		}
+	}
+	return out
+}
+
 // programPath returns the absolute path of the program name runs ("" when it cannot be found).
 func programPath(name string) string {
 	if !strings.Contains(name, "/") {
@@ -75,20 +98,24 @@ func programPath(name string) string {
 }
 
 // mappedPools returns the files the trace at path maps as PM (its REGION_MAP records, each
-// path once, in order), with whether the run created them. A trace that cannot be read to its
+// path once, in order), with whether the run created them, and whether the program read
+// lines of its standard input (the trace has operations). A trace that cannot be read to its
 // end gives what it has.
-func mappedPools(path string) []report.Pool {
-	pools := []report.Pool{}
+func mappedPools(path string) (pools []report.Pool, readInput bool) {
+	pools = []report.Pool{}
 	r, err := trace.Open(path)
 	if err != nil {
-		return pools
+		return pools, false
 	}
 	defer r.Close()
 	seen := map[string]bool{}
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			return pools
+			return pools, readInput
+		}
+		if ev.Kind == trace.KindOpBegin {
+			readInput = true
 		}
 		if ev.Kind != trace.KindRegionMap || ev.Path == "" {
 			continue

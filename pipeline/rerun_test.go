@@ -55,7 +55,7 @@ func TestCheckRecord(t *testing.T) {
 		Analysis:  Analysis{Kinds: []string{"unpersisted-store"}},
 		Explore:   x,
 	}
-	rec := c.record(c.Recording.Args, tp, &x)
+	rec := c.record(c.Recording.Args, tp, &x, nil)
 	want := []report.Pool{{Path: "/p/a.pool", Created: true}, {Path: "/p/b.pool"}}
 	if !reflect.DeepEqual(rec.Pools, want) {
 		t.Errorf("pools %+v, want %+v", rec.Pools, want)

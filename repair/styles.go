@@ -1,0 +1,263 @@
+package repair
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// A repair is written the way the program already persists: with its own flush statement
+// (an intrinsic, a macro, pmem_flush), its own fence, its own library persist call
+// (pmem_persist, pmemobj_persist) and its own way of adding ranges to a transaction
+// (TX_ADD_FIELD, TX_ADD_DIRECT, pmemobj_tx_add_range_direct). A template is one such call found
+// in the trace, with the argument that takes the address (and the size) to replace. Without
+// one, scry writes compiler built-ins that need no header (__builtin_ia32_clflush,
+// __builtin_ia32_sfence) and libpmemobj's pmemobj_tx_add_range_direct.
+
+// tmpl is a call statement of the program to write again with another address.
+type tmpl struct {
+	name       string
+	args       []string
+	addr, size int    // argument indexes (-1: none)
+	cast       string // the cast the address argument starts with, kept
+	kind       uint8  // flush kind of a flush template (1 clflush, 2 clflushopt, 3 clwb)
+	file, fn   string
+	line       int
+}
+
+// render writes the call with addr and size in place of the template's.
+func (t *tmpl) render(addr, size string) string {
+	args := make([]string, len(t.args))
+	copy(args, t.args)
+	if t.addr >= 0 {
+		a := addr
+		if t.cast != "" {
+			if !simpleOperand(a) {
+				a = "(" + a + ")"
+			}
+			a = t.cast + a
+		}
+		args[t.addr] = a
+	}
+	if t.size >= 0 {
+		args[t.size] = size
+	}
+	return t.name + "(" + strings.Join(args, ", ") + ");"
+}
+
+var operandRe = regexp.MustCompile(`^&?[A-Za-z_][A-Za-z0-9_]*(\s*(->|\.)\s*[A-Za-z_][A-Za-z0-9_]*|\[[^\]]*\]|\([^()]*\))*$`)
+
+// simpleOperand reports whether e can follow a cast without parentheses.
+func simpleOperand(e string) bool { return operandRe.MatchString(e) }
+
+var castRe = regexp.MustCompile(`^\(\s*(const\s+)?(volatile\s+)?(void|char|uint8_t|unsigned char)\s*\*\s*\)\s*`)
+
+// styles are the templates of one program.
+type styles struct {
+	flush   *tmpl
+	fence   string
+	persist *tmpl
+	txadd   *tmpl
+}
+
+// styleSite is a site the trace shows persisting, adding to a transaction or fencing, with the
+// record kind and flush kind of its first occurrence.
+type styleSite struct {
+	site, stack uint32
+	kind        trace.Kind
+	flush       trace.FlushKind
+}
+
+// deriveStyles picks the templates from sites, preferring those in function fn, then those in
+// the file file, then any.
+func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, file string) *styles {
+	st := &styles{}
+	rank := func(t *tmpl) int {
+		switch {
+		case t.fn == fn:
+			return 0
+		case t.file == file:
+			return 1
+		}
+		return 2
+	}
+	better := func(old, t *tmpl) bool { return old == nil || rank(t) < rank(old) }
+	fenceRank := 3
+	for _, ss := range sites {
+		s, ok := tbl.Site(ss.site)
+		if !ok {
+			continue
+		}
+		fr := framesOf(tbl, ss.site, ss.stack, nil)
+		if len(fr) == 0 {
+			continue
+		}
+		// The frame in the user's code: the first not in a system header.
+		f := fr[0].Frame
+		for _, x := range fr {
+			if !x.System() {
+				f = x.Frame
+				break
+			}
+		}
+		sf := src.get(f.File)
+		if sf == nil {
+			continue
+		}
+		name, args, ok := sf.callArgs(f.Line, f.Column)
+		if !ok || name == "asm" || name == "__asm__" || name == "__asm" {
+			continue
+		}
+		t := &tmpl{name: name, args: args, addr: -1, size: -1, kind: uint8(ss.flush), file: f.File, fn: f.Function, line: f.Line}
+		callee := s.Callee
+		switch {
+		case ss.kind == trace.KindFlush && s.Kind == trace.SiteFlush && len(args) == 1:
+			t.addr = 0
+			if better(st.flush, t) {
+				st.flush = t
+			}
+		case ss.kind == trace.KindFlush && s.Kind == trace.SiteLibCall && name == callee:
+			switch callee {
+			case "pmem_flush", "pmem_deep_flush":
+				t.addr, t.size = 0, 1
+				if len(args) == 2 && better(st.flush, t) {
+					st.flush = t
+				}
+			case "pmemobj_flush":
+				t.addr, t.size = 1, 2
+				if len(args) == 3 && better(st.flush, t) {
+					st.flush = t
+				}
+			case "pmem_persist", "pmem_deep_persist":
+				t.addr, t.size = 0, 1
+				if len(args) == 2 && better(st.persist, t) {
+					st.persist = t
+				}
+			case "pmemobj_persist":
+				t.addr, t.size = 1, 2
+				if len(args) == 3 && better(st.persist, t) {
+					st.persist = t
+				}
+			}
+		case ss.kind == trace.KindFence && (s.Kind == trace.SiteFence && len(args) == 0 || s.Kind == trace.SiteLibCall && name == callee && (callee == "pmem_drain" || callee == "pmemobj_drain")):
+			if r := rank(t); r < fenceRank {
+				st.fence, fenceRank = name+"("+strings.Join(args, ", ")+");", r
+			}
+		case ss.kind == trace.KindTxAdd && s.Kind == trace.SiteLibCall && strings.HasPrefix(callee, "pmemobj_tx_"):
+			if better(st.txadd, t) {
+				st.txadd = t
+			}
+		}
+	}
+	for _, t := range []*tmpl{st.flush, st.persist} {
+		if t != nil && t.addr >= 0 && t.addr < len(t.args) {
+			t.cast = castRe.FindString(t.args[t.addr])
+		}
+	}
+	if st.flush == nil && st.persist == nil {
+		st.flush = &tmpl{name: "__builtin_ia32_clflush", args: []string{""}, addr: 0, size: -1, cast: "(const void *)", kind: uint8(trace.FlushCLFLUSH)}
+	}
+	if st.fence == "" {
+		st.fence = "__builtin_ia32_sfence();"
+	}
+	return st
+}
+
+// addrOf returns the address of lvalue lv: &lv, or p for *p.
+func addrOf(lv string) string {
+	if strings.HasPrefix(lv, "*") && !strings.HasPrefix(lv, "**") {
+		return strings.TrimSpace(lv[1:])
+	}
+	return "&" + lv
+}
+
+// rangeCallee are the library copies whose first argument is the destination and third the size.
+var rangeCallee = map[string]bool{"memcpy": true, "memmove": true, "memset": true, "strncpy": true, "pmem_memcpy": true,
+	"pmem_memmove": true, "pmem_memset": true, "pmem_memcpy_nodrain": true, "pmem_memset_nodrain": true, "pmem_memmove_nodrain": true}
+
+// addressOf returns the source expressions of the address and size the store at window event
+// k writes, seen from its own statement st (at frame fr).
+func (p *problem) addressOf(k int, st *stmtRef, fr report.Frame) (addr, size string, ok bool) {
+	s, found := p.tbl.Site(p.ev(k).site)
+	if !found {
+		return "", "", false
+	}
+	if s.Kind == trace.SiteRange || s.Kind == trace.SiteLibCall {
+		name, args, ok := st.file.callArgs(fr.Line, fr.Column)
+		if !ok || !rangeCallee[name] || len(args) < 3 {
+			return "", "", false
+		}
+		return args[0], args[2], true
+	}
+	lv, ok := st.file.lvalueAt(fr.Line, fr.Column)
+	if !ok {
+		return "", "", false
+	}
+	return addrOf(lv), "sizeof(" + lv + ")", true
+}
+
+var fieldRe = regexp.MustCompile(`^D_R[WO]\s*\((.+)\)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)$`)
+var directFieldRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)$`)
+
+// txAddText writes the statement adding the store's range (lvalue lv, address addr, size size)
+// to its transaction, in the program's style.
+func (st *styles) txAddText(lv, addr, size string) string {
+	name := ""
+	if st.txadd != nil {
+		name = st.txadd.name
+	}
+	switch name {
+	case "TX_ADD_FIELD", "TX_ADD":
+		if m := fieldRe.FindStringSubmatch(lv); m != nil {
+			return "TX_ADD_FIELD(" + m[1] + ", " + m[2] + ");"
+		}
+	case "TX_ADD_FIELD_DIRECT":
+		if m := directFieldRe.FindStringSubmatch(lv); m != nil {
+			return "TX_ADD_FIELD_DIRECT(" + m[1] + ", " + m[2] + ");"
+		}
+	case "TX_ADD_DIRECT":
+		return "TX_ADD_DIRECT(" + addr + ");"
+	}
+	return "pmemobj_tx_add_range_direct(" + addr + ", " + size + ");"
+}
+
+// sources reads and caches the program's source files. A file named by a relative path is
+// looked for under dirs in order.
+type sources struct {
+	dirs  []string
+	files map[string]*srcFile
+}
+
+func newSources(dirs ...string) *sources {
+	return &sources{dirs: dirs, files: map[string]*srcFile{}}
+}
+
+// get returns the parsed file, nil when it cannot be read.
+func (s *sources) get(name string) *srcFile {
+	if name == "" {
+		return nil
+	}
+	if f, ok := s.files[name]; ok {
+		return f
+	}
+	var f *srcFile
+	cands := []string{name}
+	if !filepath.IsAbs(name) {
+		cands = nil
+		for _, d := range s.dirs {
+			cands = append(cands, filepath.Join(d, name))
+		}
+	}
+	for _, c := range cands {
+		if sf, err := readSource(c); err == nil {
+			f = sf
+			f.name = name
+			break
+		}
+	}
+	s.files[name] = f
+	return f
+}
