@@ -47,7 +47,7 @@ func (p *problem) edits(sol *solution, labels []string) ([]edit, error) {
 				text = p.styles.txAddText(lv, addr, size)
 			}
 		case cMove:
-			text = c.st.file.stmtText(c.st.s)
+			text = c.st.file.movedText(c.st.s)
 			out = append(out, edit{file: c.st.file, s: c.st.s, delete: true, labels: labels})
 		case cDelete:
 			out = append(out, edit{file: c.st.file, s: c.st.s, delete: true, labels: labels})

@@ -158,8 +158,9 @@ func (p *problem) buildChoices() {
 			add(&choice{kind: cFence, gap: g, slot: slotFence})
 		}
 	}
-	// Moves and deletions of the statements of the window.
-	if needsOrder {
+	// Moves and deletions of the statements of the window (deletions also for a TX_ADD,
+	// which can make a later persist of the same range redundant).
+	{
 		seen := map[string]bool{}
 		for _, st := range p.stmtAt {
 			if st == nil || seen[st.key()] {
@@ -196,6 +197,9 @@ func (p *problem) buildChoices() {
 			}
 			if ordering && st.file.owns(st.s) {
 				add(&choice{kind: cDelete, st: st, runs: runs})
+			}
+			if !needsOrder {
+				continue
 			}
 			slot := slotStore
 			if ordering {

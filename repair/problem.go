@@ -468,7 +468,7 @@ func (p *problem) runs(r *stmtRef) [][]int {
 		if st.file == r.file && descendant(st.s, r.s) {
 			// A statement that runs again (a loop) starts a new occurrence when it repeats a
 			// site of the current one.
-			if len(cur) > 0 && p.stmtAt[cur[0]].s == r.s && st.s == r.s && slices.ContainsFunc(cur, func(j int) bool {
+			if len(cur) > 0 && p.stmtAt[cur[0]].s == r.s && st.s == r.s && p.instruction(i) && slices.ContainsFunc(cur, func(j int) bool {
 				return p.ev(j).site == p.ev(i).site && p.ev(j).kind == p.ev(i).kind
 			}) {
 				out = append(out, cur)
@@ -486,6 +486,20 @@ func (p *problem) runs(r *stmtRef) [][]int {
 		out = append(out, cur)
 	}
 	return out
+}
+
+// instruction reports whether window event k is an instruction of the program (a store,
+// flush or fence site), not one of the records a library call makes.
+func (p *problem) instruction(k int) bool {
+	s, ok := p.tbl.Site(p.ev(k).site)
+	if !ok {
+		return false
+	}
+	switch s.Kind {
+	case trace.SiteStore, trace.SiteNTStore, trace.SiteRange, trace.SiteFlush, trace.SiteFence, trace.SiteRMW:
+		return true
+	}
+	return false
 }
 
 // buildGaps makes the gaps: after and before each statement the window's events are in, each

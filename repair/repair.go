@@ -240,6 +240,8 @@ type fixer struct {
 	// outcome per finding number, filled as decided.
 	reasons map[int]string
 	cleanup []func()
+	// validateSeconds is the wall-clock time validation took (copies, builds, checks).
+	validateSeconds float64
 }
 
 // fixProblem is one problem with its search and candidates.
@@ -487,6 +489,7 @@ func (f *fixer) prepare(ctx context.Context, fp *fixProblem, sites []styleSite) 
 	}
 	p.buildChoices()
 	p.buildInstrs()
+	p.dump()
 	s, err := p.newSearch(ctx, smt.Options{Timeout: f.o.SolverTimeout, Log: f.o.SMTLog})
 	if err != nil {
 		return err
@@ -514,6 +517,13 @@ func (f *fixer) nextCandidate(fp *fixProblem) (*Repair, error) {
 		fp.current = nil
 		if fp.tried == 0 {
 			fp.reason = "no insertion, move or deletion of flushes, fences, persists and TX_ADDs in " + p.fn + " meets it without harm"
+			atomic := true
+			for _, o := range p.obls {
+				atomic = atomic && o.kind == oAtomic
+			}
+			if atomic {
+				fp.reason = "no reordering of the operation's stores can make it failure-atomic: " + atomicAdvice
+			}
 			if len(p.notes) > 0 {
 				fp.reason += " (" + strings.Join(p.notes, "; ") + ")"
 			}
@@ -621,11 +631,18 @@ func (f *fixer) finish() {
 		res.Outcomes = append(res.Outcomes, o)
 	}
 	res.Validated = f.o.Build != "" && len(accepted) > 0
+	for _, fp := range f.problems {
+		for _, r := range []*Repair{fp.accepted, fp.current} {
+			if r != nil {
+				res.ComputeSeconds += r.ComputeSeconds
+				break
+			}
+		}
+	}
 	for _, r := range accepted {
-		res.ComputeSeconds += r.ComputeSeconds
-		res.ValidateSeconds += r.ValidateSeconds
 		res.Validated = res.Validated && r.Validated
 	}
+	res.ValidateSeconds = f.validateSeconds
 	files := f.files(accepted)
 	res.files = files
 	var b strings.Builder

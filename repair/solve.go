@@ -147,7 +147,14 @@ func (s *search) next() (*solution, error) {
 			s.syn.Send("(assert " + smt.Not(smt.And(lits...)) + ")")
 			continue
 		}
-		s.syn.Send("(assert " + smt.Not(smt.And(lits...)) + ")")
+		// The next call enumerates another repair: none that makes all these choices again.
+		var chosen []string
+		for _, n := range s.names {
+			if assign[n] {
+				chosen = append(chosen, n)
+			}
+		}
+		s.syn.Send("(assert " + smt.Not(smt.And(chosen...)) + ")")
 		if ok, _ := s.p.check(assign); !ok {
 			s.disagreements++
 			continue
@@ -174,6 +181,9 @@ func (sol *solution) describe() string {
 	var parts []string
 	for _, c := range sol.chosen {
 		what := c.kind.String()
+		if c.st != nil {
+			what += fmt.Sprintf(" line %d", c.st.file.firstLine(c.st.s))
+		}
 		if c.gap != nil {
 			where := "after"
 			if !c.gap.after {

@@ -514,6 +514,16 @@ func (f *srcFile) stmtText(s *stmt) string {
 	return string(f.text[f.toks[s.first].off:f.toks[s.last].end])
 }
 
+// movedText returns what a statement that moves takes with it: its lines, with their comments,
+// without the first line's indentation (the statement owns its lines, see owns).
+func (f *srcFile) movedText(s *stmt) string {
+	a, b := f.starts[f.firstLine(s)-1], len(f.text)
+	if n := f.lastLine(s); n < len(f.starts) {
+		b = f.starts[n] - 1
+	}
+	return strings.TrimLeft(string(f.text[a:b]), " \t")
+}
+
 // owns reports whether the statement's lines hold nothing but it (and comments): it can be
 // deleted or moved as whole lines.
 func (f *srcFile) owns(s *stmt) bool {

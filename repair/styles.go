@@ -157,14 +157,30 @@ func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, fil
 			t.cast = castRe.FindString(t.args[t.addr])
 		}
 	}
+	// Without a template: the intrinsics when the file includes their header, else the
+	// compiler's built-ins (clflush and sfence need no target option on x86-64).
+	intrinsics := false
+	if sf := src.get(file); sf != nil {
+		intrinsics = includesRe.Match(sf.text)
+	}
 	if st.flush == nil && st.persist == nil {
 		st.flush = &tmpl{name: "__builtin_ia32_clflush", args: []string{""}, addr: 0, size: -1, cast: "(const void *)", kind: uint8(trace.FlushCLFLUSH)}
+		if intrinsics {
+			st.flush.name, st.flush.cast = "_mm_clflush", "(const void *)"
+		}
 	}
 	if st.fence == "" {
 		st.fence = "__builtin_ia32_sfence();"
+		if intrinsics {
+			st.fence = "_mm_sfence();"
+		}
 	}
 	return st
 }
+
+// includesRe finds an include of the x86 intrinsics headers that declare _mm_clflush and
+// _mm_sfence.
+var includesRe = regexp.MustCompile(`(?m)^\s*#\s*include\s*<(immintrin|x86intrin|emmintrin|xmmintrin)\.h>`)
 
 // addrOf returns the address of lvalue lv: &lv, or p for *p.
 func addrOf(lv string) string {

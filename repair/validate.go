@@ -416,6 +416,8 @@ func (f *fixer) validate(ctx context.Context) error {
 	if _, err := pipeline.CheckFromRecord(f.rep.Check); err != nil {
 		return err
 	}
+	t0 := time.Now()
+	defer func() { f.validateSeconds = time.Since(t0).Seconds() }()
 	f.note("copying %s to validate", f.o.Dir)
 	sc, err := newScratch(f.o.Dir)
 	if err != nil {
@@ -477,7 +479,7 @@ func (f *fixer) validate(ctx context.Context) error {
 				kept = append(kept, fp.current)
 				break
 			}
-			f.note("repair of %v rejected: %s", fp.current.Findings, a.why([]*Repair{fp.current}))
+			f.note("repair of finding(s) %v (%s) rejected: %s", fp.current.Findings, fp.current.Summary, a.why([]*Repair{fp.current}))
 			if fp.tried >= f.o.Alternatives {
 				fp.reason = fmt.Sprintf("the rebuilt program still failed the check with each of the %d repairs tried (last: %s)", fp.tried, a.why([]*Repair{fp.current}))
 				fp.current = nil
