@@ -31,11 +31,9 @@ func (p *problem) edits(sol *solution, labels []string) ([]edit, error) {
 		case cFence:
 			text = p.styles.fence
 		case cFlush, cPersist, cTxAdd:
-			st := p.stmtAt[c.store]
-			fr, _ := p.ownFrame(c.store)
-			addr, size, ok := p.addressOf(c.store, st, fr)
+			addr, size, lv, ok := p.storeAddress(c.store)
 			if !ok {
-				return nil, fmt.Errorf("the address of the store at %s:%d cannot be written", fr.File, fr.Line)
+				return nil, fmt.Errorf("the address of the store at record %d cannot be written", p.ev(c.store).idx)
 			}
 			switch c.kind {
 			case cFlush:
@@ -43,7 +41,6 @@ func (p *problem) edits(sol *solution, labels []string) ([]edit, error) {
 			case cPersist:
 				text = p.styles.persist.render(addr, size)
 			default:
-				lv, _ := st.file.lvalueAt(fr.Line, fr.Column)
 				text = p.styles.txAddText(lv, addr, size)
 			}
 		case cMove:

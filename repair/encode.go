@@ -79,9 +79,19 @@ func (p *problem) buildChoices() {
 		}
 	}
 	p.gaps = gaps
+	// Ties go to the place nearest the store the first obligation is about (the store to make
+	// durable, the one to persist first).
 	anchorLine := 0
-	if k := p.find(p.targets[0].anchor); k >= 0 && p.stmtAt[k] != nil {
-		anchorLine = p.stmtAt[k].file.firstLine(p.stmtAt[k].s)
+	anchor := p.find(p.targets[0].anchor)
+	if len(p.obls) > 0 {
+		if o := p.obls[0]; o.kind == oAtomic && len(o.us) > 0 {
+			anchor = o.us[0]
+		} else if o.kind != oAtomic {
+			anchor = o.a
+		}
+	}
+	if anchor >= 0 && p.stmtAt[anchor] != nil {
+		anchorLine = p.stmtAt[anchor].file.firstLine(p.stmtAt[anchor].s)
 	}
 	add := func(c *choice) {
 		c.name = fmt.Sprintf("c%d", len(p.choices))
@@ -111,13 +121,15 @@ func (p *problem) buildChoices() {
 	// Insertions.
 	for _, k := range p.obligationStores() {
 		st := p.stmtAt[k]
-		fr, own := p.ownFrame(k)
-		if st == nil || !own {
-			p.note(k, "the store is not written by a statement of %s itself (it is in a function it calls): no flush or TX_ADD of it can be written there", p.fn)
+		if st == nil {
 			continue
 		}
-		if _, _, ok := p.addressOf(k, st, fr); !ok {
-			p.note(k, "scry cannot name the address the store writes in the source")
+		if _, _, _, ok := p.storeAddress(k); !ok {
+			if _, own := p.ownFrame(k); own {
+				p.note(k, "scry cannot name the address the store writes in the source")
+			} else {
+				p.note(k, "the store is in a function %s calls, whose address scry cannot write at the call", p.fn)
+			}
 			continue
 		}
 		if txStores[k] {

@@ -687,6 +687,40 @@ func (f *srcFile) callArgs(line, col int) (name string, args []string, ok bool) 
 	return f.toks[ti].text, args, true
 }
 
+// params returns the parameter names of the definition of function fn in the file (nil when
+// it is not defined there).
+func (f *srcFile) params(fn string) []string {
+	for i := 0; i+1 < len(f.toks); i++ {
+		if f.toks[i].kind != tIdent || f.toks[i].text != fn || !f.is(i+1, "(") {
+			continue
+		}
+		end := f.match(i + 1)
+		if !f.is(end+1, "{") {
+			continue // a call or a declaration
+		}
+		var names []string
+		last := ""
+		for j := i + 2; j <= end; j++ {
+			switch {
+			case f.is(j, "(") || f.is(j, "["):
+				j = f.match(j)
+			case f.is(j, ",") || j == end:
+				if last != "" {
+					names = append(names, last)
+				}
+				last = ""
+			case f.toks[j].kind == tIdent:
+				last = f.toks[j].text
+			}
+		}
+		if len(names) == 1 && names[0] == "void" {
+			return nil
+		}
+		return names
+	}
+	return nil
+}
+
 // String describes a statement for messages: file:line and its first words.
 func (f *srcFile) describe(s *stmt) string {
 	txt := f.span(s.first, min(s.last, s.first+8))

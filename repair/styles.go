@@ -195,25 +195,77 @@ var rangeCallee = map[string]bool{"memcpy": true, "memmove": true, "memset": tru
 	"pmem_memmove": true, "pmem_memset": true, "pmem_memcpy_nodrain": true, "pmem_memset_nodrain": true, "pmem_memmove_nodrain": true}
 
 // addressOf returns the source expressions of the address and size the store at window event
-// k writes, seen from its own statement st (at frame fr).
-func (p *problem) addressOf(k int, st *stmtRef, fr report.Frame) (addr, size string, ok bool) {
+// k writes, and its lvalue ("" for a library copy), seen from its own statement in file sf at
+// frame fr.
+func (p *problem) addressOf(k int, sf *srcFile, fr report.Frame) (addr, size, lv string, ok bool) {
 	s, found := p.tbl.Site(p.ev(k).site)
 	if !found {
-		return "", "", false
+		return "", "", "", false
 	}
 	if s.Kind == trace.SiteRange || s.Kind == trace.SiteLibCall {
-		name, args, ok := st.file.callArgs(fr.Line, fr.Column)
+		name, args, ok := sf.callArgs(fr.Line, fr.Column)
 		if !ok || !rangeCallee[name] || len(args) < 3 {
-			return "", "", false
+			return "", "", "", false
 		}
-		return args[0], args[2], true
+		return args[0], args[2], "", true
 	}
-	lv, ok := st.file.lvalueAt(fr.Line, fr.Column)
+	lv, ok = sf.lvalueAt(fr.Line, fr.Column)
 	if !ok {
-		return "", "", false
+		return "", "", "", false
 	}
-	return addrOf(lv), "sizeof(" + lv + ")", true
+	return addrOf(lv), "sizeof(" + lv + ")", lv, true
 }
+
+// storeAddress returns the address, size and lvalue of the store at window event k as code
+// at the problem's level can write them: from the store's own statement, or, for a store in
+// a function the problem's function calls directly, from the callee's statement with its
+// parameters replaced by the call's arguments (Hippocrates, Neal et al., ASPLOS'21, §4.3: a
+// fix placed at the call site of the helper that needs it there only).
+func (p *problem) storeAddress(k int) (addr, size, lv string, ok bool) {
+	st := p.stmtAt[k]
+	if st == nil {
+		return "", "", "", false
+	}
+	if fr, own := p.ownFrame(k); own {
+		return p.addressOf(k, st.file, fr)
+	}
+	fr := p.frames[k]
+	if len(fr) < 2 || fr[1].Function != p.fn || fr[1].depth != p.depth || fr[1].serial != p.serial {
+		return "", "", "", false
+	}
+	hf := p.sources.get(fr[0].File)
+	if hf == nil {
+		return "", "", "", false
+	}
+	params := hf.params(fr[0].Function)
+	name, args, ok := st.file.callArgs(fr[1].Line, fr[1].Column)
+	if !ok || name != fr[0].Function || len(args) != len(params) || len(params) == 0 {
+		return "", "", "", false
+	}
+	addr, size, lv, ok = p.addressOf(k, hf, fr[0].Frame)
+	if !ok {
+		return "", "", "", false
+	}
+	subst := func(e string) string {
+		return identRe.ReplaceAllStringFunc(e, func(id string) string {
+			for i, pn := range params {
+				if pn == id {
+					if simpleOperand(args[i]) {
+						return args[i]
+					}
+					return "(" + args[i] + ")"
+				}
+			}
+			return id
+		})
+	}
+	addr, size, lv = subst(addr), subst(size), subst(lv)
+	// &*(x) written by substitution reads better as x.
+	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "&*"), "&(*")
+	return addr, size, lv, true
+}
+
+var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 var fieldRe = regexp.MustCompile(`^D_R[WO]\s*\((.+)\)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)$`)
 var directFieldRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)$`)
