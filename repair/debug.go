@@ -30,6 +30,11 @@ func (p *problem) dump() {
 			st = fmt.Sprintf("stmt %d-%d", p.stmtAt[k].file.firstLine(p.stmtAt[k].s), p.stmtAt[k].file.lastLine(p.stmtAt[k].s))
 		}
 		fmt.Fprintf(w, "  ev %d #%d t%d %v addr %#x+%d tail=%v %s\n", k, e.idx, e.thread, e.kind, e.addr, e.size, e.tail, st)
+		if p.frames != nil && os.Getenv("SCRY_FIX_DEBUG") == "frames" {
+			for _, f := range p.frames[k] {
+				fmt.Fprintf(w, "      %s %s:%d:%d inlined=%v depth %d serial %d\n", f.Function, f.File, f.Line, f.Column, f.Inlined, f.depth, f.serial)
+			}
+		}
 	}
 	for _, o := range p.obls {
 		fmt.Fprintf(w, "  obligation %+v\n", o)

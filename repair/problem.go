@@ -297,10 +297,17 @@ func (p *problem) obligations() map[int]string {
 					us = append(us, ui)
 				}
 			}
-			for j := 0; j < k; j++ {
+			// The stores the failing state persisted: the latest instance of each site of the
+			// operation before the crash point, the nearest maxAtomic of them.
+			seenSite := map[uint32]bool{}
+			for _, u := range us {
+				seenSite[p.ev(u).site] = true
+			}
+			for j := k - 1; j >= 0 && len(ps) < maxAtomic; j-- {
 				s := p.ev(j)
-				if isStore(s.kind) && !s.tail && s.thread == e.thread && !slices.Contains(us, j) && s.kind != trace.KindExternalWrite {
+				if isStore(s.kind) && !s.tail && s.thread == e.thread && !seenSite[s.site] && s.kind != trace.KindExternalWrite {
 					if o, ok := p.opOfEvent(j); ok && o == p.opOfAnchor(k) {
+						seenSite[s.site] = true
 						ps = append(ps, j)
 					}
 				}
@@ -316,6 +323,9 @@ func (p *problem) obligations() map[int]string {
 	}
 	return why
 }
+
+// maxAtomic bounds the persisted stores an atomicity obligation names.
+const maxAtomic = 16
 
 // atomicAdvice is what an atomicity violation that no reordering fixes needs.
 const atomicAdvice = "make the operation a transaction (libpmemobj's TX_BEGIN / TX_ADD / TX_END, or pmemobj_tx_begin, pmemobj_tx_add_range and pmemobj_tx_commit) or give it a redo or undo log"
@@ -422,7 +432,8 @@ func (p *problem) level() error {
 		}
 		p.frames[i] = framesOf(p.tbl, e.site, e.stack, e.serials)
 		for _, f := range p.frames[i] {
-			if f.Function == p.fn && f.depth == p.depth && f.serial == p.serial {
+			// Every activation of the function: a statement inserted in it runs in each.
+			if f.Function == p.fn {
 				if sf := p.sources.get(f.File); sf != nil {
 					if s := sf.stmtAt(f.Line, f.Column); s != nil {
 						p.stmtAt[i] = &stmtRef{file: sf, s: s}
@@ -436,10 +447,11 @@ func (p *problem) level() error {
 }
 
 // ownFrame reports whether window event k is written by a statement of the problem's
-// function itself (not by a function it calls or inlined): its lvalue is then in scope.
+// function itself (not by a function it calls, nor one inlined into it; its own code inlined
+// into a caller is still its own): its lvalue is then in scope.
 func (p *problem) ownFrame(k int) (report.Frame, bool) {
 	fr := p.frames[k]
-	if len(fr) == 0 || fr[0].Function != p.fn || fr[0].depth != p.depth || fr[0].serial != p.serial || fr[0].Inlined {
+	if len(fr) == 0 || fr[0].Function != p.fn {
 		return report.Frame{}, false
 	}
 	return fr[0].Frame, true

@@ -390,7 +390,10 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 			lo, hi = min(lo, t.anchor), max(hi, t.anchor)
 		}
 		th := ix.threadOf[ts[0].anchor]
-		w := &window{thread: th}
+		w := &window{thread: th, anchors: map[uint64]bool{}}
+		for _, t := range ts {
+			w.anchors[t.anchor] = true
+		}
 		w.start, w.end = ix.spanAround(th, lo, hi)
 		w.deadline = w.end
 		for _, t := range ts {
@@ -406,6 +409,28 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 	styleSites, tbl, err := collect(f.trace, windows)
 	if err != nil {
 		return fmt.Errorf("reading the trace %s: %w", f.trace, err)
+	}
+	// A store overwritten before it persisted may be older than its window (a counter written
+	// once per operation): such windows start again at it, and are read once more.
+	var again []*window
+	for _, w := range windows {
+		for _, prev := range w.prev {
+			if prev < w.start && w.start-prev <= 8*maxSpan {
+				w.start = prev
+				again = append(again, w)
+			}
+		}
+	}
+	if len(again) > 0 {
+		for _, w := range again {
+			w.events, w.initial, w.initialFlush = nil, nil, nil
+			if w.tailLines != nil {
+				w.tailLines = map[uint64]bool{}
+			}
+		}
+		if _, _, err := collect(f.trace, again); err != nil {
+			return fmt.Errorf("reading the trace %s: %w", f.trace, err)
+		}
 	}
 	for _, p := range probs {
 		p.tbl = tbl

@@ -63,7 +63,9 @@ type fixCase struct {
 
 const poolBase = 0x100000
 
-func st(site string, off uint64) evSpec { return evSpec{kind: trace.KindStore, site: site, addr: off, size: 8} }
+func st(site string, off uint64) evSpec {
+	return evSpec{kind: trace.KindStore, site: site, addr: off, size: 8}
+}
 func fl(site string, k trace.FlushKind, off uint64) evSpec {
 	return evSpec{kind: trace.KindFlush, site: site, addr: off, flush: k}
 }
@@ -129,7 +131,7 @@ void set(volatile struct rec *r, uint64_t v)
 			{name: "clwb2", kind: trace.SiteFlush, fn: "set", pattern: "_mm_clwb((void *)&r->valid)", at: "_mm"},
 			{name: "fence", kind: trace.SiteFence, fn: "set", pattern: "_mm_sfence", at: "_mm"},
 		},
-		events: []evSpec{st("value", 0), st("valid", 64), fl("clwb1", trace.FlushCLWB, 0), fl("clwb2", trace.FlushCLWB, 64), fe("fence")},
+		events:   []evSpec{st("value", 0), st("valid", 64), fl("clwb1", trace.FlushCLWB, 0), fl("clwb2", trace.FlushCLWB, 64), fe("fence")},
 		findings: []findingSpec{{kind: "mpb-violation", site: "valid", event: 1, related: [][2]string{{"earlier-store", "value"}}}},
 	},
 	{
@@ -222,7 +224,7 @@ void log_it(volatile struct entry *e)
 			{name: "flush", kind: trace.SiteFlush, fn: "log_it", pattern: "_mm_clflushopt", at: "_mm"},
 			{name: "fence", kind: trace.SiteFence, fn: "log_it", pattern: "_mm_sfence", at: "_mm"},
 		},
-		events: []evSpec{st("s1", 0), st("pl", 8), st("s2", 0), fl("flush", trace.FlushCLFLUSHOPT, 0), fe("fence")},
+		events:   []evSpec{st("s1", 0), st("pl", 8), st("s2", 0), fl("flush", trace.FlushCLFLUSHOPT, 0), fe("fence")},
 		findings: []findingSpec{{kind: "overwritten-unpersisted", site: "s2", event: 2, related: [][2]string{{"unpersisted-store", "s1"}}}},
 	},
 	{
@@ -279,7 +281,7 @@ void move(volatile int64_t *from, volatile int64_t *to, int64_t n)
 			{name: "f2", kind: trace.SiteFlush, fn: "move", pattern: "_mm_clwb((void *)to)", at: "_mm"},
 			{name: "fence", kind: trace.SiteFence, fn: "move", pattern: "_mm_sfence", at: "_mm"},
 		},
-		events: []evSpec{st("debit", 0), st("credit", 64), fl("f1", trace.FlushCLWB, 0), fl("f2", trace.FlushCLWB, 64), fe("fence")},
+		events:   []evSpec{st("debit", 0), st("credit", 64), fl("f1", trace.FlushCLWB, 0), fl("f2", trace.FlushCLWB, 64), fe("fence")},
 		findings: []findingSpec{{kind: "atomicity-violation", site: "fence", event: 4, related: [][2]string{{"crash-point", "fence"}, {"unpersisted", "credit"}}}},
 		reason:   "transaction",
 	},

@@ -721,6 +721,111 @@ func (f *srcFile) params(fn string) []string {
 	return nil
 }
 
+// flushNames and fenceNames are the calls that write back a line or fence (intrinsics,
+// built-ins, libpmem).
+var flushNames = map[string]bool{"_mm_clflush": true, "_mm_clflushopt": true, "_mm_clwb": true, "__builtin_ia32_clflush": true,
+	"__builtin_ia32_clflushopt": true, "__builtin_ia32_clwb": true, "pmem_flush": true, "pmemobj_flush": true}
+var fenceNames = map[string]bool{"_mm_sfence": true, "_mm_mfence": true, "__builtin_ia32_sfence": true, "__builtin_ia32_mfence": true,
+	"pmem_drain": true, "pmemobj_drain": true}
+
+// helperKind tells whether function fn, defined in the file, is a persistence helper: a body of
+// calls that flush or fence (intrinsics, asm, libpmem, or such helpers, depth levels deep),
+// declarations and loops, writing no memory but its locals. flush and fence say what it does.
+func (f *srcFile) helperKind(fn string, depth int) (flush, fence, ok bool) {
+	body := f.body(fn)
+	if body == nil || depth <= 0 {
+		return false, false, false
+	}
+	var walk func(s *stmt) bool
+	walk = func(s *stmt) bool {
+		switch s.kind {
+		case sCompound, sControl:
+			for _, b := range s.bodies {
+				if !walk(b) {
+					return false
+				}
+			}
+			return true
+		case sEmpty:
+			return true
+		case sSimple:
+		default:
+			return false
+		}
+		t := f.toks
+		first := t[s.first]
+		if first.kind == tIdent && (first.text == "asm" || first.text == "__asm__" || first.text == "__asm") {
+			for i := s.first; i <= s.last; i++ {
+				if t[i].kind == tString {
+					if strings.Contains(t[i].text, "clflush") || strings.Contains(t[i].text, "clwb") {
+						flush = true
+					}
+					if strings.Contains(t[i].text, "fence") {
+						fence = true
+					}
+				}
+			}
+			return true
+		}
+		// No store but to a local: an assignment's left side is a plain name.
+		for i := s.first; i <= s.last; i++ {
+			if assignOps[t[i].text] || t[i].text == "++" || t[i].text == "--" {
+				if i == s.first || t[i-1].kind != tIdent || i-2 >= s.first && (t[i-2].text == "->" || t[i-2].text == "." || t[i-2].text == "*") {
+					if !(t[i].text == "++" || t[i].text == "--") || i+1 > s.last || t[i+1].kind != tIdent {
+						return false
+					}
+				}
+			}
+		}
+		for i := s.first; i < s.last; i++ {
+			if t[i].kind != tIdent || !f.is(i+1, "(") || i > s.first && (t[i-1].text == "->" || t[i-1].text == ".") {
+				continue
+			}
+			n := t[i].text
+			switch {
+			case flushNames[n]:
+				flush = true
+			case fenceNames[n]:
+				fence = true
+			case n == "pmem_persist" || n == "pmemobj_persist":
+				flush, fence = true, true
+			case isKeyword(n) || declWords[n]:
+			default:
+				fl, fe, ok := f.helperKind(n, depth-1)
+				if !ok {
+					return false
+				}
+				flush, fence = flush || fl, fence || fe
+			}
+			i = f.match(i + 1)
+		}
+		return true
+	}
+	if !walk(body) {
+		return false, false, false
+	}
+	return flush, fence, flush || fence
+}
+
+// body returns the block of the definition of function fn in the file, nil when none.
+func (f *srcFile) body(fn string) *stmt {
+	for i := 0; i+1 < len(f.toks); i++ {
+		if f.toks[i].kind != tIdent || f.toks[i].text != fn || !f.is(i+1, "(") {
+			continue
+		}
+		end := f.match(i + 1)
+		if !f.is(end+1, "{") {
+			continue
+		}
+		for _, s := range f.top {
+			if s.first == end+1 {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
 // String describes a statement for messages: file:line and its first words.
 func (f *srcFile) describe(s *stmt) string {
 	txt := f.span(s.first, min(s.last, s.first+8))

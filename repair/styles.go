@@ -95,20 +95,67 @@ func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, fil
 		if len(fr) == 0 {
 			continue
 		}
-		// The frame in the user's code: the first not in a system header.
-		f := fr[0].Frame
-		for _, x := range fr {
-			if !x.System() {
-				f = x.Frame
+		// The program's own way of writing it: the instruction's own statement, or the
+		// outermost call of a persistence helper of the program around it (pflush(p) rather
+		// than the _mm_clflush(p) in it; persist(p), a flush and a fence, as a persist); for a
+		// library call, the call itself.
+		var f report.Frame
+		var name string
+		var args []string
+		persistHelper := false
+		for i, x := range fr {
+			if x.System() {
+				continue
+			}
+			sf := src.get(x.File)
+			if sf == nil {
 				break
 			}
+			n, a, ok := sf.callArgs(x.Line, x.Column)
+			if st := sf.stmtAt(x.Line, x.Column); st != nil && sf.toks[st.first].kind == tIdent &&
+				(sf.toks[st.first].text == "asm" || sf.toks[st.first].text == "__asm__" || sf.toks[st.first].text == "__asm") {
+				n, ok = "asm", true
+			}
+			if !ok {
+				break
+			}
+			if name != "" {
+				if s.Kind == trace.SiteLibCall || ss.kind == trace.KindTxAdd {
+					break
+				}
+				hf := src.get(fr[i-1].File)
+				if hf == nil {
+					break
+				}
+				flush, fence, ok := hf.helperKind(fr[i-1].Function, 3)
+				switch {
+				case !ok:
+				case ss.kind == trace.KindFlush && flush && !fence && len(a) == 1:
+					f, name, args = x.Frame, n, a
+					continue
+				case ss.kind == trace.KindFence && fence && !flush && len(a) == 0:
+					f, name, args = x.Frame, n, a
+					continue
+				case ss.kind == trace.KindFlush && flush && fence && len(a) == 1:
+					f, name, args, persistHelper = x.Frame, n, a, true
+				}
+				break
+			}
+			if n == "asm" {
+				// An asm statement is not written again; the call of its helper may be.
+				f, args, name = x.Frame, nil, "\x00asm"
+				continue
+			}
+			f, name, args = x.Frame, n, a
 		}
-		sf := src.get(f.File)
-		if sf == nil {
+		if name == "" || name == "\x00asm" {
 			continue
 		}
-		name, args, ok := sf.callArgs(f.Line, f.Column)
-		if !ok || name == "asm" || name == "__asm__" || name == "__asm" {
+		if persistHelper {
+			t := &tmpl{name: name, args: args, addr: 0, size: -1, file: f.File, fn: f.Function, line: f.Line}
+			if better(st.persist, t) {
+				st.persist = t
+			}
 			continue
 		}
 		t := &tmpl{name: name, args: args, addr: -1, size: -1, kind: uint8(ss.flush), file: f.File, fn: f.Function, line: f.Line}
@@ -230,7 +277,7 @@ func (p *problem) storeAddress(k int) (addr, size, lv string, ok bool) {
 		return p.addressOf(k, st.file, fr)
 	}
 	fr := p.frames[k]
-	if len(fr) < 2 || fr[1].Function != p.fn || fr[1].depth != p.depth || fr[1].serial != p.serial {
+	if len(fr) < 2 || fr[1].Function != p.fn {
 		return "", "", "", false
 	}
 	hf := p.sources.get(fr[0].File)

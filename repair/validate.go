@@ -299,6 +299,8 @@ func findingKey(kind, file string, line int, fn string) string {
 	return fmt.Sprintf("%s|%s|%d|%s", kind, file, line, fn)
 }
 
+func lineKey(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+
 // attempt is the result of validating a set of repairs.
 type attempt struct {
 	err   error          // the build or the check failed
@@ -360,11 +362,60 @@ func (f *fixer) try(ctx context.Context, sc *scratch, repairs []*Repair, base *r
 			had[oldKey(&base.Findings[i])] = true
 		}
 	}
+	// A crash finding of the repaired program whose lost stores the original report already
+	// blames in a finding this attempt does not repair is that bug seen at another crash point
+	// (crash findings are placed and clustered by crash point, which a repair moves), not a
+	// new one.
+	targets := map[int]bool{}
+	for _, r := range repairs {
+		for _, n := range r.Findings {
+			targets[n] = true
+		}
+	}
+	blamed := map[string]bool{}
+	for i := range f.rep.Findings {
+		fd := &f.rep.Findings[i]
+		if targets[i+1] || fd.Class == report.Performance {
+			continue
+		}
+		blamed[lineKey(fileOf(fd.Location.File), fd.Location.Line)] = true
+		for _, r := range fd.Related {
+			blamed[lineKey(fileOf(r.File), r.Line)] = true
+		}
+	}
+	back := map[string]map[int]int{}
+	for path, lm := range maps {
+		back[path] = map[int]int{}
+		for old, nw := range lm.m {
+			if nw > 0 {
+				back[path][nw] = old
+			}
+		}
+	}
+	known := func(g *report.Finding) bool {
+		if g.Crash == nil {
+			return false
+		}
+		for _, r := range g.Related {
+			if r.Role != "unpersisted" {
+				continue
+			}
+			file, line := fileOf(r.File), r.Line
+			if b := back[file]; b != nil {
+				line = b[line]
+			}
+			if blamed[lineKey(file, line)] {
+				return true
+			}
+		}
+		return false
+	}
 	now := map[string]bool{}
-	for _, g := range rep.Findings {
+	for i := range rep.Findings {
+		g := &rep.Findings[i]
 		k := findingKey(g.Kind, fileOf(g.Location.File), g.Location.Line, g.Location.Function)
 		now[k] = true
-		if !had[k] && g.Class != report.Unconfirmed {
+		if !had[k] && g.Class != report.Unconfirmed && !known(g) {
 			a.added = append(a.added, fmt.Sprintf("%s at %s:%d", g.Kind, filepath.Base(g.Location.File), g.Location.Line))
 		}
 	}

@@ -69,6 +69,10 @@ type window struct {
 	initialFlush map[uint64]px86.Origin
 	// txOpen: the window starts inside a transaction of its thread.
 	txOpen bool
+	// anchors are the records the findings name; prev the earlier unpersisted store each
+	// anchor store overwrote (px86's StoreEffect.Prev), when it did.
+	anchors map[uint64]bool
+	prev    map[uint64]uint64
 }
 
 // opSpan is one workload operation of one thread: its OP_BEGIN and the record that ended it.
@@ -177,7 +181,7 @@ func (ix *index) deadlineOf(addr, idx uint64) uint64 {
 }
 
 // maxSpan bounds the records of a window proper on each side of its anchor.
-const maxSpan = 4000
+const maxSpan = 512
 
 // spanAround returns the window proper around the records lo..hi of thread t: the operation
 // holding them, clipped to maxSpan records on each side.
@@ -320,6 +324,16 @@ func (c *collector) Wrote(wr *replay.Write) {
 		return
 	}
 	ev := wr.Event
+	if wr.Effect.Overwrote {
+		for _, w := range c.windows {
+			if w.anchors[ev.Index] {
+				if w.prev == nil {
+					w.prev = map[uint64]uint64{}
+				}
+				w.prev[ev.Index] = wr.Effect.Prev.ID
+			}
+		}
+	}
 	c.at(ev, func(w *window, tail bool) {
 		c.add(w, ev, tail, tevent{addr: wr.Addr, size: wr.Size, flags: ev.Flags})
 	})
