@@ -227,10 +227,15 @@ func (p *problem) obligations() map[int]string {
 		}
 		switch f.Kind {
 		case "unpersisted-store":
+			// Durable before the next operation begins or its own ends (the crash point a
+			// durability violation is found at: a store made durable later leaves the
+			// operations in between with a state they cannot recover from), else before its
+			// pool is closed or the program ends.
 			by := -1
 			for j := k + 1; j < len(p.w.events); j++ {
 				u := p.ev(j)
-				if u.kind == trace.KindRegionUnmap && e.addr >= u.addr && e.addr < u.addr+u.size || u.kind == trace.KindEnd {
+				if u.kind == trace.KindRegionUnmap && e.addr >= u.addr && e.addr < u.addr+u.size || u.kind == trace.KindEnd ||
+					(u.kind == trace.KindOpBegin || u.kind == trace.KindOpEnd) && !u.tail {
 					by = j
 					break
 				}

@@ -403,6 +403,17 @@ func (c *collector) OpBegan(ev *trace.Event, op replay.Op) {
 	})
 }
 
+func (c *collector) OpEnded(ev *trace.Event, op replay.Op) {
+	if ev.Kind != trace.KindOpEnd {
+		return // ended by the thread's next OP_BEGIN, which OpBegan adds
+	}
+	c.at(ev, func(w *window, tail bool) {
+		if !tail {
+			c.add(w, ev, tail, tevent{})
+		}
+	})
+}
+
 func (c *collector) Ended(ev *trace.Event) {
 	c.at(ev, func(w *window, tail bool) { c.add(w, ev, tail, tevent{}) })
 }
