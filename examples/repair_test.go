@@ -36,14 +36,7 @@ var repairNotes struct {
 // unrepairable must instead get no repair and a reason. Each repair is compared with the
 // fixed twin: the same code (comments and blank lines aside), or how many lines differ.
 func TestRepairExamples(t *testing.T) {
-	root := repoRoot(t)
-	scry := filepath.Join(root, "build", "bin", "scry")
-	if env := os.Getenv("SCRY_BIN"); env != "" {
-		scry = env
-	}
-	if _, err := os.Stat(scry); err != nil {
-		skipOrFail(t, "%s missing: run `make` to build scry, its runtime and its pass first", scry)
-	}
+	scry := scryBinary(t)
 	if _, err := exec.LookPath("z3"); err != nil {
 		skipOrFail(t, "z3 is not installed (Debian package z3): scry fix needs it")
 	}

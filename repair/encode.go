@@ -14,12 +14,23 @@ import (
 const gapMargin = 64
 
 // obligationStores returns the window event indexes of every store an obligation names.
-func (p *problem) obligationStores() []int {
+func (p *problem) obligationStores() []int { return p.storesOf(true) }
+
+// orderStores returns the stores of the obligations other than oTxAdd, each once.
+func (p *problem) orderStores() []int { return p.storesOf(false) }
+
+// storesOf returns the stores the obligations name (those of oTxAdd obligations with tx),
+// sorted, each once.
+func (p *problem) storesOf(tx bool) []int {
 	var out []int
 	for _, o := range p.obls {
 		switch o.kind {
-		case oDurable, oTxAdd:
+		case oDurable:
 			out = append(out, o.a)
+		case oTxAdd:
+			if tx {
+				out = append(out, o.a)
+			}
 		case oBefore:
 			out = append(out, o.a, o.b)
 		case oAtomic:
@@ -133,7 +144,7 @@ func (p *problem) buildChoices() {
 			continue
 		}
 		if txStores[k] {
-			begin := p.txBegin(k)
+			begin := max(p.txBegin(k), 0)
 			for _, g := range p.gaps {
 				if !inScope(g, st) {
 					continue
@@ -258,23 +269,6 @@ func (p *problem) note(k int, format string, args ...any) {
 	}
 }
 
-// orderStores returns the stores of the obligations other than oTxAdd.
-func (p *problem) orderStores() []int {
-	var out []int
-	for _, o := range p.obls {
-		switch o.kind {
-		case oDurable:
-			out = append(out, o.a)
-		case oBefore:
-			out = append(out, o.a, o.b)
-		case oAtomic:
-			out = append(out, o.us...)
-			out = append(out, o.ps...)
-		}
-	}
-	return out
-}
-
 // onlyFlushes reports whether the runs hold flushes and no fence.
 func (p *problem) onlyFlushes(runs [][]int) bool {
 	for _, r := range runs {
@@ -287,8 +281,9 @@ func (p *problem) onlyFlushes(runs [][]int) bool {
 	return true
 }
 
-// txBegin returns the window event index of the TX_BEGIN of the transaction holding event k
-// (0 when the window starts inside it).
+// txBegin returns the window event index of the TX_BEGIN of the (outermost open) transaction
+// of event k's thread holding event k, -1 when the window holds none (no transaction, or the
+// window starts inside it).
 func (p *problem) txBegin(k int) int {
 	t := p.ev(k).thread
 	depth := 0
@@ -309,7 +304,7 @@ func (p *problem) txBegin(k int) int {
 			depth--
 		}
 	}
-	return 0
+	return -1
 }
 
 // buildInstrs makes the symbolic trace: the window's modeled records, the stores unpersisted
@@ -449,7 +444,7 @@ func (p *problem) buildInstrs() {
 // (a TX_COMMIT) commits.
 func (p *problem) addedBefore(k int) map[uint64]bool {
 	out := map[uint64]bool{}
-	begin := p.txBegin(k)
+	begin := max(p.txBegin(k), 0)
 	t := p.ev(k).thread
 	for i := begin; i < k; i++ {
 		e := p.ev(i)

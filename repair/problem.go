@@ -357,26 +357,7 @@ func (p *problem) opOfAnchor(k int) uint64 {
 // of that transaction before k that no TX_ADD of it covers (nil when k is in no transaction).
 func (p *problem) unloggedInTx(k int) []int {
 	t := p.ev(k).thread
-	begin := -1
-	depth := 0
-	for i := k; i >= 0; i-- {
-		e := p.ev(i)
-		if e.thread != t || e.tail {
-			continue
-		}
-		switch e.kind {
-		case trace.KindTxEnd:
-			if i < k {
-				depth++
-			}
-		case trace.KindTxBegin:
-			if depth == 0 {
-				begin = i
-			} else {
-				depth--
-			}
-		}
-	}
+	begin := p.txBegin(k)
 	if begin < 0 {
 		if !p.w.txOpen {
 			return nil
@@ -436,6 +417,9 @@ func (p *problem) level() error {
 			continue
 		}
 		p.frames[i] = framesOf(p.tbl, e.site, e.stack, e.serials)
+		if e.kind == trace.KindOpBegin || e.kind == trace.KindOpEnd || e.kind == trace.KindEnd {
+			continue // markers of the workload, not code of a statement
+		}
 		for _, f := range p.frames[i] {
 			// Every activation of the function: a statement inserted in it runs in each.
 			if f.Function == p.fn {
@@ -449,6 +433,13 @@ func (p *problem) level() error {
 		}
 	}
 	return nil
+}
+
+// isOwn reports whether window event k is an instruction of the problem's function itself (a
+// repeated site of a call statement is the callee's loop, not the statement running again).
+func (p *problem) isOwn(k int) bool {
+	_, own := p.ownFrame(k)
+	return own
 }
 
 // ownFrame reports whether window event k is written by a statement of the problem's
@@ -485,7 +476,7 @@ func (p *problem) runs(r *stmtRef) [][]int {
 		if st.file == r.file && descendant(st.s, r.s) {
 			// A statement that runs again (a loop) starts a new occurrence when it repeats a
 			// site of the current one.
-			if len(cur) > 0 && p.stmtAt[cur[0]].s == r.s && st.s == r.s && p.instruction(i) && slices.ContainsFunc(cur, func(j int) bool {
+			if len(cur) > 0 && p.stmtAt[cur[0]].s == r.s && st.s == r.s && p.instruction(i) && p.isOwn(i) && slices.ContainsFunc(cur, func(j int) bool {
 				return p.ev(j).site == p.ev(i).site && p.ev(j).kind == p.ev(i).kind
 			}) {
 				out = append(out, cur)

@@ -266,7 +266,7 @@ func (p *problem) addressOf(k int, sf *srcFile, fr report.Frame) (addr, size, lv
 // storeAddress returns the address, size and lvalue of the store at window event k as code
 // at the problem's level can write them: from the store's own statement, or, for a store in
 // a function the problem's function calls directly, from the callee's statement with its
-// parameters replaced by the call's arguments (Hippocrates, Neal et al., ASPLOS'21, §4.3: a
+// parameters replaced by the call's arguments (Hippocrates, Neal et al., ASPLOS'21, §4: a
 // fix placed at the call site of the helper that needs it there only).
 func (p *problem) storeAddress(k int) (addr, size, lv string, ok bool) {
 	st := p.stmtAt[k]
