@@ -124,7 +124,8 @@ func (r *Result) Unrepaired() []Outcome {
 	return out
 }
 
-// PatchPolicy recognises a patch scry fix wrote (its first line), which -o may replace.
+// PatchHead recognises, from its first bytes, a patch scry fix wrote (or an empty file), which
+// -o may replace.
 func PatchHead(head []byte) bool {
 	s := string(head)
 	return strings.TrimSpace(s) == "" || strings.HasPrefix(s, patchMagic)
@@ -479,7 +480,11 @@ func (f *fixer) unpersistedFor(fd *report.Finding, sel []int) int {
 		}
 		for _, n := range sel {
 			g := &f.rep.Findings[n-1]
-			if g.Kind == "unpersisted-store" && sameLoc(g.Location, r) {
+			if g.Kind != "unpersisted-store" {
+				continue
+			}
+			// Its place, or its instruction when it is placed at a caller.
+			if sameLoc(g.Location, r) || len(g.Stack) > 0 && sameLoc(g.Stack[0].Location(), r) {
 				return n
 			}
 		}
