@@ -94,6 +94,8 @@ type Repair struct {
 	// Notes explain what was not offered (a store whose address cannot be named...).
 	Notes []string
 	edits []edit
+	// gone are the findings the accepted validation saw gone.
+	gone map[int]bool
 }
 
 // Result is what Fix produced.
@@ -564,14 +566,14 @@ func (f *fixer) nextCandidate(fp *fixProblem) (*Repair, error) {
 	}
 	fp.tried++
 	var nums []int
+	var ls []string
 	for _, t := range p.targets {
 		if _, bad := f.reasons[t.n]; !bad {
-			nums = append(nums, t.n)
+			if !t.joined {
+				nums = append(nums, t.n)
+			}
+			ls = append(ls, f.label(t.n))
 		}
-	}
-	var ls []string
-	for _, n := range nums {
-		ls = append(ls, f.label(n))
 	}
 	edits, err := p.edits(sol, ls)
 	if err != nil {
@@ -623,12 +625,19 @@ func (f *fixer) finish() {
 			for _, n := range fp.accepted.Findings {
 				byFinding[n] = fp.accepted
 			}
+			// A durability violation joined to its unpersisted-store is repaired with it when
+			// validation saw it gone too (without --build, when the store is repaired).
 			for _, t := range fp.p.targets {
-				if t.joined {
-					byFinding[t.n] = fp.accepted
-					if !slices.Contains(fp.accepted.Findings, t.n) {
-						fp.accepted.Findings = append(fp.accepted.Findings, t.n)
-					}
+				if !t.joined {
+					continue
+				}
+				if f.o.Build != "" && !fp.accepted.gone[t.n] {
+					f.reasons[t.n] = "the repair of its unpersisted-store leaves it: the check of the rebuilt program still loses the store (on another path)"
+					continue
+				}
+				byFinding[t.n] = fp.accepted
+				if !slices.Contains(fp.accepted.Findings, t.n) {
+					fp.accepted.Findings = append(fp.accepted.Findings, t.n)
 				}
 			}
 			continue

@@ -508,6 +508,7 @@ func (f *fixer) validate(ctx context.Context) error {
 		for _, fp := range live {
 			fp.current.ValidateSeconds += share
 			fp.current.Validated = true
+			fp.current.gone = a.gone
 			fp.accepted = fp.current
 		}
 		return nil
@@ -526,6 +527,7 @@ func (f *fixer) validate(ctx context.Context) error {
 			fp.current.ValidateSeconds += time.Since(t0).Seconds()
 			if a.ok(set) {
 				fp.current.Validated = true
+				fp.current.gone = a.gone
 				fp.accepted = fp.current
 				kept = append(kept, fp.current)
 				break
