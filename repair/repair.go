@@ -178,6 +178,7 @@ func Fix(ctx context.Context, o Options) (*Result, error) {
 		return res, nil
 	}
 	f := &fixer{o: o, rep: rep, res: res}
+	defer f.close() // solvers and temporary files, on every path
 	if err := f.locateTrace(ctx, sel); err != nil {
 		return nil, err
 	}
@@ -615,7 +616,6 @@ func (f *fixer) files(repairs []*Repair) []fileDiff {
 
 // finish writes the outcomes and the patch.
 func (f *fixer) finish() {
-	defer f.close()
 	res := f.res
 	var accepted []*Repair
 	byFinding := map[int]*Repair{}

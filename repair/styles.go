@@ -55,6 +55,17 @@ func simpleOperand(e string) bool { return operandRe.MatchString(e) }
 
 var castRe = regexp.MustCompile(`^\(\s*(const\s+)?(volatile\s+)?(void|char|uint8_t|unsigned char)\s*\*\s*\)\s*`)
 
+// libTemplates are the library calls that flush or persist a range: whether they persist
+// (write back and fence), the indexes of their address and size arguments, and their number
+// of arguments.
+var libTemplates = map[string]struct {
+	persist           bool
+	addr, size, nargs int
+}{
+	"pmem_flush": {false, 0, 1, 2}, "pmem_deep_flush": {false, 0, 1, 2}, "pmemobj_flush": {false, 1, 2, 3},
+	"pmem_persist": {true, 0, 1, 2}, "pmem_deep_persist": {true, 0, 1, 2}, "pmemobj_persist": {true, 1, 2, 3},
+}
+
 // styles are the templates of one program.
 type styles struct {
 	flush   *tmpl
@@ -167,27 +178,17 @@ func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, fil
 				st.flush = t
 			}
 		case ss.kind == trace.KindFlush && s.Kind == trace.SiteLibCall && name == callee:
-			switch callee {
-			case "pmem_flush", "pmem_deep_flush":
-				t.addr, t.size = 0, 1
-				if len(args) == 2 && better(st.flush, t) {
-					st.flush = t
-				}
-			case "pmemobj_flush":
-				t.addr, t.size = 1, 2
-				if len(args) == 3 && better(st.flush, t) {
-					st.flush = t
-				}
-			case "pmem_persist", "pmem_deep_persist":
-				t.addr, t.size = 0, 1
-				if len(args) == 2 && better(st.persist, t) {
-					st.persist = t
-				}
-			case "pmemobj_persist":
-				t.addr, t.size = 1, 2
-				if len(args) == 3 && better(st.persist, t) {
-					st.persist = t
-				}
+			lt, ok := libTemplates[callee]
+			if !ok || len(args) != lt.nargs {
+				break
+			}
+			t.addr, t.size = lt.addr, lt.size
+			dst := &st.flush
+			if lt.persist {
+				dst = &st.persist
+			}
+			if better(*dst, t) {
+				*dst = t
 			}
 		case ss.kind == trace.KindFence && (s.Kind == trace.SiteFence && len(args) == 0 || s.Kind == trace.SiteLibCall && name == callee && (callee == "pmem_drain" || callee == "pmemobj_drain")):
 			if r := rank(t); r < fenceRank {
