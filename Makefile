@@ -15,7 +15,7 @@ export GOFLAGS ?= -mod=mod
 llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-config-$(1) --includedir 2>/dev/null)/llvm/Passes/PassPlugin.h"; test -f "$$f" && echo y))
 LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
-DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev
+DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3
 
 .PHONY: all deps scry native headers test test-run demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
@@ -79,10 +79,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./explore
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec
 	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
+	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./smt
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo

@@ -10,7 +10,9 @@
 //
 // With --tracing 2000,10000,50000 it prints instead what tracing costs per operation on an
 // existing pool: native, instrumented (trace to a file, to /dev/null) and valgrind --tool=none,
-// ratios and slopes measured in the same run (tracing.go).
+// ratios and slopes measured in the same run (tracing.go). With --fix it prints the figures of
+// `scry fix` (fix.go): time to compute and to validate the repairs of every buggy example, lines
+// added, and the validated repairs of Level Hashing's findings.
 //
 // Usage: go run ./bench --build build [--ops 10000] [--runs 5] [--map btree]
 package main
@@ -50,7 +52,16 @@ func main() {
 	exploreOnly := flag.Bool("explore", false, "instead: only the crash-exploration figures (re-execution rate against the native limit, first failure of the injected btree bug)")
 	baseline := flag.String("baseline", "", "with --tracing: also time this other build directory's instrumented mapcli (before/after figures)")
 	compareMaps := flag.String("compare-maps", strings.Join(append(slices.Clone(maps), "injected"), ","), "maps --compare runs (injected: btree with the injected bug)")
+	fix := flag.Bool("fix", false, "instead: time `scry fix` on every buggy example (compute and validate) and count the validated repairs of Level Hashing's findings")
+	fixOps := flag.Int("fix-levelhash-ops", 200, "with --fix: operations of the Level Hashing run (0: skip it)")
 	flag.Parse()
+	if *fix {
+		if err := fixFigures(*build, *fixOps); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if *compare > 0 {
 		if err := compareStrategies(*build, *compare, strings.Split(*compareMaps, ",")); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

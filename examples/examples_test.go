@@ -515,15 +515,22 @@ func crashWanted(want []finding) bool {
 	})
 }
 
-func TestExamples(t *testing.T) {
-	root := repoRoot(t)
-	scry := filepath.Join(root, "build", "bin", "scry")
+// scryBinary returns the scry binary the tests run (build/bin/scry, or $SCRY_BIN), skipping (or
+// failing, strictly) when it is missing.
+func scryBinary(t *testing.T) string {
+	t.Helper()
+	scry := filepath.Join(repoRoot(t), "build", "bin", "scry")
 	if env := os.Getenv("SCRY_BIN"); env != "" {
 		scry = env
 	}
 	if _, err := os.Stat(scry); err != nil {
 		skipOrFail(t, "%s missing: run `make` to build scry, its runtime and its pass first", scry)
 	}
+	return scry
+}
+
+func TestExamples(t *testing.T) {
+	scry := scryBinary(t)
 	// Probe the compiler wrapper once, so a missing runtime or pass is one clear message.
 	probeDir := t.TempDir()
 	probe := filepath.Join(probeDir, "probe.c")

@@ -383,6 +383,7 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 		defer os.RemoveAll(dir)
 		tracePath = filepath.Join(dir, "run.trace")
 	}
+	existed := existingPaths(c.Recording.Args)
 	// The recording handles SIGINT and SIGTERM itself (record.Run).
 	res, err := Record(context.WithoutCancel(ctx), c.Recording, tracePath)
 	if err != nil {
@@ -392,6 +393,7 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
+	rep.Check = c.record(c.Recording.Args, tracePath, nil, existed)
 	return rep, verdict(rep, c.Recording.Args[0], res, aerr, nil, c.Recording.Trace)
 }
 
@@ -490,6 +492,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
+	rep.Check = c.record(target, tracePath, &x, nil)
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}

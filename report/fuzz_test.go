@@ -60,3 +60,41 @@ func FuzzCrashFinding(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadJSON: any bytes given to `scry fix` as a report either read as a report whose
+// findings all have a kind, or give an error naming the report; never a panic. A report read
+// writes back and reads again the same.
+func FuzzReadJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"findings":[{"kind":"unpersisted-store","class":"correctness","location":{"file":"a.c","line":3},"first_event":7}],"summary":{"trace":"t.trace","events":9},"check":{"dir":"/tmp","args":["./p","x.pool"],"pools":[{"path":"/tmp/x.pool","created":true}]}}`,
+		`{"findings":[],"check":{"args":[]}}`,
+		`{"findings":[{"kind":""}]}`,
+		`{"warnings":[]}`,
+		`[]`,
+		`not json`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadJSON(data, "fuzz.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error does not name the report: %v", err)
+			}
+			return
+		}
+		for _, f := range r.Findings {
+			if f.Kind == "" {
+				t.Fatalf("finding without kind read")
+			}
+		}
+		var b strings.Builder
+		if err := WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		r2, err := ReadJSON([]byte(b.String()), "again.json")
+		if err != nil || len(r2.Findings) != len(r.Findings) || (r2.Check == nil) != (r.Check == nil) {
+			t.Fatalf("round trip: %v, %d findings, want %d", err, len(r2.Findings), len(r.Findings))
+		}
+	})
+}

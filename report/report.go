@@ -102,6 +102,8 @@ type Report struct {
 	Suppressed map[string]int
 	// Stats is set when crash states were explored (the JSON "stats" object).
 	Stats *Stats
+	// Check is how the check ran (`scry check`; the JSON "check" object), nil otherwise.
+	Check *Check
 }
 
 // HasCorrectness reports whether any finding is of class correctness.

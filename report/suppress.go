@@ -26,6 +26,16 @@ import (
 type Suppressions struct {
 	rules []suppRule
 	dir   string // the current directory at load time ("" unknown)
+	path  string // the file LoadSuppressions read ("" parsed from a stream)
+}
+
+// Path returns the absolute path of the file the suppressions were loaded from ("" when parsed
+// from a stream).
+func (s *Suppressions) Path() string {
+	if s == nil {
+		return ""
+	}
+	return s.path
 }
 
 type suppRule struct {
@@ -42,7 +52,11 @@ func LoadSuppressions(name string) (*Suppressions, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ParseSuppressions(f, name)
+	s, err := ParseSuppressions(f, name)
+	if s != nil {
+		s.path, _ = filepath.Abs(name)
+	}
+	return s, err
 }
 
 // ParseSuppressions reads suppressions in the format of Suppressions from r; name is used in

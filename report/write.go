@@ -133,6 +133,7 @@ type jsonReport struct {
 	Warnings []string   `json:"warnings"`
 	Summary  jsonSummry `json:"summary"`
 	Stats    *Stats     `json:"stats,omitempty"`
+	Check    *Check     `json:"check,omitempty"`
 }
 
 type jsonSummry struct {
@@ -158,6 +159,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 			Suppressed: r.SuppressedTotal(), ByKind: map[string]int{},
 		},
 		Stats: r.Stats,
+		Check: r.Check,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}

@@ -1,0 +1,253 @@
+package examples_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// unrepairable are the examples whose findings scry fix must decline, with a word its reason
+// must contain: an operation that no reordering makes failure-atomic needs a transaction or a
+// log (the fixed twin adds a redo log).
+var unrepairable = map[string]string{
+	"atomicity": "transaction",
+}
+
+// repairNotes collects, per example, how its repair compares with the fixed twin; logged at
+// the end of TestRepairExamples.
+var repairNotes struct {
+	sync.Mutex
+	lines []string
+}
+
+// TestRepairExamples runs `scry check` on every buggy example, then `scry fix --build` on its
+// report (docs/repair.md), in a directory holding a copy of the example's source (the source
+// tree the build command rebuilds): the patch must apply with `git apply`, and the program it
+// repairs, rebuilt and checked again, must have no correctness finding; an example listed in
+// unrepairable must instead get no repair and a reason. Each repair is compared with the
+// fixed twin: the same code (comments and blank lines aside), or how many lines differ.
+func TestRepairExamples(t *testing.T) {
+	scry := scryBinary(t)
+	if _, err := exec.LookPath("z3"); err != nil {
+		skipOrFail(t, "z3 is not installed (Debian package z3): scry fix needs it")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		skipOrFail(t, "git is not installed: the patches are applied with git apply")
+	}
+	feat := probeFeatures(scry)
+	t.Cleanup(func() {
+		repairNotes.Lock()
+		defer repairNotes.Unlock()
+		sort.Strings(repairNotes.lines)
+		for _, l := range repairNotes.lines {
+			t.Log(l)
+		}
+	})
+	for _, p := range loadPrograms(t) {
+		if !strings.HasSuffix(strings.Fields(p.name)[0], "buggy.c") {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			example := filepath.Dir(strings.Fields(p.name)[0])
+			dir := t.TempDir()
+			src := filepath.Join(dir, "buggy.c")
+			orig, err := os.ReadFile(p.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(src, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			build := append([]string{scry, "cc"}, withOpt(p.opt)...)
+			build = append(append(build, "-o", "prog", "buggy.c"), libs...)
+			run := func(args ...string) (string, int) {
+				t.Helper()
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1", "PATH="+filepath.Dir(scry)+":"+os.Getenv("PATH"))
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				err := cmd.Run()
+				var ee *exec.ExitError
+				switch {
+				case err == nil:
+					return out.String(), 0
+				case errors.As(err, &ee):
+					return out.String(), ee.ExitCode()
+				}
+				t.Fatalf("%s: %v", strings.Join(args, " "), err)
+				return "", 0
+			}
+			if out, code := run(build...); code != 0 {
+				t.Fatalf("%s: exit %d\n%s", strings.Join(build, " "), code, out)
+			}
+			var strategies []string
+			for _, s := range p.strategies {
+				if feat.strategies[s] {
+					strategies = append(strategies, s)
+				}
+			}
+			check := append([]string{scry}, checkArgs(p, dir, filepath.Join(dir, "prog"), strategies)...)
+			if out, code := run(check...); code != 0 && code != 1 {
+				t.Fatalf("%s: exit %d\n%s", strings.Join(check, " "), code, out)
+			}
+			rep := readReport(t, filepath.Join(dir, "report.json"))
+			if rep.correctness() == 0 {
+				t.Skip("no correctness finding (only unconfirmed or performance ones): nothing to repair")
+			}
+			patch := filepath.Join(dir, "fix.patch")
+			fix := []string{scry, "fix", "--build", shellJoin(build), "-o", patch, filepath.Join(dir, "report.json")}
+			out, code := run(fix...)
+			if want, ok := unrepairable[example]; ok {
+				if code != 1 || !strings.Contains(out, "not repaired") || !strings.Contains(out, want) {
+					t.Fatalf("%s: exit %d, want 1 with a reason naming %q:\n%s", strings.Join(fix, " "), code, want, out)
+				}
+				note(fmt.Sprintf("%s: not repaired, as expected (%s)", p.name, want))
+				return
+			}
+			if code != 0 {
+				t.Fatalf("%s: exit %d, want 0 (every finding repaired):\n%s", strings.Join(fix, " "), code, out)
+			}
+			text, err := os.ReadFile(patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(text, []byte("# scry fix")) || !bytes.Contains(text, []byte("validated")) || !bytes.Contains(text, []byte("@@ scry fix: ")) {
+				t.Fatalf("the patch lacks its header or its hunk headings:\n%s", text)
+			}
+			if out, code := run("git", "apply", "--check", patch); code != 0 {
+				t.Fatalf("git apply --check: %s\n%s", out, text)
+			}
+			if out, code := run("git", "apply", patch); code != 0 {
+				t.Fatalf("git apply: %s", out)
+			}
+			if out, code := run(build...); code != 0 {
+				t.Fatalf("rebuilding the repaired program: exit %d\n%s", code, out)
+			}
+			os.Remove(filepath.Join(dir, "report.json"))
+			os.Remove(filepath.Join(dir, poolName))
+			if out, code := run(check...); code != 0 {
+				t.Fatalf("the repaired program: %s: exit %d, want 0\n%s\npatch:\n%s", strings.Join(check, " "), code, out, text)
+			}
+			after := readReport(t, filepath.Join(dir, "report.json"))
+			if n := after.correctness(); n > 0 {
+				t.Fatalf("the repaired program has %d correctness findings: %+v\npatch:\n%s", n, after.Findings, text)
+			}
+			repaired, _ := os.ReadFile(src)
+			fixed, err := os.ReadFile(filepath.Join(filepath.Dir(p.path), "fixed.c"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			note(fmt.Sprintf("%s: %s", p.name, closeness(string(repaired), string(fixed))))
+		})
+	}
+}
+
+func note(s string) {
+	repairNotes.Lock()
+	repairNotes.lines = append(repairNotes.lines, s)
+	repairNotes.Unlock()
+}
+
+// jsonReport is the part of a JSON report the repair test reads.
+type jsonReport struct {
+	Findings []struct {
+		Kind     string `json:"kind"`
+		Class    string `json:"class"`
+		Location struct {
+			Line int `json:"line"`
+		} `json:"location"`
+	} `json:"findings"`
+}
+
+func (r jsonReport) correctness() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Class == "correctness" {
+			n++
+		}
+	}
+	return n
+}
+
+func readReport(t *testing.T, path string) jsonReport {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r jsonReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// shellJoin quotes args for /bin/sh.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+var lineCommentRE = regexp.MustCompile(`//.*$`)
+var blockCommentRE = regexp.MustCompile(`(?s)/\*.*?\*/`)
+
+// code returns the lines of C code of text: comments, blank lines and indentation removed,
+// runs of white space folded.
+func code(text string) []string {
+	text = blockCommentRE.ReplaceAllString(text, "")
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.Join(strings.Fields(lineCommentRE.ReplaceAllString(l, "")), " ")
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// closeness says how the repaired program compares with its fixed twin: the same code, the same
+// statements in another order (equivalent here: the statements moved are flushes, fences and
+// stores to other cache lines), or the number of code lines that differ.
+func closeness(repaired, fixed string) string {
+	a, b := code(repaired), code(fixed)
+	if strings.Join(a, "\n") == strings.Join(b, "\n") {
+		return "the same code as fixed.c"
+	}
+	count := func(ls []string) map[string]int {
+		m := map[string]int{}
+		for _, l := range ls {
+			m[l]++
+		}
+		return m
+	}
+	ca, cb := count(a), count(b)
+	extra, missing := 0, 0
+	for l, n := range ca {
+		if n > cb[l] {
+			extra += n - cb[l]
+		}
+	}
+	for l, n := range cb {
+		if n > ca[l] {
+			missing += n - ca[l]
+		}
+	}
+	if extra == 0 && missing == 0 {
+		return "the statements of fixed.c in another order"
+	}
+	return fmt.Sprintf("differs from fixed.c: %d code lines only in the repair, %d only in fixed.c", extra, missing)
+}

@@ -1,0 +1,190 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// record returns the report's record of the check c ran (report.Check): its program's command
+// line (target, with {pool} in crash mode), options, workload, and the PM files the recorded
+// run at tracePath mapped (created by it unless their paths were in existed before it ran);
+// x is the exploration in crash mode, nil otherwise. `scry fix --build` re-runs the check from
+// it (CheckFromRecord).
+func (c *Check) record(target []string, tracePath string, x *Exploration, existed map[string]bool) *report.Check {
+	rc := c.Recording
+	wd, _ := os.Getwd()
+	r := &report.Check{
+		Dir: wd, Args: target, PM: rc.PM, NoLoads: rc.NoLoads, NoPMEMForce: rc.NoForcePMEM,
+		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env,
+		Oracles: c.Analysis.Kinds, NoInfer: c.Analysis.NoInfer, Suppressions: c.Analysis.Suppressions.Path(),
+	}
+	var readInput bool
+	r.Pools, readInput = mappedPools(tracePath)
+	for i := range r.Pools {
+		if existed != nil && !existed[r.Pools[i].Path] {
+			r.Pools[i].Created = true // the file was not there before the run
+		}
+	}
+	if len(target) > 0 {
+		r.Program = programPath(target[0])
+	}
+	switch {
+	case rc.Workload != "":
+		r.Workload, _ = filepath.Abs(rc.Workload)
+	case rc.Stdin != nil && readInput && rc.OpBegin == "":
+		// The program read lines of scry's standard input (each is an operation), which the
+		// report does not keep.
+		r.Stdin = true
+	}
+	if x != nil {
+		cc := &report.CheckCrash{
+			MaxStates: x.Options.MaxStates, Seed: x.Options.Seed, Samples: x.Options.Samples, AfterStores: x.Options.AfterStores,
+			Jobs: x.Jobs, TimeoutSeconds: x.Timeout.Seconds(), MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures,
+			TimeBudgetSeconds: x.TimeBudget.Seconds(), NoAssumeFixed: x.NoAssumeFixed, Pool: c.Explore.Pool,
+		}
+		for _, s := range x.Strategies {
+			cc.Strategies = append(cc.Strategies, s.Name)
+		}
+		if x.Checker != nil && len(x.Checker.Args) == 3 {
+			cc.Checker = x.Checker.Args[2]
+		}
+		if x.OutputFilter != nil {
+			cc.OutputFilter = x.OutputFilter.String()
+		}
+		r.Crash = cc
+	}
+	return r
+}
+
+// existingPaths returns the absolute paths of the files args name that exist (before a run,
+// so that record can tell the pools the run created).
+func existingPaths(args []string) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range args {
+		if p, err := filepath.Abs(a); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				out[p] = true
+			}
+		}
+	}
+	return out
+}
+
+// programPath returns the absolute path of the program name runs ("" when it cannot be found).
+func programPath(name string) string {
+	if !strings.Contains(name, "/") {
+		p, err := osexec.LookPath(name)
+		if err != nil {
+			return ""
+		}
+		name = p
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return ""
+	}
+	return abs
+}
+
+// mappedPools returns the files the trace at path maps as PM (its REGION_MAP records, each
+// path once, in order), with whether the run created them, and whether the program read
+// lines of its standard input (the trace has operations). A trace that cannot be read to its
+// end gives what it has.
+func mappedPools(path string) (pools []report.Pool, readInput bool) {
+	pools = []report.Pool{}
+	r, err := trace.Open(path)
+	if err != nil {
+		return pools, false
+	}
+	defer r.Close()
+	seen := map[string]bool{}
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return pools, readInput
+		}
+		if ev.Kind == trace.KindOpBegin {
+			readInput = true
+		}
+		if ev.Kind != trace.KindRegionMap || ev.Path == "" {
+			continue
+		}
+		if seen[ev.Path] {
+			continue
+		}
+		seen[ev.Path] = true
+		pools = append(pools, report.Pool{Path: ev.Path, Created: ev.Flags&trace.RegionCreated != 0})
+	}
+}
+
+// CheckFromRecord returns the check a report recorded (report.Check), ready to run again: the
+// same program, options, workload and exploration, with its output left to the caller (Output,
+// JSON) and the program's output discarded. Pools and paths are as recorded: a caller that runs
+// it elsewhere rewrites Recording.Args, Recording.PM and Explore.Pool first. Errors: the record
+// cannot be run again (the program read scry's standard input; a bad strategy, checker or
+// output filter; unreadable suppressions).
+func CheckFromRecord(rc *report.Check) (*Check, error) {
+	if rc == nil || len(rc.Args) == 0 {
+		return nil, errors.New("the report records no check to run again (it was written by scry analyze or scry explore, or by an older scry): write it with `scry check --format json -o REPORT`")
+	}
+	if rc.Stdin {
+		return nil, errors.New("the recorded check fed scry's own standard input to the program, which the report does not keep: check again with --workload FILE")
+	}
+	c := &Check{
+		Recording: Recording{
+			Args: rc.Args, PM: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoPMEMForce, OpBegin: rc.OpBegin, OpEnd: rc.OpEnd,
+			Env: rc.Env, Workload: rc.Workload, Stdin: strings.NewReader(""),
+		},
+		Analysis: Analysis{Kinds: rc.Oracles, NoInfer: rc.NoInfer},
+	}
+	if rc.Suppressions != "" {
+		s, err := report.LoadSuppressions(rc.Suppressions)
+		if err != nil {
+			return nil, fmt.Errorf("the recorded check's suppressions: %w", err)
+		}
+		c.Analysis.Suppressions = s
+	}
+	if cc := rc.Crash; cc != nil {
+		x := Exploration{
+			Options: crash.Options{MaxStates: cc.MaxStates, Seed: cc.Seed, Samples: cc.Samples, AfterStores: cc.AfterStores},
+			Jobs:    cc.Jobs, Timeout: time.Duration(cc.TimeoutSeconds * float64(time.Second)), MaxInFlight: cc.MaxInFlight,
+			ClusterFailures: cc.ClusterFailures, TimeBudget: time.Duration(cc.TimeBudgetSeconds * float64(time.Second)),
+			NoAssumeFixed: cc.NoAssumeFixed, Pool: cc.Pool,
+		}
+		for _, n := range cc.Strategies {
+			s := crash.StrategyByName(n)
+			if s == nil {
+				return nil, fmt.Errorf("the recorded check names an unknown strategy %q", n)
+			}
+			x.Strategies = append(x.Strategies, s)
+		}
+		if cc.Checker != "" {
+			ch, err := exec.ParseChecker(cc.Checker)
+			if err != nil {
+				return nil, fmt.Errorf("the recorded check's checker: %w", err)
+			}
+			ch.Timeout = x.Timeout
+			x.Checker = &ch
+		}
+		if cc.OutputFilter != "" {
+			re, err := regexp.Compile(cc.OutputFilter)
+			if err != nil {
+				return nil, fmt.Errorf("the recorded check's output filter: %w", err)
+			}
+			x.OutputFilter = re
+		}
+		c.Explore = x
+	}
+	return c, nil
+}

@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/scry-pm/scry/crash"
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// TestCheckRecord: the record of a check names its pools (created or not, each once) and runs
+// again as the same check.
+func TestCheckRecord(t *testing.T) {
+	dir := t.TempDir()
+	tp := filepath.Join(dir, "run.trace")
+	f, err := os.Create(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := trace.NewWriter(f, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []trace.Event{
+		{Kind: trace.KindRegionMap, Region: 1, Addr: 4096, Size: 4096, Path: "/p/a.pool", Flags: trace.RegionCreated},
+		{Kind: trace.KindRegionUnmap, Region: 1},
+		{Kind: trace.KindRegionMap, Region: 2, Addr: 4096, Size: 4096, Path: "/p/a.pool"},
+		{Kind: trace.KindRegionMap, Region: 3, Addr: 65536, Size: 4096, Path: "/p/b.pool"},
+		{Kind: trace.KindEnd, How: trace.EndExit},
+	} {
+		ev := ev
+		if err := w.Write(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	wl := filepath.Join(dir, "ops.txt")
+	os.WriteFile(wl, []byte("set 1 2\n"), 0o644)
+	chk, _ := exec.ParseChecker("true {image}")
+	x := Exploration{
+		Strategies: []*crash.Strategy{crash.StrategyByName("prefix")}, Options: crash.Options{MaxStates: 9, Seed: 3, Samples: 4},
+		Jobs: 2, Timeout: 5 * time.Second, MaxInFlight: 2, ClusterFailures: 8, Checker: &chk, OutputFilter: regexp.MustCompile("^seed:"),
+	}
+	c := &Check{
+		Recording: Recording{Args: []string{"/bin/true", "{pool}"}, PM: []string{"/p/*.pool"}, Workload: wl, OpBegin: "b", OpEnd: "e", Env: []string{"A=1"}},
+		Analysis:  Analysis{Kinds: []string{"unpersisted-store"}},
+		Explore:   x,
+	}
+	rec := c.record(c.Recording.Args, tp, &x, nil)
+	want := []report.Pool{{Path: "/p/a.pool", Created: true}, {Path: "/p/b.pool"}}
+	if !reflect.DeepEqual(rec.Pools, want) {
+		t.Errorf("pools %+v, want %+v", rec.Pools, want)
+	}
+	if rec.Program != "/bin/true" || rec.Workload != wl || rec.Crash == nil || rec.Crash.Checker != "true {image}" {
+		t.Errorf("record %+v, crash %+v", rec, rec.Crash)
+	}
+	again, err := CheckFromRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Recording.Args, c.Recording.Args) || again.Recording.Workload != wl || again.Recording.OpBegin != "b" ||
+		again.Explore.Timeout != x.Timeout || again.Explore.OutputFilter.String() != "^seed:" || again.Explore.Strategies[0].Name != "prefix" ||
+		again.Explore.Checker == nil || again.Explore.Options.MaxStates != 9 || !reflect.DeepEqual(again.Analysis.Kinds, c.Analysis.Kinds) {
+		t.Errorf("check read back differs: %+v", again)
+	}
+	if _, err := CheckFromRecord(&report.Check{Args: []string{"p"}, Stdin: true}); err == nil {
+		t.Error("a check that read scry's standard input was accepted")
+	}
+	if _, err := CheckFromRecord(nil); err == nil {
+		t.Error("no check was accepted")
+	}
+}
