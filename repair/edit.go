@@ -2,6 +2,7 @@ package repair
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -97,6 +98,9 @@ func applyEdits(f *srcFile, edits []edit) (string, []change) {
 		for _, e := range es {
 			lines = append(lines, e.lines...)
 			labels = append(labels, e.labels...)
+		}
+		if n := len(lines); n > 0 {
+			lines[n-1] = annotate(lines[n-1], labels)
 		}
 		s := pl.s
 		indent := f.indent(f.firstLine(s))
@@ -229,4 +233,59 @@ func wrapChanges(f *srcFile, s *stmt, after bool, lines, labels []string, open b
 		out = append(out, change{off: first.off, end: first.off, text: text, line: first.line, labels: labels})
 	}
 	return out
+}
+
+// annotate adds to the last line of text, a statement scry fix inserts or moves, the one-line
+// comment naming the findings it repairs ("/* scry fix: ordering-violation at buggy.c:59 */"):
+// at its end, or before a // comment the line ends with.
+func annotate(text string, labels []string) string {
+	var names []string
+	for _, l := range labels {
+		// "kind (finding N) at file:line": the finding's number is the report's, not the code's.
+		if i := strings.Index(l, " (finding "); i >= 0 {
+			if j := strings.Index(l[i:], ")"); j >= 0 {
+				l = l[:i] + l[i+j+1:]
+			}
+		}
+		if !slices.Contains(names, l) {
+			names = append(names, l)
+		}
+	}
+	if len(names) == 0 {
+		return text
+	}
+	note := "/* scry fix: " + strings.Join(names, ", ") + " */"
+	start := strings.LastIndexByte(text, '\n') + 1
+	if c := lineComment(text[start:]); c >= 0 {
+		return text[:start+c] + note + " " + text[start+c:]
+	}
+	return text + " " + note
+}
+
+// lineComment returns the offset of the // comment that ends line, outside string and character
+// literals, or -1.
+func lineComment(line string) int {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '/' && i+1 < len(line) && line[i+1] == '/':
+			return i
+		case c == '/' && i+1 < len(line) && line[i+1] == '*':
+			if j := strings.Index(line[i+2:], "*/"); j >= 0 {
+				i += j + 3
+			} else {
+				return -1
+			}
+		}
+	}
+	return -1
 }
