@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/scry-pm/scry/analysis"
@@ -298,8 +299,17 @@ type Recording struct {
 // results cover its run up to that point.
 type ProgramFailed struct {
 	Prog   string
-	Result *record.Result
+	Result Ending
 	Trace  string // where its trace is kept ("" removed)
+}
+
+// Ending is how a recorded program ended, as the exit rule needs it: *record.Result (PM
+// recording) and *fsmode.Recorded (file-system mode) are Endings.
+type Ending interface {
+	// Failed: the program did not exit with status 0.
+	Failed() bool
+	// String says how it ended ("exited with status 1").
+	String() string
 }
 
 func (e *ProgramFailed) Error() string {
@@ -395,8 +405,19 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 // decides the exit status (see Check.Run). aerr is the analysis error, xerr the exploration's,
 // trace the path the trace is kept at ("" removed).
 func verdict(rep *report.Report, prog string, res *record.Result, aerr, xerr error, trace string) error {
-	if res.Interrupted != 0 {
-		ie := &exec.Interrupted{Signal: res.Interrupted}
+	return Verdict(rep, prog, res, res.Interrupted, aerr, xerr, trace)
+}
+
+// Verdict is the one exit rule of scry's checking commands (PM and file-system mode): it adds
+// the warnings of how the recorded program ended to rep and returns the error that decides the
+// exit status, in this order: *exec.Interrupted when the recording (interrupted, the signal
+// that stopped it) or the exploration (xerr) was stopped by SIGINT or SIGTERM; the analysis
+// error aerr; the exploration error xerr; nil when the program exited 0 or there are
+// correctness findings (a failed program is then a warning); *ProgramFailed otherwise. trace is
+// where the trace is kept ("" removed).
+func Verdict(rep *report.Report, prog string, res Ending, interrupted syscall.Signal, aerr, xerr error, trace string) error {
+	if interrupted != 0 {
+		ie := &exec.Interrupted{Signal: interrupted}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: %s %s; the results cover its run up to that point", ie, prog, res))
 		return ie
 	}

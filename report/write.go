@@ -88,6 +88,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if c := f.Crash; c != nil {
 			writeCrashText(bw, i+1, c)
 		}
+		if c := f.FS; c != nil {
+			writeFSText(bw, c)
+		}
 	}
 	for _, wmsg := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", wmsg)

@@ -1,0 +1,370 @@
+package fsmode
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MicroKind is a disk-level operation: what a logical operation becomes under a persistence
+// model (ALICE, Pillai et al., OSDI'14, §3.2 and §4.1: micro-operations).
+type MicroKind uint8
+
+// Micro-operations.
+const (
+	MWrite  MicroKind = iota + 1 // bytes (or zeros, or garbage) reach a file's blocks, extending it if past its end
+	MTrunc                       // a file's size becomes Size
+	MCreate                      // directory entry Entry names Inode
+	MDelete                      // directory entry Entry is removed
+	MRename                      // atomically: Entry removed, Entry2 names Inode
+	MSync                        // a sync returned: a barrier
+	MOutput                      // the program printed: a barrier the user saw
+)
+
+// Fill says what an MWrite writes.
+type Fill uint8
+
+// Fills.
+const (
+	FillData    Fill = iota // the operation's bytes
+	FillZeros               // zeros (a size extension before its data)
+	FillGarbage             // garbage (blocks allocated, data not yet written)
+)
+
+// Micro is one micro-operation with the micro-operations that must persist before it.
+type Micro struct {
+	Op     int // index of its logical operation in Model.Ops
+	Kind   MicroKind
+	Inode  int
+	Entry  entryKey
+	Entry2 entryKey
+	Offset int64
+	Data   []byte // MWrite with FillData
+	Len    int64  // MWrite length
+	Fill   Fill
+	Size   int64 // MTrunc
+	// Deps are the indexes of the micro-operations that persist before this one (the APM's
+	// persist-before relation; not transitively closed).
+	Deps []int
+	// What describes a partial state of its operation that stops after this micro-operation
+	// (ALICE's atomicity explanations), e.g. "garbage written".
+	What string
+}
+
+// Split is how a model cuts writes, appends and truncations into micro-operations that persist
+// independently: Count pieces of equal size, or pieces ending at multiples of Aligned bytes
+// (ALICE, OSDI'14 §4.2: the default APM explores splits into 1 and 3 pieces and 4 KiB blocks).
+type Split struct {
+	Count   int
+	Aligned int64
+}
+
+func (s Split) String() string {
+	if s.Aligned > 0 {
+		return fmt.Sprintf("%d-byte blocks", s.Aligned)
+	}
+	if s.Count <= 1 {
+		return "whole"
+	}
+	return fmt.Sprintf("%d pieces", s.Count)
+}
+
+// pieces cuts [off, off+n) by s.
+func (s Split) pieces(off, n int64) [][2]int64 {
+	var out [][2]int64
+	if n <= 0 {
+		return nil
+	}
+	if s.Aligned > 0 {
+		for n > 0 {
+			c := min(s.Aligned-off%s.Aligned, n)
+			out = append(out, [2]int64{off, c})
+			off, n = off+c, n-c
+		}
+		return out
+	}
+	k := int64(max(s.Count, 1))
+	per := (n + k - 1) / k
+	for n > 0 {
+		c := min(per, n)
+		out = append(out, [2]int64{off, c})
+		off, n = off+c, n-c
+	}
+	return out
+}
+
+// APM is an abstract persistence model (ALICE, Pillai et al., OSDI'14, §3.2, §4.2): how each
+// logical operation splits into micro-operations and which micro-operations must persist
+// before which. A crash state is a set of micro-operations closed under that relation.
+type APM struct {
+	Name string
+	Doc  string
+	// Base is the split of ordering and prefix exploration; Splits those the atomicity
+	// exploration ("split" strategy) also tries.
+	Base   Split
+	Splits []Split
+	build  func(m *Model, sp Split) []Micro
+}
+
+// Build returns the micro-operations of m's logical operations under split sp, in program
+// order, with their dependencies.
+func (a *APM) Build(m *Model, sp Split) []Micro { return a.build(m, sp) }
+
+// APMs returns the persistence models scry knows, default first.
+func APMs() []*APM { return []*APM{apmDefault, apmExt4Ordered, apmExt4Journal} }
+
+// APMByName returns the model called name. Errors: an unknown name (the error lists them).
+func APMByName(name string) (*APM, error) {
+	var names []string
+	for _, a := range APMs() {
+		if a.Name == name {
+			return a, nil
+		}
+		names = append(names, a.Name)
+	}
+	return nil, fmt.Errorf("unknown persistence model %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// apmDefault is ALICE's default APM (Pillai et al., OSDI'14, §4.2): any reordering between
+// syncs; writes, appends and truncations split into pieces that persist independently; an
+// append may expose zeros or garbage before its data; a rename is a removal of the destination,
+// a removal of the source and a creation, each persisting on its own; an fsync of a file does
+// not persist its directory entry (an fsync of the directory does).
+var apmDefault = &APM{
+	Name:   "default",
+	Doc:    "ALICE's default: any reordering between syncs, writes split into blocks that persist independently, appends may expose zeros or garbage, rename not atomic, a file's fsync does not persist its directory entry",
+	Base:   Split{Count: 1},
+	Splits: []Split{{Count: 1}, {Count: 3}, {Aligned: 4096}},
+	build: func(m *Model, sp Split) []Micro {
+		ms := splitOps(m, sp, false)
+		barrierDeps(ms, m, false)
+		return ms
+	},
+}
+
+// apmExt4Ordered models ext4 with data=ordered (ALICE, OSDI'14, §3.2 and Table 1 of its study
+// of file systems): directory operations, truncations and size changes are journaled, so they
+// are atomic and persist in program order; the data of an append is written before the
+// journal commit that makes it visible (no garbage), so appends join that order; overwrites
+// persist in any order, block by block; an fsync commits the journal (every earlier metadata
+// operation) and the file's data; a rename over an existing file first persists the source's
+// data (ext4's auto_da_alloc).
+var apmExt4Ordered = &APM{
+	Name:   "ext4-ordered",
+	Doc:    "ext4 data=ordered: metadata operations and appends atomic per block and persisted in program order, overwrites reordered, rename atomic and after the renamed file's data when it replaces a file, fsync commits the journal",
+	Base:   Split{Aligned: 4096},
+	Splits: []Split{{Aligned: 4096}},
+	build: func(m *Model, sp Split) []Micro {
+		ms := splitOps(m, sp, true)
+		ext4Deps(ms, m, false)
+		return ms
+	},
+}
+
+// apmExt4Journal models ext4 with data=journal: every operation, data included, goes through
+// the journal, so micro-operations persist in program order; a write larger than a block may
+// be cut at block boundaries by a transaction commit.
+var apmExt4Journal = &APM{
+	Name:   "ext4-journal",
+	Doc:    "ext4 data=journal: everything persists in program order, writes cut only at 4 KiB block boundaries",
+	Base:   Split{Aligned: 4096},
+	Splits: []Split{{Aligned: 4096}},
+	build: func(m *Model, sp Split) []Micro {
+		ms := splitOps(m, sp, true)
+		ext4Deps(ms, m, true)
+		return ms
+	},
+}
+
+// splitOps turns logical operations into micro-operations. atomicMeta (the ext4 models) keeps
+// directory operations and truncations whole and appends without zeros or garbage.
+func splitOps(m *Model, sp Split, atomicMeta bool) []Micro {
+	var ms []Micro
+	add := func(mi Micro) { ms = append(ms, mi) }
+	for i := range m.Ops {
+		o := &m.Ops[i]
+		switch o.Kind {
+		case OpCreat, OpMkdir, OpSymlink, OpLink:
+			add(Micro{Op: i, Kind: MCreate, Inode: o.Inode, Entry: o.Entry})
+		case OpUnlink, OpRmdir:
+			if o.Last && o.Size > 0 && !atomicMeta {
+				truncDown(&ms, i, o.Inode, o.Size, 0, sp, "unlinked file partly truncated")
+			}
+			add(Micro{Op: i, Kind: MDelete, Inode: o.Inode, Entry: o.Entry})
+		case OpRename:
+			if atomicMeta {
+				add(Micro{Op: i, Kind: MRename, Inode: o.Inode, Entry: o.Entry, Entry2: o.Entry2})
+				break
+			}
+			if o.Dest != 0 {
+				if o.DestLast && o.Size > 0 {
+					truncDown(&ms, i, o.Dest, o.Size, 0, sp, "destination partly truncated")
+				}
+				add(Micro{Op: i, Kind: MDelete, Inode: o.Dest, Entry: o.Entry2, What: "destination unlinked, source untouched"})
+			}
+			add(Micro{Op: i, Kind: MDelete, Inode: o.Inode, Entry: o.Entry, What: "source and destination unlinked"})
+			add(Micro{Op: i, Kind: MCreate, Inode: o.Inode, Entry: o.Entry2})
+		case OpTrunc:
+			switch {
+			case atomicMeta:
+				add(Micro{Op: i, Kind: MTrunc, Inode: o.Inode, Size: o.NewSize})
+			case o.NewSize < o.Size:
+				truncDown(&ms, i, o.Inode, o.Size, o.NewSize, sp, "partly truncated")
+			default:
+				for _, p := range sp.pieces(o.Size, o.NewSize-o.Size) {
+					add(Micro{Op: i, Kind: MWrite, Inode: o.Inode, Offset: p[0], Len: p[1], Fill: FillGarbage, What: "extended with garbage"})
+					add(Micro{Op: i, Kind: MWrite, Inode: o.Inode, Offset: p[0], Len: p[1], Fill: FillZeros, What: "partly extended"})
+				}
+			}
+		case OpAppend:
+			for _, p := range sp.pieces(o.Offset, int64(len(o.Data))) {
+				d := o.Data[p[0]-o.Offset : p[0]-o.Offset+p[1]]
+				if !atomicMeta {
+					add(Micro{Op: i, Kind: MWrite, Inode: o.Inode, Offset: p[0], Len: p[1], Fill: FillZeros, What: "appended zeros"})
+					add(Micro{Op: i, Kind: MWrite, Inode: o.Inode, Offset: p[0], Len: p[1], Fill: FillGarbage, What: "appended garbage"})
+				}
+				add(Micro{Op: i, Kind: MWrite, Inode: o.Inode, Offset: p[0], Len: p[1], Data: d, What: "partly appended"})
+			}
+		case OpWrite:
+			for _, p := range sp.pieces(o.Offset, int64(len(o.Data))) {
+				d := o.Data[p[0]-o.Offset : p[0]-o.Offset+p[1]]
+				add(Micro{Op: i, Kind: MWrite, Inode: o.Inode, Offset: p[0], Len: p[1], Data: d, What: "partly overwritten"})
+			}
+		case OpFsync, OpSync:
+			add(Micro{Op: i, Kind: MSync, Inode: o.Inode})
+		case OpOutput:
+			add(Micro{Op: i, Kind: MOutput})
+		}
+	}
+	return ms
+}
+
+// truncDown shrinks a file from size to to in pieces, the end first.
+func truncDown(ms *[]Micro, op, inode int, size, to int64, sp Split, what string) {
+	ps := sp.pieces(to, size-to)
+	for j := len(ps) - 1; j >= 0; j-- {
+		*ms = append(*ms, Micro{Op: op, Kind: MTrunc, Inode: inode, Size: ps[j][0], What: what})
+	}
+}
+
+// barrier reports whether a micro-operation is a sync or an output.
+func (mi *Micro) barrier() bool { return mi.Kind == MSync || mi.Kind == MOutput }
+
+// entryParents returns the directories whose entries a micro-operation changes.
+func (mi *Micro) entryParents() []int {
+	switch mi.Kind {
+	case MCreate, MDelete:
+		return []int{mi.Entry.Parent}
+	case MRename:
+		return []int{mi.Entry.Parent, mi.Entry2.Parent}
+	}
+	return nil
+}
+
+// covers reports whether sync op s (a logical fsync or sync) persists micro-operation mi under
+// ALICE's default rules: a file's writes and truncations in the synced range; a directory's
+// entries (not with fdatasync); sync() everything.
+func covers(s *Op, mi *Micro) bool {
+	if s.Kind == OpSync {
+		return true
+	}
+	switch mi.Kind {
+	case MWrite:
+		if mi.Inode != s.Inode {
+			return false
+		}
+		if s.SyncLen == 0 {
+			return true
+		}
+		return mi.Offset < s.SyncOff+s.SyncLen && mi.Offset+mi.Len > s.SyncOff
+	case MTrunc:
+		return mi.Inode == s.Inode
+	case MCreate, MDelete, MRename:
+		return !s.Datasync && slices.Contains(mi.entryParents(), s.Inode)
+	}
+	return false
+}
+
+// barrierDeps gives ALICE's default dependencies (OSDI'14 §4.2): every micro-operation persists
+// after the last sync or output before it; a sync after everything it covers.
+func barrierDeps(ms []Micro, m *Model, _ bool) {
+	last := -1
+	for i := range ms {
+		mi := &ms[i]
+		if last >= 0 {
+			mi.Deps = append(mi.Deps, last)
+		}
+		if mi.Kind == MSync {
+			s := &m.Ops[mi.Op]
+			for j := i - 1; j >= 0; j-- {
+				if !ms[j].barrier() && covers(s, &ms[j]) && (j > last || !reaches(ms, last, j)) {
+					mi.Deps = append(mi.Deps, j)
+				}
+			}
+		}
+		if mi.barrier() {
+			last = i
+		}
+	}
+}
+
+// reaches reports whether micro-operation from depends (transitively) on to.
+func reaches(ms []Micro, from, to int) bool {
+	if from < 0 {
+		return false
+	}
+	seen := map[int]bool{}
+	stack := []int{from}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x == to {
+			return true
+		}
+		if seen[x] || x < to {
+			continue
+		}
+		seen[x] = true
+		stack = append(stack, ms[x].Deps...)
+	}
+	return false
+}
+
+// ext4Deps gives the ext4 models' dependencies: journaled operations (directory operations,
+// truncations, appends; everything with journalData) persist in program order; all persist
+// after the last sync or output; an fsync commits the journal and the file's data; a rename
+// replacing a file persists after the source's earlier data.
+func ext4Deps(ms []Micro, m *Model, journalData bool) {
+	last, lastMeta := -1, -1
+	for i := range ms {
+		mi := &ms[i]
+		o := &m.Ops[mi.Op]
+		if last >= 0 {
+			mi.Deps = append(mi.Deps, last)
+		}
+		meta := journalData || mi.Kind != MWrite || o.Kind == OpAppend || mi.barrier()
+		if meta && lastMeta >= 0 && lastMeta != last {
+			mi.Deps = append(mi.Deps, lastMeta)
+		}
+		if mi.Kind == MSync {
+			for j := i - 1; j > last && j >= 0; j-- {
+				if ms[j].Kind == MWrite && (o.Kind == OpSync || ms[j].Inode == o.Inode) {
+					mi.Deps = append(mi.Deps, j)
+				}
+			}
+		}
+		if mi.Kind == MRename && o.Dest != 0 {
+			for j := i - 1; j > last && j >= 0; j-- {
+				if ms[j].Kind == MWrite && ms[j].Inode == mi.Inode {
+					mi.Deps = append(mi.Deps, j)
+				}
+			}
+		}
+		if meta {
+			lastMeta = i
+		}
+		if mi.barrier() {
+			last = i
+		}
+	}
+}

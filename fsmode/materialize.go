@@ -1,0 +1,220 @@
+package fsmode
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// State is a crash state: which micro-operations of a build persisted (Persisted[i] for
+// micro-operation i). It is legal when closed under the dependencies (Legal).
+type State struct {
+	Persisted []bool
+}
+
+// Legal reports whether every persisted micro-operation's dependencies persisted too.
+func Legal(ms []Micro, st State) bool {
+	for i, p := range st.Persisted {
+		if !p {
+			continue
+		}
+		for _, d := range ms[i].Deps {
+			if !st.Persisted[d] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fileImage is a regular file of a crash state: its initial content (a path in the snapshot,
+// or none) and the micro-operations applied to it, in order.
+type fileImage struct {
+	base  string
+	ops   []*Micro
+	dirty bool
+}
+
+// Materialize builds crash state st of the micro-operations ms of model m in the directory dst
+// (which must not exist): the snapshot's entries with the persisted directory operations
+// applied, and every file with its persisted writes and truncations. A file no persisted
+// micro-operation touched is cloned from the snapshot (copy-on-write, FICLONE) where the file
+// system can, and copied otherwise, so the checker can modify the state freely without
+// reaching the snapshot; a changed file is cloned or copied, then patched. An inode named by
+// two entries becomes hard links. It returns the standard output and standard error printed by
+// the persisted outputs. Errors: I/O errors creating the files.
+func Materialize(m *Model, ms []Micro, st State, dst string) (stdout, stderr []byte, err error) {
+	entries := make(map[entryKey]int, len(m.Entries))
+	for k, v := range m.Entries {
+		entries[k] = v
+	}
+	files := map[int]*fileImage{}
+	img := func(id int) *fileImage {
+		f, ok := files[id]
+		if !ok {
+			f = &fileImage{}
+			if id < len(m.Inodes) && m.Inodes[id].Initial != "" {
+				f.base = filepath.Join(m.Base, m.Inodes[id].Initial)
+			}
+			files[id] = f
+		}
+		return f
+	}
+	for i := range ms {
+		if !st.Persisted[i] {
+			continue
+		}
+		mi := &ms[i]
+		switch mi.Kind {
+		case MWrite, MTrunc:
+			f := img(mi.Inode)
+			f.ops = append(f.ops, mi)
+			f.dirty = true
+		case MCreate:
+			entries[mi.Entry] = mi.Inode
+		case MDelete:
+			if entries[mi.Entry] == mi.Inode {
+				delete(entries, mi.Entry)
+			}
+		case MRename:
+			if entries[mi.Entry] == mi.Inode {
+				delete(entries, mi.Entry)
+			}
+			entries[mi.Entry2] = mi.Inode
+		case MOutput:
+			if o := &m.Ops[mi.Op]; o.Fd == 2 {
+				stderr = append(stderr, o.Data...)
+			} else {
+				stdout = append(stdout, o.Data...)
+			}
+		}
+	}
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return nil, nil, err
+	}
+	children := map[int][]entryKey{}
+	for k := range entries {
+		children[k.Parent] = append(children[k.Parent], k)
+	}
+	made := map[int]string{1: dst}
+	var walk func(dir int, path string, depth int) error
+	walk = func(dir int, path string, depth int) error {
+		ks := children[dir]
+		sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+		for _, k := range ks {
+			id := entries[k]
+			p := filepath.Join(path, k.Name)
+			in := &m.Inodes[id]
+			if first, ok := made[id]; ok {
+				if in.Type == TypeDir {
+					continue // a directory reached twice (an impossible reordering): keep the first
+				}
+				if err := os.Link(first, p); err != nil {
+					return err
+				}
+				continue
+			}
+			made[id] = p
+			switch in.Type {
+			case TypeDir:
+				if err := os.Mkdir(p, in.Mode|0o700); err != nil {
+					return err
+				}
+				if depth < 256 {
+					if err := walk(id, p, depth+1); err != nil {
+						return err
+					}
+				}
+			case TypeSymlink:
+				if err := os.Symlink(in.Target, p); err != nil {
+					return err
+				}
+			default:
+				if err := writeImage(p, img(id), in.Mode); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return stdout, stderr, walk(1, dst, 0)
+}
+
+// writeImage creates a file of a crash state.
+func writeImage(path string, f *fileImage, mode os.FileMode) error {
+	if f.base != "" {
+		if err := copyFile(path, f.base, mode|0o600); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(path, nil, mode|0o600); err != nil {
+		return err
+	}
+	if !f.dirty {
+		return nil
+	}
+	out, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	for _, mi := range f.ops {
+		switch mi.Kind {
+		case MTrunc:
+			if err := out.Truncate(mi.Size); err != nil {
+				return err
+			}
+		case MWrite:
+			var data []byte
+			switch mi.Fill {
+			case FillData:
+				data = mi.Data
+			case FillZeros:
+				data = make([]byte, mi.Len)
+			case FillGarbage:
+				data = garbage(mi.Offset, mi.Len)
+			}
+			if _, err := out.WriteAt(data, mi.Offset); err != nil {
+				return err
+			}
+		}
+	}
+	return out.Close()
+}
+
+// garbage returns n bytes standing for blocks whose data never reached the disk: pseudo-random
+// (seeded by the offset, so a state is the same every time it is built), so a checker cannot
+// mistake them for anything the program wrote.
+func garbage(off, n int64) []byte {
+	r := rand.New(rand.NewPCG(uint64(off), uint64(n)))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// copyFile copies src to a new file dst: a copy-on-write clone (the FICLONE ioctl) where the
+// file system supports it, else a copy of the bytes.
+func copyFile(dst, src string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlFileClone(int(out.Fd()), int(in.Fd())); err != nil {
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return fmt.Errorf("copying %s: %w", src, err)
+		}
+	}
+	return out.Close()
+}

@@ -1,0 +1,168 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/fsmode"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// FSCheck is `scry fs check`: record a program's file-system calls in a workload directory,
+// build the crash states a persistence model allows, and judge them with a checker
+// (docs/fs-mode.md).
+type FSCheck struct {
+	// Dir is the workload directory; Args the program and its arguments, run in Dir.
+	Dir  string
+	Args []string
+	Env  []string
+	// Checker is the shell command judging a crash directory (run inside it).
+	Checker string
+	// CheckerTimeout bounds one checker run (0: exec.DefaultTimeout).
+	CheckerTimeout time.Duration
+	// APM names the persistence model ("" default).
+	APM string
+	// Strategies (nil: fsmode.DefaultStrategies), MaxStates (0: no bound), Jobs (0: all CPUs).
+	Strategies []string
+	MaxStates  int
+	Jobs       int
+	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
+	NoStack bool
+	// Workload, if set, is fed to the program's standard input.
+	Workload string
+	// Trace keeps the recorded trace at this path ("" a temporary file).
+	Trace string
+	// Stdout and Stderr receive the program's output; Progress, if non-nil, the progress bar.
+	Stdout, Stderr io.Writer
+	Progress       *exec.Progress
+	// Notes receives messages for the user.
+	Notes io.Writer
+}
+
+// FSRecording is the recording of an FSCheck (for benchmarks).
+type FSRecording = fsmode.Recorded
+
+// Run snapshots the workload directory into a temporary directory, records the program with
+// strace, models its calls, checks that the model rebuilds the directory the run left, explores
+// the crash states in crash directories under the same temporary directory (removed at the end,
+// also on Ctrl-C and SIGTERM), and returns the report with the error that decides the exit
+// status (Verdict): *exec.Interrupted, a configuration or recording error, fsmode's
+// ErrCheckerFails, nil with correctness findings, *ProgramFailed when the program failed.
+func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
+	apm, err := fsmode.APMByName(cmpOr(c.APM, "default"))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range c.Strategies {
+		if !slices.Contains(fsmode.Strategies, s) {
+			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, fsmode.Strategies)
+		}
+	}
+	if c.Checker == "" {
+		return nil, errors.New("scry fs check needs --checker CMD: a shell command run inside each crash directory, exiting 0 when the state is consistent")
+	}
+	if len(c.Args) == 0 {
+		return nil, errors.New("no program given: put it after `--`, e.g. `scry fs check --dir DIR --checker CMD -- ./prog`")
+	}
+	fi, err := os.Stat(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("--dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("--dir %s is not a directory", c.Dir)
+	}
+	root, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	var stdin io.Reader
+	if c.Workload != "" {
+		f, err := os.Open(c.Workload)
+		if err != nil {
+			return nil, fmt.Errorf("workload: %w", err)
+		}
+		defer f.Close()
+		stdin = f
+	}
+	tmp, err := os.MkdirTemp("", "scry-fs-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	base := filepath.Join(tmp, "initial")
+	if err := fsmode.Snapshot(root, base); err != nil {
+		return nil, fmt.Errorf("snapshotting the workload directory: %w", err)
+	}
+	tracePath := c.Trace
+	if tracePath == "" {
+		tracePath = filepath.Join(tmp, "run.trace")
+	}
+	res, err := fsmode.Record(ctx, fsmode.RecordOptions{Dir: root, Args: c.Args, Env: c.Env, Stack: !c.NoStack,
+		Stdin: stdin, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
+	if res == nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Report{Trace: c.Trace, Rules: fsmode.Kinds()}
+	r, err := trace.Open(tracePath)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	m, err := fsmode.BuildModel(base, root, r)
+	if err != nil {
+		return nil, fmt.Errorf("modeling the trace: %w", err)
+	}
+	rep.Events = uint64(len(m.Ops))
+	rep.Warnings = append(rep.Warnings, m.Warnings...)
+	if res.Interrupted != 0 {
+		return rep, Verdict(rep, c.Args[0], res, res.Interrupted, nil, nil, c.Trace)
+	}
+	if diffs, err := fsmode.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {
+		return rep, err
+	} else if len(diffs) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", fsmode.Summarize(diffs, 3)))
+	}
+	if len(m.Ops) == 0 {
+		rep.Warnings = append(rep.Warnings, "the program changed nothing in the workload directory and printed nothing: no crash state to test")
+		return rep, Verdict(rep, c.Args[0], res, 0, nil, nil, c.Trace)
+	}
+	chk := exec.Checker{Args: []string{"/bin/sh", "-c", c.Checker}, Timeout: c.CheckerTimeout}
+	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Strategies: c.Strategies,
+		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+	if x != nil {
+		rep.Findings = x.Findings
+		rep.Warnings = append(rep.Warnings, x.Warnings...)
+		st := x.Stats
+		rep.Stats = &st
+	}
+	if xerr != nil && ctx.Err() != nil {
+		var ie *exec.Interrupted
+		if errors.As(context.Cause(ctx), &ie) {
+			xerr = ie
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: the report covers the crash states tested before it", ie))
+		}
+	}
+	rep.Sort()
+	return rep, Verdict(rep, c.Args[0], res, 0, nil, xerr, c.Trace)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
