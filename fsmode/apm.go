@@ -127,12 +127,12 @@ func APMByName(name string) (*APM, error) {
 
 // apmDefault is ALICE's default APM (Pillai et al., OSDI'14, §4.2): any reordering between
 // syncs; writes, appends and truncations split into pieces that persist independently; an
-// append may expose zeros or garbage before its data; a rename is a removal of the destination,
-// a removal of the source and a creation, each persisting on its own; an fsync of a file does
+// append may expose zeros or garbage before its data; a rename is atomic (as POSIX promises; ALICE's
+// code could also split it); an fsync of a file does
 // not persist its directory entry (an fsync of the directory does).
 var apmDefault = &APM{
 	Name:   "default",
-	Doc:    "ALICE's default: any reordering between syncs, writes split into blocks that persist independently, appends may expose zeros or garbage, rename not atomic, a file's fsync does not persist its directory entry",
+	Doc:    "ALICE's default: any reordering between syncs, writes split into blocks that persist independently, appends may expose zeros or garbage, a file's fsync does not persist its directory entry",
 	Base:   Split{Count: 1},
 	Splits: []Split{{Count: 1}, {Count: 3}, {Aligned: 4096}},
 	build: func(m *Model, sp Split) []Micro {
@@ -192,18 +192,10 @@ func splitOps(m *Model, sp Split, atomicMeta bool) []Micro {
 			}
 			add(Micro{Op: i, Kind: MDelete, Inode: o.Inode, Entry: o.Entry})
 		case OpRename:
-			if atomicMeta {
-				add(Micro{Op: i, Kind: MRename, Inode: o.Inode, Entry: o.Entry, Entry2: o.Entry2})
-				break
-			}
-			if o.Dest != 0 {
-				if o.DestLast && o.Size > 0 {
-					truncDown(&ms, i, o.Dest, o.Size, 0, sp, "destination partly truncated")
-				}
-				add(Micro{Op: i, Kind: MDelete, Inode: o.Dest, Entry: o.Entry2, What: "destination unlinked, source untouched"})
-			}
-			add(Micro{Op: i, Kind: MDelete, Inode: o.Inode, Entry: o.Entry, What: "source and destination unlinked"})
-			add(Micro{Op: i, Kind: MCreate, Inode: o.Inode, Entry: o.Entry2})
+			// Atomic in every model: POSIX promises it, and the update protocols that are
+			// correct on every file system (write a copy, fsync it, rename it over the
+			// original) rely on it. ALICE's code could also split it; scry does not.
+			add(Micro{Op: i, Kind: MRename, Inode: o.Inode, Entry: o.Entry, Entry2: o.Entry2})
 		case OpTrunc:
 			switch {
 			case atomicMeta:

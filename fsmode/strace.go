@@ -95,7 +95,7 @@ func ParseStrace(r io.Reader, fn func(*Call) error) error {
 		if err != nil || pid <= 0 {
 			return &ParseError{Line: n, Text: line, Msg: "no process id"}
 		}
-		rest := line[sp+1:]
+		rest := strings.TrimLeft(line[sp+1:], " ")
 		switch {
 		case strings.HasPrefix(rest, "+++"), strings.HasPrefix(rest, "---"):
 			continue
