@@ -334,7 +334,7 @@ func ext4Deps(ms []Micro, m *Model, journalData bool) {
 		if last >= 0 {
 			mi.Deps = append(mi.Deps, last)
 		}
-		meta := journalData || mi.Kind != MWrite || o.Kind == OpAppend || mi.barrier()
+		meta := mi.Kind != MOutput && (journalData || mi.Kind != MWrite || o.Kind == OpAppend)
 		if meta && lastMeta >= 0 && lastMeta != last {
 			mi.Deps = append(mi.Deps, lastMeta)
 		}

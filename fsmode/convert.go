@@ -1,6 +1,7 @@
 package fsmode
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -208,13 +209,16 @@ func (c *converter) resolve(p *proc, dirArg string, pathArg string) (string, err
 }
 
 func (c *converter) file(p *proc, a string) (*openFile, int) {
-	fd, _, ok := fdArg(a)
+	fd, tag, ok := fdArg(a)
 	if !ok {
 		return nil, -1
 	}
 	e, ok := p.fds.fds[fd]
 	if !ok {
 		return nil, fd
+	}
+	if e.of.output == 0 && filepath.IsAbs(tag) && !strings.HasSuffix(tag, " (deleted)") {
+		e.of.path = tag // renamed since it was opened
 	}
 	return e.of, fd
 }
@@ -632,7 +636,16 @@ func iovData(a string) (string, bool, error) {
 // the caller writes END. Errors: unreadable strace output (*ParseError) or a write error.
 func Convert(r io.Reader, root string, w *trace.Writer, sym *Symbolizer) (records int, warnings []string, err error) {
 	c := newConverter(root, w, sym)
-	err = ParseStrace(r, c.call)
+	err = ParseStrace(r, func(cl *Call) error {
+		if err := c.call(cl); err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) {
+				return err
+			}
+			return &ParseError{Line: cl.Line, Text: cl.Name, Msg: err.Error()}
+		}
+		return nil
+	})
 	for _, m := range c.warnings {
 		if werr := w.Write(&trace.Event{Kind: trace.KindWarning, Text: m}); werr != nil && err == nil {
 			err = werr

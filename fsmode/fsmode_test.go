@@ -1,0 +1,95 @@
+package fsmode
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+const sampleStrace = `100 openat(AT_FDCWD<\x2f\x77>, "\x6f\x75\x74", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3<\x2f\x77\x2f\x6f\x75\x74>
+ > /lib/x86_64-linux-gnu/libc.so.6(__open64+0x51) [0xf8011]
+ > /bin/prog(main+0x26) [0x11ef]
+100 write(3<\x2f\x77\x2f\x6f\x75\x74>, "\x68\x69", 2) = 2
+100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD <unfinished ...>
+101 write(3<\x2f\x77\x2f\x6f\x75\x74>, "\x21", 1) = 1
+100 <... clone resumed>, child_tidptr=0x7f) = 101
+100 lseek(3<\x2f\x77\x2f\x6f\x75\x74>, 0, SEEK_SET) = 0
+100 write(3<\x2f\x77\x2f\x6f\x75\x74>, "\x48", 1) = 1
+100 fsync(3<\x2f\x77\x2f\x6f\x75\x74>) = 0
+100 rename("\x6f\x75\x74", "\x6e\x65\x77") = 0
+100 unlink("\x6d\x69\x73\x73\x69\x6e\x67") = -1 ENOENT (No such file or directory)
+100 write(1<\x2f\x64\x65\x76\x2f\x70\x74\x73\x2f\x30>, "\x6f\x6b\x0a", 3) = 3
+100 writev(3<\x2f\x77\x2f\x6e\x65\x77>, [{iov_base="\x61", iov_len=1}, {iov_base="\x62\x63", iov_len=2}], 2) = 3
+101 +++ exited with 0 +++
+100 exit_group(0) = ?
+`
+
+// TestConvert checks descriptor resolution, offsets (shared across fork, moved by lseek),
+// rename paths against the working directory, output, writev and failed calls.
+func TestConvert(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, 64)
+	n, warns, err := Convert(strings.NewReader(sampleStrace), "/w", w, NewSymbolizer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
+	w.Flush()
+	if len(warns) != 0 {
+		t.Errorf("warnings %v", warns)
+	}
+	r, _ := trace.NewReader(&buf)
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		switch ev.Kind {
+		case trace.KindFSOp:
+			got = append(got, strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " "))
+		case trace.KindOutput:
+			got = append(got, "output "+string(ev.Data))
+		}
+	}
+	want := []string{"open /w/out 0", "write /w/out 0 hi", "write /w/out 2 !", "write /w/out 0 H", "fsync /w/out 0",
+		"rename /w/out /w/new 0", "output ok\n", "write /w/new 1 abc"}
+	if n != len(want) || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %d records\n%q\nwant\n%q", n, got, want)
+	}
+}
+
+func itoa(v uint64) string { return uitoa(v) }
+
+func uitoa(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b []byte
+	for v > 0 {
+		b = append([]byte{byte('0' + v%10)}, b...)
+		v /= 10
+	}
+	return string(b)
+}
+
+// FuzzParseStrace feeds arbitrary text to the strace parser and the converter: they must
+// never panic, and fail only with a *ParseError or a conversion error.
+func FuzzParseStrace(f *testing.F) {
+	f.Add(sampleStrace)
+	f.Add("1 write(1<\\x2f>, \"\\x\", 1) = 1\n")
+	f.Add("1 openat(AT_FDCWD, \"a\" <unfinished ...>\n1 <... openat resumed>) = 3\n > /x(y+0x1) [0x2]\n")
+	f.Add("12  rename(\"\\x61\", \"\\x62\") = 0\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		w, _ := trace.NewWriter(&buf, 64)
+		_, _, err := Convert(strings.NewReader(s), "/w", w, NewSymbolizer())
+		var pe *ParseError
+		if err != nil && !errors.As(err, &pe) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
