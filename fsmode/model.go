@@ -20,19 +20,19 @@ type OpKind uint8
 
 // Logical operations.
 const (
-	OpCreat    OpKind = iota + 1 // a new regular file's directory entry
-	OpMkdir                      // a new directory's entry
-	OpSymlink                    // a new symbolic link's entry
-	OpLink                       // a new entry for an existing inode
-	OpUnlink                     // an entry removed (the inode's data with its last link)
-	OpRmdir                      // a directory's entry removed
-	OpRename                     // an entry moved, replacing the destination's
-	OpTrunc                      // a file's size changed (truncate, O_TRUNC, fallocate)
-	OpWrite                      // bytes overwritten inside the file
-	OpAppend                     // bytes written at or past the end of the file
-	OpFsync                      // fsync / fdatasync / msync / sync_file_range of one inode
-	OpSync                       // sync / syncfs: everything
-	OpOutput                     // the program wrote to its standard output or error
+	OpCreat   OpKind = iota + 1 // a new regular file's directory entry
+	OpMkdir                     // a new directory's entry
+	OpSymlink                   // a new symbolic link's entry
+	OpLink                      // a new entry for an existing inode
+	OpUnlink                    // an entry removed (the inode's data with its last link)
+	OpRmdir                     // a directory's entry removed
+	OpRename                    // an entry moved, replacing the destination's
+	OpTrunc                     // a file's size changed (truncate, O_TRUNC, fallocate)
+	OpWrite                     // bytes overwritten inside the file
+	OpAppend                    // bytes written at or past the end of the file
+	OpFsync                     // fsync / fdatasync / msync / sync_file_range of one inode
+	OpSync                      // sync / syncfs: everything
+	OpOutput                    // the program wrote to its standard output or error
 )
 
 var opNames = [...]string{OpCreat: "creat", OpMkdir: "mkdir", OpSymlink: "symlink", OpLink: "link", OpUnlink: "unlink",
