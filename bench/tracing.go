@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -26,7 +27,10 @@ type tracingConfig struct {
 // build, the instrumented build tracing to a file and to /dev/null, and, when valgrind is
 // installed, the native build under `valgrind --tool=none`. Every configuration runs once per
 // round, alternating, and the medians of rounds rounds are compared: ratios to native at each
-// size, and the slope (microseconds per operation) between consecutive sizes.
+// size; the cost per operation with the fixed cost (a run of no operation: opening and closing
+// the pool) subtracted, and its ratio to native; the trace's records per operation and scry's
+// cost per record (nanoseconds); and the slope (microseconds per operation) between
+// consecutive sizes.
 //
 // baseline, when not "", is another build directory (an older checkout's `make mapcli`): its
 // instrumented mapcli, tracing to a file, is timed in the same rounds, for before/after figures.
@@ -74,11 +78,15 @@ func tracingCost(build, baseline, mapName string, sizes []int, rounds int) error
 	} else {
 		fmt.Println("valgrind --tool=none: not measured (valgrind is not installed)")
 	}
-	// times[config][size]: the medians.
+	// Column 0 is a run with no operation: opening and closing the pool, the fixed cost that
+	// the per-operation figures subtract.
+	sizes = append([]int{0}, sizes...)
+	// times[config][size]: the medians; records[size]: the trace's records (trace to a file).
 	times := make([][]time.Duration, len(configs))
 	for ci := range configs {
 		times[ci] = make([]time.Duration, len(sizes))
 	}
+	records := make([]uint64, len(sizes))
 	for si, n := range sizes {
 		var wl bytes.Buffer
 		if err := workload.KV(&wl, workload.KVOptions{Ops: n, Seed: 1}); err != nil {
@@ -102,6 +110,11 @@ func tracingCost(build, baseline, mapName string, sizes []int, rounds int) error
 					return fmt.Errorf("%s, %d operations: %v\n%s", c.name, n, err, out)
 				}
 				samples[ci] = append(samples[ci], d)
+				if ci == 1 && r == 0 {
+					if records[si], err = countRecords(tracePath); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		for ci := range configs {
@@ -127,24 +140,60 @@ func tracingCost(build, baseline, mapName string, sizes []int, rounds int) error
 		}
 		fmt.Println()
 	}
-	fmt.Printf("slope (us per operation)  ")
+	fmt.Printf("%-26s", "trace records")
+	for si := range sizes {
+		fmt.Printf(" %18d", records[si])
+	}
+	fmt.Println()
+	// Per operation, the fixed cost (column 0) removed: what an operation costs at each size.
+	perOp := func(ci, si int) float64 {
+		return float64((times[ci][si] - times[ci][0]).Nanoseconds()) / 1e3 / float64(sizes[si])
+	}
+	fmt.Printf("per operation (us, the 0-operation run subtracted; ratio to native)\n")
+	for ci, c := range configs {
+		fmt.Printf("%-26s", c.name)
+		for si := 1; si < len(sizes); si++ {
+			if ci == 0 {
+				fmt.Printf(" %15.2f us", perOp(ci, si))
+			} else {
+				fmt.Printf(" %8.2f us %5.2fx", perOp(ci, si), perOp(ci, si)/perOp(0, si))
+			}
+		}
+		fmt.Println()
+	}
+	fmt.Printf("%-26s", "records per operation")
 	for si := 1; si < len(sizes); si++ {
+		fmt.Printf(" %18.1f", float64(records[si]-records[0])/float64(sizes[si]))
+	}
+	fmt.Println()
+	fmt.Printf("%-26s", "scry ns per record")
+	for si := 1; si < len(sizes); si++ {
+		fmt.Printf(" %18.1f", float64((times[1][si]-times[1][0]).Nanoseconds())/float64(records[si]-records[0]))
+	}
+	fmt.Println()
+	fmt.Printf("slope (us per operation)  ")
+	for si := 2; si < len(sizes); si++ {
 		fmt.Printf(" %d-%d", sizes[si-1], sizes[si])
 	}
 	fmt.Println()
 	for ci, c := range configs {
 		fmt.Printf("%-26s", c.name)
-		for si := 1; si < len(sizes); si++ {
+		for si := 2; si < len(sizes); si++ {
 			dt := times[ci][si] - times[ci][si-1]
 			fmt.Printf(" %8.2f", float64(dt.Microseconds())/float64(sizes[si]-sizes[si-1]))
 		}
 		fmt.Println()
 	}
-	if len(sizes) >= 2 {
+	if len(sizes) >= 3 {
 		last, prev := len(sizes)-1, len(sizes)-2
 		r := func(ci, si int) float64 { return float64(times[ci][si]) / float64(times[0][si]) }
 		fmt.Printf("flatness: ratio at %d / ratio at %d operations = %.2f (target <= 1.2); ratio at %d = %.2fx (target <= 5)\n",
 			sizes[last], sizes[prev], r(1, last)/r(1, prev), sizes[last], r(1, last))
+		fmt.Printf("per operation: scry's cost at %d / at %d operations = %.2f; records per operation %.2f; ns per record %.2f\n",
+			sizes[last], sizes[prev], perOp(1, last)/perOp(1, prev),
+			(float64(records[last]-records[0])/float64(sizes[last]))/(float64(records[prev]-records[0])/float64(sizes[prev])),
+			(float64((times[1][last]-times[1][0]).Nanoseconds())/float64(records[last]-records[0]))/
+				(float64((times[1][prev]-times[1][0]).Nanoseconds())/float64(records[prev]-records[0])))
 	}
 	// What the runtime did in the largest traced run (SCRY_RT_STATS).
 	var wl bytes.Buffer
@@ -179,4 +228,18 @@ func runMapcli(argv []string, mapName, pool string, input []byte, env []string) 
 	cmd.Stderr = &errb
 	err := cmd.Run()
 	return errb.Bytes(), err
+}
+
+// countRecords returns the number of records of the trace at path.
+func countRecords(path string) (uint64, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	st, err := trace.ComputeStats(r)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return st.Records, nil
 }

@@ -76,6 +76,9 @@ type Config struct {
 	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
 	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
 	TimeBudget time.Duration
+	// NoPriority explores the operations in trace order in one walk, instead of first those
+	// that write store sites no earlier one writes (priority.go).
+	NoPriority bool
 	// ClusterFailures is the number of failing states after which a finding's cluster is
 	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
 	ClusterFailures int

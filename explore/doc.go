@@ -58,9 +58,11 @@
 // crash.ImageWriter moves a working copy from state to state (it rewrites only what differs),
 // and exec.CopyFile (sparse) gives each work item its own file, which the run then owns (the
 // target writes its pool). Items are collected operation by operation into batches of about
-// Config.BatchStates images; each batch runs on exec.Map's workers while the walk waits (each
-// run through Config.Runner: processes by default, an in-process fake in tests), so
-// disk and memory stay bounded by a batch, and results are judged in item order, so they do
-// not depend on the number of workers (the thesis runs recovery on its snapshots in parallel
+// Config.BatchStates images (the first batches smaller: 32, 64, ... states, so that the
+// workers start at once); each batch runs on exec.Map's workers while the walk builds the next
+// one (each run through Config.Runner: processes by default, an in-process fake in tests), so
+// disk and memory stay bounded by two batches, and results are judged in item order, batch
+// after batch, with the walk's choices for batch n+1 made on what batches up to n-1 showed, so
+// they depend neither on the number of workers nor on timing (the thesis runs recovery on its snapshots in parallel
 // the same way, Fernandes's thesis, Automatic Testing of PM Applications, 2022, §5.1.4).
 package explore

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/scry-pm/scry/crash"
@@ -105,7 +106,7 @@ type explorer struct {
 	tmp   string
 	bw    *crash.ImageWriter
 	res   *Result
-	nimg  int
+	nimg  atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
 	batch []*item
 	// The base of the crash point items are being made at: its trace event, the file and the delta
 	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
@@ -117,13 +118,20 @@ type explorer struct {
 	pointKeyed bool          // its states' images are keyed
 	batchBytes int
 	pointFiles []string
-	cur        *period // the busy period in progress (nil when no operation is in flight)
-	clusters   map[string]int
-	start      time.Time                  // when the exploration began
-	variants   map[string]map[string]bool // cluster key -> variant keys seen
-	failures   map[string]int             // cluster key -> failing states judged
-	sampled    map[string]int             // cluster key -> states considered after sampling began
-	frameKeys  map[[2]uint32]string       // (site, stack) -> report.FramesKey of its frames
+	cur        *period       // the busy period in progress (nil when no operation is in flight)
+	running    *runningBatch // the batch the workers run while the walk goes on (run.go)
+	// pass says which operations this walk explores (nil: all), walk is its number, rank
+	// each operation's position in the order of exploration (priority.go).
+	pass      []bool
+	walk      int
+	rank      []int
+	flushes   int // batches handed to the workers so far
+	clusters  map[string]int
+	start     time.Time                  // when the exploration began
+	variants  map[string]map[string]bool // cluster key -> variant keys seen
+	failures  map[string]int             // cluster key -> failing states judged
+	sampled   map[string]int             // cluster key -> states considered after sampling began
+	frameKeys map[[2]uint32]string       // (site, stack) -> report.FramesKey of its frames
 	// points are the finding's first crash point context, by finding index; ran every crash
 	// point explored, for report.Place (findings are placed when the exploration ends).
 	points  []report.Context
@@ -149,10 +157,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	defer r.Close()
-	parent := cfg.Exec.Dir
-	if parent == "" {
-		parent = os.TempDir()
-	}
+	parent, images := imageParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace))
+	res.Stats.Images = images
+	cfg.Exec.Dir = parent
 	tmp, err := os.MkdirTemp(parent, "scry-explore-*")
 	if err != nil {
 		return res, err
@@ -165,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		failures: map[string]int{}, sampled: map[string]int{}, frameKeys: map[[2]uint32]string{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 	}
-	defer e.bw.Close()
+	defer func() { e.bw.Close() }()
 	jobs := cfg.Exec.Jobs
 	if jobs <= 0 {
 		jobs = defaultJobs()
@@ -174,17 +181,57 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := e.invariants(); err != nil {
 		return res, err
 	}
-	wst, werr := crash.Walk(r, cfg.Options, e.visit)
-	if wst.Assumed > 0 {
-		res.Stats.AssumedDurable = wst.Assumed
-		e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store, or overwritten before persisting: overwritten-unpersisted) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
+	// Two walks: first the operations that write store sites no earlier-explored operation
+	// writes, then the others (priority.go); one walk when that splits nothing.
+	passes := [][]bool{nil}
+	if !cfg.NoPriority {
+		first, err := priorityOps(cfg.Trace, len(cfg.Workload.Ops))
+		if err != nil {
+			return res, err
+		}
+		if n := countTrue(first); n > 0 && n < len(first) {
+			rest := make([]bool, len(first))
+			for k := range first {
+				rest[k] = !first[k]
+			}
+			passes = [][]bool{first, rest}
+		}
 	}
-	if werr != nil && errors.Is(werr, trace.ErrTruncated) {
-		e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
-		werr = nil
-	}
-	if werr == nil {
-		werr = e.flush()
+	e.rank = exploreRanks(passes, len(cfg.Workload.Ops))
+	var werr error
+	for i, pass := range passes {
+		e.pass, e.walk = pass, i
+		if i > 0 {
+			if r, err = trace.Open(cfg.Trace); err != nil {
+				werr = err
+				break
+			}
+			defer r.Close()
+			e.r, e.cur, e.pointEvent = r, nil, ^uint64(0)
+			e.bw.Close()
+			e.bw = crash.NewImageWriter(filepath.Join(tmp, fmt.Sprintf("boundary-%d.img", i)))
+		}
+		var wst crash.Stats
+		wst, werr = crash.Walk(r, cfg.Options, e.visit)
+		if wst.Assumed > 0 && i == 0 {
+			res.Stats.AssumedDurable = wst.Assumed
+			e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store, or overwritten before persisting: overwritten-unpersisted) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
+		}
+		if werr != nil && errors.Is(werr, trace.ErrTruncated) {
+			e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
+			werr = nil
+		}
+		if werr == nil {
+			werr = e.flush()
+		}
+		// The batch still running is judged whatever happened (partial results are kept);
+		// a walk ends with every batch judged.
+		if ferr := e.finish(); werr == nil {
+			werr = ferr
+		}
+		if werr != nil {
+			break
+		}
 	}
 	e.place()
 	if n := res.Stats.SkippedBudget; n > 0 {
@@ -196,8 +243,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // overBudget reports whether a crash point of operation k is left out to keep to
-// Config.TimeBudget: the time spent so far exceeds the budget's share of the operations up to k
-// (k+1 of the workload's n). Points are left out while exploration is behind that schedule and
+// Config.TimeBudget: the time spent so far exceeds the budget's share of the operations explored
+// up to k (its rank in the order of exploration, plus one, of the workload's n). Points are left out while exploration is behind that schedule and
 // explored again once it has caught up, so a budget too short for everything still covers
 // crash points of every part of the workload, not only its first operations.
 func (e *explorer) overBudget(k int) bool {
@@ -210,7 +257,11 @@ func (e *explorer) overBudget(k int) bool {
 	if testElapsed != nil {
 		spent = testElapsed()
 	}
-	return spent > time.Duration(float64(d)*float64(k+1)/float64(n))
+	pos := k
+	if k < len(e.rank) {
+		pos = e.rank[k]
+	}
+	return spent > time.Duration(float64(d)*float64(pos+1)/float64(n))
 }
 
 // testElapsed, when set (tests), replaces the clock of overBudget.
@@ -266,10 +317,15 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return e.opEnd(cp)
 	}
 	if cp.Op < 0 {
-		e.res.Stats.Skipped++
+		if e.walk == 0 {
+			e.res.Stats.Skipped++
+		}
 		return nil
 	}
 	k := int(cp.Op)
+	if !e.inPass(k) {
+		return nil
+	}
 	p := e.cur
 	if p == nil {
 		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
@@ -357,8 +413,8 @@ func (e *explorer) keepBefore(p *period, cp *crash.CrashPoint) error {
 }
 
 func (e *explorer) newImage(what string) string {
-	e.nimg++
-	return filepath.Join(e.tmp, what+"-"+strconv.Itoa(e.nimg)+".img")
+	n := e.nimg.Add(1)
+	return filepath.Join(e.tmp, what+"-"+strconv.FormatInt(n, 10)+".img")
 }
 
 // opBegin starts a busy period when no operation is in flight (the boundary writer then holds
@@ -380,7 +436,12 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 		return err
 	}
 	p.image, p.region, p.gen = true, id, cp.Generation()
-	e.checkText(cp)
+	if e.walk == 0 {
+		e.checkText(cp)
+	}
+	if !e.inPass(k) {
+		return nil
+	}
 	return e.durability(cp, p, id)
 }
 
@@ -468,7 +529,7 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 			}
 		}
 	}
-	if len(e.batch) >= e.cfg.BatchStates || e.batchBytes >= MaxBatchBytes {
+	if len(e.batch) >= e.batchLimit() || e.batchBytes >= MaxBatchBytes {
 		return e.flush()
 	}
 	return nil
@@ -686,3 +747,31 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 
 // defaultJobs is exec.Pool's default.
 func defaultJobs() int { return max(1, numCPU()) }
+
+// inPass reports whether this walk explores operation k.
+func (e *explorer) inPass(k int) bool { return e.pass == nil || k >= len(e.pass) || e.pass[k] }
+
+// exploreRanks returns each of n operations' position in the order the passes explore them.
+func exploreRanks(passes [][]bool, n int) []int {
+	rank := make([]int, n)
+	pos := 0
+	for _, pass := range passes {
+		for k := 0; k < n; k++ {
+			if pass == nil || pass[k] {
+				rank[k] = pos
+				pos++
+			}
+		}
+	}
+	return rank
+}
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

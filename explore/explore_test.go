@@ -96,7 +96,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	}
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
-		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget,
+		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -149,6 +149,9 @@ func TestTimeBudget(t *testing.T) {
 // BatchStates (0: the defaults).
 var testClusterFailures, testBatchStates int
 
+// testNoPriority is exploreTrace's Config.NoPriority.
+var testNoPriority bool
+
 // testTimeBudget is exploreTrace's Config.TimeBudget.
 var testTimeBudget time.Duration
 
@@ -158,11 +161,13 @@ func TestClusterSampling(t *testing.T) {
 	dir := t.TempDir()
 	bin := compile(t, dir, "ordering.c")
 	defer func() { testClusterFailures, testBatchStates = 0, 0 }()
-	testBatchStates = 1 // a batch per operation: the failures of one are known to the next
+	// A batch per operation: the failures of one are known to the batch after the next (the
+	// walk builds a batch while the one before runs).
+	testBatchStates = 1
 	testClusterFailures = -1
-	all := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	all := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
 	testClusterFailures = 1
-	sampled := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	sampled := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
 	if fmt.Sprint(kinds(all)) != fmt.Sprint(kinds(sampled)) || len(all.Findings) != len(sampled.Findings) {
 		t.Errorf("findings %v with sampling, %v without", kinds(sampled), kinds(all))
 	}

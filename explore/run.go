@@ -35,107 +35,198 @@ type outcome struct {
 	done    bool
 }
 
-// flush runs the current batch: the oracle runs of every busy period with crash images (the
-// periods are complete: a batch is flushed when no operation is in flight, or at the end of
-// the walk), then every crash image, on exec.Map's workers; then judges the crash images in
-// order. A period of one operation has two oracle runs, on its consistent images before and
-// after the operation; a period of overlapping operations first has its prep runs (oracles.go),
-// in a first round.
+// flush hands the current batch to the workers. Batches are pipelined: flush first waits for
+// the batch handed over before (finish: its outcomes judged, its images removed), then starts
+// this one in the background and returns, so that the walk builds the next batch while this
+// one runs. The state the walk consults while building batch n+1 (which clusters failed often
+// enough to be sampled, cluster sampling) is therefore the state after batch n-1, whatever the
+// timing: results do not depend on the machine's speed or the number of jobs. A batch with
+// overlapping operations (prep runs, oracles.go) runs to its end before flush returns: its
+// oracle runs depend on its prep runs' outcomes.
+//
+// A batch runs the oracle runs of every busy period with crash images (the periods are
+// complete: a batch is flushed when no operation is in flight, or at the end of the walk), then
+// every crash image, on exec.Map's workers; then its crash images are judged in order. A period
+// of one operation has two oracle runs, on its consistent images before and after the
+// operation; a period of overlapping operations first has its prep runs (oracles.go), in a
+// first round.
 func (e *explorer) flush() error {
 	if len(e.batch) == 0 {
 		return nil
 	}
-	batch, pointFiles := e.batch, e.pointFiles
+	if err := e.finish(); err != nil {
+		return err
+	}
+	b := e.prepare()
+	e.flushes++
+	if len(b.gen.preps) > 0 {
+		b.run(e)
+		e.running = b
+		return e.finish()
+	}
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		b.run(e)
+	}()
+	e.running = b
+	return nil
+}
+
+// batchLimit is the number of states after which the walk hands its batch to the workers:
+// Config.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
+// workers start early and a first failure is reported soon.
+func (e *explorer) batchLimit() int {
+	return min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
+}
+
+// runningBatch is a batch handed to the workers (flush) and not yet judged (finish).
+type runningBatch struct {
+	items      []*item
+	jobs       []job
+	oracles    int   // jobs[:oracles] are the legal outcomes' runs
+	jobOf      []int // the job whose outcome judges items[i] (-1: set after the prep runs)
+	seqs       map[*period]*seqPair
+	periods    []*period
+	gen        *generalOracles
+	genIdx     [][]int
+	pointFiles []string
+	// Set by run: the outcomes and the first error of exec.Map.
+	prepOut []outcome
+	outs    []outcome
+	err     error
+	done    chan struct{} // closed when run returns (nil: ran synchronously)
+}
+
+// seqPair indexes the two oracle runs of a one-operation period in a batch's jobs (after -1:
+// none, the trace ends inside the operation).
+type seqPair struct{ before, after int }
+
+// prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
+// run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
+func (e *explorer) prepare() *runningBatch {
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}}
 	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
-	var jobs []job
-	type pair struct{ before, after int }
-	seqs := map[*period]*pair{}
-	var periods []*period
-	gen := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
-	genIdx := make([][]int, len(batch))
-	for i, it := range batch {
+	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
+	b.genIdx = make([][]int, len(b.items))
+	for i, it := range b.items {
 		p := it.per
 		if !p.sequential() {
-			if _, ok := seqs[p]; !ok {
-				seqs[p] = nil
-				periods = append(periods, p)
+			if _, ok := b.seqs[p]; !ok {
+				b.seqs[p] = nil
+				b.periods = append(b.periods, p)
 			}
-			genIdx[i] = gen.add(it)
+			b.genIdx[i] = b.gen.add(it)
 			continue
 		}
-		if _, ok := seqs[p]; ok {
+		if _, ok := b.seqs[p]; ok {
 			continue
 		}
-		periods = append(periods, p)
-		pr := &pair{before: len(jobs), after: -1}
+		b.periods = append(b.periods, p)
+		pr := &seqPair{before: len(b.jobs), after: -1}
 		chk := e.cfg.Runner.HasChecker()
 		// The run on the consistent image before the operation works on a copy: the crash
 		// images of the period start from that file.
-		jobs = append(jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+		b.jobs = append(b.jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		if p.after != "" {
-			pr.after = len(jobs)
-			jobs = append(jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+			pr.after = len(b.jobs)
+			b.jobs = append(b.jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		} else {
 			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
 		}
-		seqs[p] = pr
+		b.seqs[p] = pr
+	}
+	if len(b.gen.preps) == 0 {
+		b.planImages(e)
+	}
+	return b
+}
+
+// planImages appends the crash images' runs to b.jobs, each distinct image once: jobOf[i] is
+// the job whose outcome judges item i, its own, an earlier item's with the same image and
+// input, or, for an image that is the consistent image before a sequential operation, that
+// image's rolled-back run.
+func (b *runningBatch) planImages(e *explorer) {
+	b.oracles = len(b.jobs)
+	b.jobOf = make([]int, len(b.items))
+	byKey := map[string]int{}
+	for i, it := range b.items {
+		if pr := b.seqs[it.per]; pr != nil && it.isBase {
+			b.jobOf[i] = pr.before
+			e.res.Stats.Reused++
+			continue
+		}
+		if it.key != "" {
+			if j, ok := byKey[it.key]; ok {
+				b.jobOf[i] = j
+				e.res.Stats.Reused++
+				continue
+			}
+			byKey[it.key] = len(b.jobs)
+		}
+		b.jobOf[i] = len(b.jobs)
+		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
+	}
+}
+
+// run runs the batch's jobs on the workers (the prep runs first, when there are any). It only
+// reads the explorer's configuration (and makes image names), so it may run beside the walk.
+func (b *runningBatch) run(e *explorer) {
+	if len(b.gen.preps) > 0 {
+		var err error
+		b.prepOut, err = exec.Map(e.ctx, e.cfg.Exec, b.gen.preps, e.runJob)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
+		b.planImages(e)
+	}
+	b.outs, b.err = exec.Map(e.ctx, e.cfg.Exec, b.jobs, e.runJob)
+}
+
+// finish waits for the batch handed to the workers, if any, judges its crash images in order and
+// removes its images. Runs on the walk's goroutine.
+func (e *explorer) finish() error {
+	b := e.running
+	if b == nil {
+		return nil
+	}
+	e.running = nil
+	if b.done != nil {
+		<-b.done
 	}
 	// Images are consumed: remove whatever is left of this batch.
 	defer func() {
-		for _, j := range gen.preps {
+		for _, j := range b.gen.preps {
 			os.Remove(j.image)
 		}
-		for _, j := range jobs {
+		for _, j := range b.jobs {
 			os.Remove(j.image)
 		}
-		for _, f := range pointFiles {
+		for _, f := range b.pointFiles {
 			os.Remove(f)
 		}
-		for _, p := range periods {
+		for _, p := range b.periods {
 			os.Remove(p.before)
 			if p.after != "" {
 				os.Remove(p.after)
 			}
 		}
 	}()
-	var prepOut []outcome
-	if len(gen.preps) > 0 {
-		var err error
-		prepOut, err = exec.Map(e.ctx, e.cfg.Exec, gen.preps, e.runJob)
-		if err != nil {
-			return err
+	if len(b.gen.preps) > 0 {
+		if b.prepOut != nil {
+			e.res.Stats.PrepRuns += len(b.gen.preps)
 		}
-		e.res.Stats.PrepRuns += len(gen.preps)
+		if b.outs == nil {
+			return b.err // the prep runs were interrupted
+		}
 	}
-	jobs = gen.jobs(jobs, prepOut)
-	oracles := len(jobs)
-	// Each distinct image runs once (dedupe.go): jobOf[i] is the job whose outcome judges item
-	// i, its own, an earlier item's with the same image and input, or, for an image that is the
-	// consistent image before a sequential operation, that image's rolled-back run.
-	jobOf := make([]int, len(batch))
-	byKey := map[string]int{}
-	for i, it := range batch {
-		if pr := seqs[it.per]; pr != nil && it.isBase {
-			jobOf[i] = pr.before
-			e.res.Stats.Reused++
-			continue
-		}
-		if it.key != "" {
-			if j, ok := byKey[it.key]; ok {
-				jobOf[i] = j
-				e.res.Stats.Reused++
-				continue
-			}
-			byKey[it.key] = len(jobs)
-		}
-		jobOf[i] = len(jobs)
-		jobs = append(jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
-	}
-	outs, err := exec.Map(e.ctx, e.cfg.Exec, jobs, e.runJob)
+	outs, err := b.outs, b.err
 	// The consistent images come first: a program (or checker) that fails on them cannot judge
 	// any crash image.
-	for _, p := range periods {
-		pr := seqs[p]
+	for _, p := range b.periods {
+		pr := b.seqs[p]
 		if pr == nil {
 			continue
 		}
@@ -149,16 +240,16 @@ func (e *explorer) flush() error {
 		}
 	}
 	interrupted := err != nil
-	for i := 0; i < oracles; i++ {
+	for i := 0; i < b.oracles; i++ {
 		if outs[i].done {
 			e.res.Stats.OracleRuns++
 		}
 	}
-	for i, it := range batch {
+	for i, it := range b.items {
 		var ls legalSet
-		got := outs[jobOf[i]]
+		got := outs[b.jobOf[i]]
 		ready := got.done
-		if pr := seqs[it.per]; pr != nil {
+		if pr := b.seqs[it.per]; pr != nil {
 			ls.rolledBack = outs[pr.before].target
 			ready = ready && outs[pr.before].done
 			if pr.after >= 0 {
@@ -166,7 +257,7 @@ func (e *explorer) flush() error {
 				ready = ready && outs[pr.after].done
 			}
 		} else {
-			ls = gen.legal(it, genIdx[i], outs)
+			ls = b.gen.legal(it, b.genIdx[i], outs)
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		if !ready {

@@ -76,6 +76,8 @@ type Exploration struct {
 	// ClusterFailures starts sampling a finding's further states after this many failures
 	// (explore.Config.ClusterFailures).
 	ClusterFailures int
+	// NoPriority explores operations in trace order (explore.Config.NoPriority).
+	NoPriority bool
 	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none).
 	TimeBudget time.Duration
 	// Progress receives the progress of the runs: a bar on a terminal, else a line every
@@ -207,7 +209,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority,
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()

@@ -113,8 +113,12 @@ func WriteText(w io.Writer, r *Report) error {
 		if s.Sampled > 0 {
 			sampled += fmt.Sprintf(" (%d more left out: their findings had failed often enough)", s.Sampled)
 		}
-		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs\n",
-			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs)
+		images := ""
+		if s.Images != "" {
+			images = ", " + s.Images
+		}
+		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs%s\n",
+			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs, images)
 		if s.PrepRuns > 0 || s.SkippedConcurrent > 0 {
 			fmt.Fprintf(bw, "scry: concurrent operations: %d oracle runs on %d prepared images, %d crash points skipped (too many operations in flight)\n",
 				s.OracleRuns, s.PrepRuns, s.SkippedConcurrent)
