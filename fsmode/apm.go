@@ -142,16 +142,17 @@ var apmDefault = &APM{
 	},
 }
 
-// apmExt4Ordered models ext4 with data=ordered (ALICE, OSDI'14, §3.2 and Table 1 of its study
-// of file systems): directory operations, truncations and size changes are journaled, so they
-// are atomic and persist in program order; the data of an append is written before the
-// journal commit that makes it visible (no garbage), so appends join that order; overwrites
-// persist in any order, block by block; an fsync commits the journal (every earlier metadata
-// operation) and the file's data; a rename over an existing file first persists the source's
-// data (ext4's auto_da_alloc).
+// apmExt4Ordered models ext4 with data=ordered and delayed allocation, its default mount
+// options (ALICE, OSDI'14, Table 1, the persistence properties of ext4-ordered; ext4Deps gives
+// the rules): directory operations and truncations are journaled, so atomic and persisted in
+// program order; an append's data and the size that exposes it persist together, 4 KiB block by
+// block, in the file's order, after the journal operations issued before it but not before later
+// ones; overwrites persist in any order, block by block; fsync commits the journal and the
+// file's data; a rename over an existing file first persists the source's data
+// (auto_da_alloc).
 var apmExt4Ordered = &APM{
 	Name:   "ext4-ordered",
-	Doc:    "ext4 data=ordered: metadata operations and appends atomic per block and persisted in program order, overwrites reordered, rename atomic and after the renamed file's data when it replaces a file, fsync commits the journal",
+	Doc:    "ext4 data=ordered with delayed allocation: directory operations and truncations atomic and in program order, appends without garbage but after them (not before later ones), overwrites reordered, 4 KiB blocks atomic, a rename over a file after its data, fsync commits the journal",
 	Base:   Split{Aligned: 4096},
 	Splits: []Split{{Aligned: 4096}},
 	build: func(m *Model, sp Split) []Micro {
@@ -254,19 +255,22 @@ func (mi *Micro) entryParents() []int {
 }
 
 // covers reports whether sync op s (a logical fsync or sync) persists micro-operation mi under
-// ALICE's default rules: a file's writes and truncations in the synced range; a directory's
-// entries (not with fdatasync); sync() everything.
+// ALICE's default rules: a file's writes in the synced range and its truncations; a directory's
+// entries (not with fdatasync); sync_file_range its range's writes only; sync() everything.
 func covers(s *Op, mi *Micro) bool {
 	if s.Kind == OpSync {
 		return true
+	}
+	if s.DataOnly && mi.Kind != MWrite {
+		return false
 	}
 	switch mi.Kind {
 	case MWrite:
 		if mi.Inode != s.Inode {
 			return false
 		}
-		if s.SyncLen == 0 {
-			return true
+		if s.SyncLen == 0 { // the whole file, or from SyncOff to its end
+			return mi.Offset+mi.Len > s.SyncOff
 		}
 		return mi.Offset < s.SyncOff+s.SyncLen && mi.Offset+mi.Len > s.SyncOff
 	case MTrunc:
@@ -277,86 +281,133 @@ func covers(s *Op, mi *Micro) bool {
 	return false
 }
 
-// barrierDeps gives ALICE's default dependencies (OSDI'14 §4.2): every micro-operation persists
-// after the last sync or output before it; a sync after everything it covers.
-func barrierDeps(ms []Micro, m *Model, _ bool) {
-	last := -1
-	for i := range ms {
-		mi := &ms[i]
-		if last >= 0 {
-			mi.Deps = append(mi.Deps, last)
-		}
-		if mi.Kind == MSync {
-			s := &m.Ops[mi.Op]
-			for j := i - 1; j >= 0; j-- {
-				if !ms[j].barrier() && covers(s, &ms[j]) && (j > last || !reaches(ms, last, j)) {
-					mi.Deps = append(mi.Deps, j)
-				}
-			}
-		}
-		if mi.barrier() {
-			last = i
-		}
-	}
+// deps builds the persist-before relation of a build, micro-operation by micro-operation in
+// program order (every dependency points to an earlier micro-operation). It keeps the set of
+// micro-operations guaranteed durable at the current point (the transitive dependencies of the
+// last barrier: since each barrier depends on the one before, the set only grows), so that a sync
+// depends only on what it covers and is not durable yet, which keeps the relation small.
+type deps struct {
+	ms      []Micro
+	durable []bool
+	last    int // the last barrier (sync or output), -1 before the first
 }
 
-// reaches reports whether micro-operation from depends (transitively) on to.
-func reaches(ms []Micro, from, to int) bool {
-	if from < 0 {
-		return false
+func newDeps(ms []Micro) *deps { return &deps{ms: ms, durable: make([]bool, len(ms)), last: -1} }
+
+// add makes micro-operation i depend on j (j < i), once.
+func (d *deps) add(i, j int) {
+	if j < 0 || slices.Contains(d.ms[i].Deps, j) {
+		return
 	}
-	seen := map[int]bool{}
-	stack := []int{from}
+	d.ms[i].Deps = append(d.ms[i].Deps, j)
+}
+
+// pending reports whether micro-operation j may still be lost at the current point.
+func (d *deps) pending(j int) bool { return !d.durable[j] }
+
+// barrier records micro-operation i, a barrier, as the last one and marks everything it
+// depends on, transitively, durable.
+func (d *deps) barrier(i int) {
+	d.last = i
+	stack := []int{i}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if x == to {
-			return true
-		}
-		if seen[x] || x < to {
+		if d.durable[x] {
 			continue
 		}
-		seen[x] = true
-		stack = append(stack, ms[x].Deps...)
+		d.durable[x] = true
+		stack = append(stack, d.ms[x].Deps...)
 	}
-	return false
 }
 
-// ext4Deps gives the ext4 models' dependencies: journaled operations (directory operations,
-// truncations, appends; everything with journalData) persist in program order; all persist
-// after the last sync or output; an fsync commits the journal and the file's data; a rename
-// replacing a file persists after the source's earlier data.
+// barrierDeps gives ALICE's default dependencies (OSDI'14 §4.2): every micro-operation persists
+// after the last sync or output before it; a sync after every earlier micro-operation it covers
+// (covers) that is not durable yet. Nothing else is ordered: between two barriers any subset of
+// the micro-operations may persist, in any order.
+func barrierDeps(ms []Micro, m *Model, _ bool) {
+	d := newDeps(ms)
+	for i := range ms {
+		mi := &ms[i]
+		d.add(i, d.last)
+		if mi.Kind == MSync {
+			s := &m.Ops[mi.Op]
+			for j := 0; j < i; j++ {
+				if d.pending(j) && !ms[j].barrier() && covers(s, &ms[j]) {
+					d.add(i, j)
+				}
+			}
+		}
+		if mi.barrier() {
+			d.barrier(i)
+		}
+	}
+}
+
+// ext4Deps gives the ext4 models' dependencies (ALICE, OSDI'14, §2.3 and Table 1, the
+// persistence properties of ext4; the kernel's Documentation/admin-guide/ext4.rst):
+//
+//   - journaled micro-operations persist in program order (one journal, transactions committed
+//     in order): directory operations and truncations, and with journalData (data=journal)
+//     every write too;
+//   - with data=ordered and delayed allocation (ext4's default), the data of an append reaches
+//     the disk with the size change that exposes it (no zeros or garbage) when its blocks are
+//     allocated, at writeback: after the journal operations issued before it, after the
+//     file's earlier appends (the size grows in order), but not before later journal
+//     operations ("Append -> any op" does not hold on ext4 with delalloc);
+//   - an overwrite persists in any order, block by block, except that it cannot persist before
+//     the not yet durable append that created the bytes it overwrites (same page);
+//   - fsync and fdatasync commit the journal (every earlier journaled micro-operation) and
+//     write the file's data; sync writes everything;
+//   - a rename that replaces an existing file persists after the renamed file's data
+//     (auto_da_alloc: ext4 allocates and writes it before committing the rename);
+//   - every micro-operation persists after the last sync or output.
 func ext4Deps(ms []Micro, m *Model, journalData bool) {
-	last, lastMeta := -1, -1
+	d := newDeps(ms)
+	lastMeta := -1
+	lastAppend := map[int]int{}
 	for i := range ms {
 		mi := &ms[i]
 		o := &m.Ops[mi.Op]
-		if last >= 0 {
-			mi.Deps = append(mi.Deps, last)
-		}
-		meta := mi.Kind != MOutput && (journalData || mi.Kind != MWrite || o.Kind == OpAppend)
-		if meta && lastMeta >= 0 && lastMeta != last {
-			mi.Deps = append(mi.Deps, lastMeta)
-		}
-		if mi.Kind == MSync {
-			for j := i - 1; j > last && j >= 0; j-- {
-				if ms[j].Kind == MWrite && (o.Kind == OpSync || ms[j].Inode == o.Inode) {
-					mi.Deps = append(mi.Deps, j)
+		d.add(i, d.last)
+		appendData := mi.Kind == MWrite && o.Kind == OpAppend && !journalData
+		// sync_file_range writes data only: it commits no journal transaction.
+		journaled := mi.Kind != MOutput && (journalData || mi.Kind != MWrite) && !(mi.Kind == MSync && o.DataOnly)
+		switch {
+		case journaled:
+			d.add(i, lastMeta)
+		case appendData:
+			d.add(i, lastMeta)
+			if j, ok := lastAppend[mi.Inode]; ok {
+				d.add(i, j)
+			}
+		case mi.Kind == MWrite && !journalData: // an overwrite
+			for j := 0; j < i; j++ {
+				mj := &ms[j]
+				if d.pending(j) && mj.Kind == MWrite && mj.Inode == mi.Inode && m.Ops[mj.Op].Kind == OpAppend &&
+					mj.Offset < mi.Offset+mi.Len && mi.Offset < mj.Offset+mj.Len {
+					d.add(i, j)
 				}
 			}
 		}
-		if mi.Kind == MRename && o.Dest != 0 {
-			for j := i - 1; j > last && j >= 0; j-- {
-				if ms[j].Kind == MWrite && ms[j].Inode == mi.Inode {
-					mi.Deps = append(mi.Deps, j)
+		if mi.Kind == MSync || (mi.Kind == MRename && o.Dest != 0 && !journalData) {
+			for j := 0; j < i; j++ {
+				if !d.pending(j) || ms[j].Kind != MWrite {
+					continue
+				}
+				if (mi.Kind == MSync && covers(o, &ms[j])) || (mi.Kind == MRename && ms[j].Inode == mi.Inode) {
+					d.add(i, j)
 				}
 			}
 		}
-		if meta {
+		if journaled {
 			lastMeta = i
 		}
+		if appendData {
+			lastAppend[mi.Inode] = i
+		}
 		if mi.barrier() {
-			last = i
+			d.barrier(i)
 		}
 	}
 }

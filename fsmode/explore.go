@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
-	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scry-pm/scry/exec"
@@ -26,9 +23,9 @@ const (
 // Kinds returns the catalogue entries of the file-system crash findings.
 func Kinds() []report.Rule {
 	return []report.Rule{
-		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state in which a file-system operation persisted while an earlier one did not fails the checker: the earlier operation must persist first (a missing fsync)"},
-		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash state in which a file-system operation, or a run of them, persisted in part fails the checker: the program assumes it persists whole"},
-		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash state that lost a file-system operation the program had already reported done on its output fails the checker: the output was printed before the data was durable"},
+		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state in which a file-system operation persisted while an earlier one did not fails the checker or diverges from both legal outcomes: the earlier operation must persist first (a missing fsync)"},
+		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash state in which a file-system operation, or a run of them, persisted in part fails the checker or diverges from both legal outcomes: the program assumes it persists whole"},
+		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash state that lost a file-system operation the program had already reported done on its output fails the checker or diverges from both legal outcomes: the output was printed before the data was durable"},
 	}
 }
 
@@ -37,28 +34,36 @@ const (
 	StrategyPrefix     = "prefix"     // every operation up to a crash point persisted (ALICE's across-syscall atomicity)
 	StrategyOmitOne    = "omit-one"   // one operation lost, every later one up to a crash point persisted (ordering)
 	StrategySplit      = "split"      // an operation persisted in part (atomicity)
-	StrategyExhaustive = "exhaustive" // every legal state of the micro-operations since the last barrier, when few
+	StrategyExhaustive = "exhaustive" // every legal state at a crash point, when few micro-operations may be lost
 )
 
-// Strategies lists the strategy names; DefaultStrategies those run without --strategy
-// (ALICE's default checks, Pillai et al., OSDI'14 §4.3).
+// Strategies lists the strategy names, in the order they run; DefaultStrategies those run
+// without --strategy (ALICE's default checks, Pillai et al., OSDI'14 §4.3).
 var (
 	Strategies        = []string{StrategyPrefix, StrategyOmitOne, StrategySplit, StrategyExhaustive}
 	DefaultStrategies = []string{StrategyPrefix, StrategyOmitOne, StrategySplit}
 )
 
+// DefaultMaxFree is ExploreOptions.MaxFree's default: at most 2^10 states per crash point.
+const DefaultMaxFree = 10
+
 // ExploreOptions configures Explore.
 type ExploreOptions struct {
-	APM        *APM
-	Checker    exec.Checker
-	Strategies []string // nil: DefaultStrategies
+	APM *APM
+	// Checker judges each crash directory (run inside it).
+	Checker exec.Checker
+	// Strategies (nil: DefaultStrategies).
+	Strategies []string
 	// MaxStates bounds the states tested (0: no bound); the exhaustive strategy enumerates
-	// at most 2^MaxPending states per crash point.
-	MaxStates  int
-	MaxPending int
-	Pool       exec.Pool
+	// the states of a crash point only when at most MaxFree micro-operations may be lost there
+	// (0: DefaultMaxFree).
+	MaxStates int
+	MaxFree   int
+	Pool      exec.Pool
 	// Sites resolves the operations' sites and stacks (the trace reader after BuildModel).
 	Sites report.SiteTable
+	// Now is the clock (nil: time.Now), for tests.
+	Now func() time.Time
 }
 
 // ErrCheckerFails is wrapped by the error Explore returns when the checker fails on the
@@ -66,6 +71,7 @@ type ExploreOptions struct {
 // checker (or the workload) is wrong, and nothing it says about crash states can be trusted.
 var ErrCheckerFails = errors.New("the checker fails on a consistent state")
 
+// item is one crash state to judge and what it tests.
 type item struct {
 	strategy string
 	build    int
@@ -75,13 +81,6 @@ type item struct {
 	what     string
 }
 
-type verdict struct {
-	failed bool
-	detail string
-	stdout string
-	err    error
-}
-
 // Explored is what Explore found.
 type Explored struct {
 	Findings []report.Finding
@@ -89,44 +88,26 @@ type Explored struct {
 	Warnings []string
 }
 
-// Explore tests the crash states of model m that the strategies choose under the persistence
-// model, with the checker run in each crash directory (ALICE, Pillai et al., OSDI'14 §4.3;
-// Barowsky et al., Improving Application Crash Consistency with Symbolic Execution and Fuzzing,
-// 2021, §4): prefix states find runs of operations that must persist atomically, states that
-// lose one operation find the operations that must persist before later ones (a later output
-// makes it a durability violation), states that persist part of one operation find atomicity
-// assumptions. The checker first runs on the initial and the final state; failing there is
-// ErrCheckerFails. Crash directories live in the pool's temporary directory and are removed
-// when Explore returns, also when ctx is cancelled (then the error is ctx's, with the findings
-// so far).
-func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error) {
-	start := time.Now()
-	strats := o.Strategies
-	if len(strats) == 0 {
-		strats = DefaultStrategies
-	}
-	for _, s := range strats {
-		if !slices.Contains(Strategies, s) {
-			return nil, fmt.Errorf("unknown strategy %q (known: %s)", s, strings.Join(Strategies, ", "))
-		}
-	}
-	if o.MaxPending <= 0 {
-		o.MaxPending = 10
-	}
-	apm := o.APM
-	builds := []Split{apm.Base}
+// plan is a model's micro-operations under each split of an APM and its crash points: what the
+// strategies choose crash states from.
+type plan struct {
+	m      *Model
+	apm    *APM
+	builds []Split    // builds[0] is apm.Base
+	micro  [][]Micro  // per build
+	ranges [][][2]int // per build and logical operation: its micro-operations [first, end), {-1, -1} when none
+	points []int      // the crash points: logical operations with micro-operations in build 0
+}
+
+func newPlan(m *Model, apm *APM) *plan {
+	p := &plan{m: m, apm: apm, builds: []Split{apm.Base}}
 	for _, sp := range apm.Splits {
-		if sp != apm.Base {
-			builds = append(builds, sp)
+		if !slices.Contains(p.builds, sp) {
+			p.builds = append(p.builds, sp)
 		}
 	}
-	micro := make([][]Micro, len(builds))
-	for i, sp := range builds {
-		micro[i] = apm.Build(m, sp)
-	}
-	ms := micro[0]
-	// ranges of each logical operation's micro-operations in a build
-	ranges := func(ms []Micro) [][2]int {
+	for _, sp := range p.builds {
+		ms := apm.Build(m, sp)
 		r := make([][2]int, len(m.Ops))
 		for i := range r {
 			r[i] = [2]int{-1, -1}
@@ -138,273 +119,165 @@ func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error)
 			}
 			r[op][1] = j + 1
 		}
-		return r
+		p.micro = append(p.micro, ms)
+		p.ranges = append(p.ranges, r)
 	}
-	rg := ranges(ms)
-	var points []int // logical operations with micro-operations: the crash points
 	for i := range m.Ops {
-		if rg[i][0] >= 0 {
-			points = append(points, i)
+		if p.ranges[0][i][0] >= 0 {
+			p.points = append(p.points, i)
 		}
 	}
-	upTo := func(ms []Micro, r [][2]int, k int) State {
-		st := State{Persisted: make([]bool, len(ms))}
-		end := 0
-		for i := 0; i <= k && i < len(r); i++ {
-			if r[i][1] > end {
-				end = r[i][1]
-			}
-		}
-		for j := 0; j < end; j++ {
-			st.Persisted[j] = true
-		}
-		return st
-	}
-	res := &Explored{Stats: report.Stats{CrashPoints: len(points)}}
-	jobs := o.Pool.Jobs
-	if jobs <= 0 {
-		jobs = max(1, runtimeCPUs())
-	}
-	res.Stats.Jobs = jobs
-	var firstFail time.Duration
-	run := func(items []item) ([]verdict, error) {
-		if o.MaxStates > 0 && res.Stats.StatesTested+len(items) > o.MaxStates {
-			n := max(0, o.MaxStates-res.Stats.StatesTested)
-			if n < len(items) {
-				res.Warnings = appendOnce(res.Warnings, fmt.Sprintf("--max-states %d: %d crash states were left untested", o.MaxStates, len(items)-n))
-				items = items[:n]
-			}
-		}
-		vs, err := exec.Map(ctx, o.Pool, items, func(ctx context.Context, w *exec.Worker, it item) verdict {
-			return judge(ctx, m, micro[it.build], it.st, w.Dir, o.Checker)
-		})
-		for i, v := range vs {
-			if i >= len(items) || (v.err == nil && v.detail == "" && !v.failed) {
-				continue
-			}
-			if v.err == nil {
-				res.Stats.StatesTested++
-			}
-			if v.failed {
-				res.Stats.Failures++
-				if firstFail == 0 {
-					firstFail = time.Since(start)
-				}
-			}
-		}
-		for _, v := range vs {
-			if v.err != nil && err == nil && ctx.Err() == nil {
-				err = v.err
-			}
-		}
-		return vs[:len(items)], err
-	}
-	finish := func(err error) (*Explored, error) {
-		res.Stats.ElapsedSeconds = time.Since(start).Seconds()
-		res.Stats.FirstFailureSeconds = firstFail.Seconds()
-		res.Stats.Findings = len(res.Findings)
-		return res, err
-	}
-
-	// The consistent states: before the run and after it.
-	sane := []item{
-		{strategy: "initial", st: State{Persisted: make([]bool, len(ms))}, point: -1},
-		{strategy: "final", st: upTo(ms, rg, len(m.Ops)-1), point: len(m.Ops) - 1},
-	}
-	vs, err := run(sane)
-	if err != nil {
-		return finish(err)
-	}
-	for i, v := range vs {
-		if v.failed {
-			which := "the initial state (the workload directory before the run)"
-			if i == 1 {
-				which = "the state of the finished run"
-			}
-			return finish(fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail))
-		}
-	}
-	res.Stats.Failures = 0
-	firstFail = 0
-
-	cl := newClusters(m, apm, o.Sites)
-	patch := map[int]bool{}
-
-	if slices.Contains(strats, StrategyPrefix) {
-		var items []item
-		for _, k := range points {
-			items = append(items, item{strategy: StrategyPrefix, st: upTo(ms, rg, k), point: k, a: k, b: k})
-		}
-		vs, err := run(items)
-		// Runs of failing prefixes: ALICE's across-syscall atomicity.
-		for i := 0; i < len(vs); i++ {
-			if !vs[i].failed {
-				continue
-			}
-			j := i
-			for j+1 < len(vs) && vs[j+1].failed {
-				j++
-			}
-			end := len(points) - 1
-			if j+1 < len(points) {
-				end = j + 1
-			}
-			for x := i; x <= j; x++ {
-				patch[points[x]] = true
-			}
-			it := items[i]
-			it.a, it.b = points[i], points[end]
-			cl.add(KindAtomicity, it, vs[i], micro[0])
-			i = j
-		}
-		if err != nil {
-			return finish2(res, cl, finish, err)
-		}
-	}
-
-	if slices.Contains(strats, StrategyOmitOne) {
-		var items []item
-		for _, i := range points {
-			if patch[i] || patch[i-1] || onlyBarriers(ms, rg[i]) {
-				continue
-			}
-			for _, j := range points {
-				if j <= i || patch[j] {
-					continue
-				}
-				st := upTo(ms, rg, j)
-				for x := rg[i][0]; x < rg[i][1]; x++ {
-					st.Persisted[x] = false
-				}
-				if !Legal(ms, st) {
-					break // every later state persists what depends on operation i
-				}
-				items = append(items, item{strategy: StrategyOmitOne, st: st, point: j, a: i, b: j})
-			}
-		}
-		vs, err := run(items)
-		done := map[int]bool{}
-		for x, v := range vs {
-			it := items[x]
-			if !v.failed || done[it.a] {
-				continue
-			}
-			done[it.a] = true
-			kind := KindOrdering
-			if m.Ops[it.b].Kind == OpOutput {
-				kind = KindDurability
-			}
-			cl.add(kind, it, v, ms)
-		}
-		if err != nil {
-			return finish2(res, cl, finish, err)
-		}
-	}
-
-	if slices.Contains(strats, StrategySplit) {
-		var items []item
-		seen := map[string]bool{}
-		for b, sp := range builds {
-			bm := micro[b]
-			br := ranges(bm)
-			for _, i := range points {
-				if patch[i] || patch[i-1] || br[i][0] < 0 {
-					continue
-				}
-				lo, hi := br[i][0], br[i][1]
-				for cut := lo; cut < hi-1; cut++ {
-					st := upTo(bm, br, i-1)
-					for x := lo; x <= cut; x++ {
-						st.Persisted[x] = true
-					}
-					add := func(st State, what string) {
-						key := fmt.Sprint(i, st.Persisted[lo:hi], bm[lo].Offset, len(bm))
-						if !Legal(bm, st) || seen[key] {
-							return
-						}
-						seen[key] = true
-						items = append(items, item{strategy: StrategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
-					}
-					add(st, bm[cut].What)
-					if sp.Count != 1 || sp.Aligned != 0 {
-						for k := lo; k < cut; k++ {
-							st2 := State{Persisted: slices.Clone(st.Persisted)}
-							st2.Persisted[k] = false
-							add(st2, bm[cut].What+", an earlier piece lost")
-						}
-					}
-				}
-			}
-		}
-		vs, err := run(items)
-		for x, v := range vs {
-			if v.failed {
-				cl.add(KindAtomicity, items[x], v, micro[items[x].build])
-			}
-		}
-		if err != nil {
-			return finish2(res, cl, finish, err)
-		}
-	}
-
-	if slices.Contains(strats, StrategyExhaustive) {
-		var items []item
-		for _, k := range points {
-			base := upTo(ms, rg, k)
-			lastBarrier := -1
-			for j := 0; j < rg[k][1]; j++ {
-				if ms[j].barrier() {
-					lastBarrier = j
-				}
-			}
-			var pending []int
-			for j := lastBarrier + 1; j < rg[k][1]; j++ {
-				pending = append(pending, j)
-			}
-			if len(pending) == 0 || len(pending) > o.MaxPending {
-				if len(pending) > o.MaxPending {
-					res.Warnings = appendOnce(res.Warnings, fmt.Sprintf("exhaustive: crash points with more than %d micro-operations pending since the last sync were left to the other strategies", o.MaxPending))
-				}
-				continue
-			}
-			for mask := 0; mask < 1<<len(pending)-1; mask++ {
-				st := State{Persisted: slices.Clone(base.Persisted)}
-				for b, j := range pending {
-					st.Persisted[j] = mask&(1<<b) != 0
-				}
-				if !Legal(ms, st) {
-					continue
-				}
-				a, b := classify(ms, st, k)
-				items = append(items, item{strategy: StrategyExhaustive, st: st, point: k, a: a, b: b})
-			}
-		}
-		vs, err := run(items)
-		for x, v := range vs {
-			if !v.failed {
-				continue
-			}
-			it := items[x]
-			kind := KindAtomicity
-			if it.a != it.b {
-				kind = KindOrdering
-				if m.Ops[it.b].Kind == OpOutput {
-					kind = KindDurability
-				}
-			}
-			cl.add(kind, it, v, ms)
-		}
-		if err != nil {
-			return finish2(res, cl, finish, err)
-		}
-	}
-	res.Findings = cl.findings()
-	return finish(nil)
+	return p
 }
 
-func finish2(res *Explored, cl *clusters, finish func(error) (*Explored, error), err error) (*Explored, error) {
-	res.Findings = cl.findings()
-	return finish(err)
+// end returns the number of micro-operations of build b issued up to logical operation k.
+func (p *plan) end(b, k int) int {
+	e := 0
+	for i := 0; i <= k && i < len(p.ranges[b]); i++ {
+		e = max(e, p.ranges[b][i][1])
+	}
+	return e
+}
+
+// upTo returns the state of build b in which every micro-operation of logical operations 0..k
+// persisted.
+func (p *plan) upTo(b, k int) State {
+	st := State{Persisted: make([]bool, len(p.micro[b]))}
+	for j := range p.end(b, k) {
+		st.Persisted[j] = true
+	}
+	return st
+}
+
+// sane returns the two consistent states: before the run and after it.
+func (p *plan) sane() []item {
+	last := len(p.m.Ops) - 1
+	return []item{
+		{strategy: "initial", st: State{Persisted: make([]bool, len(p.micro[0]))}, point: -1},
+		{strategy: "final", st: p.upTo(0, last), point: last, a: last, b: last},
+	}
+}
+
+// prefix returns the state at each crash point in which everything issued persisted (ALICE,
+// OSDI'14 §4.3: a crash-consistent program recovers from each).
+func (p *plan) prefix() []item {
+	var items []item
+	for _, k := range p.points {
+		items = append(items, item{strategy: StrategyPrefix, st: p.upTo(0, k), point: k, a: k, b: k})
+	}
+	return items
+}
+
+// omitOne returns, for each logical operation i outside a failing prefix run (patch) that is
+// not only barriers, the states that lose i and persist everything else up to a later crash
+// point j, as long as that is legal (ALICE, OSDI'14 §4.3: ordering vulnerabilities). Once a
+// later operation depends on i, every later state is illegal, so the walk over j stops there.
+func (p *plan) omitOne(patch map[int]bool) []item {
+	ms, rg := p.micro[0], p.ranges[0]
+	var items []item
+	for _, i := range p.points {
+		if patch[i] || patch[i-1] || onlyBarriers(ms, rg[i]) {
+			continue
+		}
+		for _, j := range p.points {
+			if j <= i || patch[j] {
+				continue
+			}
+			st := p.upTo(0, j)
+			for x := rg[i][0]; x < rg[i][1]; x++ {
+				st.Persisted[x] = false
+			}
+			if !Legal(ms, st) {
+				break
+			}
+			items = append(items, item{strategy: StrategyOmitOne, st: st, point: j, a: i, b: j})
+		}
+	}
+	return items
+}
+
+// split returns, for each logical operation i outside a failing prefix run and each build, the
+// states after operation i-1 that persist the micro-operations of i up to each but its last one,
+// and, when the build cuts i into pieces, the same with one earlier piece lost (ALICE, OSDI'14
+// §4.3: atomicity vulnerabilities, under splits into 1 and 3 pieces and 4 KiB blocks). States
+// that are illegal or repeat one of another build are left out.
+func (p *plan) split(patch map[int]bool) []item {
+	var items []item
+	seen := map[string]bool{}
+	for b, sp := range p.builds {
+		bm, br := p.micro[b], p.ranges[b]
+		for _, i := range p.points {
+			if patch[i] || patch[i-1] || br[i][0] < 0 {
+				continue
+			}
+			lo, hi := br[i][0], br[i][1]
+			add := func(st State, what string) {
+				key := fmt.Sprint(i, st.Persisted[lo:hi], bm[lo].Offset, len(bm))
+				if !Legal(bm, st) || seen[key] {
+					return
+				}
+				seen[key] = true
+				items = append(items, item{strategy: StrategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
+			}
+			for cut := lo; cut < hi-1; cut++ {
+				st := p.upTo(b, i-1)
+				for x := lo; x <= cut; x++ {
+					st.Persisted[x] = true
+				}
+				add(st, bm[cut].What)
+				if sp.Count != 1 || sp.Aligned != 0 {
+					for k := lo; k < cut; k++ {
+						st2 := State{Persisted: slices.Clone(st.Persisted)}
+						st2.Persisted[k] = false
+						add(st2, bm[cut].What+", an earlier piece lost")
+					}
+				}
+			}
+		}
+	}
+	return items
+}
+
+// exhaustive returns every legal state (LegalStates) at each crash point where at most maxFree
+// micro-operations may be lost, except those holding no micro-operation of the crash point's
+// own operation (they are states of an earlier crash point) and repeats; each is classified
+// (classify). skipped counts the crash points left out.
+func (p *plan) exhaustive(maxFree int) (items []item, skipped int) {
+	ms := p.micro[0]
+	seen := map[string]bool{}
+	for _, k := range p.points {
+		end := p.end(0, k)
+		if len(Free(ms, end)) > maxFree {
+			skipped++
+			continue
+		}
+		states, _ := LegalStates(ms, end, 1<<maxFree)
+		lo := p.ranges[0][k][0]
+		for _, st := range states {
+			if !slices.Contains(st.Persisted[lo:end], true) {
+				continue
+			}
+			key := stateKey(st)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			a, b := classify(ms, st, k)
+			items = append(items, item{strategy: StrategyExhaustive, st: st, point: k, a: a, b: b})
+		}
+	}
+	return items, skipped
+}
+
+// stateKey identifies a state of one build.
+func stateKey(st State) string {
+	b := make([]byte, (len(st.Persisted)+7)/8)
+	for i, p := range st.Persisted {
+		if p {
+			b[i/8] |= 1 << (i % 8)
+		}
+	}
+	return string(b)
 }
 
 // classify names the pair of an exhaustive state: the first logical operation with a lost
@@ -445,200 +318,197 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// judge materializes a state in dir and runs the checker inside it.
-func judge(ctx context.Context, m *Model, ms []Micro, st State, dir string, chk exec.Checker) verdict {
-	crash := filepath.Join(dir, "crash")
-	stdout, stderr, err := Materialize(m, ms, st, crash)
+// explorer runs the strategies of one Explore call.
+type explorer struct {
+	ctx    context.Context
+	o      ExploreOptions
+	p      *plan
+	res    *Explored
+	cl     *clusters
+	start  time.Time
+	mu     sync.Mutex
+	first  time.Duration // the first failing state, when it was judged
+	judged map[string]bool
+}
+
+// Explore tests the crash states of model m that the strategies choose under the persistence
+// model, each judged in a crash directory by the checker and, with a workload, by output
+// equivalence (ALICE, Pillai et al., OSDI'14 §4.3; Barowsky et al., Improving Application
+// Crash Consistency with Symbolic Execution and Fuzzing, 2021, §4; WITCHER, SOSP'21, §4.5):
+// prefix states find runs of operations that must persist atomically, states that lose one
+// operation find the operations that must persist before later ones (a later output makes it a
+// durability violation), states that persist part of one operation find atomicity assumptions,
+// and the exhaustive strategy tries every legal state where few are possible. The checker first
+// runs on the initial and the final state; failing there is ErrCheckerFails. Crash directories
+// live in the pool's directory and are removed when Explore returns, also when ctx is cancelled
+// (then the error is ctx's, with the findings so far).
+func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error) {
+	strats := o.Strategies
+	if len(strats) == 0 {
+		strats = DefaultStrategies
+	}
+	for _, s := range strats {
+		if !slices.Contains(Strategies, s) {
+			return nil, fmt.Errorf("unknown strategy %q (known: %s)", s, strings.Join(Strategies, ", "))
+		}
+	}
+	if len(o.Checker.Args) == 0 {
+		return nil, errors.New("no oracle: give a checker")
+	}
+	if o.MaxFree <= 0 {
+		o.MaxFree = DefaultMaxFree
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	e := &explorer{ctx: ctx, o: o, p: newPlan(m, o.APM), start: o.Now(), judged: map[string]bool{}}
+	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
+	if e.res.Stats.Jobs <= 0 {
+		e.res.Stats.Jobs = max(1, runtimeCPUs())
+	}
+	e.cl = newClusters(m, o.APM, o.Sites)
+	if err := e.sane(); err != nil {
+		return e.finish(err)
+	}
+	patch := map[int]bool{}
+	for _, s := range Strategies { // in their order: omit-one and split use prefix's runs
+		if !slices.Contains(strats, s) {
+			continue
+		}
+		var err error
+		switch s {
+		case StrategyPrefix:
+			err = e.runPrefix(patch)
+		case StrategyOmitOne:
+			err = e.runOmitOne(patch)
+		case StrategySplit:
+			err = e.runSplit(patch)
+		case StrategyExhaustive:
+			err = e.runExhaustive()
+		}
+		if err != nil {
+			return e.finish(err)
+		}
+	}
+	return e.finish(nil)
+}
+
+func (e *explorer) finish(err error) (*Explored, error) {
+	e.res.Findings = e.cl.findings()
+	e.res.Stats.ElapsedSeconds = e.o.Now().Sub(e.start).Seconds()
+	e.res.Stats.FirstFailureSeconds = e.first.Seconds()
+	e.res.Stats.Findings = len(e.res.Findings)
+	return e.res, err
+}
+
+func (e *explorer) warn(s string) { e.res.Warnings = appendOnce(e.res.Warnings, s) }
+
+// sane judges the consistent states (before the run, after it): the oracles must accept them.
+func (e *explorer) sane() error {
+	items := e.p.sane()
+	vs, err := e.run(items)
 	if err != nil {
-		return verdict{err: fmt.Errorf("building a crash directory: %w", err)}
+		return err
 	}
-	outPath := filepath.Join(dir, "stdout")
-	errPath := filepath.Join(dir, "stderr")
-	if err := os.WriteFile(outPath, stdout, 0o644); err != nil {
-		return verdict{err: err}
-	}
-	if err := os.WriteFile(errPath, stderr, 0o644); err != nil {
-		return verdict{err: err}
-	}
-	c := chk
-	c.Env = append(slices.Clone(chk.Env), "SCRY_STDOUT="+outPath, "SCRY_STDERR="+errPath, "SCRY_CRASH_DIR="+crash)
-	out := c.Run(ctx, crash, crash)
-	if out.Err != nil && ctx.Err() != nil {
-		return verdict{err: ctx.Err()}
-	}
-	v := verdict{failed: out.Failed(), stdout: string(stdout)}
-	if out.Err != nil && !out.TimedOut && out.ExitCode == -1 && out.Signal == 0 {
-		return verdict{err: fmt.Errorf("checker: %s", out.Describe())}
-	}
-	tail := strings.TrimSpace(string(out.Stdout) + string(out.Stderr))
-	if len(tail) > 300 {
-		tail = "..." + tail[len(tail)-300:]
-	}
-	v.detail = out.Describe()
-	if tail != "" {
-		v.detail += ": " + tail
-	}
-	return v
-}
-
-// clusters groups failing states into findings by their static pair: the frames of the
-// operation that must persist first (or atomically) and of the one persisted after it (ALICE,
-// OSDI'14 §4.3: static vulnerabilities are the source lines of dynamic ones).
-type clusters struct {
-	m     *Model
-	apm   *APM
-	sites report.SiteTable
-	order []string
-	by    map[string]*report.Finding
-	dyn   map[string]map[[2]int]bool
-}
-
-func newClusters(m *Model, apm *APM, sites report.SiteTable) *clusters {
-	return &clusters{m: m, apm: apm, sites: sites, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{}}
-}
-
-func (c *clusters) frames(op int) []report.Frame {
-	o := &c.m.Ops[op]
-	if c.sites == nil || o.Site == 0 {
-		return nil
-	}
-	return report.FramesAt(c.sites, o.Site, o.Stack)
-}
-
-func (c *clusters) callOf(op int) string {
-	o := &c.m.Ops[op]
-	s := fmt.Sprintf("%s %s", o.Call, o.Describe())
-	if fr := c.frames(op); len(fr) > 0 {
-		s += " at " + frameString(fr[0])
-	}
-	return s
-}
-
-func frameString(f report.Frame) string {
-	if f.Line > 0 {
-		return fmt.Sprintf("%s:%d (%s)", f.File, f.Line, f.Function)
-	}
-	return fmt.Sprintf("%s (%s)", f.File, f.Function)
-}
-
-func (c *clusters) add(kind string, it item, v verdict, ms []Micro) {
-	fa, fb := c.frames(it.a), c.frames(it.b)
-	key := kind + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
-	if kind == KindAtomicity && it.strategy == StrategySplit {
-		key = kind + "\x00" + report.FramesKey(fa) + "\x00split"
-	}
-	pair := [2]int{it.a, it.b}
-	f, ok := c.by[key]
-	if !ok {
-		oa, ob := &c.m.Ops[it.a], &c.m.Ops[it.b]
-		var msg string
-		switch kind {
-		case KindOrdering:
-			msg = fmt.Sprintf("%s must persist before %s: a crash that keeps the second and loses the first fails the checker", oa.Describe(), ob.Describe())
-		case KindDurability:
-			msg = fmt.Sprintf("%s is not durable when the program prints %s: a crash after the output loses it and fails the checker", oa.Describe(), ob.Describe())
-		default:
-			if it.a == it.b {
-				msg = fmt.Sprintf("%s must persist atomically: a crash that persists part of it (%s) fails the checker", oa.Describe(), it.what)
-			} else {
-				msg = fmt.Sprintf("operations %d (%s) to %d (%s) must persist atomically: a crash between them fails the checker", it.a, oa.Describe(), it.b, ob.Describe())
+	for i, v := range vs {
+		if v.failed {
+			which := "the initial state (the workload directory before the run)"
+			if i == 1 {
+				which = "the state of the finished run"
 			}
+			return fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail)
 		}
-		f = &report.Finding{Kind: kind, Class: report.Correctness, Message: msg, FirstEvent: oa.Event, Stack: fa}
-		if len(fa) > 0 {
-			f.Location = fa[0].Location()
-		}
-		if it.a != it.b && len(fb) > 0 {
-			role := "persisted before it"
-			if kind == KindDurability {
-				role = "output"
-			} else if kind == KindAtomicity {
-				role = "end of the run"
-			}
-			f.Related = append(f.Related, fb[0].Location().Related(role))
-		}
-		fs := &report.FSCrash{APM: c.apm.Name, Strategy: it.strategy, CrashPoint: it.point, What: it.what, Checker: v.detail}
-		if it.strategy == StrategySplit {
-			fs.Split = c.splitName(ms)
-		}
-		stdout := v.stdout
-		if len(stdout) > 1024 {
-			stdout = stdout[len(stdout)-1024:]
-		}
-		fs.Stdout = stdout
-		fs.Persisted, fs.Lost = describeState(c.m, ms, it.st)
-		f.FS = fs
-		c.by[key] = f
-		c.dyn[key] = map[[2]int]bool{}
-		c.order = append(c.order, key)
 	}
-	if c.dyn[key][pair] {
-		return
-	}
-	c.dyn[key][pair] = true
-	f.Count = len(c.dyn[key])
-	f.FS.Count = f.Count
-	if len(f.FS.Dynamic) < report.MaxFSDynamic {
-		f.FS.Dynamic = append(f.FS.Dynamic, report.FSVulnerability{A: it.a, B: it.b, CallA: c.callOf(it.a), CallB: c.callOf(it.b)})
-	}
+	e.res.Stats.Failures = 0
+	e.first = 0
+	return nil
 }
 
-func (c *clusters) splitName(ms []Micro) string {
-	for _, sp := range append([]Split{c.apm.Base}, c.apm.Splits...) {
-		if len(c.apm.Build(c.m, sp)) == len(ms) {
-			return sp.String()
+// runPrefix judges the prefix states; a run of failing ones is one across-operation atomicity
+// violation, from the first failing crash point to the first passing one after it (ALICE's
+// across-syscall atomicity), and its operations are left out of omit-one and split (patch).
+func (e *explorer) runPrefix(patch map[int]bool) error {
+	items := e.p.prefix()
+	vs, err := e.run(items)
+	points := e.p.points
+	for i := 0; i < len(vs); i++ {
+		if !vs[i].failed {
+			continue
 		}
+		j := i
+		for j+1 < len(vs) && vs[j+1].failed {
+			j++
+		}
+		end := len(points) - 1
+		if j+1 < len(points) {
+			end = j + 1
+		}
+		for x := i; x <= j; x++ {
+			patch[points[x]] = true
+		}
+		it := items[i]
+		it.a, it.b = points[i], points[end]
+		e.cl.add(KindAtomicity, it, vs[i], e.p.micro[0])
+		i = j
 	}
-	return ""
+	return err
 }
 
-// describeState lists the logical operations a state persisted (whole or in part) and lost,
-// up to its last persisted one, at most 20 of each.
-func describeState(m *Model, ms []Micro, st State) (persisted, lost []string) {
-	full := map[int]int{}
-	count := map[int]int{}
-	last := -1
-	for j, p := range st.Persisted {
-		count[ms[j].Op]++
-		if p {
-			full[ms[j].Op]++
-			last = max(last, ms[j].Op)
+// runOmitOne judges the omit-one states: the first failing state of each lost operation is an
+// ordering violation, or a durability violation when the later operation is an output.
+func (e *explorer) runOmitOne(patch map[int]bool) error {
+	items := e.p.omitOne(patch)
+	vs, err := e.run(items)
+	done := map[int]bool{}
+	for x, v := range vs {
+		it := items[x]
+		if !v.failed || done[it.a] {
+			continue
 		}
+		done[it.a] = true
+		e.cl.add(e.orderKind(it), it, v, e.p.micro[0])
 	}
-	ops := make([]int, 0, len(count))
-	for op := range count {
-		ops = append(ops, op)
-	}
-	sort.Ints(ops)
-	for _, op := range ops {
-		if op > last {
-			break
-		}
-		d := fmt.Sprintf("%d %s", op, m.Ops[op].Describe())
-		switch {
-		case full[op] == count[op]:
-			if len(persisted) < 20 {
-				persisted = append(persisted, d)
-			}
-		case full[op] == 0:
-			if len(lost) < 20 {
-				lost = append(lost, d)
-			}
-		default:
-			if len(persisted) < 20 {
-				persisted = append(persisted, d+" (in part)")
-			}
-		}
-	}
-	return persisted, lost
+	return err
 }
 
-func (c *clusters) findings() []report.Finding {
-	out := make([]report.Finding, 0, len(c.order))
-	for _, k := range c.order {
-		out = append(out, *c.by[k])
+// orderKind is the kind of a failing state that lost operation it.a and kept it.b.
+func (e *explorer) orderKind(it item) string {
+	if e.p.m.Ops[it.b].Kind == OpOutput {
+		return KindDurability
 	}
-	return out
+	return KindOrdering
 }
 
-func runtimeCPUs() int { return runtime.NumCPU() }
+// runSplit judges the split states: each failing one is an atomicity violation.
+func (e *explorer) runSplit(patch map[int]bool) error {
+	items := e.p.split(patch)
+	vs, err := e.run(items)
+	for x, v := range vs {
+		if v.failed {
+			e.cl.add(KindAtomicity, items[x], v, e.p.micro[items[x].build])
+		}
+	}
+	return err
+}
+
+// runExhaustive judges the exhaustive states not judged by an earlier strategy.
+func (e *explorer) runExhaustive() error {
+	all, skipped := e.p.exhaustive(e.o.MaxFree)
+	if skipped > 0 {
+		e.warn(fmt.Sprintf("exhaustive: %d crash points where more than %d micro-operations may be lost were left to the other strategies", skipped, e.o.MaxFree))
+	}
+	items := slices.DeleteFunc(all, func(it item) bool { return e.judged[stateKey(it.st)] })
+	vs, err := e.run(items)
+	for x, v := range vs {
+		if !v.failed {
+			continue
+		}
+		it := items[x]
+		kind := KindAtomicity
+		if it.a != it.b {
+			kind = e.orderKind(it)
+		}
+		e.cl.add(kind, it, v, e.p.micro[0])
+	}
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -15,6 +16,77 @@ import (
 // micro-operation i). It is legal when closed under the dependencies (Legal).
 type State struct {
 	Persisted []bool
+}
+
+// LegalStates returns every legal crash state of the micro-operations ms at a crash after
+// micro-operation end-1 (ALICE, OSDI'14, §3.2: the states an APM allows): the sets of
+// micro-operations before end that hold every barrier before end (a sync that returned, an
+// output the user saw) and are closed under the dependencies. States are enumerated in a fixed
+// order (micro-operation 0 lost before persisted, then 1, ...). It returns nil and false when
+// there are more than limit of them.
+func LegalStates(ms []Micro, end, limit int) ([]State, bool) {
+	var out []State
+	cur := make([]bool, len(ms))
+	var rec func(i int) bool
+	rec = func(i int) bool {
+		if i == end {
+			if len(out) >= limit {
+				return false
+			}
+			out = append(out, State{Persisted: slices.Clone(cur)})
+			return true
+		}
+		ok := true
+		for _, d := range ms[i].Deps {
+			if !cur[d] {
+				ok = false
+				break
+			}
+		}
+		if !ms[i].barrier() && !rec(i+1) {
+			return false
+		}
+		if ok {
+			cur[i] = true
+			r := rec(i + 1)
+			cur[i] = false
+			return r
+		}
+		return true
+	}
+	if !rec(0) {
+		return nil, false
+	}
+	return out, true
+}
+
+// Free returns the micro-operations before end that a crash after end-1 may lose: those no
+// barrier before end guarantees (not among the transitive dependencies of a barrier).
+func Free(ms []Micro, end int) []int {
+	durable := make([]bool, end)
+	for b := end - 1; b >= 0; b-- {
+		if !ms[b].barrier() {
+			continue
+		}
+		stack := []int{b}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if durable[x] {
+				continue
+			}
+			durable[x] = true
+			stack = append(stack, ms[x].Deps...)
+		}
+		break // each barrier depends on the one before it
+	}
+	var free []int
+	for j := 0; j < end; j++ {
+		if !durable[j] {
+			free = append(free, j)
+		}
+	}
+	return free
 }
 
 // Legal reports whether every persisted micro-operation's dependencies persisted too.
@@ -187,13 +259,14 @@ func writeImage(path string, f *fileImage, mode os.FileMode) error {
 }
 
 // garbage returns n bytes standing for blocks whose data never reached the disk: pseudo-random
-// (seeded by the offset, so a state is the same every time it is built), so a checker cannot
-// mistake them for anything the program wrote.
+// (seeded by the offset, so a state is the same every time it is built) with the high bit set,
+// so that they are never ASCII text and a checker cannot mistake them for text the program
+// wrote.
 func garbage(off, n int64) []byte {
 	r := rand.New(rand.NewPCG(uint64(off), uint64(n)))
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = byte(r.Uint32())
+		b[i] = byte(r.Uint32()) | 0x80
 	}
 	return b
 }

@@ -74,6 +74,9 @@ type Op struct {
 	// Range of a sync (0, 0: the whole file); Datasync: fdatasync (no directory entry).
 	SyncOff, SyncLen int64
 	Datasync         bool
+	// DataOnly: sync_file_range, which writes the range's data and nothing else (no size
+	// change, no journal commit).
+	DataOnly bool
 	// Fd of an output (1 or 2).
 	Fd int
 	// Path is the operation's path relative to the workload directory ("" the directory
@@ -541,6 +544,7 @@ func (s *state) fsop(ev *trace.Event) {
 		if ev.FS == trace.FSSyncFileRange || ev.FS == trace.FSMsync {
 			o.SyncOff, o.SyncLen = int64(ev.FileOffset), int64(ev.Size)
 		}
+		o.DataOnly = ev.FS == trace.FSSyncFileRange
 		s.m.add(o, ev)
 	case trace.FSSync, trace.FSSyncfs:
 		s.m.add(&Op{Kind: OpSync}, ev)
