@@ -80,7 +80,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fsmode
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
-	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./explore
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.

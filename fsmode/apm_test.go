@@ -260,7 +260,7 @@ func TestPersistenceModels(t *testing.T) {
 			name: "rename over a file without fsync", init: map[string]string{"f": "old"},
 			ops: []string{"creat t", "append t new", "rename t f"},
 			want: map[string][]string{
-				"default": {"f=", "f=000", "f=???", "f=new", "f=old", "f=old t=", "f=old t=000", "f=old t=???", "f=old t=new"},
+				"default":      {"f=", "f=000", "f=???", "f=new", "f=old", "f=old t=", "f=old t=000", "f=old t=???", "f=old t=new"},
 				"ext4-ordered": {"f=new", "f=old", "f=old t=", "f=old t=new"},
 				"ext4-journal": {"f=new", "f=old", "f=old t=", "f=old t=new"},
 			},

@@ -32,6 +32,7 @@ import (
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
 )
 
 // Analysis says what the trace analyses report.
@@ -174,13 +175,13 @@ func NeverDurable(path string) ([]px86.StoreState, error) {
 // on the workload file, and adds its findings, warnings, kinds and statistics to rep. props are
 // the properties inferred for the invariants strategy (Infer). It returns the exploration's
 // error (a bad target or workload, a file error, ctx cancelled) after adding what was found.
-func Explore(ctx context.Context, rep *report.Report, path, workload string, target []string, x Exploration, props *infer.Result) error {
+func Explore(ctx context.Context, rep *report.Report, path, workloadPath string, target []string, x Exploration, props *infer.Result) error {
 	t, err := exec.ParseTarget(target)
 	if err != nil {
 		return err
 	}
 	t.Timeout, t.OutputFilter, t.Env = x.Timeout, x.OutputFilter, x.Env
-	w, err := explore.ReadWorkload(workload)
+	w, err := workload.Read(workloadPath)
 	if err != nil {
 		return err
 	}
