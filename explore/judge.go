@@ -1,8 +1,6 @@
 package explore
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -254,8 +252,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		return
 	}
 	e.variants[key] = map[string]bool{variant: true}
-	sum := sha256.Sum256([]byte(key))
-	id := "c" + hex.EncodeToString(sum[:6])
+	id := report.ClusterID(key)
 	e.clusters[key] = len(e.res.Findings)
 
 	symText := symptomText(symptom)

@@ -38,6 +38,7 @@ type openFile struct {
 	offset   int64
 	append   bool
 	output   int  // 1 or 2: the program's standard output or error (inherited)
+	input    bool // the program's standard input (inherited): the workload
 	inDir    bool // path is under the workload directory
 	writable bool
 }
@@ -75,6 +76,12 @@ type converter struct {
 	warned   map[string]bool
 	// Records counts the FS_OP and OUTPUT records written.
 	records int
+	// input are the workload's lines fed to standard input, inputOff the bytes of it read so
+	// far, nextOp the next line whose first byte has not been read.
+	input    []string
+	inputOff int64
+	nextOp   int
+	lineEnd  int64 // offset just past line nextOp-1 (its newline)
 }
 
 func newConverter(root string, w *trace.Writer, sym *Symbolizer) *converter {
@@ -98,7 +105,7 @@ func (c *converter) proc(pid int) *proc {
 		cwd := c.root
 		out1 := &openFile{output: 1, writable: true}
 		out2 := &openFile{output: 2, writable: true}
-		p := &proc{cwd: &cwd, fds: &fdTable{fds: map[int]fdEntry{0: {of: &openFile{}}, 1: {of: out1}, 2: {of: out2}}}, maps: &[]mapping{}}
+		p := &proc{cwd: &cwd, fds: &fdTable{fds: map[int]fdEntry{0: {of: &openFile{input: true}}, 1: {of: out1}, 2: {of: out2}}}, maps: &[]mapping{}}
 		c.procs[pid] = p
 		return p
 	}
@@ -335,8 +342,13 @@ func (c *converter) call(cl *Call) error {
 			of.offset = cl.Ret
 		}
 	case "read", "readv":
-		if of, _ := c.file(p, arg(0)); of != nil {
-			of.offset += cl.Ret
+		of, _ := c.file(p, arg(0))
+		if of == nil {
+			return nil
+		}
+		of.offset += cl.Ret
+		if of.input && cl.Ret > 0 {
+			return c.readInput(cl, cl.Ret)
 		}
 	case "write", "pwrite64", "writev", "pwritev", "pwritev2":
 		of, _ := c.file(p, arg(0))
@@ -592,6 +604,21 @@ func (c *converter) call(cl *Call) error {
 	return nil
 }
 
+// readInput accounts for n bytes the program read from its standard input: each workload line
+// whose first byte they include begins its operation (an OP_BEGIN record at the read).
+func (c *converter) readInput(cl *Call, n int64) error {
+	c.inputOff += n
+	for c.nextOp < len(c.input) && c.lineEnd < c.inputOff {
+		k := c.nextOp
+		c.nextOp++
+		c.lineEnd += int64(len(c.input[k])) + 1
+		if err := c.emit(cl, &trace.Event{Kind: trace.KindOpBegin, Op: uint64(k), Text: c.input[k]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // iovData concatenates the iov_base strings of a writev iovec array.
 func iovData(a string) (string, bool, error) {
 	var b strings.Builder
@@ -631,11 +658,14 @@ func iovData(a string) (string, bool, error) {
 
 // Convert reads strace output (ParseStrace) and writes the trace of its file-system calls under
 // root (an absolute path without symbolic links) to w: FS_OP and OUTPUT records with their
-// call stacks, symbolized by sym. It returns the number of FS_OP and OUTPUT records and the
-// warnings about what the trace cannot show (writes through shared mappings, cut writes, ...);
-// the caller writes END. Errors: unreadable strace output (*ParseError) or a write error.
-func Convert(r io.Reader, root string, w *trace.Writer, sym *Symbolizer) (records int, warnings []string, err error) {
+// call stacks, symbolized by sym, and, when input holds the lines fed to the program's standard
+// input (Feed), an OP_BEGIN record at the read that returns each line's first byte. It returns
+// the number of FS_OP, OUTPUT and OP_BEGIN records and the warnings about what the trace cannot
+// show (writes through shared mappings, cut writes, ...); the caller writes END. Errors:
+// unreadable strace output (*ParseError) or a write error.
+func Convert(r io.Reader, root string, w *trace.Writer, sym *Symbolizer, input []string) (records int, warnings []string, err error) {
 	c := newConverter(root, w, sym)
+	c.input = input
 	err = ParseStrace(r, func(cl *Call) error {
 		if err := c.call(cl); err != nil {
 			var pe *ParseError

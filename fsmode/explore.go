@@ -11,6 +11,7 @@ import (
 
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
 )
 
 // Kinds of file-system crash findings, in the catalogue (package analysis).
@@ -50,8 +51,10 @@ const DefaultMaxFree = 10
 // ExploreOptions configures Explore.
 type ExploreOptions struct {
 	APM *APM
-	// Checker judges each crash directory (run inside it).
+	// Checker, if it has a command, judges each crash directory (run inside it); Oracle, if
+	// set, judges it by output equivalence. At least one is needed.
 	Checker exec.Checker
+	Oracle  *Equivalence
 	// Strategies (nil: DefaultStrategies).
 	Strategies []string
 	// MaxStates bounds the states tested (0: no bound); the exhaustive strategy enumerates
@@ -81,6 +84,10 @@ type item struct {
 	what     string
 }
 
+// consistent reports whether it is one of the two consistent states (before the run, after
+// it), which only the checker judges.
+func (it item) consistent() bool { return it.strategy == "initial" || it.strategy == "final" }
+
 // Explored is what Explore found.
 type Explored struct {
 	Findings []report.Finding
@@ -97,6 +104,8 @@ type plan struct {
 	micro  [][]Micro  // per build
 	ranges [][][2]int // per build and logical operation: its micro-operations [first, end), {-1, -1} when none
 	points []int      // the crash points: logical operations with micro-operations in build 0
+	// workload, if set, names the workload operations (Model.Operations) for reports.
+	workload *workload.Workload
 }
 
 func newPlan(m *Model, apm *APM) *plan {
@@ -329,6 +338,7 @@ type explorer struct {
 	mu     sync.Mutex
 	first  time.Duration // the first failing state, when it was judged
 	judged map[string]bool
+	legal  map[int]*legalPair // by workload operation (Equivalence)
 }
 
 // Explore tests the crash states of model m that the strategies choose under the persistence
@@ -352,8 +362,8 @@ func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error)
 			return nil, fmt.Errorf("unknown strategy %q (known: %s)", s, strings.Join(Strategies, ", "))
 		}
 	}
-	if len(o.Checker.Args) == 0 {
-		return nil, errors.New("no oracle: give a checker")
+	if len(o.Checker.Args) == 0 && o.Oracle == nil {
+		return nil, errors.New("no oracle: give a checker, a workload, or both")
 	}
 	if o.MaxFree <= 0 {
 		o.MaxFree = DefaultMaxFree
@@ -361,12 +371,16 @@ func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	e := &explorer{ctx: ctx, o: o, p: newPlan(m, o.APM), start: o.Now(), judged: map[string]bool{}}
+	p := newPlan(m, o.APM)
+	if o.Oracle != nil {
+		p.workload = &o.Oracle.Workload
+	}
+	e := &explorer{ctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
 	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
 	if e.res.Stats.Jobs <= 0 {
 		e.res.Stats.Jobs = max(1, runtimeCPUs())
 	}
-	e.cl = newClusters(m, o.APM, o.Sites)
+	e.cl = newClusters(e.p, o.Sites)
 	if err := e.sane(); err != nil {
 		return e.finish(err)
 	}
@@ -448,7 +462,7 @@ func (e *explorer) runPrefix(patch map[int]bool) error {
 		}
 		it := items[i]
 		it.a, it.b = points[i], points[end]
-		e.cl.add(KindAtomicity, it, vs[i], e.p.micro[0])
+		e.cl.add(KindAtomicity, it, vs[i])
 		i = j
 	}
 	return err
@@ -466,7 +480,7 @@ func (e *explorer) runOmitOne(patch map[int]bool) error {
 			continue
 		}
 		done[it.a] = true
-		e.cl.add(e.orderKind(it), it, v, e.p.micro[0])
+		e.cl.add(e.orderKind(it), it, v)
 	}
 	return err
 }
@@ -485,7 +499,7 @@ func (e *explorer) runSplit(patch map[int]bool) error {
 	vs, err := e.run(items)
 	for x, v := range vs {
 		if v.failed {
-			e.cl.add(KindAtomicity, items[x], v, e.p.micro[items[x].build])
+			e.cl.add(KindAtomicity, items[x], v)
 		}
 	}
 	return err
@@ -508,7 +522,7 @@ func (e *explorer) runExhaustive() error {
 		if it.a != it.b {
 			kind = e.orderKind(it)
 		}
-		e.cl.add(kind, it, v, e.p.micro[0])
+		e.cl.add(kind, it, v)
 	}
 	return err
 }

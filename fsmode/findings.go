@@ -4,27 +4,29 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/report"
 )
 
 // clusters groups failing states into findings by their static pair: the frames of the
 // operation that must persist first (or atomically) and of the one persisted after it (ALICE,
-// OSDI'14 §4.3: static vulnerabilities are the source lines of dynamic ones).
+// OSDI'14 §4.3: static vulnerabilities are the source lines of dynamic ones). A finding's id is
+// report.ClusterID of its key, as crash findings of PM mode; its dynamic vulnerabilities (pairs
+// of system calls) are its variants.
 type clusters struct {
-	m     *Model
-	apm   *APM
+	p     *plan
 	sites report.SiteTable
 	order []string
 	by    map[string]*report.Finding
 	dyn   map[string]map[[2]int]bool
 }
 
-func newClusters(m *Model, apm *APM, sites report.SiteTable) *clusters {
-	return &clusters{m: m, apm: apm, sites: sites, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{}}
+func newClusters(p *plan, sites report.SiteTable) *clusters {
+	return &clusters{p: p, sites: sites, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{}}
 }
 
 func (c *clusters) frames(op int) []report.Frame {
-	o := &c.m.Ops[op]
+	o := &c.p.m.Ops[op]
 	if c.sites == nil || o.Site == 0 {
 		return nil
 	}
@@ -32,7 +34,7 @@ func (c *clusters) frames(op int) []report.Frame {
 }
 
 func (c *clusters) callOf(op int) string {
-	o := &c.m.Ops[op]
+	o := &c.p.m.Ops[op]
 	s := fmt.Sprintf("%s %s", o.Call, o.Describe())
 	if fr := c.frames(op); len(fr) > 0 {
 		s += " at " + frameString(fr[0])
@@ -47,7 +49,25 @@ func frameString(f report.Frame) string {
 	return fmt.Sprintf("%s (%s)", f.File, f.Function)
 }
 
-func (c *clusters) add(kind string, it item, v verdict, ms []Micro) {
+// symptomText says how a failing state failed, for messages.
+func symptomText(v verdict) string {
+	switch v.symptom {
+	case exec.SymptomChecker, "":
+		return "fails the checker"
+	case exec.SymptomHang:
+		return "makes the program hang when it runs the rest of the workload"
+	case exec.SymptomSignal:
+		return "makes the program crash (a signal) when it runs the rest of the workload"
+	case exec.SymptomExit:
+		return "makes the program exit with a status neither legal outcome has when it runs the rest of the workload"
+	}
+	return "makes the program's output on the rest of the workload match neither the committed nor the rolled-back outcome"
+}
+
+// add records failing state it (judged v) as a finding of kind, or as a dynamic
+// vulnerability of an earlier finding with the same static pair.
+func (c *clusters) add(kind string, it item, v verdict) {
+	m, ms := c.p.m, c.p.micro[it.build]
 	fa, fb := c.frames(it.a), c.frames(it.b)
 	key := kind + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
 	if kind == KindAtomicity && it.strategy == StrategySplit {
@@ -56,18 +76,19 @@ func (c *clusters) add(kind string, it item, v verdict, ms []Micro) {
 	pair := [2]int{it.a, it.b}
 	f, ok := c.by[key]
 	if !ok {
-		oa, ob := &c.m.Ops[it.a], &c.m.Ops[it.b]
+		oa, ob := &m.Ops[it.a], &m.Ops[it.b]
+		sym := symptomText(v)
 		var msg string
 		switch kind {
 		case KindOrdering:
-			msg = fmt.Sprintf("%s must persist before %s: a crash that keeps the second and loses the first fails the checker", oa.Describe(), ob.Describe())
+			msg = fmt.Sprintf("%s must persist before %s: a crash that keeps the second and loses the first %s", oa.Describe(), ob.Describe(), sym)
 		case KindDurability:
-			msg = fmt.Sprintf("%s is not durable when the program prints %s: a crash after the output loses it and fails the checker", oa.Describe(), ob.Describe())
+			msg = fmt.Sprintf("%s is not durable when the program prints %s: a crash after the output loses it and %s", oa.Describe(), ob.Describe(), sym)
 		default:
 			if it.a == it.b {
-				msg = fmt.Sprintf("%s must persist atomically: a crash that persists part of it (%s) fails the checker", oa.Describe(), it.what)
+				msg = fmt.Sprintf("%s must persist atomically: a crash that persists part of it (%s) %s", oa.Describe(), it.what, sym)
 			} else {
-				msg = fmt.Sprintf("operations %d (%s) to %d (%s) must persist atomically: a crash between them fails the checker", it.a, oa.Describe(), it.b, ob.Describe())
+				msg = fmt.Sprintf("operations %d (%s) to %d (%s) must persist atomically: a crash between them %s", it.a, oa.Describe(), it.b, ob.Describe(), sym)
 			}
 		}
 		f = &report.Finding{Kind: kind, Class: report.Correctness, Message: msg, FirstEvent: oa.Event, Stack: fa}
@@ -83,16 +104,20 @@ func (c *clusters) add(kind string, it item, v verdict, ms []Micro) {
 			}
 			f.Related = append(f.Related, fb[0].Location().Related(role))
 		}
-		fs := &report.FSCrash{APM: c.apm.Name, Strategy: it.strategy, CrashPoint: it.point, What: it.what, Checker: v.detail}
+		if k := m.Ops[it.point].Operation; c.p.workload != nil && k >= 0 && k < len(c.p.workload.Ops) {
+			f.Operation = &report.Operation{Index: uint64(k), Text: c.p.workload.Ops[k]}
+		}
+		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
+			Symptom: v.symptom, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
 		if it.strategy == StrategySplit {
-			fs.Split = c.splitName(ms)
+			fs.Split = c.p.builds[it.build].String()
 		}
 		stdout := v.stdout
 		if len(stdout) > 1024 {
 			stdout = stdout[len(stdout)-1024:]
 		}
 		fs.Stdout = stdout
-		fs.Persisted, fs.Lost = describeState(c.m, ms, it.st)
+		fs.Persisted, fs.Lost = describeState(m, ms, it.st)
 		f.FS = fs
 		c.by[key] = f
 		c.dyn[key] = map[[2]int]bool{}
@@ -107,15 +132,6 @@ func (c *clusters) add(kind string, it item, v verdict, ms []Micro) {
 	if len(f.FS.Dynamic) < report.MaxFSDynamic {
 		f.FS.Dynamic = append(f.FS.Dynamic, report.FSVulnerability{A: it.a, B: it.b, CallA: c.callOf(it.a), CallB: c.callOf(it.b)})
 	}
-}
-
-func (c *clusters) splitName(ms []Micro) string {
-	for _, sp := range append([]Split{c.apm.Base}, c.apm.Splits...) {
-		if len(c.apm.Build(c.m, sp)) == len(ms) {
-			return sp.String()
-		}
-	}
-	return ""
 }
 
 // describeState lists the logical operations a state persisted (whole or in part) and lost,

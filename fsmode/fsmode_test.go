@@ -32,7 +32,7 @@ const sampleStrace = `100 openat(AT_FDCWD<\x2f\x77>, "\x6f\x75\x74", O_WRONLY|O_
 func TestConvert(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := trace.NewWriter(&buf, 64)
-	n, warns, err := Convert(strings.NewReader(sampleStrace), "/w", w, NewSymbolizer())
+	n, warns, err := Convert(strings.NewReader(sampleStrace), "/w", w, NewSymbolizer(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +62,45 @@ func TestConvert(t *testing.T) {
 	}
 }
 
+// TestConvertOperations: with the workload's lines, the read of standard input that returns a
+// line's first byte begins its operation (OP_BEGIN), whatever the reads' sizes.
+func TestConvertOperations(t *testing.T) {
+	const st = `7 read(0, 0x1, 0x2000) = 0x6
+7 openat(AT_FDCWD<\x2f\x77>, "\x61", O_WRONLY|O_CREAT, 0644) = 3<\x2f\x77\x2f\x61>
+7 read(0, 0x1, 0x1) = 0x1
+7 read(0, 0x1, 0x1) = 0x1
+7 write(3<\x2f\x77\x2f\x61>, "\x78", 1) = 1
+7 read(0, 0x1, 0x2000) = 0x7
+7 read(0, 0x1, 0x2000) = 0
+`
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, 64)
+	// Lines "set a" (6 bytes with its newline), "g" (2, read a byte at a time), "x y z" and "w"
+	// (6 and 2: one read of 7 bytes holds the first byte of w, which begins too).
+	if _, _, err := Convert(strings.NewReader(st), "/w", w, NewSymbolizer(), []string{"set a", "g", "x y z", "w"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	r, _ := trace.NewReader(&buf)
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		switch ev.Kind {
+		case trace.KindOpBegin:
+			got = append(got, "op "+itoa(ev.Op)+" "+ev.Text)
+		case trace.KindFSOp:
+			got = append(got, ev.FS.String())
+		}
+	}
+	want := "op 0 set a|open|op 1 g|write|op 2 x y z|op 3 w"
+	if strings.Join(got, "|") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
 func itoa(v uint64) string { return uitoa(v) }
 
 func uitoa(v uint64) string {
@@ -86,7 +125,7 @@ func FuzzParseStrace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		var buf bytes.Buffer
 		w, _ := trace.NewWriter(&buf, 64)
-		_, _, err := Convert(strings.NewReader(s), "/w", w, NewSymbolizer())
+		_, _, err := Convert(strings.NewReader(s), "/w", w, NewSymbolizer(), []string{"a", "bc"})
 		var pe *ParseError
 		if err != nil && !errors.As(err, &pe) {
 			t.Fatalf("unexpected error %v", err)

@@ -10,15 +10,116 @@ import (
 	"strings"
 
 	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/workload"
 )
 
 // verdict is how one crash state was judged.
 type verdict struct {
-	judged bool // the state ran (not left out by --max-states, not interrupted)
-	failed bool
-	detail string
-	stdout string
-	err    error
+	judged       bool // the state ran (not left out by --max-states, not interrupted)
+	inconclusive bool // no legal outcome of its operation ran to its end: not judged
+	failed       bool
+	// symptom is exec's: SymptomChecker, or how the re-execution differs (Mismatch).
+	symptom string
+	detail  string
+	stdout  string // what the program had printed at the crash
+	// diffCommitted and diffRolledBack compare the re-execution's output with the legal
+	// outcomes' (exec.Diff).
+	diffCommitted, diffRolledBack string
+	err                           error
+}
+
+// Equivalence is the output-equivalence oracle of a run driven by a workload (WITCHER, SOSP'21,
+// §4.5): a crash during workload operation k must leave a directory from which the program,
+// given operations k+1..n on its standard input, ends like one of the two crash-free runs: from
+// the directory as it was when operation k committed (every call up to its end persisted), or
+// when it rolled back (every call before it persisted). The crash points before the first
+// operation belong to "operation -1", whose rolled-back directory is the initial one.
+type Equivalence struct {
+	// Target is the program with its arguments and environment (no {pool}: it runs in the
+	// crash directory, whose path its output shows as {pool}); Timeout bounds a run.
+	Target exec.Target
+	// Workload is what the recorded run read, one operation per line.
+	Workload workload.Workload
+}
+
+// legalPair holds the two legal outcomes of a workload operation.
+type legalPair struct {
+	rolledBack, committed exec.Outcome
+}
+
+// span returns the last logical operations issued before workload operation k began and by its
+// end (-1: none).
+func (p *plan) span(k int) (before, through int) {
+	before, through = -1, -1
+	for i := range p.m.Ops {
+		if op := p.m.Ops[i].Operation; op < k {
+			before = i
+		} else if op == k {
+			through = i
+		}
+	}
+	return before, max(through, before)
+}
+
+// oracleJob is one legal outcome to compute: operation k's directory committed or rolled back.
+type oracleJob struct {
+	k         int
+	committed bool
+}
+
+// oracles computes the legal outcomes of the workload operations of items that have none yet.
+func (e *explorer) oracles(items []item) error {
+	if e.o.Oracle == nil {
+		return nil
+	}
+	var jobs []oracleJob
+	for _, it := range items {
+		if it.consistent() {
+			continue
+		}
+		k := e.p.m.Ops[it.point].Operation
+		if _, ok := e.legal[k]; ok {
+			continue
+		}
+		e.legal[k] = nil
+		jobs = append(jobs, oracleJob{k, false}, oracleJob{k, true})
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	outs, err := exec.Map(e.ctx, e.o.Pool, jobs, func(ctx context.Context, w *exec.Worker, j oracleJob) exec.Outcome {
+		before, through := e.p.span(j.k)
+		last := before
+		if j.committed {
+			last = through
+		}
+		return e.reexec(ctx, e.p.upTo(0, last), j.k, filepath.Join(w.Dir, "oracle"))
+	})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(jobs); i += 2 {
+		e.res.Stats.OracleRuns += 2
+		lp := &legalPair{rolledBack: outs[i], committed: outs[i+1]}
+		e.legal[jobs[i].k] = lp
+		for _, o := range []exec.Outcome{lp.rolledBack, lp.committed} {
+			switch {
+			case o.Err != nil:
+				return fmt.Errorf("running the program for a legal outcome: %s", o.Describe())
+			case !o.Completed():
+				e.warn(fmt.Sprintf("a legal outcome (the program run without a crash on the workload from operation %d) %s: it is no legal outcome", jobs[i].k+1, o.Describe()))
+			}
+		}
+	}
+	return nil
+}
+
+// reexec builds state st in dir and runs the program there on the workload after operation k.
+func (e *explorer) reexec(ctx context.Context, st State, k int, dir string) exec.Outcome {
+	if _, _, err := Materialize(e.p.m, e.p.micro[0], st, dir); err != nil {
+		return exec.Outcome{ExitCode: -1, Err: fmt.Errorf("building a crash directory: %w", err)}
+	}
+	return e.o.Oracle.Target.Run(ctx, dir, e.o.Oracle.Workload.Suffix(k), dir)
 }
 
 // run judges items on the pool's workers and returns their verdicts, in order, with the first
@@ -33,6 +134,9 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 			items = items[:keep]
 		}
 	}
+	if err := e.oracles(items); err != nil {
+		return make([]verdict, len(items)), err
+	}
 	vs, err := exec.Map(e.ctx, e.o.Pool, items, func(ctx context.Context, w *exec.Worker, it item) verdict {
 		v := e.judge(ctx, it, w.Dir)
 		if v.failed {
@@ -46,6 +150,10 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		return v
 	})
 	for i, v := range vs {
+		if v.inconclusive {
+			e.res.Stats.Inconclusive++
+			e.warn(fmt.Sprintf("operation %d: neither legal outcome ran to its end: its crash states are not judged by output equivalence", e.p.m.Ops[items[i].point].Operation))
+		}
 		if !v.judged {
 			continue
 		}
@@ -68,10 +176,62 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 	return vs, err
 }
 
-// judge materializes a state in dir and runs the checker inside it, with SCRY_STDOUT and
+// judge judges a crash state in dir: by the checker, if any, then, with a workload, by output
+// equivalence.
+func (e *explorer) judge(ctx context.Context, it item, dir string) verdict {
+	var v verdict
+	if len(e.o.Checker.Args) > 0 {
+		if v = e.check(ctx, it, dir); v.err != nil || v.failed {
+			return v
+		}
+	}
+	if e.o.Oracle == nil || it.consistent() {
+		return v
+	}
+	return e.equivalent(ctx, it, filepath.Join(dir, "rerun"))
+}
+
+// equivalent builds the state in dir and runs the program there on the rest of the workload
+// (Equivalence), comparing its outcome with the two legal ones of the crash point's operation.
+func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict {
+	k := e.p.m.Ops[it.point].Operation
+	stdout, _, err := Materialize(e.p.m, e.p.micro[it.build], it.st, dir)
+	if err != nil {
+		return verdict{err: fmt.Errorf("building a crash directory: %w", err)}
+	}
+	got := e.o.Oracle.Target.Run(ctx, dir, e.o.Oracle.Workload.Suffix(k), dir)
+	switch {
+	case got.Err != nil && ctx.Err() != nil:
+		return verdict{err: ctx.Err()}
+	case got.Err != nil:
+		return verdict{err: fmt.Errorf("running the program on a crash directory: %s", got.Describe())}
+	}
+	lp := e.legal[k]
+	if !lp.rolledBack.Completed() && !lp.committed.Completed() {
+		return verdict{inconclusive: true}
+	}
+	v := verdict{judged: true, stdout: string(stdout)}
+	if v.symptom = exec.Mismatch(got, lp.rolledBack, lp.committed); v.symptom == "" {
+		return v
+	}
+	v.failed = true
+	v.detail = "the program re-run on the rest of the workload " + got.Describe()
+	if t := tail(nil, got.Stderr, 200); t != "" {
+		v.detail += ": " + t
+	}
+	if lp.committed.Completed() {
+		v.diffCommitted = exec.Diff(got.Normalized(), lp.committed.Normalized())
+	}
+	if lp.rolledBack.Completed() {
+		v.diffRolledBack = exec.Diff(got.Normalized(), lp.rolledBack.Normalized())
+	}
+	return v
+}
+
+// check materializes a state in dir and runs the checker inside it, with SCRY_STDOUT and
 // SCRY_STDERR naming files that hold what the program had printed before the crash and
 // SCRY_CRASH_DIR the crash directory.
-func (e *explorer) judge(ctx context.Context, it item, dir string) verdict {
+func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 	crash := filepath.Join(dir, "crash")
 	stdout, stderr, err := Materialize(e.p.m, e.p.micro[it.build], it.st, crash)
 	if err != nil {
@@ -94,7 +254,10 @@ func (e *explorer) judge(ctx context.Context, it item, dir string) verdict {
 	if out.Err != nil && !out.TimedOut && out.ExitCode == -1 && out.Signal == 0 {
 		return verdict{err: fmt.Errorf("checker: %s", out.Describe())}
 	}
-	v := verdict{judged: true, failed: out.Failed(), stdout: string(stdout), detail: out.Describe()}
+	v := verdict{judged: true, failed: out.Failed(), stdout: string(stdout), detail: "the checker " + out.Describe()}
+	if v.failed {
+		v.symptom = exec.SymptomChecker
+	}
 	if tail := tail(out.Stdout, out.Stderr, 300); tail != "" {
 		v.detail += ": " + tail
 	}

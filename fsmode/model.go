@@ -82,6 +82,9 @@ type Op struct {
 	// Path is the operation's path relative to the workload directory ("" the directory
 	// itself); Path2 a rename's or link's destination.
 	Path, Path2 string
+	// Operation is the workload operation running (the last line the program began reading
+	// from its standard input, OP_BEGIN), -1 before the first or without a workload.
+	Operation int
 	// Call is the system call's name; Event its trace record; Site and Stack its place.
 	Call  string
 	Event uint64
@@ -153,6 +156,8 @@ type Model struct {
 	Sizes map[int]int64
 	// Ops are the logical operations, in the order of the trace.
 	Ops []Op
+	// Operations counts the workload operations the program began (OP_BEGIN records).
+	Operations int
 	// Warnings say what could not be modeled.
 	Warnings []string
 }
@@ -165,6 +170,7 @@ type state struct {
 	nlink   map[int]int
 	handles map[uint64]int
 	root    string
+	op      int // the workload operation running
 }
 
 // Snapshot copies the workload directory dir into dst (which must not exist), keeping hard
@@ -261,7 +267,7 @@ func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the snapshot: %w", err)
 	}
-	s := &state{m: m, entries: map[entryKey]int{}, sizes: map[int]int64{}, nlink: map[int]int{}, handles: map[uint64]int{}, root: root}
+	s := &state{m: m, entries: map[entryKey]int{}, sizes: map[int]int64{}, nlink: map[int]int{}, handles: map[uint64]int{}, root: root, op: -1}
 	for k, v := range m.Entries {
 		s.entries[k] = v
 		s.nlink[v]++
@@ -285,12 +291,21 @@ func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
 		case trace.KindFSOp:
 			s.fsop(ev)
 		case trace.KindOutput:
-			m.add(&Op{Kind: OpOutput, Fd: int(ev.Handle), Data: append([]byte(nil), ev.Data...)}, ev)
+			s.add(&Op{Kind: OpOutput, Fd: int(ev.Handle), Data: append([]byte(nil), ev.Data...)}, ev)
+		case trace.KindOpBegin:
+			s.op = int(ev.Op)
+			m.Operations = max(m.Operations, s.op+1)
 		case trace.KindWarning:
 			m.Warnings = append(m.Warnings, ev.Text)
 		}
 	}
 	return m, nil
+}
+
+// add appends o, issued by record ev during the running workload operation.
+func (s *state) add(o *Op, ev *trace.Event) {
+	o.Operation = s.op
+	s.m.add(o, ev)
 }
 
 func (m *Model) add(o *Op, ev *trace.Event) {
@@ -373,7 +388,7 @@ func (s *state) truncTo(id int, size int64, path string, ev *trace.Event) {
 	if old == size {
 		return
 	}
-	s.m.add(&Op{Kind: OpTrunc, Inode: id, Size: old, NewSize: size, Path: path}, ev)
+	s.add(&Op{Kind: OpTrunc, Inode: id, Size: old, NewSize: size, Path: path}, ev)
 	s.sizes[id] = size
 }
 
@@ -398,7 +413,7 @@ func (s *state) fsop(ev *trace.Event) {
 			s.entries[entryKey{parent, name}] = id
 			s.nlink[id] = 1
 			s.sizes[id] = 0
-			s.m.add(&Op{Kind: OpCreat, Inode: id, Entry: entryKey{parent, name}, Path: rel}, ev)
+			s.add(&Op{Kind: OpCreat, Inode: id, Entry: entryKey{parent, name}, Path: rel}, ev)
 		} else if ev.FSFlags&trace.FSTrunc != 0 && s.m.Inodes[id].Type == TypeFile {
 			s.truncTo(id, 0, rel, ev)
 		}
@@ -421,17 +436,17 @@ func (s *state) fsop(ev *trace.Event) {
 		if end := off + int64(len(data)); off < size && end > size {
 			// Split: the part inside the file overwrites, the rest appends.
 			n := size - off
-			s.m.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
+			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
 			off, data = size, data[n:]
 		}
 		if len(data) == 0 {
 			return
 		}
 		if off >= size {
-			s.m.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
+			s.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
 			s.sizes[id] = off + int64(len(data))
 		} else {
-			s.m.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
+			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
 		}
 	case trace.FSTruncate:
 		id, rel := s.inodeOf(ev)
@@ -474,7 +489,7 @@ func (s *state) fsop(ev *trace.Event) {
 		}
 		s.entries[entryKey{parent, name}] = id
 		s.nlink[id] = 1
-		s.m.add(&Op{Kind: kind, Inode: id, Entry: entryKey{parent, name}, Path: rel}, ev)
+		s.add(&Op{Kind: kind, Inode: id, Entry: entryKey{parent, name}, Path: rel}, ev)
 	case trace.FSUnlink, trace.FSRmdir:
 		rel, ok := s.rel(ev.Path)
 		if !ok {
@@ -492,7 +507,7 @@ func (s *state) fsop(ev *trace.Event) {
 		if ev.FS == trace.FSRmdir {
 			kind = OpRmdir
 		}
-		s.m.add(&Op{Kind: kind, Inode: id, Entry: k, Path: rel, Last: s.nlink[id] == 0, Size: s.sizes[id]}, ev)
+		s.add(&Op{Kind: kind, Inode: id, Entry: k, Path: rel, Last: s.nlink[id] == 0, Size: s.sizes[id]}, ev)
 	case trace.FSLink:
 		from, ok1 := s.rel(ev.Path)
 		to, ok2 := s.rel(ev.Path2)
@@ -507,7 +522,7 @@ func (s *state) fsop(ev *trace.Event) {
 		}
 		s.entries[entryKey{parent, name}] = id
 		s.nlink[id]++
-		s.m.add(&Op{Kind: OpLink, Inode: id, Entry: entryKey{parent, name}, Path: from, Path2: to}, ev)
+		s.add(&Op{Kind: OpLink, Inode: id, Entry: entryKey{parent, name}, Path: from, Path2: to}, ev)
 	case trace.FSRename:
 		from, ok1 := s.rel(ev.Path)
 		to, ok2 := s.rel(ev.Path2)
@@ -534,7 +549,7 @@ func (s *state) fsop(ev *trace.Event) {
 			o.Size = s.sizes[dest]
 		}
 		s.entries[entryKey{p2, n2}] = id
-		s.m.add(o, ev)
+		s.add(o, ev)
 	case trace.FSFsync, trace.FSFdatasync, trace.FSSyncFileRange, trace.FSMsync:
 		id, rel := s.inodeOf(ev)
 		if id == 0 {
@@ -545,9 +560,9 @@ func (s *state) fsop(ev *trace.Event) {
 			o.SyncOff, o.SyncLen = int64(ev.FileOffset), int64(ev.Size)
 		}
 		o.DataOnly = ev.FS == trace.FSSyncFileRange
-		s.m.add(o, ev)
+		s.add(o, ev)
 	case trace.FSSync, trace.FSSyncfs:
-		s.m.add(&Op{Kind: OpSync}, ev)
+		s.add(&Op{Kind: OpSync}, ev)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
+	"golang.org/x/sys/unix"
 )
 
 // RecordOptions says what to record.
@@ -30,9 +32,12 @@ type RecordOptions struct {
 	Env []string
 	// Stack asks strace for each call's stack (-k), symbolized for static vulnerabilities.
 	Stack bool
-	// Stdin feeds the program (nil: no input); Stdout and Stderr receive its output (nil:
-	// discarded). The output is also recorded as OUTPUT records.
-	Stdin          io.Reader
+	// Workload, if set, is fed to the program's standard input one line at a time (Feed), and
+	// each line the program starts reading becomes an OP_BEGIN record: the operation
+	// boundaries of output equivalence. Without it the program's standard input is empty.
+	Workload *workload.Workload
+	// Stdout and Stderr receive the program's output (nil: discarded). The output is also
+	// recorded as OUTPUT records.
 	Stdout, Stderr io.Writer
 	// Trace is the path of the trace to write (version 6, FS_OP and OUTPUT records).
 	Trace string
@@ -110,7 +115,17 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	cmd := osexec.Command(args[0], args[1:]...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), o.Env...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
+	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
+	var feed *os.File
+	if o.Workload != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		defer w.Close()
+		cmd.Stdin, feed = r, w
+	}
 	if cmd.Stdout == nil {
 		cmd.Stdout = io.Discard
 	}
@@ -124,6 +139,9 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	}
 	done := make(chan struct{})
 	res := &Recorded{}
+	if feed != nil {
+		go Feed(feed, o.Workload.Lines(allOps(len(o.Workload.Ops))), done)
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -158,14 +176,19 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	if _, err := os.Stat(out); err != nil {
 		return nil, fmt.Errorf("strace wrote no output (exit status %d): is %s a program? %v", res.ExitCode, o.Args[0], werr)
 	}
-	if err := writeTrace(out, root, o.Trace, res); err != nil {
+	var input []string
+	if o.Workload != nil {
+		input = o.Workload.Ops
+	}
+	if err := writeTrace(out, root, o.Trace, input, res); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-// writeTrace converts strace's output file into the trace at path.
-func writeTrace(straceOut, root, path string, res *Recorded) error {
+// writeTrace converts strace's output file into the trace at path; input are the lines fed to
+// the program's standard input.
+func writeTrace(straceOut, root, path string, input []string, res *Recorded) error {
 	in, err := os.Open(straceOut)
 	if err != nil {
 		return err
@@ -180,7 +203,7 @@ func writeTrace(straceOut, root, path string, res *Recorded) error {
 	if err != nil {
 		return err
 	}
-	n, warns, cerr := Convert(in, root, w, NewSymbolizer())
+	n, warns, cerr := Convert(in, root, w, NewSymbolizer(), input)
 	res.Records, res.Warnings = n, warns
 	end := &trace.Event{Kind: trace.KindEnd, How: trace.EndExit, Status: int64(res.ExitCode)}
 	if res.Signal != 0 {
@@ -222,4 +245,42 @@ func canonicalDir(dir string) (string, error) {
 		return "", fmt.Errorf("workload directory %s is not a directory", dir)
 	}
 	return real, nil
+}
+
+func allOps(n int) []int {
+	ops := make([]int, n)
+	for i := range ops {
+		ops[i] = i
+	}
+	return ops
+}
+
+// Feed writes input to the pipe w one line at a time, each once the program has read
+// everything before it (the pipe is empty: FIONREAD, alias TIOCINQ), then closes w; it stops when done is
+// closed or a write fails (the program exited). A program reading its standard input with
+// large reads (stdio, a shell) so gets one line per read, so the read that returns a line's
+// first byte is where its operation begins, whatever the program's buffering. The wait polls
+// every 50 µs at first, backing off to 2 ms while the program works on a line.
+func Feed(w *os.File, input []byte, done <-chan struct{}) {
+	defer w.Close()
+	for len(input) > 0 {
+		n := bytes.IndexByte(input, '\n') + 1
+		if n == 0 {
+			n = len(input)
+		}
+		if _, err := w.Write(input[:n]); err != nil {
+			return
+		}
+		input = input[n:]
+		for wait := 50 * time.Microsecond; ; wait = min(2*wait, 2*time.Millisecond) {
+			if left, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ); err != nil || left == 0 {
+				break
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/scry-pm/scry/fsmode"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
 )
 
 // FSCheck is `scry fs check`: record a program's file-system calls in a workload directory,
@@ -36,7 +37,8 @@ type FSCheck struct {
 	Jobs       int
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
 	NoStack bool
-	// Workload, if set, is fed to the program's standard input.
+	// Workload, if set, is fed to the program's standard input one line (operation) at a time
+	// and judges crash states by output equivalence (fsmode.Equivalence).
 	Workload string
 	// Trace keeps the recorded trace at this path ("" a temporary file).
 	Trace string
@@ -66,12 +68,17 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, fsmode.Strategies)
 		}
 	}
-	if c.Checker == "" {
-		return nil, errors.New("scry fs check needs --checker CMD: a shell command run inside each crash directory, exiting 0 when the state is consistent")
+	if c.Checker == "" && c.Workload == "" {
+		return nil, errors.New("scry fs check needs an oracle: --checker CMD (a shell command run inside each crash directory, exiting 0 when the state is consistent), --workload FILE (output equivalence), or both")
 	}
 	if len(c.Args) == 0 {
 		return nil, errors.New("no program given: put it after `--`, e.g. `scry fs check --dir DIR --checker CMD -- ./prog`")
 	}
+	prog, err := exec.ResolveProgram(c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{prog}, c.Args[1:]...)
 	fi, err := os.Stat(c.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("--dir: %w", err)
@@ -86,14 +93,16 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	if root, err = filepath.Abs(root); err != nil {
 		return nil, err
 	}
-	var stdin io.Reader
+	var wl *workload.Workload
 	if c.Workload != "" {
-		f, err := os.Open(c.Workload)
+		w, err := workload.Read(c.Workload)
 		if err != nil {
-			return nil, fmt.Errorf("workload: %w", err)
+			return nil, err
 		}
-		defer f.Close()
-		stdin = f
+		if len(w.Ops) == 0 {
+			return nil, fmt.Errorf("workload %s has no operation (no line)", c.Workload)
+		}
+		wl = &w
 	}
 	tmp, err := os.MkdirTemp("", "scry-fs-")
 	if err != nil {
@@ -108,8 +117,8 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	if tracePath == "" {
 		tracePath = filepath.Join(tmp, "run.trace")
 	}
-	res, err := fsmode.Record(ctx, fsmode.RecordOptions{Dir: root, Args: c.Args, Env: c.Env, Stack: !c.NoStack,
-		Stdin: stdin, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
+	res, err := fsmode.Record(ctx, fsmode.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
+		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
 	if res == nil {
 		return nil, err
 	}
@@ -129,7 +138,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	rep.Events = uint64(len(m.Ops))
 	rep.Warnings = append(rep.Warnings, m.Warnings...)
 	if res.Interrupted != 0 {
-		return rep, Verdict(rep, c.Args[0], res, res.Interrupted, nil, nil, c.Trace)
+		return rep, Verdict(rep, args[0], res, res.Interrupted, nil, nil, c.Trace)
 	}
 	if diffs, err := fsmode.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {
 		return rep, err
@@ -138,10 +147,22 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	}
 	if len(m.Ops) == 0 {
 		rep.Warnings = append(rep.Warnings, "the program changed nothing in the workload directory and printed nothing: no crash state to test")
-		return rep, Verdict(rep, c.Args[0], res, 0, nil, nil, c.Trace)
+		return rep, Verdict(rep, args[0], res, 0, nil, nil, c.Trace)
 	}
-	chk := exec.Checker{Args: []string{"/bin/sh", "-c", c.Checker}, Timeout: c.CheckerTimeout}
-	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Strategies: c.Strategies,
+	var chk exec.Checker
+	if c.Checker != "" {
+		chk = exec.Checker{Args: []string{"/bin/sh", "-c", c.Checker}, Timeout: c.CheckerTimeout}
+	}
+	var oracle *fsmode.Equivalence
+	if wl != nil {
+		if m.Operations == 0 {
+			rep.Warnings = append(rep.Warnings, "the program never read its standard input: the workload's operations have no boundaries in the trace, and every crash state is judged as one of operation -1 (before the first)")
+		} else if m.Operations < len(wl.Ops) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", m.Operations, len(wl.Ops)))
+		}
+		oracle = &fsmode.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
+	}
+	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
 		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
 	if x != nil {
 		rep.Findings = x.Findings
@@ -157,7 +178,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		}
 	}
 	rep.Sort()
-	return rep, Verdict(rep, c.Args[0], res, 0, nil, xerr, c.Trace)
+	return rep, Verdict(rep, args[0], res, 0, nil, xerr, c.Trace)
 }
 
 func cmpOr(a, b string) string {

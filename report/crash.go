@@ -1,10 +1,19 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
 )
+
+// ClusterID is the stable id of a crash finding: "c" and 12 hex digits of the SHA-256 of its
+// cluster key (the kind and what the finding's states share: Crash.ID, FSCrash.ID).
+func ClusterID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "c" + hex.EncodeToString(sum[:6])
+}
 
 // Crash describes how a crash-based finding (ordering-violation, atomicity-violation) was
 // found and how to rebuild it: the crash point, the crash state, the symptom on re-execution

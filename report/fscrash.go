@@ -11,6 +11,9 @@ import (
 // system calls) of the cluster, after ALICE (Pillai et al., OSDI'14, §4.3). Finding.FS is nil
 // for every other finding.
 type FSCrash struct {
+	// ID is the finding's stable id (ClusterID of its cluster key: kind and the two calls'
+	// frames), like Crash.ID.
+	ID string `json:"id"`
 	// APM is the abstract persistence model ("default", "ext4-ordered", "ext4-journal");
 	// Strategy the strategy that built the first failing state ("prefix", "omit-one",
 	// "split", "exhaustive"); Split how writes were cut into blocks for it.
@@ -31,9 +34,17 @@ type FSCrash struct {
 	// "source and destination unlinked", ...
 	What string `json:"what,omitempty"`
 	// Stdout is what the program had printed at the crash (the checker's $SCRY_STDOUT), cut
-	// to 1 KiB; Checker how the checker ended and the end of its output.
-	Stdout  string `json:"stdout"`
+	// to 1 KiB.
+	Stdout string `json:"stdout"`
+	// Symptom is how the state failed, as Crash.Symptom: "checker", or with a workload
+	// (output equivalence) "output", "exit", "signal", "hang". Checker says how the checker
+	// or the re-execution ended, with the end of its output.
+	Symptom string `json:"symptom"`
 	Checker string `json:"checker"`
+	// DiffCommitted and DiffRolledBack (output equivalence) are unified diffs of the
+	// re-execution's standard output against the legal outcomes', as in Crash.
+	DiffCommitted  string `json:"diff_committed,omitempty"`
+	DiffRolledBack string `json:"diff_rolled_back,omitempty"`
 }
 
 // FSVulnerability is one dynamic vulnerability: logical operation A must persist before B
@@ -74,6 +85,8 @@ func writeFSText(bw *bufio.Writer, c *FSCrash) {
 		fmt.Fprintf(bw, "    printed before the crash: %q\n", c.Stdout)
 	}
 	if c.Checker != "" {
-		fmt.Fprintf(bw, "    checker: %s\n", c.Checker)
+		fmt.Fprintf(bw, "    %s: %s\n", map[bool]string{true: "checker", false: "re-execution"}[c.Symptom == "checker" || c.Symptom == ""], c.Checker)
 	}
+	writeDiffs(bw, []namedDiff{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}})
+	fmt.Fprintf(bw, "    id %s\n", c.ID)
 }

@@ -355,7 +355,19 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 		}
 		fmt.Fprintf(bw, "    in operations: %s\n", strings.Join(ops, ", "))
 	}
-	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}, {"closest (" + c.Closest + ")", c.DiffClosest}} {
+	writeDiffs(bw, []namedDiff{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}, {"closest (" + c.Closest + ")", c.DiffClosest}})
+	fmt.Fprintf(bw, "    replay: %s   (finding %d, id %s)\n", c.ImageCommand, n, c.ID)
+	if c.Reproduce != "" {
+		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
+	}
+}
+
+// namedDiff is a diff of a run's output against the legal outcome Name.
+type namedDiff struct{ name, diff string }
+
+// writeDiffs prints the non-empty diffs of a crash finding, indented.
+func writeDiffs(bw *bufio.Writer, ds []namedDiff) {
+	for _, d := range ds {
 		if d.diff == "" {
 			continue
 		}
@@ -364,10 +376,6 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 			fmt.Fprintf(bw, "      %s", strings.TrimSuffix(l, "\n"))
 			bw.WriteByte('\n')
 		}
-	}
-	fmt.Fprintf(bw, "    replay: %s   (finding %d, id %s)\n", c.ImageCommand, n, c.ID)
-	if c.Reproduce != "" {
-		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
 	}
 }
 

@@ -38,7 +38,7 @@ func newFSCheckCommand() *cobra.Command {
 	var format, output string
 	var strict, force bool
 	c := &cobra.Command{
-		Use:   "check --dir DIR --checker CMD [flags] -- PROG [ARGS...]",
+		Use:   "check --dir DIR [--checker CMD] [--workload FILE] [flags] -- PROG [ARGS...]",
 		Short: "record PROG's file-system calls in DIR and test the crash states a persistence model allows",
 		Long: `Records PROG, run in the workload directory DIR (children followed), with strace: every call
 that changes files or directories under DIR, the bytes written, and PROG's own output. Then builds
@@ -49,6 +49,12 @@ $SCRY_STDOUT a file holding what PROG had printed on its standard output before 
 ($SCRY_STDERR: standard error), so "it said saved, then lost it" is checkable. The checker must
 pass on DIR's state before the run and after it: failing there is an error. DIR's contents are
 the initial state; scry copies them before the run and never changes DIR beyond what PROG does.
+
+With --workload FILE, PROG reads FILE on its standard input one line (operation) at a time
+(each line once it has read the one before), and crash states are also judged by output
+equivalence (WITCHER, SOSP'21, §4.5): after a crash during operation k, PROG re-run in the crash
+directory on lines k+1..n must print what it prints, and exit as it exits, from the directory
+as operation k left it (committed) or found it (rolled back). --checker, --workload or both.
 
 Findings (docs/fs-mode.md): fs-ordering-violation (A must persist before B), fs-atomicity-violation
 (an operation, or a run of them, must persist whole), fs-durability-violation (output promised
@@ -95,13 +101,13 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.Dir, "dir", "", "the workload `DIR`ectory: PROG's working directory and initial state (required)")
-	fl.StringVar(&f.Checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent (required)")
+	fl.StringVar(&f.Checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
 	fl.StringVar(&f.APM, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
-	fl.StringVar(&f.Workload, "workload", "", "feed `FILE` to PROG's standard input")
+	fl.StringVar(&f.Workload, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
 	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(fsmode.Strategies, ", "))
 	fl.IntVar(&f.MaxStates, "max-states", 0, "test at most `N` crash states (0: all the strategies choose)")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
-	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run (default 10s); a checker that hangs fails the state")
+	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); one that hangs fails the state")
 	fl.BoolVar(&f.NoStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
 	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
 	fl.StringSliceVar(&f.Env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")

@@ -115,3 +115,34 @@ exit 0
 		})
 	}
 }
+
+// TestFSWorkloadShell drives Debian's dash operation by operation (--workload: one shell command
+// per line, fed as the shell reads them) and judges crash states by output equivalence, with a
+// checker that accepts everything alongside: appending to a file and printing it without an
+// fsync is a durability violation (a crash after `cat a` printed "one" can lose it, and the rest
+// of the workload then prints what neither legal outcome prints), found during operation 1.
+func TestFSWorkloadShell(t *testing.T) {
+	needTools(t, "strace", "sh")
+	wl := filepath.Join(t.TempDir(), "cmds")
+	if err := os.WriteFile(wl, []byte("echo one > a\ncat a\necho two >> a\ncat a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.FSCheck{Dir: t.TempDir(), Args: []string{"sh"}, Workload: wl, Checker: "true", Jobs: 2}
+	rep, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.Kind == "fs-durability-violation" && f.FS.Symptom == "output" && f.Operation != nil && f.Operation.Index == 1 &&
+			f.FS.DiffCommitted != "" && f.FS.ID != "" {
+			found = true
+		}
+	}
+	if !found || rep.Stats.OracleRuns == 0 {
+		t.Errorf("no durability violation by output equivalence in operation 1 (%d oracle runs): %+v", rep.Stats.OracleRuns, rep.Findings)
+	}
+	if len(rep.Warnings) > 0 {
+		t.Errorf("warnings: %v", rep.Warnings)
+	}
+}
