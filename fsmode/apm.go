@@ -256,7 +256,8 @@ func (mi *Micro) entryParents() []int {
 
 // covers reports whether sync op s (a logical fsync or sync) persists micro-operation mi under
 // ALICE's default rules: a file's writes in the synced range and its truncations; a directory's
-// entries (not with fdatasync); sync_file_range its range's writes only; sync() everything.
+// entries (with fdatasync too: they are the directory's data); sync_file_range its range's
+// writes only; sync() everything.
 func covers(s *Op, mi *Micro) bool {
 	if s.Kind == OpSync {
 		return true
@@ -276,7 +277,8 @@ func covers(s *Op, mi *Micro) bool {
 	case MTrunc:
 		return mi.Inode == s.Inode
 	case MCreate, MDelete, MRename:
-		return !s.Datasync && slices.Contains(mi.entryParents(), s.Inode)
+		// A directory's entries are its data: fdatasync persists them as fsync does.
+		return slices.Contains(mi.entryParents(), s.Inode)
 	}
 	return false
 }

@@ -379,12 +379,8 @@ func (c *converter) call(cl *Call) error {
 		}
 		positional := strings.HasPrefix(cl.Name, "pwrite")
 		off := of.offset
-		if positional {
-			idx := 2
-			if cl.Name != "pwrite64" {
-				idx = 3
-			}
-			v, _ := numArg(arg(idx))
+		if positional { // pwrite64(fd, buf, count, offset), pwritev(fd, iov, iovcnt, offset[, flags])
+			v, _ := numArg(arg(3))
 			off = v
 		}
 		if of.output != 0 {

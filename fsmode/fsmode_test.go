@@ -23,6 +23,9 @@ const sampleStrace = `100 openat(AT_FDCWD<\x2f\x77>, "\x6f\x75\x74", O_WRONLY|O_
 100 unlink("\x6d\x69\x73\x73\x69\x6e\x67") = -1 ENOENT (No such file or directory)
 100 write(1<\x2f\x64\x65\x76\x2f\x70\x74\x73\x2f\x30>, "\x6f\x6b\x0a", 3) = 3
 100 writev(3<\x2f\x77\x2f\x6e\x65\x77>, [{iov_base="\x61", iov_len=1}, {iov_base="\x62\x63", iov_len=2}], 2) = 3
+100 pwrite64(3<\x2f\x77\x2f\x6e\x65\x77>, "\x79\x79", 2, 4096) = 2
+100 pwritev(3<\x2f\x77\x2f\x6e\x65\x77>, [{iov_base="\x7a", iov_len=1}], 1, 512) = 1
+100 write(3<\x2f\x77\x2f\x6e\x65\x77>, "\x21", 1) = 1
 101 +++ exited with 0 +++
 100 exit_group(0) = ?
 `
@@ -56,7 +59,9 @@ func TestConvert(t *testing.T) {
 		}
 	}
 	want := []string{"open /w/out 0", "write /w/out 0 hi", "write /w/out 2 !", "write /w/out 0 H", "fsync /w/out 0",
-		"rename /w/out /w/new 0", "output ok\n", "write /w/new 1 abc"}
+		"rename /w/out /w/new 0", "output ok\n", "write /w/new 1 abc",
+		// positional writes go to their offset argument and leave the file offset alone
+		"write /w/new 4096 yy", "write /w/new 512 z", "write /w/new 4 !"}
 	if n != len(want) || strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %d records\n%q\nwant\n%q", n, got, want)
 	}

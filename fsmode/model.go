@@ -71,7 +71,8 @@ type Op struct {
 	Offset        int64
 	Data          []byte
 	Size, NewSize int64
-	// Range of a sync (0, 0: the whole file); Datasync: fdatasync (no directory entry).
+	// Range of a sync (0, 0: the whole file); Datasync: fdatasync, which the models treat as
+	// fsync (a file's size changes and a directory's entries are their data).
 	SyncOff, SyncLen int64
 	Datasync         bool
 	// DataOnly: sync_file_range, which writes the range's data and nothing else (no size
