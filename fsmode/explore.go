@@ -433,7 +433,7 @@ func (e *explorer) sane() error {
 			return fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail)
 		}
 	}
-	e.res.Stats.Failures = 0
+	e.res.Stats.Failures, e.res.Stats.StatesTested = 0, 0 // they are no crash states
 	e.first = 0
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
@@ -160,5 +162,96 @@ func TestFSWorkloadShell(t *testing.T) {
 	}
 	if len(rep.Warnings) > 0 {
 		t.Errorf("warnings: %v", rep.Warnings)
+	}
+}
+
+// dirSums returns the SHA-256 of every regular file under dir, by relative path.
+func dirSums(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = sum(t, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestInterruptFS: SIGINT or SIGTERM to `scry fs check` while it records (the program is
+// waiting) or while it explores crash states (the checker is slow) stops it cleanly: exit 130 or
+// 143, the report written with a warning that says it was interrupted (with the states judged
+// so far counted), scry's temporary directories (the snapshot, strace's output, the crash
+// directories) removed, and the workload directory holding its original files unchanged.
+func TestInterruptFS(t *testing.T) {
+	needTools(t, "strace")
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		code  int
+		phase string
+	}{
+		{"recording SIGINT", syscall.SIGINT, 130, "record"},
+		{"recording SIGTERM", syscall.SIGTERM, 143, "record"},
+		{"exploring SIGINT", syscall.SIGINT, 130, "explore"},
+		{"exploring SIGTERM", syscall.SIGTERM, 143, "explore"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			tmp := filepath.Join(d, "tmp")
+			wd := filepath.Join(d, "w")
+			for _, p := range []string{tmp, wd} {
+				if err := os.Mkdir(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, wd, "keep", "the user's file\n", 0o644)
+			before := dirSums(t, wd)
+			rep := filepath.Join(d, "rep.json")
+			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready; sleep 60"
+			checker := "true"
+			if tc.phase == "explore" {
+				prog = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo $i >> log; done; echo done"
+				checker = "sleep 0.3; echo judged >&2"
+			}
+			b := startScry(t, d, []string{"TMPDIR=" + tmp}, "fs", "check", "--dir", wd, "--checker", checker, "-j", "2",
+				"--format", "json", "-o", rep, "--", "sh", "-c", prog)
+			if tc.phase == "record" {
+				b.waitFor(t, "ready")
+			} else {
+				b.waitFor(t, "done")
+				time.Sleep(2 * time.Second)
+			}
+			b.signal(t, tc.sig)
+			if code := b.wait(t, 20*time.Second); code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, b.stderr.String())
+			}
+			r := readRelReport(t, rep)
+			want := "interrupted by " + map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[tc.sig]
+			if !r.warns(want) {
+				t.Errorf("report warnings %q do not say %q", r.Warnings, want)
+			}
+			if tc.phase == "explore" && (r.Stats == nil || r.Stats.StatesTested == 0) {
+				t.Errorf("stats %+v: the states judged before the signal are not counted", r.Stats)
+			}
+			ents, _ := os.ReadDir(tmp)
+			for _, e := range ents {
+				t.Errorf("left in the temporary directory: %s", e.Name())
+			}
+			after := dirSums(t, wd)
+			if after["keep"] != before["keep"] {
+				t.Error("the user's file in the workload directory changed")
+			}
+			for name := range after {
+				if name != "keep" && name != "log" {
+					t.Errorf("%s appeared in the workload directory", name)
+				}
+			}
+		})
 	}
 }
