@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,7 +53,8 @@ type FSCheck struct {
 // FSRecording is the recording of an FSCheck (for benchmarks).
 type FSRecording = fsmode.Recorded
 
-// Run snapshots the workload directory into a temporary directory, records the program with
+// Run snapshots the workload directory into a temporary directory (on the tmpfs /dev/shm when
+// it has room: exec.ScratchParent; Stats.Images says where), records the program with
 // strace, models its calls, checks that the model rebuilds the directory the run left, explores
 // the crash states in crash directories under the same temporary directory (removed at the end,
 // also on Ctrl-C and SIGTERM), and returns the report with the error that decides the exit
@@ -104,7 +106,10 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		}
 		wl = &w
 	}
-	tmp, err := os.MkdirTemp("", "scry-fs-")
+	// The snapshot and the crash directories live together, on the tmpfs when it has room for
+	// the directory and as much again for what the run writes.
+	parent, where := exec.ScratchParent("", 2*dirBytes(root))
+	tmp, err := os.MkdirTemp(parent, "scry-fs-")
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +173,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		rep.Findings = x.Findings
 		rep.Warnings = append(rep.Warnings, x.Warnings...)
 		st := x.Stats
+		st.Images = "crash directories " + where
 		rep.Stats = &st
 	}
 	if xerr != nil && ctx.Err() != nil {
@@ -186,4 +192,18 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// dirBytes returns the bytes of the regular files under dir (what cannot be read is left out).
+func dirBytes(dir string) uint64 {
+	var n uint64
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += uint64(fi.Size())
+			}
+		}
+		return nil
+	})
+	return n
 }

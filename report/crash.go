@@ -156,8 +156,9 @@ type Stats struct {
 	// AssumedDurable counts the stores reported as never durable (unpersisted-store) that
 	// later operations' crash states treated as durable (crash.Options.AssumeDurable).
 	AssumedDurable int `json:"assumed_durable,omitempty"`
-	// Images says where the crash images were built: on a tmpfs (/dev/shm) when one is large
-	// enough, else in the temporary directory, and why (explore's image storage).
+	// Images says where the crash images (file-system mode: crash directories) were built: on a
+	// tmpfs (/dev/shm) when one is large enough, else in the temporary directory, and why
+	// (exec.ScratchParent).
 	Images string `json:"images,omitempty"`
 }
 

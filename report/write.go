@@ -305,6 +305,13 @@ func WriteSARIF(w io.Writer, r *Report) error {
 				props["crash_in_flight"] = c.InFlight
 			}
 		}
+		if c := f.FS; c != nil {
+			props["crash_id"] = c.ID
+			props["crash_symptom"] = c.Symptom
+			props["fs_apm"] = c.APM
+			props["fs_strategy"] = c.Strategy
+			props["fs_dynamic"] = c.Dynamic
+		}
 		if f.Operation != nil {
 			props["operation_index"] = f.Operation.Index
 			props["operation_text"] = f.Operation.Text
