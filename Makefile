@@ -72,6 +72,7 @@ bench-run: all mapcli mapcli-injected
 	$(GO) run ./bench --build $(BUILD) --tracing 2000,10000,50000 --runs 5 --map btree
 	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
 	$(GO) run ./bench --build $(BUILD) --compare 30
+	$(GO) run ./bench --fs --runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
