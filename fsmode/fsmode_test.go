@@ -30,22 +30,19 @@ const sampleStrace = `100 openat(AT_FDCWD<\x2f\x77>, "\x6f\x75\x74", O_WRONLY|O_
 100 exit_group(0) = ?
 `
 
-// TestConvert checks descriptor resolution, offsets (shared across fork, moved by lseek),
-// rename paths against the working directory, output, writev and failed calls.
-func TestConvert(t *testing.T) {
+// convertText converts strace output (with the workload's lines input) and renders the
+// records: "OP PATH [PATH2] OFFSET [DATA]" for FS_OP, "output DATA", "op K TEXT" for OP_BEGIN.
+func convertText(t *testing.T, strace string, input []string) (got, warnings []string) {
+	t.Helper()
 	var buf bytes.Buffer
 	w, _ := trace.NewWriter(&buf, 64)
-	n, warns, err := Convert(strings.NewReader(sampleStrace), "/w", w, NewSymbolizer(), nil)
+	_, warnings, err := Convert(strings.NewReader(strace), "/w", w, NewSymbolizer(), input)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
 	w.Flush()
-	if len(warns) != 0 {
-		t.Errorf("warnings %v", warns)
-	}
 	r, _ := trace.NewReader(&buf)
-	var got []string
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -56,14 +53,27 @@ func TestConvert(t *testing.T) {
 			got = append(got, strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " "))
 		case trace.KindOutput:
 			got = append(got, "output "+string(ev.Data))
+		case trace.KindOpBegin:
+			got = append(got, "op "+itoa(ev.Op)+" "+ev.Text)
 		}
+	}
+	return got, warnings
+}
+
+// TestConvert checks descriptor resolution, offsets (shared across fork, moved by lseek,
+// positional writes), rename paths against the working directory, output, writev and failed
+// calls.
+func TestConvert(t *testing.T) {
+	got, warns := convertText(t, sampleStrace, nil)
+	if len(warns) != 0 {
+		t.Errorf("warnings %v", warns)
 	}
 	want := []string{"open /w/out 0", "write /w/out 0 hi", "write /w/out 2 !", "write /w/out 0 H", "fsync /w/out 0",
 		"rename /w/out /w/new 0", "output ok\n", "write /w/new 1 abc",
 		// positional writes go to their offset argument and leave the file offset alone
 		"write /w/new 4096 yy", "write /w/new 512 z", "write /w/new 4 !"}
-	if n != len(want) || strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("got %d records\n%q\nwant\n%q", n, got, want)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
 
@@ -78,29 +88,10 @@ func TestConvertOperations(t *testing.T) {
 7 read(0, 0x1, 0x2000) = 0x7
 7 read(0, 0x1, 0x2000) = 0
 `
-	var buf bytes.Buffer
-	w, _ := trace.NewWriter(&buf, 64)
 	// Lines "set a" (6 bytes with its newline), "g" (2, read a byte at a time), "x y z" and "w"
 	// (6 and 2: one read of 7 bytes holds the first byte of w, which begins too).
-	if _, _, err := Convert(strings.NewReader(st), "/w", w, NewSymbolizer(), []string{"set a", "g", "x y z", "w"}); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	r, _ := trace.NewReader(&buf)
-	var got []string
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			break
-		}
-		switch ev.Kind {
-		case trace.KindOpBegin:
-			got = append(got, "op "+itoa(ev.Op)+" "+ev.Text)
-		case trace.KindFSOp:
-			got = append(got, ev.FS.String())
-		}
-	}
-	want := "op 0 set a|open|op 1 g|write|op 2 x y z|op 3 w"
+	got, _ := convertText(t, st, []string{"set a", "g", "x y z", "w"})
+	want := "op 0 set a|open /w/a 0|op 1 g|write /w/a 0 x|op 2 x y z|op 3 w"
 	if strings.Join(got, "|") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
 	}

@@ -1,15 +1,13 @@
 package fsmode
 
 import (
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 
-	"golang.org/x/sys/unix"
+	"github.com/scry-pm/scry/exec"
 )
 
 // State is a crash state: which micro-operations of a build persisted (Persisted[i] for
@@ -220,7 +218,7 @@ func Materialize(m *Model, ms []Micro, st State, dst string) (stdout, stderr []b
 // writeImage creates a file of a crash state.
 func writeImage(path string, f *fileImage, mode os.FileMode) error {
 	if f.base != "" {
-		if err := copyFile(path, f.base, mode|0o600); err != nil {
+		if err := exec.CloneFile(path, f.base, mode|0o600); err != nil {
 			return err
 		}
 	} else if err := os.WriteFile(path, nil, mode|0o600); err != nil {
@@ -269,25 +267,4 @@ func garbage(off, n int64) []byte {
 		b[i] = byte(r.Uint32()) | 0x80
 	}
 	return b
-}
-
-// copyFile copies src to a new file dst: a copy-on-write clone (the FICLONE ioctl) where the
-// file system supports it, else a copy of the bytes.
-func copyFile(dst, src string, mode os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlFileClone(int(out.Fd()), int(in.Fd())); err != nil {
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return fmt.Errorf("copying %s: %w", src, err)
-		}
-	}
-	return out.Close()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -212,7 +213,7 @@ func Snapshot(dir, dst string) error {
 				}
 				links[k] = out
 			}
-			return copyFile(out, p, fi.Mode().Perm())
+			return exec.CloneFile(out, p, fi.Mode().Perm())
 		}
 		return fmt.Errorf("%s: special files (devices, sockets, fifos) are not supported in the workload directory", p)
 	})

@@ -169,21 +169,14 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	}
 	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
 		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+	var st report.Stats
 	if x != nil {
 		rep.Findings = x.Findings
 		rep.Warnings = append(rep.Warnings, x.Warnings...)
-		st := x.Stats
+		st = x.Stats
 		st.Images = "crash directories " + where
-		rep.Stats = &st
 	}
-	if xerr != nil && ctx.Err() != nil {
-		var ie *exec.Interrupted
-		if errors.As(context.Cause(ctx), &ie) {
-			xerr = ie
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: the report covers the crash states tested before it", ie))
-		}
-	}
-	rep.Sort()
+	xerr = explored(ctx, rep, st, xerr)
 	return rep, Verdict(rep, args[0], res, 0, nil, xerr, c.Trace)
 }
 

@@ -224,28 +224,10 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 			rep.Rules = append(rep.Rules, k)
 		}
 	}
-	st := res.Stats
-	rep.Stats = &st
-	if xerr == nil && st.StatesTested == 0 {
-		if st.CrashPoints == 0 {
-			rep.Warnings = append(rep.Warnings, NoCrashPointWarning)
-		} else {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no crash state was tested at the %d crash points: nothing was judged", st.CrashPoints))
-		}
-	} else if xerr == nil && st.Inconclusive == st.StatesTested {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("none of the %d crash states tested could be judged (no legal outcome ran to its end): nothing was judged", st.StatesTested))
+	if xerr == nil && res.Stats.StatesTested == 0 && res.Stats.CrashPoints == 0 {
+		rep.Warnings = append(rep.Warnings, NoCrashPointWarning)
 	}
-	rep.Sort()
-	var ie *exec.Interrupted
-	if xerr != nil && errors.As(context.Cause(ctx), &ie) {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v during crash exploration: %d crash states tested before it, of the %d crash points reached; the results cover those only",
-			ie, st.StatesTested, st.CrashPoints))
-		return ie
-	}
-	if xerr != nil {
-		return fmt.Errorf("crash exploration: %w", xerr)
-	}
-	return nil
+	return explored(ctx, rep, res.Stats, xerr)
 }
 
 // confirm settles the class of the findings that break inferred properties (mpb-violation,
@@ -441,6 +423,31 @@ func Verdict(rep *report.Report, prog string, res Ending, interrupted syscall.Si
 		return nil
 	}
 	return &ProgramFailed{Prog: prog, Result: res, Trace: trace}
+}
+
+// explored adds an exploration's statistics (PM or file-system mode) to rep with the warnings
+// they call for: no crash state tested at the crash points, none judged, or a signal that
+// stopped it (the report then covers the states tested before it). It sorts rep and returns
+// the error that decides the exit status: the *exec.Interrupted, else xerr, wrapped.
+func explored(ctx context.Context, rep *report.Report, st report.Stats, xerr error) error {
+	rep.Stats = &st
+	switch {
+	case xerr == nil && st.StatesTested == 0 && st.CrashPoints > 0:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no crash state was tested at the %d crash points: nothing was judged", st.CrashPoints))
+	case xerr == nil && st.StatesTested > 0 && st.Inconclusive == st.StatesTested:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("none of the %d crash states tested could be judged (no legal outcome ran to its end): nothing was judged", st.StatesTested))
+	}
+	rep.Sort()
+	var ie *exec.Interrupted
+	if xerr != nil && errors.As(context.Cause(ctx), &ie) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v during crash exploration: %d crash states tested before it, of the %d crash points reached; the results cover those only",
+			ie, st.StatesTested, st.CrashPoints))
+		return ie
+	}
+	if xerr != nil {
+		return fmt.Errorf("crash exploration: %w", xerr)
+	}
+	return nil
 }
 
 // runCrash is Run with {pool}: record on a fresh pool, analyse, explore, one report.
