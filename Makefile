@@ -83,6 +83,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec
+	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
+	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo

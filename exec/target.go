@@ -10,6 +10,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -292,6 +293,14 @@ func CheckEnv(env []string) error {
 	return nil
 }
 
+// RunCommand runs a command that is not a target (a program's --help, git): args[0] looked up
+// in $PATH when it has no slash, in dir ("" scry's own), with empty standard input and the
+// process-group, timeout, environment and output rules of Target.Run. It never returns an
+// error: see Outcome.Err.
+func RunCommand(ctx context.Context, args []string, dir string, timeout time.Duration) Outcome {
+	return run(ctx, args, nil, nil, dir, timeout)
+}
+
 // run runs args in its own process group with a timeout; see Target.Run.
 func run(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration) Outcome {
 	if timeout <= 0 {
@@ -342,7 +351,7 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 		}
 	}
 	killGroup(pid)
-	killTagged(tag) // before the wait: an escaped process may hold the output pipes open
+	killTagged(0, tag) // before the wait: an escaped process may hold the output pipes open
 	err := cmd.Wait()
 	o.Duration = time.Since(start)
 	o.Stdout, o.Truncated = stdout.buf.Bytes(), stdout.cut
@@ -380,20 +389,24 @@ const runTagVar = "SCRY_RUN_ID"
 
 var runSerial atomic.Uint64
 
-// killTagged sends SIGKILL to every process whose environment holds tag (VAR=value): the
-// processes of a run that escaped its process group (setsid, a daemon), which killGroup misses.
-// It reads /proc/PID/environ, the environment each process was started with; a process that
-// rewrote its environment, or one that is not ours to read, escapes.
-func killTagged(tag string) {
+// killTagged sends SIGKILL to every process, but the one numbered except (0: none), whose
+// environment holds one of tags (VAR=value): the processes of a run that escaped its process
+// group (setsid, a daemon), which killGroup misses. It reads /proc/PID/environ, the environment
+// each process was started with, in one scan; a process that rewrote its environment, or one
+// that is not ours to read, escapes.
+func killTagged(except int, tags ...string) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return
 	}
-	want := []byte(tag)
+	want := make([][]byte, len(tags))
+	for i, t := range tags {
+		want[i] = []byte(t)
+	}
 	self := os.Getpid()
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+		if err != nil || pid == self || pid == except {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
@@ -401,7 +414,7 @@ func killTagged(tag string) {
 			continue
 		}
 		for _, kv := range bytes.Split(b, []byte{0}) {
-			if bytes.Equal(kv, want) {
+			if slices.ContainsFunc(want, func(w []byte) bool { return bytes.Equal(kv, w) }) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				break
 			}

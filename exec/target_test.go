@@ -17,8 +17,10 @@ import (
 	"time"
 )
 
-// prog is testdata/prog.c, compiled once by TestMain ("" when no C compiler was found).
-var prog string
+// prog is testdata/prog.c, compiled once by TestMain ("" when no C compiler was found);
+// scryProg is the same built with `scry cc` ("" when scry is not built), which can be a fork
+// server.
+var prog, scryProg string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "scry-exec-test-*")
@@ -34,6 +36,25 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		prog = out
+	}
+	build := os.Getenv("BUILD")
+	if build == "" {
+		build = filepath.Join("..", "build")
+	}
+	if scry, err := filepath.Abs(filepath.Join(build, "bin", "scry")); err == nil {
+		if _, err := os.Stat(scry); err == nil {
+			out := filepath.Join(dir, "prog-scry")
+			if b, err := osexec.Command(scry, "cc", "-O1", "-o", out, "testdata/prog.c").CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "scry cc testdata/prog.c: %v\n%s", err, b)
+				os.RemoveAll(dir)
+				os.Exit(2)
+			}
+			scryProg = out
+		} else if os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
+			fmt.Fprintf(os.Stderr, "%s is missing: `make` should have built it\n", scry)
+			os.RemoveAll(dir)
+			os.Exit(2)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -250,29 +271,53 @@ func TestRun(t *testing.T) {
 			},
 		},
 	}
+	// Each case by exec, and through a fork server (the same program built with scry cc): the
+	// outcomes must not tell them apart.
+	modes := []string{"exec"}
+	if scryProg != "" {
+		modes = append(modes, "fork server")
+	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			pool := filepath.Join(dir, "pool.img")
-			tg := Target{Args: append([]string{prog}, tc.args...), Env: tc.env, Timeout: shortTimeout}
-			if !strings.Contains(tc.name, "hang") {
-				tg.Timeout = 10 * time.Second // generous: these runs must not time out
-			}
-			o := tg.Run(context.Background(), pool, []byte(tc.stdin), dir)
-			if o.Err != nil {
-				t.Fatalf("run: %v", o.Err)
-			}
-			if o.Failed() != tc.failed {
-				t.Errorf("Failed() = %v, want %v (%s)", o.Failed(), tc.failed, o.Describe())
-			}
-			if got := o.Describe(); got != tc.desc {
-				t.Errorf("Describe() = %q, want %q", got, tc.desc)
-			}
-			if tc.check != nil {
-				tc.check(t, o, dir, pool)
-			}
-		})
+		for _, mode := range modes {
+			t.Run(tc.name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				pool := filepath.Join(dir, "pool.img")
+				tg := Target{Args: append([]string{prog}, tc.args...), Env: tc.env, Timeout: shortTimeout}
+				if !strings.Contains(tc.name, "hang") {
+					tg.Timeout = 10 * time.Second // generous: these runs must not time out
+				}
+				var o Outcome
+				if mode == "exec" {
+					o = tg.Run(context.Background(), pool, []byte(tc.stdin), dir)
+				} else {
+					tg.Args[0] = scryProg
+					fs := NewForkServers(tg, t.TempDir())
+					defer fs.Close()
+					// Twice: the second run is served by the server the first started.
+					for i := 0; i < 2; i++ {
+						os.Remove(pool)
+						os.Remove(filepath.Join(dir, "child.pid"))
+						o = fs.Run(context.Background(), pool, []byte(tc.stdin), dir)
+					}
+					if m := fs.Mode(); m != "runs through fork servers" {
+						t.Errorf("mode %q", m)
+					}
+				}
+				if o.Err != nil {
+					t.Fatalf("run: %v", o.Err)
+				}
+				if o.Failed() != tc.failed {
+					t.Errorf("Failed() = %v, want %v (%s)", o.Failed(), tc.failed, o.Describe())
+				}
+				if got := o.Describe(); got != tc.desc {
+					t.Errorf("Describe() = %q, want %q", got, tc.desc)
+				}
+				if tc.check != nil {
+					tc.check(t, o, dir, pool)
+				}
+			})
+		}
 	}
 }
 

@@ -75,6 +75,9 @@ type Config struct {
 	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
 	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
 	TimeBudget time.Duration
+	// NoForkServer runs the target by exec every time, instead of through fork servers when
+	// its program is built with scry cc (exec.ForkServers).
+	NoForkServer bool
 	// NoPriority explores the operations in trace order in one walk, instead of first those
 	// that write store sites no earlier one writes (priority.go).
 	NoPriority bool
@@ -103,10 +106,16 @@ type Runner interface {
 type ProcessRunner struct {
 	Prog  exec.Target
 	Check *exec.Checker
+	// Servers, if non-nil, run the target through fork servers (exec.ForkServers; Run makes
+	// them unless Config.NoForkServer).
+	Servers *exec.ForkServers
 }
 
 // Target runs the target process.
 func (r ProcessRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+	if r.Servers != nil {
+		return r.Servers.Run(ctx, image, stdin, "")
+	}
 	return r.Prog.Run(ctx, image, stdin, "")
 }
 

@@ -165,6 +165,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	defer os.RemoveAll(tmp)
+	if _, ok := cfg.Runner.(ProcessRunner); ok && cfg.NoForkServer {
+		res.Stats.Runs = "runs by exec (--no-fork-server)"
+	}
+	if pr, ok := cfg.Runner.(ProcessRunner); ok && pr.Servers == nil && !cfg.NoForkServer {
+		pr.Servers = exec.NewForkServers(cfg.Target, tmp)
+		defer func() {
+			res.Stats.Runs = pr.Servers.Mode()
+			pr.Servers.Close()
+		}()
+		cfg.Runner = pr
+	}
 	e := &explorer{
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
 		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),

@@ -97,7 +97,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	}
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
-		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority,
+		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -152,6 +152,9 @@ var testClusterFailures, testBatchStates int
 
 // testNoPriority is exploreTrace's Config.NoPriority.
 var testNoPriority bool
+
+// testNoForkServer is exploreTrace's Config.NoForkServer.
+var testNoForkServer bool
 
 // testTimeBudget is exploreTrace's Config.TimeBudget.
 var testTimeBudget time.Duration

@@ -68,3 +68,23 @@ func TestPriorityWalks(t *testing.T) {
 		t.Errorf("stats in priority order %+v, in trace order %+v", two.Stats, one.Stats)
 	}
 }
+
+// TestForkServer: runs through fork servers (the program built with scry cc stops before main
+// and forks per image) judge every state as runs by exec do.
+func TestForkServer(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	defer func() { testNoForkServer = false }()
+	testNoForkServer = true
+	byExec := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
+	testNoForkServer = false
+	served := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
+	if served.Stats.Runs != "runs through fork servers" || byExec.Stats.Runs != "runs by exec (--no-fork-server)" {
+		t.Errorf("runs: %q with fork servers, %q without", served.Stats.Runs, byExec.Stats.Runs)
+	}
+	a, b := byExec.Stats, served.Stats
+	a.ElapsedSeconds, b.ElapsedSeconds, a.FirstFailureSeconds, b.FirstFailureSeconds, a.Runs, b.Runs = 0, 0, 0, 0, "", ""
+	if fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(kinds(byExec)) != fmt.Sprint(kinds(served)) {
+		t.Errorf("by exec %v %+v, through fork servers %v %+v", kinds(byExec), a, kinds(served), b)
+	}
+}

@@ -79,6 +79,8 @@ type Exploration struct {
 	ClusterFailures int
 	// NoPriority explores operations in trace order (explore.Config.NoPriority).
 	NoPriority bool
+	// NoForkServer runs the program by exec on every image (explore.Config.NoForkServer).
+	NoForkServer bool
 	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none).
 	TimeBudget time.Duration
 	// Progress receives the progress of the runs: a bar on a terminal, else a line every
@@ -210,7 +212,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()

@@ -160,6 +160,9 @@ type Stats struct {
 	// tmpfs (/dev/shm) when one is large enough, else in the temporary directory, and why
 	// (exec.ScratchParent).
 	Images string `json:"images,omitempty"`
+	// Runs says how the program was run on the images: through fork servers (how many), or by
+	// exec and why (exec.ForkServers).
+	Runs string `json:"runs,omitempty"`
 }
 
 // CrashFinding reads a JSON report (docs/findings-json.md; name is its path, for messages) and

@@ -117,6 +117,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if s.Images != "" {
 			images = ", " + s.Images
 		}
+		if s.Runs != "" {
+			images += ", " + s.Runs
+		}
 		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs%s\n",
 			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs, images)
 		if s.PrepRuns > 0 || s.SkippedConcurrent > 0 {

@@ -1,6 +1,10 @@
 // Package workload generates the workloads scry feeds a target on standard input: one operation
-// per line (the driver protocol of docs/architecture.md). KV writes random key-value workloads
-// for PMDK's mapcli and programs that speak its command language.
+// per line (the driver protocol of docs/architecture.md; docs/workloads.md). KV writes random
+// key-value workloads for PMDK's mapcli and programs that speak its command language. The
+// grammar-based fuzzer (Barowsky et al., Improving Application Crash Consistency with Symbolic
+// Execution and Fuzzing (2021) §5.2) turns usage strings into a BNF grammar (ParseUsage,
+// UsagesFromHelp, BuildGrammar) and expands it into chained commands with their placeholders
+// filled (PrepareGrammar, GrammarFuzzer.Generate); WriteForms lists every form a usage allows.
 package workload
 
 import (
