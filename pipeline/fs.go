@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/scry-pm/scry/exec"
@@ -103,6 +104,15 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		}
 		if len(w.Ops) == 0 {
 			return nil, fmt.Errorf("workload %s has no operation (no line)", c.Workload)
+		}
+		// Re-executions run the workload's lines in crash directories: a line naming the
+		// workload directory by its absolute path would change the user's directory.
+		for i, line := range w.Ops {
+			for _, d := range []string{root, c.Dir} {
+				if filepath.IsAbs(d) && strings.Contains(line, d) {
+					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it", c.Workload, i+1, d)
+				}
+			}
 		}
 		wl = &w
 	}
