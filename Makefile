@@ -74,6 +74,7 @@ bench-run: all mapcli mapcli-injected
 	$(GO) run ./bench --build $(BUILD) --compare 30
 	$(GO) run ./bench --fs --runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
+	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fsmode
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
 fuzz:

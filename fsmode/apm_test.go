@@ -22,7 +22,7 @@ import (
 //	out TEXT
 //
 // The calls go through trace records and BuildModel, as a recorded run does.
-func buildTestModel(t *testing.T, init map[string]string, ops []string) *Model {
+func buildTestModel(t testing.TB, init map[string]string, ops []string) *Model {
 	t.Helper()
 	base := filepath.Join(t.TempDir(), "base")
 	if err := os.Mkdir(base, 0o755); err != nil {
@@ -512,5 +512,30 @@ func TestLegalStatesBound(t *testing.T) {
 	}
 	if st, ok := LegalStates(ms, len(ms), 256); !ok || len(st) != 256 {
 		t.Errorf("LegalStates: %d states, %v; want 256", len(st), ok)
+	}
+}
+
+// BenchmarkMaterialize builds a crash directory of a workload directory of 60 files of 1 KiB
+// in which the run appended to 3 files and renamed one (the size of a small git repository).
+func BenchmarkMaterialize(b *testing.B) {
+	init := map[string]string{}
+	for i := range 60 {
+		init[fmt.Sprintf("f%02d", i)] = strings.Repeat("x", 1024)
+	}
+	m := buildTestModel(b, init, []string{"append f01 abc", "append f02 def", "creat n", "append n ghi", "rename n f03"})
+	ms := apmDefault.Build(m, apmDefault.Base)
+	st := State{Persisted: make([]bool, len(ms))}
+	for i := range st.Persisted {
+		st.Persisted[i] = true
+	}
+	dir := b.TempDir()
+	for i := 0; b.Loop(); i++ {
+		dst := filepath.Join(dir, strconv.Itoa(i))
+		if _, _, err := Materialize(m, ms, st, dst); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		os.RemoveAll(dst)
+		b.StartTimer()
 	}
 }
