@@ -162,7 +162,7 @@ func fsBench(runs int) error {
 				}
 				start := time.Now()
 				res, err := fsmode.Record(context.Background(), fsmode.RecordOptions{Dir: dir, Args: p.args, Stack: k, Workload: wl,
-					Stdout: io.Discard, Stderr: io.Discard, Trace: filepath.Join(dir+".trace")})
+					Stdout: io.Discard, Stderr: io.Discard, Trace: filepath.Join(dir + ".trace")})
 				if err != nil {
 					return fmt.Errorf("%s: recording: %v", p.name, err)
 				}

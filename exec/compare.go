@@ -96,6 +96,37 @@ func Mismatch(got Outcome, legal ...Outcome) string {
 	return SymptomExit
 }
 
+// FirstLine returns ": " and the first non-empty line of a run's output a, or of b when a has
+// none (at most 200 bytes), or "": what a message quotes of a failed run.
+func FirstLine(a, b []byte) string {
+	ls := OutputLines(a, b, 1)
+	if len(ls) == 0 {
+		return ""
+	}
+	l := ls[0]
+	if len(l) > 200 {
+		l = l[:200] + "..."
+	}
+	return ": " + l
+}
+
+// OutputLines returns the first n non-empty lines (trimmed) of a run's output a, or of b when
+// a has none, for messages that quote what a program printed.
+func OutputLines(a, b []byte, n int) []string {
+	for _, s := range [][]byte{a, b} {
+		var ls []string
+		for _, l := range strings.Split(string(s), "\n") {
+			if l = strings.TrimSpace(l); l != "" && len(ls) < n {
+				ls = append(ls, l)
+			}
+		}
+		if len(ls) > 0 {
+			return ls
+		}
+	}
+	return nil
+}
+
 // DiffMaxLines bounds the lines Diff returns; a longer diff ends with a line saying how many
 // were left out.
 const DiffMaxLines = 40

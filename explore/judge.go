@@ -50,7 +50,7 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		e.warn("checker could not run: " + got.checker.Err.Error())
 		return
 	case got.checker != nil && got.checker.Failed():
-		symptom, detail = exec.SymptomChecker, "checker "+got.checker.Describe()+firstLine(got.checker.Stdout, got.checker.Stderr)
+		symptom, detail = exec.SymptomChecker, "checker "+got.checker.Describe()+exec.FirstLine(got.checker.Stdout, got.checker.Stderr)
 	case t.Err != nil:
 		e.res.Stats.Inconclusive++
 		e.warn("a run could not start: " + t.Err.Error())
@@ -70,7 +70,7 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		}
 	}
 	if detail == "" {
-		detail = "the run on the crash image " + t.Describe() + firstLine(nil, t.Stderr)
+		detail = "the run on the crash image " + t.Describe() + exec.FirstLine(nil, t.Stderr)
 	}
 	e.res.Stats.Failures++
 	e.invariantOutcome(it, true)
@@ -102,36 +102,6 @@ func intsText(ops []int) string {
 		parts = append(parts, fmt.Sprint(o))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// firstLine returns ": " and the first non-empty line of a or else b, or "".
-func firstLine(a, b []byte) string {
-	ls := outputLines(a, b, 1)
-	if len(ls) == 0 {
-		return ""
-	}
-	l := ls[0]
-	if len(l) > 200 {
-		l = l[:200] + "..."
-	}
-	return ": " + l
-}
-
-// outputLines returns the first n non-empty lines (trimmed) of a run's output a, or of b when a
-// has none, for messages that quote what a program printed.
-func outputLines(a, b []byte, n int) []string {
-	for _, s := range [][]byte{a, b} {
-		var ls []string
-		for _, l := range strings.Split(string(s), "\n") {
-			if l = strings.TrimSpace(l); l != "" && len(ls) < n {
-				ls = append(ls, l)
-			}
-		}
-		if len(ls) > 0 {
-			return ls
-		}
-	}
-	return nil
 }
 
 // uniqueSites returns the units' distinct sites (by source position and inlined-at chain) in

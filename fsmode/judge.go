@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/workload"
@@ -215,10 +214,7 @@ func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict 
 		return v
 	}
 	v.failed = true
-	v.detail = "the program re-run on the rest of the workload " + got.Describe()
-	if t := tail(nil, got.Stderr, 200); t != "" {
-		v.detail += ": " + t
-	}
+	v.detail = "the program re-run on the rest of the workload " + got.Describe() + exec.FirstLine(got.Stderr, nil)
 	if lp.committed.Completed() {
 		v.diffCommitted = exec.Diff(got.Normalized(), lp.committed.Normalized())
 	}
@@ -254,23 +250,11 @@ func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 	if out.Err != nil && !out.TimedOut && out.ExitCode == -1 && out.Signal == 0 {
 		return verdict{err: fmt.Errorf("checker: %s", out.Describe())}
 	}
-	v := verdict{judged: true, failed: out.Failed(), stdout: string(stdout), detail: "the checker " + out.Describe()}
+	v := verdict{judged: true, failed: out.Failed(), stdout: string(stdout), detail: "the checker " + out.Describe() + exec.FirstLine(out.Stdout, out.Stderr)}
 	if v.failed {
 		v.symptom = exec.SymptomChecker
 	}
-	if tail := tail(out.Stdout, out.Stderr, 300); tail != "" {
-		v.detail += ": " + tail
-	}
 	return v
-}
-
-// tail returns the end of a run's output (standard output, then error), at most n bytes.
-func tail(stdout, stderr []byte, n int) string {
-	t := strings.TrimSpace(string(stdout) + string(stderr))
-	if len(t) > n {
-		t = "..." + t[len(t)-n:]
-	}
-	return t
 }
 
 func runtimeCPUs() int { return runtime.NumCPU() }

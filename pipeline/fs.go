@@ -166,7 +166,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	}
 	var chk exec.Checker
 	if c.Checker != "" {
-		chk = exec.Checker{Args: []string{"/bin/sh", "-c", c.Checker}, Timeout: c.CheckerTimeout}
+		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(c.Checker)}, Timeout: c.CheckerTimeout}
 	}
 	var oracle *fsmode.Equivalence
 	if wl != nil {
@@ -209,4 +209,27 @@ func dirBytes(dir string) uint64 {
 		return nil
 	})
 	return n
+}
+
+// resolveChecker makes the program of a checker command named by a relative path (./check.sh,
+// tools/check) absolute, against scry's working directory, since the checker runs inside each
+// crash directory: as the user typed it, it names their file. Only a plain first word that
+// names an existing file is changed; anything else (a name in $PATH, shell syntax) is left as is.
+func resolveChecker(cmd string) string {
+	trimmed := strings.TrimLeft(cmd, " \t")
+	first, rest, _ := strings.Cut(trimmed, " ")
+	if !strings.Contains(first, "/") || filepath.IsAbs(first) || strings.ContainsAny(first, "'\"\\$`;&|<>(){}*?[]~") {
+		return cmd
+	}
+	abs, err := filepath.Abs(first)
+	if err != nil {
+		return cmd
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return cmd
+	}
+	if rest == "" {
+		return exec.ShellQuote(abs)
+	}
+	return exec.ShellQuote(abs) + " " + rest
 }

@@ -45,3 +45,27 @@ func TestFSCheckErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveChecker: a checker named by a relative path runs from the crash directory as the
+// file the user named.
+func TestResolveChecker(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("check.sh", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("check.sh")
+	for in, want := range map[string]string{
+		"./check.sh":          "'" + abs + "'",
+		"./check.sh --full x": "'" + abs + "' --full x",
+		"./missing.sh":        "./missing.sh",
+		"git fsck --full":     "git fsck --full",
+		"/bin/true":           "/bin/true",
+		"./check.sh; rm x":    "./check.sh; rm x",
+		"test -f ./check.sh":  "test -f ./check.sh",
+	} {
+		if got := resolveChecker(in); got != want {
+			t.Errorf("resolveChecker(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -49,6 +49,8 @@ $SCRY_STDOUT a file holding what PROG had printed on its standard output before 
 ($SCRY_STDERR: standard error), so "it said saved, then lost it" is checkable. The checker must
 pass on DIR's state before the run and after it: failing there is an error. DIR's contents are
 the initial state; scry copies them before the run and never changes DIR beyond what PROG does.
+PROG and a checker program named by a relative path (./check.sh) are files relative to the
+current directory.
 
 With --workload FILE, PROG reads FILE on its standard input one line (operation) at a time
 (each line once it has read the one before), and crash states are also judged by output

@@ -297,8 +297,10 @@ if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { ec
 	}
 	stale := false
 	for _, f := range rep.Findings {
-		if f.Kind == "fs-atomicity-violation" && f.FS.Symptom == "exit" && strings.Contains(f.Message, `creat(".git/index.lock")`) {
+		if f.Kind == "fs-atomicity-violation" && f.FS.Symptom == "exit" && strings.Contains(f.Message, `creat(".git/index.lock")`) &&
+			strings.Contains(f.FS.Checker, "index.lock") {
 			stale = true
+			t.Logf("%s: %s", f.Message, f.FS.Checker)
 		}
 	}
 	if !stale {
