@@ -15,7 +15,7 @@ export GOFLAGS ?= -mod=mod
 llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-config-$(1) --includedir 2>/dev/null)/llvm/Passes/PassPlugin.h"; test -f "$$f" && echo y))
 LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
-DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3
+DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 gcc
 
 .PHONY: all deps scry native headers test test-run demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
@@ -73,15 +73,18 @@ bench-run: all mapcli mapcli-injected
 	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
 	$(GO) run ./bench --build $(BUILD) --compare 30
 	$(GO) run ./bench --build $(BUILD) --fix
+	$(GO) run ./bench --fs --runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
+	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fsmode
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fsmode
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report
-	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./explore
+	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec
 	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload

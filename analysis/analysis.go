@@ -18,6 +18,7 @@ import (
 
 	"github.com/scry-pm/scry/analysis/framework"
 	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/fsmode"
 	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/oracle"
 	"github.com/scry-pm/scry/report"
@@ -42,13 +43,15 @@ func Analyzers() []*framework.Analyzer {
 }
 
 // Kinds returns every kind of finding, in catalogue order: the trace oracles, the checks of
-// inferred properties, then the crash findings of exploration.
+// inferred properties, the crash findings of exploration, then the file-system crash findings
+// of `scry fs check` (package fsmode).
 func Kinds() []report.Rule {
 	var out []report.Rule
 	for _, a := range Analyzers() {
 		out = append(out, a.Rule())
 	}
-	return append(out, explore.Kinds()...)
+	out = append(out, explore.Kinds()...)
+	return append(out, fsmode.Kinds()...)
 }
 
 // Names returns the names of every kind, in catalogue order.
@@ -95,6 +98,11 @@ func Select(names []string, noInfer bool) (Selection, error) {
 	for _, n := range want {
 		if _, ok := Kind(n); !ok {
 			unknown = append(unknown, n)
+		}
+		for _, k := range fsmode.Kinds() {
+			if k.Kind == n {
+				return Selection{}, fmt.Errorf("%s is a finding of file-system mode (scry fs check), not of a PM trace", n)
+			}
 		}
 	}
 	if len(unknown) > 0 {

@@ -8,6 +8,8 @@
 //   - the crash points and the crash states each exploration strategy would test on a
 //     2 000-operation run (package crash, `scry explore --dry-run`).
 //
+// With --fs it prints instead file-system mode's figures (fs.go).
+//
 // With --tracing 2000,10000,50000 it prints instead what tracing costs per operation on an
 // existing pool: native, instrumented (trace to a file, to /dev/null) and valgrind --tool=none,
 // ratios and slopes measured in the same run (tracing.go). With --fix it prints the figures of
@@ -51,12 +53,20 @@ func main() {
 	tracing := flag.String("tracing", "", "instead: the tracing cost per operation at these comma-separated sizes (e.g. 2000,10000,50000)")
 	exploreOnly := flag.Bool("explore", false, "instead: only the crash-exploration figures (re-execution rate against the native limit, first failure of the injected btree bug)")
 	baseline := flag.String("baseline", "", "with --tracing: also time this other build directory's instrumented mapcli (before/after figures)")
+	fsMode := flag.Bool("fs", false, "instead: file-system mode's figures (recording slowdown under strace, crash states per second on 2 jobs, time to the first finding) on the examples/fs programs, git and sqlite3")
 	compareMaps := flag.String("compare-maps", strings.Join(append(slices.Clone(maps), "injected"), ","), "maps --compare runs (injected: btree with the injected bug)")
 	fix := flag.Bool("fix", false, "instead: time `scry fix` on every buggy example (compute and validate) and count the validated repairs of Level Hashing's findings")
 	fixOps := flag.Int("fix-levelhash-ops", 200, "with --fix: operations of the Level Hashing run (0: skip it)")
 	flag.Parse()
 	if *fix {
 		if err := fixFigures(*build, *fixOps); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if *fsMode {
+		if err := fsBench(*runs); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(2)
 		}

@@ -158,7 +158,8 @@ func loadPrograms(t *testing.T) []program {
 	}
 	var progs []program
 	for _, d := range dirs {
-		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+		// fs/ holds file-system mode's examples, one directory deeper (fs_examples_test.go).
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "fs" {
 			continue
 		}
 		files, err := layout(d.Name())

@@ -22,6 +22,8 @@ type Checker struct {
 	// Timeout bounds one run; <= 0 means DefaultTimeout. A checker that hangs reports the
 	// image inconsistent.
 	Timeout time.Duration
+	// Env is added to the checker's environment (NAME=VALUE; file-system mode's SCRY_STDOUT).
+	Env []string
 }
 
 // ParseChecker makes a Checker from a shell command line such as `pmempool check {image}`,
@@ -53,7 +55,7 @@ func (c Checker) Run(ctx context.Context, image, dir string) Outcome {
 	for i, a := range c.Args {
 		args[i] = strings.ReplaceAll(a, ImagePlaceholder, q)
 	}
-	return run(ctx, args, nil, nil, dir, c.Timeout)
+	return run(ctx, args, c.Env, nil, dir, c.Timeout)
 }
 
 // ShellQuote quotes s as one word for a POSIX shell: it puts s between single quotes, inside

@@ -52,6 +52,81 @@ func Equivalent(got Outcome, legal ...Outcome) bool {
 	return false
 }
 
+// Symptoms: how a crash image's run shows a bug (Mismatch), or that the checker rejected the
+// image.
+const (
+	SymptomOutput  = "output"  // standard output matches neither legal outcome
+	SymptomExit    = "exit"    // an exit status no legal outcome has
+	SymptomSignal  = "signal"  // killed by a signal
+	SymptomHang    = "hang"    // timed out
+	SymptomChecker = "checker" // the checker failed
+)
+
+// Completed reports whether a run ran to its end: it started, did not hang, was not
+// interrupted, and was not killed by a signal. Only such a run is a legal outcome: one killed by
+// a signal (a program that crashes without a crash, or lacks the environment it needs) would
+// make every crash image that dies the same way look legal.
+func (o Outcome) Completed() bool { return o.Err == nil && !o.TimedOut && o.Signal == 0 }
+
+// Mismatch compares a crash image's run with the legal outcomes (WITCHER, SOSP'21, §4.5): ""
+// when it is Equivalent to one of those that Completed, else its symptom: SymptomHang,
+// SymptomSignal, SymptomExit (no legal outcome exited with its status) or SymptomOutput. The
+// caller checks first that got started and that some legal outcome completed: with none,
+// nothing can be judged.
+func Mismatch(got Outcome, legal ...Outcome) string {
+	var usable []Outcome
+	for _, l := range legal {
+		if l.Completed() {
+			usable = append(usable, l)
+		}
+	}
+	switch {
+	case Equivalent(got, usable...):
+		return ""
+	case got.TimedOut:
+		return SymptomHang
+	case got.Signal != 0:
+		return SymptomSignal
+	}
+	for _, l := range usable {
+		if l.ExitCode == got.ExitCode {
+			return SymptomOutput
+		}
+	}
+	return SymptomExit
+}
+
+// FirstLine returns ": " and the first non-empty line of a run's output a, or of b when a has
+// none (at most 200 bytes), or "": what a message quotes of a failed run.
+func FirstLine(a, b []byte) string {
+	ls := OutputLines(a, b, 1)
+	if len(ls) == 0 {
+		return ""
+	}
+	l := ls[0]
+	if len(l) > 200 {
+		l = l[:200] + "..."
+	}
+	return ": " + l
+}
+
+// OutputLines returns the first n non-empty lines (trimmed) of a run's output a, or of b when
+// a has none, for messages that quote what a program printed.
+func OutputLines(a, b []byte, n int) []string {
+	for _, s := range [][]byte{a, b} {
+		var ls []string
+		for _, l := range strings.Split(string(s), "\n") {
+			if l = strings.TrimSpace(l); l != "" && len(ls) < n {
+				ls = append(ls, l)
+			}
+		}
+		if len(ls) > 0 {
+			return ls
+		}
+	}
+	return nil
+}
+
 // DiffMaxLines bounds the lines Diff returns; a longer diff ends with a line saying how many
 // were left out.
 const DiffMaxLines = 40

@@ -78,7 +78,7 @@ func ParseTarget(args []string) (Target, error) {
 		return Target{}, fmt.Errorf("target %q: no argument contains %s: write %s where the program takes the pool file (e.g. %s %s)",
 			strings.Join(args, " "), PoolPlaceholder, PoolPlaceholder, args[0], PoolPlaceholder)
 	}
-	prog, err := resolveProgram(args[0])
+	prog, err := ResolveProgram(args[0])
 	if err != nil {
 		return Target{}, fmt.Errorf("target %q: %w", strings.Join(args, " "), err)
 	}
@@ -88,7 +88,7 @@ func ParseTarget(args []string) (Target, error) {
 
 // resolveProgram returns the absolute path of a program: a path with a slash is made absolute,
 // a bare name is looked up in $PATH.
-func resolveProgram(name string) (string, error) {
+func ResolveProgram(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		abs, err := filepath.Abs(name)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/scry-pm/scry/infer"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
 )
 
 // helperEnv makes the test binary run slotsMain instead of the tests: the target of the tests
@@ -149,7 +150,7 @@ func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePat
 	return tracePath, workload
 }
 
-func exploreSlots(t *testing.T, dir, tr, workload string, cfg Config, env ...string) *Result {
+func exploreSlots(t *testing.T, dir, tr, wl string, cfg Config, env ...string) *Result {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -161,7 +162,7 @@ func exploreSlots(t *testing.T, dir, tr, workload string, cfg Config, env ...str
 	}
 	target.Timeout = 10 * time.Second
 	target.Env = append([]string{helperEnv + "=slots"}, env...)
-	w, err := ReadWorkload(workload)
+	w, err := workload.Read(wl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestConcurrentOracles(t *testing.T) {
 		}
 		f := r.Findings[0]
 		c := f.Crash
-		if f.Kind != KindOrdering || c.Symptom != SymptomOutput || f.Operation.Index != 0 {
+		if f.Kind != KindOrdering || c.Symptom != scryexec.SymptomOutput || f.Operation.Index != 0 {
 			t.Errorf("finding %s %s in operation %d", f.Kind, c.Symptom, f.Operation.Index)
 		}
 		if len(c.InFlight) != 2 || c.InFlight[0].Index != 0 || c.InFlight[1].Index != 1 || c.Oracles != 5 {
@@ -387,7 +388,7 @@ func TestInvariantsInferred(t *testing.T) {
 				t.Fatal(err)
 			}
 			target.Timeout = 5 * time.Second
-			w, err := ReadWorkload(filepath.Join("testdata", "ordering.ops"))
+			w, err := workload.Read(filepath.Join("testdata", "ordering.ops"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -430,7 +431,7 @@ func TestInvariantsInferred(t *testing.T) {
 // TestGeneralOracles checks the caching of prep and oracle runs and that a failed prep run makes
 // its legal outcomes unusable instead of running them.
 func TestGeneralOracles(t *testing.T) {
-	e := &explorer{cfg: &Config{Workload: Workload{Ops: []string{"a", "b", "c"}}}, tmp: t.TempDir()}
+	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"a", "b", "c"}}}, tmp: t.TempDir()}
 	p := &period{ops: []int{0, 1}, before: "before.img"}
 	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	a := &item{per: p, inflight: []int{0, 1}, next: 2}
@@ -459,7 +460,7 @@ func TestGeneralOracles(t *testing.T) {
 	}
 	ls := g.legal(a, ia, outs)
 	if !ls.general || string(ls.rolledBack.Stdout) != "0" || ls.committed == nil || string(ls.committed.Stdout) != "2" ||
-		len(ls.others) != 3 || usable(ls.others[1].out) || ls.others[1].name != "in-flight operations applied: 1" {
+		len(ls.others) != 3 || ls.others[1].out.Completed() || ls.others[1].name != "in-flight operations applied: 1" {
 		t.Errorf("legal set %+v", ls)
 	}
 }

@@ -1,17 +1,16 @@
 package explore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/scry-pm/scry/crash"
 	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/workload"
 )
 
 // DefaultStrategies are the strategies `scry check` and `scry explore` use when none is given:
@@ -46,7 +45,7 @@ type Config struct {
 	Target exec.Target
 	// Workload is the workload: Ops[k] is operation k's line (without newline); Path its file
 	// (absolute, for reports).
-	Workload Workload
+	Workload workload.Workload
 	// Pool is the pool file's path as the recorded program named it: the region of the trace
 	// mapped from it is the one the images are built for. "" picks the only file the trace
 	// maps (an error when it maps several).
@@ -129,65 +128,6 @@ func (r ProcessRunner) Checker(ctx context.Context, image, dir string) (exec.Out
 		return exec.Outcome{}, false
 	}
 	return r.Check.Run(ctx, image, ""), true
-}
-
-// Workload is a workload file split into operations, one per line.
-type Workload struct {
-	Path string
-	Ops  []string
-}
-
-// ReadWorkload reads a workload file: one operation per line, a final line without newline
-// counted too. Errors: the file cannot be read.
-func ReadWorkload(path string) (Workload, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Workload{}, fmt.Errorf("workload: %w", err)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return Workload{}, err
-	}
-	return ParseWorkload(abs, b), nil
-}
-
-// ParseWorkload splits a workload's contents into operations, one per line (a final line
-// without newline counted too; a line keeps a trailing \r, which the program reads too). Path
-// is recorded as is. It accepts any input.
-func ParseWorkload(path string, b []byte) Workload {
-	w := Workload{Path: path}
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line = b[:i]
-			b = b[i+1:]
-		} else {
-			b = nil
-		}
-		w.Ops = append(w.Ops, string(line))
-	}
-	return w
-}
-
-// Suffix returns the standard input of a run after operation k: lines k+1..n, each ending in a
-// newline.
-func (w Workload) Suffix(k int) []byte {
-	var b bytes.Buffer
-	for i := k + 1; i < len(w.Ops); i++ {
-		b.WriteString(w.Ops[i])
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
-
-// Lines returns the standard input of a run applying the operations ops, in that order.
-func (w Workload) Lines(ops []int) []byte {
-	var b bytes.Buffer
-	for _, i := range ops {
-		b.WriteString(w.Ops[i])
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
 }
 
 // check validates a Config and fills defaults.

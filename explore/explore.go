@@ -157,8 +157,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	defer r.Close()
-	parent, images := imageParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace))
-	res.Stats.Images = images
+	parent, where := exec.ScratchParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace))
+	res.Stats.Images = "images " + where
 	cfg.Exec.Dir = parent
 	tmp, err := os.MkdirTemp(parent, "scry-explore-*")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	scryexec "github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/record"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
 )
 
 // buildDir is the build tree made by `make` (BUILD, default <repo>/build).
@@ -90,7 +91,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 		t.Fatal(err)
 	}
 	target.Timeout = timeout
-	w, err := ReadWorkload(work)
+	w, err := workload.Read(work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestBuggyAndFixed(t *testing.T) {
 			}
 			for _, f := range r.Findings {
 				c := f.Crash
-				if c == nil || c.Symptom != SymptomOutput || f.Operation == nil || c.DiffCommitted == "" || c.DiffRolledBack == "" {
+				if c == nil || c.Symptom != scryexec.SymptomOutput || f.Operation == nil || c.DiffCommitted == "" || c.DiffRolledBack == "" {
 					t.Errorf("finding %+v: want an output symptom with both diffs", f)
 				}
 				roles := map[string]int{}
@@ -258,7 +259,7 @@ func TestBuggyAndFixed(t *testing.T) {
 
 func TestSymptoms(t *testing.T) {
 	dir := t.TempDir()
-	for _, tc := range []struct{ def, want string }{{"-DHANG", SymptomHang}, {"-DCRASH", SymptomSignal}} {
+	for _, tc := range []struct{ def, want string }{{"-DHANG", scryexec.SymptomHang}, {"-DCRASH", scryexec.SymptomSignal}} {
 		t.Run(tc.def, func(t *testing.T) {
 			bin := compile(t, dir, "ordering.c", tc.def)
 			r := explore(t, dir, bin, "ordering.ops", 2, 500*time.Millisecond)
@@ -322,39 +323,9 @@ func TestRebuild(t *testing.T) {
 	}
 }
 
-func TestWorkloadSuffix(t *testing.T) {
-	w := Workload{Ops: []string{"a", "b", "c"}}
-	for k, want := range []string{"b\nc\n", "c\n", ""} {
-		if got := string(w.Suffix(k)); got != want {
-			t.Errorf("Suffix(%d) = %q, want %q", k, got, want)
-		}
-	}
+func TestReproduceCommand(t *testing.T) {
 	env := []string{"PMEM_IS_PMEM_FORCE=1", "A=b c", "SCRY_TRACE=/dev/null"}
 	if got := ReproduceCommand([]string{"/p", "x", "{pool}"}, env, "/w", 0, 3, "img"); got != "tail -n +2 '/w' | env 'PMEM_IS_PMEM_FORCE=1' 'A=b c' 'SCRY_TRACE=/dev/null' '/p' 'x' 'img'" {
 		t.Errorf("ReproduceCommand = %s", got)
 	}
-}
-
-// FuzzParseWorkload: any input splits into lines that, rejoined, give the input back (up to a
-// final newline), and every suffix fed to a re-execution is well formed.
-func FuzzParseWorkload(f *testing.F) {
-	for _, seed := range []string{"", "i 1\ni 2\n", "set 5\r\nget\r\n", "no newline", "\n\n\n", "a\x00b\n"} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		w := ParseWorkload("w.txt", b)
-		joined := strings.Join(w.Ops, "\n")
-		if len(w.Ops) > 0 && len(b) > 0 && b[len(b)-1] == '\n' {
-			joined += "\n"
-		}
-		if joined != string(b) {
-			t.Fatalf("lines %q do not rejoin to %q", w.Ops, b)
-		}
-		for k := -1; k < len(w.Ops); k++ {
-			s := w.Suffix(k)
-			if n := strings.Count(string(s), "\n"); n < len(w.Ops)-k-1 {
-				t.Fatalf("suffix after %d has %d lines, want at least %d", k, n, len(w.Ops)-k-1)
-			}
-		}
-	})
 }

@@ -1,8 +1,6 @@
 package explore
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,22 +28,13 @@ func Kinds() []report.Rule {
 	}
 }
 
-// Symptoms.
-const (
-	SymptomOutput  = "output"
-	SymptomExit    = "exit"
-	SymptomSignal  = "signal"
-	SymptomHang    = "hang"
-	SymptomChecker = "checker"
-)
-
 // judge compares a crash image's run with the legal outcomes and records a failure.
 func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 	// Only a crash-free run that ended by itself is a legal outcome: one killed by a signal
 	// (a target that crashes without a crash, or lacks the environment it needs) would make
 	// every crash image that dies the same way look legal.
 	all := ls.all()
-	legal := slices.DeleteFunc(slices.Clone(all), func(o exec.Outcome) bool { return !usable(o) })
+	legal := slices.DeleteFunc(slices.Clone(all), func(o exec.Outcome) bool { return !o.Completed() })
 	for _, o := range all {
 		if o.Err == nil && !o.TimedOut && o.Signal != 0 {
 			e.warn(fmt.Sprintf("a legal outcome (a run without a crash) was %s: it is no legal outcome, and crash images are judged against the others; does the program need an environment it lacks (--env)?", o.Describe()))
@@ -61,7 +50,7 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		e.warn("checker could not run: " + got.checker.Err.Error())
 		return
 	case got.checker != nil && got.checker.Failed():
-		symptom, detail = SymptomChecker, "checker "+got.checker.Describe()+firstLine(got.checker.Stdout, got.checker.Stderr)
+		symptom, detail = exec.SymptomChecker, "checker "+got.checker.Describe()+exec.FirstLine(got.checker.Stdout, got.checker.Stderr)
 	case t.Err != nil:
 		e.res.Stats.Inconclusive++
 		e.warn("a run could not start: " + t.Err.Error())
@@ -74,20 +63,14 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		e.res.Stats.Inconclusive++
 		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung, could not run or were killed by a signal (%s): its crash states are not judged", it.op, rb.Describe()))
 		return
-	case exec.Equivalent(t, legal...):
-		e.invariantOutcome(it, false)
-		return
-	case t.TimedOut:
-		symptom = SymptomHang
-	case t.Signal != 0:
-		symptom = SymptomSignal
-	case !slices.ContainsFunc(legal, func(l exec.Outcome) bool { return l.Signal == 0 && l.ExitCode == t.ExitCode }):
-		symptom = SymptomExit
 	default:
-		symptom = SymptomOutput
+		if symptom = exec.Mismatch(t, legal...); symptom == "" {
+			e.invariantOutcome(it, false)
+			return
+		}
 	}
 	if detail == "" {
-		detail = "the run on the crash image " + t.Describe() + firstLine(nil, t.Stderr)
+		detail = "the run on the crash image " + t.Describe() + exec.FirstLine(nil, t.Stderr)
 	}
 	e.res.Stats.Failures++
 	e.invariantOutcome(it, true)
@@ -119,36 +102,6 @@ func intsText(ops []int) string {
 		parts = append(parts, fmt.Sprint(o))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// firstLine returns ": " and the first non-empty line of a or else b, or "".
-func firstLine(a, b []byte) string {
-	ls := outputLines(a, b, 1)
-	if len(ls) == 0 {
-		return ""
-	}
-	l := ls[0]
-	if len(l) > 200 {
-		l = l[:200] + "..."
-	}
-	return ": " + l
-}
-
-// outputLines returns the first n non-empty lines (trimmed) of a run's output a, or of b when a
-// has none, for messages that quote what a program printed.
-func outputLines(a, b []byte, n int) []string {
-	for _, s := range [][]byte{a, b} {
-		var ls []string
-		for _, l := range strings.Split(string(s), "\n") {
-			if l = strings.TrimSpace(l); l != "" && len(ls) < n {
-				ls = append(ls, l)
-			}
-		}
-		if len(ls) > 0 {
-			return ls
-		}
-	}
-	return nil
 }
 
 // uniqueSites returns the units' distinct sites (by source position and inlined-at chain) in
@@ -269,8 +222,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		return
 	}
 	e.variants[key] = map[string]bool{variant: true}
-	sum := sha256.Sum256([]byte(key))
-	id := "c" + hex.EncodeToString(sum[:6])
+	id := report.ClusterID(key)
 	e.clusters[key] = len(e.res.Findings)
 
 	symText := symptomText(symptom)
@@ -285,7 +237,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		} else {
 			inflight = ", with operations " + strings.Join(ops, ", ") + " in flight"
 		}
-		if symptom == SymptomOutput {
+		if symptom == exec.SymptomOutput {
 			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order of every subset of the in-flight operations applied)", len(ls.all()))
 		}
 	}
@@ -325,10 +277,10 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	}
 	// With overlapping operations a legal outcome whose prep or oracle run failed has no
 	// output to compare with.
-	if ls.committed != nil && (!ls.general || usable(*ls.committed)) {
+	if ls.committed != nil && (!ls.general || ls.committed.Completed()) {
 		c.DiffCommitted = exec.Diff(t.Normalized(), ls.committed.Normalized())
 	}
-	if !ls.general || usable(ls.rolledBack) {
+	if !ls.general || ls.rolledBack.Completed() {
 		c.DiffRolledBack = exec.Diff(t.Normalized(), ls.rolledBack.Normalized())
 	}
 	if ls.general {
@@ -343,12 +295,12 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 			o    *exec.Outcome
 			diff string
 		}{{&ls.rolledBack, c.DiffRolledBack}, {ls.committed, c.DiffCommitted}} {
-			if d.o != nil && usable(*d.o) && (best < 0 || diffSize(d.diff) < best) {
+			if d.o != nil && d.o.Completed() && (best < 0 || diffSize(d.diff) < best) {
 				best = diffSize(d.diff)
 			}
 		}
 		for _, o := range ls.others {
-			if !usable(o.out) {
+			if !o.out.Completed() {
 				continue
 			}
 			if d := exec.Diff(t.Normalized(), o.out.Normalized()); best < 0 || diffSize(d) < best {
@@ -387,15 +339,15 @@ func pointText(k string) string {
 
 func symptomText(s string) string {
 	switch s {
-	case SymptomOutput:
+	case exec.SymptomOutput:
 		return "re-execution prints an output that matches neither the committed nor the rolled-back outcome"
-	case SymptomExit:
+	case exec.SymptomExit:
 		return "re-execution exits with a status neither legal outcome has"
-	case SymptomSignal:
+	case exec.SymptomSignal:
 		return "re-execution is killed by a signal"
-	case SymptomHang:
+	case exec.SymptomHang:
 		return "re-execution hangs"
-	case SymptomChecker:
+	case exec.SymptomChecker:
 		return "the checker rejects the crash image"
 	}
 	return s

@@ -124,10 +124,6 @@ func (l legalSet) all() []exec.Outcome {
 	return out
 }
 
-// usable reports whether one legal outcome ran to its end: it started, did not hang, and was
-// not killed by a signal.
-func usable(o exec.Outcome) bool { return o.Err == nil && !o.TimedOut && o.Signal == 0 }
-
 // diffSize is the number of changed lines in a diff of Diff.
 func diffSize(d string) int {
 	n := 0

@@ -297,7 +297,7 @@ func (e *explorer) consistent(p *period, after bool, o outcome) error {
 // quoteStderr quotes the first lines of a run's standard error (else of out) for an error
 // message: "; its standard error: ..." or "".
 func quoteStderr(out, stderr []byte) string {
-	lines := outputLines(stderr, out, 5)
+	lines := exec.OutputLines(stderr, out, 5)
 	if len(lines) == 0 {
 		return ""
 	}

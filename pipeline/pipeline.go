@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/scry-pm/scry/analysis"
@@ -31,6 +32,7 @@ import (
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/safefile"
 	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
 )
 
 // Analysis says what the trace analyses report.
@@ -175,13 +177,13 @@ func NeverDurable(path string) ([]px86.StoreState, error) {
 // on the workload file, and adds its findings, warnings, kinds and statistics to rep. props are
 // the properties inferred for the invariants strategy (Infer). It returns the exploration's
 // error (a bad target or workload, a file error, ctx cancelled) after adding what was found.
-func Explore(ctx context.Context, rep *report.Report, path, workload string, target []string, x Exploration, props *infer.Result) error {
+func Explore(ctx context.Context, rep *report.Report, path, workloadPath string, target []string, x Exploration, props *infer.Result) error {
 	t, err := exec.ParseTarget(target)
 	if err != nil {
 		return err
 	}
 	t.Timeout, t.OutputFilter, t.Env = x.Timeout, x.OutputFilter, x.Env
-	w, err := explore.ReadWorkload(workload)
+	w, err := workload.Read(workloadPath)
 	if err != nil {
 		return err
 	}
@@ -224,28 +226,10 @@ func Explore(ctx context.Context, rep *report.Report, path, workload string, tar
 			rep.Rules = append(rep.Rules, k)
 		}
 	}
-	st := res.Stats
-	rep.Stats = &st
-	if xerr == nil && st.StatesTested == 0 {
-		if st.CrashPoints == 0 {
-			rep.Warnings = append(rep.Warnings, NoCrashPointWarning)
-		} else {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no crash state was tested at the %d crash points: nothing was judged", st.CrashPoints))
-		}
-	} else if xerr == nil && st.Inconclusive == st.StatesTested {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("none of the %d crash states tested could be judged (no legal outcome ran to its end): nothing was judged", st.StatesTested))
+	if xerr == nil && res.Stats.StatesTested == 0 && res.Stats.CrashPoints == 0 {
+		rep.Warnings = append(rep.Warnings, NoCrashPointWarning)
 	}
-	rep.Sort()
-	var ie *exec.Interrupted
-	if xerr != nil && errors.As(context.Cause(ctx), &ie) {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v during crash exploration: %d crash states tested before it, of the %d crash points reached; the results cover those only",
-			ie, st.StatesTested, st.CrashPoints))
-		return ie
-	}
-	if xerr != nil {
-		return fmt.Errorf("crash exploration: %w", xerr)
-	}
-	return nil
+	return explored(ctx, rep, res.Stats, xerr)
 }
 
 // confirm settles the class of the findings that break inferred properties (mpb-violation,
@@ -302,8 +286,17 @@ type Recording struct {
 // results cover its run up to that point.
 type ProgramFailed struct {
 	Prog   string
-	Result *record.Result
+	Result Ending
 	Trace  string // where its trace is kept ("" removed)
+}
+
+// Ending is how a recorded program ended, as the exit rule needs it: *record.Result (PM
+// recording) and *fsmode.Recorded (file-system mode) are Endings.
+type Ending interface {
+	// Failed: the program did not exit with status 0.
+	Failed() bool
+	// String says how it ended ("exited with status 1").
+	String() string
 }
 
 func (e *ProgramFailed) Error() string {
@@ -401,8 +394,19 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 // decides the exit status (see Check.Run). aerr is the analysis error, xerr the exploration's,
 // trace the path the trace is kept at ("" removed).
 func verdict(rep *report.Report, prog string, res *record.Result, aerr, xerr error, trace string) error {
-	if res.Interrupted != 0 {
-		ie := &exec.Interrupted{Signal: res.Interrupted}
+	return Verdict(rep, prog, res, res.Interrupted, aerr, xerr, trace)
+}
+
+// Verdict is the one exit rule of scry's checking commands (PM and file-system mode): it adds
+// the warnings of how the recorded program ended to rep and returns the error that decides the
+// exit status, in this order: *exec.Interrupted when the recording (interrupted, the signal
+// that stopped it) or the exploration (xerr) was stopped by SIGINT or SIGTERM; the analysis
+// error aerr; the exploration error xerr; nil when the program exited 0 or there are
+// correctness findings (a failed program is then a warning); *ProgramFailed otherwise. trace is
+// where the trace is kept ("" removed).
+func Verdict(rep *report.Report, prog string, res Ending, interrupted syscall.Signal, aerr, xerr error, trace string) error {
+	if interrupted != 0 {
+		ie := &exec.Interrupted{Signal: interrupted}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: %s %s; the results cover its run up to that point", ie, prog, res))
 		return ie
 	}
@@ -423,6 +427,31 @@ func verdict(rep *report.Report, prog string, res *record.Result, aerr, xerr err
 		return nil
 	}
 	return &ProgramFailed{Prog: prog, Result: res, Trace: trace}
+}
+
+// explored adds an exploration's statistics (PM or file-system mode) to rep with the warnings
+// they call for: no crash state tested at the crash points, none judged, or a signal that
+// stopped it (the report then covers the states tested before it). It sorts rep and returns
+// the error that decides the exit status: the *exec.Interrupted, else xerr, wrapped.
+func explored(ctx context.Context, rep *report.Report, st report.Stats, xerr error) error {
+	rep.Stats = &st
+	switch {
+	case xerr == nil && st.StatesTested == 0 && st.CrashPoints > 0:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no crash state was tested at the %d crash points: nothing was judged", st.CrashPoints))
+	case xerr == nil && st.StatesTested > 0 && st.Inconclusive == st.StatesTested:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("none of the %d crash states tested could be judged (no legal outcome ran to its end): nothing was judged", st.StatesTested))
+	}
+	rep.Sort()
+	var ie *exec.Interrupted
+	if xerr != nil && errors.As(context.Cause(ctx), &ie) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v during crash exploration: %d crash states tested before it, of the %d crash points reached; the results cover those only",
+			ie, st.StatesTested, st.CrashPoints))
+		return ie
+	}
+	if xerr != nil {
+		return fmt.Errorf("crash exploration: %w", xerr)
+	}
+	return nil
 }
 
 // runCrash is Run with {pool}: record on a fresh pool, analyse, explore, one report.

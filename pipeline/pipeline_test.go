@@ -172,9 +172,9 @@ func TestExploreWithFakeRunner(t *testing.T) {
 		strategy string
 		symptom  string
 	}{
-		{"buggy, output", true, false, "", explore.SymptomOutput},
-		{"buggy, checker", true, true, "", explore.SymptomChecker},
-		{"buggy, invariants", true, false, "invariants", explore.SymptomOutput},
+		{"buggy, output", true, false, "", exec.SymptomOutput},
+		{"buggy, checker", true, true, "", exec.SymptomChecker},
+		{"buggy, invariants", true, false, "invariants", exec.SymptomOutput},
 		{"fixed, output", false, false, "", ""},
 		{"fixed, checker", false, true, "", ""},
 		{"fixed, invariants", false, false, "invariants", ""},

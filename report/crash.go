@@ -1,10 +1,19 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
 )
+
+// ClusterID is the stable id of a crash finding: "c" and 12 hex digits of the SHA-256 of its
+// cluster key (the kind and what the finding's states share: Crash.ID, FSCrash.ID).
+func ClusterID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "c" + hex.EncodeToString(sum[:6])
+}
 
 // Crash describes how a crash-based finding (ordering-violation, atomicity-violation) was
 // found and how to rebuild it: the crash point, the crash state, the symptom on re-execution
@@ -147,8 +156,9 @@ type Stats struct {
 	// AssumedDurable counts the stores reported as never durable (unpersisted-store) that
 	// later operations' crash states treated as durable (crash.Options.AssumeDurable).
 	AssumedDurable int `json:"assumed_durable,omitempty"`
-	// Images says where the crash images were built: on a tmpfs (/dev/shm) when one is large
-	// enough, else in the temporary directory, and why (explore's image storage).
+	// Images says where the crash images (file-system mode: crash directories) were built: on a
+	// tmpfs (/dev/shm) when one is large enough, else in the temporary directory, and why
+	// (exec.ScratchParent).
 	Images string `json:"images,omitempty"`
 	// Runs says how the program was run on the images: through fork servers (how many), or by
 	// exec and why (exec.ForkServers).

@@ -78,6 +78,8 @@ type Finding struct {
 	Operation *Operation `json:"operation,omitempty"`
 	// Crash is set for crash-based findings (re-execution on crash images); see Crash.
 	Crash *Crash `json:"crash,omitempty"`
+	// FS is set for file-system crash findings (scry fs check); see FSCrash.
+	FS *FSCrash `json:"fs,omitempty"`
 	// Properties are the IDs (as `scry infer` numbers them) of the inferred properties the
 	// finding breaks, sorted: mpb-violation and mpa-violation only.
 	Properties []int `json:"properties,omitempty"`

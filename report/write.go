@@ -88,6 +88,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if c := f.Crash; c != nil {
 			writeCrashText(bw, i+1, c)
 		}
+		if c := f.FS; c != nil {
+			writeFSText(bw, c)
+		}
 	}
 	for _, wmsg := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", wmsg)
@@ -307,6 +310,13 @@ func WriteSARIF(w io.Writer, r *Report) error {
 				props["crash_in_flight"] = c.InFlight
 			}
 		}
+		if c := f.FS; c != nil {
+			props["crash_id"] = c.ID
+			props["crash_symptom"] = c.Symptom
+			props["fs_apm"] = c.APM
+			props["fs_strategy"] = c.Strategy
+			props["fs_dynamic"] = c.Dynamic
+		}
 		if f.Operation != nil {
 			props["operation_index"] = f.Operation.Index
 			props["operation_text"] = f.Operation.Text
@@ -357,7 +367,19 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 		}
 		fmt.Fprintf(bw, "    in operations: %s\n", strings.Join(ops, ", "))
 	}
-	for _, d := range []struct{ name, diff string }{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}, {"closest (" + c.Closest + ")", c.DiffClosest}} {
+	writeDiffs(bw, []namedDiff{{"committed", c.DiffCommitted}, {"rolled back", c.DiffRolledBack}, {"closest (" + c.Closest + ")", c.DiffClosest}})
+	fmt.Fprintf(bw, "    replay: %s   (finding %d, id %s)\n", c.ImageCommand, n, c.ID)
+	if c.Reproduce != "" {
+		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
+	}
+}
+
+// namedDiff is a diff of a run's output against the legal outcome Name.
+type namedDiff struct{ name, diff string }
+
+// writeDiffs prints the non-empty diffs of a crash finding, indented.
+func writeDiffs(bw *bufio.Writer, ds []namedDiff) {
+	for _, d := range ds {
 		if d.diff == "" {
 			continue
 		}
@@ -366,10 +388,6 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 			fmt.Fprintf(bw, "      %s", strings.TrimSuffix(l, "\n"))
 			bw.WriteByte('\n')
 		}
-	}
-	fmt.Fprintf(bw, "    replay: %s   (finding %d, id %s)\n", c.ImageCommand, n, c.ID)
-	if c.Reproduce != "" {
-		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
 	}
 }
 

@@ -42,6 +42,8 @@ func schemaConsts() []cConst {
 		{"SCRY_EV_DEPS", uint64(KindDeps), "static dependence facts"},
 		{"SCRY_EV_FRAME", uint64(KindFrame), "current thread's activation serials"},
 		{"SCRY_EV_WARNING", uint64(KindWarning), "the runtime degraded: results incomplete"},
+		{"SCRY_EV_FS_OP", uint64(KindFSOp), "file-system system call (file-system mode)"},
+		{"SCRY_EV_OUTPUT", uint64(KindOutput), "program output (file-system mode)"},
 		{"SCRY_FLUSH_CLFLUSH", uint64(FlushCLFLUSH), ""},
 		{"SCRY_FLUSH_CLFLUSHOPT", uint64(FlushCLFLUSHOPT), ""},
 		{"SCRY_FLUSH_CLWB", uint64(FlushCLWB), ""},

@@ -181,6 +181,21 @@ func AppendEvent(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 	case KindWarning:
 		b = fmt.Appendf(b, " %s", strconv.Quote(ev.Text))
 		site = false
+	case KindFSOp:
+		b = fmt.Appendf(b, " %-15s handle=%d offset=%d size=%d result=%d", ev.FS, ev.Handle, ev.FileOffset, ev.Size, ev.Result)
+		if ev.Path != "" {
+			b = fmt.Appendf(b, " path=%s", strconv.Quote(ev.Path))
+		}
+		if ev.Path2 != "" {
+			b = fmt.Appendf(b, " path2=%s", strconv.Quote(ev.Path2))
+		}
+		b = appendFSFlags(b, ev.FSFlags)
+		if len(ev.Data) > 0 {
+			b = appendData(b, ev.Data, maxBytes)
+		}
+	case KindOutput:
+		b = fmt.Appendf(b, " fd=%d size=%d", ev.Handle, len(ev.Data))
+		b = appendData(b, ev.Data, maxBytes)
 	}
 	if site {
 		b = append(b, " site="...)
@@ -207,6 +222,38 @@ func appendSiteRef(b []byte, r *Reader, id uint32) []byte {
 		b = fmt.Appendf(b, "->%s", s.Callee)
 	}
 	return b
+}
+
+// appendData appends " data=HEX" with at most maxBytes bytes ("..." when cut).
+func appendData(b []byte, data []byte, maxBytes int) []byte {
+	b = append(b, " data="...)
+	d := data
+	if len(d) > maxBytes {
+		d = d[:maxBytes]
+	}
+	b = hex.AppendEncode(b, d)
+	if len(d) < len(data) {
+		b = append(b, "..."...)
+	}
+	return b
+}
+
+// appendFSFlags appends " flags=a|b" naming the FS_OP flag bits, or nothing when f is 0.
+func appendFSFlags(b []byte, f uint32) []byte {
+	if f == 0 {
+		return b
+	}
+	var parts []string
+	for i, n := range fsFlagNames {
+		if f&(1<<i) != 0 {
+			parts = append(parts, n)
+			f &^= 1 << i
+		}
+	}
+	if f != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", f))
+	}
+	return append(append(b, " flags="...), strings.Join(parts, "|")...)
 }
 
 // appendFlags appends " flags=a|b" naming the bits of f (bit i is names[i]; others in hex),

@@ -44,6 +44,8 @@ type Dep struct {
 //	Deps: Deps (the new facts; also added to the reader's table)
 //	Frame: Frames (the thread's new activations)
 //	Thread: Thread
+//	FSOp: Site, FS, FSFlags, Handle, FileOffset, Size, Result, Path, Path2, Data (version 6)
+//	Output: Site, Handle (the file descriptor: 1 standard output, 2 standard error), Data (version 6)
 //
 // Every event carries Index, its 0-based position among ALL records of the trace (SITES,
 // THREAD, CONTEXT, STACK and END included), Thread (the current thread: for a THREAD record,
@@ -83,4 +85,11 @@ type Event struct {
 	Sites      []Site
 	Deps       []Dep
 	Frames     []uint64
+
+	// File-system mode (version 6; docs/trace-format.md, "FS_OP" and "OUTPUT").
+	FS      FSOpKind // the system call of an FS_OP record
+	FSFlags uint32   // FS_OP flag bits (FSCreate, FSTrunc, ...)
+	Handle  uint64   // FS_OP: the open file (a serial per open); OUTPUT: the file descriptor
+	Result  int64    // FS_OP: the system call's return value
+	Path2   string   // FS_OP: the second path (rename's and link's new name, symlink's link)
 }

@@ -9,8 +9,28 @@ var kindNames = [...]string{
 	KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC",
 	KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK",
 	KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME",
-	KindWarning: "WARNING",
+	KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT",
 }
+
+var fsOpNames = [...]string{
+	FSOpen: "open", FSWrite: "write", FSTruncate: "truncate", FSFallocate: "fallocate", FSRename: "rename",
+	FSLink: "link", FSSymlink: "symlink", FSUnlink: "unlink", FSRmdir: "rmdir", FSMkdir: "mkdir",
+	FSFsync: "fsync", FSFdatasync: "fdatasync", FSSync: "sync", FSSyncfs: "syncfs",
+	FSSyncFileRange: "sync_file_range", FSMsync: "msync", FSClose: "close", FSMmap: "mmap",
+}
+
+// String returns the operation's name ("open", "write", "rename", ...), or "fsop(N)" for an
+// unknown value.
+func (k FSOpKind) String() string {
+	if int(k) < len(fsOpNames) && fsOpNames[k] != "" {
+		return fsOpNames[k]
+	}
+	return "fsop(" + strconv.Itoa(int(k)) + ")"
+}
+
+// fsFlagNames names the FS_OP flag bits, bit i at index i.
+var fsFlagNames = []string{"create", "trunc", "append", "excl", "directory", "noreplace", "exchange",
+	"keep_size", "punch_hole", "zero_range", "write"}
 
 // String returns the record kind's name as docs/trace-format.md spells it ("STORE",
 // "NT_STORE", ...), or "KIND(0xNN)" for an unknown code.
@@ -21,7 +41,7 @@ func (k Kind) String() string {
 	return "KIND(0x" + strconv.FormatUint(uint64(k), 16) + ")"
 }
 
-// Valid reports whether k is a record kind of format version 2.
+// Valid reports whether k is a record kind of the format version this package writes.
 func (k Kind) Valid() bool { return int(k) < len(kindNames) && kindNames[k] != "" }
 
 // String returns "clflush", "clflushopt" or "clwb", or "flush(N)" for an unknown value.

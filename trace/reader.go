@@ -732,6 +732,12 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 		}
 		return i, 0, nil
 
+	case KindFSOp, KindOutput:
+		if r.hdr.Version < 6 {
+			break
+		}
+		return r.decodeFS(b)
+
 	case KindEnd:
 		if i >= len(b) {
 			return 0, i + 1, nil
@@ -750,6 +756,70 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 		return i, 0, nil
 	}
 	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown record kind 0x%02x", uint8(k))
+}
+
+// decodeFS decodes an FS_OP or OUTPUT record (version 6; docs/trace-format.md) from b into
+// r.ev, with decode's results.
+func (r *Reader) decodeFS(b []byte) (n, need int, err error) {
+	ev := &r.ev
+	k := Kind(b[0])
+	i := 1
+	var v uint64
+	if v, i = uvarint(b, i); i < 0 {
+		return r.short(b, i, "site")
+	}
+	if v > math.MaxUint32 {
+		return 0, 0, r.u32(v, b, "site")
+	}
+	ev.Site = uint32(v)
+	if k == KindFSOp {
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		op := FSOpKind(b[i])
+		i++
+		if op < FSOpen || op > FSOpLast {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "FS_OP of unknown operation %d", op)
+		}
+		var f [4]uint64
+		for j, what := range [...]string{"flags", "handle", "offset", "size"} {
+			if f[j], i = uvarint(b, i); i < 0 {
+				return r.short(b, i, what)
+			}
+		}
+		if f[0]&^FSFlagsAll != 0 {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "FS_OP with unknown flags %#x", f[0])
+		}
+		var res int64
+		if res, i = svarint(b, i); i < 0 {
+			return r.short(b, i, "result")
+		}
+		var p1, p2 string
+		if p1, i, need, err = r.str(b, i, "path"); i < 0 {
+			return 0, need, err
+		}
+		if p2, i, need, err = r.str(b, i, "second path"); i < 0 {
+			return 0, need, err
+		}
+		ev.FS, ev.FSFlags, ev.Handle, ev.FileOffset, ev.Size, ev.Result = op, uint32(f[0]), f[1], f[2], f[3], res
+		ev.Path, ev.Path2 = p1, p2
+	} else {
+		if ev.Handle, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, "descriptor")
+		}
+	}
+	if v, i = uvarint(b, i); i < 0 {
+		return r.short(b, i, "data length")
+	}
+	if v > MaxPayload {
+		return 0, 0, r.fail(ErrCorrupt, r.Offset(), "%v of %d bytes exceeds the %d-byte limit", k, v, MaxPayload)
+	}
+	end := i + int(v)
+	if end > len(b) {
+		return 0, end, nil
+	}
+	ev.Data = b[i:end]
+	return end, 0, nil
 }
 
 // str decodes a str at b[i:]. On failure it returns i < 0 with need/err as decode does.

@@ -14,13 +14,15 @@ const Magic = "SCRYTRC\x00"
 // version 3 added the WARNING record (the runtime degraded: results are incomplete); version 4
 // added the inlined site kind and each site's inlined-at field (the call the compiler inlined the
 // site's code into); version 5 added the return site kind (a function's returned value, whose
-// dependence facts carry guards through calls).
-const Version = 5
+// dependence facts carry guards through calls); version 6 added the FS_OP and OUTPUT records of
+// file-system mode (a program's file-system system calls and its own output, recorded by the
+// strace front end of package fsmode).
+const Version = 6
 
 // MinVersion is the oldest format version this package reads (version 1 traces have no DEPS or
 // FRAME records, which version 2 added, no WARNING, which version 3 added, sites without the
-// inlined-at field, which version 4 added, and no return sites, which version 5 added;
-// everything else is unchanged).
+// inlined-at field, which version 4 added, no return sites, which version 5 added, and no
+// FS_OP or OUTPUT records, which version 6 added; everything else is unchanged).
 const MinVersion = 1
 
 // HeaderSize is the size of the fixed file header in bytes.
@@ -56,9 +58,11 @@ const (
 	KindDeps          Kind = 0x17 // static dependence facts between sites (version 2)
 	KindFrame         Kind = 0x18 // the current thread's activations changed (version 2)
 	KindWarning       Kind = 0x19 // the runtime degraded: what follows is incomplete (version 3)
+	KindFSOp          Kind = 0x1A // a file-system system call (file-system mode, version 6)
+	KindOutput        Kind = 0x1B // the program wrote to its standard output or error (version 6)
 
 	// KindLast is the highest record kind of this version.
-	KindLast = KindWarning
+	KindLast = KindOutput
 )
 
 // FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).
@@ -97,6 +101,54 @@ const (
 	AllocInTx    = 1 << 0 // ALLOC, FREE: inside a transaction
 	AllocZeroed  = 1 << 1 // ALLOC: the object was zeroed
 	AllocReserve = 1 << 2 // ALLOC: a reservation (pmemobj_reserve), allocated only when published; FREE: a reservation cancelled
+)
+
+// FSOpKind is the system call of an FS_OP record (docs/trace-format.md, "FS_OP"): what the
+// program asked of the file system, with file descriptors already resolved to the open file
+// they name (Event.Handle) and paths made absolute.
+type FSOpKind uint8
+
+// File-system operations of FS_OP records.
+const (
+	FSOpen          FSOpKind = 1  // open/openat/creat: Path opened as Handle (FSCreate, FSTrunc, FSAppend, FSExcl, FSDirectory)
+	FSWrite         FSOpKind = 2  // write/pwrite/writev: Data written to Handle at FileOffset (FSAppend: at the end of the file)
+	FSTruncate      FSOpKind = 3  // truncate (Path) or ftruncate (Handle) to Size bytes
+	FSFallocate     FSOpKind = 4  // fallocate on Handle: FileOffset, Size (FSKeepSize, FSPunchHole, FSZeroRange)
+	FSRename        FSOpKind = 5  // rename/renameat/renameat2: Path to Path2 (FSNoReplace, FSExchange)
+	FSLink          FSOpKind = 6  // link/linkat: new name Path2 for Path
+	FSSymlink       FSOpKind = 7  // symlink/symlinkat: Path2 is created pointing to the text Path
+	FSUnlink        FSOpKind = 8  // unlink/unlinkat: Path removed
+	FSRmdir         FSOpKind = 9  // rmdir/unlinkat(AT_REMOVEDIR): directory Path removed
+	FSMkdir         FSOpKind = 10 // mkdir/mkdirat: directory Path created
+	FSFsync         FSOpKind = 11 // fsync(Handle)
+	FSFdatasync     FSOpKind = 12 // fdatasync(Handle)
+	FSSync          FSOpKind = 13 // sync(): every file system
+	FSSyncfs        FSOpKind = 14 // syncfs(Handle): the file system of Handle
+	FSSyncFileRange FSOpKind = 15 // sync_file_range(Handle, FileOffset, Size)
+	FSMsync         FSOpKind = 16 // msync of a shared mapping of Handle: FileOffset, Size bytes of the file
+	FSClose         FSOpKind = 17 // close(Handle's descriptor); the open file lives on in other descriptors
+	FSMmap          FSOpKind = 18 // mmap(MAP_SHARED) of Handle writable: FileOffset, Size (writes through it are invisible)
+
+	// FSOpLast is the highest FSOpKind of this version.
+	FSOpLast = FSMmap
+)
+
+// Flag bits of an FS_OP record's flags (Event.FSFlags).
+const (
+	FSCreate    = 1 << 0  // FSOpen: O_CREAT, and the file did not exist before
+	FSTrunc     = 1 << 1  // FSOpen: O_TRUNC
+	FSAppend    = 1 << 2  // FSOpen: O_APPEND; FSWrite: the write went to the end of the file
+	FSExcl      = 1 << 3  // FSOpen: O_EXCL
+	FSDirectory = 1 << 4  // FSOpen: the path is a directory
+	FSNoReplace = 1 << 5  // FSRename: RENAME_NOREPLACE
+	FSExchange  = 1 << 6  // FSRename: RENAME_EXCHANGE
+	FSKeepSize  = 1 << 7  // FSFallocate: FALLOC_FL_KEEP_SIZE
+	FSPunchHole = 1 << 8  // FSFallocate: FALLOC_FL_PUNCH_HOLE
+	FSZeroRange = 1 << 9  // FSFallocate: FALLOC_FL_ZERO_RANGE
+	FSWriteOnly = 1 << 10 // FSOpen: opened for writing (O_WRONLY or O_RDWR)
+
+	// FSFlagsAll are the bits defined by this version.
+	FSFlagsAll = 1<<11 - 1
 )
 
 // EndHow tells how a traced program ended (the END record).

@@ -39,6 +39,10 @@ type Stats struct {
 	Complete    bool     // the END record was read
 	EndHow      EndHow   // with Complete: how the program ended
 	EndStatus   int64    // with Complete: exit code or signal number
+
+	FSOps        map[FSOpKind]uint64 // FS_OP records per operation (version 6)
+	BytesWritten uint64              // data bytes of FS_OP write records
+	BytesOutput  uint64              // data bytes of OUTPUT records
 }
 
 // lineSet is a set of cache-line numbers, stored as 64-line bitmaps: memory is proportional to
@@ -77,6 +81,7 @@ func ComputeStats(r *Reader) (*Stats, error) {
 		PerKind: make(map[Kind]uint64),
 		Flushes: make(map[FlushKind]uint64),
 		Fences:  make(map[FenceKind]uint64),
+		FSOps:   make(map[FSOpKind]uint64),
 	}
 	shift := uint(bits.TrailingZeros32(r.Header().LineSize))
 	written := lineSet{m: make(map[uint64]uint64)}
@@ -126,6 +131,13 @@ func ComputeStats(r *Reader) (*Stats, error) {
 			st.Regions++
 			st.RegionBytes += ev.Size
 			paths[ev.Path] = true
+		case KindFSOp:
+			st.FSOps[ev.FS]++
+			if ev.FS == FSWrite {
+				st.BytesWritten += uint64(len(ev.Data))
+			}
+		case KindOutput:
+			st.BytesOutput += uint64(len(ev.Data))
 		case KindOpBegin:
 			st.Operations++
 		case KindWarning:
@@ -189,6 +201,13 @@ func (st *Stats) Write(w io.Writer) error {
 	p("regions", "%d mappings, %d bytes", st.Regions, st.RegionBytes)
 	for _, path := range st.Paths {
 		fmt.Fprintf(bw, "  %s\n", path)
+	}
+	if len(st.FSOps) > 0 || st.BytesOutput > 0 {
+		if len(st.FSOps) > 0 {
+			p("fs operations", "%s", kindCounts(st.FSOps))
+		}
+		p("bytes written", "%d (file-system writes)", st.BytesWritten)
+		p("bytes output", "%d (standard output and error)", st.BytesOutput)
 	}
 	p("operations", "%d", st.Operations)
 	p("threads", "%d", st.Threads)

@@ -221,6 +221,34 @@ func (w *Writer) Write(ev *Event) error {
 			return fmt.Errorf("trace: warning of %d bytes exceeds %d", len(ev.Text), MaxString)
 		}
 		b = appendStr(b, ev.Text)
+	case KindFSOp, KindOutput:
+		if len(ev.Data) > MaxPayload {
+			return fmt.Errorf("trace: %v of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
+		}
+		b = binary.AppendUvarint(b, uint64(ev.Site))
+		if ev.Kind == KindFSOp {
+			if ev.FS < FSOpen || ev.FS > FSOpLast {
+				return fmt.Errorf("trace: FS_OP operation %d out of range", ev.FS)
+			}
+			if ev.FSFlags&^FSFlagsAll != 0 {
+				return fmt.Errorf("trace: FS_OP flags %#x out of range", ev.FSFlags)
+			}
+			if len(ev.Path) > MaxString || len(ev.Path2) > MaxString {
+				return fmt.Errorf("trace: FS_OP path over %d bytes", MaxString)
+			}
+			b = append(b, byte(ev.FS))
+			b = binary.AppendUvarint(b, uint64(ev.FSFlags))
+			b = binary.AppendUvarint(b, ev.Handle)
+			b = binary.AppendUvarint(b, ev.FileOffset)
+			b = binary.AppendUvarint(b, ev.Size)
+			b = binary.AppendVarint(b, ev.Result)
+			b = appendStr(b, ev.Path)
+			b = appendStr(b, ev.Path2)
+		} else {
+			b = binary.AppendUvarint(b, ev.Handle)
+		}
+		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
+		data = ev.Data
 	case KindEnd:
 		if ev.How != EndExit && ev.How != EndSignal {
 			return fmt.Errorf("trace: END kind %d out of range", ev.How)

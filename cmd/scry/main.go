@@ -114,7 +114,7 @@ Exit status: 0 no correctness finding, 1 correctness findings, 2 error.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
-		newAnalyzeCommand(), newCheckCommand(), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand())
+		newAnalyzeCommand(), newCheckCommand(), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand(), newFSCommand())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())
 	})

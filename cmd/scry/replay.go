@@ -12,6 +12,7 @@ import (
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/px86"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
 )
 
 // newReplayCommand is `scry replay REPORT ID --out FILE`: rebuild the crash image of a crash
@@ -52,7 +53,7 @@ the command printed on standard output runs the program on it with the rest of t
 			}
 			c := f.Crash
 			nops := 0
-			if w, err := explore.ReadWorkload(c.Workload); err == nil {
+			if w, err := workload.Read(c.Workload); err == nil {
 				nops = len(w.Ops)
 			} else {
 				nops = c.Input // best effort: keep the tail command

@@ -4,7 +4,7 @@
 #define SCRY_TRACE_FORMAT_H
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x5 /* format version */
+#define SCRY_TRACE_VERSION 0x6 /* format version */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 #define SCRY_EV_SITES 0x1 /* static instruction sites */
 #define SCRY_EV_THREAD 0x2 /* following records belong to this thread */
@@ -31,6 +31,8 @@
 #define SCRY_EV_DEPS 0x17 /* static dependence facts */
 #define SCRY_EV_FRAME 0x18 /* current thread's activation serials */
 #define SCRY_EV_WARNING 0x19 /* the runtime degraded: results incomplete */
+#define SCRY_EV_FS_OP 0x1a /* file-system system call (file-system mode) */
+#define SCRY_EV_OUTPUT 0x1b /* program output (file-system mode) */
 #define SCRY_FLUSH_CLFLUSH 0x1
 #define SCRY_FLUSH_CLFLUSHOPT 0x2
 #define SCRY_FLUSH_CLWB 0x3

@@ -1,4 +1,4 @@
-package explore
+package exec
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestImageParent: an explicit directory wins, then $TMPDIR; else the tmpfs when it has room
+// TestScratchParent: an explicit directory wins, then $TMPDIR; else the tmpfs when it has room
 // for the pool, else the temporary directory, saying why.
-func TestImageParent(t *testing.T) {
+func TestScratchParent(t *testing.T) {
 	var fs unix.Statfs_t
 	shm := unix.Statfs(ShmDir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC && unix.Access(ShmDir, unix.W_OK) == nil &&
 		fs.Bavail*uint64(fs.Bsize) >= minShmFree
@@ -22,9 +22,9 @@ func TestImageParent(t *testing.T) {
 		wantParent string
 		wantSay    string
 	}{
-		{"explicit", "/explicit", "/from-env", 0, "/explicit", "images in /explicit"},
+		{"explicit", "/explicit", "/from-env", 0, "/explicit", "in /explicit"},
 		{"TMPDIR", "", "/from-env", 0, "/from-env", "$TMPDIR"},
-		{"pool too large for any tmpfs", "", "", 1 << 60, os.TempDir(), "images in"},
+		{"pool too large for any tmpfs", "", "", 1 << 60, os.TempDir(), "in "},
 	}
 	if shm {
 		tests = append(tests, struct {
@@ -42,9 +42,9 @@ func TestImageParent(t *testing.T) {
 			if tc.tmpdir == "" {
 				os.Unsetenv("TMPDIR")
 			}
-			parent, say := imageParent(tc.dir, tc.pool)
+			parent, say := ScratchParent(tc.dir, tc.pool)
 			if parent != tc.wantParent || !strings.Contains(say, tc.wantSay) {
-				t.Errorf("imageParent(%q, %d) = %q, %q; want %q, containing %q", tc.dir, tc.pool, parent, say, tc.wantParent, tc.wantSay)
+				t.Errorf("ScratchParent(%q, %d) = %q, %q; want %q, containing %q", tc.dir, tc.pool, parent, say, tc.wantParent, tc.wantSay)
 			}
 			if tc.pool == 1<<60 && shm && !strings.Contains(say, "wanted") {
 				t.Errorf("the report line does not say why the tmpfs was not used: %q", say)

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/fsmode"
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/safefile"
+)
+
+func newFSCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fs",
+		Short: "file-system mode: crash consistency of programs that persist through files (ALICE-style)",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  needSubcommand,
+	}
+	c.AddCommand(newFSCheckCommand())
+	return c
+}
+
+func apmHelp() string {
+	var b strings.Builder
+	for _, a := range fsmode.APMs() {
+		fmt.Fprintf(&b, "  %-14s %s\n", a.Name, a.Doc)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func newFSCheckCommand() *cobra.Command {
+	var f pipeline.FSCheck
+	var format, output string
+	var strict, force bool
+	c := &cobra.Command{
+		Use:   "check --dir DIR [--checker CMD] [--workload FILE] [flags] -- PROG [ARGS...]",
+		Short: "record PROG's file-system calls in DIR and test the crash states a persistence model allows",
+		Long: `Records PROG, run in the workload directory DIR (children followed), with strace: every call
+that changes files or directories under DIR, the bytes written, and PROG's own output. Then builds
+the crash states the persistence model (--apm) allows after each call, as directories under a
+temporary directory of scry's ($TMPDIR/scry-fs-*, removed at the end and on Ctrl-C), and runs the
+checker inside each: exit status 0 means the state is consistent. The checker finds in
+$SCRY_STDOUT a file holding what PROG had printed on its standard output before the crash
+($SCRY_STDERR: standard error), so "it said saved, then lost it" is checkable. The checker must
+pass on DIR's state before the run and after it: failing there is an error. DIR's contents are
+the initial state; scry copies them before the run and never changes DIR beyond what PROG does.
+PROG and a checker program named by a relative path (./check.sh) are files relative to the
+current directory.
+
+With --workload FILE, PROG reads FILE on its standard input one line (operation) at a time
+(each line once it has read the one before), and crash states are also judged by output
+equivalence (WITCHER, SOSP'21, §4.5): after a crash during operation k, PROG re-run in the crash
+directory on lines k+1..n must print what it prints, and exit as it exits, from the directory
+as operation k left it (committed) or found it (rolled back). --checker, --workload or both.
+
+Findings (docs/fs-mode.md): fs-ordering-violation (A must persist before B), fs-atomicity-violation
+(an operation, or a run of them, must persist whole), fs-durability-violation (output promised
+before the data was durable), with the system calls (dynamic vulnerabilities) and their source
+lines and call stacks (static: DWARF of -g binaries, symbol+offset otherwise), clustered by static
+pair.
+
+Persistence models (--apm):
+` + apmHelp() + `
+
+Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; else 2 the program
+exited non-zero or was killed; else 0. With --strict, a report with a warning exits 2.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := report.CheckFormat(format); err != nil {
+				return err
+			}
+			if output != "" {
+				if err := safefile.Check(output, report.Policy(force)); err != nil {
+					return err
+				}
+			}
+			if f.Trace != "" {
+				if err := safefile.Check(f.Trace, safefile.Policy{}); err != nil {
+					return err
+				}
+			}
+			f.Args = args
+			f.Stdout, f.Stderr, f.Notes = cmd.ErrOrStderr(), cmd.ErrOrStderr(), cmd.ErrOrStderr()
+			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
+			ctx, stop := exec.SignalContext(context.Background())
+			defer stop()
+			rep, err := f.Run(ctx)
+			if rep != nil {
+				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
+					return werr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			return strictFindings(rep, strict)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.Dir, "dir", "", "the workload `DIR`ectory: PROG's working directory and initial state (required)")
+	fl.StringVar(&f.Checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
+	fl.StringVar(&f.APM, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
+	fl.StringVar(&f.Workload, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
+	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(fsmode.Strategies, ", "))
+	fl.IntVar(&f.MaxStates, "max-states", 0, "test at most `N` crash states (0: all the strategies choose)")
+	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
+	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); one that hangs fails the state")
+	fl.BoolVar(&f.NoStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
+	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
+	fl.StringSliceVar(&f.Env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
+	fl.StringVar(&format, "format", "text", "output format: text, json or sarif")
+	fl.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	fl.BoolVar(&strict, "strict", false, "exit with status 2 when the report has a warning: for CI")
+	fl.BoolVar(&force, "force", false, "let -o replace an existing file that is not a report of scry")
+	return c
+}

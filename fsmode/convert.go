@@ -1,0 +1,681 @@
+package fsmode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+// StringLimit is the -s strace is run with: the bytes of one write it prints. A longer write is
+// cut, and the conversion warns that its data is incomplete.
+const StringLimit = 16 << 20
+
+// TracedCalls are the system calls the recording asks strace for (-e trace=): every call that
+// changes files or directories, the ones that move a descriptor's file offset, create or
+// duplicate descriptors, change a process's working directory or create processes.
+var TracedCalls = []string{
+	"open", "openat", "openat2", "creat", "close", "close_range", "dup", "dup2", "dup3", "fcntl",
+	"write", "pwrite64", "writev", "pwritev", "pwritev2", "read", "readv", "lseek",
+	"truncate", "ftruncate", "fallocate", "rename", "renameat", "renameat2", "link", "linkat",
+	"symlink", "symlinkat", "unlink", "unlinkat", "rmdir", "mkdir", "mkdirat", "fsync", "fdatasync",
+	"sync", "syncfs", "sync_file_range", "msync", "mmap", "munmap", "chdir", "fchdir", "clone",
+	"clone3", "fork", "vfork", "execve", "execveat", "copy_file_range", "sendfile", "splice",
+}
+
+// rawCalls are printed undecoded (-e raw=): only their return value matters, and decoding
+// would print every byte read.
+var rawCalls = []string{"read", "readv"}
+
+// openFile is an open file description: shared by duplicated descriptors and across fork.
+type openFile struct {
+	handle   uint64 // serial of the open, 0 for the inherited descriptors
+	path     string
+	offset   int64
+	append   bool
+	output   int  // 1 or 2: the program's standard output or error (inherited)
+	input    bool // the program's standard input (inherited): the workload
+	inDir    bool // path is under the workload directory
+	writable bool
+}
+
+type fdEntry struct {
+	of      *openFile
+	cloexec bool
+}
+
+type fdTable struct{ fds map[int]fdEntry }
+
+type mapping struct {
+	addr, length uint64
+	of           *openFile
+	off          uint64
+}
+
+type proc struct {
+	cwd  *string
+	fds  *fdTable
+	maps *[]mapping
+}
+
+// converter turns strace calls into FS_OP and OUTPUT records (docs/trace-format.md): it keeps
+// each process's descriptor table, file offsets, working directory and shared mappings, made
+// absolute and resolved to the open files they name.
+type converter struct {
+	root     string
+	w        *trace.Writer
+	sites    *siteTable
+	procs    map[int]*proc
+	first    int
+	nextH    uint64
+	warnings []string
+	warned   map[string]bool
+	// Records counts the FS_OP and OUTPUT records written.
+	records int
+	// input are the workload's lines fed to standard input, inputOff the bytes of it read so
+	// far, nextOp the next line whose first byte has not been read.
+	input    []string
+	inputOff int64
+	nextOp   int
+	lineEnd  int64 // offset just past line nextOp-1 (its newline)
+}
+
+func newConverter(root string, w *trace.Writer, sym *Symbolizer) *converter {
+	return &converter{root: root, w: w, sites: newSiteTable(sym), procs: map[int]*proc{}, warned: map[string]bool{}}
+}
+
+func (c *converter) warn(format string, args ...any) {
+	m := fmt.Sprintf(format, args...)
+	if !c.warned[m] {
+		c.warned[m] = true
+		c.warnings = append(c.warnings, m)
+	}
+}
+
+func (c *converter) proc(pid int) *proc {
+	if p, ok := c.procs[pid]; ok {
+		return p
+	}
+	if c.first == 0 {
+		c.first = pid
+		cwd := c.root
+		out1 := &openFile{output: 1, writable: true}
+		out2 := &openFile{output: 2, writable: true}
+		p := &proc{cwd: &cwd, fds: &fdTable{fds: map[int]fdEntry{0: {of: &openFile{input: true}}, 1: {of: out1}, 2: {of: out2}}}, maps: &[]mapping{}}
+		c.procs[pid] = p
+		return p
+	}
+	// A process whose creation was not seen (its parent's clone had not returned yet): it
+	// starts like the first process's current state, the best guess; pending clones fix it.
+	base := c.procs[c.first]
+	p := base.fork(false, false)
+	c.procs[pid] = p
+	return p
+}
+
+func (p *proc) fork(shareFiles, shareFS bool) *proc {
+	q := &proc{}
+	if shareFS {
+		q.cwd = p.cwd
+	} else {
+		cwd := *p.cwd
+		q.cwd = &cwd
+	}
+	if shareFiles {
+		q.fds, q.maps = p.fds, p.maps
+	} else {
+		t := &fdTable{fds: make(map[int]fdEntry, len(p.fds.fds))}
+		for k, v := range p.fds.fds {
+			t.fds[k] = v
+		}
+		q.fds = t
+		m := append([]mapping(nil), (*p.maps)...)
+		q.maps = &m
+	}
+	return q
+}
+
+func (c *converter) inDir(path string) bool {
+	return path == c.root || strings.HasPrefix(path, c.root+"/")
+}
+
+// fdArg reads a descriptor argument "3<path>" (or "3", "AT_FDCWD<path>").
+func fdArg(a string) (fd int, tag string, ok bool) {
+	num := a
+	if i := strings.IndexByte(a, '<'); i >= 0 {
+		num = a[:i]
+		t, _, tok := cutTag(a[i:])
+		if tok {
+			tag = t
+		}
+	}
+	if num == "AT_FDCWD" {
+		return -100, tag, true
+	}
+	v, err := strconv.ParseInt(num, 0, 64)
+	if err != nil {
+		return 0, tag, false
+	}
+	return int(v), tag, true
+}
+
+func numArg(a string) (int64, bool) {
+	if i := strings.IndexByte(a, '<'); i >= 0 {
+		a = a[:i]
+	}
+	if strings.HasPrefix(a, "[") && strings.HasSuffix(a, "]") { // [offset] of lseek-like outputs
+		a = a[1 : len(a)-1]
+	}
+	v, err := strconv.ParseInt(a, 0, 64)
+	if err != nil {
+		u, err := strconv.ParseUint(a, 0, 64)
+		if err != nil {
+			return 0, false
+		}
+		return int64(u), true
+	}
+	return v, true
+}
+
+func hasFlag(a, name string) bool {
+	for _, f := range strings.Split(a, "|") {
+		if strings.TrimSpace(f) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve makes a path argument absolute: against the directory descriptor's path (its -y
+// decoration), or the process's working directory.
+func (c *converter) resolve(p *proc, dirArg string, pathArg string) (string, error) {
+	path, _, err := unquote(pathArg)
+	if err != nil {
+		return "", err
+	}
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path), nil
+	}
+	base := *p.cwd
+	if dirArg != "" {
+		fd, tag, ok := fdArg(dirArg)
+		switch {
+		case tag != "":
+			base = tag
+		case ok && fd != -100:
+			if e, ok := p.fds.fds[fd]; ok && e.of.path != "" {
+				base = e.of.path
+			}
+		}
+	}
+	return filepath.Join(base, path), nil
+}
+
+func (c *converter) file(p *proc, a string) (*openFile, int) {
+	fd, tag, ok := fdArg(a)
+	if !ok {
+		return nil, -1
+	}
+	e, ok := p.fds.fds[fd]
+	if !ok {
+		return nil, fd
+	}
+	if e.of.output == 0 && filepath.IsAbs(tag) && !strings.HasSuffix(tag, " (deleted)") {
+		e.of.path = tag // renamed since it was opened
+	}
+	return e.of, fd
+}
+
+// emit writes an FS_OP or OUTPUT record for call cl, after the SITES and STACK records its call
+// stack needs.
+func (c *converter) emit(cl *Call, ev *trace.Event) error {
+	site, stack, err := c.sites.place(c.w, cl.Frames)
+	if err != nil {
+		return err
+	}
+	ev.Thread, ev.Site, ev.Context = uint32(cl.PID), site, stack
+	c.records++
+	return c.w.Write(ev)
+}
+
+// call handles one system call.
+func (c *converter) call(cl *Call) error {
+	p := c.proc(cl.PID)
+	if cl.Failed || cl.NoReturn {
+		return nil
+	}
+	a := cl.Args
+	arg := func(i int) string {
+		if i < len(a) {
+			return a[i]
+		}
+		return ""
+	}
+	switch cl.Name {
+	case "open", "creat", "openat", "openat2":
+		var dir, pathA, flags string
+		switch cl.Name {
+		case "open":
+			pathA, flags = arg(0), arg(1)
+		case "creat":
+			pathA, flags = arg(0), "O_CREAT|O_WRONLY|O_TRUNC"
+		default:
+			dir, pathA, flags = arg(0), arg(1), arg(2)
+			if cl.Name == "openat2" {
+				if i := strings.Index(flags, "flags="); i >= 0 {
+					flags = flags[i+6:]
+					if j := strings.IndexAny(flags, ",}"); j >= 0 {
+						flags = flags[:j]
+					}
+				}
+			}
+		}
+		path, err := c.resolve(p, dir, pathA)
+		if err != nil {
+			return err
+		}
+		if cl.RetTag != "" && filepath.IsAbs(cl.RetTag) {
+			path = strings.TrimSuffix(cl.RetTag, " (deleted)")
+		}
+		c.nextH++
+		of := &openFile{handle: c.nextH, path: path, inDir: c.inDir(path), append: hasFlag(flags, "O_APPEND"),
+			writable: hasFlag(flags, "O_WRONLY") || hasFlag(flags, "O_RDWR")}
+		p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: hasFlag(flags, "O_CLOEXEC")}
+		if !of.inDir {
+			return nil
+		}
+		var fl uint32
+		for _, f := range []struct {
+			name string
+			bit  uint32
+		}{{"O_CREAT", trace.FSCreate}, {"O_TRUNC", trace.FSTrunc}, {"O_APPEND", trace.FSAppend}, {"O_EXCL", trace.FSExcl}, {"O_DIRECTORY", trace.FSDirectory}} {
+			if hasFlag(flags, f.name) {
+				fl |= f.bit
+			}
+		}
+		if of.writable {
+			fl |= trace.FSWriteOnly
+		}
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSOpen, FSFlags: fl, Handle: of.handle, Path: path, Result: cl.Ret})
+	case "close":
+		of, fd := c.file(p, arg(0))
+		if of == nil {
+			return nil
+		}
+		delete(p.fds.fds, fd)
+		if of.inDir {
+			return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSClose, Handle: of.handle, Path: of.path})
+		}
+	case "close_range":
+		lo, _ := numArg(arg(0))
+		hi, _ := numArg(arg(1))
+		for fd := range p.fds.fds {
+			if int64(fd) >= lo && int64(fd) <= hi {
+				delete(p.fds.fds, fd)
+			}
+		}
+	case "dup", "dup2", "dup3":
+		if of, _ := c.file(p, arg(0)); of != nil {
+			p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: cl.Name == "dup3" && hasFlag(arg(2), "O_CLOEXEC")}
+		}
+	case "fcntl":
+		of, fd := c.file(p, arg(0))
+		if of == nil {
+			return nil
+		}
+		switch cmd := arg(1); {
+		case cmd == "F_DUPFD" || cmd == "F_DUPFD_CLOEXEC":
+			p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: cmd == "F_DUPFD_CLOEXEC"}
+		case cmd == "F_SETFL":
+			of.append = hasFlag(arg(2), "O_APPEND")
+		case cmd == "F_SETFD":
+			e := p.fds.fds[fd]
+			e.cloexec = hasFlag(arg(2), "FD_CLOEXEC")
+			p.fds.fds[fd] = e
+		}
+	case "lseek":
+		if of, _ := c.file(p, arg(0)); of != nil {
+			of.offset = cl.Ret
+		}
+	case "read", "readv":
+		of, _ := c.file(p, arg(0))
+		if of == nil {
+			return nil
+		}
+		of.offset += cl.Ret
+		if of.input && cl.Ret > 0 {
+			return c.readInput(cl, cl.Ret)
+		}
+	case "write", "pwrite64", "writev", "pwritev", "pwritev2":
+		of, _ := c.file(p, arg(0))
+		if of == nil || (of.output == 0 && !of.inDir) || cl.Ret <= 0 {
+			if of != nil && cl.Name[0] == 'w' {
+				of.offset += max(cl.Ret, 0)
+			}
+			return nil
+		}
+		var data string
+		var cut bool
+		var err error
+		if strings.HasSuffix(cl.Name, "v") || strings.HasSuffix(cl.Name, "v2") {
+			data, cut, err = iovData(arg(1))
+		} else {
+			data, cut, err = unquote(arg(1))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", cl.Name, err)
+		}
+		if int64(len(data)) > cl.Ret {
+			data = data[:cl.Ret]
+		} else if int64(len(data)) < cl.Ret {
+			cut = true
+		}
+		if cut {
+			c.warn("a write of %d bytes to %s was cut by strace (over %d bytes): its data is incomplete", cl.Ret, of.path, StringLimit)
+		}
+		positional := strings.HasPrefix(cl.Name, "pwrite")
+		off := of.offset
+		if positional { // pwrite64(fd, buf, count, offset), pwritev(fd, iov, iovcnt, offset[, flags])
+			v, _ := numArg(arg(3))
+			off = v
+		}
+		if of.output != 0 {
+			return c.emit(cl, &trace.Event{Kind: trace.KindOutput, Handle: uint64(of.output), Data: []byte(data)})
+		}
+		ev := &trace.Event{Kind: trace.KindFSOp, FS: trace.FSWrite, Handle: of.handle, Path: of.path, FileOffset: uint64(max(off, 0)),
+			Size: uint64(len(data)), Result: cl.Ret, Data: []byte(data)}
+		if of.append && !positional {
+			ev.FSFlags |= trace.FSAppend
+			ev.FileOffset = 0
+		}
+		if !positional {
+			of.offset += cl.Ret
+		}
+		return c.emit(cl, ev)
+	case "truncate":
+		path, err := c.resolve(p, "", arg(0))
+		if err != nil || !c.inDir(path) {
+			return err
+		}
+		n, _ := numArg(arg(1))
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSTruncate, Path: path, Size: uint64(max(n, 0))})
+	case "ftruncate":
+		of, _ := c.file(p, arg(0))
+		if of == nil || !of.inDir {
+			return nil
+		}
+		n, _ := numArg(arg(1))
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSTruncate, Handle: of.handle, Path: of.path, Size: uint64(max(n, 0))})
+	case "fallocate":
+		of, _ := c.file(p, arg(0))
+		if of == nil || !of.inDir {
+			return nil
+		}
+		var fl uint32
+		if hasFlag(arg(1), "FALLOC_FL_KEEP_SIZE") {
+			fl |= trace.FSKeepSize
+		}
+		if hasFlag(arg(1), "FALLOC_FL_PUNCH_HOLE") {
+			fl |= trace.FSPunchHole
+		}
+		if hasFlag(arg(1), "FALLOC_FL_ZERO_RANGE") {
+			fl |= trace.FSZeroRange
+		}
+		off, _ := numArg(arg(2))
+		n, _ := numArg(arg(3))
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSFallocate, Handle: of.handle, Path: of.path, FSFlags: fl,
+			FileOffset: uint64(max(off, 0)), Size: uint64(max(n, 0))})
+	case "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat":
+		var from, to string
+		var err error
+		var fl uint32
+		switch cl.Name {
+		case "rename", "link":
+			if from, err = c.resolve(p, "", arg(0)); err == nil {
+				to, err = c.resolve(p, "", arg(1))
+			}
+		case "symlink":
+			from, _, err = unquote(arg(0))
+			if err == nil {
+				to, err = c.resolve(p, "", arg(1))
+			}
+		case "symlinkat":
+			from, _, err = unquote(arg(0))
+			if err == nil {
+				to, err = c.resolve(p, arg(1), arg(2))
+			}
+		default:
+			if from, err = c.resolve(p, arg(0), arg(1)); err == nil {
+				to, err = c.resolve(p, arg(2), arg(3))
+			}
+			if cl.Name == "renameat2" {
+				if hasFlag(arg(4), "RENAME_NOREPLACE") {
+					fl |= trace.FSNoReplace
+				}
+				if hasFlag(arg(4), "RENAME_EXCHANGE") {
+					fl |= trace.FSExchange
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", cl.Name, err)
+		}
+		op := trace.FSRename
+		switch {
+		case strings.HasPrefix(cl.Name, "link"):
+			op = trace.FSLink
+		case strings.HasPrefix(cl.Name, "symlink"):
+			op = trace.FSSymlink
+		}
+		inFrom, inTo := c.inDir(from), c.inDir(to)
+		if op == trace.FSSymlink {
+			inFrom = inTo
+		}
+		if !inFrom && !inTo {
+			return nil
+		}
+		if inFrom != inTo {
+			c.warn("%s between %s and %s crosses the workload directory: only its side inside is modeled", cl.Name, from, to)
+			if op == trace.FSRename && inFrom {
+				return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSUnlink, Path: from})
+			}
+			return nil
+		}
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: op, FSFlags: fl, Path: from, Path2: to})
+	case "unlink", "unlinkat", "rmdir", "mkdir", "mkdirat":
+		var path string
+		var err error
+		op := trace.FSUnlink
+		switch cl.Name {
+		case "unlink":
+			path, err = c.resolve(p, "", arg(0))
+		case "rmdir":
+			path, err = c.resolve(p, "", arg(0))
+			op = trace.FSRmdir
+		case "mkdir":
+			path, err = c.resolve(p, "", arg(0))
+			op = trace.FSMkdir
+		case "mkdirat":
+			path, err = c.resolve(p, arg(0), arg(1))
+			op = trace.FSMkdir
+		default:
+			path, err = c.resolve(p, arg(0), arg(1))
+			if hasFlag(arg(2), "AT_REMOVEDIR") {
+				op = trace.FSRmdir
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", cl.Name, err)
+		}
+		if !c.inDir(path) {
+			return nil
+		}
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: op, Path: path})
+	case "fsync", "fdatasync", "syncfs", "sync_file_range":
+		of, _ := c.file(p, arg(0))
+		if of == nil || !of.inDir {
+			return nil
+		}
+		op := map[string]trace.FSOpKind{"fsync": trace.FSFsync, "fdatasync": trace.FSFdatasync, "syncfs": trace.FSSyncfs, "sync_file_range": trace.FSSyncFileRange}[cl.Name]
+		ev := &trace.Event{Kind: trace.KindFSOp, FS: op, Handle: of.handle, Path: of.path}
+		if op == trace.FSSyncFileRange {
+			off, _ := numArg(arg(1))
+			n, _ := numArg(arg(2))
+			ev.FileOffset, ev.Size = uint64(max(off, 0)), uint64(max(n, 0))
+			if !hasFlag(arg(3), "SYNC_FILE_RANGE_WAIT_AFTER") {
+				c.warn("sync_file_range without SYNC_FILE_RANGE_WAIT_AFTER guarantees nothing; it is modeled as a sync of its range")
+			}
+		}
+		return c.emit(cl, ev)
+	case "sync":
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSSync})
+	case "mmap":
+		if !hasFlag(arg(3), "MAP_SHARED") || !hasFlag(arg(2), "PROT_WRITE") {
+			return nil
+		}
+		of, _ := c.file(p, arg(4))
+		if of == nil || !of.inDir {
+			return nil
+		}
+		n, _ := numArg(arg(1))
+		off, _ := numArg(arg(5))
+		*p.maps = append(*p.maps, mapping{addr: uint64(cl.Ret), length: uint64(n), of: of, off: uint64(off)})
+		c.warn("%s is mapped shared and writable: stores through the mapping are not visible to strace, so the crash states miss them (msync is modeled as a sync of the range)", of.path)
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSMmap, Handle: of.handle, Path: of.path, FileOffset: uint64(off), Size: uint64(n)})
+	case "munmap":
+		addr, _ := numArg(arg(0))
+		m := *p.maps
+		for i := range m {
+			if m[i].addr == uint64(addr) {
+				*p.maps = append(m[:i:i], m[i+1:]...)
+				break
+			}
+		}
+	case "msync":
+		addr, _ := numArg(arg(0))
+		n, _ := numArg(arg(1))
+		for _, m := range *p.maps {
+			if uint64(addr) >= m.addr && uint64(addr) < m.addr+m.length {
+				return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSMsync, Handle: m.of.handle, Path: m.of.path,
+					FileOffset: m.off + uint64(addr) - m.addr, Size: uint64(n)})
+			}
+		}
+	case "chdir":
+		path, err := c.resolve(p, "", arg(0))
+		if err != nil {
+			return err
+		}
+		*p.cwd = path
+	case "fchdir":
+		if of, _ := c.file(p, arg(0)); of != nil && of.path != "" {
+			*p.cwd = of.path
+		}
+	case "clone", "clone3", "fork", "vfork":
+		if cl.Ret <= 0 {
+			return nil
+		}
+		flags := strings.Join(a, ",")
+		child := p.fork(strings.Contains(flags, "CLONE_FILES"), strings.Contains(flags, "CLONE_FS"))
+		c.procs[int(cl.Ret)] = child
+	case "execve", "execveat":
+		for fd, e := range p.fds.fds {
+			if e.cloexec {
+				delete(p.fds.fds, fd)
+			}
+		}
+		*p.maps = nil
+	case "copy_file_range", "sendfile", "splice":
+		idx := 2
+		if cl.Name == "sendfile" {
+			idx = 0
+		}
+		if of, _ := c.file(p, arg(idx)); of != nil && of.inDir && cl.Ret > 0 {
+			c.warn("%s wrote %d bytes to %s that strace does not show: they are missing from the crash states", cl.Name, cl.Ret, of.path)
+		}
+	}
+	return nil
+}
+
+// readInput accounts for n bytes the program read from its standard input: each workload line
+// whose first byte they include begins its operation (an OP_BEGIN record at the read).
+func (c *converter) readInput(cl *Call, n int64) error {
+	c.inputOff += n
+	for c.nextOp < len(c.input) && c.lineEnd < c.inputOff {
+		k := c.nextOp
+		c.nextOp++
+		c.lineEnd += int64(len(c.input[k])) + 1
+		if err := c.emit(cl, &trace.Event{Kind: trace.KindOpBegin, Op: uint64(k), Text: c.input[k]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// iovData concatenates the iov_base strings of a writev iovec array.
+func iovData(a string) (string, bool, error) {
+	var b strings.Builder
+	cut := false
+	for {
+		i := strings.Index(a, "iov_base=")
+		if i < 0 {
+			break
+		}
+		a = a[i+len("iov_base="):]
+		if !strings.HasPrefix(a, `"`) {
+			continue
+		}
+		j := 1
+		for j < len(a) && a[j] != '"' {
+			if a[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(a) {
+			return "", false, fmt.Errorf("unterminated iov_base string")
+		}
+		q := a[:j+1]
+		a = a[j+1:]
+		if strings.HasPrefix(a, "...") {
+			cut = true
+		}
+		s, err := Unescape(q[1 : len(q)-1])
+		if err != nil {
+			return "", false, err
+		}
+		b.WriteString(s)
+	}
+	return b.String(), cut, nil
+}
+
+// Convert reads strace output (ParseStrace) and writes the trace of its file-system calls under
+// root (an absolute path without symbolic links) to w: FS_OP and OUTPUT records with their
+// call stacks, symbolized by sym, and, when input holds the lines fed to the program's standard
+// input (Feed), an OP_BEGIN record at the read that returns each line's first byte. It returns
+// the number of FS_OP, OUTPUT and OP_BEGIN records and the warnings about what the trace cannot
+// show (writes through shared mappings, cut writes, ...); the caller writes END. Errors:
+// unreadable strace output (*ParseError) or a write error.
+func Convert(r io.Reader, root string, w *trace.Writer, sym *Symbolizer, input []string) (records int, warnings []string, err error) {
+	c := newConverter(root, w, sym)
+	c.input = input
+	err = ParseStrace(r, func(cl *Call) error {
+		if err := c.call(cl); err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) {
+				return err
+			}
+			return &ParseError{Line: cl.Line, Text: cl.Name, Msg: err.Error()}
+		}
+		return nil
+	})
+	for _, m := range c.warnings {
+		if werr := w.Write(&trace.Event{Kind: trace.KindWarning, Text: m}); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return c.records, c.warnings, err
+}

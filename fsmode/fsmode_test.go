@@ -1,0 +1,130 @@
+package fsmode
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+const sampleStrace = `100 openat(AT_FDCWD<\x2f\x77>, "\x6f\x75\x74", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3<\x2f\x77\x2f\x6f\x75\x74>
+ > /lib/x86_64-linux-gnu/libc.so.6(__open64+0x51) [0xf8011]
+ > /bin/prog(main+0x26) [0x11ef]
+100 write(3<\x2f\x77\x2f\x6f\x75\x74>, "\x68\x69", 2) = 2
+100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD <unfinished ...>
+101 write(3<\x2f\x77\x2f\x6f\x75\x74>, "\x21", 1) = 1
+100 <... clone resumed>, child_tidptr=0x7f) = 101
+100 lseek(3<\x2f\x77\x2f\x6f\x75\x74>, 0, SEEK_SET) = 0
+100 write(3<\x2f\x77\x2f\x6f\x75\x74>, "\x48", 1) = 1
+100 fsync(3<\x2f\x77\x2f\x6f\x75\x74>) = 0
+100 rename("\x6f\x75\x74", "\x6e\x65\x77") = 0
+100 unlink("\x6d\x69\x73\x73\x69\x6e\x67") = -1 ENOENT (No such file or directory)
+100 write(1<\x2f\x64\x65\x76\x2f\x70\x74\x73\x2f\x30>, "\x6f\x6b\x0a", 3) = 3
+100 writev(3<\x2f\x77\x2f\x6e\x65\x77>, [{iov_base="\x61", iov_len=1}, {iov_base="\x62\x63", iov_len=2}], 2) = 3
+100 pwrite64(3<\x2f\x77\x2f\x6e\x65\x77>, "\x79\x79", 2, 4096) = 2
+100 pwritev(3<\x2f\x77\x2f\x6e\x65\x77>, [{iov_base="\x7a", iov_len=1}], 1, 512) = 1
+100 write(3<\x2f\x77\x2f\x6e\x65\x77>, "\x21", 1) = 1
+101 +++ exited with 0 +++
+100 exit_group(0) = ?
+`
+
+// convertText converts strace output (with the workload's lines input) and renders the
+// records: "OP PATH [PATH2] OFFSET [DATA]" for FS_OP, "output DATA", "op K TEXT" for OP_BEGIN.
+func convertText(t *testing.T, strace string, input []string) (got, warnings []string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, 64)
+	_, warnings, err := Convert(strings.NewReader(strace), "/w", w, NewSymbolizer(), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
+	w.Flush()
+	r, _ := trace.NewReader(&buf)
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		switch ev.Kind {
+		case trace.KindFSOp:
+			got = append(got, strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " "))
+		case trace.KindOutput:
+			got = append(got, "output "+string(ev.Data))
+		case trace.KindOpBegin:
+			got = append(got, "op "+itoa(ev.Op)+" "+ev.Text)
+		}
+	}
+	return got, warnings
+}
+
+// TestConvert checks descriptor resolution, offsets (shared across fork, moved by lseek,
+// positional writes), rename paths against the working directory, output, writev and failed
+// calls.
+func TestConvert(t *testing.T) {
+	got, warns := convertText(t, sampleStrace, nil)
+	if len(warns) != 0 {
+		t.Errorf("warnings %v", warns)
+	}
+	want := []string{"open /w/out 0", "write /w/out 0 hi", "write /w/out 2 !", "write /w/out 0 H", "fsync /w/out 0",
+		"rename /w/out /w/new 0", "output ok\n", "write /w/new 1 abc",
+		// positional writes go to their offset argument and leave the file offset alone
+		"write /w/new 4096 yy", "write /w/new 512 z", "write /w/new 4 !"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestConvertOperations: with the workload's lines, the read of standard input that returns a
+// line's first byte begins its operation (OP_BEGIN), whatever the reads' sizes.
+func TestConvertOperations(t *testing.T) {
+	const st = `7 read(0, 0x1, 0x2000) = 0x6
+7 openat(AT_FDCWD<\x2f\x77>, "\x61", O_WRONLY|O_CREAT, 0644) = 3<\x2f\x77\x2f\x61>
+7 read(0, 0x1, 0x1) = 0x1
+7 read(0, 0x1, 0x1) = 0x1
+7 write(3<\x2f\x77\x2f\x61>, "\x78", 1) = 1
+7 read(0, 0x1, 0x2000) = 0x7
+7 read(0, 0x1, 0x2000) = 0
+`
+	// Lines "set a" (6 bytes with its newline), "g" (2, read a byte at a time), "x y z" and "w"
+	// (6 and 2: one read of 7 bytes holds the first byte of w, which begins too).
+	got, _ := convertText(t, st, []string{"set a", "g", "x y z", "w"})
+	want := "op 0 set a|open /w/a 0|op 1 g|write /w/a 0 x|op 2 x y z|op 3 w"
+	if strings.Join(got, "|") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+func itoa(v uint64) string { return uitoa(v) }
+
+func uitoa(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b []byte
+	for v > 0 {
+		b = append([]byte{byte('0' + v%10)}, b...)
+		v /= 10
+	}
+	return string(b)
+}
+
+// FuzzParseStrace feeds arbitrary text to the strace parser and the converter: they must
+// never panic, and fail only with a *ParseError or a conversion error.
+func FuzzParseStrace(f *testing.F) {
+	f.Add(sampleStrace)
+	f.Add("1 write(1<\\x2f>, \"\\x\", 1) = 1\n")
+	f.Add("1 openat(AT_FDCWD, \"a\" <unfinished ...>\n1 <... openat resumed>) = 3\n > /x(y+0x1) [0x2]\n")
+	f.Add("12  rename(\"\\x61\", \"\\x62\") = 0\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		w, _ := trace.NewWriter(&buf, 64)
+		_, _, err := Convert(strings.NewReader(s), "/w", w, NewSymbolizer(), []string{"a", "bc"})
+		var pe *ParseError
+		if err != nil && !errors.As(err, &pe) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}

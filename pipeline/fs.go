@@ -1,0 +1,235 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/fsmode"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+	"github.com/scry-pm/scry/workload"
+)
+
+// FSCheck is `scry fs check`: record a program's file-system calls in a workload directory,
+// build the crash states a persistence model allows, and judge them with a checker
+// (docs/fs-mode.md).
+type FSCheck struct {
+	// Dir is the workload directory; Args the program and its arguments, run in Dir.
+	Dir  string
+	Args []string
+	Env  []string
+	// Checker is the shell command judging a crash directory (run inside it).
+	Checker string
+	// CheckerTimeout bounds one checker run (0: exec.DefaultTimeout).
+	CheckerTimeout time.Duration
+	// APM names the persistence model ("" default).
+	APM string
+	// Strategies (nil: fsmode.DefaultStrategies), MaxStates (0: no bound), Jobs (0: all CPUs).
+	Strategies []string
+	MaxStates  int
+	Jobs       int
+	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
+	NoStack bool
+	// Workload, if set, is fed to the program's standard input one line (operation) at a time
+	// and judges crash states by output equivalence (fsmode.Equivalence).
+	Workload string
+	// Trace keeps the recorded trace at this path ("" a temporary file).
+	Trace string
+	// Stdout and Stderr receive the program's output; Progress, if non-nil, the progress bar.
+	Stdout, Stderr io.Writer
+	Progress       *exec.Progress
+	// Notes receives messages for the user.
+	Notes io.Writer
+}
+
+// FSRecording is the recording of an FSCheck (for benchmarks).
+type FSRecording = fsmode.Recorded
+
+// Run snapshots the workload directory into a temporary directory (on the tmpfs /dev/shm when
+// it has room: exec.ScratchParent; Stats.Images says where), records the program with
+// strace, models its calls, checks that the model rebuilds the directory the run left, explores
+// the crash states in crash directories under the same temporary directory (removed at the end,
+// also on Ctrl-C and SIGTERM), and returns the report with the error that decides the exit
+// status (Verdict): *exec.Interrupted, a configuration or recording error, fsmode's
+// ErrCheckerFails, nil with correctness findings, *ProgramFailed when the program failed.
+func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
+	apm, err := fsmode.APMByName(cmpOr(c.APM, "default"))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range c.Strategies {
+		if !slices.Contains(fsmode.Strategies, s) {
+			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, fsmode.Strategies)
+		}
+	}
+	if c.Checker == "" && c.Workload == "" {
+		return nil, errors.New("scry fs check needs an oracle: --checker CMD (a shell command run inside each crash directory, exiting 0 when the state is consistent), --workload FILE (output equivalence), or both")
+	}
+	if len(c.Args) == 0 {
+		return nil, errors.New("no program given: put it after `--`, e.g. `scry fs check --dir DIR --checker CMD -- ./prog`")
+	}
+	prog, err := exec.ResolveProgram(c.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{prog}, c.Args[1:]...)
+	fi, err := os.Stat(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("--dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("--dir %s is not a directory", c.Dir)
+	}
+	root, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	var wl *workload.Workload
+	if c.Workload != "" {
+		w, err := workload.Read(c.Workload)
+		if err != nil {
+			return nil, err
+		}
+		if len(w.Ops) == 0 {
+			return nil, fmt.Errorf("workload %s has no operation (no line)", c.Workload)
+		}
+		// Re-executions run the workload's lines in crash directories: a line naming the
+		// workload directory by its absolute path would change the user's directory.
+		for i, line := range w.Ops {
+			for _, d := range []string{root, c.Dir} {
+				if filepath.IsAbs(d) && strings.Contains(line, d) {
+					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it", c.Workload, i+1, d)
+				}
+			}
+		}
+		wl = &w
+	}
+	// The snapshot and the crash directories live together, on the tmpfs when it has room for
+	// the directory and as much again for what the run writes.
+	parent, where := exec.ScratchParent("", 2*dirBytes(root))
+	tmp, err := os.MkdirTemp(parent, "scry-fs-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	base := filepath.Join(tmp, "initial")
+	if err := fsmode.Snapshot(root, base); err != nil {
+		return nil, fmt.Errorf("snapshotting the workload directory: %w", err)
+	}
+	tracePath := c.Trace
+	if tracePath == "" {
+		tracePath = filepath.Join(tmp, "run.trace")
+	}
+	res, err := fsmode.Record(ctx, fsmode.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
+		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
+	if res == nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Report{Trace: c.Trace, Rules: fsmode.Kinds()}
+	r, err := trace.Open(tracePath)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	m, err := fsmode.BuildModel(base, root, r)
+	if err != nil {
+		return nil, fmt.Errorf("modeling the trace: %w", err)
+	}
+	rep.Events = uint64(len(m.Ops))
+	rep.Warnings = append(rep.Warnings, m.Warnings...)
+	if res.Interrupted != 0 {
+		return rep, Verdict(rep, args[0], res, res.Interrupted, nil, nil, c.Trace)
+	}
+	if diffs, err := fsmode.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {
+		return rep, err
+	} else if len(diffs) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", fsmode.Summarize(diffs, 3)))
+	}
+	if len(m.Ops) == 0 {
+		rep.Warnings = append(rep.Warnings, "the program changed nothing in the workload directory and printed nothing: no crash state to test")
+		return rep, Verdict(rep, args[0], res, 0, nil, nil, c.Trace)
+	}
+	var chk exec.Checker
+	if c.Checker != "" {
+		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(c.Checker)}, Timeout: c.CheckerTimeout}
+	}
+	var oracle *fsmode.Equivalence
+	if wl != nil {
+		if m.Operations == 0 {
+			rep.Warnings = append(rep.Warnings, "the program never read its standard input: the workload's operations have no boundaries in the trace, and every crash state is judged as one of operation -1 (before the first)")
+		} else if m.Operations < len(wl.Ops) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", m.Operations, len(wl.Ops)))
+		}
+		oracle = &fsmode.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
+	}
+	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
+		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+	var st report.Stats
+	if x != nil {
+		rep.Findings = x.Findings
+		rep.Warnings = append(rep.Warnings, x.Warnings...)
+		st = x.Stats
+		st.Images = "crash directories " + where
+	}
+	xerr = explored(ctx, rep, st, xerr)
+	return rep, Verdict(rep, args[0], res, 0, nil, xerr, c.Trace)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// dirBytes returns the bytes of the regular files under dir (what cannot be read is left out).
+func dirBytes(dir string) uint64 {
+	var n uint64
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += uint64(fi.Size())
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// resolveChecker makes the program of a checker command named by a relative path (./check.sh,
+// tools/check) absolute, against scry's working directory, since the checker runs inside each
+// crash directory: as the user typed it, it names their file. Only a plain first word that
+// names an existing file is changed; anything else (a name in $PATH, shell syntax) is left as is.
+func resolveChecker(cmd string) string {
+	trimmed := strings.TrimLeft(cmd, " \t")
+	first, rest, _ := strings.Cut(trimmed, " ")
+	if !strings.Contains(first, "/") || filepath.IsAbs(first) || strings.ContainsAny(first, "'\"\\$`;&|<>(){}*?[]~") {
+		return cmd
+	}
+	abs, err := filepath.Abs(first)
+	if err != nil {
+		return cmd
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return cmd
+	}
+	if rest == "" {
+		return exec.ShellQuote(abs)
+	}
+	return exec.ShellQuote(abs) + " " + rest
+}

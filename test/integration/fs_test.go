@@ -1,0 +1,309 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/report"
+)
+
+// needTools skips (or, under SCRY_REQUIRE_BUILD, fails) when Debian's tools are missing.
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("SCRY_REQUIRE_BUILD") != "" {
+				t.Fatalf("%s is not installed (make deps)", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+}
+
+func kindsOf(rep *report.Report) map[string]int {
+	k := map[string]int{}
+	for _, f := range rep.Findings {
+		k[f.Kind]++
+	}
+	return k
+}
+
+func writeScript(t *testing.T, name, body string) string {
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFSGit runs `scry fs check` on Debian's git: a fresh repository, then `git add` and `git
+// commit`, judged by `git fsck --full` and `git log` (docs/fs-mode.md). Git 2.39 does not fsync
+// loose objects by default, so under ALICE's default model the commit's objects, the index and
+// the branch reference can persist out of order: ordering violations.
+func TestFSGit(t *testing.T) {
+	needTools(t, "strace", "git")
+	checker := writeScript(t, "git-check.sh", `rm -f .git/*.lock .git/refs/heads/*.lock
+git fsck --full >/dev/null 2>&1 || { echo "git fsck failed"; exit 1; }
+if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { echo "git log failed"; exit 1; }; fi
+exit 0
+`)
+	for _, apm := range []string{"default", "ext4-ordered"} {
+		t.Run(apm, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, args := range [][]string{{"init", "-q", "."}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"}} {
+				if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v %s", args, err, out)
+				}
+			}
+			os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+			c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh", "-c", "git add a.txt && git commit -q -m one"}, Checker: checker,
+				APM: apm, MaxStates: 150, Jobs: 2, Strategies: []string{"prefix", "omit-one"}}
+			rep, err := c.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := kindsOf(rep)
+			t.Logf("%s: %v, %d states", apm, k, rep.Stats.StatesTested)
+			if apm == "default" && k["fs-ordering-violation"] == 0 {
+				t.Errorf("no ordering violation in git under the default model: %v", k)
+			}
+			if rep.Stats.StatesTested == 0 {
+				t.Error("no crash state tested")
+			}
+		})
+	}
+}
+
+// TestFSSQLite runs `scry fs check` on Debian's sqlite3 updating a table in a transaction
+// (rollback journal, journal_mode=DELETE); the checker runs PRAGMA integrity_check and checks
+// that the row count agrees with what the program printed before the crash. With the default
+// synchronous=FULL, SQLite commits by unlinking its journal and does not fsync the directory
+// afterwards, so a crash after it printed the new count can roll the transaction back from the
+// hot journal: one fs-durability-violation, the unlink before the output, under both models.
+// With synchronous=EXTRA, which syncs the directory after the unlink (SQLite's documentation:
+// "additional durability if the commit is followed closely by a power loss"), none.
+// docs/fs-mode.md records the analysis.
+func TestFSSQLite(t *testing.T) {
+	needTools(t, "strace", "sqlite3")
+	checker := writeScript(t, "sqlite-check.sh", `ok=$(sqlite3 db 'PRAGMA integrity_check;' 2>&1) || { echo "sqlite3: $ok"; exit 1; }
+[ "$ok" = ok ] || { echo "integrity_check: $ok"; exit 1; }
+n=$(sqlite3 db 'SELECT count(*) FROM t;') || exit 1
+if grep -q 'rows=' "$SCRY_STDOUT"; then
+	want=$(grep -o 'rows=[0-9]*' "$SCRY_STDOUT" | tail -1 | cut -d= -f2)
+	[ "$n" = "$want" ] || { echo "printed rows=$want, found $n"; exit 1; }
+fi
+exit 0
+`)
+	for _, sync := range []string{"FULL", "EXTRA"} {
+		for _, apm := range []string{"default", "ext4-ordered"} {
+			t.Run(sync+"/"+apm, func(t *testing.T) {
+				dir := t.TempDir()
+				if out, err := exec.Command("sqlite3", filepath.Join(dir, "db"), "CREATE TABLE t(x); INSERT INTO t VALUES(1);").CombinedOutput(); err != nil {
+					t.Fatalf("sqlite3: %v %s", err, out)
+				}
+				c := &pipeline.FSCheck{Dir: dir, Args: []string{"sqlite3", "db", "PRAGMA synchronous=" + sync + "; BEGIN; INSERT INTO t VALUES(2); INSERT INTO t VALUES(3); COMMIT; SELECT 'rows=' || count(*) FROM t;"},
+					Checker: checker, APM: apm, Jobs: 2, Strategies: []string{"prefix", "omit-one"}}
+				rep, err := c.Run(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s %s: %v, %d states", sync, apm, kindsOf(rep), rep.Stats.StatesTested)
+				if len(rep.Warnings) > 0 {
+					t.Errorf("warnings: %v", rep.Warnings)
+				}
+				var got []string
+				for _, f := range rep.Findings {
+					got = append(got, f.Kind+" "+f.Message)
+				}
+				want := 0
+				if sync == "FULL" {
+					want = 1
+				}
+				if len(got) != want || want == 1 && !strings.HasPrefix(got[0], `fs-durability-violation unlink("db-journal") is not durable when the program prints stdout("rows=3\n")`) {
+					t.Errorf("findings %q, want %d: the journal's unlink not durable before the output", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestFSWorkloadShell drives Debian's dash operation by operation (--workload: one shell command
+// per line, fed as the shell reads them) and judges crash states by output equivalence, with a
+// checker that accepts everything alongside: appending to a file and printing it without an
+// fsync is a durability violation (a crash after `cat a` printed "one" can lose it, and the rest
+// of the workload then prints what neither legal outcome prints), found during operation 1.
+func TestFSWorkloadShell(t *testing.T) {
+	needTools(t, "strace", "sh")
+	wl := filepath.Join(t.TempDir(), "cmds")
+	if err := os.WriteFile(wl, []byte("echo one > a\ncat a\necho two >> a\ncat a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &pipeline.FSCheck{Dir: t.TempDir(), Args: []string{"sh"}, Workload: wl, Checker: "true", Jobs: 2}
+	rep, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.Kind == "fs-durability-violation" && f.FS.Symptom == "output" && f.Operation != nil && f.Operation.Index == 1 &&
+			f.FS.DiffCommitted != "" && f.FS.ID != "" {
+			found = true
+		}
+	}
+	if !found || rep.Stats.OracleRuns == 0 {
+		t.Errorf("no durability violation by output equivalence in operation 1 (%d oracle runs): %+v", rep.Stats.OracleRuns, rep.Findings)
+	}
+	if len(rep.Warnings) > 0 {
+		t.Errorf("warnings: %v", rep.Warnings)
+	}
+}
+
+// dirSums returns the SHA-256 of every regular file under dir, by relative path.
+func dirSums(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = sum(t, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestInterruptFS: SIGINT or SIGTERM to `scry fs check` while it records (the program is
+// waiting) or while it explores crash states (the checker is slow) stops it cleanly: exit 130 or
+// 143, the report written with a warning that says it was interrupted (with the states judged
+// so far counted), scry's temporary directories (the snapshot, strace's output, the crash
+// directories) removed, and the workload directory holding its original files unchanged.
+func TestInterruptFS(t *testing.T) {
+	needTools(t, "strace")
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		code  int
+		phase string
+	}{
+		{"recording SIGINT", syscall.SIGINT, 130, "record"},
+		{"recording SIGTERM", syscall.SIGTERM, 143, "record"},
+		{"exploring SIGINT", syscall.SIGINT, 130, "explore"},
+		{"exploring SIGTERM", syscall.SIGTERM, 143, "explore"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			tmp := filepath.Join(d, "tmp")
+			wd := filepath.Join(d, "w")
+			for _, p := range []string{tmp, wd} {
+				if err := os.Mkdir(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, wd, "keep", "the user's file\n", 0o644)
+			before := dirSums(t, wd)
+			rep := filepath.Join(d, "rep.json")
+			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready; sleep 60"
+			checker := "true"
+			if tc.phase == "explore" {
+				prog = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo $i >> log; done; echo done"
+				checker = "sleep 0.3; echo judged >&2"
+			}
+			b := startScry(t, d, []string{"TMPDIR=" + tmp}, "fs", "check", "--dir", wd, "--checker", checker, "-j", "2",
+				"--format", "json", "-o", rep, "--", "sh", "-c", prog)
+			if tc.phase == "record" {
+				b.waitFor(t, "ready")
+			} else {
+				b.waitFor(t, "done")
+				time.Sleep(2 * time.Second)
+			}
+			b.signal(t, tc.sig)
+			if code := b.wait(t, 20*time.Second); code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, b.stderr.String())
+			}
+			r := readRelReport(t, rep)
+			want := "interrupted by " + map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[tc.sig]
+			if !r.warns(want) {
+				t.Errorf("report warnings %q do not say %q", r.Warnings, want)
+			}
+			if tc.phase == "explore" && (r.Stats == nil || r.Stats.StatesTested == 0) {
+				t.Errorf("stats %+v: the states judged before the signal are not counted", r.Stats)
+			}
+			ents, _ := os.ReadDir(tmp)
+			for _, e := range ents {
+				t.Errorf("left in the temporary directory: %s", e.Name())
+			}
+			after := dirSums(t, wd)
+			if after["keep"] != before["keep"] {
+				t.Error("the user's file in the workload directory changed")
+			}
+			for name := range after {
+				if name != "keep" && name != "log" {
+					t.Errorf("%s appeared in the workload directory", name)
+				}
+			}
+		})
+	}
+}
+
+// TestFSGitFuzzed drives git with a workload from `scry workload grammar` (Barowsky et al. 2021
+// §7.3 fuzzed git's workloads so): usages of add, rm, commit, mv and reset over files the
+// fuzzer creates, run by sh one command per line, judged by the git checker and by output
+// equivalence. A crash between git creating index.lock and renaming it over the index leaves a
+// stale lock: the rest of the workload fails where neither legal outcome does (an across-call
+// atomicity violation whose symptom is the exit status).
+func TestFSGitFuzzed(t *testing.T) {
+	needTools(t, "strace", "git")
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "."}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	gen := run(t, dir, "", scryBin(t), "workload", "grammar", "--dir", dir, "--files", "3", "--max-file-size", "3000", "--shell",
+		"--count", "6", "--seed", "1", "--usage", "git add <file>", "--usage", "git commit -q -m <word>",
+		"--usage", "git rm -q --cached <file>", "--usage", "git mv <file> <name>", "--usage", "git reset -q [<commit>] [--] <file>")
+	if gen.code != 0 {
+		t.Fatalf("scry workload grammar: exit %d\n%s", gen.code, gen.stderr)
+	}
+	// The fuzzer names some files by absolute path; the re-executions run in crash
+	// directories, so the workload names them relative to the repository.
+	wl := filepath.Join(t.TempDir(), "cmds")
+	if err := os.WriteFile(wl, []byte(strings.ReplaceAll(gen.stdout, dir+"/", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checker := writeScript(t, "git-check.sh", `rm -f .git/*.lock .git/refs/heads/*.lock
+git fsck --full >/dev/null 2>&1 || { echo "git fsck failed"; exit 1; }
+if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { echo "git log failed"; exit 1; }; fi
+`)
+	c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh"}, Workload: wl, Checker: checker, Jobs: 2, Strategies: []string{"prefix"}}
+	rep, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("workload:\n%s%v, %d states, %d oracle runs", gen.stdout, kindsOf(rep), rep.Stats.StatesTested, rep.Stats.OracleRuns)
+	if len(rep.Warnings) > 0 {
+		t.Errorf("warnings: %v", rep.Warnings)
+	}
+	stale := false
+	for _, f := range rep.Findings {
+		if f.Kind == "fs-atomicity-violation" && f.FS.Symptom == "exit" && strings.Contains(f.Message, `creat(".git/index.lock")`) &&
+			strings.Contains(f.FS.Checker, "index.lock") {
+			stale = true
+			t.Logf("%s: %s", f.Message, f.FS.Checker)
+		}
+	}
+	if !stale {
+		t.Errorf("no atomicity violation of index.lock found by output equivalence: %v", kindsOf(rep))
+	}
+}
