@@ -2,12 +2,13 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,7 +84,10 @@ func trunc(s string) string {
 // fast path makes far fewer mprotect calls. Address-space randomisation is turned off (setarch -R)
 // so that the pointers libpmemobj stores in the pool are the same in both runs; the maps whose
 // runs are deterministic then (the others store uninitialised padding or hash with random seeds)
-// are compared.
+// are compared. In the pool's first 8 KiB (its header and libpmemobj's pool descriptor, whose
+// run-time fields hold pointers to the process's own memory, which still vary from run to run
+// now and then) only which bytes change, and by what kind of record, is compared, not their
+// values.
 func TestMapcliTrustsLibpmem(t *testing.T) {
 	mapcli := need(t, "mapcli/mapcli")
 	native := need(t, "mapcli/mapcli.native")
@@ -143,9 +147,9 @@ func TestMapcliTrustsLibpmem(t *testing.T) {
 			}
 			bad := 0
 			for i := range fast {
-				if !maps.Equal(fast[i], slow[i]) {
+				if !sameChanges(fast[i], slow[i]) {
 					if bad < 3 {
-						t.Errorf("operation %d changes other pool bytes with the fast path (%d) than without (%d)", i-1, len(fast[i]), len(slow[i]))
+						t.Errorf("operation %d changes other pool bytes with the fast path (%d) than without (%d): %s", i-1, len(fast[i]), len(slow[i]), opDiff(fast[i], slow[i]))
 					}
 					bad++
 				}
@@ -207,4 +211,54 @@ func changesPerOp(t *testing.T, path string) []map[opByte]byte {
 		}
 	}
 	return ops
+}
+
+// opDiff describes the first bytes (by offset) on which two operations' changes differ.
+func opDiff(a, b map[opByte]byte) string {
+	keys := map[opByte]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var diff []opByte
+	for k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		if oka != okb || va != vb {
+			diff = append(diff, k)
+		}
+	}
+	slices.SortFunc(diff, func(x, y opByte) int { return cmp.Compare(x.off, y.off) })
+	var out []string
+	for i, k := range diff {
+		if i == 8 {
+			out = append(out, fmt.Sprintf("... (%d in all)", len(diff)))
+			break
+		}
+		va, oka := a[k]
+		vb, okb := b[k]
+		out = append(out, fmt.Sprintf("offset %#x external %v: fast %v %#x, protected %v %#x", k.off, k.ext, oka, va, okb, vb))
+	}
+	return strings.Join(out, "; ")
+}
+
+// descriptorBytes is the span at the start of a libpmemobj pool whose values sameChanges does
+// not compare: the pool header and the pool descriptor with its run-time pointers.
+const descriptorBytes = 8192
+
+// sameChanges reports whether two operations change the same pool bytes by the same kind of
+// record, to the same values outside the first descriptorBytes.
+func sameChanges(a, b map[opByte]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || (k.off >= descriptorBytes && va != vb) {
+			return false
+		}
+	}
+	return true
 }
