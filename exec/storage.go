@@ -22,13 +22,18 @@ const minShmFree = 1 << 30
 // (need, in bytes, bounds what one crash image or directory may hold: a pool's length, a
 // workload directory with everything the run wrote), since creating, patching and deleting
 // hundreds of files a second costs the file system's journal on a disk and nothing on tmpfs;
-// else os.TempDir().
-func ScratchParent(dir string, need uint64) (parent, where string) {
+// else os.TempDir(). A non-empty avoid says why the tmpfs would cost more than a disk (the
+// program allocates its whole pool in every run: on tmpfs that is memory, page by page): then
+// os.TempDir(), and where says why.
+func ScratchParent(dir string, need uint64, avoid string) (parent, where string) {
 	if dir != "" {
 		return dir, "in " + dir
 	}
 	if t := os.Getenv("TMPDIR"); t != "" {
 		return t, "in $TMPDIR (" + t + ")"
+	}
+	if avoid != "" {
+		return os.TempDir(), fmt.Sprintf("in %s, not on the tmpfs %s: %s", os.TempDir(), ShmDir, avoid)
 	}
 	var fs unix.Statfs_t
 	want := max(uint64(minShmFree), 4*need)

@@ -19,12 +19,15 @@ func TestScratchParent(t *testing.T) {
 		dir        string
 		tmpdir     string
 		pool       uint64
+		avoid      string
 		wantParent string
 		wantSay    string
 	}{
-		{"explicit", "/explicit", "/from-env", 0, "/explicit", "in /explicit"},
-		{"TMPDIR", "", "/from-env", 0, "/from-env", "$TMPDIR"},
-		{"pool too large for any tmpfs", "", "", 1 << 60, os.TempDir(), "in "},
+		{"explicit", "/explicit", "/from-env", 0, "", "/explicit", "in /explicit"},
+		{"TMPDIR", "", "/from-env", 0, "", "/from-env", "$TMPDIR"},
+		{"pool too large for any tmpfs", "", "", 1 << 60, "", os.TempDir(), "in "},
+		{"the program allocates its pool", "", "", 1 << 20, "it allocates", os.TempDir(), "not on the tmpfs /dev/shm: it allocates"},
+		{"TMPDIR wins over avoiding", "", "/from-env", 1 << 20, "it allocates", "/from-env", "$TMPDIR"},
 	}
 	if shm {
 		tests = append(tests, struct {
@@ -32,9 +35,10 @@ func TestScratchParent(t *testing.T) {
 			dir        string
 			tmpdir     string
 			pool       uint64
+			avoid      string
 			wantParent string
 			wantSay    string
-		}{"tmpfs", "", "", 1 << 20, ShmDir, "on tmpfs"})
+		}{"tmpfs", "", "", 1 << 20, "", ShmDir, "on tmpfs"})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,7 +46,7 @@ func TestScratchParent(t *testing.T) {
 			if tc.tmpdir == "" {
 				os.Unsetenv("TMPDIR")
 			}
-			parent, say := ScratchParent(tc.dir, tc.pool)
+			parent, say := ScratchParent(tc.dir, tc.pool, tc.avoid)
 			if parent != tc.wantParent || !strings.Contains(say, tc.wantSay) {
 				t.Errorf("ScratchParent(%q, %d) = %q, %q; want %q, containing %q", tc.dir, tc.pool, parent, say, tc.wantParent, tc.wantSay)
 			}

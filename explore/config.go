@@ -75,6 +75,10 @@ type Config struct {
 	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
 	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
 	TimeBudget time.Duration
+	// AvoidTmpfs, when not "", says why crash images should not go on the tmpfs (the program
+	// allocates its whole pool every time it opens it: pipeline.AllocatesPool); they go in the
+	// temporary directory (exec.ScratchParent).
+	AvoidTmpfs string
 	// NoForkServer runs the target by exec every time, instead of through fork servers when
 	// its program is built with scry cc (exec.ForkServers).
 	NoForkServer bool

@@ -157,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	defer r.Close()
-	parent, where := exec.ScratchParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace))
+	parent, where := exec.ScratchParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace), cfg.AvoidTmpfs)
 	res.Stats.Images = "images " + where
 	cfg.Exec.Dir = parent
 	tmp, err := os.MkdirTemp(parent, "scry-explore-*")

@@ -118,7 +118,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	}
 	// The snapshot and the crash directories live together, on the tmpfs when it has room for
 	// the directory and as much again for what the run writes.
-	parent, where := exec.ScratchParent("", 2*dirBytes(root))
+	parent, where := exec.ScratchParent("", 2*dirBytes(root), "")
 	tmp, err := os.MkdirTemp(parent, "scry-fs-")
 	if err != nil {
 		return nil, err

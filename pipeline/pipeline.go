@@ -103,6 +103,8 @@ type Exploration struct {
 	// (Explore; confirmIDs are those properties' IDs).
 	confirm    bool
 	confirmIDs []int
+	// avoidTmpfs says why the crash images should not go on the tmpfs (AllocatesPool).
+	avoidTmpfs string
 }
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
@@ -211,6 +213,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	}
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
+		AvoidTmpfs: x.avoidTmpfs,
 		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
@@ -503,11 +506,17 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	x := c.Explore
+	x.Env = append(slices.Clone(rc.Env), x.Env...)
+	if c.Analysis.explores() && !res.Failed() && res.Interrupted == 0 && x.Runner == nil {
+		if t, err := exec.ParseTarget(target); err == nil {
+			t.Timeout, t.OutputFilter, t.Env = x.Timeout, x.OutputFilter, x.Env
+			x.avoidTmpfs = AllocatesPool(ctx, t, pool, dir)
+		}
+	}
 	if c.Explore.Pool == "" {
 		os.Remove(pool) // the images come from the trace
 	}
-	x := c.Explore
-	x.Env = append(slices.Clone(rc.Env), x.Env...)
 	x.confirm = !c.Analysis.NoInfer
 	explores := c.Analysis.explores() && !res.Failed() && res.Interrupted == 0
 	var props *infer.Result
