@@ -214,7 +214,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		AvoidTmpfs: x.avoidTmpfs,
-		Trace: path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
+		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
