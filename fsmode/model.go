@@ -179,44 +179,11 @@ type state struct {
 // links, symbolic links and modes: the initial state crash directories are built from.
 // Errors: a file that cannot be read, or a special file (device, socket, fifo).
 func Snapshot(dir, dst string) error {
-	if err := os.Mkdir(dst, 0o755); err != nil {
-		return err
+	err := exec.CopyTree(dst, dir, exec.TreeOptions{})
+	if errors.Is(err, exec.ErrSpecialFile) {
+		return fmt.Errorf("%w in the workload directory", err)
 	}
-	links := map[[2]uint64]string{}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
-		out := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			return os.Mkdir(out, fi.Mode().Perm()|0o700)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(t, out)
-		case fi.Mode().IsRegular():
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				k := [2]uint64{uint64(st.Dev), st.Ino}
-				if first, ok := links[k]; ok {
-					return os.Link(first, out)
-				}
-				links[k] = out
-			}
-			return exec.CloneFile(out, p, fi.Mode().Perm())
-		}
-		return fmt.Errorf("%s: special files (devices, sockets, fifos) are not supported in the workload directory", p)
-	})
+	return err
 }
 
 // BuildModel reads the snapshot base of the workload directory root (its path when the

@@ -43,39 +43,14 @@ func newScratch(src string) (*scratch, error) {
 		return nil, err
 	}
 	s := &scratch{root: filepath.Join(dir, "src"), tmp: filepath.Join(dir, "run"), written: map[string]string{}}
-	var total int64
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		dst := filepath.Join(s.root, rel)
-		switch {
-		case d.IsDir() && d.Name() == ".git" && path != src:
-			return filepath.SkipDir
-		case d.IsDir():
-			return os.MkdirAll(dst, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, dst)
-		case d.Type().IsRegular():
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			if total += info.Size(); total > maxTree {
-				return fmt.Errorf("the source tree %s holds more than %d MiB: run scry fix in the program's own directory (--dir)", src, maxTree>>20)
-			}
-			if err := exec.CopyFile(dst, path); err != nil {
-				return err
-			}
-			return os.Chmod(dst, info.Mode().Perm())
-		}
-		return nil // sockets, devices, pipes: not part of a build
+	err = exec.CopyTree(s.root, src, exec.TreeOptions{
+		Skip:        func(rel string, d fs.DirEntry) bool { return d.IsDir() && d.Name() == ".git" },
+		MaxBytes:    maxTree,
+		SkipSpecial: true, // sockets, devices, pipes: not part of a build
 	})
+	if errors.Is(err, exec.ErrTreeTooLarge) {
+		err = fmt.Errorf("the source tree %s holds more than %d MiB: run scry fix in the program's own directory (--dir)", src, maxTree>>20)
+	}
 	if err == nil {
 		err = os.MkdirAll(s.tmp, 0o755)
 	}
