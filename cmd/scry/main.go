@@ -103,13 +103,17 @@ func newRoot() *cobra.Command {
 		Use:     "scry",
 		Version: version(),
 		Short:   "scry finds crash-consistency bugs in persistent-memory programs",
-		Long: `scry finds crash-consistency bugs in C/C++ programs that persist data to persistent memory.
+		Long: `scry finds crash-consistency bugs in C/C++ programs that persist data to persistent memory,
+and in programs that persist through files.
 
   scry cc -O2 -o prog prog.c -lpmemobj     build with instrumentation (also: scry c++)
   scry check -- ./prog args                 record a run and report PM misuse
+  scry check --workload ops -- ./prog {pool}   also crash it inside every operation
   scry record --trace t.trace -- ./prog     record only; then: scry analyze t.trace
+  scry fix --build 'make' report.json       validated repairs of a JSON report, as a patch
+  scry fs check --dir DIR --checker CMD -- PROG ARGS   file-system mode (ALICE-style)
 
-Exit status: 0 no correctness finding, 1 correctness findings, 2 error.`,
+Exit status: 0 no correctness finding, 1 correctness findings, 2 error, 130/143 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
