@@ -125,6 +125,9 @@ func replayFS(cmd *cobra.Command, f *report.Finding, out string) error {
 		return nil
 	}
 	fmt.Fprintln(w, "; reproduce with:")
+	if st.Symptom != "checker" {
+		fmt.Fprintf(w, "scry: symptom %s: the re-execution ends as neither legal outcome does (the report's fs.diff_committed and fs.diff_rolled_back compare the finding's first state's output)\n", st.Symptom)
+	}
 	fmt.Fprintln(cmd.OutOrStdout(), command)
 	return nil
 }
