@@ -292,16 +292,16 @@ func TestFSGitFuzzed(t *testing.T) {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	gen := run(t, dir, "", scryBin(t), "workload", "grammar", "--dir", dir, "--files", "3", "--max-file-size", "3000", "--shell",
-		"--count", "6", "--seed", "1", "--usage", "git add <file>", "--usage", "git commit -q -m <word>",
+	// --relative: the re-executions run in crash directories, so the workload names files
+	// relative to the repository.
+	gen := run(t, dir, "", scryBin(t), "workload", "grammar", "--dir", dir, "--relative", "--files", "3", "--max-file-size", "3000", "--shell",
+		"--count", "6", "--seed", "2", "--usage", "git add <file>", "--usage", "git commit -q -m <word>",
 		"--usage", "git rm -q --cached <file>", "--usage", "git mv <file> <name>", "--usage", "git reset -q [<commit>] [--] <file>")
 	if gen.code != 0 {
 		t.Fatalf("scry workload grammar: exit %d\n%s", gen.code, gen.stderr)
 	}
-	// The fuzzer names some files by absolute path; the re-executions run in crash
-	// directories, so the workload names them relative to the repository.
 	wl := filepath.Join(t.TempDir(), "cmds")
-	if err := os.WriteFile(wl, []byte(strings.ReplaceAll(gen.stdout, dir+"/", "")), 0o644); err != nil {
+	if err := os.WriteFile(wl, []byte(gen.stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	checker := writeScript(t, "git-check.sh", `rm -f .git/*.lock .git/refs/heads/*.lock
@@ -347,6 +347,54 @@ if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { ec
 			t.Errorf("%s: %v %s; the report says %s", cmd, err, out, f.FS.Checker)
 		}
 	}
+}
+
+// TestFSRelativeWorkload: a workload of `scry workload grammar --relative` (cp, cat and sort
+// over files it creates) names no file by absolute path, so `scry fs check --workload` accepts
+// it and explores its crash states by output equivalence; the same usages without --relative
+// name files by absolute path, and scry fs check refuses that workload.
+func TestFSRelativeWorkload(t *testing.T) {
+	needTools(t, "strace", "sh", "cp", "sort", "cat")
+	scry := scryBin(t)
+	d := t.TempDir()
+	wd := filepath.Join(d, "w")
+	os.Mkdir(wd, 0o755)
+	gen := func(name string, flags ...string) string {
+		p := filepath.Join(d, name)
+		args := append([]string{"workload", "grammar", "--dir", wd, "--shell", "--max-file-size", "2000", "--count", "10", "--seed", "4",
+			"--usage", "cp <file> <name>", "--usage", "cat <file>", "--usage", "sort -o <output> <file>", "-o", p}, flags...)
+		if r := run(t, d, "", scry, args...); r.code != 0 {
+			t.Fatalf("scry %q: exit %d\n%s", args, r.code, r.stderr)
+		}
+		return p
+	}
+	rel := gen("rel.txt", "--relative", "--files", "3")
+	abs := gen("abs.txt")
+	b, _ := os.ReadFile(rel)
+	if strings.Contains(string(b), wd) {
+		t.Fatalf("--relative wrote absolute paths:\n%s", b)
+	}
+	if a, _ := os.ReadFile(abs); !strings.Contains(string(a), wd+"/") {
+		t.Fatalf("without --relative no absolute path (the refusal is not tested):\n%s", a)
+	}
+	tmp := filepath.Join(d, "tmp")
+	os.Mkdir(tmp, 0o755)
+	check := func(wl string) result {
+		return run(t, d, "", "env", "TMPDIR="+tmp, scry, "fs", "check", "--dir", wd, "--workload", wl, "--format", "json",
+			"--max-states", "60", "-j", "2", "--", "sh")
+	}
+	if r := check(abs); r.code != 2 || !strings.Contains(r.stderr, "by its absolute path") {
+		t.Errorf("a workload naming the directory by absolute path: exit %d %s", r.code, r.stderr)
+	}
+	r := check(rel)
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("scry fs check --workload %s: exit %d\n%s", rel, r.code, r.stderr)
+	}
+	rep := parseRel(t, r.stdout)
+	if rep.Stats == nil || rep.Stats.StatesTested == 0 || rep.Stats.OracleRuns == 0 {
+		t.Errorf("nothing explored by output equivalence: %+v", rep.Stats)
+	}
+	t.Logf("workload:\n%s%d states, %d oracle runs, exit %d", b, rep.Stats.StatesTested, rep.Stats.OracleRuns, r.code)
 }
 
 // TestFSReplay runs `scry fs check` on examples/fs/copy (the buggy twin reports a durability
