@@ -118,7 +118,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		for i, line := range w.Ops {
 			for _, d := range []string{root, c.Dir} {
 				if filepath.IsAbs(d) && strings.Contains(line, d) {
-					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it", c.Workload, i+1, d)
+					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it (scry workload grammar --relative)", c.Workload, i+1, d)
 				}
 			}
 		}
