@@ -183,19 +183,8 @@ func Snapshot(dir, dst string) error {
 		return err
 	}
 	links := map[[2]uint64]string{}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
+	return walkTree(dir, func(p, rel string, fi fs.FileInfo) error {
 		out := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
 		switch {
 		case fi.IsDir():
 			return os.Mkdir(out, fi.Mode().Perm()|0o700)
@@ -206,8 +195,7 @@ func Snapshot(dir, dst string) error {
 			}
 			return os.Symlink(t, out)
 		case fi.Mode().IsRegular():
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				k := [2]uint64{uint64(st.Dev), st.Ino}
+			if k, ok := hardLinked(fi); ok {
 				if first, ok := links[k]; ok {
 					return os.Link(first, out)
 				}
@@ -219,6 +207,35 @@ func Snapshot(dir, dst string) error {
 	})
 }
 
+// walkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
+// path, its path relative to dir and its information (not following symbolic links); fn may
+// return filepath.SkipDir. Errors: the first of the walk's or fn's.
+func walkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return fn(p, rel, fi)
+	})
+}
+
+// hardLinked returns the device and inode of a regular file with more than one name, which
+// identify its other names.
+func hardLinked(fi fs.FileInfo) ([2]uint64, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
+		return [2]uint64{uint64(st.Dev), st.Ino}, true
+	}
+	return [2]uint64{}, false
+}
+
 // BuildModel reads the snapshot base of the workload directory root (its path when the
 // program ran) and the trace r of the run, and returns the logical operations. Errors: an
 // unreadable snapshot, a trace error other than truncation (a truncated trace is modeled up to
@@ -227,18 +244,7 @@ func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
 	m := &Model{Base: base, Inodes: []Inode{{}, {ID: 1, Type: TypeDir, Initial: "."}}, Entries: map[entryKey]int{}, Sizes: map[int]int64{}}
 	ino := map[[2]uint64]int{}
 	paths := map[string]int{".": 1}
-	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(base, p)
-		if rel == "." {
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
+	err := walkTree(base, func(p, rel string, fi fs.FileInfo) error {
 		parent := paths[filepath.Dir(rel)]
 		id := 0
 		st, _ := fi.Sys().(*syscall.Stat_t)

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/scry-pm/scry/exec"
 	"github.com/scry-pm/scry/report"
@@ -44,19 +43,8 @@ func Digest(dir string, stdout, stderr []byte) (string, error) {
 		h.Write(b)
 	}
 	links := map[[2]uint64]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
+	err := walkTree(dir, func(p, rel string, fi fs.FileInfo) error {
 		field([]byte(rel))
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
 		switch {
 		case fi.IsDir():
 			field([]byte("dir"))
@@ -68,8 +56,7 @@ func Digest(dir string, stdout, stderr []byte) (string, error) {
 			field([]byte("symlink"))
 			field([]byte(t))
 		case fi.Mode().IsRegular():
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				k := [2]uint64{uint64(st.Dev), st.Ino}
+			if k, ok := hardLinked(fi); ok {
 				if first, ok := links[k]; ok {
 					field([]byte("link"))
 					field([]byte(first))
