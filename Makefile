@@ -83,6 +83,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fsmode
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz FuzzFSState -fuzztime 15s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec

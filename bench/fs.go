@@ -182,7 +182,7 @@ func fsBench(runs int) error {
 			return err
 		}
 		start := time.Now()
-		c := &pipeline.FSCheck{Dir: dir, Args: p.args, Checker: p.checker, Workload: p.workload, Jobs: 2, Stdout: io.Discard, Stderr: io.Discard}
+		c := &pipeline.FSCheck{Dir: dir, Args: p.args, Checker: p.checker, Workload: p.workload, Jobs: 2, Stdout: io.Discard, Stderr: io.Discard, KeepDir: tmp}
 		rep, err := c.Run(context.Background())
 		total := time.Since(start)
 		if err != nil {

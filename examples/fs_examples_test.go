@@ -2,6 +2,7 @@ package examples
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/fsmode"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/report"
 )
 
 // TestFSExamples builds every file-system example (examples/fs/NAME/{buggy,fixed}.c) with gcc
@@ -19,7 +22,9 @@ import (
 // arguments (args, optional), its checker (checker.sh, optional) and its workload (workload,
 // optional: output equivalence), under the default and ext4-ordered models, and checks that the
 // buggy program's findings are exactly the `// want "KIND"` comments of its source (kind and
-// line; under ext4-ordered a subset of them) and that the fixed twin has none.
+// line; under ext4-ordered a subset of them) and that the fixed twin has none. Every finding
+// and variant of the buggy program is replayed (replayFS); the fixed twin keeps nothing to
+// replay.
 func TestFSExamples(t *testing.T) {
 	for _, tool := range []string{"strace", "gcc"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -64,8 +69,9 @@ func TestFSExamples(t *testing.T) {
 					} else if out, err := exec.Command("cp", "-r", filepath.Join(dir, "init"), wd).CombinedOutput(); err != nil {
 						t.Fatalf("cp: %v %s", err, out)
 					}
+					keep := t.TempDir()
 					c := &pipeline.FSCheck{Dir: wd, Args: append([]string{bin}, strings.Fields(string(argsB))...), Checker: checker,
-						Workload: wl, APM: apm, Jobs: 2}
+						Workload: wl, APM: apm, Jobs: 2, KeepDir: keep}
 					rep, err := c.Run(context.Background())
 					if err != nil {
 						t.Fatal(err)
@@ -86,6 +92,11 @@ func TestFSExamples(t *testing.T) {
 							}
 						}
 					}
+					if v == "buggy" {
+						replayFS(t, rep)
+					} else if ents, _ := os.ReadDir(keep); len(ents) > 0 {
+						t.Errorf("the fixed twin kept %s", ents[0].Name())
+					}
 					sort.Strings(got)
 					sort.Strings(exp)
 					if apm != "default" && v == "buggy" {
@@ -105,6 +116,63 @@ func TestFSExamples(t *testing.T) {
 						t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(exp, "\n"))
 					}
 				})
+			}
+		}
+	}
+}
+
+// replayFS rebuilds the crash directory of every finding and variant of rep (fsmode.Replay,
+// what `scry replay` runs) and runs the command it prints: the checker must fail again, with
+// the message the report quotes for the finding's own state; a re-execution must print again
+// the lines the report's diff shows it printed where the committed outcome did not.
+func replayFS(t *testing.T, rep *report.Report) {
+	t.Helper()
+	for _, f := range rep.Findings {
+		fc := f.FS
+		if fc == nil || fc.State == nil || fc.Snapshot == "" {
+			t.Errorf("%s: nothing to replay it from: %+v", f.Kind, fc)
+			continue
+		}
+		ids := []string{fc.ID}
+		states := []*report.FSState{fc.State}
+		for _, d := range fc.Dynamic[1:] {
+			ids, states = append(ids, d.ID), append(states, d.State)
+		}
+		for i, st := range states {
+			dir := filepath.Join(t.TempDir(), "crash")
+			_, cmd, err := fsmode.Replay(fc, st, dir)
+			if err != nil {
+				t.Errorf("replay %s: %v", ids[i], err)
+				continue
+			}
+			c := exec.Command("/bin/sh", "-c", cmd)
+			var stdout, stderr strings.Builder
+			c.Stdout, c.Stderr = &stdout, &stderr
+			err = c.Run()
+			if st.Symptom == "checker" {
+				var ee *exec.ExitError
+				first, _, _ := strings.Cut(strings.TrimSpace(stdout.String()+stderr.String()), "\n")
+				if !errors.As(err, &ee) || i == 0 && !strings.Contains(fc.Checker, first) {
+					t.Errorf("replay %s: %s: %v %q; the report says %q", ids[i], cmd, err, stdout.String()+stderr.String(), fc.Checker)
+				}
+				continue
+			}
+			if err != nil && st.Symptom != "exit" && st.Symptom != "signal" {
+				t.Errorf("replay %s: %s: %v", ids[i], cmd, err)
+			}
+			if i > 0 {
+				continue
+			}
+			rest := stdout.String()
+			for _, l := range strings.Split(fc.DiffCommitted, "\n") {
+				if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+					k := strings.Index(rest, l[1:]+"\n")
+					if k < 0 {
+						t.Errorf("replay %s: %s printed %q, not the line %q the report shows", ids[i], cmd, stdout.String(), l[1:])
+						break
+					}
+					rest = rest[k+len(l):]
+				}
 			}
 		}
 	}

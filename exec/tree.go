@@ -67,8 +67,7 @@ func CopyTree(dst, src string, o TreeOptions) error {
 			}
 			return os.Symlink(t, out)
 		case fi.Mode().IsRegular():
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-				k := [2]uint64{uint64(st.Dev), st.Ino}
+			if k, ok := HardLinked(fi); ok {
 				if first, ok := links[k]; ok {
 					return os.Link(first, out)
 				}
@@ -84,4 +83,13 @@ func CopyTree(dst, src string, o TreeOptions) error {
 		}
 		return fmt.Errorf("%s: %w", p, ErrSpecialFile)
 	})
+}
+
+// HardLinked returns the identity (device, inode) of a regular file that has other hard links,
+// and whether it has: the files of a tree that are one file.
+func HardLinked(fi fs.FileInfo) ([2]uint64, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
+		return [2]uint64{uint64(st.Dev), st.Ino}, true
+	}
+	return [2]uint64{}, false
 }

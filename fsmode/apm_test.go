@@ -24,7 +24,30 @@ import (
 // The calls go through trace records and BuildModel, as a recorded run does.
 func buildTestModel(t testing.TB, init map[string]string, ops []string) *Model {
 	t.Helper()
-	base := filepath.Join(t.TempDir(), "base")
+	base, tr := recordTestRun(t, init, ops)
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m, err := BuildModel(base, testRoot, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Warnings) > 0 {
+		t.Fatalf("model warnings: %v", m.Warnings)
+	}
+	return m
+}
+
+// testRoot is the workload directory's path in the traces of recordTestRun.
+const testRoot = "/w"
+
+// recordTestRun writes the snapshot (base) and the trace (a file) of a hand-written run for
+// buildTestModel.
+func recordTestRun(t testing.TB, init map[string]string, ops []string) (base, tracePath string) {
+	t.Helper()
+	base = filepath.Join(t.TempDir(), "base")
 	if err := os.Mkdir(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +69,7 @@ func buildTestModel(t testing.TB, init map[string]string, ops []string) *Model {
 			t.Fatal(err)
 		}
 	}
-	const root = "/w"
+	const root = testRoot
 	var buf bytes.Buffer
 	w, err := trace.NewWriter(&buf, 64)
 	if err != nil {
@@ -110,18 +133,11 @@ func buildTestModel(t testing.TB, init map[string]string, ops []string) *Model {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := trace.NewReader(&buf)
-	if err != nil {
+	tracePath = filepath.Join(t.TempDir(), "run.trace")
+	if err := os.WriteFile(tracePath, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := BuildModel(base, root, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Warnings) > 0 {
-		t.Fatalf("model warnings: %v", m.Warnings)
-	}
-	return m
+	return base, tracePath
 }
 
 // describeDir renders a crash directory and the output printed before the crash: its entries

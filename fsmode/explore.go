@@ -380,7 +380,7 @@ func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error)
 	if e.res.Stats.Jobs <= 0 {
 		e.res.Stats.Jobs = max(1, runtimeCPUs())
 	}
-	e.cl = newClusters(e.p, o.Sites)
+	e.cl = newClusters(e.p, o.Sites, o.Pool.Dir)
 	if err := e.sane(); err != nil {
 		return e.finish(err)
 	}

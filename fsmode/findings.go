@@ -16,13 +16,16 @@ import (
 type clusters struct {
 	p     *plan
 	sites report.SiteTable
-	order []string
-	by    map[string]*report.Finding
-	dyn   map[string]map[[2]int]bool
+	// scratch is where the crash directories of reported states are built once more for their
+	// digest ("" the temporary directory).
+	scratch string
+	order   []string
+	by      map[string]*report.Finding
+	dyn     map[string]map[[2]int]bool
 }
 
-func newClusters(p *plan, sites report.SiteTable) *clusters {
-	return &clusters{p: p, sites: sites, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{}}
+func newClusters(p *plan, sites report.SiteTable, scratch string) *clusters {
+	return &clusters{p: p, sites: sites, scratch: scratch, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{}}
 }
 
 func (c *clusters) frames(op int) []report.Frame {
@@ -118,6 +121,7 @@ func (c *clusters) add(kind string, it item, v verdict) {
 		}
 		fs.Stdout = stdout
 		fs.Persisted, fs.Lost = describeState(m, ms, it.st)
+		fs.State = c.state(it, v, c.scratch)
 		f.FS = fs
 		c.by[key] = f
 		c.dyn[key] = map[[2]int]bool{}
@@ -129,8 +133,13 @@ func (c *clusters) add(kind string, it item, v verdict) {
 	c.dyn[key][pair] = true
 	f.Count = len(c.dyn[key])
 	f.FS.Count = f.Count
-	if len(f.FS.Dynamic) < report.MaxFSDynamic {
-		f.FS.Dynamic = append(f.FS.Dynamic, report.FSVulnerability{A: it.a, B: it.b, CallA: c.callOf(it.a), CallB: c.callOf(it.b)})
+	if n := len(f.FS.Dynamic); n < report.MaxFSDynamic {
+		d := report.FSVulnerability{A: it.a, B: it.b, CallA: c.callOf(it.a), CallB: c.callOf(it.b)}
+		if n > 0 { // the first one's state is the finding's
+			d.ID = fmt.Sprintf("%s-%d", f.FS.ID, n+1)
+			d.State = c.state(it, v, c.scratch)
+		}
+		f.FS.Dynamic = append(f.FS.Dynamic, d)
 	}
 }
 

@@ -186,6 +186,26 @@ func Snapshot(dir, dst string) error {
 	return err
 }
 
+// walkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
+// path, its path relative to dir and its information (not following symbolic links); fn may
+// return filepath.SkipDir. Errors: the first of the walk's or fn's.
+func walkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return fn(p, rel, fi)
+	})
+}
+
 // BuildModel reads the snapshot base of the workload directory root (its path when the
 // program ran) and the trace r of the run, and returns the logical operations. Errors: an
 // unreadable snapshot, a trace error other than truncation (a truncated trace is modeled up to
@@ -194,18 +214,7 @@ func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
 	m := &Model{Base: base, Inodes: []Inode{{}, {ID: 1, Type: TypeDir, Initial: "."}}, Entries: map[entryKey]int{}, Sizes: map[int]int64{}}
 	ino := map[[2]uint64]int{}
 	paths := map[string]int{".": 1}
-	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(base, p)
-		if rel == "." {
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
+	err := walkTree(base, func(p, rel string, fi fs.FileInfo) error {
 		parent := paths[filepath.Dir(rel)]
 		id := 0
 		st, _ := fi.Sys().(*syscall.Stat_t)

@@ -30,20 +30,9 @@ func Verify(m *Model, apm *APM, root, scratch string) ([]string, error) {
 func compareTrees(a, b string) ([]string, error) {
 	var diffs []string
 	seen := map[string]bool{}
-	err := filepath.WalkDir(b, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(b, p)
-		if rel == "." {
-			return nil
-		}
+	err := walkTree(b, func(p, rel string, fb fs.FileInfo) error {
 		seen[rel] = true
 		q := filepath.Join(a, rel)
-		fb, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
 		fa, err := os.Lstat(q)
 		if err != nil {
 			diffs = append(diffs, rel+": missing from the model")
@@ -76,14 +65,10 @@ func compareTrees(a, b string) ([]string, error) {
 	if err != nil {
 		return diffs, err
 	}
-	err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(a, p)
-		if rel != "." && !seen[rel] {
+	err = walkTree(a, func(_, rel string, fi fs.FileInfo) error {
+		if !seen[rel] {
 			diffs = append(diffs, rel+": modeled but not on disk")
-			if d.IsDir() {
+			if fi.IsDir() {
 				return filepath.SkipDir
 			}
 		}

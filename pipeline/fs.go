@@ -44,6 +44,12 @@ type FSCheck struct {
 	Workload string
 	// Trace keeps the recorded trace at this path ("" a temporary file).
 	Trace string
+	// Report is the absolute path of the JSON report, for the replay commands of the findings
+	// ("" REPORT.json).
+	Report string
+	// KeepDir is where the directory keeping the trace and the snapshot of Dir for `scry
+	// replay` is created when there are findings ("" the temporary directory, $TMPDIR).
+	KeepDir string
 	// Stdout and Stderr receive the program's output; Progress, if non-nil, the progress bar.
 	Stdout, Stderr io.Writer
 	Progress       *exec.Progress
@@ -60,7 +66,9 @@ type FSRecording = fsmode.Recorded
 // the crash states in crash directories under the same temporary directory (removed at the end,
 // also on Ctrl-C and SIGTERM), and returns the report with the error that decides the exit
 // status (Verdict): *exec.Interrupted, a configuration or recording error, fsmode's
-// ErrCheckerFails, nil with correctness findings, *ProgramFailed when the program failed.
+// ErrCheckerFails, nil with correctness findings, *ProgramFailed when the program failed. When
+// there are findings, the snapshot and the trace are first moved to a directory of their own
+// (keep) so that `scry replay` can rebuild the findings' crash directories.
 func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	apm, err := fsmode.APMByName(cmpOr(c.APM, "default"))
 	if err != nil {
@@ -110,7 +118,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		for i, line := range w.Ops {
 			for _, d := range []string{root, c.Dir} {
 				if filepath.IsAbs(d) && strings.Contains(line, d) {
-					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it", c.Workload, i+1, d)
+					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it (scry workload grammar --relative)", c.Workload, i+1, d)
 				}
 			}
 		}
@@ -131,6 +139,8 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	tracePath := c.Trace
 	if tracePath == "" {
 		tracePath = filepath.Join(tmp, "run.trace")
+	} else if tracePath, err = filepath.Abs(tracePath); err != nil {
+		return nil, err
 	}
 	res, err := fsmode.Record(ctx, fsmode.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
 		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
@@ -168,6 +178,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	if c.Checker != "" {
 		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(c.Checker)}, Timeout: c.CheckerTimeout}
 	}
+	rs := replaySetup{dir: root, checker: chk}
 	var oracle *fsmode.Equivalence
 	if wl != nil {
 		if m.Operations == 0 {
@@ -176,6 +187,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", m.Operations, len(wl.Ops)))
 		}
 		oracle = &fsmode.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
+		rs.oracle = oracle
 	}
 	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
 		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
@@ -186,8 +198,91 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		st = x.Stats
 		st.Images = "crash directories " + where
 	}
+	if len(rep.Findings) > 0 {
+		c.keep(rep, rs, base, tracePath)
+	}
 	xerr = explored(ctx, rep, st, xerr)
 	return rep, Verdict(rep, args[0], res, 0, nil, xerr, c.Trace)
+}
+
+// replaySetup is what the replay of a finding needs from the check: the workload directory's
+// path and the oracles as they ran.
+type replaySetup struct {
+	dir     string
+	checker exec.Checker
+	oracle  *fsmode.Equivalence
+}
+
+// keep moves the snapshot base and the trace (when it is scry's temporary one) into a new
+// directory under KeepDir, says so on Notes, and fills in each finding what `scry replay` needs
+// (report.FSCrash: the kept paths, the oracles' commands, the replay and reproduce commands).
+// What cannot be kept is a warning: the findings stand, without replay.
+func (c *FSCheck) keep(rep *report.Report, rs replaySetup, base, tracePath string) {
+	dir, err := os.MkdirTemp(c.KeepDir, "scry-fs-replay-")
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
+	if err != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the snapshot and the trace could not be kept for scry replay: %v", err))
+		return
+	}
+	snapshot := filepath.Join(dir, "initial")
+	if err := moveTree(base, snapshot); err != nil {
+		os.RemoveAll(dir) // created just now
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the snapshot of the workload directory could not be kept for scry replay: %v", err))
+		return
+	}
+	notes := c.Notes
+	if notes == nil {
+		notes = io.Discard
+	}
+	kept := tracePath
+	if c.Trace == "" {
+		kept = filepath.Join(dir, "run.trace")
+		if err := os.Rename(tracePath, kept); err != nil {
+			if err := exec.CopyFile(kept, tracePath); err != nil {
+				os.RemoveAll(dir)
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("the trace could not be kept for scry replay: %v", err))
+				return
+			}
+		}
+		fmt.Fprintf(notes, "scry: the trace and the snapshot of %s are kept in %s (scry replay needs them; remove the directory when done)\n", c.Dir, dir)
+	} else {
+		fmt.Fprintf(notes, "scry: the snapshot of %s is kept in %s (scry replay needs it and the trace %s; remove the directory when done)\n", c.Dir, dir, kept)
+	}
+	rep.Trace = kept
+	reportPath := cmpOr(c.Report, "REPORT.json")
+	for i := range rep.Findings {
+		fc := rep.Findings[i].FS
+		if fc == nil {
+			continue
+		}
+		fc.Dir, fc.Snapshot, fc.Trace = rs.dir, snapshot, kept
+		if len(rs.checker.Args) > 0 {
+			fc.CheckerCommand = rs.checker.Args[len(rs.checker.Args)-1]
+			fc.CheckerEnv = exec.Target{}.ReproduceEnv()
+		}
+		if o := rs.oracle; o != nil {
+			fc.Target, fc.Env, fc.Workload = o.Target.Args, o.Target.ReproduceEnv(), o.Workload.Path
+		}
+		fc.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash", exec.ShellQuote(reportPath), fc.ID)
+		if fc.State != nil {
+			fc.Reproduce = fsmode.ReproduceCommand(fc, fc.State, fsmode.ForDir("crash"))
+		}
+	}
+}
+
+// moveTree moves directory src to dst (which must not exist): a rename on the same file system,
+// else a copy (fsmode.Snapshot: links, hard links and modes kept) and the removal of src.
+func moveTree(src, dst string) error {
+	if err := os.Rename(src, dst); err == nil {
+		return nil
+	}
+	if err := fsmode.Snapshot(src, dst); err != nil {
+		os.RemoveAll(dst) // created by the copy
+		return err
+	}
+	return os.RemoveAll(src)
 }
 
 func cmpOr(a, b string) string {

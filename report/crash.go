@@ -166,15 +166,28 @@ type Stats struct {
 }
 
 // CrashFinding reads a JSON report (docs/findings-json.md; name is its path, for messages) and
-// returns the crash finding id names: its 1-based position ("finding N" of the text report) or
-// its crash id ("c" and 12 hex digits). Errors: data is not a JSON report, there is no such
-// finding, or it is not a crash finding (it has no crash image).
+// returns the crash finding id names: its 1-based position ("finding N" of the text report), its
+// crash id ("c" and 12 hex digits: Crash.ID or FSCrash.ID), or a variant's id (the crash id,
+// "-", a number: CrashVariant.ID, FSVulnerability.ID), whose state then replaces the finding's
+// (Crash.State and its crash point, FSCrash.State). The finding has Crash (PM mode) or FS
+// (file-system mode) set. Errors: data is not a JSON report, it has no crash finding at all,
+// there is no such finding, it is not a crash finding (it has no crash image), or a PM finding
+// names no trace.
 func CrashFinding(data []byte, name, id string) (*Finding, error) {
 	var doc struct {
 		Findings []Finding `json:"findings"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s is not a JSON report of scry: %w", name, err)
+	}
+	crashes := 0
+	for i := range doc.Findings {
+		if doc.Findings[i].Crash != nil || doc.Findings[i].FS != nil {
+			crashes++
+		}
+	}
+	if crashes == 0 {
+		return nil, fmt.Errorf("%s has no crash finding to replay (%d findings, none found on a crash image or crash directory)", name, len(doc.Findings))
 	}
 	var f *Finding
 	if n, err := strconv.Atoi(id); err == nil {
@@ -184,21 +197,30 @@ func CrashFinding(data []byte, name, id string) (*Finding, error) {
 		f = &doc.Findings[n-1]
 	} else {
 		for i := range doc.Findings {
-			c := doc.Findings[i].Crash
-			if c == nil {
-				continue
-			}
-			if c.ID == id {
-				f = &doc.Findings[i]
-			}
-			for _, v := range c.VariantImages {
-				if v.ID == id {
-					// The variant's state, replayed like the finding's.
+			if c := doc.Findings[i].Crash; c != nil {
+				if c.ID == id {
 					f = &doc.Findings[i]
-					c.CrashPoint, c.Event, c.State, c.Input = v.CrashPoint, v.Event, v.State, v.Input
-					op := v.Operation
-					if f.Operation != nil {
-						f.Operation = &Operation{Index: op, Text: f.Operation.Text}
+				}
+				for _, v := range c.VariantImages {
+					if v.ID == id {
+						// The variant's state, replayed like the finding's.
+						f = &doc.Findings[i]
+						c.CrashPoint, c.Event, c.State, c.Input = v.CrashPoint, v.Event, v.State, v.Input
+						op := v.Operation
+						if f.Operation != nil {
+							f.Operation = &Operation{Index: op, Text: f.Operation.Text}
+						}
+					}
+				}
+			}
+			if c := doc.Findings[i].FS; c != nil {
+				if c.ID == id {
+					f = &doc.Findings[i]
+				}
+				for _, d := range c.Dynamic {
+					if d.ID == id && d.State != nil {
+						f = &doc.Findings[i]
+						c.State = d.State
 					}
 				}
 			}
@@ -207,10 +229,10 @@ func CrashFinding(data []byte, name, id string) (*Finding, error) {
 			return nil, fmt.Errorf("%s has no finding with id %q", name, id)
 		}
 	}
-	if f.Crash == nil {
+	if f.Crash == nil && f.FS == nil {
 		return nil, fmt.Errorf("finding %s (%s) is not a crash finding: it has no crash image", id, f.Kind)
 	}
-	if f.Crash.Trace == "" {
+	if f.Crash != nil && f.Crash.Trace == "" {
 		return nil, fmt.Errorf("finding %s of %s names no trace to rebuild its crash image from", id, name)
 	}
 	return f, nil

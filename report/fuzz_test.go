@@ -1,6 +1,8 @@
 package report
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,9 +45,12 @@ func FuzzCrashFinding(f *testing.F) {
 		`{"findings":[]}`,
 		`not json`,
 		`{"findings":[{"kind":"atomicity-violation","crash":{"id":"x","trace":""}}]}`,
+		`{"findings":[{"kind":"fs-ordering-violation","fs":{"id":"c0123456789ab","state":{"micro":3,"persisted":[[0,1]]},"dynamic":[{"a":1,"b":2},{"a":0,"b":2,"id":"c0123456789ab-2","state":{"micro":3,"persisted":[[1,2]]}}]}}]}`,
+		`{"findings":[{"kind":"fs-atomicity-violation","fs":{"id":"c0123456789ab"}},{"kind":"redundant-flush"}]}`,
 	} {
 		f.Add([]byte(seed), "1")
 		f.Add([]byte(seed), "c0123456789ab")
+		f.Add([]byte(seed), "c0123456789ab-2")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, id string) {
 		fd, err := CrashFinding(data, "r.json", id)
@@ -55,8 +60,43 @@ func FuzzCrashFinding(f *testing.F) {
 			}
 			return
 		}
-		if fd.Crash == nil || fd.Crash.Trace == "" {
-			t.Fatalf("selected %+v: not a crash finding with a trace", fd)
+		if (fd.Crash == nil || fd.Crash.Trace == "") && fd.FS == nil {
+			t.Fatalf("selected %+v: not a crash finding with a trace, nor a file-system finding", fd)
+		}
+	})
+}
+
+// FuzzFSState: any crash state of a file-system finding, as JSON, either decodes into one flag
+// per micro-operation that encodes back to the same ranges, or gives an error; never a panic.
+func FuzzFSState(f *testing.F) {
+	for _, seed := range []string{
+		`{"micro":5,"persisted":[[0,2],[4,4]]}`,
+		`{"micro":0,"persisted":[]}`,
+		`{"micro":3,"persisted":[[2,1]]}`,
+		`{"micro":3,"persisted":[[0,1],[1,2]]}`,
+		`{"micro":3,"persisted":[[0,3]]}`,
+		`{"micro":-1}`,
+		`{"micro":99999999999}`,
+		`{"micro":4,"persisted":[[0,0],[1,1]]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s FSState
+		if json.Unmarshal(data, &s) != nil {
+			return
+		}
+		set, err := s.PersistedSet()
+		if err != nil {
+			return
+		}
+		if len(set) != s.Micro {
+			t.Fatalf("%d flags for %d micro-operations", len(set), s.Micro)
+		}
+		// Adjacent ranges merge when encoded again: compare the sets.
+		again, err := (&FSState{Micro: s.Micro, Persisted: FSRanges(set)}).PersistedSet()
+		if err != nil || !slices.Equal(again, set) {
+			t.Fatalf("round trip of %v: %v %v", s.Persisted, again, err)
 		}
 	})
 }

@@ -89,7 +89,7 @@ func WriteText(w io.Writer, r *Report) error {
 			writeCrashText(bw, i+1, c)
 		}
 		if c := f.FS; c != nil {
-			writeFSText(bw, c)
+			writeFSText(bw, i+1, c)
 		}
 	}
 	for _, wmsg := range r.Warnings {
@@ -315,7 +315,14 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			props["crash_symptom"] = c.Symptom
 			props["fs_apm"] = c.APM
 			props["fs_strategy"] = c.Strategy
-			props["fs_dynamic"] = c.Dynamic
+			dyn := make([]FSVulnerability, len(c.Dynamic))
+			for i, d := range c.Dynamic {
+				dyn[i] = FSVulnerability{A: d.A, B: d.B, CallA: d.CallA, CallB: d.CallB} // the pairs, not the states
+			}
+			props["fs_dynamic"] = dyn
+			if c.Reproduce != "" {
+				props["crash_reproduce"] = c.Reproduce
+			}
 		}
 		if f.Operation != nil {
 			props["operation_index"] = f.Operation.Index

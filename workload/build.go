@@ -347,7 +347,11 @@ func (b *builder) makeClass(class string) {
 			b.add(&Rule{Name: class, Comment: "no files in the directory: new names", Alts: [][]Symbol{{N(b.newName())}}})
 			return
 		}
-		b.add(&Rule{Name: class, Alts: [][]Symbol{{N(b.fileLists())}, {N("file-absolute")}}})
+		alts := [][]Symbol{{N(b.fileLists())}}
+		if !env.Relative {
+			alts = append(alts, []Symbol{N("file-absolute")})
+		}
+		b.add(&Rule{Name: class, Alts: alts})
 	case ClassName:
 		alts := [][]Symbol{{N(b.newName())}}
 		if len(env.Files) > 0 {
@@ -390,7 +394,7 @@ func (b *builder) makeClass(class string) {
 		}
 		alts := [][]Symbol{{N("dir-relative")}, {N(b.newName())}}
 		b.add(rel)
-		if len(abs.Alts) > 0 {
+		if len(abs.Alts) > 0 && !env.Relative {
 			b.add(abs)
 			alts = append(alts, []Symbol{N("dir-absolute")})
 		}
@@ -425,8 +429,8 @@ func (b *builder) newName() string {
 	return "new-name"
 }
 
-// fileLists adds the file-relative and file-absolute rules (RuleFiles) once and returns the
-// relative one's name.
+// fileLists adds the file-relative and (without Env.Relative) file-absolute rules (RuleFiles)
+// once and returns the relative one's name.
 func (b *builder) fileLists() string {
 	if !b.g.Has("file-relative") {
 		rel := &Rule{Name: "file-relative", Kind: RuleFiles}
@@ -436,7 +440,9 @@ func (b *builder) fileLists() string {
 			abs.Alts = append(abs.Alts, []Symbol{T(shellWord(filepath.Join(b.env.Dir, f)))})
 		}
 		b.add(rel)
-		b.add(abs)
+		if !b.env.Relative {
+			b.add(abs)
+		}
 	}
 	return "file-relative"
 }

@@ -22,7 +22,7 @@ import (
 // Filling placeholders (Barowsky et al., Improving Application Crash Consistency with Symbolic
 // Execution and Fuzzing (2021) §5.2.1-5.2.2): the fuzzer creates files with random names and
 // contents in the directory the commands will run in, and offers every file found there, by
-// relative and by absolute path; <commit> takes the commits of the git repository there and
+// relative and by absolute path (relative only with Env.Relative); <commit> takes the commits of the git repository there and
 // relative ones (HEAD~n); new names, numbers and words are drawn at random.
 
 // Placeholder classes: what a placeholder is filled with, chosen from its name (classOf).
@@ -165,6 +165,10 @@ type Env struct {
 	Values UserValues
 	// Shell: names drawn for the workload may hold characters special to the shell.
 	Shell bool
+	// Relative: every path is written relative to Dir (never absolute; the paths found under
+	// Dir never climb out of it with ..), so the workload runs the same in a copy of Dir, as
+	// `scry fs check --workload` runs it in crash directories.
+	Relative bool
 	// Created are the files CreateFiles made, relative to Dir.
 	Created []string
 	// Notes are remarks for the user (fallbacks taken, limits reached).

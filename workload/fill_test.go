@@ -408,6 +408,72 @@ func TestPrepareGrammarFills(t *testing.T) {
 	}
 }
 
+// TestRelative: with Relative, every path the fuzzer writes (files found and created, in
+// subdirectories too, directories, new names, a file named earlier in the command) is relative
+// to the directory, never absolute and never climbing out of it with .., and every file and
+// directory found is still offered. Without it, absolute paths appear (the same check fails).
+func TestRelative(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"sub", "sub/deeper", "a b"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"top.txt", "sub/in.txt", "sub/deeper/x", "a b/it's"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	usages := mustUsages(t, "cp <file> <name>", "ls <directory>", "sort -o <output> <path>...", "git mv <source> <destination>",
+		"mkdir <dir>", "tar -cf <name> <pathspec>...")
+	for _, relative := range []bool{true, false} {
+		f, err := PrepareGrammar(context.Background(), GrammarOptions{Usages: usages, Seed: 3, Dir: dir, Files: 4, Shell: true, Relative: relative})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		absolute := 0
+		for range 1500 {
+			cmds, _, err := f.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cmds {
+				words, err := shlex.Split(c.Text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range words[1:] {
+					if w == "</dev/null" || strings.HasPrefix(w, "-") {
+						continue
+					}
+					seen[w] = true
+					if filepath.IsAbs(w) || strings.Contains(w, dir) {
+						absolute++
+						if relative {
+							t.Errorf("%q: %q is absolute", c.Text, w)
+						}
+					}
+					if w == ".." || strings.HasPrefix(w, "../") || strings.Contains(w, "/../") || strings.HasSuffix(w, "/..") {
+						t.Errorf("%q: %q climbs out of the directory", c.Text, w)
+					}
+				}
+			}
+		}
+		if !relative {
+			if absolute == 0 {
+				t.Error("without Relative, no absolute path was written: the check cannot fail")
+			}
+			continue
+		}
+		for _, p := range append(append([]string{}, f.Env.Files...), f.Env.Dirs...) {
+			if !seen[p] {
+				t.Errorf("%q, under the directory, was never offered", p)
+			}
+		}
+	}
+}
+
 // TestShellWorkloadRuns: a --shell workload run by sh line by line executes every command with
 // exactly the arguments the grammar chose, even for commands that read standard input.
 func TestShellWorkloadRuns(t *testing.T) {

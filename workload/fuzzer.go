@@ -40,6 +40,10 @@ type GrammarOptions struct {
 	// Shell: the workload is run by sh (names may hold shell characters; each command reads
 	// /dev/null).
 	Shell bool
+	// Relative: every path the fuzzer writes is relative to Dir (Env.Relative), never absolute
+	// and never climbing out of it, so that the workload runs the same in a copy of Dir (`scry
+	// fs check --workload` re-executes it in crash directories).
+	Relative bool
 }
 
 // GrammarFuzzer expands a grammar built from usages (PrepareGrammar).
@@ -74,7 +78,7 @@ func PrepareGrammar(ctx context.Context, opts GrammarOptions) (*GrammarFuzzer, e
 		return nil, fmt.Errorf("--max-depth %d: negative", opts.MaxDepth)
 	}
 	r := rand.New(rand.NewPCG(opts.Seed, opts.Seed^grammarStream))
-	env := &Env{Values: opts.Values, Shell: opts.Shell}
+	env := &Env{Values: opts.Values, Shell: opts.Shell, Relative: opts.Relative}
 	// Which classes the usages need, from the grammar built without values.
 	probe, err := BuildGrammar(opts.Usages, &Env{Values: opts.Values, Shell: opts.Shell})
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,11 @@ pair.
 Persistence models (--apm):
 ` + apmHelp() + `
 
+When there are findings, the snapshot of DIR and the trace are kept in a directory of scry's
+($TMPDIR/scry-fs-replay-*, named on standard error and in the report; remove it when done):
+` + "`scry replay REPORT ID --out CRASHDIR`" + ` rebuilds a finding's crash directory from them and prints
+the command that reproduces the failure (with --format json -o REPORT).
+
 Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; else 2 the program
 exited non-zero or was killed; else 0. With --strict, a report with a warning exits 2.`,
 		Args: cobra.ArbitraryArgs,
@@ -83,6 +89,13 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 				if err := safefile.Check(f.Trace, safefile.Policy{}); err != nil {
 					return err
 				}
+			}
+			if output != "" && format == "json" {
+				abs, err := filepath.Abs(output)
+				if err != nil {
+					return err
+				}
+				f.Report = abs
 			}
 			f.Args = args
 			f.Stdout, f.Stderr, f.Notes = cmd.ErrOrStderr(), cmd.ErrOrStderr(), cmd.ErrOrStderr()

@@ -86,16 +86,22 @@ The first word is the program. Malformed usage is an error naming the column.
 
 Placeholders, by name (--value NAME=V1,V2,LO..HI overrides any of them):
   <file>  (file, path, pathspec, source, ...)  a file under --dir, relative or absolute path
+                                                (relative only, with --relative)
   <name>  (name, dest, output, target, ...)    a new random name, or an existing file (in place)
   <number> (n, count, size, key, ...)          0, 1-100, or any size up to 2^64-1
   <commit> (rev, tree-ish, branch, ...)        commits of the repository at --dir, HEAD~n, HEAD^
-  <directory> (dir, ...)                        ., a subdirectory, or a new name
+  <directory> (dir, ...)                        ., a subdirectory (relative or absolute), or a new name
   <option> (OPTION, options, ...)               an option of the program's --help option table
   anything else                                 a random word
 
 --files N CREATES N new files in --dir (random names, random contents of varied sizes up to
 --max-file-size, unusual bytes), with O_EXCL: existing files are never modified or removed.
-The same seed and the same directory contents give the same files and commands.`,
+The same seed and the same directory contents give the same files and commands.
+
+--relative writes every path relative to --dir, never absolute and never climbing out of it
+with ..: the workload then runs the same in a copy of --dir, as scry fs check --workload needs
+(it re-runs the workload in crash directories and refuses one naming --dir by absolute path).
+Values given with --value are written as given.`,
 		Args: exactArgs(0, "no arguments: give usages with --usage or --usage-from"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Ctrl-C or SIGTERM stops between two created files or commands; what was written
@@ -175,6 +181,7 @@ The same seed and the same directory contents give the same files and commands.`
 	fl.IntVar(&opts.Files, "files", 0, "create `N` new files in --dir with random names and contents (O_EXCL: existing files are never touched)")
 	fl.Int64Var(&opts.MaxFileSize, "max-file-size", workload.DefaultMaxFileSize, "largest size of a created file, in `BYTES`")
 	fl.StringArrayVar(&values, "value", nil, "values of a placeholder: `NAME=V1,V2,LO..HI` (repeatable; LO..HI is a random integer)")
+	fl.BoolVar(&opts.Relative, "relative", false, "name every file and directory relative to --dir, never by absolute path (for scry fs check --workload)")
 	fl.BoolVar(&opts.Shell, "shell", false, "the workload is run by sh: names may hold shell characters (quoted) and each command reads /dev/null, so that it cannot consume the later lines")
 	fl.BoolVar(&printGrammar, "print-grammar", false, "print the BNF grammar (after creating --files) instead of commands")
 	fl.BoolVar(&forms, "forms", false, "list every form each usage allows (optional parts, alternatives, repetitions once or twice) instead of commands")

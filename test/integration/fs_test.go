@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scry-pm/scry/fsmode"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
@@ -64,7 +65,7 @@ exit 0
 			}
 			os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
 			c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh", "-c", "git add a.txt && git commit -q -m one"}, Checker: checker,
-				APM: apm, MaxStates: 150, Jobs: 2, Strategies: []string{"prefix", "omit-one"}}
+				APM: apm, MaxStates: 150, Jobs: 2, Strategies: []string{"prefix", "omit-one"}, KeepDir: t.TempDir()}
 			rep, err := c.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -77,6 +78,27 @@ exit 0
 			if rep.Stats.StatesTested == 0 {
 				t.Error("no crash state tested")
 			}
+			// Every finding's crash directory, rebuilt from the kept snapshot and trace (the
+			// repository's hard-linked objects, git's locks), fails the checker again.
+			replayed := 0
+			for _, f := range rep.Findings {
+				states := map[string]*report.FSState{f.FS.ID: f.FS.State}
+				for _, d := range f.FS.Dynamic[1:] {
+					states[d.ID] = d.State
+				}
+				for id, st := range states {
+					crash := filepath.Join(t.TempDir(), "crash")
+					_, cmd, err := fsmode.Replay(f.FS, st, crash)
+					if err != nil {
+						t.Fatalf("replay %s: %v", id, err)
+					}
+					if out, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput(); err == nil {
+						t.Errorf("replay %s: %s passed: %s", id, cmd, out)
+					}
+					replayed++
+				}
+			}
+			t.Logf("%d crash directories replayed", replayed)
 		})
 	}
 }
@@ -109,7 +131,7 @@ exit 0
 					t.Fatalf("sqlite3: %v %s", err, out)
 				}
 				c := &pipeline.FSCheck{Dir: dir, Args: []string{"sqlite3", "db", "PRAGMA synchronous=" + sync + "; BEGIN; INSERT INTO t VALUES(2); INSERT INTO t VALUES(3); COMMIT; SELECT 'rows=' || count(*) FROM t;"},
-					Checker: checker, APM: apm, Jobs: 2, Strategies: []string{"prefix", "omit-one"}}
+					Checker: checker, APM: apm, Jobs: 2, Strategies: []string{"prefix", "omit-one"}, KeepDir: t.TempDir()}
 				rep, err := c.Run(context.Background())
 				if err != nil {
 					t.Fatal(err)
@@ -145,7 +167,7 @@ func TestFSWorkloadShell(t *testing.T) {
 	if err := os.WriteFile(wl, []byte("echo one > a\ncat a\necho two >> a\ncat a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &pipeline.FSCheck{Dir: t.TempDir(), Args: []string{"sh"}, Workload: wl, Checker: "true", Jobs: 2}
+	c := &pipeline.FSCheck{Dir: t.TempDir(), Args: []string{"sh"}, Workload: wl, Checker: "true", Jobs: 2, KeepDir: t.TempDir()}
 	rep, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -270,23 +292,23 @@ func TestFSGitFuzzed(t *testing.T) {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	gen := run(t, dir, "", scryBin(t), "workload", "grammar", "--dir", dir, "--files", "3", "--max-file-size", "3000", "--shell",
-		"--count", "6", "--seed", "1", "--usage", "git add <file>", "--usage", "git commit -q -m <word>",
+	// --relative: the re-executions run in crash directories, so the workload names files
+	// relative to the repository.
+	gen := run(t, dir, "", scryBin(t), "workload", "grammar", "--dir", dir, "--relative", "--files", "3", "--max-file-size", "3000", "--shell",
+		"--count", "6", "--seed", "2", "--usage", "git add <file>", "--usage", "git commit -q -m <word>",
 		"--usage", "git rm -q --cached <file>", "--usage", "git mv <file> <name>", "--usage", "git reset -q [<commit>] [--] <file>")
 	if gen.code != 0 {
 		t.Fatalf("scry workload grammar: exit %d\n%s", gen.code, gen.stderr)
 	}
-	// The fuzzer names some files by absolute path; the re-executions run in crash
-	// directories, so the workload names them relative to the repository.
 	wl := filepath.Join(t.TempDir(), "cmds")
-	if err := os.WriteFile(wl, []byte(strings.ReplaceAll(gen.stdout, dir+"/", "")), 0o644); err != nil {
+	if err := os.WriteFile(wl, []byte(gen.stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	checker := writeScript(t, "git-check.sh", `rm -f .git/*.lock .git/refs/heads/*.lock
 git fsck --full >/dev/null 2>&1 || { echo "git fsck failed"; exit 1; }
 if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { echo "git log failed"; exit 1; }; fi
 `)
-	c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh"}, Workload: wl, Checker: checker, Jobs: 2, Strategies: []string{"prefix"}}
+	c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh"}, Workload: wl, Checker: checker, Jobs: 2, Strategies: []string{"prefix"}, KeepDir: t.TempDir()}
 	rep, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -306,4 +328,170 @@ if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { ec
 	if !stale {
 		t.Errorf("no atomicity violation of index.lock found by output equivalence: %v", kindsOf(rep))
 	}
+	// The stale lock, replayed: sh re-run in the rebuilt repository on the rest of the workload
+	// fails on index.lock as the exploration's re-execution did.
+	for _, f := range rep.Findings {
+		if f.FS.State.Symptom != "exit" {
+			continue
+		}
+		crash := filepath.Join(t.TempDir(), "crash")
+		files, cmd, err := fsmode.Replay(f.FS, f.FS.State, crash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files.Stdin == "" || !strings.Contains(cmd, "< '"+files.Stdin+"'") {
+			t.Errorf("%s: no standard input for the re-execution: %+v", cmd, files)
+		}
+		out, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "index.lock") {
+			t.Errorf("%s: %v %s; the report says %s", cmd, err, out, f.FS.Checker)
+		}
+	}
+}
+
+// TestFSRelativeWorkload: a workload of `scry workload grammar --relative` (cp, cat and sort
+// over files it creates) names no file by absolute path, so `scry fs check --workload` accepts
+// it and explores its crash states by output equivalence; the same usages without --relative
+// name files by absolute path, and scry fs check refuses that workload.
+func TestFSRelativeWorkload(t *testing.T) {
+	needTools(t, "strace", "sh", "cp", "sort", "cat")
+	scry := scryBin(t)
+	d := t.TempDir()
+	wd := filepath.Join(d, "w")
+	os.Mkdir(wd, 0o755)
+	gen := func(name string, flags ...string) string {
+		p := filepath.Join(d, name)
+		args := append([]string{"workload", "grammar", "--dir", wd, "--shell", "--max-file-size", "2000", "--count", "10", "--seed", "4",
+			"--usage", "cp <file> <name>", "--usage", "cat <file>", "--usage", "sort -o <output> <file>", "-o", p}, flags...)
+		if r := run(t, d, "", scry, args...); r.code != 0 {
+			t.Fatalf("scry %q: exit %d\n%s", args, r.code, r.stderr)
+		}
+		return p
+	}
+	rel := gen("rel.txt", "--relative", "--files", "3")
+	abs := gen("abs.txt")
+	b, _ := os.ReadFile(rel)
+	if strings.Contains(string(b), wd) {
+		t.Fatalf("--relative wrote absolute paths:\n%s", b)
+	}
+	if a, _ := os.ReadFile(abs); !strings.Contains(string(a), wd+"/") {
+		t.Fatalf("without --relative no absolute path (the refusal is not tested):\n%s", a)
+	}
+	tmp := filepath.Join(d, "tmp")
+	os.Mkdir(tmp, 0o755)
+	check := func(wl string) result {
+		return run(t, d, "", "env", "TMPDIR="+tmp, scry, "fs", "check", "--dir", wd, "--workload", wl, "--format", "json",
+			"--max-states", "60", "-j", "2", "--", "sh")
+	}
+	if r := check(abs); r.code != 2 || !strings.Contains(r.stderr, "by its absolute path") {
+		t.Errorf("a workload naming the directory by absolute path: exit %d %s", r.code, r.stderr)
+	}
+	r := check(rel)
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("scry fs check --workload %s: exit %d\n%s", rel, r.code, r.stderr)
+	}
+	rep := parseRel(t, r.stdout)
+	if rep.Stats == nil || rep.Stats.StatesTested == 0 || rep.Stats.OracleRuns == 0 {
+		t.Errorf("nothing explored by output equivalence: %+v", rep.Stats)
+	}
+	t.Logf("workload:\n%s%d states, %d oracle runs, exit %d", b, rep.Stats.StatesTested, rep.Stats.OracleRuns, r.code)
+}
+
+// TestFSReplay runs `scry fs check` on examples/fs/copy (the buggy twin reports a durability
+// violation), then `scry replay` on its JSON report: the crash directory is rebuilt from the
+// snapshot and the trace the check kept in $TMPDIR, the command printed runs the checker
+// there, which fails as the report says, from an empty environment too. Bad requests exit 2
+// with a message naming the problem (an unknown id, an existing --out, a kept snapshot or trace
+// that is gone); the fixed twin keeps nothing and has nothing to replay.
+func TestFSReplay(t *testing.T) {
+	needTools(t, "strace", "gcc")
+	scry := scryBin(t)
+	d := t.TempDir()
+	tmp := filepath.Join(d, "tmp")
+	os.Mkdir(tmp, 0o755)
+	ex := filepath.Join(repoRoot(t), "examples", "fs", "copy")
+	check := func(twin string) (result, string) {
+		bin := filepath.Join(d, twin)
+		if out, err := exec.Command("gcc", "-g", "-O0", "-o", bin, filepath.Join(ex, twin+".c")).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v %s", err, out)
+		}
+		wd := filepath.Join(d, "w-"+twin)
+		if out, err := exec.Command("cp", "-r", filepath.Join(ex, "init"), wd).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+		rep := filepath.Join(d, twin+".json")
+		return run(t, d, "", "env", "TMPDIR="+tmp, scry, "fs", "check", "--dir", wd, "--checker", filepath.Join(ex, "checker.sh"),
+			"--format", "json", "-o", rep, "--", bin, "in", "out"), rep
+	}
+	r, rep := check("buggy")
+	if r.code != 1 {
+		t.Fatalf("scry fs check: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	kept, _ := filepath.Glob(filepath.Join(tmp, "scry-fs-replay-*"))
+	if len(kept) != 1 || !strings.Contains(r.stderr, "kept in "+kept[0]) {
+		t.Fatalf("kept %v; scry said:\n%s", kept, r.stderr)
+	}
+	type fsReport struct {
+		Findings []struct {
+			Kind string         `json:"kind"`
+			FS   report.FSCrash `json:"fs"`
+		} `json:"findings"`
+	}
+	doc := readJSON[fsReport](t, rep)
+	if len(doc.Findings) != 1 || doc.Findings[0].Kind != "fs-durability-violation" {
+		t.Fatalf("findings %+v", doc.Findings)
+	}
+	fc := doc.Findings[0].FS
+	if fc.Snapshot != filepath.Join(kept[0], "initial") || fc.Trace != filepath.Join(kept[0], "run.trace") ||
+		!strings.Contains(fc.ImageCommand, "scry replay '"+rep+"' "+fc.ID+" --out crash") {
+		t.Errorf("replay fields: %+v", fc)
+	}
+	crash := filepath.Join(d, "crash")
+	for _, id := range []string{"1", fc.ID} {
+		os.RemoveAll(crash)
+		for _, p := range []string{".stdout", ".stderr"} {
+			os.Remove(crash + p)
+		}
+		r = run(t, d, "", scry, "replay", rep, id, "--out", crash)
+		if r.code != 0 {
+			t.Fatalf("scry replay %s: exit %d\n%s", id, r.code, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(crash + ".stdout"); err != nil || string(b) != fc.Stdout {
+		t.Errorf("%s.stdout holds %q (%v), the report says %q", crash, b, err, fc.Stdout)
+	}
+	cmd := strings.TrimSpace(r.stdout)
+	out := run(t, d, "", "/usr/bin/env", "-i", "PATH="+os.Getenv("PATH"), "/bin/sh", "-c", cmd)
+	if out.code != 1 || !strings.Contains(fc.Checker, strings.TrimSpace(out.stdout)) || out.stdout == "" {
+		t.Errorf("%s: exit %d %q; the report says %q", cmd, out.code, out.stdout, fc.Checker)
+	}
+	fail := func(want string, args ...string) {
+		t.Helper()
+		r := run(t, d, "", scry, append([]string{"replay"}, args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("scry replay %q: exit %d %q, want 2 and %q", args, r.code, r.stderr, want)
+		}
+	}
+	fail("exists", rep, "1", "--out", crash)
+	fail(`no finding with id "c000000000000"`, rep, "c000000000000", "--out", filepath.Join(d, "c2"))
+	moved := fc.Snapshot + ".moved"
+	os.Rename(fc.Snapshot, moved)
+	fail(fc.Snapshot+" is gone", rep, "1", "--out", filepath.Join(d, "c3"))
+	os.Rename(moved, fc.Snapshot)
+	os.Rename(fc.Trace, fc.Trace+".moved")
+	fail(fc.Trace+" is gone", rep, "1", "--out", filepath.Join(d, "c4"))
+	for _, p := range []string{"c2", "c3", "c4"} {
+		if _, err := os.Lstat(filepath.Join(d, p)); err == nil {
+			t.Errorf("a failed replay left %s", p)
+		}
+	}
+	os.RemoveAll(kept[0])
+	r, rep = check("fixed")
+	if r.code != 0 {
+		t.Fatalf("scry fs check on the fixed twin: exit %d\n%s", r.code, r.stderr)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("the fixed twin's check left %s in the temporary directory", ents[0].Name())
+	}
+	fail("has no crash finding to replay", rep, "1", "--out", filepath.Join(d, "c5"))
 }
