@@ -40,7 +40,8 @@
 // others. Parts that scry does not have yet (no `scry infer`, no mpb-violation or mpa-violation
 // check, no invariants strategy, a runtime whose traces never have two threads' operations in
 // flight) leave the checks that need them out, with a log line, unless SCRY_EXAMPLES_STRICT is
-// set, in which case each is a failure.
+// set, in which case each is a failure. With SCRY_EXAMPLES_KEEP=DIR, every report is also copied to
+// DIR/<example>_<variant>.json (to compare the findings of two builds of scry).
 package examples_test
 
 import (
@@ -590,6 +591,16 @@ func TestExamples(t *testing.T) {
 			repJSON, err := os.ReadFile(filepath.Join(dir, "report.json"))
 			if err != nil {
 				t.Fatalf("%s: no report: %v\nstdout:\n%s\nstderr:\n%s", cmdline, err, stdout.String(), stderr.String())
+			}
+			if keep := os.Getenv("SCRY_EXAMPLES_KEEP"); keep != "" {
+				// A copy of every report, for comparing the findings of two builds of scry.
+				name := strings.NewReplacer("/", "_", " ", "").Replace(p.name) + ".json"
+				if err := os.MkdirAll(keep, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(keep, name), repJSON, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			var rep report
 			if err := json.Unmarshal(repJSON, &rep); err != nil {
