@@ -43,13 +43,13 @@ check-llvm:
 
 SCRY := $(BUILD)/bin/scry
 
-include runtime/build.mk
-include instrument/llvm/build.mk
-include pmdk-examples/build.mk
+include native/runtime/build.mk
+include native/pass/build.mk
+include test/mapcli/build.mk
 
 headers:
 	@mkdir -p $(BUILD)/include/scry
-	cp runtime/include/scry.h $(BUILD)/include/scry/scry.h
+	cp native/include/scry.h $(BUILD)/include/scry/scry.h
 
 # The README's test command. Tests that need the build fail (not skip) when it is missing.
 test: deps
@@ -69,27 +69,27 @@ bench: deps
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(BENCH_PACKAGES)"
 	@$(MAKE) --no-print-directory bench-run
 bench-run: all mapcli mapcli-injected
-	$(GO) run ./bench --build $(BUILD) --tracing 2000,10000,50000 --runs 5 --map btree
-	$(GO) run ./bench --build $(BUILD) --ops 10000 --runs 5 --map btree
-	$(GO) run ./bench --build $(BUILD) --compare 30
-	$(GO) run ./bench --build $(BUILD) --fix
-	$(GO) run ./bench --fs --runs 5
+	$(GO) run ./test/bench --build $(BUILD) --tracing 2000,10000,50000 --runs 5 --map btree
+	$(GO) run ./test/bench --build $(BUILD) --ops 10000 --runs 5 --map btree
+	$(GO) run ./test/bench --build $(BUILD) --compare 30
+	$(GO) run ./test/bench --build $(BUILD) --fix
+	$(GO) run ./test/bench --fs --runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
-	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fsmode
+	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fs
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
-	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fsmode
+	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fs
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzFSState -fuzztime 15s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
-	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./exec
+	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./internal/exec
 	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
-	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./smt
+	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./internal/smt
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo
@@ -144,7 +144,7 @@ mapcli-crash-run: all mapcli
 		awk -v s=$$start -v e=$$(date +%s.%N) 'BEGIN { printf "wall: %.1f s\n", e - s }'; \
 	done
 
-# Explores scry's port of Level Hashing (realprogs/levelhash: a published persistent hash table,
+# Explores scry's port of Level Hashing (test/levelhash: a published persistent hash table,
 # OSDI'18) with LEVELHASH_OPS operations of `scry workload kv` and default strategies; the report
 # lands in build/levelhash/ (docs/real-programs.md has the figures).
 LEVELHASH_OPS ?= 2000
@@ -152,7 +152,7 @@ levelhash-crash: deps
 	@$(MAKE) --no-print-directory levelhash-crash-run
 levelhash-crash-run: all
 	@rm -rf $(BUILD)/levelhash && mkdir -p $(BUILD)/levelhash
-	$(SCRY) cc -O1 -g -o $(BUILD)/levelhash/level_hashing realprogs/levelhash/level_hashing.c -lpmem
+	$(SCRY) cc -O1 -g -o $(BUILD)/levelhash/level_hashing test/levelhash/level_hashing.c -lpmem
 	$(SCRY) workload kv --ops $(LEVELHASH_OPS) --seed 1 -o $(BUILD)/levelhash/ops.txt
 	@start=$$(date +%s.%N); \
 	$(SCRY) check -o $(BUILD)/levelhash/report.txt --workload $(BUILD)/levelhash/ops.txt \

@@ -17,10 +17,10 @@ import (
 	"strings"
 
 	"github.com/scry-pm/scry/analysis/framework"
-	"github.com/scry-pm/scry/explore"
-	"github.com/scry-pm/scry/fsmode"
-	"github.com/scry-pm/scry/infer"
-	"github.com/scry-pm/scry/oracle"
+	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/pm/infer"
+	"github.com/scry-pm/scry/pm/oracle"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )

@@ -444,7 +444,7 @@ func TestExamplesNative(t *testing.T) {
 		t.Skip("clang-14 not installed")
 	}
 	// scry.h is included as <scry.h>: `scry cc` adds build/include/scry, here its source dir.
-	inc := filepath.Join(repoRoot(t), "runtime", "include")
+	inc := filepath.Join(repoRoot(t), "native", "include")
 	for _, p := range loadPrograms(t) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()

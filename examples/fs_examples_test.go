@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/fsmode"
+	"github.com/scry-pm/scry/fs"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )

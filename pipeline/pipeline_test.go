@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
-	"github.com/scry-pm/scry/crash"
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/trace"
 )

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/internal/exec"
 )
 
 // AllocatesPool reports whether the target allocates its whole pool file every time it opens

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	scryexec "github.com/scry-pm/scry/exec"
+	scryexec "github.com/scry-pm/scry/internal/exec"
 )
 
 // TestAllocatesPool: a program that allocates its whole pool when it opens it (here the

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )

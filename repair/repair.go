@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/smt"
+	"github.com/scry-pm/scry/internal/smt"
 )
 
 // Options configure Fix.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/smt"
+	"github.com/scry-pm/scry/internal/smt"
 	"github.com/scry-pm/scry/trace"
 )
 

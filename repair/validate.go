@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )

@@ -5,9 +5,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/scry-pm/scry/pmdk"
-	"github.com/scry-pm/scry/px86"
-	"github.com/scry-pm/scry/replay"
+	"github.com/scry-pm/scry/pm/pmdk"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
 
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/internal/safefile"
 )
 
 // pos formats file:line:col, leaving out what is unknown.

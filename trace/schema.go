@@ -4,7 +4,7 @@
 // `go generate`, see gen_header.go) for the C runtime.
 package trace
 
-//go:generate go run ./internal/genheader -o ../runtime/include/scry_trace_format.h
+//go:generate go run ./internal/genheader -o ../native/include/scry_trace_format.h
 
 // Magic is the first 8 bytes of every trace file.
 const Magic = "SCRYTRC\x00"

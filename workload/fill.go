@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/safefile"
 )
 
 // Filling placeholders (Barowsky et al., Improving Application Crash Consistency with Symbolic

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/shlex"
 
-	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/internal/exec"
 )
 
 // Reading usage strings from a program's help text (Barowsky et al., Improving Application

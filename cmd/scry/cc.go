@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/toolchain"
+	"github.com/scry-pm/scry/internal/toolchain"
 )
 
 // newCCCommand is `scry cc` / `scry c++`: every argument goes to clang unchanged.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/crash"
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/explore"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pipeline"
 )
 

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/crash"
-	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/internal/safefile"
 )
 
 // newExploreCommand is `scry explore`: crash-state exploration of a recorded trace. With

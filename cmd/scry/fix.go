@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/exec"
+	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/repair"
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/internal/safefile"
 )
 
 // newFixCommand is `scry fix [--build CMD] [--finding ID]... [-o FILE] [--apply] REPORT`

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/fsmode"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/fs"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/internal/safefile"
 )
 
 func newFSCommand() *cobra.Command {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/infer"
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/pm/infer"
+	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/trace"
 )
 

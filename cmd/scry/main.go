@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/record"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 )
 

@@ -7,11 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/explore"
-	"github.com/scry-pm/scry/fsmode"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/fs"
 	"github.com/scry-pm/scry/pipeline"
-	"github.com/scry-pm/scry/px86"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/exec"
-	"github.com/scry-pm/scry/infer"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/safefile"
+	"github.com/scry-pm/scry/internal/safefile"
 )
 
 // recordFlags are the flags shared by `record` and `check`.

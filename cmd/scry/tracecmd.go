@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/image"
-	"github.com/scry-pm/scry/replay"
+	"github.com/scry-pm/scry/pm/image"
+	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/trace"
 )
 

@@ -101,10 +101,10 @@ func TestCrashChecker(t *testing.T) {
 		t.Fatal(err)
 	}
 	ordering := filepath.Join(dir, "ordering")
-	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "explore", "testdata", "ordering.c")); r.code != 0 {
+	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c")); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)
 	}
-	orderingOps := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops")
+	orderingOps := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops")
 	// Slot 0: data at byte 0, valid at byte 64 (u8 words).
 	word := func(off int) string { return fmt.Sprintf(`"$(od -An -t u8 -j %d -N 8 {image} | tr -d ' ')"`, off) }
 	slotCheck := "test " + word(64) + " != 1 || test " + word(0) + " != 0 || { echo 'slot 0 valid without data' >&2; exit 1; }"
@@ -156,12 +156,12 @@ func TestCrashChecker(t *testing.T) {
 func TestCrashReplay(t *testing.T) {
 	scry := scryBin(t)
 	dir := t.TempDir()
-	src := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.c")
+	src := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c")
 	bin := filepath.Join(dir, "ordering")
 	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", bin, src); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)
 	}
-	ops := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops")
+	ops := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops")
 	rep := filepath.Join(dir, "rep.json")
 	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--env", "ORDERING_NOTE=run by scry", "--workload", ops, "--", bin, "{pool}")
 	if r.code != 1 {
@@ -292,7 +292,7 @@ func TestConfirmInferred(t *testing.T) {
 		crashKind string
 	}{
 		{"testdata/checksum.c", "set 1 10\nset 2 20\nget 1\nget 2\n", 0, "unconfirmed", "not confirmed: the program recovered from each of the", ""},
-		{filepath.Join(repoRoot(t), "explore", "testdata", "ordering.c"), "", 1, "correctness", "confirmed:", "ordering-violation"},
+		{filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c"), "", 1, "correctness", "confirmed:", "ordering-violation"},
 	} {
 		t.Run(filepath.Base(tc.src), func(t *testing.T) {
 			src, _ := filepath.Abs(tc.src)
@@ -300,7 +300,7 @@ func TestConfirmInferred(t *testing.T) {
 			if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", bin, src, "-lpmem"); r.code != 0 {
 				t.Fatalf("scry cc: %s", r.stderr)
 			}
-			ops := filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops")
+			ops := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops")
 			if tc.ops != "" {
 				ops = filepath.Join(dir, "checksum.ops")
 				if err := os.WriteFile(ops, []byte(tc.ops), 0o644); err != nil {
@@ -348,14 +348,14 @@ func TestConfirmInferred(t *testing.T) {
 }
 
 // TestLevelHashing checks scry on its port of a published persistent hash table
-// (realprogs/levelhash, Level Hashing, OSDI'18) with 120 operations of `scry workload kv`: the
+// (test/levelhash, Level Hashing, OSDI'18) with 120 operations of `scry workload kv`: the
 // insert's ordering bug WITCHER reports (the token persisted while the slot's value is not, at a
 // crash point before a clflush) and the never-flushed item counter (a durability violation,
 // assumed fixed afterwards) are found; the run fails with status 1.
 func TestLevelHashing(t *testing.T) {
 	scry := scryBin(t)
 	dir := t.TempDir()
-	src := filepath.Join(repoRoot(t), "realprogs", "levelhash", "level_hashing.c")
+	src := filepath.Join(repoRoot(t), "test", "levelhash", "level_hashing.c")
 	bin := filepath.Join(dir, "level_hashing")
 	if r := run(t, dir, "", scry, "cc", "-O1", "-o", bin, src, "-lpmem"); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)

@@ -75,7 +75,7 @@ func trunc(s string) string {
 	return s
 }
 
-// TestMapcliTrustsLibpmem checks the runtime's fast path for libpmemobj programs (runtime/region.c,
+// TestMapcliTrustsLibpmem checks the runtime's fast path for libpmemobj programs (native/runtime/region.c,
 // "Trusting libpmem"): pages the program wrote stay writable across libpmemobj calls, which are
 // then compared only where the library wrote or flushed through libpmem. Recorded with the fast
 // path and without it (SCRY_TRUST_LIBPMEM=0: every call write-protects those pages again, as the

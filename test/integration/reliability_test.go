@@ -433,11 +433,11 @@ func TestUserFiles(t *testing.T) {
 
 	// scry replay --out: refuse an existing file unless --force, never a link.
 	ordering := filepath.Join(dir, "ordering")
-	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "explore", "testdata", "ordering.c")); r.code != 0 {
+	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c")); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)
 	}
 	crep := filepath.Join(dir, "crash.json")
-	if r := run(t, dir, "", scry, "check", "--format", "json", "-o", crep, "--workload", filepath.Join(repoRoot(t), "explore", "testdata", "ordering.ops"), "--", ordering, "{pool}"); r.code != 1 {
+	if r := run(t, dir, "", scry, "check", "--format", "json", "-o", crep, "--workload", filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops"), "--", ordering, "{pool}"); r.code != 1 {
 		t.Fatalf("scry check ordering: exit %d\n%s", r.code, r.stderr)
 	}
 	for _, tc := range []struct {

@@ -1,4 +1,4 @@
-// Command genheader writes runtime/include/scry_trace_format.h, the C view of the trace schema
+// Command genheader writes native/include/scry_trace_format.h, the C view of the trace schema
 // declared in trace/schema.go, so that the runtime and the Go reader share one definition.
 // Run through `go generate ./trace`; trace/schema_test.go fails when the header is stale.
 package main

@@ -1,0 +1,528 @@
+package fsmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
+)
+
+// Kinds of file-system crash findings, in the catalogue (package analysis).
+const (
+	KindOrdering   = "fs-ordering-violation"
+	KindAtomicity  = "fs-atomicity-violation"
+	KindDurability = "fs-durability-violation"
+)
+
+// Kinds returns the catalogue entries of the file-system crash findings.
+func Kinds() []report.Rule {
+	return []report.Rule{
+		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state in which a file-system operation persisted while an earlier one did not fails the checker or diverges from both legal outcomes: the earlier operation must persist first (a missing fsync)"},
+		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash state in which a file-system operation, or a run of them, persisted in part fails the checker or diverges from both legal outcomes: the program assumes it persists whole"},
+		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash state that lost a file-system operation the program had already reported done on its output fails the checker or diverges from both legal outcomes: the output was printed before the data was durable"},
+	}
+}
+
+// Strategy names (the PM ones where the meaning matches: package crash).
+const (
+	StrategyPrefix     = "prefix"     // every operation up to a crash point persisted (ALICE's across-syscall atomicity)
+	StrategyOmitOne    = "omit-one"   // one operation lost, every later one up to a crash point persisted (ordering)
+	StrategySplit      = "split"      // an operation persisted in part (atomicity)
+	StrategyExhaustive = "exhaustive" // every legal state at a crash point, when few micro-operations may be lost
+)
+
+// Strategies lists the strategy names, in the order they run; DefaultStrategies those run
+// without --strategy (ALICE's default checks, Pillai et al., OSDI'14 §4.3).
+var (
+	Strategies        = []string{StrategyPrefix, StrategyOmitOne, StrategySplit, StrategyExhaustive}
+	DefaultStrategies = []string{StrategyPrefix, StrategyOmitOne, StrategySplit}
+)
+
+// DefaultMaxFree is ExploreOptions.MaxFree's default: at most 2^10 states per crash point.
+const DefaultMaxFree = 10
+
+// ExploreOptions configures Explore.
+type ExploreOptions struct {
+	APM *APM
+	// Checker, if it has a command, judges each crash directory (run inside it); Oracle, if
+	// set, judges it by output equivalence. At least one is needed.
+	Checker exec.Checker
+	Oracle  *Equivalence
+	// Strategies (nil: DefaultStrategies).
+	Strategies []string
+	// MaxStates bounds the states tested (0: no bound); the exhaustive strategy enumerates
+	// the states of a crash point only when at most MaxFree micro-operations may be lost there
+	// (0: DefaultMaxFree).
+	MaxStates int
+	MaxFree   int
+	Pool      exec.Pool
+	// Sites resolves the operations' sites and stacks (the trace reader after BuildModel).
+	Sites report.SiteTable
+	// Now is the clock (nil: time.Now), for tests.
+	Now func() time.Time
+}
+
+// ErrCheckerFails is wrapped by the error Explore returns when the checker fails on the
+// initial state or on the state of the finished run: those are consistent by definition, so the
+// checker (or the workload) is wrong, and nothing it says about crash states can be trusted.
+var ErrCheckerFails = errors.New("the checker fails on a consistent state")
+
+// item is one crash state to judge and what it tests.
+type item struct {
+	strategy string
+	build    int
+	st       State
+	point    int // last logical operation issued
+	a, b     int // ordering: a lost, b persisted; atomicity: a partial (b the end of a run)
+	what     string
+}
+
+// consistent reports whether it is one of the two consistent states (before the run, after
+// it), which only the checker judges.
+func (it item) consistent() bool { return it.strategy == "initial" || it.strategy == "final" }
+
+// Explored is what Explore found.
+type Explored struct {
+	Findings []report.Finding
+	Stats    report.Stats
+	Warnings []string
+}
+
+// plan is a model's micro-operations under each split of an APM and its crash points: what the
+// strategies choose crash states from.
+type plan struct {
+	m      *Model
+	apm    *APM
+	builds []Split    // builds[0] is apm.Base
+	micro  [][]Micro  // per build
+	ranges [][][2]int // per build and logical operation: its micro-operations [first, end), {-1, -1} when none
+	points []int      // the crash points: logical operations with micro-operations in build 0
+	// workload, if set, names the workload operations (Model.Operations) for reports.
+	workload *workload.Workload
+}
+
+func newPlan(m *Model, apm *APM) *plan {
+	p := &plan{m: m, apm: apm, builds: []Split{apm.Base}}
+	for _, sp := range apm.Splits {
+		if !slices.Contains(p.builds, sp) {
+			p.builds = append(p.builds, sp)
+		}
+	}
+	for _, sp := range p.builds {
+		ms := apm.Build(m, sp)
+		r := make([][2]int, len(m.Ops))
+		for i := range r {
+			r[i] = [2]int{-1, -1}
+		}
+		for j := range ms {
+			op := ms[j].Op
+			if r[op][0] < 0 {
+				r[op][0] = j
+			}
+			r[op][1] = j + 1
+		}
+		p.micro = append(p.micro, ms)
+		p.ranges = append(p.ranges, r)
+	}
+	for i := range m.Ops {
+		if p.ranges[0][i][0] >= 0 {
+			p.points = append(p.points, i)
+		}
+	}
+	return p
+}
+
+// end returns the number of micro-operations of build b issued up to logical operation k.
+func (p *plan) end(b, k int) int {
+	e := 0
+	for i := 0; i <= k && i < len(p.ranges[b]); i++ {
+		e = max(e, p.ranges[b][i][1])
+	}
+	return e
+}
+
+// upTo returns the state of build b in which every micro-operation of logical operations 0..k
+// persisted.
+func (p *plan) upTo(b, k int) State {
+	st := State{Persisted: make([]bool, len(p.micro[b]))}
+	for j := range p.end(b, k) {
+		st.Persisted[j] = true
+	}
+	return st
+}
+
+// sane returns the two consistent states: before the run and after it.
+func (p *plan) sane() []item {
+	last := len(p.m.Ops) - 1
+	return []item{
+		{strategy: "initial", st: State{Persisted: make([]bool, len(p.micro[0]))}, point: -1},
+		{strategy: "final", st: p.upTo(0, last), point: last, a: last, b: last},
+	}
+}
+
+// prefix returns the state at each crash point in which everything issued persisted (ALICE,
+// OSDI'14 §4.3: a crash-consistent program recovers from each).
+func (p *plan) prefix() []item {
+	var items []item
+	for _, k := range p.points {
+		items = append(items, item{strategy: StrategyPrefix, st: p.upTo(0, k), point: k, a: k, b: k})
+	}
+	return items
+}
+
+// omitOne returns, for each logical operation i outside a failing prefix run (patch) that is
+// not only barriers, the states that lose i and persist everything else up to a later crash
+// point j, as long as that is legal (ALICE, OSDI'14 §4.3: ordering vulnerabilities). Once a
+// later operation depends on i, every later state is illegal, so the walk over j stops there.
+func (p *plan) omitOne(patch map[int]bool) []item {
+	ms, rg := p.micro[0], p.ranges[0]
+	var items []item
+	for _, i := range p.points {
+		if patch[i] || patch[i-1] || onlyBarriers(ms, rg[i]) {
+			continue
+		}
+		for _, j := range p.points {
+			if j <= i || patch[j] {
+				continue
+			}
+			st := p.upTo(0, j)
+			for x := rg[i][0]; x < rg[i][1]; x++ {
+				st.Persisted[x] = false
+			}
+			if !Legal(ms, st) {
+				break
+			}
+			items = append(items, item{strategy: StrategyOmitOne, st: st, point: j, a: i, b: j})
+		}
+	}
+	return items
+}
+
+// split returns, for each logical operation i outside a failing prefix run and each build, the
+// states after operation i-1 that persist the micro-operations of i up to each but its last one,
+// and, when the build cuts i into pieces, the same with one earlier piece lost (ALICE, OSDI'14
+// §4.3: atomicity vulnerabilities, under splits into 1 and 3 pieces and 4 KiB blocks). States
+// that are illegal or repeat one of another build are left out.
+func (p *plan) split(patch map[int]bool) []item {
+	var items []item
+	seen := map[string]bool{}
+	for b, sp := range p.builds {
+		bm, br := p.micro[b], p.ranges[b]
+		for _, i := range p.points {
+			if patch[i] || patch[i-1] || br[i][0] < 0 {
+				continue
+			}
+			lo, hi := br[i][0], br[i][1]
+			add := func(st State, what string) {
+				key := fmt.Sprint(i, st.Persisted[lo:hi], bm[lo].Offset, len(bm))
+				if !Legal(bm, st) || seen[key] {
+					return
+				}
+				seen[key] = true
+				items = append(items, item{strategy: StrategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
+			}
+			for cut := lo; cut < hi-1; cut++ {
+				st := p.upTo(b, i-1)
+				for x := lo; x <= cut; x++ {
+					st.Persisted[x] = true
+				}
+				add(st, bm[cut].What)
+				if sp.Count != 1 || sp.Aligned != 0 {
+					for k := lo; k < cut; k++ {
+						st2 := State{Persisted: slices.Clone(st.Persisted)}
+						st2.Persisted[k] = false
+						add(st2, bm[cut].What+", an earlier piece lost")
+					}
+				}
+			}
+		}
+	}
+	return items
+}
+
+// exhaustive returns every legal state (LegalStates) at each crash point where at most maxFree
+// micro-operations may be lost, except those holding no micro-operation of the crash point's
+// own operation (they are states of an earlier crash point) and repeats; each is classified
+// (classify). skipped counts the crash points left out.
+func (p *plan) exhaustive(maxFree int) (items []item, skipped int) {
+	ms := p.micro[0]
+	seen := map[string]bool{}
+	for _, k := range p.points {
+		end := p.end(0, k)
+		if len(Free(ms, end)) > maxFree {
+			skipped++
+			continue
+		}
+		states, _ := LegalStates(ms, end, 1<<maxFree)
+		lo := p.ranges[0][k][0]
+		for _, st := range states {
+			if !slices.Contains(st.Persisted[lo:end], true) {
+				continue
+			}
+			key := stateKey(st)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			a, b := classify(ms, st, k)
+			items = append(items, item{strategy: StrategyExhaustive, st: st, point: k, a: a, b: b})
+		}
+	}
+	return items, skipped
+}
+
+// stateKey identifies a state of one build.
+func stateKey(st State) string {
+	b := make([]byte, (len(st.Persisted)+7)/8)
+	for i, p := range st.Persisted {
+		if p {
+			b[i/8] |= 1 << (i % 8)
+		}
+	}
+	return string(b)
+}
+
+// classify names the pair of an exhaustive state: the first logical operation with a lost
+// micro-operation and the last one persisted after it (equal when the state persists a
+// prefix, ending inside one operation).
+func classify(ms []Micro, st State, k int) (a, b int) {
+	a, b = -1, -1
+	for j, p := range st.Persisted {
+		if !p && a < 0 {
+			a = ms[j].Op
+		}
+		if p && a >= 0 && ms[j].Op > a {
+			b = ms[j].Op
+		}
+	}
+	if a < 0 {
+		return k, k
+	}
+	if b < 0 {
+		return a, a
+	}
+	return a, b
+}
+
+func onlyBarriers(ms []Micro, r [2]int) bool {
+	for j := r[0]; j < r[1]; j++ {
+		if !ms[j].barrier() {
+			return false
+		}
+	}
+	return true
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// explorer runs the strategies of one Explore call.
+type explorer struct {
+	ctx    context.Context
+	o      ExploreOptions
+	p      *plan
+	res    *Explored
+	cl     *clusters
+	start  time.Time
+	mu     sync.Mutex
+	first  time.Duration // the first failing state, when it was judged
+	judged map[string]bool
+	legal  map[int]*legalPair // by workload operation (Equivalence)
+}
+
+// Explore tests the crash states of model m that the strategies choose under the persistence
+// model, each judged in a crash directory by the checker and, with a workload, by output
+// equivalence (ALICE, Pillai et al., OSDI'14 §4.3; Barowsky et al., Improving Application
+// Crash Consistency with Symbolic Execution and Fuzzing, 2021, §4; WITCHER, SOSP'21, §4.5):
+// prefix states find runs of operations that must persist atomically, states that lose one
+// operation find the operations that must persist before later ones (a later output makes it a
+// durability violation), states that persist part of one operation find atomicity assumptions,
+// and the exhaustive strategy tries every legal state where few are possible. The checker first
+// runs on the initial and the final state; failing there is ErrCheckerFails. Crash directories
+// live in the pool's directory and are removed when Explore returns, also when ctx is cancelled
+// (then the error is ctx's, with the findings so far).
+func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error) {
+	strats := o.Strategies
+	if len(strats) == 0 {
+		strats = DefaultStrategies
+	}
+	for _, s := range strats {
+		if !slices.Contains(Strategies, s) {
+			return nil, fmt.Errorf("unknown strategy %q (known: %s)", s, strings.Join(Strategies, ", "))
+		}
+	}
+	if len(o.Checker.Args) == 0 && o.Oracle == nil {
+		return nil, errors.New("no oracle: give a checker, a workload, or both")
+	}
+	if o.MaxFree <= 0 {
+		o.MaxFree = DefaultMaxFree
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	p := newPlan(m, o.APM)
+	if o.Oracle != nil {
+		p.workload = &o.Oracle.Workload
+	}
+	e := &explorer{ctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
+	if e.res.Stats.Jobs <= 0 {
+		e.res.Stats.Jobs = max(1, runtimeCPUs())
+	}
+	e.cl = newClusters(e.p, o.Sites, o.Pool.Dir)
+	if err := e.sane(); err != nil {
+		return e.finish(err)
+	}
+	patch := map[int]bool{}
+	for _, s := range Strategies { // in their order: omit-one and split use prefix's runs
+		if !slices.Contains(strats, s) {
+			continue
+		}
+		var err error
+		switch s {
+		case StrategyPrefix:
+			err = e.runPrefix(patch)
+		case StrategyOmitOne:
+			err = e.runOmitOne(patch)
+		case StrategySplit:
+			err = e.runSplit(patch)
+		case StrategyExhaustive:
+			err = e.runExhaustive()
+		}
+		if err != nil {
+			return e.finish(err)
+		}
+	}
+	return e.finish(nil)
+}
+
+func (e *explorer) finish(err error) (*Explored, error) {
+	e.res.Findings = e.cl.findings()
+	e.res.Stats.ElapsedSeconds = e.o.Now().Sub(e.start).Seconds()
+	e.res.Stats.FirstFailureSeconds = e.first.Seconds()
+	e.res.Stats.Findings = len(e.res.Findings)
+	return e.res, err
+}
+
+func (e *explorer) warn(s string) { e.res.Warnings = appendOnce(e.res.Warnings, s) }
+
+// sane judges the consistent states (before the run, after it): the oracles must accept them.
+func (e *explorer) sane() error {
+	items := e.p.sane()
+	vs, err := e.run(items)
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		if v.failed {
+			which := "the initial state (the workload directory before the run)"
+			if i == 1 {
+				which = "the state of the finished run"
+			}
+			return fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail)
+		}
+	}
+	e.res.Stats.Failures, e.res.Stats.StatesTested = 0, 0 // they are no crash states
+	e.first = 0
+	return nil
+}
+
+// runPrefix judges the prefix states; a run of failing ones is one across-operation atomicity
+// violation, from the first failing crash point to the first passing one after it (ALICE's
+// across-syscall atomicity), and its operations are left out of omit-one and split (patch).
+func (e *explorer) runPrefix(patch map[int]bool) error {
+	items := e.p.prefix()
+	vs, err := e.run(items)
+	points := e.p.points
+	for i := 0; i < len(vs); i++ {
+		if !vs[i].failed {
+			continue
+		}
+		j := i
+		for j+1 < len(vs) && vs[j+1].failed {
+			j++
+		}
+		end := len(points) - 1
+		if j+1 < len(points) {
+			end = j + 1
+		}
+		for x := i; x <= j; x++ {
+			patch[points[x]] = true
+		}
+		it := items[i]
+		it.a, it.b = points[i], points[end]
+		e.cl.add(KindAtomicity, it, vs[i])
+		i = j
+	}
+	return err
+}
+
+// runOmitOne judges the omit-one states: the first failing state of each lost operation is an
+// ordering violation, or a durability violation when the later operation is an output.
+func (e *explorer) runOmitOne(patch map[int]bool) error {
+	items := e.p.omitOne(patch)
+	vs, err := e.run(items)
+	done := map[int]bool{}
+	for x, v := range vs {
+		it := items[x]
+		if !v.failed || done[it.a] {
+			continue
+		}
+		done[it.a] = true
+		e.cl.add(e.orderKind(it), it, v)
+	}
+	return err
+}
+
+// orderKind is the kind of a failing state that lost operation it.a and kept it.b.
+func (e *explorer) orderKind(it item) string {
+	if e.p.m.Ops[it.b].Kind == OpOutput {
+		return KindDurability
+	}
+	return KindOrdering
+}
+
+// runSplit judges the split states: each failing one is an atomicity violation.
+func (e *explorer) runSplit(patch map[int]bool) error {
+	items := e.p.split(patch)
+	vs, err := e.run(items)
+	for x, v := range vs {
+		if v.failed {
+			e.cl.add(KindAtomicity, items[x], v)
+		}
+	}
+	return err
+}
+
+// runExhaustive judges the exhaustive states not judged by an earlier strategy.
+func (e *explorer) runExhaustive() error {
+	all, skipped := e.p.exhaustive(e.o.MaxFree)
+	if skipped > 0 {
+		e.warn(fmt.Sprintf("exhaustive: %d crash points where more than %d micro-operations may be lost were left to the other strategies", skipped, e.o.MaxFree))
+	}
+	items := slices.DeleteFunc(all, func(it item) bool { return e.judged[stateKey(it.st)] })
+	vs, err := e.run(items)
+	for x, v := range vs {
+		if !v.failed {
+			continue
+		}
+		it := items[x]
+		kind := KindAtomicity
+		if it.a != it.b {
+			kind = e.orderKind(it)
+		}
+		e.cl.add(kind, it, v)
+	}
+	return err
+}

@@ -1,0 +1,573 @@
+package fsmode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/trace"
+)
+
+// OpKind is a logical operation of the file system (ALICE, Pillai et al., OSDI'14, §4.1: the
+// system calls of a trace become logical operations on inodes and directory entries).
+type OpKind uint8
+
+// Logical operations.
+const (
+	OpCreat   OpKind = iota + 1 // a new regular file's directory entry
+	OpMkdir                     // a new directory's entry
+	OpSymlink                   // a new symbolic link's entry
+	OpLink                      // a new entry for an existing inode
+	OpUnlink                    // an entry removed (the inode's data with its last link)
+	OpRmdir                     // a directory's entry removed
+	OpRename                    // an entry moved, replacing the destination's
+	OpTrunc                     // a file's size changed (truncate, O_TRUNC, fallocate)
+	OpWrite                     // bytes overwritten inside the file
+	OpAppend                    // bytes written at or past the end of the file
+	OpFsync                     // fsync / fdatasync / msync / sync_file_range of one inode
+	OpSync                      // sync / syncfs: everything
+	OpOutput                    // the program wrote to its standard output or error
+)
+
+var opNames = [...]string{OpCreat: "creat", OpMkdir: "mkdir", OpSymlink: "symlink", OpLink: "link", OpUnlink: "unlink",
+	OpRmdir: "rmdir", OpRename: "rename", OpTrunc: "trunc", OpWrite: "write", OpAppend: "append", OpFsync: "fsync",
+	OpSync: "sync", OpOutput: "stdout"}
+
+func (k OpKind) String() string {
+	if int(k) < len(opNames) && opNames[k] != "" {
+		return opNames[k]
+	}
+	return fmt.Sprintf("op(%d)", int(k))
+}
+
+// entryKey names a directory entry: its parent directory's inode and its name.
+type entryKey struct {
+	Parent int
+	Name   string
+}
+
+// Op is one logical operation with what the persistence models need to split it.
+type Op struct {
+	Index int
+	Kind  OpKind
+	// Inode is the file the operation acts on (for entries: the inode the entry names).
+	Inode int
+	// Entry is the entry created or removed; Entry2 the destination of a rename.
+	Entry, Entry2 entryKey
+	// Dest is the inode a rename or creation replaced (0: none); DestLast says the
+	// destination lost its last link.
+	Dest     int
+	DestLast bool
+	// Last: an unlink removed the inode's last link.
+	Last bool
+	// Offset, Data: a write or append. Size, NewSize: a truncation's sizes before and after;
+	// for an append Size is the file's size before it.
+	Offset        int64
+	Data          []byte
+	Size, NewSize int64
+	// Range of a sync (0, 0: the whole file); Datasync: fdatasync, which the models treat as
+	// fsync (a file's size changes and a directory's entries are their data).
+	SyncOff, SyncLen int64
+	Datasync         bool
+	// DataOnly: sync_file_range, which writes the range's data and nothing else (no size
+	// change, no journal commit).
+	DataOnly bool
+	// Fd of an output (1 or 2).
+	Fd int
+	// Path is the operation's path relative to the workload directory ("" the directory
+	// itself); Path2 a rename's or link's destination.
+	Path, Path2 string
+	// Operation is the workload operation running (the last line the program began reading
+	// from its standard input, OP_BEGIN), -1 before the first or without a workload.
+	Operation int
+	// Call is the system call's name; Event its trace record; Site and Stack its place.
+	Call  string
+	Event uint64
+	Site  uint32
+	Stack uint32
+	PID   uint32
+}
+
+// Describe is the operation as ALICE prints it: `append("out", offset=0, count=5)`.
+func (o *Op) Describe() string {
+	switch o.Kind {
+	case OpWrite, OpAppend:
+		return fmt.Sprintf("%s(%q, offset=%d, count=%d)", o.Kind, o.Path, o.Offset, len(o.Data))
+	case OpTrunc:
+		return fmt.Sprintf("trunc(%q, from=%d, to=%d)", o.Path, o.Size, o.NewSize)
+	case OpRename, OpLink:
+		return fmt.Sprintf("%s(%q, %q)", o.Kind, o.Path, o.Path2)
+	case OpFsync:
+		if o.Datasync {
+			return fmt.Sprintf("fdatasync(%q)", o.Path)
+		}
+		return fmt.Sprintf("fsync(%q)", o.Path)
+	case OpSync:
+		return "sync()"
+	case OpOutput:
+		d := string(o.Data)
+		if len(d) > 40 {
+			d = d[:40] + "..."
+		}
+		if o.Fd == 2 {
+			return fmt.Sprintf("stderr(%q)", d)
+		}
+		return fmt.Sprintf("stdout(%q)", d)
+	}
+	return fmt.Sprintf("%s(%q)", o.Kind, o.Path)
+}
+
+// InodeType is what an inode is.
+type InodeType uint8
+
+// Inode types.
+const (
+	TypeFile InodeType = iota
+	TypeDir
+	TypeSymlink
+)
+
+// Inode is a file, directory or symbolic link of the model. Initial is its path in the
+// snapshot of the workload directory when it existed before the run ("" for one the program
+// created).
+type Inode struct {
+	ID      int
+	Type    InodeType
+	Target  string // a symbolic link's text
+	Initial string
+	Mode    fs.FileMode
+}
+
+// Model is the recorded run as logical operations over the initial state of the workload
+// directory (ALICE, Pillai et al., OSDI'14, §4.1).
+type Model struct {
+	// Base is the snapshot of the workload directory before the run.
+	Base string
+	// Inodes by id (index 0 unused; 1 is the workload directory).
+	Inodes []Inode
+	// Entries is the initial state's directory entries.
+	Entries map[entryKey]int
+	// Sizes is the initial size of every regular file, by inode.
+	Sizes map[int]int64
+	// Ops are the logical operations, in the order of the trace.
+	Ops []Op
+	// Operations counts the workload operations the program began (OP_BEGIN records).
+	Operations int
+	// Warnings say what could not be modeled.
+	Warnings []string
+}
+
+// state is the model while the trace is replayed: entries and sizes now.
+type state struct {
+	m       *Model
+	entries map[entryKey]int
+	sizes   map[int]int64
+	nlink   map[int]int
+	handles map[uint64]int
+	root    string
+	op      int // the workload operation running
+}
+
+// Snapshot copies the workload directory dir into dst (which must not exist), keeping hard
+// links, symbolic links and modes: the initial state crash directories are built from.
+// Errors: a file that cannot be read, or a special file (device, socket, fifo).
+func Snapshot(dir, dst string) error {
+	err := exec.CopyTree(dst, dir, exec.TreeOptions{})
+	if errors.Is(err, exec.ErrSpecialFile) {
+		return fmt.Errorf("%w in the workload directory", err)
+	}
+	return err
+}
+
+// walkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
+// path, its path relative to dir and its information (not following symbolic links); fn may
+// return filepath.SkipDir. Errors: the first of the walk's or fn's.
+func walkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return fn(p, rel, fi)
+	})
+}
+
+// BuildModel reads the snapshot base of the workload directory root (its path when the
+// program ran) and the trace r of the run, and returns the logical operations. Errors: an
+// unreadable snapshot, a trace error other than truncation (a truncated trace is modeled up to
+// its cut, with a warning).
+func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
+	m := &Model{Base: base, Inodes: []Inode{{}, {ID: 1, Type: TypeDir, Initial: "."}}, Entries: map[entryKey]int{}, Sizes: map[int]int64{}}
+	ino := map[[2]uint64]int{}
+	paths := map[string]int{".": 1}
+	err := walkTree(base, func(p, rel string, fi fs.FileInfo) error {
+		parent := paths[filepath.Dir(rel)]
+		id := 0
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if st != nil {
+			id = ino[[2]uint64{uint64(st.Dev), st.Ino}]
+		}
+		if id == 0 {
+			id = len(m.Inodes)
+			in := Inode{ID: id, Initial: rel, Mode: fi.Mode().Perm()}
+			switch {
+			case fi.IsDir():
+				in.Type = TypeDir
+			case fi.Mode()&fs.ModeSymlink != 0:
+				in.Type = TypeSymlink
+				in.Target, _ = os.Readlink(p)
+			default:
+				m.Sizes[id] = fi.Size()
+			}
+			m.Inodes = append(m.Inodes, in)
+			if st != nil {
+				ino[[2]uint64{uint64(st.Dev), st.Ino}] = id
+			}
+		}
+		paths[rel] = id
+		m.Entries[entryKey{parent, filepath.Base(rel)}] = id
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the snapshot: %w", err)
+	}
+	s := &state{m: m, entries: map[entryKey]int{}, sizes: map[int]int64{}, nlink: map[int]int{}, handles: map[uint64]int{}, root: root, op: -1}
+	for k, v := range m.Entries {
+		s.entries[k] = v
+		s.nlink[v]++
+	}
+	for k, v := range m.Sizes {
+		s.sizes[k] = v
+	}
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, trace.ErrTruncated) {
+				m.Warnings = append(m.Warnings, "the trace was cut short: the run is modeled up to its last complete record")
+				break
+			}
+			return m, err
+		}
+		switch ev.Kind {
+		case trace.KindFSOp:
+			s.fsop(ev)
+		case trace.KindOutput:
+			s.add(&Op{Kind: OpOutput, Fd: int(ev.Handle), Data: append([]byte(nil), ev.Data...)}, ev)
+		case trace.KindOpBegin:
+			s.op = int(ev.Op)
+			m.Operations = max(m.Operations, s.op+1)
+		case trace.KindWarning:
+			m.Warnings = append(m.Warnings, ev.Text)
+		}
+	}
+	return m, nil
+}
+
+// add appends o, issued by record ev during the running workload operation.
+func (s *state) add(o *Op, ev *trace.Event) {
+	o.Operation = s.op
+	s.m.add(o, ev)
+}
+
+func (m *Model) add(o *Op, ev *trace.Event) {
+	o.Index = len(m.Ops)
+	o.Event, o.Site, o.Stack, o.PID = ev.Index, ev.Site, ev.Context, ev.Thread
+	if ev.Kind == trace.KindFSOp {
+		o.Call = ev.FS.String()
+	} else {
+		o.Call = "write"
+	}
+	m.Ops = append(m.Ops, *o)
+}
+
+func (s *state) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, w := range s.m.Warnings {
+		if w == msg {
+			return
+		}
+	}
+	s.m.Warnings = append(s.m.Warnings, msg)
+}
+
+// rel returns an absolute path relative to the workload directory ("" for the directory).
+func (s *state) rel(p string) (string, bool) {
+	if p == s.root {
+		return "", true
+	}
+	if !strings.HasPrefix(p, s.root+"/") {
+		return "", false
+	}
+	return p[len(s.root)+1:], true
+}
+
+// lookup resolves a relative path to (parent inode, name, inode or 0).
+func (s *state) lookup(rel string) (parent int, name string, id int, ok bool) {
+	if rel == "" {
+		return 0, "", 1, true
+	}
+	parts := strings.Split(rel, "/")
+	dir := 1
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := s.entries[entryKey{dir, p}]
+		if !ok || s.m.Inodes[next].Type != TypeDir {
+			return 0, "", 0, false
+		}
+		dir = next
+	}
+	name = parts[len(parts)-1]
+	return dir, name, s.entries[entryKey{dir, name}], true
+}
+
+func (s *state) newInode(t InodeType) int {
+	id := len(s.m.Inodes)
+	s.m.Inodes = append(s.m.Inodes, Inode{ID: id, Type: t, Mode: 0o644})
+	if t == TypeDir {
+		s.m.Inodes[id].Mode = 0o755
+	}
+	return id
+}
+
+func (s *state) inodeOf(ev *trace.Event) (int, string) {
+	if ev.Handle != 0 {
+		if id, ok := s.handles[ev.Handle]; ok {
+			r, _ := s.rel(ev.Path)
+			return id, r
+		}
+	}
+	r, ok := s.rel(ev.Path)
+	if !ok {
+		return 0, ""
+	}
+	_, _, id, _ := s.lookup(r)
+	return id, r
+}
+
+// truncTo records a size change of inode id.
+func (s *state) truncTo(id int, size int64, path string, ev *trace.Event) {
+	old := s.sizes[id]
+	if old == size {
+		return
+	}
+	s.add(&Op{Kind: OpTrunc, Inode: id, Size: old, NewSize: size, Path: path}, ev)
+	s.sizes[id] = size
+}
+
+func (s *state) fsop(ev *trace.Event) {
+	switch ev.FS {
+	case trace.FSOpen:
+		rel, ok := s.rel(ev.Path)
+		if !ok {
+			return
+		}
+		parent, name, id, found := s.lookup(rel)
+		if !found {
+			s.warn("open of %s: its directory is not in the model", rel)
+			return
+		}
+		if id == 0 {
+			if ev.FSFlags&trace.FSCreate == 0 {
+				s.warn("open of %s, which the model does not have", rel)
+				return
+			}
+			id = s.newInode(TypeFile)
+			s.entries[entryKey{parent, name}] = id
+			s.nlink[id] = 1
+			s.sizes[id] = 0
+			s.add(&Op{Kind: OpCreat, Inode: id, Entry: entryKey{parent, name}, Path: rel}, ev)
+		} else if ev.FSFlags&trace.FSTrunc != 0 && s.m.Inodes[id].Type == TypeFile {
+			s.truncTo(id, 0, rel, ev)
+		}
+		s.handles[ev.Handle] = id
+	case trace.FSWrite:
+		id, rel := s.inodeOf(ev)
+		if id == 0 || s.m.Inodes[id].Type != TypeFile {
+			return
+		}
+		off := int64(ev.FileOffset)
+		size := s.sizes[id]
+		if ev.FSFlags&trace.FSAppend != 0 {
+			off = size
+		}
+		data := ev.Data
+		if off > size { // a write past the end leaves a hole of zeros: a size change first
+			s.truncTo(id, off, rel, ev)
+			size = off
+		}
+		if end := off + int64(len(data)); off < size && end > size {
+			// Split: the part inside the file overwrites, the rest appends.
+			n := size - off
+			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
+			off, data = size, data[n:]
+		}
+		if len(data) == 0 {
+			return
+		}
+		if off >= size {
+			s.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
+			s.sizes[id] = off + int64(len(data))
+		} else {
+			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
+		}
+	case trace.FSTruncate:
+		id, rel := s.inodeOf(ev)
+		if id != 0 && s.m.Inodes[id].Type == TypeFile {
+			s.truncTo(id, int64(ev.Size), rel, ev)
+		}
+	case trace.FSFallocate:
+		id, rel := s.inodeOf(ev)
+		if id == 0 || ev.FSFlags&trace.FSKeepSize != 0 {
+			if ev.FSFlags&(trace.FSPunchHole|trace.FSZeroRange) != 0 {
+				s.warn("fallocate punching holes or zeroing ranges in %s is not modeled", rel)
+			}
+			return
+		}
+		if end := int64(ev.FileOffset + ev.Size); end > s.sizes[id] {
+			s.truncTo(id, end, rel, ev)
+		}
+	case trace.FSMkdir, trace.FSSymlink:
+		target := ev.Path
+		if ev.FS == trace.FSSymlink {
+			target = ev.Path2
+		}
+		rel, ok := s.rel(target)
+		if !ok {
+			return
+		}
+		parent, name, id, found := s.lookup(rel)
+		if !found || id != 0 {
+			s.warn("%s of %s does not fit the model", ev.FS, rel)
+			return
+		}
+		kind, t := OpMkdir, TypeDir
+		if ev.FS == trace.FSSymlink {
+			kind, t = OpSymlink, TypeSymlink
+		}
+		id = s.newInode(t)
+		if t == TypeSymlink {
+			s.m.Inodes[id].Target = ev.Path
+			s.m.Inodes[id].Mode = 0o777
+		}
+		s.entries[entryKey{parent, name}] = id
+		s.nlink[id] = 1
+		s.add(&Op{Kind: kind, Inode: id, Entry: entryKey{parent, name}, Path: rel}, ev)
+	case trace.FSUnlink, trace.FSRmdir:
+		rel, ok := s.rel(ev.Path)
+		if !ok {
+			return
+		}
+		parent, name, id, found := s.lookup(rel)
+		if !found || id == 0 {
+			s.warn("%s of %s, which the model does not have", ev.FS, rel)
+			return
+		}
+		k := entryKey{parent, name}
+		delete(s.entries, k)
+		s.nlink[id]--
+		kind := OpUnlink
+		if ev.FS == trace.FSRmdir {
+			kind = OpRmdir
+		}
+		s.add(&Op{Kind: kind, Inode: id, Entry: k, Path: rel, Last: s.nlink[id] == 0, Size: s.sizes[id]}, ev)
+	case trace.FSLink:
+		from, ok1 := s.rel(ev.Path)
+		to, ok2 := s.rel(ev.Path2)
+		if !ok1 || !ok2 {
+			return
+		}
+		_, _, id, f1 := s.lookup(from)
+		parent, name, old, f2 := s.lookup(to)
+		if !f1 || !f2 || id == 0 || old != 0 {
+			s.warn("link %s -> %s does not fit the model", from, to)
+			return
+		}
+		s.entries[entryKey{parent, name}] = id
+		s.nlink[id]++
+		s.add(&Op{Kind: OpLink, Inode: id, Entry: entryKey{parent, name}, Path: from, Path2: to}, ev)
+	case trace.FSRename:
+		from, ok1 := s.rel(ev.Path)
+		to, ok2 := s.rel(ev.Path2)
+		if !ok1 || !ok2 {
+			return
+		}
+		p1, n1, id, f1 := s.lookup(from)
+		p2, n2, dest, f2 := s.lookup(to)
+		if !f1 || !f2 || id == 0 {
+			s.warn("rename %s -> %s does not fit the model", from, to)
+			return
+		}
+		if ev.FSFlags&trace.FSExchange != 0 {
+			s.warn("rename with RENAME_EXCHANGE (%s, %s) is modeled as two renames", from, to)
+		}
+		if dest == id {
+			return // renaming a name onto a link of the same inode does nothing
+		}
+		o := &Op{Kind: OpRename, Inode: id, Entry: entryKey{p1, n1}, Entry2: entryKey{p2, n2}, Dest: dest, Path: from, Path2: to}
+		delete(s.entries, entryKey{p1, n1})
+		if dest != 0 {
+			s.nlink[dest]--
+			o.DestLast = s.nlink[dest] == 0
+			o.Size = s.sizes[dest]
+		}
+		s.entries[entryKey{p2, n2}] = id
+		s.add(o, ev)
+	case trace.FSFsync, trace.FSFdatasync, trace.FSSyncFileRange, trace.FSMsync:
+		id, rel := s.inodeOf(ev)
+		if id == 0 {
+			return
+		}
+		o := &Op{Kind: OpFsync, Inode: id, Path: rel, Datasync: ev.FS != trace.FSFsync}
+		if ev.FS == trace.FSSyncFileRange || ev.FS == trace.FSMsync {
+			o.SyncOff, o.SyncLen = int64(ev.FileOffset), int64(ev.Size)
+		}
+		o.DataOnly = ev.FS == trace.FSSyncFileRange
+		s.add(o, ev)
+	case trace.FSSync, trace.FSSyncfs:
+		s.add(&Op{Kind: OpSync}, ev)
+	}
+}
+
+// PathOf returns the path, relative to the workload directory, of every inode reachable in
+// entries (the first path found for a hard-linked inode).
+func PathOf(entries map[entryKey]int, inodes []Inode) map[int]string {
+	children := map[int][]entryKey{}
+	for k := range entries {
+		children[k.Parent] = append(children[k.Parent], k)
+	}
+	out := map[int]string{1: ""}
+	var walk func(dir int, prefix string, depth int)
+	walk = func(dir int, prefix string, depth int) {
+		ks := children[dir]
+		sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+		for _, k := range ks {
+			id := entries[k]
+			p := filepath.Join(prefix, k.Name)
+			if _, seen := out[id]; seen {
+				continue
+			}
+			out[id] = p
+			if inodes[id].Type == TypeDir && depth < 256 {
+				walk(id, p, depth+1)
+			}
+		}
+	}
+	walk(1, "", 0)
+	return out
+}

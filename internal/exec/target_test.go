@@ -1,0 +1,477 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// prog is testdata/prog.c, compiled once by TestMain ("" when no C compiler was found);
+// scryProg is the same built with `scry cc` ("" when scry is not built), which can be a fork
+// server.
+var prog, scryProg string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "scry-exec-test-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if cc, err := osexec.LookPath("cc"); err == nil {
+		out := filepath.Join(dir, "prog")
+		if b, err := osexec.Command(cc, "-O1", "-o", out, "testdata/prog.c").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "compiling testdata/prog.c: %v\n%s", err, b)
+			os.RemoveAll(dir)
+			os.Exit(2)
+		}
+		prog = out
+	}
+	build := os.Getenv("BUILD")
+	if build == "" {
+		build = filepath.Join("..", "..", "build")
+	}
+	if scry, err := filepath.Abs(filepath.Join(build, "bin", "scry")); err == nil {
+		if _, err := os.Stat(scry); err == nil {
+			out := filepath.Join(dir, "prog-scry")
+			if b, err := osexec.Command(scry, "cc", "-O1", "-o", out, "testdata/prog.c").CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "scry cc testdata/prog.c: %v\n%s", err, b)
+				os.RemoveAll(dir)
+				os.Exit(2)
+			}
+			scryProg = out
+		} else if os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
+			fmt.Fprintf(os.Stderr, "%s is missing: `make` should have built it\n", scry)
+			os.RemoveAll(dir)
+			os.Exit(2)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func needProg(t *testing.T) {
+	t.Helper()
+	if prog == "" {
+		t.Skip("no C compiler (cc) to build testdata/prog.c")
+	}
+}
+
+const shortTimeout = 200 * time.Millisecond
+
+// processGone reports whether pid has exited (gone or a zombie) within a short while: SIGKILL
+// is delivered asynchronously.
+func processGone(pid int) bool {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			// pid (comm) S ...: the state follows the last ')'.
+			if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the child's pid file: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %q: %v", b, err)
+	}
+	return pid
+}
+
+func TestParseTarget(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // substring; "" for success
+		check   func(t *testing.T, tg Target)
+	}{
+		{name: "empty", args: nil, wantErr: "no target command"},
+		{name: "no placeholder", args: []string{"sh", "pool.img"}, wantErr: "no argument contains {pool}"},
+		{name: "missing program", args: []string{"./no-such-program-here", "{pool}"}, wantErr: "no-such-program-here"},
+		{name: "missing in PATH", args: []string{"no-such-program-in-path", "{pool}"}, wantErr: "no-such-program-in-path"},
+		{
+			name: "path lookup", args: []string{"sh", "-c", "true", "{pool}"},
+			check: func(t *testing.T, tg Target) {
+				if !filepath.IsAbs(tg.Args[0]) {
+					t.Errorf("program %q is not absolute", tg.Args[0])
+				}
+				if tg.Timeout != DefaultTimeout || tg.OutputFilter != nil {
+					t.Errorf("timeout %v filter %v, want the defaults", tg.Timeout, tg.OutputFilter)
+				}
+			},
+		},
+		{
+			name: "relative program", args: []string{"./testdata/prog.c", "--pool={pool}"},
+			check: func(t *testing.T, tg Target) {
+				wd, _ := os.Getwd()
+				if want := filepath.Join(wd, "testdata/prog.c"); tg.Args[0] != want {
+					t.Errorf("program %q, want %q", tg.Args[0], want)
+				}
+				if tg.Args[1] != "--pool={pool}" {
+					t.Errorf("argument changed: %q", tg.Args[1])
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := ParseTarget(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, tg)
+		})
+	}
+}
+
+func TestRun(t *testing.T) {
+	needProg(t)
+	t.Setenv("SCRY_TRACE", "/should/not/be/used")
+	t.Setenv("SCRY_PM_GLOBS", "/should/not/be/used")
+	tests := []struct {
+		name   string
+		args   []string // after the program
+		env    []string
+		stdin  string
+		check  func(t *testing.T, o Outcome, dir, pool string)
+		failed bool
+		desc   string
+	}{
+		{
+			name: "echo", args: []string{"echo", "{pool}"}, stdin: "insert 1 2\nget 1\n",
+			desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if !bytes.HasSuffix(o.Stdout, []byte("op: insert 1 2\nop: get 1\n")) {
+					t.Errorf("stdout %q", o.Stdout)
+				}
+				if b, _ := os.ReadFile(pool); string(b) != "insert 1 2\nget 1\n" {
+					t.Errorf("pool holds %q", b)
+				}
+			},
+		},
+		{
+			name: "exit status", args: []string{"exit", "{pool}", "2"}, failed: true, desc: "exited with status 2",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if o.ExitCode != 2 || string(o.Stderr) != "bye\n" {
+					t.Errorf("exit %d stderr %q", o.ExitCode, o.Stderr)
+				}
+			},
+		},
+		{
+			name: "signal", args: []string{"signal", "{pool}", "11"}, failed: true,
+			desc: "killed by signal 11 (segmentation fault)",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if o.Signal != syscall.SIGSEGV || o.ExitCode != -1 || o.TimedOut {
+					t.Errorf("signal %v exit %d timed out %v", o.Signal, o.ExitCode, o.TimedOut)
+				}
+			},
+		},
+		{
+			name: "placeholder inside arguments", args: []string{"pwd", "--pool={pool}:{pool}"},
+			desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				want := fmt.Sprintf("pool: --pool=%s:%s\n", pool, pool)
+				if !bytes.HasPrefix(o.Stdout, []byte(want)) {
+					t.Errorf("stdout %q, want it to start with %q", o.Stdout, want)
+				}
+			},
+		},
+		{
+			name: "working directory", args: []string{"pwd", "{pool}"}, desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				lines := strings.Split(strings.TrimSpace(string(o.Stdout)), "\n")
+				if got := lines[len(lines)-1]; got != dir {
+					t.Errorf("working directory %q, want %q", got, dir)
+				}
+			},
+		},
+		{
+			name: "environment", args: []string{"env", "{pool}", "PMEM_IS_PMEM_FORCE", "SCRY_TRACE", "SCRY_NO_LOADS", "SCRY_PM_GLOBS", "FOO"},
+			env: []string{"FOO=bar", "SCRY_TRACE=/not/this/either"}, desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				want := "PMEM_IS_PMEM_FORCE=1\nSCRY_TRACE=/dev/null\nSCRY_NO_LOADS=1\nSCRY_PM_GLOBS unset\nFOO=bar\n"
+				if !bytes.HasSuffix(o.Stdout, []byte(want)) {
+					t.Errorf("stdout %q, want it to end with %q", o.Stdout, want)
+				}
+			},
+		},
+		{
+			name: "hang kills the group", args: []string{"hang", "{pool}", "child.pid"}, failed: true,
+			desc: "hung: killed after 200ms",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if !o.TimedOut || o.Signal != 0 || o.Err != nil {
+					t.Errorf("timed out %v signal %v err %v", o.TimedOut, o.Signal, o.Err)
+				}
+				if o.Duration < shortTimeout || o.Duration > 5*time.Second {
+					t.Errorf("duration %v", o.Duration)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "child.pid")); err != nil {
+					t.Logf("the child did not start within %v; nothing to check", shortTimeout)
+					return
+				}
+				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("the hung program's child %d survived", pid)
+				}
+			},
+		},
+		{
+			name: "background child killed at exit", args: []string{"bgchild", "{pool}", "child.pid"},
+			desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("the program's background child %d survived", pid)
+				}
+			},
+		},
+		{
+			name: "setsid child killed at exit", args: []string{"setsid", "{pool}", "child.pid"},
+			desc: "exited with status 0",
+			check: func(t *testing.T, o Outcome, dir, pool string) {
+				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("the program's child %d in a session of its own survived", pid)
+				}
+				if o.Duration > time.Second {
+					t.Errorf("the run took %v: the escaped child held its output open", o.Duration)
+				}
+			},
+		},
+	}
+	// Each case by exec, and through a fork server (the same program built with scry cc): the
+	// outcomes must not tell them apart.
+	modes := []string{"exec"}
+	if scryProg != "" {
+		modes = append(modes, "fork server")
+	}
+	for _, tc := range tests {
+		for _, mode := range modes {
+			t.Run(tc.name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				pool := filepath.Join(dir, "pool.img")
+				tg := Target{Args: append([]string{prog}, tc.args...), Env: tc.env, Timeout: shortTimeout}
+				if !strings.Contains(tc.name, "hang") {
+					tg.Timeout = 10 * time.Second // generous: these runs must not time out
+				}
+				var o Outcome
+				if mode == "exec" {
+					o = tg.Run(context.Background(), pool, []byte(tc.stdin), dir)
+				} else {
+					tg.Args[0] = scryProg
+					fs := NewForkServers(tg, t.TempDir())
+					defer fs.Close()
+					// Twice: the second run is served by the server the first started.
+					for i := 0; i < 2; i++ {
+						os.Remove(pool)
+						os.Remove(filepath.Join(dir, "child.pid"))
+						o = fs.Run(context.Background(), pool, []byte(tc.stdin), dir)
+					}
+					if m := fs.Mode(); m != "runs through fork servers" {
+						t.Errorf("mode %q", m)
+					}
+				}
+				if o.Err != nil {
+					t.Fatalf("run: %v", o.Err)
+				}
+				if o.Failed() != tc.failed {
+					t.Errorf("Failed() = %v, want %v (%s)", o.Failed(), tc.failed, o.Describe())
+				}
+				if got := o.Describe(); got != tc.desc {
+					t.Errorf("Describe() = %q, want %q", got, tc.desc)
+				}
+				if tc.check != nil {
+					tc.check(t, o, dir, pool)
+				}
+			})
+		}
+	}
+}
+
+func TestRunTruncatesOutput(t *testing.T) {
+	needProg(t)
+	old := stdoutLimit
+	stdoutLimit = 1 << 16
+	defer func() { stdoutLimit = old }()
+	dir := t.TempDir()
+	tg := Target{Args: []string{prog, "flood", "{pool}", "10000"}}
+	o := tg.Run(context.Background(), "p", nil, dir)
+	if o.Failed() || !o.Truncated || len(o.Stdout) != 1<<16 {
+		t.Errorf("%s, truncated %v, %d bytes kept", o.Describe(), o.Truncated, len(o.Stdout))
+	}
+}
+
+func TestOutputFilter(t *testing.T) {
+	needProg(t)
+	dir := t.TempDir()
+	tg := Target{Args: []string{prog, "echo", "{pool}"}, OutputFilter: regexp.MustCompile(`^seed: `)}
+	a := tg.Run(context.Background(), filepath.Join(dir, "a"), []byte("x\n"), dir)
+	b := tg.Run(context.Background(), filepath.Join(dir, "a"), []byte("x\n"), dir)
+	if bytes.Equal(a.Stdout, b.Stdout) {
+		t.Fatalf("the two runs printed the same seed; the test needs varying output:\n%s", a.Stdout)
+	}
+	if !bytes.Equal(a.Normalized(), b.Normalized()) {
+		t.Errorf("normalized outputs differ:\n%s", Diff(b.Normalized(), a.Normalized()))
+	}
+	// The image's path is written as {pool}: runs on different images print the same.
+	if want := "pool: {pool}\nop: x\n"; string(a.Normalized()) != want {
+		t.Errorf("normalized %q, want %q", a.Normalized(), want)
+	}
+	if !Equivalent(a, b) {
+		t.Error("runs differing only in filtered lines are not equivalent")
+	}
+	c := tg.Run(context.Background(), filepath.Join(dir, "other-image"), []byte("x\n"), dir)
+	if !Equivalent(a, c) {
+		t.Errorf("runs differing only in the pool path they print are not equivalent:\n%s", Diff(a.Normalized(), c.Normalized()))
+	}
+}
+
+func TestFilterLines(t *testing.T) {
+	re := regexp.MustCompile(`^seed`)
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"seed: 1\n", ""},
+		{"a\nseed: 1\nb\n", "a\nb\n"},
+		{"a\nseed", "a\n"},
+		{"a\nb", "a\nb"},
+		{"xseed\n", "xseed\n"},
+	}
+	for _, tc := range tests {
+		if got := string(filterLines([]byte(tc.in), re)); got != tc.want {
+			t.Errorf("filterLines(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	needProg(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // cancel once the child exists
+		for i := 0; i < 1000; i++ {
+			if _, err := os.Stat(filepath.Join(dir, "child.pid")); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	tg := Target{Args: []string{prog, "hang", "{pool}", "child.pid"}, Timeout: time.Minute}
+	o := tg.Run(ctx, "p", nil, dir)
+	if !errors.Is(o.Err, context.Canceled) || o.TimedOut || !o.Failed() {
+		t.Fatalf("err %v timed out %v", o.Err, o.TimedOut)
+	}
+	if !strings.HasPrefix(o.Describe(), "interrupted: ") {
+		t.Errorf("Describe() = %q", o.Describe())
+	}
+	if o.Duration > 10*time.Second {
+		t.Errorf("took %v", o.Duration)
+	}
+	if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("child %d survived the cancellation", pid)
+	}
+	// An already cancelled context starts nothing.
+	if o := tg.Run(ctx, "p", nil, dir); !errors.Is(o.Err, context.Canceled) {
+		t.Errorf("run with a cancelled context: %v", o.Err)
+	}
+}
+
+func TestRunCannotStart(t *testing.T) {
+	tg := Target{Args: []string{"/no/such/program", "{pool}"}}
+	o := tg.Run(context.Background(), "p", nil, t.TempDir())
+	if o.Err == nil || !o.Failed() || !strings.HasPrefix(o.Describe(), "could not start: ") {
+		t.Errorf("err %v, Describe() %q", o.Err, o.Describe())
+	}
+}
+
+func TestCheckEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string // "" no error, else a part of it
+	}{
+		{nil, ""},
+		{[]string{"A=1", "LD_LIBRARY_PATH=/opt/lib", "EMPTY=", "X_2=a=b"}, ""},
+		{[]string{"A"}, "not NAME=VALUE"},
+		{[]string{"=v"}, "is not a variable name"},
+		{[]string{"2A=v"}, "is not a variable name"},
+		{[]string{"A-B=v"}, "is not a variable name"},
+		{[]string{"SCRY_TRACE=/tmp/x"}, "scry sets"},
+	} {
+		err := CheckEnv(tc.env)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckEnv(%q) = %v, want %q", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestReproduceEnv: the reproduce command carries the loader's and PMDK's inherited variables,
+// the forced PMEM mode, the target's own variables and the SCRY_ ones, and nothing else.
+func TestReproduceEnv(t *testing.T) {
+	t.Setenv("LD_LIBRARY_PATH", "/opt/pmdk/lib")
+	t.Setenv("PMEMOBJ_LOG_LEVEL", "1")
+	t.Setenv("PMEM_IS_PMEM_FORCE", "0") // the runs override it
+	t.Setenv("SOME_OTHER", "x")
+	got := Target{Env: []string{"MY_CONF=/etc/x"}}.ReproduceEnv()
+	for _, want := range []string{"LD_LIBRARY_PATH=/opt/pmdk/lib", "PMEMOBJ_LOG_LEVEL=1", "PMEM_IS_PMEM_FORCE=1", "MY_CONF=/etc/x", "SCRY_TRACE=" + os.DevNull, "SCRY_NO_LOADS=1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("ReproduceEnv() = %q, lacks %q", got, want)
+		}
+	}
+	for _, bad := range []string{"SOME_OTHER=x", "PMEM_IS_PMEM_FORCE=0"} {
+		if slices.Contains(got, bad) {
+			t.Errorf("ReproduceEnv() = %q, has %q", got, bad)
+		}
+	}
+}
+
+// FuzzCheckEnv: any list of assignments is accepted or rejected with an error naming it, never a
+// panic; an accepted one has a valid name that scry does not set.
+func FuzzCheckEnv(f *testing.F) {
+	for _, s := range []string{"A=1", "LD_LIBRARY_PATH=/x", "=v", "2A=v", "SCRY_TRACE=x", "A", "é=1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, kv string) {
+		err := CheckEnv([]string{kv})
+		name, _, ok := strings.Cut(kv, "=")
+		if err == nil && (!ok || name == "" || strings.HasPrefix(name, "SCRY_") || name[0] >= '0' && name[0] <= '9') {
+			t.Errorf("CheckEnv accepted %q", kv)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--env") {
+			t.Errorf("error %q does not name the flag", err)
+		}
+	})
+}

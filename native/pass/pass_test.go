@@ -1,0 +1,561 @@
+// Tests of the scry pass plugin: for every installed clang (14, 16) and for -O0 and -O2, the
+// programs in testdata are compiled to LLVM IR with -fpass-plugin, the IR is verified, and the
+// site table is checked against `// want:` comments in the sources (like go/analysis tests):
+//
+//	p[0] = v; // want: store
+//	pmem_persist(p, 8); // want: libcall=pmem_persist
+//	local = 1; // want-none
+//
+// Each word after "want:" is a site kind (load store nt-store range flush fence rmw libcall call branch),
+// optionally with "=callee"; a site of that kind (and callee) must exist at that line. want-none
+// says no site may be at that line. Per-file patterns check the callbacks' arguments. Finally
+// testdata/run_main.c is built at -O0 and -O3 with stub callbacks (testdata/stubs.c), linked and
+// run, and, when build/lib/scry/libscry_rt.a exists, linked with the real runtime and run too.
+package llvm_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+var versions = []string{"14", "16"}
+
+var kindNames = map[string]int{
+	"load": 1, "store": 2, "nt-store": 3, "range": 4, "flush": 5, "fence": 6, "rmw": 7,
+	"libcall": 8, "call": 9, "branch": 10, "inlined": 11,
+}
+
+func repoRoot(t *testing.T) string {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+var buildOnce sync.Once
+var buildErr error
+var buildOut []byte
+
+// plugin returns the plugin for clang-v, building the plugins once with `make pass`; it skips the
+// test when clang-v is not installed.
+func plugin(t *testing.T, v string) string {
+	t.Helper()
+	if _, err := exec.LookPath("clang-" + v); err != nil {
+		t.Skipf("clang-%s not installed", v)
+	}
+	root := repoRoot(t)
+	buildOnce.Do(func() {
+		buildOut, buildErr = exec.Command("make", "-C", root, "pass").CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("make pass: %v\n%s", buildErr, buildOut)
+	}
+	p := filepath.Join(root, "build", "lib", "scry", "llvm-"+v, "scry-pass.so")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("plugin for LLVM %s not built: %v", v, err)
+	}
+	return p
+}
+
+// site is one entry of a module's site table as found in the IR.
+type site struct {
+	kind, line, col        int
+	function, file, callee string
+	inlinedAt              int // 1 + index of the inlined-call site, 0 none
+}
+
+var (
+	strDefRE  = regexp.MustCompile(`(?m)^@(\.scry\.str(?:\.\d+)?) = .*constant \[\d+ x i8\] (?:c"(.*)\\00"|zeroinitializer)`)
+	tableRE   = regexp.MustCompile(`(?m)^@__scry_sites = .*$`)
+	elemRE    = regexp.MustCompile(`i32 (\d+), i32 (\d+), i32 (\d+), i32 (\d+), ([^}]*)\}`)
+	strRefRE  = regexp.MustCompile(`@\.scry\.str(?:\.\d+)?\b`)
+	hexEscape = regexp.MustCompile(`\\([0-9A-Fa-f]{2})`)
+)
+
+// parseSites reads the site table of an instrumented module's textual IR.
+func parseSites(t *testing.T, ir string) []site {
+	strs := map[string]string{}
+	for _, m := range strDefRE.FindAllStringSubmatch(ir, -1) {
+		strs[m[1]] = hexEscape.ReplaceAllStringFunc(m[2], func(s string) string {
+			b, _ := strconv.ParseUint(s[1:], 16, 8)
+			return string(rune(b))
+		})
+	}
+	table := tableRE.FindString(ir)
+	if table == "" {
+		t.Fatal("no @__scry_sites in the IR")
+	}
+	var sites []site
+	for _, m := range elemRE.FindAllStringSubmatch(table, -1) {
+		refs := strRefRE.FindAllString(m[5], -1)
+		if len(refs) != 3 {
+			t.Fatalf("site %q: want 3 string references", m[0])
+		}
+		k, _ := strconv.Atoi(m[1])
+		l, _ := strconv.Atoi(m[2])
+		c, _ := strconv.Atoi(m[3])
+		at, _ := strconv.Atoi(m[4])
+		sites = append(sites, site{k, l, c, strs[refs[0][1:]], strs[refs[1][1:]], strs[refs[2][1:]], at})
+	}
+	return sites
+}
+
+type want struct {
+	line   int
+	kind   int
+	callee string // "" = any
+	none   bool
+}
+
+// parseWants reads the `// want:` and `// want-none` comments of a test source.
+func parseWants(t *testing.T, path string) []want {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ws []want
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if strings.Contains(text, "// want-none") {
+			ws = append(ws, want{line: line, none: true})
+			continue
+		}
+		i := strings.Index(text, "// want:")
+		if i < 0 {
+			continue
+		}
+		for _, w := range strings.Fields(text[i+len("// want:"):]) {
+			name, callee, _ := strings.Cut(w, "=")
+			k, ok := kindNames[name]
+			if !ok {
+				t.Fatalf("%s:%d: unknown site kind %q", path, line, name)
+			}
+			ws = append(ws, want{line: line, kind: k, callee: callee})
+		}
+	}
+	return ws
+}
+
+// cases: the test programs and, per file, patterns the instrumented IR must (or must not) match.
+var cases = []struct {
+	file    string
+	must    []string
+	mustNot []string
+}{
+	{file: "flush.c", must: []string{
+		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 1\)`,
+		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 2\)`,
+		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 3\)`,
+		`call void @__scry_fence\(i32 %[\w.]+, i32 1\)`,
+		`call void @__scry_fence\(i32 %[\w.]+, i32 2\)`,
+		`call void @__scry_nt_store\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 8\)`,
+		`call void @__scry_nt_store\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 4\)`,
+		`call void @__scry_rmw\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 8\)`,
+		`call void @__scry_memop\(.*, i32 0\)`,
+		`call void @__scry_memop\(.*, i32 1\)`,
+		`call void @__scry_memop\(.*, (ptr|i8\*) null, i64 %[\w.]+, i32 2\)`,
+		`load i64, (ptr|i64\*) @__scry_pm_lo`,
+		`@llvm.global_ctors = appending global .*@__scry_module_ctor`,
+		`call i32 @__scry_register_module_deps\(`,
+	}},
+	{file: "asm.c", must: []string{
+		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 1\)`,
+		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 2\)`,
+		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 3\)`,
+		`call void @__scry_fence\(i32 %[\w.]+, i32 1\)`,
+		`call void @__scry_fence\(i32 %[\w.]+, i32 2\)`,
+		`call void @__scry_rmw\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 8\)`,
+	}},
+	{file: "pmdk.c", must: []string{
+		`call i32 @__scry_enter\(\)`,
+		`call void @__scry_call\(i32 %[\w.]+, i32 %[\w.]+\)`,
+		`call void @__scry_ret\(i32 %[\w.]+\)`,
+		// PMEMoid result flattened into two i64, then the arguments.
+		`call void @__scry_post_pmemobj_root\(i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 72\)`,
+		`call void @__scry_pre_pmemobj_root\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 72\)`,
+		// PMEMoid argument: as clang passes it, two i64.
+		`call void @__scry_pre_pmemobj_tx_add_range\(i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, i64 0, i64 72\)`,
+		`call void @__scry_post_pmemobj_tx_add_range\(i32 %[\w.]+, i32 %[\w.]+, i64 %[\w.]+, i64 %[\w.]+, i64 0, i64 72\)`,
+		`call void @__scry_pre_pmem_persist\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 8\)`,
+		`call void @__scry_post_pmem_persist\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 8\)`,
+		// variadic: fixed parameters only
+		`call void @__scry_post_snprintf\(i32 %[\w.]+, i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 8, (ptr|i8\*) .+\)`,
+		`call i32 @__scry_ext_pre\(i32 %[\w.]+, (ptr|i8\*) (@ext_fill|bitcast \(void \(i8\*, i32\)\* @ext_fill to i8\*\)), (ptr|i8\*) %[\w.]+, (ptr|i8\*) null, (ptr|i8\*) null, (ptr|i8\*) null\)`,
+		`call void @__scry_ext_post\(i32 %[\w.]+, i32 %[\w.]+\)`,
+		// a printf-like function also passes its format and variadic arguments on
+		`@__scry_format_loads\(i32 %[\w.]+, (ptr|i8\*) .+\)`,
+		// a libc read: a hook, never an external call
+		`call void @__scry_post_strlen\(i32 %[\w.]+, i64 %[\w.]+, (ptr|i8\*) %[\w.]+\)`,
+	}, mustNot: []string{`__scry_ext_pre\(.*@strlen`}},
+	{file: "cxx.cpp", must: []string{
+		`call void @__scry_post_pmem_persist\(`,
+		`call void @__scry_ret\(`,
+	}},
+}
+
+func compileIR(t *testing.T, v, plug, src, opt, out string) string {
+	t.Helper()
+	cc := "clang-" + v
+	if strings.HasSuffix(src, ".cpp") {
+		cc = "clang++-" + v
+	}
+	args := []string{"-g", opt, "-mclflushopt", "-mclwb", "-fpass-plugin=" + plug, "-S", "-emit-llvm", "-o", out, src}
+	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, b)
+	}
+	// clang does not verify the module after the plugin ran; the verifier pass does.
+	if optTool, err := exec.LookPath("opt-" + v); err == nil {
+		if b, err := exec.Command(optTool, "-passes=verify", "-disable-output", out).CombinedOutput(); err != nil {
+			t.Fatalf("verify %s: %v\n%s", out, err, b)
+		}
+	}
+	ir, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ir)
+}
+
+func TestSites(t *testing.T) {
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O2"} {
+			for _, c := range cases {
+				t.Run(fmt.Sprintf("llvm%s%s/%s", v, opt, c.file), func(t *testing.T) {
+					plug := plugin(t, v)
+					src, _ := filepath.Abs(filepath.Join("testdata", c.file))
+					ir := compileIR(t, v, plug, src, opt, filepath.Join(t.TempDir(), "out.ll"))
+					sites := parseSites(t, ir)
+					for _, w := range parseWants(t, src) {
+						found := false
+						for _, s := range sites {
+							if s.line != w.line {
+								continue
+							}
+							if w.none {
+								t.Errorf("line %d: unexpected site %+v", w.line, s)
+								continue
+							}
+							if s.kind == w.kind && (w.callee == "" || s.callee == w.callee) {
+								found = true
+								if s.function == "" || !strings.HasSuffix(s.file, "/"+c.file) || s.col == 0 {
+									t.Errorf("line %d: bad site %+v", w.line, s)
+								}
+							}
+						}
+						if !found && !w.none {
+							t.Errorf("line %d: no site of kind %d callee %q; sites:\n%v", w.line, w.kind, w.callee, sites)
+						}
+					}
+					for _, p := range c.must {
+						if !regexp.MustCompile(p).MatchString(ir) {
+							t.Errorf("IR does not match %s", p)
+						}
+					}
+					for _, p := range c.mustNot {
+						if regexp.MustCompile(p).MatchString(ir) {
+							t.Errorf("IR matches %s", p)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestFunctionNames checks demangled C++ names, and that no __scry_ function is instrumented.
+func TestFunctionNames(t *testing.T) {
+	for _, v := range versions {
+		t.Run("llvm"+v, func(t *testing.T) {
+			plug := plugin(t, v)
+			src, _ := filepath.Abs("testdata/cxx.cpp")
+			ir := compileIR(t, v, plug, src, "-O0", filepath.Join(t.TempDir(), "out.ll"))
+			names := map[string]bool{}
+			for _, s := range parseSites(t, ir) {
+				names[s.function] = true
+			}
+			for _, n := range []string{"kv::Node::set(long, long)", "kv::update(kv::Node*, long)"} {
+				if !names[n] {
+					t.Errorf("no site in function %q; have %v", n, names)
+				}
+			}
+			if regexp.MustCompile(`define internal void @__scry_module_ctor\(\) \{\n[^}]*__scry_enter`).MatchString(ir) {
+				t.Error("the module constructor is instrumented")
+			}
+		})
+	}
+}
+
+// TestInlinedChains: at -O2 the flushes and fences of a persistence helper inlined at two
+// callers, themselves inlined into main, carry inlined-at chains naming the helper's call line in
+// each caller and the caller's call line in main (kind "inlined" sites, callee the inlined
+// function); at -O0 nothing is inlined.
+func TestInlinedChains(t *testing.T) {
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O2"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				src, _ := filepath.Abs("testdata/inline.c")
+				sites := parseSites(t, compileIR(t, v, plug, src, opt, filepath.Join(t.TempDir(), "out.ll")))
+				var chains []string
+				for _, s := range sites {
+					if s.kind != kindNames["flush"] && s.kind != kindNames["fence"] {
+						continue
+					}
+					chain := fmt.Sprintf("%s:%d", s.function, s.line)
+					for at, n := s.inlinedAt, 0; at != 0 && n < 10; n++ {
+						in := sites[at-1]
+						if in.kind != kindNames["inlined"] {
+							t.Fatalf("inlined-at of %+v names a site of kind %d", s, in.kind)
+						}
+						chain += fmt.Sprintf(" < %s:%d->%s", in.function, in.line, in.callee)
+						at = in.inlinedAt
+					}
+					chains = append(chains, chain)
+				}
+				want := []string{"persist:7", "persist:7"} // the flush and the fence, once
+				if opt == "-O2" {
+					want = []string{
+						"persist:7 < set_a:10->persist < main:15->set_a", "persist:7 < set_a:10->persist < main:15->set_a",
+						"persist:7 < set_b:11->persist < main:16->set_b", "persist:7 < set_b:11->persist < main:16->set_b",
+					}
+				}
+				if !slices.Equal(chains, want) {
+					t.Errorf("flush and fence chains\n got %q\nwant %q", chains, want)
+				}
+			})
+		}
+	}
+}
+
+// TestMergedLocation: the store sunk out of both arms of merged.c's if has a debug location of
+// line 0 at -O1 (LLVM 14 and 16); its site is given the line of the if's block (10), the other
+// store keeps its own line (15). At -O2 LLVM 14 keeps one arm's line (13) instead; no store site
+// is ever left at line 0.
+func TestMergedLocation(t *testing.T) {
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O1", "-O2"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				src, _ := filepath.Abs("testdata/merged.c")
+				sites := parseSites(t, compileIR(t, v, plug, src, opt, filepath.Join(t.TempDir(), "out.ll")))
+				var lines []int
+				for _, s := range sites {
+					if s.kind == kindNames["store"] {
+						lines = append(lines, s.line)
+					}
+				}
+				slices.Sort(lines)
+				want := []int{11, 13, 15} // -O0: one store per arm
+				if opt != "-O0" {
+					want = []int{10, 15}
+				}
+				if opt == "-O2" && slices.Equal(lines, []int{13, 15}) {
+					want = lines // the merge kept the else arm's line
+				}
+				if !slices.Equal(lines, want) {
+					t.Errorf("store sites at lines %v, want %v", lines, want)
+				}
+			})
+		}
+	}
+}
+
+// TestAsmOrder checks that an asm string with several instructions gets its callbacks in textual
+// order: "clflush (%0); sfence" is a flush, then a fence.
+func TestAsmOrder(t *testing.T) {
+	for _, v := range versions {
+		t.Run("llvm"+v, func(t *testing.T) {
+			plug := plugin(t, v)
+			src, _ := filepath.Abs("testdata/asm.c")
+			ir := compileIR(t, v, plug, src, "-O2", filepath.Join(t.TempDir(), "out.ll"))
+			re := regexp.MustCompile(`(?s)call void asm sideeffect "clflush \(\$0\); sfence".*?\n\s*%[\w.]+ = add i32 [^\n]*\n\s*call void @__scry_flush\([^\n]*i32 1\)[^\n]*\n\s*%[\w.]+ = add i32 [^\n]*\n\s*call void @__scry_fence\(i32 %[\w.]+, i32 1\)`)
+			if !re.MatchString(ir) {
+				t.Error("clflush; sfence asm: want __scry_flush(...,1) then __scry_fence(...,1) right after")
+			}
+		})
+	}
+}
+
+// runProgram compiles run_main.c instrumented at opt, links it with the given objects or
+// libraries and runs it; it returns the output.
+func runProgram(t *testing.T, v, plug, opt string, env, progArgs []string, link ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, _ := filepath.Abs("testdata/run_main.c")
+	obj := filepath.Join(dir, "main.o")
+	if b, err := exec.Command("clang-"+v, "-g", opt, "-mclwb", "-fpass-plugin="+plug, "-c", "-o", obj, src).CombinedOutput(); err != nil {
+		t.Fatalf("compile: %v\n%s", err, b)
+	}
+	exe := filepath.Join(dir, "run")
+	args := append([]string{"-o", exe, obj}, link...)
+	if b, err := exec.Command("clang-"+v, args...).CombinedOutput(); err != nil {
+		t.Fatalf("link %v: %v\n%s", args, err, b)
+	}
+	cmd := exec.Command(exe, progArgs...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// TestRunWithStubs links instrumented code at -O0 and -O3 with stub callbacks that check every
+// site id against the site table, and runs it.
+func TestRunWithStubs(t *testing.T) {
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O3"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				stubs, _ := filepath.Abs("testdata/stubs.c")
+				obj := filepath.Join(t.TempDir(), "stubs.o")
+				inc := filepath.Join(repoRoot(t), "native", "include")
+				if b, err := exec.Command("clang-"+v, "-O1", "-I"+inc, "-c", "-o", obj, stubs).CombinedOutput(); err != nil {
+					t.Fatalf("stubs: %v\n%s", err, b)
+				}
+				out := runProgram(t, v, plug, opt, nil, nil, obj)
+				// The stubs count what the program did: 4 updates of 2 stores each, 4 loads of r[i].b,
+				// 5 flushes (4 clwb + 1 clflush), 4 sfences, 1 nt store, 1 RMW, 1 memcpy, 6 hooked calls
+				// (mmap + 4 strncpy + printf, whose variadic argument reaches __scry_format_loads),
+				// depth back to 0, no bad site.
+				want := "load=4 store=8 nt=1 rmw=1 memop=1 flush=5 fence=4"
+				if !strings.Contains(out, "sum=20") || !strings.Contains(out, want) ||
+					!strings.Contains(out, "hook=6 depth=0 errors=0") {
+					t.Errorf("output:\n%s\nwant %q, hook=6 depth=0 errors=0", out, want)
+				}
+			})
+		}
+	}
+}
+
+// TestRunWithRuntime links with the real runtime (build/lib/scry/libscry_rt.a) when it exists,
+// runs the program on a pool file that SCRY_PM_GLOBS makes PM, and reads the trace back: the
+// stores, flushes and fences of update() and persist() must be there with their sites.
+func TestRunWithRuntime(t *testing.T) {
+	rt := filepath.Join(repoRoot(t), "build", "lib", "scry", "libscry_rt.a")
+	if _, err := os.Stat(rt); err != nil {
+		t.Skip("runtime not built (make runtime)")
+	}
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O2"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				dir := t.TempDir()
+				tr := filepath.Join(dir, "run.trace")
+				out := runProgram(t, v, plug, opt, []string{"SCRY_TRACE=" + tr, "SCRY_PM_GLOBS=*.pool"},
+					[]string{filepath.Join(dir, "x.pool")},
+					"-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-lpthread", "-ldl")
+				if !strings.Contains(out, "sum=20") {
+					t.Errorf("output:\n%s", out)
+				}
+				r, err := trace.Open(tr)
+				if err != nil {
+					t.Fatalf("open trace: %v", err)
+				}
+				defer r.Close()
+				counts := map[trace.Kind]int{}
+				updateStores := 0
+				for {
+					ev, err := r.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatalf("read trace: %v", err)
+					}
+					counts[ev.Kind]++
+					if ev.Kind == trace.KindStore {
+						s, ok := r.Site(ev.Site)
+						if ok && s.Function == "update" && strings.HasSuffix(s.File, "run_main.c") {
+							updateStores++
+						}
+					}
+				}
+				t.Logf("events: %v", counts)
+				if updateStores < 8 || counts[trace.KindFlush] < 5 || counts[trace.KindFence] < 4 || counts[trace.KindNTStore] < 1 {
+					t.Errorf("trace: %d stores in update (want >= 8), counts %v", updateStores, counts)
+				}
+			})
+		}
+	}
+}
+
+// TestHookTypeMismatch: calls of hooked library functions declared with another type are left
+// unhooked (never given hooks that would read the wrong arguments), warned about once per
+// function, and counted by the statistics that -mllvm -scry-stats prints.
+func TestHookTypeMismatch(t *testing.T) {
+	for _, v := range versions {
+		t.Run("llvm"+v, func(t *testing.T) {
+			plug := plugin(t, v)
+			src, _ := filepath.Abs(filepath.Join("testdata", "mismatch.c"))
+			out := filepath.Join(t.TempDir(), "out.ll")
+			args := []string{"-g", "-O1", "-fplugin=" + plug, "-fpass-plugin=" + plug, "-mllvm", "-scry-stats",
+				"-S", "-emit-llvm", "-o", out, src}
+			b, err := exec.Command("clang-"+v, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
+			}
+			stderr := string(b)
+			irb, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ir := string(irb)
+			for _, re := range []string{`call void @__scry_pre_pmem_flush\(`, `call void @__scry_post_pmem_flush\(`} {
+				if !regexp.MustCompile(re).MatchString(ir) {
+					t.Errorf("IR does not match %s", re)
+				}
+			}
+			for _, re := range []string{`__scry_pre_pmem_persist`, `__scry_post_pmem_persist`, `__scry_pre_pmem_drain`, `__scry_post_pmem_drain`} {
+				if strings.Contains(ir, re) {
+					t.Errorf("IR calls %s: a mistyped declaration was hooked", re)
+				}
+			}
+			for _, want := range []string{
+				"'pmem_persist' is called with a type other than the library's",
+				"'pmem_drain' is called with a type other than the library's",
+				"scry: instrumentation statistics",
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("clang's output lacks %q:\n%s", want, stderr)
+				}
+			}
+			stats := map[string]string{
+				"library calls not hooked: the callee's type is not scry_hooks.def's": "2",
+				"library calls hooked (scry_hooks.def)":                               "1",
+			}
+			for desc, n := range stats {
+				if !regexp.MustCompile(`(?m)^\s*` + n + ` scry - ` + regexp.QuoteMeta(desc) + `$`).MatchString(stderr) {
+					t.Errorf("statistics lack %q = %s:\n%s", desc, n, stderr)
+				}
+			}
+			for _, w := range parseWants(t, src) {
+				found := false
+				for _, s := range parseSites(t, ir) {
+					if s.line == w.line && s.kind == w.kind && (w.callee == "" || s.callee == w.callee) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("line %d: no site of kind %d callee %q", w.line, w.kind, w.callee)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,23 @@
+# native/runtime/build.mk: the scry C runtime, linked into every instrumented program (included by the
+# top-level Makefile; BUILD is the build directory). `make runtime` builds
+# $(BUILD)/lib/scry/libscry_rt.a. Programs link it with
+#   -Wl,--whole-archive libscry_rt.a -Wl,--no-whole-archive -lpthread -ldl
+# The runtime never links libpmem/libpmemobj: it finds the PMDK functions it calls with dlsym.
+RT_CC ?= $(shell command -v gcc >/dev/null 2>&1 && echo gcc || echo clang)
+RT_CFLAGS ?= -O2 -g -fPIC -Wall -Wextra -pthread -fno-strict-aliasing
+RT_SRCS := $(wildcard native/runtime/*.c)
+RT_HDRS := $(wildcard native/runtime/*.h) $(wildcard native/include/*.h) $(wildcard native/include/*.def)
+RT_OBJS := $(patsubst native/runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RT_SRCS))
+RT_LIB := $(BUILD)/lib/scry/libscry_rt.a
+
+.PHONY: runtime
+runtime: $(RT_LIB)
+
+$(RT_LIB): $(RT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/runtime/%.o: native/runtime/%.c $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(RT_CC) $(RT_CFLAGS) -I native/include -I native/runtime -c -o $@ $<

@@ -1,0 +1,224 @@
+package crash
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/scry-pm/scry/pm/image"
+)
+
+// Space is the state space of a crash point: the cache lines with unpersisted units, sorted by
+// address. A crash state chooses for each line how many of its units (a prefix) persisted.
+type Space struct {
+	Lines   []*Line
+	Segment uint64    // the current segment (fences before the crash point)
+	Kind    PointKind // what the crash point precedes (0 for a Space not from Walk)
+
+	units int
+	order []ref // the units in program order, built on demand
+}
+
+// ref names unit u of line l of a Space.
+type ref struct{ l, u int32 }
+
+// Units returns the number of unpersisted units.
+func (s *Space) Units() int { return s.units }
+
+// Size returns the number of crash states: the product over lines of (units + 1).
+func (s *Space) Size() *big.Int {
+	n := big.NewInt(1)
+	var f big.Int
+	for _, l := range s.Lines {
+		n.Mul(n, f.SetInt64(int64(len(l.Units))+1))
+	}
+	return n
+}
+
+// programOrder returns every unit in program order (by Seq: store id, then address).
+func (s *Space) programOrder() []ref {
+	if len(s.order) == s.units && s.units > 0 || s.units == 0 {
+		return s.order
+	}
+	s.order = s.order[:0]
+	for i, l := range s.Lines {
+		for j := range l.Units {
+			s.order = append(s.order, ref{int32(i), int32(j)})
+		}
+	}
+	slices.SortFunc(s.order, func(a, b ref) int {
+		x, y := s.Lines[a.l].Units[a.u].Seq, s.Lines[b.l].Units[b.u].Seq
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	return s.order
+}
+
+func (s *Space) clone() *Space {
+	c := &Space{Segment: s.Segment, Kind: s.Kind, units: s.units}
+	for _, l := range s.Lines {
+		nl := *l
+		nl.Units = slices.Clone(l.Units)
+		for i := range nl.Units {
+			nl.Units[i].Old = slices.Clone(nl.Units[i].Old)
+			nl.Units[i].Keep = slices.Clone(nl.Units[i].Keep)
+		}
+		c.Lines = append(c.Lines, &nl)
+	}
+	return c
+}
+
+// State is one crash state of a Space: K[i] is the number of units of Lines[i] persisted (a
+// prefix of the line's program order). Prefix reports whether the persisted units are exactly
+// the first j units of the whole program order for some j (no reordering: a finding on this
+// state is an atomicity violation, otherwise an ordering violation). Invariants lists the IDs
+// (Invariant.ID) of the likely invariants the state violates, in ascending order, when the
+// invariants strategy chose it.
+type State struct {
+	K          []int
+	Prefix     bool
+	Invariants []int
+}
+
+// IsPrefix reports whether k persists a program-order prefix of the space's units.
+func (s *Space) IsPrefix(k []int) bool {
+	const none = ^uint64(0)
+	maxP, minN, anyP := uint64(0), none, false
+	for i, l := range s.Lines {
+		if k[i] > 0 {
+			anyP = true
+			maxP = max(maxP, l.Units[k[i]-1].Seq)
+		}
+		if k[i] < len(l.Units) {
+			minN = min(minN, l.Units[k[i]].Seq)
+		}
+	}
+	return !anyP || minN == none || maxP < minN
+}
+
+// Check reports an error when st does not fit the space.
+func (s *Space) Check(st State) error {
+	if len(st.K) != len(s.Lines) {
+		return fmt.Errorf("crash: state has %d lines, the space %d", len(st.K), len(s.Lines))
+	}
+	for i, k := range st.K {
+		if k < 0 || k > len(s.Lines[i].Units) {
+			return fmt.Errorf("crash: state persists %d units of line %#x, which has %d", k, s.Lines[i].Addr, len(s.Lines[i].Units))
+		}
+	}
+	return nil
+}
+
+// Persisted returns the units a state persists, in program order of each line, line by line;
+// Unpersisted the others. They name the stores of a finding.
+func (s *Space) Persisted(st State) []Unit {
+	var out []Unit
+	for i, l := range s.Lines {
+		out = append(out, l.Units[:st.K[i]]...)
+	}
+	return out
+}
+
+// Unpersisted returns the units a state leaves unpersisted.
+func (s *Space) Unpersisted(st State) []Unit {
+	var out []Unit
+	for i, l := range s.Lines {
+		out = append(out, l.Units[st.K[i]:]...)
+	}
+	return out
+}
+
+// Patch is a byte range of a crash image that differs from the fully applied image of its
+// crash point: Data replaces the bytes at Offset of the pool file of Region (Addr is the
+// virtual address of the first byte).
+type Patch struct {
+	Region uint32
+	Path   string
+	Offset int64 // bytes from the start of the pool file
+	Addr   uint64
+	Data   []byte
+}
+
+var errStale = errors.New("crash: crash point used outside its Walk callback")
+
+// Patches returns the patches that turn the fully applied image of the crash point (every
+// issued store applied) into the crash image of st: for every unit not persisted, the bytes it
+// overwrote, rolled back in reverse program order within each line (so two stores to the same
+// bytes leave the bytes from before the earlier one). Patches are per line, in address order,
+// each a maximal run of rolled-back bytes.
+func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
+	sp := cp.Space
+	if err := sp.Check(st); err != nil {
+		return nil, err
+	}
+	var out []Patch
+	var buf [4096]byte
+	var mask [4096]bool
+	for i, l := range sp.Lines {
+		k := st.K[i]
+		if k == len(l.Units) {
+			continue
+		}
+		lo, hi := ^uint64(0), uint64(0)
+		for j := len(l.Units) - 1; j >= k; j-- {
+			u := l.Units[j]
+			off := u.Addr - l.Addr
+			for b := range uint64(u.Size) {
+				if u.Keep == nil || u.Keep[b] {
+					buf[off+b] = u.Old[b]
+					mask[off+b] = true
+				}
+			}
+			lo, hi = min(lo, off), max(hi, off+uint64(u.Size))
+		}
+		for b := lo; b < hi; {
+			if !mask[b] {
+				b++
+				continue
+			}
+			e := b
+			for e < hi && mask[e] {
+				mask[e] = false
+				e++
+			}
+			g := l.Region
+			addr := l.Addr + b
+			out = append(out, Patch{Region: g.ID, Path: g.Path, Addr: addr,
+				Offset: int64(g.FileOffset + addr - g.Base), Data: slices.Clone(buf[b:e])})
+			b = e
+		}
+	}
+	return out, nil
+}
+
+// Regions returns the regions of the crash point's image in mapping order (every region mapped
+// or unmapped so far; a region id mapped twice appears twice, the latest last), or nil outside
+// the Walk callback. The regions are the engine's: read their fields, do not keep them.
+func (cp *CrashPoint) Regions() []*image.Region {
+	rs, _ := cp.regions()
+	return rs
+}
+
+// FullState returns the state of sp with every unit persisted (the fully applied image).
+func (s *Space) FullState() State {
+	k := make([]int, len(s.Lines))
+	for i, l := range s.Lines {
+		k[i] = len(l.Units)
+	}
+	return State{K: k, Prefix: true}
+}
+
+// regions returns the regions of the crash point's image, in mapping order: every region
+// mapped or unmapped so far.
+func (cp *CrashPoint) regions() ([]*image.Region, error) {
+	if cp.rp == nil {
+		return nil, errStale
+	}
+	return cp.rp.Regions(), nil
+}

@@ -1,0 +1,191 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/workload"
+)
+
+// DefaultStrategies are the strategies `scry check` and `scry explore` use when none is given:
+// every program-order prefix (finds atomicity violations; n+1 images for n unpersisted units)
+// plus DefaultSamples random states per crash point (finds ordering violations: a state that
+// persists a later unit without an earlier one; on a crash point with few lines every state is
+// drawn). The heuristic strategy tests about ten times more states on mapcli
+// (docs/crash-states.md) for little more coverage on small programs.
+var DefaultStrategies = []string{"prefix", "random"}
+
+// DefaultSamples is the random strategy's samples per crash point for exploration.
+const DefaultSamples = 8
+
+// DefaultClusterFailures is the number of failing states of one finding (cluster) after which
+// further states that would fall in it are sampled: only one in ClusterSampleEvery is run.
+// They cannot add a finding (the cluster exists), only count; states that break an inferred
+// property (to confirm it) and durability states are always run.
+const (
+	DefaultClusterFailures = 8
+	ClusterSampleEvery     = 16
+)
+
+// DefaultBatchStates is the number of crash images materialised before they are run.
+const DefaultBatchStates = 512
+
+// Config is one exploration.
+type Config struct {
+	// Trace is the path of the recorded trace.
+	Trace string
+	// Target is the program, with {pool} where the image goes; its Timeout bounds every run
+	// and its OutputFilter normalises outputs.
+	Target exec.Target
+	// Workload is the workload: Ops[k] is operation k's line (without newline); Path its file
+	// (absolute, for reports).
+	Workload workload.Workload
+	// Pool is the pool file's path as the recorded program named it: the region of the trace
+	// mapped from it is the one the images are built for. "" picks the only file the trace
+	// maps (an error when it maps several).
+	Pool string
+	// Strategies choose the states of each crash point (default DefaultStrategies); the union
+	// of their states is tested, each state once, attributed to the first strategy yielding it.
+	Strategies []*crash.Strategy
+	// Options drive the walk and the strategies (OpBoundaries is set by Run).
+	Options crash.Options
+	// Checker, if non-nil, also runs on every crash image.
+	Checker *exec.Checker
+	// Runner runs the target and the checker on images (nil: ProcessRunner of Target and
+	// Checker, real processes). Tests give a fake to explore without compiling anything.
+	Runner Runner
+	// Pool of workers: Jobs, temporary directory parent, progress output.
+	Exec exec.Pool
+	// BatchStates bounds the images materialised at once (0: DefaultBatchStates); a batch
+	// always holds whole operations, so one operation's states may exceed it.
+	BatchStates int
+	// Report is the path the JSON report will be written to ("" unknown), for the replay
+	// command printed with each finding.
+	Report string
+	// MaxInFlight caps the operations in flight at an explored crash point (0:
+	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
+	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
+	MaxInFlight int
+	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
+	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
+	TimeBudget time.Duration
+	// AvoidTmpfs, when not "", says why crash images should not go on the tmpfs (the program
+	// allocates its whole pool every time it opens it: pipeline.AllocatesPool); they go in the
+	// temporary directory (exec.ScratchParent).
+	AvoidTmpfs string
+	// NoForkServer runs the target by exec every time, instead of through fork servers when
+	// its program is built with scry cc (exec.ForkServers).
+	NoForkServer bool
+	// NoPriority explores the operations in trace order in one walk, instead of first those
+	// that write store sites no earlier one writes (priority.go).
+	NoPriority bool
+	// ClusterFailures is the number of failing states after which a finding's cluster is
+	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
+	ClusterFailures int
+}
+
+// Runner runs the program under test, and the checker, on an image. The run of the target on
+// an image must not depend on anything but the image and its standard input.
+type Runner interface {
+	// Target runs the target on image with stdin; dir is the worker's private directory,
+	// which the runner may use for files of its own.
+	Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome
+	// HasChecker reports whether there is a checker to run on every crash image.
+	HasChecker() bool
+	// Checker runs the checker on image (dir as for Target); ok is false when there is no
+	// checker.
+	Checker(ctx context.Context, image, dir string) (out exec.Outcome, ok bool)
+}
+
+// ProcessRunner runs a Target and an optional Checker as processes (package exec), in the
+// working directory scry was started in, so that a target or checker named relative to it
+// (./wrap.sh running ./prog) behaves as on the user's command line. The images themselves live
+// in scry's temporary directory.
+type ProcessRunner struct {
+	Prog  exec.Target
+	Check *exec.Checker
+	// Servers, if non-nil, run the target through fork servers (exec.ForkServers; Run makes
+	// them unless Config.NoForkServer).
+	Servers *exec.ForkServers
+}
+
+// Target runs the target process.
+func (r ProcessRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+	if r.Servers != nil {
+		return r.Servers.Run(ctx, image, stdin, "")
+	}
+	return r.Prog.Run(ctx, image, stdin, "")
+}
+
+// HasChecker reports whether a checker is set.
+func (r ProcessRunner) HasChecker() bool { return r.Check != nil }
+
+// Checker runs the checker process, if any.
+func (r ProcessRunner) Checker(ctx context.Context, image, dir string) (exec.Outcome, bool) {
+	if r.Check == nil {
+		return exec.Outcome{}, false
+	}
+	return r.Check.Run(ctx, image, ""), true
+}
+
+// check validates a Config and fills defaults.
+func (c *Config) check() error {
+	if c.Trace == "" {
+		return errors.New("explore: no trace")
+	}
+	if len(c.Target.Args) == 0 {
+		return errors.New("explore: no target")
+	}
+	if c.Runner == nil {
+		c.Runner = ProcessRunner{Prog: c.Target, Check: c.Checker}
+	}
+	if len(c.Workload.Ops) == 0 {
+		return errors.New("explore: the workload has no operations: crash states are explored inside operations (one per line of standard input)")
+	}
+	if len(c.Strategies) == 0 {
+		for _, n := range DefaultStrategies {
+			c.Strategies = append(c.Strategies, crash.StrategyByName(n))
+		}
+	}
+	if c.Options.Samples == 0 {
+		c.Options.Samples = DefaultSamples
+	}
+	if c.BatchStates <= 0 {
+		c.BatchStates = DefaultBatchStates
+	}
+	c.Options.OpBoundaries = true
+	if c.Pool != "" {
+		abs, err := filepath.Abs(c.Pool)
+		if err != nil {
+			return err
+		}
+		c.Pool = abs
+	}
+	return nil
+}
+
+// ReproduceCommand is the shell command that runs target on image with the workload from
+// operation k+1 on (line k+2) on standard input, with env set (exec.Target.ReproduceEnv: the
+// variables the runs of scry had that the command must carry, among them PMDK forced to treat
+// the file as PM and an instrumented program tracing into /dev/null).
+func ReproduceCommand(target, env []string, workload string, k, nops int, image string) string {
+	args := make([]string, len(target))
+	for i, a := range target {
+		args[i] = exec.ShellQuote(strings.ReplaceAll(a, exec.PoolPlaceholder, image))
+	}
+	vars := make([]string, len(env))
+	for i, kv := range env {
+		vars[i] = exec.ShellQuote(kv)
+	}
+	cmd := "env " + strings.Join(append(vars, args...), " ")
+	if k+1 >= nops {
+		return cmd + " < /dev/null"
+	}
+	return fmt.Sprintf("tail -n +%d %s | %s", k+2, exec.ShellQuote(workload), cmd)
+}

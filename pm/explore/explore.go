@@ -1,0 +1,788 @@
+package explore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// Result is what an exploration found.
+type Result struct {
+	Findings []report.Finding // crash findings, clustered, in walk order of their first failure
+	Stats    report.Stats
+	Warnings []string
+	// Invariants counts, per invariant ID (crash.Invariant.ID, the inferred property's), the
+	// crash states judged that break it and those of them that failed: a property whose states
+	// failed is confirmed by a crash image (the mpb-violation and mpa-violation checks' findings
+	// then stand).
+	Invariants map[int]InvariantOutcome
+}
+
+// InvariantOutcome is what the crash states breaking one invariant showed.
+type InvariantOutcome struct {
+	Tested, Failed int
+}
+
+// unitRef is a store named by a finding (resolved inside the Walk callback).
+type unitRef struct {
+	Site  uint32
+	Stack uint32
+	Loc   report.Location
+	Seq   uint64
+	Event uint64
+}
+
+// item is one crash image to run: everything a finding needs, materialised in the callback.
+type item struct {
+	op      int
+	image   string        // the path its run gets: base with patches, made by the worker
+	base    string        // the file the image starts from (a consistent image, or a point's)
+	patches []crash.Patch // then written over it: the pages changed since base, the state's
+	// key is the image's content key (imageKey; "" when not keyed) and isBase says the image is
+	// its base, the consistent image before the operation (dedupe.go).
+	key        string
+	isBase     bool
+	point      int
+	pointKind  crash.PointKind
+	event      uint64
+	site       uint32
+	loc        report.Location // the crash point's site (the lost store's, for durability)
+	stack      uint32          // its call-stack node
+	opText     string
+	state      crash.State
+	lines      []report.CrashLine
+	strategy   string
+	persisted  []unitRef // ordering: units persisted although an earlier one was not
+	unpersist  []unitRef // ordering: the earlier units not persisted; atomicity: every unit not persisted
+	region     uint32
+	regionPath string
+	// The operations at the crash point (oracles.go): its busy period, the period's operations
+	// ended before it (OP_END order) and in flight (OP_BEGIN order), and the first operation
+	// not begun (the crash-image run's standard input starts there).
+	per      *period
+	done     []int
+	inflight []int
+	next     int
+	// durability: the state loses only stores assumed durable from this operation on
+	// (crash.Options.AssumeDurable), to prove the missing persist matters.
+	durability bool
+}
+
+// period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
+// the OP_END that leaves none in flight. A sequential workload has one operation per period;
+// threads running operations concurrently make periods of several.
+type period struct {
+	ops    []int  // operations begun, in OP_BEGIN order
+	ended  []int  // operations ended, in OP_END order
+	image  bool   // the boundary writer holds the image at the period's first OP_BEGIN
+	before string // that image, copied at the period's first explored crash point ("" before)
+	region uint32 // the pool's region id at that OP_BEGIN
+	gen    uint64 // its image generation there (crash.CrashPoint.Generation)
+	after  string // one-operation period: the image at its OP_END ("" until then, or none)
+}
+
+// sequential reports whether the period is one operation (the two-oracle case).
+func (p *period) sequential() bool { return len(p.ops) == 1 }
+
+// explorer is the state of one Run.
+type explorer struct {
+	cfg   *Config
+	r     *trace.Reader
+	ctx   context.Context
+	tmp   string
+	bw    *crash.ImageWriter
+	res   *Result
+	nimg  atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
+	batch []*item
+	// The base of the crash point items are being made at: its trace event, the file and the delta
+	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
+	// points' own base files (removed after the batch).
+	pointEvent uint64
+	pointBase  string
+	pointDelta []crash.Patch
+	pointNet   []crash.Patch // the point's delta where it differs from the base (dedupe.go)
+	pointKeyed bool          // its states' images are keyed
+	batchBytes int
+	pointFiles []string
+	cur        *period       // the busy period in progress (nil when no operation is in flight)
+	running    *runningBatch // the batch the workers run while the walk goes on (run.go)
+	// pass says which operations this walk explores (nil: all), walk is its number, rank
+	// each operation's position in the order of exploration (priority.go).
+	pass      []bool
+	walk      int
+	rank      []int
+	flushes   int // batches handed to the workers so far
+	clusters  map[string]int
+	start     time.Time                  // when the exploration began
+	variants  map[string]map[string]bool // cluster key -> variant keys seen
+	failures  map[string]int             // cluster key -> failing states judged
+	sampled   map[string]int             // cluster key -> states considered after sampling began
+	frameKeys map[[2]uint32]string       // (site, stack) -> report.FramesKey of its frames
+	// points are the finding's first crash point context, by finding index; ran every crash
+	// point explored, for report.Place (findings are placed when the exploration ends).
+	points  []report.Context
+	ran     report.Contexts
+	msgs    []func(where string) string // the finding's message given where its crash point is
+	chains  map[uint32]string           // site -> its inlined chain's key (siteChain)
+	warned  map[string]bool
+	invText map[int]string // invariant ID -> text
+}
+
+// Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
+// statistics found so far together with the first error (a bad trace, a file error, the context
+// cancelled: Ctrl-C); a trace truncated by a crash of the recorded program is explored up to its
+// end with a warning.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	start := time.Now()
+	res := &Result{}
+	if err := cfg.check(); err != nil {
+		return res, err
+	}
+	r, err := trace.Open(cfg.Trace)
+	if err != nil {
+		return res, err
+	}
+	defer r.Close()
+	parent, where := exec.ScratchParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace), cfg.AvoidTmpfs)
+	res.Stats.Images = "images " + where
+	cfg.Exec.Dir = parent
+	tmp, err := os.MkdirTemp(parent, "scry-explore-*")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(tmp)
+	if _, ok := cfg.Runner.(ProcessRunner); ok && cfg.NoForkServer {
+		res.Stats.Runs = "runs by exec (--no-fork-server)"
+	}
+	if pr, ok := cfg.Runner.(ProcessRunner); ok && pr.Servers == nil && !cfg.NoForkServer {
+		pr.Servers = exec.NewForkServers(cfg.Target, tmp)
+		defer func() {
+			res.Stats.Runs = pr.Servers.Mode()
+			pr.Servers.Close()
+		}()
+		cfg.Runner = pr
+	}
+	e := &explorer{
+		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
+		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
+		clusters: map[string]int{}, variants: map[string]map[string]bool{},
+		failures: map[string]int{}, sampled: map[string]int{}, frameKeys: map[[2]uint32]string{},
+		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
+	}
+	defer func() { e.bw.Close() }()
+	jobs := cfg.Exec.Jobs
+	if jobs <= 0 {
+		jobs = defaultJobs()
+	}
+	res.Stats.Jobs = jobs
+	if err := e.invariants(); err != nil {
+		return res, err
+	}
+	// Two walks: first the operations that write store sites no earlier-explored operation
+	// writes, then the others (priority.go); one walk when that splits nothing.
+	passes := [][]bool{nil}
+	if !cfg.NoPriority {
+		first, err := priorityOps(cfg.Trace, len(cfg.Workload.Ops))
+		if err != nil {
+			return res, err
+		}
+		if n := countTrue(first); n > 0 && n < len(first) {
+			rest := make([]bool, len(first))
+			for k := range first {
+				rest[k] = !first[k]
+			}
+			passes = [][]bool{first, rest}
+		}
+	}
+	e.rank = exploreRanks(passes, len(cfg.Workload.Ops))
+	var werr error
+	for i, pass := range passes {
+		e.pass, e.walk = pass, i
+		if i > 0 {
+			if r, err = trace.Open(cfg.Trace); err != nil {
+				werr = err
+				break
+			}
+			defer r.Close()
+			e.r, e.cur, e.pointEvent = r, nil, ^uint64(0)
+			e.bw.Close()
+			e.bw = crash.NewImageWriter(filepath.Join(tmp, fmt.Sprintf("boundary-%d.img", i)))
+		}
+		var wst crash.Stats
+		wst, werr = crash.Walk(r, cfg.Options, e.visit)
+		if wst.Assumed > 0 && i == 0 {
+			res.Stats.AssumedDurable = wst.Assumed
+			e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store, or overwritten before persisting: overwritten-unpersisted) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
+		}
+		if werr != nil && errors.Is(werr, trace.ErrTruncated) {
+			e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
+			werr = nil
+		}
+		if werr == nil {
+			werr = e.flush()
+		}
+		// The batch still running is judged whatever happened (partial results are kept);
+		// a walk ends with every batch judged.
+		if ferr := e.finish(); werr == nil {
+			werr = ferr
+		}
+		if werr != nil {
+			break
+		}
+	}
+	e.place()
+	if n := res.Stats.SkippedBudget; n > 0 {
+		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over the workload); the results cover the %d explored", n, cfg.TimeBudget, res.Stats.CrashPoints))
+	}
+	res.Stats.Findings = len(res.Findings)
+	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
+	return res, werr
+}
+
+// overBudget reports whether a crash point of operation k is left out to keep to
+// Config.TimeBudget: the time spent so far exceeds the budget's share of the operations explored
+// up to k (its rank in the order of exploration, plus one, of the workload's n). Points are left out while exploration is behind that schedule and
+// explored again once it has caught up, so a budget too short for everything still covers
+// crash points of every part of the workload, not only its first operations.
+func (e *explorer) overBudget(k int) bool {
+	d := e.cfg.TimeBudget
+	n := len(e.cfg.Workload.Ops)
+	if d <= 0 || n == 0 {
+		return false
+	}
+	spent := time.Since(e.start)
+	if testElapsed != nil {
+		spent = testElapsed()
+	}
+	pos := k
+	if k < len(e.rank) {
+		pos = e.rank[k]
+	}
+	return spent > time.Duration(float64(d)*float64(pos+1)/float64(n))
+}
+
+// testElapsed, when set (tests), replaces the clock of overBudget.
+var testElapsed func() time.Duration
+
+func (e *explorer) warn(msg string) {
+	if e.warned[msg] {
+		return
+	}
+	e.warned[msg] = true
+	e.res.Warnings = append(e.res.Warnings, msg)
+}
+
+// region returns the id of the pool's region at cp, or false when it is not mapped.
+func (e *explorer) region(cp *crash.CrashPoint) (uint32, string, bool, error) {
+	rs := cp.Regions()
+	var found *int
+	for i := len(rs) - 1; i >= 0; i-- {
+		g := rs[i]
+		if !g.Mapped && g.UnmapIndex < cp.Event {
+			continue
+		}
+		if e.cfg.Pool != "" {
+			if filepath.Clean(g.Path) == e.cfg.Pool {
+				return g.ID, g.Path, true, nil
+			}
+			continue
+		}
+		if found != nil && rs[*found].Path != g.Path {
+			return 0, "", false, fmt.Errorf("the trace maps several files (%s, %s): name the pool with --pool", rs[*found].Path, g.Path)
+		}
+		if found == nil {
+			i := i
+			found = &i
+		}
+	}
+	if found == nil {
+		return 0, "", false, nil
+	}
+	g := rs[*found]
+	return g.ID, g.Path, true, nil
+}
+
+// visit is the Walk callback.
+func (e *explorer) visit(cp *crash.CrashPoint) error {
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	switch cp.Kind {
+	case crash.OpBegin:
+		return e.opBegin(cp)
+	case crash.OpEnd:
+		return e.opEnd(cp)
+	}
+	if cp.Op < 0 {
+		if e.walk == 0 {
+			e.res.Stats.Skipped++
+		}
+		return nil
+	}
+	k := int(cp.Op)
+	if !e.inPass(k) {
+		return nil
+	}
+	p := e.cur
+	if p == nil {
+		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
+	}
+	next := slices.Max(p.ops) + 1 // the operations begin in index order
+	if next > len(e.cfg.Workload.Ops) {
+		e.warn(fmt.Sprintf("the trace has operation %d but the workload only %d lines: later operations are not explored", next-1, len(e.cfg.Workload.Ops)))
+		e.res.Stats.Skipped++
+		return nil
+	}
+	if m := len(cp.InFlight); m > e.cfg.maxInFlight() {
+		e.warn(fmt.Sprintf("crash points with more than %d operations in flight are not explored (they would need %s legal outcomes each)",
+			e.cfg.maxInFlight(), legalCount(m)))
+		e.res.Stats.SkippedConcurrent++
+		return nil
+	}
+	id, path, ok, err := e.region(cp)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		e.res.Stats.Skipped++
+		return nil
+	}
+	if e.overBudget(k) {
+		e.res.Stats.SkippedBudget++
+		return nil
+	}
+	e.res.Stats.CrashPoints++
+	e.ran.Add(cp.Site, cp.Stack)
+	if err := e.keepBefore(p, cp); err != nil {
+		return err
+	}
+	inflight := make([]int, len(cp.InFlight))
+	for i, f := range cp.InFlight {
+		inflight[i] = int(f)
+	}
+	done := slices.Clone(p.ended)
+	seen, skipped := map[string]*item{}, map[string]bool{}
+	for _, s := range e.cfg.Strategies {
+		for st := range s.States(cp.Space, e.cfg.Options) {
+			key := fmt.Sprint(st.K)
+			if it := seen[key]; it != nil {
+				// Attributed to the first strategy; the invariants it violates still count.
+				if len(st.Invariants) > 0 {
+					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
+				}
+				continue
+			}
+			if skipped[key] {
+				if len(st.Invariants) == 0 {
+					continue // another strategy's copy of a state left out
+				}
+				skipped[key] = false // it breaks invariants after all: run it
+				e.res.Stats.Sampled--
+			}
+			if e.sampledOut(cp, st) {
+				skipped[key] = true
+				e.res.Stats.Sampled++
+				continue
+			}
+			it, err := e.newItem(cp, k, id, path, st, s.Name)
+			if err != nil {
+				return err
+			}
+			it.per, it.done, it.inflight, it.next = p, done, inflight, next
+			seen[key] = it
+			e.batch = append(e.batch, it)
+		}
+	}
+	return nil
+}
+
+// keepBefore copies the consistent image at period p's first OP_BEGIN (the rolled-back
+// oracle's) when p gets its first crash image.
+func (e *explorer) keepBefore(p *period, cp *crash.CrashPoint) error {
+	if p.before != "" {
+		return nil
+	}
+	if !p.image {
+		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, cp.Op)
+	}
+	p.before = e.newImage("before")
+	return exec.CopyFile(p.before, e.bw.Path())
+}
+
+func (e *explorer) newImage(what string) string {
+	n := e.nimg.Add(1)
+	return filepath.Join(e.tmp, what+"-"+strconv.FormatInt(n, 10)+".img")
+}
+
+// opBegin starts a busy period when no operation is in flight (the boundary writer then holds
+// its consistent image), or adds the operation to the period in progress.
+func (e *explorer) opBegin(cp *crash.CrashPoint) error {
+	k := int(cp.Op)
+	if e.cur != nil {
+		e.cur.ops = append(e.cur.ops, k)
+		e.checkText(cp)
+		return nil
+	}
+	p := &period{ops: []int{k}}
+	e.cur = p
+	id, _, ok, err := e.region(cp)
+	if err != nil || !ok {
+		return err
+	}
+	if err := e.bw.Write(cp, id, cp.Space.FullState()); err != nil {
+		return err
+	}
+	p.image, p.region, p.gen = true, id, cp.Generation()
+	if e.walk == 0 {
+		e.checkText(cp)
+	}
+	if !e.inPass(k) {
+		return nil
+	}
+	return e.durability(cp, p, id)
+}
+
+// durability adds, at the OP_BEGIN of an operation run alone, the crash state that loses only
+// the stores assumed durable from it on (crash.CrashPoint.Assumed, never made durable by the
+// program), everything else persisted: as close as px86 allows, each line keeps the units before
+// the first unit of such a store. Its run is judged like a crash at the operation's start; a
+// failure is a durability-violation at the store, proving the unpersisted-store finding matters.
+func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) error {
+	if len(cp.Assumed) == 0 {
+		return nil
+	}
+	k := int(cp.Op)
+	if k+1 > len(e.cfg.Workload.Ops) {
+		return nil
+	}
+	st := crash.State{K: make([]int, len(cp.Space.Lines))}
+	var lost []unitRef
+	for i, l := range cp.Space.Lines {
+		st.K[i] = len(l.Units)
+		for j, u := range l.Units {
+			if slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool { return u.StandsFor(uint64(s.ID)) }) {
+				if j < st.K[i] {
+					st.K[i] = j
+				}
+				lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
+			}
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	_, path, _, err := e.region(cp)
+	if err != nil {
+		return err
+	}
+	if err := e.keepBefore(p, cp); err != nil {
+		return err
+	}
+	it, err := e.newItem(cp, k, region, path, st, "assumed-durable")
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
+	it.persisted, it.unpersist, it.durability = nil, lost, true
+	it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
+	it.per, it.inflight, it.next = p, []int{k}, k+1
+	e.batch = append(e.batch, it)
+	return nil
+}
+
+// checkText warns when an operation's text in the trace is not the workload's line. The runtime
+// records a line without its line ending (\n or \r\n), so a CRLF workload matches too.
+func (e *explorer) checkText(cp *crash.CrashPoint) {
+	if k := int(cp.Op); k < len(e.cfg.Workload.Ops) && strings.TrimSuffix(e.cfg.Workload.Ops[k], "\r") != cp.OpText {
+		e.warn(fmt.Sprintf("operation %d of the trace is %q but line %d of the workload is %q: is this the workload the trace was recorded with?", k, cp.OpText, k+1, e.cfg.Workload.Ops[k]))
+	}
+}
+
+// opEnd ends an operation; when none is left in flight the busy period ends: a one-operation
+// period keeps its consistent image after the operation (the committed oracle), and a full
+// batch is run.
+func (e *explorer) opEnd(cp *crash.CrashPoint) error {
+	p := e.cur
+	if p == nil {
+		return nil
+	}
+	p.ended = append(p.ended, int(cp.Op))
+	if len(p.ended) < len(p.ops) {
+		return nil
+	}
+	e.cur = nil
+	if p.before == "" {
+		return nil
+	}
+	if p.sequential() {
+		id, _, ok, err := e.region(cp)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.after = e.newImage("after")
+			if err := cp.WriteImage(p.after, id, cp.Space.FullState()); err != nil {
+				return err
+			}
+		}
+	}
+	if len(e.batch) >= e.batchLimit() || e.batchBytes >= MaxBatchBytes {
+		return e.flush()
+	}
+	return nil
+}
+
+// location resolves a site of the trace (report.At).
+func (e *explorer) location(site uint32) report.Location { return report.At(e.r, site) }
+
+// siteChain returns a key for site's source position with its inlined-at chain: the copies of
+// one helper inlined at different callers differ, the same instruction in different operations
+// does not.
+func (e *explorer) siteChain(site uint32) string {
+	if k, ok := e.chains[site]; ok {
+		return k
+	}
+	k := report.FramesKey(report.FramesAt(e.r, site, 0))
+	if k == "" {
+		k = fmt.Sprintf("site#%d", site)
+	}
+	e.chains[site] = k
+	return k
+}
+
+// place reports each finding at the frame of its crash point that every crash point explored
+// through it fails at (report.Place: a fence in a persistence helper is reported at the caller
+// whose use of it fails), with the crash point's frames as the stack. Durability findings,
+// located at the lost store, keep their store's frames. Findings of one kind and operation type
+// placed at the same frames are merged into the first (mergeFinding): clustering by crash point
+// keeps a helper's inlined copies apart, and placement tells whether they are one bug (every
+// copy fails: placed in the helper) or several (placed at the callers that fail).
+func (e *explorer) place() {
+	merged := map[int]bool{}
+	byKind := map[string][]int{}
+	for i := range e.res.Findings {
+		byKind[e.res.Findings[i].Kind] = append(byKind[e.res.Findings[i].Kind], i)
+	}
+	for kind, idx := range byKind {
+		ctxs := make([]report.Context, len(idx))
+		for j, i := range idx {
+			ctxs[j] = e.points[i]
+		}
+		ran := &e.ran
+		if kind == KindDurability {
+			ran = nil
+		}
+		placed := report.Place(e.r, ctxs, ran)
+		into := map[string]int{} // (operation type, placement) -> the finding that keeps it
+		for j, i := range idx {
+			f := &e.res.Findings[i]
+			if len(placed[j].Frames) == 0 {
+				continue
+			}
+			f.Location, f.Stack = placed[j].Location(), placed[j].Frames
+			f.Message = e.msgs[i](f.Location.String())
+			if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
+				f.Related[0] = f.Location.Related("crash-point")
+			}
+			if kind == KindDurability || f.Operation == nil {
+				continue
+			}
+			// Clusters placed alike are one finding: a helper inlined at several calls, each of
+			// which fails at every crash point explored through it, is one bug in the helper.
+			k := opType(f.Operation.Text) + "|" + placed[j].Key
+			if t, ok := into[k]; ok {
+				mergeFinding(&e.res.Findings[t], f)
+				merged[i] = true
+				continue
+			}
+			into[k] = i
+		}
+	}
+	if len(merged) > 0 {
+		kept := e.res.Findings[:0]
+		for i, f := range e.res.Findings {
+			if !merged[i] {
+				kept = append(kept, f)
+			}
+		}
+		e.res.Findings = kept
+	}
+}
+
+// mergeFinding adds crash finding g to f (same kind, operation type and placement): counts,
+// variants (g's own state becomes one of f's replayable variants), operations.
+func mergeFinding(f, g *report.Finding) {
+	f.Count += g.Count
+	fc, gc := f.Crash, g.Crash
+	fc.Variants += gc.Variants
+	add := func(v report.CrashVariant) {
+		if len(fc.VariantImages) < report.MaxVariantImages {
+			fc.VariantImages = append(fc.VariantImages, v)
+		}
+	}
+	add(report.CrashVariant{ID: gc.ID, CrashPoint: gc.CrashPoint, Event: gc.Event, State: gc.State, Operation: g.Operation.Index, Input: gc.Input})
+	for _, v := range gc.VariantImages {
+		add(v)
+	}
+	for _, op := range gc.Operations {
+		if len(fc.Operations) < report.MaxCrashOperations && !slices.Contains(fc.Operations, op) {
+			fc.Operations = append(fc.Operations, op)
+		}
+	}
+}
+
+// MaxBatchBytes bounds the bytes of patches a batch keeps in memory before it is run (checked
+// when no operation is in flight, like BatchStates).
+const MaxBatchBytes = 256 << 20
+
+// MaxPointDelta bounds the bytes a crash point's images keep in memory as the pages written
+// since their period's consistent image; a point that changed more gets a base file of its own.
+const MaxPointDelta = 4 << 20
+
+var maxPointDelta = MaxPointDelta // tests set it below 0: every crash point gets its own file
+
+// base returns the file crash images at cp start from and the patches that bring it to cp's
+// fully applied image, computed once per crash point: the period's consistent image and the
+// pages written since (crash.CrashPoint.Delta), or, when those exceed MaxPointDelta or the pool
+// was mapped anew inside the period, a file of the point's own.
+func (e *explorer) base(cp *crash.CrashPoint, region uint32) (string, []crash.Patch, error) {
+	// A point is known by its trace event: operation boundaries (where durability states are
+	// made) all have Index -1.
+	if e.pointEvent == cp.Event && e.pointBase != "" {
+		return e.pointBase, e.pointDelta, nil
+	}
+	e.pointEvent, e.pointBase, e.pointDelta, e.pointNet, e.pointKeyed = cp.Event, "", nil, nil, false
+	if p := e.cur; p != nil && p.before != "" && p.region == region {
+		delta, n, err := cp.Delta(region, p.gen)
+		if err != nil {
+			return "", nil, err
+		}
+		if n <= maxPointDelta {
+			e.pointBase, e.pointDelta = p.before, delta
+			e.batchBytes += n
+			e.pointNet, e.pointKeyed = netDelta(p.before, delta)
+			return e.pointBase, e.pointDelta, nil
+		}
+	}
+	f := e.newImage("point")
+	if err := cp.WriteImage(f, region, cp.Space.FullState()); err != nil {
+		return "", nil, err
+	}
+	e.pointFiles = append(e.pointFiles, f)
+	e.pointBase = f
+	return f, nil, nil
+}
+
+// newItem describes the crash image of st at cp (a base file and patches, materialised by the
+// worker that runs it) and what a finding on it needs.
+func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path string, st crash.State, strategy string) (*item, error) {
+	base, delta, err := e.base(cp, region)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := cp.RegionPatches(region, st)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		e.batchBytes += len(p.Data)
+	}
+	img := e.newImage("crash")
+	var key string
+	var isBase bool
+	if e.pointKeyed && base == e.pointBase {
+		next := 0
+		if e.cur != nil {
+			next = slices.Max(e.cur.ops) + 1
+		}
+		key, isBase = imageKey(base, e.pointNet, ps, next)
+	}
+	it := &item{
+		key: key, isBase: isBase,
+		base: base, patches: append(delta[:len(delta):len(delta)], ps...),
+		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
+		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
+		strategy: strategy, region: region, regionPath: path,
+	}
+	sp := cp.Space
+	for _, l := range sp.Lines {
+		it.lines = append(it.lines, report.CrashLine{Addr: l.Addr, Units: len(l.Units)})
+	}
+	// The units a finding names: for a prefix state every unit not persisted (the operation's
+	// stores that did not make it); otherwise the persisted units later in program order than
+	// some unpersisted one, and the unpersisted units earlier than some persisted one.
+	const none = ^uint64(0)
+	maxP, minN := uint64(0), none
+	anyP := false
+	for i, l := range sp.Lines {
+		if st.K[i] > 0 {
+			anyP = true
+			maxP = max(maxP, l.Units[st.K[i]-1].Seq)
+		}
+		if st.K[i] < len(l.Units) {
+			minN = min(minN, l.Units[st.K[i]].Seq)
+		}
+	}
+	ref := func(u crash.Unit) unitRef {
+		return unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store}
+	}
+	for i, l := range sp.Lines {
+		for j, u := range l.Units {
+			persisted := j < st.K[i]
+			switch {
+			case st.Prefix && !persisted:
+				it.unpersist = append(it.unpersist, ref(u))
+			case !st.Prefix && persisted && anyP && u.Seq > minN:
+				it.persisted = append(it.persisted, ref(u))
+			case !st.Prefix && !persisted && anyP && u.Seq < maxP:
+				it.unpersist = append(it.unpersist, ref(u))
+			}
+		}
+	}
+	return it, nil
+}
+
+// defaultJobs is exec.Pool's default.
+func defaultJobs() int { return max(1, numCPU()) }
+
+// inPass reports whether this walk explores operation k.
+func (e *explorer) inPass(k int) bool { return e.pass == nil || k >= len(e.pass) || e.pass[k] }
+
+// exploreRanks returns each of n operations' position in the order the passes explore them.
+func exploreRanks(passes [][]bool, n int) []int {
+	rank := make([]int, n)
+	pos := 0
+	for _, pass := range passes {
+		for k := 0; k < n; k++ {
+			if pass == nil || pass[k] {
+				rank[k] = pos
+				pos++
+			}
+		}
+	}
+	return rank
+}
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,331 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/record"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
+)
+
+// buildDir is the build tree made by `make` (BUILD, default <repo>/build).
+func buildDir() string {
+	if b := os.Getenv("BUILD"); b != "" {
+		return b
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(file))), "build")
+}
+
+// scryBin returns build/bin/scry, skipping the test when it is missing (failing under
+// SCRY_REQUIRE_BUILD=1, as test/integration does).
+func scryBin(t *testing.T) string {
+	p := filepath.Join(buildDir(), "bin", "scry")
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
+			t.Fatalf("%s is missing: `make` should have built it", p)
+		}
+		t.Skipf("%s not built (run make)", p)
+	}
+	return p
+}
+
+// compile builds testdata/src with `scry cc` and the given defines.
+func compile(t *testing.T, dir, src string, defs ...string) string {
+	t.Helper()
+	bin := filepath.Join(dir, strings.TrimSuffix(src, ".c")+strings.Join(defs, ""))
+	args := append([]string{"cc", "-O1", "-mclwb", "-o", bin, filepath.Join("testdata", src)}, defs...)
+	if out, err := exec.Command(scryBin(t), args...).CombinedOutput(); err != nil {
+		t.Fatalf("scry cc %s: %v\n%s", src, err, out)
+	}
+	return bin
+}
+
+// explore records bin on workload (testdata/ops) with a fresh pool and explores its crash
+// states with jobs workers.
+func explore(t *testing.T, dir, bin, ops string, jobs int, timeout time.Duration) *Result {
+	t.Helper()
+	return exploreTrace(t, dir, bin, ops, recordRun(t, dir, bin, ops), jobs, timeout)
+}
+
+// recordRun records bin on testdata/ops with a fresh pool dir/pool into dir/run.trace.
+func recordRun(t *testing.T, dir, bin, ops string) string {
+	t.Helper()
+	work := filepath.Join("testdata", ops)
+	in, err := os.ReadFile(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := filepath.Join(dir, "pool")
+	tr := filepath.Join(dir, "run.trace")
+	os.Remove(pool)
+	res, err := record.Run(context.Background(), record.Options{
+		Trace: tr, PMGlobs: []string{pool}, NoLoads: true, Args: []string{bin, pool},
+		Stdin: bytes.NewReader(in),
+	})
+	if err != nil || res.Failed() {
+		t.Fatalf("record %s: %v %v", bin, res, err)
+	}
+	return tr
+}
+
+// exploreTrace explores the trace tr of bin recorded by recordRun.
+func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time.Duration) *Result {
+	t.Helper()
+	work := filepath.Join("testdata", ops)
+	pool := filepath.Join(dir, "pool")
+	target, err := scryexec.ParseTarget([]string{bin, "{pool}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Timeout = timeout
+	w, err := workload.Read(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Config{
+		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
+		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
+	})
+	if err != nil {
+		t.Fatalf("explore: %v", err)
+	}
+	return r
+}
+
+// TestMergeFinding: a cluster merged into another (same kind, operation type and placement)
+// adds its count, variants and operations, and its own state stays replayable as a variant.
+func TestMergeFinding(t *testing.T) {
+	f := report.Finding{Count: 3, Operation: &report.Operation{Index: 0}, Crash: &report.Crash{
+		ID: "ca", Variants: 2, Operations: []uint64{0, 4},
+		VariantImages: []report.CrashVariant{{ID: "ca-2", CrashPoint: 5}},
+	}}
+	g := report.Finding{Count: 2, Operation: &report.Operation{Index: 2}, Crash: &report.Crash{
+		ID: "cb", Variants: 1, Operations: []uint64{2, 4}, CrashPoint: 9, Event: 90, State: []int{1, 0}, Input: 4,
+	}}
+	mergeFinding(&f, &g)
+	c := f.Crash
+	if f.Count != 5 || c.Variants != 3 || fmt.Sprint(c.Operations) != "[0 4 2]" {
+		t.Errorf("merged count %d, variants %d, operations %v", f.Count, c.Variants, c.Operations)
+	}
+	if len(c.VariantImages) != 2 || c.VariantImages[1].ID != "cb" || c.VariantImages[1].CrashPoint != 9 ||
+		c.VariantImages[1].Operation != 2 || c.VariantImages[1].Input != 4 {
+		t.Errorf("variant images %+v", c.VariantImages)
+	}
+}
+
+// TestTimeBudget: behind the budget's schedule, crash points are left out, operation by
+// operation: with half the budget spent, the first half of the workload's crash points are left
+// out and the second half explored; the report says so.
+func TestTimeBudget(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	all := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	testElapsed = func() time.Duration { return 50 * time.Second }
+	testTimeBudget = 100 * time.Second
+	defer func() { testElapsed, testTimeBudget = nil, 0 }()
+	half := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	st := half.Stats
+	if st.SkippedBudget == 0 || st.CrashPoints == 0 || st.CrashPoints+st.SkippedBudget != all.Stats.CrashPoints {
+		t.Errorf("with half the budget spent: %d points explored, %d left out; %d in all", st.CrashPoints, st.SkippedBudget, all.Stats.CrashPoints)
+	}
+	if !slices.ContainsFunc(half.Warnings, func(w string) bool { return strings.Contains(w, "time budget") }) {
+		t.Errorf("warnings %q", half.Warnings)
+	}
+}
+
+// testClusterFailures and testBatchStates are exploreTrace's Config.ClusterFailures and
+// BatchStates (0: the defaults).
+var testClusterFailures, testBatchStates int
+
+// testNoPriority is exploreTrace's Config.NoPriority.
+var testNoPriority bool
+
+// testNoForkServer is exploreTrace's Config.NoForkServer.
+var testNoForkServer bool
+
+// testTimeBudget is exploreTrace's Config.TimeBudget.
+var testTimeBudget time.Duration
+
+// TestClusterSampling: once a finding has failed on ClusterFailures states, the states of later
+// batches that would fall in it are sampled; the findings stay the same.
+func TestClusterSampling(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	defer func() { testClusterFailures, testBatchStates = 0, 0 }()
+	// A batch per operation: the failures of one are known to the batch after the next (the
+	// walk builds a batch while the one before runs).
+	testBatchStates = 1
+	testClusterFailures = -1
+	all := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
+	testClusterFailures = 1
+	sampled := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
+	if fmt.Sprint(kinds(all)) != fmt.Sprint(kinds(sampled)) || len(all.Findings) != len(sampled.Findings) {
+		t.Errorf("findings %v with sampling, %v without", kinds(sampled), kinds(all))
+	}
+	if all.Stats.Sampled != 0 || sampled.Stats.Sampled == 0 || sampled.Stats.StatesTested+sampled.Stats.Sampled != all.Stats.StatesTested {
+		t.Errorf("stats with sampling %+v, without %+v", sampled.Stats, all.Stats)
+	}
+}
+
+func kinds(r *Result) map[string]int {
+	m := map[string]int{}
+	for _, f := range r.Findings {
+		m[f.Kind]++
+	}
+	return m
+}
+
+func TestBuggyAndFixed(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		src, ops, defs string
+		want           string // kind every finding has; "" for none
+	}{
+		{"ordering.c", "ordering.ops", "", KindOrdering},
+		{"ordering.c", "ordering.ops", "-DFIXED", ""},
+		{"atomicity.c", "atomicity.ops", "", KindAtomicity},
+		{"atomicity.c", "atomicity.ops", "-DFIXED", ""},
+	} {
+		t.Run(tc.src+tc.defs, func(t *testing.T) {
+			var defs []string
+			if tc.defs != "" {
+				defs = append(defs, tc.defs)
+			}
+			bin := compile(t, dir, tc.src, defs...)
+			r := explore(t, dir, bin, tc.ops, 2, 5*time.Second)
+			k := kinds(r)
+			// Crash images from a base file per crash point, not the period's image and a
+			// delta: the same results.
+			maxPointDelta = -1
+			r2 := explore(t, dir, bin, tc.ops, 2, 5*time.Second)
+			maxPointDelta = MaxPointDelta
+			if fmt.Sprint(kinds(r2)) != fmt.Sprint(k) || r2.Stats.StatesTested != r.Stats.StatesTested || r2.Stats.Failures != r.Stats.Failures {
+				t.Errorf("with a file per crash point: findings %v, stats %+v; with deltas %v, %+v", kinds(r2), r2.Stats, k, r.Stats)
+			}
+			if tc.want == "" && len(r.Findings) != 0 || tc.want != "" && (len(k) != 1 || k[tc.want] == 0) {
+				t.Fatalf("findings %v, want only %q", k, tc.want)
+			}
+			if r.Stats.StatesTested == 0 || r.Stats.CrashPoints == 0 {
+				t.Errorf("stats %+v: nothing tested", r.Stats)
+			}
+			for _, f := range r.Findings {
+				c := f.Crash
+				if c == nil || c.Symptom != scryexec.SymptomOutput || f.Operation == nil || c.DiffCommitted == "" || c.DiffRolledBack == "" {
+					t.Errorf("finding %+v: want an output symptom with both diffs", f)
+				}
+				roles := map[string]int{}
+				for _, rel := range f.Related {
+					roles[rel.Role]++
+				}
+				if roles["crash-point"] != 1 || f.Kind == KindOrdering && (roles["persisted"] == 0 || roles["unpersisted"] == 0) {
+					t.Errorf("related %+v", f.Related)
+				}
+				if f.Kind == KindOrdering && c.Prefix || f.Kind == KindAtomicity && !c.Prefix {
+					t.Errorf("%s with prefix=%v", f.Kind, c.Prefix)
+				}
+			}
+			// The ordering bug: the valid flag (line 37) persisted, the data (line 32) not.
+			if tc.want == KindOrdering {
+				f := r.Findings[0]
+				var p, u []int
+				for _, rel := range f.Related {
+					switch rel.Role {
+					case "persisted":
+						p = append(p, rel.Line)
+					case "unpersisted":
+						u = append(u, rel.Line)
+					}
+				}
+				if len(p) != 1 || p[0] != 37 || len(u) != 1 || u[0] != 32 {
+					t.Errorf("persisted lines %v, unpersisted %v; want [37] and [32]", p, u)
+				}
+			}
+		})
+	}
+}
+
+func TestSymptoms(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ def, want string }{{"-DHANG", scryexec.SymptomHang}, {"-DCRASH", scryexec.SymptomSignal}} {
+		t.Run(tc.def, func(t *testing.T) {
+			bin := compile(t, dir, "ordering.c", tc.def)
+			r := explore(t, dir, bin, "ordering.ops", 2, 500*time.Millisecond)
+			if len(r.Findings) == 0 {
+				t.Fatal("no finding")
+			}
+			for _, f := range r.Findings {
+				if f.Kind != KindOrdering || f.Crash.Symptom != tc.want {
+					t.Errorf("%s with symptom %q, want %s with %q", f.Kind, f.Crash.Symptom, KindOrdering, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestJobsDeterministic checks that the findings do not depend on the number of workers.
+func TestJobsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "atomicity.c")
+	var outs [][]byte
+	tr := recordRun(t, dir, bin, "atomicity.ops")
+	for _, jobs := range []int{1, 2} {
+		r := exploreTrace(t, dir, bin, "atomicity.ops", tr, jobs, 5*time.Second)
+		st := r.Stats
+		st.ElapsedSeconds, st.FirstFailureSeconds, st.Jobs = 0, 0, 0
+		b, err := json.Marshal(struct {
+			F []report.Finding
+			S report.Stats
+		}{r.Findings, st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b)
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Errorf("--jobs 1 and 2 differ:\n%s\n%s", outs[0], outs[1])
+	}
+}
+
+// TestRebuild checks that the image Rebuild writes makes the target print what the finding
+// says.
+func TestRebuild(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	r := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	if len(r.Findings) == 0 {
+		t.Fatal("no finding")
+	}
+	c := r.Findings[0].Crash
+	img := filepath.Join(dir, "crash.img")
+	if err := Rebuild(c, img, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	cmd := ReproduceCommand(c.Target, c.Env, c.Workload, c.Input-2, 4, img)
+	out, err := exec.Command("/bin/sh", "-c", cmd).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	if !strings.HasPrefix(string(out), "0 ") {
+		t.Errorf("%s printed %q, want the unpersisted data (0) first", cmd, out)
+	}
+}
+
+func TestReproduceCommand(t *testing.T) {
+	env := []string{"PMEM_IS_PMEM_FORCE=1", "A=b c", "SCRY_TRACE=/dev/null"}
+	if got := ReproduceCommand([]string{"/p", "x", "{pool}"}, env, "/w", 0, 3, "img"); got != "tail -n +2 '/w' | env 'PMEM_IS_PMEM_FORCE=1' 'A=b c' 'SCRY_TRACE=/dev/null' '/p' 'x' 'img'" {
+		t.Errorf("ReproduceCommand = %s", got)
+	}
+}

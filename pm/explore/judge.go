@@ -1,0 +1,354 @@
+package explore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/report"
+)
+
+// Finding kinds of crash exploration.
+const (
+	KindOrdering   = "ordering-violation"
+	KindAtomicity  = "atomicity-violation"
+	KindDurability = "durability-violation"
+)
+
+// Kinds returns the kinds of crash findings with their one doc text, for the catalogue of
+// package analysis.
+func Kinds() []report.Rule {
+	return []report.Rule{
+		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
+		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
+		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash that loses only stores never made durable (reported as unpersisted-store) makes re-execution diverge: the missing persist matters"},
+	}
+}
+
+// judge compares a crash image's run with the legal outcomes and records a failure.
+func (e *explorer) judge(it *item, got outcome, ls legalSet) {
+	// Only a crash-free run that ended by itself is a legal outcome: one killed by a signal
+	// (a target that crashes without a crash, or lacks the environment it needs) would make
+	// every crash image that dies the same way look legal.
+	all := ls.all()
+	legal := slices.DeleteFunc(slices.Clone(all), func(o exec.Outcome) bool { return !o.Completed() })
+	for _, o := range all {
+		if o.Err == nil && !o.TimedOut && o.Signal != 0 {
+			e.warn(fmt.Sprintf("a legal outcome (a run without a crash) was %s: it is no legal outcome, and crash images are judged against the others; does the program need an environment it lacks (--env)?", o.Describe()))
+		}
+	}
+	rb := ls.rolledBack
+	anyUsable := len(legal) > 0
+	t := got.target
+	symptom, detail := "", ""
+	switch {
+	case got.checker != nil && got.checker.Err != nil:
+		e.res.Stats.Inconclusive++
+		e.warn("checker could not run: " + got.checker.Err.Error())
+		return
+	case got.checker != nil && got.checker.Failed():
+		symptom, detail = exec.SymptomChecker, "checker "+got.checker.Describe()+exec.FirstLine(got.checker.Stdout, got.checker.Stderr)
+	case t.Err != nil:
+		e.res.Stats.Inconclusive++
+		e.warn("a run could not start: " + t.Err.Error())
+		return
+	case !anyUsable && ls.general:
+		e.res.Stats.Inconclusive++
+		e.warn(fmt.Sprintf("operations %s in flight: none of the %d legal outcomes ran to its end (%s): these crash states are not judged", intsText(it.inflight), len(all), rb.Describe()))
+		return
+	case !anyUsable:
+		e.res.Stats.Inconclusive++
+		e.warn(fmt.Sprintf("operation %d: both legal outcomes hung, could not run or were killed by a signal (%s): its crash states are not judged", it.op, rb.Describe()))
+		return
+	default:
+		if symptom = exec.Mismatch(t, legal...); symptom == "" {
+			e.invariantOutcome(it, false)
+			return
+		}
+	}
+	if detail == "" {
+		detail = "the run on the crash image " + t.Describe() + exec.FirstLine(nil, t.Stderr)
+	}
+	e.res.Stats.Failures++
+	e.invariantOutcome(it, true)
+	if e.res.Stats.FirstFailureSeconds == 0 {
+		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
+	}
+	e.record(it, symptom, detail, t, ls)
+}
+
+// invariantOutcome counts a judged state against the invariants it breaks (Result.Invariants).
+func (e *explorer) invariantOutcome(it *item, failed bool) {
+	for _, id := range it.state.Invariants {
+		if e.res.Invariants == nil {
+			e.res.Invariants = map[int]InvariantOutcome{}
+		}
+		o := e.res.Invariants[id]
+		o.Tested++
+		if failed {
+			o.Failed++
+		}
+		e.res.Invariants[id] = o
+	}
+}
+
+// intsText joins operation indices: "0, 1".
+func intsText(ops []int) string {
+	var parts []string
+	for _, o := range ops {
+		parts = append(parts, fmt.Sprint(o))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// uniqueSites returns the units' distinct sites (by source position and inlined-at chain) in
+// program order, as related entries, and their chain keys (explorer.siteChain).
+func (e *explorer) uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
+	seen := map[string]bool{}
+	for _, u := range us {
+		key := e.siteChain(u.Site)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		sites = append(sites, key)
+		if len(rel) < limit {
+			rel = append(rel, u.Loc.Related(role))
+		}
+	}
+	return rel, sites
+}
+
+func relText(rs []report.Related) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, r.Location().String())
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("%d more", len(parts)-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clusterKey is the key of the finding a failing state falls in (see record): the kind, the
+// operation type (the text's first word) and the crash point's frames, or for a durability
+// violation the sites of the stores lost.
+func (e *explorer) clusterKey(kind, opText string, site, stack uint32, lost []string) string {
+	if kind == KindDurability {
+		return kind + "|U=" + strings.Join(slices.Sorted(slices.Values(lost)), ",")
+	}
+	fk, ok := e.frameKeys[[2]uint32{site, stack}]
+	if !ok {
+		fk = report.FramesKey(report.FramesAt(e.r, site, stack))
+		e.frameKeys[[2]uint32{site, stack}] = fk
+	}
+	return kind + "|op=" + opType(opText) + "|point=" + fk
+}
+
+// opType is an operation's type for clustering: the first word of its text (mapcli's "i", "r").
+func opType(text string) string {
+	t, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	return t
+}
+
+// sampledOut reports whether state st at cp is left out by cluster sampling: the finding it
+// would fall in (its kind follows from the state: a program-order prefix is an atomicity
+// violation, anything else an ordering violation) has failed on Config.ClusterFailures states
+// already, and only one in ClusterSampleEvery further states of it is run. Such a state cannot
+// add a finding, only a count or a variant (AGAMOTTO's and WITCHER's point: spend runs where
+// new bugs can be); states that break inferred invariants are never left out.
+func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
+	k := e.cfg.ClusterFailures
+	if k == 0 {
+		k = DefaultClusterFailures
+	}
+	if k < 0 || len(st.Invariants) > 0 {
+		return false
+	}
+	kind := KindOrdering
+	if st.Prefix {
+		kind = KindAtomicity
+	}
+	key := e.clusterKey(kind, cp.OpText, cp.Site, cp.Stack, nil)
+	if e.failures[key] < k {
+		return false
+	}
+	e.sampled[key]++
+	return e.sampled[key]%ClusterSampleEvery != 0
+}
+
+// record turns a failure into a finding, or counts it in the cluster of an earlier one.
+func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls legalSet) {
+	kind := KindOrdering
+	switch {
+	case it.durability:
+		kind = KindDurability
+	case it.state.Prefix:
+		kind = KindAtomicity
+	}
+	const maxRelated = 16
+	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
+	unpRel, unpSites := e.uniqueSites(it.unpersist, "unpersisted", maxRelated)
+	// WITCHER §4.6 clusters bug reports by operation type and execution path: here the
+	// operation type (the text's first word: mapcli's "i", "r", ...) and the crash point's
+	// frames (report.FramesAt: its inlined-at chain and call stack, recursion shown once, so the
+	// instances of a bug in every operation of a type and at every depth of a recursion are one
+	// finding, and a helper's copies inlined at different callers stay apart). A durability
+	// violation's cause is the stores never made durable. The stores of the state and the crash
+	// point's dynamic stack make variants. A durability violation's cluster is its lost stores
+	// alone: the operation that follows the crash does not change what was lost (clusterKey).
+	key := e.clusterKey(kind, it.opText, it.site, it.stack, unpSites)
+	e.failures[key]++
+	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
+	if i, ok := e.clusters[key]; ok {
+		f := &e.res.Findings[i]
+		f.Count++
+		if !e.variants[key][variant] {
+			e.variants[key][variant] = true
+			f.Crash.Variants++
+			if c := f.Crash; len(c.VariantImages) < report.MaxVariantImages && it.point >= 0 {
+				c.VariantImages = append(c.VariantImages, report.CrashVariant{
+					ID: fmt.Sprintf("%s-%d", c.ID, c.Variants), CrashPoint: it.point, Event: it.event,
+					State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1,
+				})
+			}
+		}
+		if len(f.Crash.Operations) < report.MaxCrashOperations && !slices.Contains(f.Crash.Operations, uint64(it.op)) {
+			f.Crash.Operations = append(f.Crash.Operations, uint64(it.op))
+		}
+		return
+	}
+	e.variants[key] = map[string]bool{variant: true}
+	id := report.ClusterID(key)
+	e.clusters[key] = len(e.res.Findings)
+
+	symText := symptomText(symptom)
+	inflight := ""
+	if ls.general {
+		var ops []string
+		for _, o := range it.inflight {
+			ops = append(ops, fmt.Sprintf("%d (%q)", o, e.cfg.Workload.Ops[o]))
+		}
+		if len(ops) == 1 {
+			inflight = ", with operation " + ops[0] + " in flight"
+		} else {
+			inflight = ", with operations " + strings.Join(ops, ", ") + " in flight"
+		}
+		if symptom == exec.SymptomOutput {
+			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order of every subset of the in-flight operations applied)", len(ls.all()))
+		}
+	}
+	pointKind, op, opText := it.pointKind.String(), it.op, it.opText
+	message := func(at string) string {
+		where := fmt.Sprintf("a crash %s at %s during operation %d (%q)%s", pointText(pointKind), at, op, opText, inflight)
+		switch {
+		case kind == KindDurability:
+			return fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
+				op, opText, relText(unpRel), symText)
+		case kind == KindOrdering:
+			return fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
+				relText(persRel), relText(unpRel), symText)
+		case len(unpRel) == 0:
+			return fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with every store issued so far persisted (the operation stopped between two durable steps), %s",
+				op, opText, where, symText)
+		}
+		return fmt.Sprintf("operation %d (%q) is not failure-atomic: %s, with the stores issued so far persisted in program order up to %s, not persisted, %s",
+			op, opText, where, relText(unpRel), symText)
+	}
+	msg := message(it.loc.String())
+	e.msgs = append(e.msgs, message)
+	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
+	related := []report.Related{it.loc.Related("crash-point")}
+	related = append(related, persRel...)
+	related = append(related, unpRel...)
+	c := &report.Crash{
+		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
+		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
+		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
+		AfterStores: e.cfg.Options.AfterStores, AssumeFixed: len(e.cfg.Options.AssumeDurable) > 0,
+		Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
+		Input: it.next + 1,
+	}
+	for _, id := range it.state.Invariants {
+		c.Invariants = append(c.Invariants, e.invText[id])
+	}
+	// With overlapping operations a legal outcome whose prep or oracle run failed has no
+	// output to compare with.
+	if ls.committed != nil && (!ls.general || ls.committed.Completed()) {
+		c.DiffCommitted = exec.Diff(t.Normalized(), ls.committed.Normalized())
+	}
+	if !ls.general || ls.rolledBack.Completed() {
+		c.DiffRolledBack = exec.Diff(t.Normalized(), ls.rolledBack.Normalized())
+	}
+	if ls.general {
+		for _, o := range it.inflight {
+			c.InFlight = append(c.InFlight, report.Operation{Index: uint64(o), Text: e.cfg.Workload.Ops[o]})
+		}
+		c.Oracles = len(ls.all())
+		// The closest legal outcome, when it is neither committed nor rolled back: the fewest
+		// changed lines (a run that hung or could not start is no candidate).
+		best := -1
+		for _, d := range []struct {
+			o    *exec.Outcome
+			diff string
+		}{{&ls.rolledBack, c.DiffRolledBack}, {ls.committed, c.DiffCommitted}} {
+			if d.o != nil && d.o.Completed() && (best < 0 || diffSize(d.diff) < best) {
+				best = diffSize(d.diff)
+			}
+		}
+		for _, o := range ls.others {
+			if !o.out.Completed() {
+				continue
+			}
+			if d := exec.Diff(t.Normalized(), o.out.Normalized()); best < 0 || diffSize(d) < best {
+				best, c.Closest, c.DiffClosest = diffSize(d), o.name, d
+			}
+		}
+	}
+	rep := e.cfg.Report
+	if rep == "" {
+		rep = "REPORT.json"
+	}
+	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
+	c.Env = e.cfg.Target.ReproduceEnv()
+	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
+	e.res.Findings = append(e.res.Findings, report.Finding{
+		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc,
+		Related: related, Count: 1, FirstEvent: it.event,
+		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
+	})
+}
+
+// pointText says where a crash point of kind k (crash.PointKind's names) lies.
+func pointText(k string) string {
+	switch k {
+	case "library":
+		return "before the library call"
+	case "store":
+		return "after the store"
+	case "flush":
+		return "before the clflush"
+	case "end":
+		return "at the end of the program"
+	}
+	return "before the " + k
+}
+
+func symptomText(s string) string {
+	switch s {
+	case exec.SymptomOutput:
+		return "re-execution prints an output that matches neither the committed nor the rolled-back outcome"
+	case exec.SymptomExit:
+		return "re-execution exits with a status neither legal outcome has"
+	case exec.SymptomSignal:
+		return "re-execution is killed by a signal"
+	case exec.SymptomHang:
+		return "re-execution hangs"
+	case exec.SymptomChecker:
+		return "the checker rejects the crash image"
+	}
+	return s
+}

@@ -1,0 +1,65 @@
+package explore
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/trace"
+)
+
+// Rebuild writes the crash image of a crash finding to out (a sparse file, created: an existing
+// file is replaced only with force, a link or directory never, see safefile): it walks the trace the finding names, stops at its crash point (same index and
+// trace event) and writes the state's image of the pool's region (crash.CrashPoint.WriteImage).
+// assume are the stores the exploration assumed durable (report.Crash.AssumeFixed; nil when it
+// did not): the crash points are placed as they were.
+// Errors: out may not be written, the trace cannot be read (out is then removed), or it has no such crash point or a different state space
+// there (the trace changed since the report was written).
+func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) error {
+	// The image is created before the walk (and filled by WriteImage), so that a path that may
+	// not be written fails at once.
+	f, err := safefile.Create(out, safefile.Policy{What: "--out", Force: force})
+	if err != nil {
+		return err
+	}
+	f.Close()
+	created := true
+	defer func() {
+		if created {
+			os.Remove(out) // nothing was written into the file scry created
+		}
+	}()
+	r, err := trace.Open(c.Trace)
+	if err != nil {
+		return fmt.Errorf("the finding's trace: %w", err)
+	}
+	defer r.Close()
+	found := false
+	// A durability violation's state is taken at an operation's OP_BEGIN (crash point -1).
+	boundary := c.CrashPoint < 0
+	_, err = crash.Walk(r, crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, OpBoundaries: boundary}, func(cp *crash.CrashPoint) error {
+		if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
+			return nil
+		}
+		if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
+			return fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
+				cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
+		}
+		found = true
+		if err := cp.WriteImage(out, c.Region, crash.State{K: c.State}); err != nil {
+			return err
+		}
+		created = false
+		return crash.ErrStop
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%s has no crash point %d: the trace is not the one the report was made from", c.Trace, c.CrashPoint)
+	}
+	return nil
+}

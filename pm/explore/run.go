@@ -1,0 +1,343 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/internal/exec"
+)
+
+func numCPU() int { return runtime.NumCPU() }
+
+// job is one run of a batch: the target on an image with a standard input, optionally the
+// checker first (crash images only). With copyFrom the image is first copied from that file
+// and patches are written over it (in the worker, so copies run in parallel, and a crash image
+// takes disk only while it runs); with keep it is left in place after the run (a
+// prep run's image, the source of oracle runs).
+type job struct {
+	image    string
+	stdin    []byte
+	checker  bool
+	copyFrom string        // the image is first made a copy of this file
+	patches  []crash.Patch // then these are written over it
+	keep     bool
+}
+
+// outcome is a job's result; done is set when the job ran to its end (not interrupted).
+type outcome struct {
+	target  exec.Outcome
+	checker *exec.Outcome
+	done    bool
+}
+
+// flush hands the current batch to the workers. Batches are pipelined: flush first waits for
+// the batch handed over before (finish: its outcomes judged, its images removed), then starts
+// this one in the background and returns, so that the walk builds the next batch while this
+// one runs. The state the walk consults while building batch n+1 (which clusters failed often
+// enough to be sampled, cluster sampling) is therefore the state after batch n-1, whatever the
+// timing: results do not depend on the machine's speed or the number of jobs. A batch with
+// overlapping operations (prep runs, oracles.go) runs to its end before flush returns: its
+// oracle runs depend on its prep runs' outcomes.
+//
+// A batch runs the oracle runs of every busy period with crash images (the periods are
+// complete: a batch is flushed when no operation is in flight, or at the end of the walk), then
+// every crash image, on exec.Map's workers; then its crash images are judged in order. A period
+// of one operation has two oracle runs, on its consistent images before and after the
+// operation; a period of overlapping operations first has its prep runs (oracles.go), in a
+// first round.
+func (e *explorer) flush() error {
+	if len(e.batch) == 0 {
+		return nil
+	}
+	if err := e.finish(); err != nil {
+		return err
+	}
+	b := e.prepare()
+	e.flushes++
+	if len(b.gen.preps) > 0 {
+		b.run(e)
+		e.running = b
+		return e.finish()
+	}
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		b.run(e)
+	}()
+	e.running = b
+	return nil
+}
+
+// batchLimit is the number of states after which the walk hands its batch to the workers:
+// Config.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
+// workers start early and a first failure is reported soon.
+func (e *explorer) batchLimit() int {
+	return min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
+}
+
+// runningBatch is a batch handed to the workers (flush) and not yet judged (finish).
+type runningBatch struct {
+	items      []*item
+	jobs       []job
+	oracles    int   // jobs[:oracles] are the legal outcomes' runs
+	jobOf      []int // the job whose outcome judges items[i] (-1: set after the prep runs)
+	seqs       map[*period]*seqPair
+	periods    []*period
+	gen        *generalOracles
+	genIdx     [][]int
+	pointFiles []string
+	// Set by run: the outcomes and the first error of exec.Map.
+	prepOut []outcome
+	outs    []outcome
+	err     error
+	done    chan struct{} // closed when run returns (nil: ran synchronously)
+}
+
+// seqPair indexes the two oracle runs of a one-operation period in a batch's jobs (after -1:
+// none, the trace ends inside the operation).
+type seqPair struct{ before, after int }
+
+// prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
+// run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
+func (e *explorer) prepare() *runningBatch {
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}}
+	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
+	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
+	b.genIdx = make([][]int, len(b.items))
+	for i, it := range b.items {
+		p := it.per
+		if !p.sequential() {
+			if _, ok := b.seqs[p]; !ok {
+				b.seqs[p] = nil
+				b.periods = append(b.periods, p)
+			}
+			b.genIdx[i] = b.gen.add(it)
+			continue
+		}
+		if _, ok := b.seqs[p]; ok {
+			continue
+		}
+		b.periods = append(b.periods, p)
+		pr := &seqPair{before: len(b.jobs), after: -1}
+		chk := e.cfg.Runner.HasChecker()
+		// The run on the consistent image before the operation works on a copy: the crash
+		// images of the period start from that file.
+		b.jobs = append(b.jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+		if p.after != "" {
+			pr.after = len(b.jobs)
+			b.jobs = append(b.jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+		} else {
+			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
+		}
+		b.seqs[p] = pr
+	}
+	if len(b.gen.preps) == 0 {
+		b.planImages(e)
+	}
+	return b
+}
+
+// planImages appends the crash images' runs to b.jobs, each distinct image once: jobOf[i] is
+// the job whose outcome judges item i, its own, an earlier item's with the same image and
+// input, or, for an image that is the consistent image before a sequential operation, that
+// image's rolled-back run.
+func (b *runningBatch) planImages(e *explorer) {
+	b.oracles = len(b.jobs)
+	b.jobOf = make([]int, len(b.items))
+	byKey := map[string]int{}
+	for i, it := range b.items {
+		if pr := b.seqs[it.per]; pr != nil && it.isBase {
+			b.jobOf[i] = pr.before
+			e.res.Stats.Reused++
+			continue
+		}
+		if it.key != "" {
+			if j, ok := byKey[it.key]; ok {
+				b.jobOf[i] = j
+				e.res.Stats.Reused++
+				continue
+			}
+			byKey[it.key] = len(b.jobs)
+		}
+		b.jobOf[i] = len(b.jobs)
+		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
+	}
+}
+
+// run runs the batch's jobs on the workers (the prep runs first, when there are any). It only
+// reads the explorer's configuration (and makes image names), so it may run beside the walk.
+func (b *runningBatch) run(e *explorer) {
+	if len(b.gen.preps) > 0 {
+		var err error
+		b.prepOut, err = exec.Map(e.ctx, e.cfg.Exec, b.gen.preps, e.runJob)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
+		b.planImages(e)
+	}
+	b.outs, b.err = exec.Map(e.ctx, e.cfg.Exec, b.jobs, e.runJob)
+}
+
+// finish waits for the batch handed to the workers, if any, judges its crash images in order and
+// removes its images. Runs on the walk's goroutine.
+func (e *explorer) finish() error {
+	b := e.running
+	if b == nil {
+		return nil
+	}
+	e.running = nil
+	if b.done != nil {
+		<-b.done
+	}
+	// Images are consumed: remove whatever is left of this batch.
+	defer func() {
+		for _, j := range b.gen.preps {
+			os.Remove(j.image)
+		}
+		for _, j := range b.jobs {
+			os.Remove(j.image)
+		}
+		for _, f := range b.pointFiles {
+			os.Remove(f)
+		}
+		for _, p := range b.periods {
+			os.Remove(p.before)
+			if p.after != "" {
+				os.Remove(p.after)
+			}
+		}
+	}()
+	if len(b.gen.preps) > 0 {
+		if b.prepOut != nil {
+			e.res.Stats.PrepRuns += len(b.gen.preps)
+		}
+		if b.outs == nil {
+			return b.err // the prep runs were interrupted
+		}
+	}
+	outs, err := b.outs, b.err
+	// The consistent images come first: a program (or checker) that fails on them cannot judge
+	// any crash image.
+	for _, p := range b.periods {
+		pr := b.seqs[p]
+		if pr == nil {
+			continue
+		}
+		for _, k := range []int{pr.before, pr.after} {
+			if k < 0 || !outs[k].done {
+				continue
+			}
+			if cerr := e.consistent(p, k == pr.after, outs[k]); cerr != nil {
+				return cerr
+			}
+		}
+	}
+	interrupted := err != nil
+	for i := 0; i < b.oracles; i++ {
+		if outs[i].done {
+			e.res.Stats.OracleRuns++
+		}
+	}
+	for i, it := range b.items {
+		var ls legalSet
+		got := outs[b.jobOf[i]]
+		ready := got.done
+		if pr := b.seqs[it.per]; pr != nil {
+			ls.rolledBack = outs[pr.before].target
+			ready = ready && outs[pr.before].done
+			if pr.after >= 0 {
+				ls.committed = &outs[pr.after].target
+				ready = ready && outs[pr.after].done
+			}
+		} else {
+			ls = b.gen.legal(it, b.genIdx[i], outs)
+			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
+		}
+		if !ready {
+			if got.done {
+				// Interrupted before its legal outcomes ran: run, but not judged.
+				e.res.Stats.StatesTested++
+				e.res.Stats.Inconclusive++
+			}
+			continue
+		}
+		e.res.Stats.StatesTested++
+		e.judge(it, got, ls)
+	}
+	return err
+}
+
+// consistent checks the run of the target (and checker) on a consistent image of period p:
+// before its operation or, with after, at its end. A run that failed by itself, or a checker
+// that rejected the image, is an error quoting the program's standard error: scry cannot tell
+// crash bugs from a target that cannot run at all (a wrong working directory, a pool it cannot
+// reopen, a broken checker).
+func (e *explorer) consistent(p *period, after bool, o outcome) error {
+	op := p.ops[0]
+	where := fmt.Sprintf("the pool as the recorded run left it before operation %d (%q)", op, e.cfg.Workload.Ops[op])
+	if after {
+		where = fmt.Sprintf("the pool as the recorded run left it after operation %d (%q)", op, e.cfg.Workload.Ops[op])
+	}
+	if c := o.checker; c != nil && c.Failed() {
+		return fmt.Errorf("the checker fails on a consistent image (%s): it %s%s; a checker must accept the images of the uncrashed run", where, c.Describe(), quoteStderr(c.Stdout, c.Stderr))
+	}
+	if t := o.target; t.Failed() {
+		return fmt.Errorf("the program fails on a consistent image (%s): it %s%s; crash images cannot be judged when the uncrashed pool fails too: the program must reopen an existing pool and go on with the rest of the workload, in the directory scry was started in", where, t.Describe(), quoteStderr(nil, t.Stderr))
+	}
+	return nil
+}
+
+// quoteStderr quotes the first lines of a run's standard error (else of out) for an error
+// message: "; its standard error: ..." or "".
+func quoteStderr(out, stderr []byte) string {
+	lines := exec.OutputLines(stderr, out, 5)
+	if len(lines) == 0 {
+		return ""
+	}
+	q := strings.Join(lines, "\n    ")
+	if len(q) > 1000 {
+		q = q[:1000] + "..."
+	}
+	return "; it printed:\n    " + q
+}
+
+// runJob runs one job in the worker's directory: the checker on a copy of the image (so that
+// it sees the raw crash image and cannot change what the target sees), then the target on the
+// image itself, which the job owns.
+func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
+	var out outcome
+	if j.copyFrom != "" {
+		err := exec.CopyFile(j.image, j.copyFrom)
+		if err == nil {
+			err = crash.ApplyPatches(j.image, j.patches)
+		}
+		if err != nil {
+			out.target = exec.Outcome{ExitCode: -1, Err: err}
+			os.Remove(j.image)
+			return out
+		}
+	}
+	if j.checker {
+		cp := filepath.Join(w.Dir, "check.img")
+		if err := exec.CopyFile(cp, j.image); err != nil {
+			co := exec.Outcome{ExitCode: -1, Err: err}
+			out.checker = &co
+		} else if co, ok := e.cfg.Runner.Checker(ctx, cp, w.Dir); ok {
+			out.checker = &co
+		}
+		os.Remove(cp)
+	}
+	out.target = e.cfg.Runner.Target(ctx, j.image, j.stdin, w.Dir)
+	if !j.keep {
+		os.Remove(j.image)
+	}
+	out.done = ctx.Err() == nil
+	return out
+}

@@ -1,0 +1,257 @@
+// Package record runs an instrumented program (built with `scry cc`) so that its scry runtime
+// writes a trace (docs/trace-format.md), and tells how the program ended.
+package record
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/trace"
+)
+
+// Options configure one recorded run.
+type Options struct {
+	// Trace is the path the trace is written to. An earlier trace there (a file that starts
+	// with the trace magic, or is empty) is replaced; anything else is an error (see safefile).
+	Trace string
+	// PMGlobs are shell patterns (fnmatch) of files whose MAP_SHARED mappings are PM.
+	PMGlobs []string
+	// NoLoads leaves loads out of the trace (smaller traces; inference needs them).
+	NoLoads bool
+	// OpBegin, when set, names a function whose calls begin workload operations, instead of the
+	// lines the program reads from standard input (each call's operation text is the last line
+	// read, else the name); OpEnd one whose calls end them. A call the compiler inlined marks
+	// nothing (the runtime warns). Passed as $SCRY_OP_BEGIN and $SCRY_OP_END.
+	OpBegin, OpEnd string
+	// NoForcePMEM leaves PMEM_IS_PMEM_FORCE unset; by default it is set to 1 so that PMDK
+	// treats ordinary files as PM and flushes with cache-line instructions instead of msync.
+	NoForcePMEM bool
+	// Args is the program and its arguments.
+	Args []string
+	// Stdin, Stdout, Stderr are passed to the program (nil: the null device).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Env is added to the current environment.
+	Env []string
+	// Grace is how long the program has to write its trace and exit after scry passes it
+	// SIGTERM, before it is killed (0: DefaultGrace).
+	Grace time.Duration
+}
+
+// DefaultGrace is the time a program has after SIGTERM before it is killed: the runtime writes
+// its buffered records (at most 1 MiB) and an END record in far less.
+const DefaultGrace = 5 * time.Second
+
+// Result tells how a recorded program ended.
+type Result struct {
+	ExitCode int            // exit status, or -1 when killed by a signal
+	Signal   syscall.Signal // the signal that killed it, or 0
+	// Interrupted is the first SIGINT or SIGTERM scry received while the program ran (0:
+	// none): the run was stopped by the user, and the trace covers it up to that point.
+	Interrupted syscall.Signal
+}
+
+// Failed reports whether the program did not exit with status 0.
+func (r *Result) Failed() bool { return r.ExitCode != 0 }
+
+// String describes how the program ended, e.g. "exited with status 1" or "killed by signal
+// segmentation fault (SIGSEGV)".
+func (r *Result) String() string {
+	if r.Signal != 0 {
+		return fmt.Sprintf("killed by signal %d (%v)", int(r.Signal), r.Signal)
+	}
+	return fmt.Sprintf("exited with status %d", r.ExitCode)
+}
+
+// ErrNoTrace is returned (wrapped) when the program ran but wrote no trace: it was not built
+// with `scry cc`, or it failed before the runtime started.
+var ErrNoTrace = errors.New("the program wrote no trace")
+
+// Stopped is the error when a second SIGINT or SIGTERM arrived while the program ran: the
+// program was killed at once and its trace is left as it was.
+type Stopped struct {
+	Prog, Trace string
+	Signal      syscall.Signal
+}
+
+func (e *Stopped) Error() string {
+	return fmt.Sprintf("%s stopped by a second %v: killed at once; its trace %s is left as it was", e.Prog, e.Signal, e.Trace)
+}
+
+// TracePolicy is the rule for an existing file at a trace path: an earlier trace (it starts
+// with the trace magic) or an empty file is replaced, anything else is kept and is an error.
+func TracePolicy(what string) safefile.Policy {
+	return safefile.Policy{What: what, Ours: func(head []byte) bool {
+		return len(head) == 0 || bytes.HasPrefix(head, []byte(trace.Magic))
+	}}
+}
+
+// Run starts the program, waits for it and returns how it ended. The error is non-nil when the
+// trace path may not be written (TracePolicy), the program could not be started (the message
+// names it), it wrote no trace (ErrNoTrace) or it was stopped by a second signal (*Stopped);
+// a program that exits non-zero or is killed is not an error: see Result.
+//
+// Signals: SIGINT and SIGTERM reach the program, whose runtime then writes what it buffered and
+// an END record naming the signal (docs/trace-format.md). When scry runs in the foreground of a
+// terminal, the program shares scry's process group, so that it can read the terminal and a
+// Ctrl-C reaches it from the terminal itself; otherwise (CI, scripts) it gets a process group
+// of its own and scry passes both signals on to that group. After SIGTERM the program has
+// opts.Grace to exit before its process (group) is killed; a second signal kills it at once.
+// Cancelling ctx acts as SIGTERM.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	if len(opts.Args) == 0 {
+		return nil, errors.New("no program to run: give it after `--`")
+	}
+	tracePath, err := filepath.Abs(opts.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("trace path %q: %w", opts.Trace, err)
+	}
+	for _, a := range opts.Args[1:] {
+		if abs, err := filepath.Abs(a); err == nil && abs == tracePath {
+			return nil, fmt.Errorf("the trace %s is also an argument of the program: name another trace path", opts.Trace)
+		}
+	}
+	prog, err := exec.LookPath(opts.Args[0])
+	if err != nil {
+		return nil, fmt.Errorf("program %q: %w", opts.Args[0], err)
+	}
+	// The trace file is created here, empty, so that it is one scry made; the runtime truncates
+	// and fills it.
+	f, err := safefile.Create(tracePath, TracePolicy("the trace"))
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	cmd := exec.Command(prog, opts.Args[1:]...)
+	cmd.Env = append(os.Environ(), "SCRY_TRACE="+tracePath)
+	if len(opts.PMGlobs) > 0 {
+		abs := make([]string, len(opts.PMGlobs))
+		for i, g := range opts.PMGlobs {
+			if !filepath.IsAbs(g) {
+				if a, err := filepath.Abs(g); err == nil {
+					g = a
+				}
+			}
+			abs[i] = g
+		}
+		cmd.Env = append(cmd.Env, "SCRY_PM_GLOBS="+strings.Join(abs, ":"))
+	}
+	if opts.NoLoads {
+		cmd.Env = append(cmd.Env, "SCRY_NO_LOADS=1")
+	}
+	if opts.OpBegin != "" {
+		cmd.Env = append(cmd.Env, "SCRY_OP_BEGIN="+opts.OpBegin)
+	}
+	if opts.OpEnd != "" {
+		cmd.Env = append(cmd.Env, "SCRY_OP_END="+opts.OpEnd)
+	}
+	if !opts.NoForcePMEM {
+		cmd.Env = append(cmd.Env, "PMEM_IS_PMEM_FORCE=1")
+	}
+	cmd.Env = append(cmd.Env, opts.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.Stdin, opts.Stdout, opts.Stderr
+	grace := opts.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	// Output pipes held open by a background child of the program do not block the wait.
+	cmd.WaitDelay = grace
+	interactive := foreground()
+	if !interactive {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		os.Remove(tracePath)
+		return nil, fmt.Errorf("running %s: %w", opts.Args[0], err)
+	}
+	pid := cmd.Process.Pid
+	send := func(sig syscall.Signal) {
+		if interactive {
+			_ = cmd.Process.Signal(sig)
+		} else {
+			_ = syscall.Kill(-pid, sig)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	res := &Result{}
+	var kill <-chan time.Time
+	ctxDone := ctx.Done()
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-ctxDone:
+			ctxDone = nil
+			if res.Interrupted == 0 {
+				res.Interrupted = syscall.SIGTERM
+				send(syscall.SIGTERM)
+				kill = time.After(grace)
+			}
+		case s := <-sigs:
+			sig, _ := s.(syscall.Signal)
+			if res.Interrupted != 0 {
+				send(syscall.SIGKILL)
+				<-done
+				return res, &Stopped{Prog: opts.Args[0], Trace: tracePath, Signal: sig}
+			}
+			res.Interrupted = sig
+			// From a terminal, Ctrl-C has reached the program already.
+			if sig != syscall.SIGINT || !interactive {
+				send(sig)
+			}
+			if sig == syscall.SIGTERM {
+				kill = time.After(grace)
+			}
+		case <-kill:
+			kill = nil
+			send(syscall.SIGKILL)
+		}
+	}
+	// An ExitError or ErrWaitDelay (a background child kept the output open) leave the exit
+	// status valid.
+	ps := cmd.ProcessState
+	if ps == nil {
+		return nil, fmt.Errorf("running %s: %w", opts.Args[0], err)
+	}
+	res.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal()
+	}
+	if fi, err := os.Stat(tracePath); err != nil || fi.Size() == 0 {
+		if err == nil {
+			os.Remove(tracePath) // the empty file scry created
+		}
+		return res, fmt.Errorf("%w at %s (program %s; was %s built with `scry cc`?)", ErrNoTrace, tracePath, res, opts.Args[0])
+	}
+	return res, nil
+}
+
+// foreground reports whether scry runs in the foreground process group of its controlling
+// terminal, where a Ctrl-C is delivered to the whole group.
+func foreground() bool {
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false
+	}
+	defer tty.Close()
+	pg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
+}

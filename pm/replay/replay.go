@@ -1,0 +1,506 @@
+// Package replay is the one place where the records of a trace become state: which PM regions
+// are mapped, which workload operations each thread runs, the PMDK transaction of each thread,
+// the open pmemobj_reserve reservations, what the x86 persistency model (package px86) does
+// with each store, flush and fence, and, optionally, the bytes of every region (package image).
+// The analysis driver, the crash-state walker, inference and `scry trace verify` all read a
+// trace through a Machine and subscribe to the typed state changes it reports (Handler); none
+// of them interprets region, transaction, allocation or operation records itself.
+//
+// # Decisions
+//
+// The rules below are decided here, once, for every consumer (docs/architecture.md lists them):
+//
+//   - What is PM. A write, flush or load whose first byte lies in no mapped region is not PM:
+//     it is skipped (writes are counted, with one warning: the runtime records only PM
+//     writes, so such a write means an inconsistent trace). A write that runs past the end of
+//     its region is clipped to the region, with one warning.
+//   - Mappings. A REGION_MAP whose id is still mapped, or whose range overlaps a mapped region,
+//     first unmaps the old region exactly as a REGION_UNMAP would (handlers see Unmapping),
+//     with a warning. A REGION_MAP whose range wraps the address space is ignored, with a
+//     warning. A REGION_UNMAP of a region that is not mapped is ignored, with a warning.
+//   - Operations are per thread (WITCHER, SOSP'21, §4.7). An OP_BEGIN ends the operation its
+//     thread still has in flight (handlers see OpEnded first); an OP_END ends the operation
+//     with its index, else the latest of its thread, else is ignored with a warning. The
+//     operation of a record is that of its thread, else the latest begun (a helper thread
+//     working for it), else none.
+//   - Transactions follow package pmdk (nesting per thread, commit persists the added ranges,
+//     abort drops them). A TX_ADD or TX_END outside a transaction is ignored, with a warning.
+//   - Reservations (pmemobj_reserve, flag reserve of ALLOC/FREE) are tracked for every
+//     consumer; a plain ALLOC of a reserved address publishes the reservation.
+//   - Library calls. A library call that makes bytes durable (EXTERNAL_WRITE flagged persisted,
+//     the outermost TX_COMMIT) is reported before its effect (BeforeDurable); consecutive such
+//     records of one call (same site and thread, with only records that change nothing in
+//     between) form one run, and only the first of a run is a new call.
+//   - A WARNING record (the runtime degraded: a pool it could not trace, a shadow it could not
+//     allocate, a trace write that failed, ...) becomes the warning "results incomplete: " and
+//     the runtime's message, once per message; inconsistencies of the trace become warnings
+//     too (Machine.Warnings).
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/scry-pm/scry/pm/image"
+	"github.com/scry-pm/scry/pm/pmdk"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/trace"
+)
+
+// WriteKind is what wrote the bytes of a Write.
+type WriteKind uint8
+
+// Write kinds.
+const (
+	Store            WriteKind = 1 // a STORE record: an instrumented store
+	NTStore          WriteKind = 2 // an NT_STORE record: a non-temporal store
+	LibraryStore     WriteKind = 3 // an EXTERNAL_WRITE: bytes an uninstrumented call wrote, not durable yet
+	LibraryPersisted WriteKind = 4 // an EXTERNAL_WRITE flagged persisted: the library made them durable
+	InitialContent   WriteKind = 5 // an EXTERNAL_WRITE flagged initial: the region's content at map time
+)
+
+// Write is one write inside a mapped region, after the machine applied it.
+type Write struct {
+	Event *trace.Event
+	Kind  WriteKind
+	// Addr and Size are the bytes written (bytes), clipped to the region; Data holds them.
+	Addr, Size uint64
+	Data       []byte
+	Region     *pmdk.Region
+	// Origin is the write's site, call stack and operation (index plus one, 0 none).
+	Origin px86.Origin
+	// Flags are the px86 store flags: NT for a non-temporal store, External for library bytes.
+	Flags uint8
+	// Tx is the transaction state of the writing thread.
+	Tx *pmdk.Tx
+	// Effect is what the px86 model found when it recorded the write (Recorded writes, with a
+	// model).
+	Effect px86.StoreEffect
+}
+
+// Recorded reports whether the write is an unpersisted store of the model (Store, NTStore,
+// LibraryStore); LibraryPersisted and InitialContent writes are durable at once.
+func (w *Write) Recorded() bool { return w.Kind <= LibraryStore }
+
+// Handler receives the typed state changes of a Machine, each after (or, for the Before and
+// -ing methods, before) the machine applied it. Embed Nop to implement only some.
+type Handler interface {
+	// Static: a SITES or DEPS record added static facts to the reader's tables.
+	Static(ev *trace.Event)
+	// Load: a LOAD record, at any address (Regions tells whether it is PM).
+	Load(ev *trace.Event)
+	// Mapped: region r was mapped; the model and the image know it.
+	Mapped(ev *trace.Event, r pmdk.Region)
+	// Unmapping: region r is about to be unmapped; its unpersisted stores are still in the
+	// model. ev is the REGION_UNMAP, or the REGION_MAP that replaces r.
+	Unmapping(ev *trace.Event, r pmdk.Region)
+	// BeforeDurable: a library call is about to make bytes durable (ev is a persisted
+	// EXTERNAL_WRITE or an outermost TX_COMMIT); newCall is false when ev continues the run
+	// of durable effects of the call before it (see the package doc).
+	BeforeDurable(ev *trace.Event, newCall bool)
+	// Wrote: a write inside a mapped region was applied (model, image).
+	Wrote(w *Write)
+	// BeforeFlush: a FLUSH of a line inside a mapped region is about to be applied (the model
+	// still holds the line's entries: Model.LineLen).
+	BeforeFlush(ev *trace.Event)
+	// Flushed: a FLUSH of a line inside a mapped region was applied.
+	Flushed(ev *trace.Event, eff px86.FlushEffect)
+	// BeforeFence: a FENCE is about to be applied.
+	BeforeFence(ev *trace.Event)
+	// Fenced: a FENCE was applied.
+	Fenced(ev *trace.Event, eff px86.FenceEffect)
+	// Tx: a TX_BEGIN, TX_COMMIT, TX_ABORT or TX_END changed tx, the thread's transaction
+	// state (after an outermost commit the model holds its ranges persisted; after an abort
+	// their unpersisted stores are dropped).
+	Tx(ev *trace.Event, tx *pmdk.Tx)
+	// TxAdded: a TX_ADD inside a transaction; redundant tells whether the range was already
+	// covered (pmdk.Tx.Add).
+	TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool)
+	// OpBegan and OpEnded: a workload operation began or ended (Ops already says so).
+	OpBegan(ev *trace.Event, op Op)
+	OpEnded(ev *trace.Event, op Op)
+	// Ended: the END record.
+	Ended(ev *trace.Event)
+}
+
+// Nop implements every Handler method by doing nothing; embed it in a handler.
+type Nop struct{}
+
+func (Nop) Static(*trace.Event)                    {}
+func (Nop) Load(*trace.Event)                      {}
+func (Nop) Mapped(*trace.Event, pmdk.Region)       {}
+func (Nop) Unmapping(*trace.Event, pmdk.Region)    {}
+func (Nop) BeforeDurable(*trace.Event, bool)       {}
+func (Nop) Wrote(*Write)                           {}
+func (Nop) BeforeFlush(*trace.Event)               {}
+func (Nop) Flushed(*trace.Event, px86.FlushEffect) {}
+func (Nop) BeforeFence(*trace.Event)               {}
+func (Nop) Fenced(*trace.Event, px86.FenceEffect)  {}
+func (Nop) Tx(*trace.Event, *pmdk.Tx)              {}
+func (Nop) TxAdded(*trace.Event, *pmdk.Tx, bool)   {}
+func (Nop) OpBegan(*trace.Event, Op)               {}
+func (Nop) OpEnded(*trace.Event, Op)               {}
+func (Nop) Ended(*trace.Event)                     {}
+
+// Options say what a Machine keeps besides regions, operations, transactions and reservations.
+type Options[P any] struct {
+	// Model keeps the px86 persistency model (Machine.Model), configured by ModelConfig.
+	Model       bool
+	ModelConfig px86.Config[P]
+	// Image keeps the bytes of every region (Machine.Image).
+	Image bool
+}
+
+// Machine replays a trace into state; see the package doc. Its fields are the state, to read
+// (not change) from handlers. A Machine is not safe for concurrent use.
+type Machine[P any] struct {
+	Reader   *trace.Reader
+	Model    *px86.Of[P]     // nil without Options.Model
+	Image    *image.Replayer // nil without Options.Image
+	Regions  pmdk.Regions
+	Txs      pmdk.Threads
+	Reserved pmdk.Reservations
+	Ops      Ops
+	// Events is the number of records read so far; Event the record being applied.
+	Events uint64
+	Event  *trace.Event
+	// Outside counts the writes that were skipped because no mapped region holds them.
+	Outside uint64
+	// Mapped counts the regions mapped so far (REGION_MAP records applied): 0 at the end of a
+	// trace means the program used no PM scry could see.
+	Mapped int
+
+	persister pmdk.Persister
+	warnings  []string
+	warned    map[string]bool
+	stop      error
+	w         Write
+	// The library call whose durable effects are being applied (site, thread).
+	inCall               bool
+	callSite, callThread uint32
+}
+
+// New returns a machine reading r. Errors: the model cannot be built for the trace's cache-line
+// size.
+func New[P any](r *trace.Reader, o Options[P]) (*Machine[P], error) {
+	m := &Machine[P]{Reader: r, warned: map[string]bool{}, persister: nopPersister{}}
+	if o.Model {
+		md, err := px86.NewOf[P](uint64(r.Header().LineSize), o.ModelConfig)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		m.Model, m.persister = md, md
+	}
+	if o.Image {
+		m.Image = image.NewReplayer()
+	}
+	return m, nil
+}
+
+type nopPersister struct{}
+
+func (nopPersister) PersistRange(addr, size uint64) int { return 0 }
+func (nopPersister) DropRange(addr, size uint64) int    { return 0 }
+
+// Warnings returns the warnings so far (see the package doc), each once, in order.
+func (m *Machine[P]) Warnings() []string { return m.warnings }
+
+// Warn adds a warning once per key.
+func (m *Machine[P]) warn(key, format string, args ...any) {
+	if m.warned[key] {
+		return
+	}
+	m.warned[key] = true
+	m.warnings = append(m.warnings, fmt.Sprintf(format, args...))
+}
+
+// Stop makes Run return err after the record being applied (a handler's way to end early or
+// to fail).
+func (m *Machine[P]) Stop(err error) {
+	if m.stop == nil {
+		m.stop = err
+	}
+}
+
+// ErrStopped is what a handler may give Stop to end the replay early without an error: Run then
+// returns nil.
+var ErrStopped = errors.New("replay: stopped")
+
+// Run reads the trace to its end, applying every record and reporting the changes to h. It
+// returns nil at the end of the trace (io.EOF) or after Stop(ErrStopped), the handler's error
+// given to Stop, or the reader's error (an error wrapping trace.ErrTruncated for a trace cut
+// short: the state is that of its last complete record).
+func (m *Machine[P]) Run(h Handler) error {
+	for {
+		ev, err := m.Reader.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		m.Events = ev.Index + 1
+		m.Event = ev
+		m.Apply(ev, h)
+		if m.stop != nil {
+			if errors.Is(m.stop, ErrStopped) {
+				return nil
+			}
+			return m.stop
+		}
+	}
+}
+
+// OpOf returns the operation of thread tid as px86.Origin.Op: its index plus one, 0 for none.
+func (m *Machine[P]) OpOf(tid uint32) uint32 {
+	if op, ok := m.Ops.Current(tid); ok {
+		return uint32(op.Index) + 1
+	}
+	return 0
+}
+
+// Where describes a PM address for messages: "path+0xOFF" for an address in a mapped region
+// (the offset in the pool file), else the address in hex.
+func (m *Machine[P]) Where(addr uint64) string {
+	if r, ok := m.Regions.Find(addr); ok {
+		return fmt.Sprintf("%s+%#x", r.Path, addr-r.Base+r.FileOffset)
+	}
+	return fmt.Sprintf("%#x", addr)
+}
+
+// Apply applies one record and reports its changes to h. Run calls it for every record; it is
+// exported for consumers that read records themselves.
+func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
+	m.trackCall(ev)
+	switch ev.Kind {
+	case trace.KindLoad:
+		h.Load(ev)
+	case trace.KindStore:
+		m.write(ev, Store, h)
+	case trace.KindNTStore:
+		m.write(ev, NTStore, h)
+	case trace.KindExternalWrite:
+		switch {
+		case ev.Flags&trace.ExternalInitial != 0:
+			m.write(ev, InitialContent, h)
+		case ev.Flags&trace.ExternalPersisted != 0:
+			m.write(ev, LibraryPersisted, h)
+		default:
+			m.write(ev, LibraryStore, h)
+		}
+	case trace.KindFlush:
+		if !m.Regions.Contains(ev.Addr) {
+			return
+		}
+		h.BeforeFlush(ev)
+		var eff px86.FlushEffect
+		if m.Model != nil {
+			eff = m.Model.Flush(uint8(ev.Flush), ev.Addr, m.origin(ev))
+		}
+		h.Flushed(ev, eff)
+	case trace.KindFence:
+		h.BeforeFence(ev)
+		var eff px86.FenceEffect
+		if m.Model != nil {
+			eff = m.Model.Fence(ev.Thread)
+		}
+		h.Fenced(ev, eff)
+	case trace.KindRegionMap:
+		m.mapRegion(ev, h)
+	case trace.KindRegionUnmap:
+		r, ok := m.Regions.Get(ev.Region)
+		if !ok {
+			m.warn(fmt.Sprint("unmap", ev.Region), "record %d: REGION_UNMAP of region %d, which is not mapped (ignored)", ev.Index, ev.Region)
+			return
+		}
+		m.unmap(ev, r, h)
+	case trace.KindTxBegin:
+		tx := m.Txs.Get(ev.Thread)
+		tx.Begin(ev.Site, ev.Context)
+		h.Tx(ev, tx)
+	case trace.KindTxAdd:
+		tx := m.Txs.Get(ev.Thread)
+		redundant, ok := tx.Add(ev.Addr, ev.Size, ev.Flags, ev.Site, ev.Context)
+		if !ok {
+			m.warn("txadd", "record %d: TX_ADD outside a transaction (ignored)", ev.Index)
+			return
+		}
+		h.TxAdded(ev, tx, redundant)
+	case trace.KindTxCommit:
+		tx := m.Txs.Get(ev.Thread)
+		if tx.Depth() == 1 {
+			m.durable(ev, h)
+		}
+		tx.Commit(m.persister)
+		h.Tx(ev, tx)
+	case trace.KindTxAbort:
+		tx := m.Txs.Get(ev.Thread)
+		tx.Abort(m.persister)
+		h.Tx(ev, tx)
+	case trace.KindTxEnd:
+		tx := m.Txs.Get(ev.Thread)
+		if !tx.End() {
+			m.warn("txend", "record %d: TX_END outside a transaction (ignored)", ev.Index)
+			return
+		}
+		h.Tx(ev, tx)
+	case trace.KindAlloc:
+		if ev.Flags&trace.AllocReserve != 0 {
+			m.Reserved.Reserve(ev.Addr, ev.Size)
+			return
+		}
+		m.Reserved.End(ev.Addr) // a publish, when the object was reserved
+		m.Txs.Get(ev.Thread).Alloc(ev.Addr, ev.Size, ev.Flags&trace.AllocInTx != 0, ev.Site, ev.Context)
+	case trace.KindFree:
+		if ev.Flags&trace.AllocReserve != 0 {
+			m.Reserved.End(ev.Addr)
+		}
+	case trace.KindOpBegin:
+		m.opBegin(ev, h)
+	case trace.KindOpEnd:
+		op, ok := m.Ops.end(ev)
+		if !ok {
+			m.warn("opend", "record %d: OP_END of operation %d, which is not in flight (ignored)", ev.Index, ev.Op)
+			return
+		}
+		h.OpEnded(ev, op)
+	case trace.KindSites, trace.KindDeps:
+		h.Static(ev)
+	case trace.KindEnd:
+		h.Ended(ev)
+	case trace.KindWarning:
+		m.warn("runtime:"+ev.Text, "results incomplete: %s", ev.Text)
+	}
+}
+
+func (m *Machine[P]) origin(ev *trace.Event) px86.Origin {
+	return px86.Origin{Site: ev.Site, Stack: ev.Context, Op: m.OpOf(ev.Thread), Thread: ev.Thread}
+}
+
+// trackCall follows runs of one library call's durable effects (see the package doc): the run
+// goes on through records that change nothing and through EXTERNAL_WRITE (persisted), TX_COMMIT,
+// TX_ADD, ALLOC and FREE records of the same site and thread.
+func (m *Machine[P]) trackCall(ev *trace.Event) {
+	switch ev.Kind {
+	case trace.KindThread, trace.KindContext, trace.KindStack, trace.KindSites, trace.KindLoad, trace.KindWarning:
+	case trace.KindExternalWrite, trace.KindTxCommit, trace.KindTxAdd, trace.KindAlloc, trace.KindFree:
+		if m.inCall && (ev.Site != m.callSite || ev.Thread != m.callThread) {
+			m.inCall = false
+		}
+		if ev.Kind == trace.KindExternalWrite && ev.Flags&trace.ExternalPersisted == 0 {
+			m.inCall = false
+		}
+	default:
+		m.inCall = false
+	}
+}
+
+// durable reports a library call's durable effect before it is applied.
+func (m *Machine[P]) durable(ev *trace.Event, h Handler) {
+	newCall := !m.inCall
+	m.inCall, m.callSite, m.callThread = true, ev.Site, ev.Thread
+	h.BeforeDurable(ev, newCall)
+}
+
+// write applies a write record of kind k.
+func (m *Machine[P]) write(ev *trace.Event, k WriteKind, h Handler) {
+	r, ok := m.Regions.Find(ev.Addr)
+	if !ok {
+		if len(ev.Data) > 0 {
+			m.Outside++
+			m.warn("outside", "record %d: %v of %d bytes at %#x outside every mapped PM region (ignored, as are later ones: the trace is inconsistent)",
+				ev.Index, ev.Kind, ev.Size, ev.Addr)
+		}
+		return
+	}
+	w := &m.w
+	*w = Write{Event: ev, Kind: k, Addr: ev.Addr, Size: ev.Size, Data: ev.Data, Region: r}
+	if rest := r.Len - (ev.Addr - r.Base); w.Size > rest {
+		m.warn(fmt.Sprint("past", r.ID), "record %d: %v of %d bytes at %#x runs %d bytes past the end of region %d (%s): the bytes past it are ignored",
+			ev.Index, ev.Kind, ev.Size, ev.Addr, w.Size-rest, r.ID, r.Path)
+		w.Size = rest
+		if uint64(len(w.Data)) > rest {
+			w.Data = w.Data[:rest]
+		}
+	}
+	w.Origin = m.origin(ev)
+	w.Tx = m.Txs.Get(ev.Thread)
+	switch k {
+	case NTStore:
+		w.Flags = px86.NT
+	case LibraryStore, LibraryPersisted, InitialContent:
+		w.Flags = px86.External
+	}
+	if k == LibraryPersisted {
+		m.durable(ev, h)
+	}
+	if m.Model != nil {
+		switch k {
+		case Store, NTStore, LibraryStore:
+			m.Model.StoreInto(&w.Effect, ev.Index, w.Origin, w.Addr, w.Size, w.Flags)
+		case LibraryPersisted:
+			m.Model.PersistRange(w.Addr, w.Size)
+		}
+	}
+	if m.Image != nil {
+		m.Image.Write(w.Addr, w.Data)
+	}
+	h.Wrote(w)
+}
+
+// mapRegion applies a REGION_MAP.
+func (m *Machine[P]) mapRegion(ev *trace.Event, h Handler) {
+	if ev.Size > 0 && ev.Addr+ev.Size < ev.Addr {
+		m.warn(fmt.Sprint("wrap", ev.Region), "record %d: region %d (%s) at %#x of %d bytes wraps the address space (ignored)",
+			ev.Index, ev.Region, ev.Path, ev.Addr, ev.Size)
+		return
+	}
+	if old, ok := m.Regions.Get(ev.Region); ok {
+		m.warn(fmt.Sprint("remap", ev.Region), "record %d: region %d mapped again (%s) while still mapped (%s): the old mapping is unmapped first",
+			ev.Index, ev.Region, ev.Path, old.Path)
+		m.unmap(ev, old, h)
+	}
+	for _, o := range m.Regions.Overlapping(ev.Addr, ev.Size) {
+		m.warn(fmt.Sprint("overlap", ev.Region, o.ID), "record %d: region %d (%s, %#x-%#x) overlaps mapped region %d (%s, %#x-%#x): the old mapping is unmapped first",
+			ev.Index, ev.Region, ev.Path, ev.Addr, ev.Addr+ev.Size, o.ID, o.Path, o.Base, o.Base+o.Len)
+		m.unmap(ev, o, h)
+	}
+	r := pmdk.Region{ID: ev.Region, Base: ev.Addr, Len: ev.Size, Path: ev.Path, FileOffset: ev.FileOffset}
+	if m.Model != nil {
+		m.Model.DropRange(ev.Addr, ev.Size) // stale state of an earlier mapping
+		m.Model.AddRange(ev.Addr, ev.Size)  // index the region's lines densely
+	}
+	m.Regions.Map(r)
+	m.Mapped++
+	if m.Image != nil {
+		m.Image.Map(ev.Region, ev.Addr, ev.Size, ev.FileOffset, ev.Path, ev.Flags&trace.RegionCreated != 0, ev.Index)
+	}
+	h.Mapped(ev, r)
+}
+
+// unmap unmaps region r: handlers first, then the model forgets its stores.
+func (m *Machine[P]) unmap(ev *trace.Event, r pmdk.Region, h Handler) {
+	h.Unmapping(ev, r)
+	if m.Model != nil {
+		m.Model.DropRange(r.Base, r.Len)
+		m.Model.RemoveRange(r.Base, r.Len)
+	}
+	m.Regions.Unmap(r.ID)
+	if m.Image != nil {
+		m.Image.Unmap(r.ID, ev.Index)
+	}
+}
+
+// opBegin applies an OP_BEGIN: the thread's operation still in flight ends first.
+func (m *Machine[P]) opBegin(ev *trace.Event, h Handler) {
+	for {
+		op, ok := m.Ops.endThread(ev.Thread)
+		if !ok {
+			break
+		}
+		h.OpEnded(ev, op)
+	}
+	op := m.Ops.begin(ev)
+	h.OpBegan(ev, op)
+}

@@ -1,0 +1,193 @@
+package replay_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/pmdk"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/pm/replay"
+	"github.com/scry-pm/scry/trace"
+)
+
+const (
+	base = 0x10000
+	A    = base + 0x100
+)
+
+// recorder logs the changes a machine reports, one short line each.
+type recorder struct {
+	replay.Nop
+	m   *replay.Machine[px86.NoPayload]
+	log []string
+}
+
+func (r *recorder) add(format string, args ...any) {
+	r.log = append(r.log, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Mapped(_ *trace.Event, g pmdk.Region)    { r.add("map %d", g.ID) }
+func (r *recorder) Unmapping(_ *trace.Event, g pmdk.Region) { r.add("unmap %d", g.ID) }
+func (r *recorder) BeforeDurable(ev *trace.Event, newCall bool) {
+	r.add("durable site %d new %v", ev.Site, newCall)
+}
+func (r *recorder) Wrote(w *replay.Write) {
+	r.add("write %d %#x+%d op %d", w.Kind, w.Addr, w.Size, w.Origin.Op)
+}
+func (r *recorder) OpBegan(ev *trace.Event, op replay.Op) { r.add("begin %d t%d", op.Index, op.Thread) }
+func (r *recorder) OpEnded(ev *trace.Event, op replay.Op) { r.add("end %d t%d", op.Index, op.Thread) }
+func (r *recorder) TxAdded(_ *trace.Event, _ *pmdk.Tx, redundant bool) {
+	r.add("txadd redundant %v", redundant)
+}
+
+func run(t *testing.T, b *analysistest.Builder) (*recorder, error) {
+	t.Helper()
+	m, err := replay.New(b.Reader(t), replay.Options[px86.NoPayload]{Model: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{m: m}
+	return rec, m.Run(rec)
+}
+
+// TestDecisions checks every rule the package doc decides once for all consumers: what it
+// reports to handlers and which warning it gives.
+func TestDecisions(t *testing.T) {
+	tests := []struct {
+		name    string
+		b       *analysistest.Builder
+		log     []string // the changes reported, in order
+		warning string   // a substring of the one warning ("" none)
+	}{
+		{"write outside every region",
+			analysistest.New().Map(1, base, 4096).Store(10, base+4096, 8).Store(10, 2*base, 8),
+			[]string{"map 1"}, "outside every mapped PM region"},
+		{"write past the end is clipped",
+			analysistest.New().Map(1, base, 4096).Store(10, base+4090, 8),
+			[]string{"map 1", "write 1 0x10ffa+6 op 0"}, "runs 2 bytes past the end of region 1"},
+		{"region mapped again while mapped",
+			analysistest.New().Map(1, base, 4096).Map(1, 2*base, 4096),
+			[]string{"map 1", "unmap 1", "map 1"}, "mapped again"},
+		{"overlapping mapping",
+			analysistest.New().Map(1, base, 4096).Map(2, base+4095, 4096),
+			[]string{"map 1", "unmap 1", "map 2"}, "overlaps mapped region 1"},
+		{"adjacent mappings are fine",
+			analysistest.New().Map(1, base, 4096).Map(2, base+4096, 4096).Store(10, base+4096, 8),
+			[]string{"map 1", "map 2", "write 1 0x11000+8 op 0"}, ""},
+		{"mapping that wraps",
+			analysistest.New().Map(1, ^uint64(0)-10, 4096),
+			nil, "wraps the address space"},
+		{"unknown unmap",
+			analysistest.New().Unmap(3, 20),
+			nil, "REGION_UNMAP of region 3, which is not mapped"},
+		{"TX_ADD outside a transaction",
+			analysistest.New().Map(1, base, 4096).TxAdd(31, A, 8, 0),
+			[]string{"map 1"}, "TX_ADD outside a transaction"},
+		{"TX_END outside a transaction",
+			analysistest.New().TxEnd(33),
+			nil, "TX_END outside a transaction"},
+		{"OP_END not in flight",
+			analysistest.New().OpEnd(4),
+			nil, "OP_END of operation 4, which is not in flight"},
+		{"operations per thread; a helper thread belongs to the latest",
+			analysistest.New().Map(1, base, 4096).
+				Thread(1).OpBegin(0, "a").Thread(2).OpBegin(1, "b").
+				Thread(1).Store(10, A, 8).Thread(2).Store(10, A, 8).Thread(3).Store(10, A, 8).
+				Thread(2).OpEnd(1).Thread(1).Store(10, A, 8).Thread(3).Store(10, A, 8),
+			[]string{"map 1", "begin 0 t1", "begin 1 t2", "write 1 0x10100+8 op 1", "write 1 0x10100+8 op 2",
+				"write 1 0x10100+8 op 2", "end 1 t2", "write 1 0x10100+8 op 1", "write 1 0x10100+8 op 1"}, ""},
+		{"OP_BEGIN ends the thread's operation in flight",
+			analysistest.New().OpBegin(0, "a").OpBegin(1, "b").OpEnd(1),
+			[]string{"begin 0 t0", "end 0 t0", "begin 1 t0", "end 1 t0"}, ""},
+		{"one library call's durable writes are one run",
+			analysistest.New().Map(1, base, 4096).
+				External(20, A, 8, trace.ExternalPersisted).External(20, A+8, 8, trace.ExternalPersisted).
+				External(21, A, 8, trace.ExternalPersisted).
+				Store(10, A, 8).External(21, A, 8, trace.ExternalPersisted),
+			[]string{"map 1", "durable site 20 new true", "write 4 0x10100+8 op 0", "durable site 20 new false", "write 4 0x10108+8 op 0",
+				"durable site 21 new true", "write 4 0x10100+8 op 0", "write 1 0x10100+8 op 0", "durable site 21 new true", "write 4 0x10100+8 op 0"}, ""},
+		{"runtime degradation, once per message",
+			analysistest.New().Map(1, base, 4096).Warning("more than 64 PM regions; the rest are not traced").
+				Store(10, A, 8).Warning("more than 64 PM regions; the rest are not traced"),
+			[]string{"map 1", "write 1 0x10100+8 op 0"}, "results incomplete: more than 64 PM regions; the rest are not traced"},
+		{"outermost commit is durable, nested is not",
+			analysistest.New().Map(1, base, 4096).TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(31, A, 8, 0).TxBegin(30).TxCommit(32).TxEnd(33).TxCommit(32).TxEnd(33),
+			[]string{"map 1", "txadd redundant false", "txadd redundant true", "durable site 32 new true"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := run(t, tc.b.Exit(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rec.log, tc.log) {
+				t.Errorf("changes:\n got %q\nwant %q", rec.log, tc.log)
+			}
+			w := rec.m.Warnings()
+			switch {
+			case tc.warning == "" && len(w) > 0:
+				t.Errorf("warnings %q, want none", w)
+			case tc.warning != "" && (len(w) != 1 || !strings.Contains(w[0], tc.warning)):
+				t.Errorf("warnings %q, want one with %q", w, tc.warning)
+			}
+		})
+	}
+}
+
+// TestReservations: a reservation is open until published (a plain ALLOC of its address) or
+// cancelled (FREE with flag reserve).
+func TestReservations(t *testing.T) {
+	b := analysistest.New().Map(1, base, 4096).
+		Alloc(50, A, 64, trace.AllocReserve).Alloc(50, A+64, 64, trace.AllocReserve).
+		Alloc(51, A, 64, 0).Free(52, A+64, trace.AllocReserve).Exit(0)
+	r := b.Reader(t)
+	m, err := replay.New(r, replay.Options[px86.NoPayload]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []int
+	for { // record by record, with Apply
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		m.Apply(ev, replay.Nop{})
+		if ev.Kind == trace.KindAlloc || ev.Kind == trace.KindFree {
+			open = append(open, m.Reserved.Len())
+		}
+	}
+	if !slices.Equal(open, []int{1, 2, 1, 0}) {
+		t.Errorf("open reservations after each ALLOC/FREE: %v, want [1 2 1 0]", open)
+	}
+}
+
+// TestStop: a handler ends the replay early; its error is returned, ErrStopped is not.
+func TestStop(t *testing.T) {
+	b := analysistest.New().Map(1, base, 4096).Fence(12, trace.FenceSFENCE).Fence(12, trace.FenceSFENCE).Exit(0)
+	for _, tc := range []struct {
+		err  error
+		want error
+	}{{replay.ErrStopped, nil}, {fmt.Errorf("boom"), fmt.Errorf("boom")}} {
+		m, _ := replay.New(b.Reader(t), replay.Options[px86.NoPayload]{})
+		fences := 0
+		err := m.Run(&fenceStopper{m: m, n: &fences, err: tc.err})
+		if fmt.Sprint(err) != fmt.Sprint(tc.want) || fences != 1 {
+			t.Errorf("Stop(%v): Run = %v after %d fences", tc.err, err, fences)
+		}
+	}
+}
+
+type fenceStopper struct {
+	replay.Nop
+	m   *replay.Machine[px86.NoPayload]
+	n   *int
+	err error
+}
+
+func (f *fenceStopper) BeforeFence(*trace.Event) {
+	*f.n++
+	f.m.Stop(f.err)
+}
