@@ -14,7 +14,7 @@ import (
 	"github.com/scry-pm/scry/workload"
 )
 
-// Kinds of file-system crash findings, in the catalogue (package analysis).
+// Kinds of file-system crash findings, in the catalogue (package pipeline).
 const (
 	KindOrdering   = "fs-ordering-violation"
 	KindAtomicity  = "fs-atomicity-violation"

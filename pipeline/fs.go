@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"

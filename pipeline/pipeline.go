@@ -21,23 +21,22 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/analysis/framework"
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
 // Analysis says what the trace analyses report.
 type Analysis struct {
-	// Kinds names the kinds to report (analysis.Select); nil: all.
+	// Kinds names the kinds to report (Select); nil: all.
 	Kinds []string
 	// NoInfer leaves out the checks of inferred properties.
 	NoInfer bool
@@ -48,13 +47,13 @@ type Analysis struct {
 // Check validates the selection: an unknown kind, or a check of inferred properties with
 // NoInfer, is an error.
 func (a Analysis) Check() error {
-	_, err := analysis.Select(a.Kinds, a.NoInfer)
+	_, err := Select(a.Kinds, a.NoInfer)
 	return err
 }
 
 // explores reports whether the selection asks for crash findings.
 func (a Analysis) explores() bool {
-	sel, err := analysis.Select(a.Kinds, a.NoInfer)
+	sel, err := Select(a.Kinds, a.NoInfer)
 	return err == nil && sel.Explore
 }
 
@@ -142,7 +141,7 @@ func Infer(path string, x *Exploration) (props *infer.Result, warning string, er
 // to its last complete record, with a warning. Errors: a bad selection or a trace that cannot
 // be opened (nil report); a corrupt trace (the report so far and the error).
 func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, error) {
-	return analysis.AnalyzeFile(path, analysis.Options{
+	return AnalyzeFile(path, AnalyzeOptions{
 		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props,
 	})
 }
@@ -157,8 +156,8 @@ const NoCrashPointWarning = "no crash point inside an operation: the trace has n
 // sorted by store ID. One analysis pass with those two oracles. Errors: the trace cannot be read
 // to its end (a truncated trace is read up to its cut).
 func NeverDurable(path string) ([]px86.StoreState, error) {
-	keep := map[*framework.Analyzer]any{}
-	_, err := analysis.AnalyzeFile(path, analysis.Options{
+	keep := map[*analysis.Analyzer]any{}
+	_, err := AnalyzeFile(path, AnalyzeOptions{
 		Oracles: []string{oracle.UnpersistedStore.Name, oracle.OverwrittenUnpersisted.Name}, NoInfer: true, Keep: keep,
 	})
 	if err != nil {

@@ -16,10 +16,10 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/trace"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )

@@ -243,7 +243,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		ruleIndex[kind] = len(ruleIndex)
 		rule := run.AddRule(kind).WithName(kind)
 		if doc != "" {
-			// The kind's one doc text (the catalogue of package analysis); docs/oracles.md has
+			// The kind's one doc text (the catalogue of package pipeline); docs/oracles.md has
 			// examples and fixes.
 			rule.WithShortDescription(sarif.NewMultiformatMessageString(doc))
 			rule.WithTextHelp(doc + " (see docs/oracles.md, section " + kind + ")")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pipeline"
@@ -114,14 +113,14 @@ type analyzeFlags struct {
 
 // kindsHelp lists the kinds of the catalogue for --oracles.
 func kindsHelp() string {
-	return strings.Join(analysis.Names(), ", ")
+	return strings.Join(pipeline.Names(), ", ")
 }
 
 // kindsText is the catalogue of finding kinds for --help: each kind, its class and its doc text.
 func kindsText() string {
 	var b strings.Builder
 	b.WriteString("\n\nKinds of findings (docs/oracles.md):\n")
-	for _, k := range analysis.Kinds() {
+	for _, k := range pipeline.Kinds() {
 		fmt.Fprintf(&b, "  %-24s %-11s %s\n", k.Kind, k.Class, k.Doc)
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -9,7 +9,7 @@ import (
 )
 
 // Strategy chooses which crash states of a crash point to test. Strategies are declared values
-// (like the analyzers of analysis/framework): a name, a one-line doc, the seed the algorithm
+// (like the analyzers of package analysis): a name, a one-line doc, the seed the algorithm
 // comes from, a count and a generator.
 type Strategy struct {
 	Name   string

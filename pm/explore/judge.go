@@ -19,7 +19,7 @@ const (
 )
 
 // Kinds returns the kinds of crash findings with their one doc text, for the catalogue of
-// package analysis.
+// package pipeline.
 func Kinds() []report.Rule {
 	return []report.Rule{
 		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},

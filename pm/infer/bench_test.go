@@ -8,6 +8,7 @@ import (
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/trace"
 )
@@ -186,7 +187,7 @@ func benchInfer(b *testing.B, data []byte) {
 		b.ReportAllocs()
 		var events uint64
 		for i := 0; i < b.N; i++ {
-			rep, err := analysis.Analyze(analysis.BytesSource(data), analysis.Options{Properties: res})
+			rep, err := pipeline.AnalyzeSource(analysis.BytesSource(data), pipeline.AnalyzeOptions{Properties: res})
 			if err != nil {
 				b.Fatal(err)
 			}

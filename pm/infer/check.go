@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/pm/replay"
@@ -21,8 +21,8 @@ const (
 // Properties is the analyzer that infers the persistence properties the checks need (DURA,
 // MPB and MPA; the dissertation's rules) from the whole trace, before the checks' pass. Its
 // result is the *Result of Infer. A pipeline that already inferred the properties (for the
-// invariants strategy, with every rule) gives its result instead (framework.Config.Results).
-var Properties = &framework.Analyzer{
+// invariants strategy, with every rule) gives its result instead (analysis.Config.Results).
+var Properties = &analysis.Analyzer{
 	Name:       "infer-properties",
 	Doc:        "infers must-persist-before and must-persist-atomically properties from how the program reads its own data (the whole trace, before the checks)",
 	ResultType: reflect.TypeOf((*Result)(nil)),
@@ -38,13 +38,13 @@ var Properties = &framework.Analyzer{
 
 // stores is the fact provider of the checks: per thread, the latest instance of each site an
 // MPB or MPA property names, with its transaction.
-var stores = &framework.Analyzer{
+var stores = &analysis.Analyzer{
 	Name:       "infer-stores",
 	Doc:        "tracks the latest store instance of every site named by an inferred MPB or MPA property, and its transaction",
-	Requires:   []*framework.Analyzer{Properties},
+	Requires:   []*analysis.Analyzer{Properties},
 	ResultType: reflect.TypeOf((*tracker)(nil)),
-	New: func(p *framework.Pass) (any, error) {
-		return newTracker(framework.ResultOf[*Result](p, Properties)), nil
+	New: func(p *analysis.Pass) (any, error) {
+		return newTracker(analysis.ResultOf[*Result](p, Properties)), nil
 	},
 }
 
@@ -84,15 +84,15 @@ var stores = &framework.Analyzer{
 // Properties between two instances of one site (Before == After) are not checked: the pairing
 // cannot tell which instances the property relates.
 var (
-	MPBViolation = &framework.Analyzer{
+	MPBViolation = &analysis.Analyzer{
 		Name:       KindMPBViolation,
 		Doc:        "a store may persist while an earlier store it must persist after (an inferred must-persist-before property) is not yet durable; unconfirmed until a crash image breaking the property makes the program fail",
 		Class:      report.Unconfirmed,
-		Requires:   []*framework.Analyzer{Properties, stores},
+		Requires:   []*analysis.Analyzer{Properties, stores},
 		ResultType: reflect.TypeOf((*mpbCheck)(nil)),
-		New: func(p *framework.Pass) (any, error) {
-			res := framework.ResultOf[*Result](p, Properties)
-			c := &mpbCheck{tr: framework.ResultOf[*tracker](p, stores), res: res, byAfter: map[uint32][]int{}, pending: map[uint32][]pending{}}
+		New: func(p *analysis.Pass) (any, error) {
+			res := analysis.ResultOf[*Result](p, Properties)
+			c := &mpbCheck{tr: analysis.ResultOf[*tracker](p, stores), res: res, byAfter: map[uint32][]int{}, pending: map[uint32][]pending{}}
 			for i, pr := range res.Properties {
 				if pr.Rule == MPB && pr.Before != pr.After {
 					c.byAfter[pr.After] = append(c.byAfter[pr.After], i)
@@ -101,15 +101,15 @@ var (
 			return c, nil
 		},
 	}
-	MPAViolation = &framework.Analyzer{
+	MPAViolation = &analysis.Analyzer{
 		Name:       KindMPAViolation,
 		Doc:        "stores that must persist atomically (an inferred must-persist-atomically property) are in flight together outside one transaction: a crash can persist one without the other; unconfirmed until a crash image breaking the property makes the program fail",
 		Class:      report.Unconfirmed,
-		Requires:   []*framework.Analyzer{Properties, stores},
+		Requires:   []*analysis.Analyzer{Properties, stores},
 		ResultType: reflect.TypeOf((*mpaCheck)(nil)),
-		New: func(p *framework.Pass) (any, error) {
-			res := framework.ResultOf[*Result](p, Properties)
-			c := &mpaCheck{tr: framework.ResultOf[*tracker](p, stores), res: res, byMember: map[uint32][]int{}, pending: map[uint32][]pending{}}
+		New: func(p *analysis.Pass) (any, error) {
+			res := analysis.ResultOf[*Result](p, Properties)
+			c := &mpaCheck{tr: analysis.ResultOf[*tracker](p, stores), res: res, byMember: map[uint32][]int{}, pending: map[uint32][]pending{}}
 			for i, pr := range res.Properties {
 				if pr.Rule == MPA {
 					for _, s := range pr.Sites {
@@ -123,7 +123,7 @@ var (
 )
 
 // Checks returns the analyzers of the checks against inferred properties, in catalogue order.
-func Checks() []*framework.Analyzer { return []*framework.Analyzer{MPBViolation, MPAViolation} }
+func Checks() []*analysis.Analyzer { return []*analysis.Analyzer{MPBViolation, MPAViolation} }
 
 // storeRec is one store instance as the checks need it.
 type storeRec struct {
@@ -179,7 +179,7 @@ func (t *tracker) thread(tid uint32) *trThread {
 	return th
 }
 
-func (t *tracker) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+func (t *tracker) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	ev := s.Event
 	t.curOK = false
 	if s.Kind != replay.Store && s.Kind != replay.NTStore || !t.sites[ev.Site] {
@@ -197,7 +197,7 @@ func (t *tracker) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	t.cur, t.curOK = rec, true
 }
 
-func (t *tracker) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
+func (t *tracker) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	th := t.thread(ev.Thread)
 	switch ev.Kind {
 	case trace.KindTxBegin:
@@ -245,7 +245,7 @@ func sameLines(m *px86.Model, a, b storeRec) bool {
 	return m.LineOf(b.addr) >= m.LineOf(a.addr) && m.LineOf(b.addr+b.size-1) <= m.LineOf(a.addr+a.size-1)
 }
 
-func siteLoc(p *framework.Pass, id uint32) string {
+func siteLoc(p *analysis.Pass, id uint32) string {
 	if l := p.Locate(id); l.Known() {
 		return l.String()
 	}
@@ -253,16 +253,16 @@ func siteLoc(p *framework.Pass, id uint32) string {
 }
 
 // evidenceRelated names the first evidence example of a property as related locations.
-func evidenceRelated(pr *Property, rel []framework.RelatedSite) []framework.RelatedSite {
+func evidenceRelated(pr *Property, rel []analysis.RelatedSite) []analysis.RelatedSite {
 	if len(pr.Evidence) == 0 {
 		return rel
 	}
 	e := pr.Evidence[0]
-	rel = append(rel, framework.RelatedSite{Role: "guard-load", Site: e.Guard})
+	rel = append(rel, analysis.RelatedSite{Role: "guard-load", Site: e.Guard})
 	if e.Branch != 0 {
-		rel = append(rel, framework.RelatedSite{Role: "branch", Site: e.Branch})
+		rel = append(rel, analysis.RelatedSite{Role: "branch", Site: e.Branch})
 	}
-	return append(rel, framework.RelatedSite{Role: "dependent-load", Site: e.Dependent})
+	return append(rel, analysis.RelatedSite{Role: "dependent-load", Site: e.Dependent})
 }
 
 type pending struct {
@@ -278,7 +278,7 @@ type mpbCheck struct {
 	pending map[uint32][]pending // by thread: After instances waiting for their commit
 }
 
-func (c *mpbCheck) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+func (c *mpbCheck) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if !c.tr.curOK {
 		return
 	}
@@ -308,7 +308,7 @@ func (c *mpbCheck) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	}
 }
 
-func (c *mpbCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
+func (c *mpbCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	list := c.pending[ev.Thread]
 	if len(list) == 0 {
 		return
@@ -327,7 +327,7 @@ func (c *mpbCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	c.pending[ev.Thread] = list[:0]
 }
 
-func (c *mpbCheck) report(p *framework.Pass, pr *Property, site uint32, a, b storeRec, when string) {
+func (c *mpbCheck) report(p *analysis.Pass, pr *Property, site uint32, a, b storeRec, when string) {
 	if p.DupProperty(site, a.ctx, a.ev, pr.ID) {
 		return
 	}
@@ -338,8 +338,8 @@ func (c *mpbCheck) report(p *framework.Pass, pr *Property, site uint32, a, b sto
 		msg += fmt.Sprintf(": a reader loads the data of this store at %s and, only when it decides so, loads the earlier store's data at %s",
 			siteLoc(p, e.Guard), siteLoc(p, e.Dependent))
 	}
-	rel := []framework.RelatedSite{{Role: "earlier-store", Site: pr.Before, Stack: b.ctx}}
-	p.Report(framework.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
+	rel := []analysis.RelatedSite{{Role: "earlier-store", Site: pr.Before, Stack: b.ctx}}
+	p.Report(analysis.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
 }
 
 type mpaCheck struct {
@@ -349,7 +349,7 @@ type mpaCheck struct {
 	pending  map[uint32][]pending // by thread: instances waiting for their commit
 }
 
-func (c *mpaCheck) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+func (c *mpaCheck) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if !c.tr.curOK {
 		return
 	}
@@ -376,7 +376,7 @@ func (c *mpaCheck) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	}
 }
 
-func (c *mpaCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
+func (c *mpaCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	list := c.pending[ev.Thread]
 	if len(list) == 0 {
 		return
@@ -397,7 +397,7 @@ func (c *mpaCheck) OnTx(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx) {
 
 // report reports one violation of MPA property pr at the store a (site) against b (site other);
 // it returns true when the occurrence was new.
-func (c *mpaCheck) report(p *framework.Pass, pr *Property, site, other uint32, a, b storeRec, when string) bool {
+func (c *mpaCheck) report(p *analysis.Pass, pr *Property, site, other uint32, a, b storeRec, when string) bool {
 	if p.DupProperty(site, a.ctx, a.ev, pr.ID) {
 		return false
 	}
@@ -412,7 +412,7 @@ func (c *mpaCheck) report(p *framework.Pass, pr *Property, site, other uint32, a
 	}
 	msg := fmt.Sprintf("this store may persist%s while the earlier store at %s is not yet durable, but they must persist atomically (inferred MPA over %d stores, a cycle of must-persist-before properties) and %s: a crash can persist one without the other",
 		when, siteLoc(p, other), len(pr.Sites), why)
-	rel := []framework.RelatedSite{{Role: "other-store", Site: other, Stack: b.ctx}}
-	p.Report(framework.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
+	rel := []analysis.RelatedSite{{Role: "other-store", Site: other, Stack: b.ctx}}
+	p.Report(analysis.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
 	return true
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
 	"github.com/scry-pm/scry/trace"
@@ -20,7 +20,7 @@ func check(t *testing.T, b *analysistest.Builder, oracles bool) []string {
 	if oracles {
 		as = append(oracle.All(), as...)
 	}
-	rep, err := framework.Run(b.Source(t), as, framework.Config{})
+	rep, err := analysis.Run(b.Source(t), as, analysis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestChecksWithOracles(t *testing.T) {
 // TestViolationReport checks what a finding says: location, related locations, message.
 func TestViolationReport(t *testing.T) {
 	b := reader(guarded(pool()).OpBegin(0, "insert 1").Store(sY, Y, 8).Store(sX, X, 8).Persist(40, Y, 8).Persist(41, X, 8).OpEnd(0)).Exit(0)
-	rep, err := framework.Run(b.Source(t), infer.Checks(), framework.Config{})
+	rep, err := analysis.Run(b.Source(t), infer.Checks(), analysis.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

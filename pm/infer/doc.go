@@ -39,7 +39,7 @@
 //
 // # Checking
 //
-// Analyzers returns two analysis/framework analyzers, mpb-violation and mpa-violation, which
+// Analyzers returns two analyzers (package analysis), mpb-violation and mpa-violation, which
 // run in the normal single pass of the oracles and compare persistent intervals (the
 // dissertation's Algorithms 7, 9 and 10) computed from the driver's persistency state (package
 // px86 for x86, package pmdk for transactions). DURA violations (Algorithm 8) are what the

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
@@ -18,13 +18,13 @@ import (
 // cache line. A dirty store misses a flush; a flush-pending one (flushed, or non-temporal) misses
 // a fence. Bytes written by uninstrumented code (EXTERNAL_WRITE) are not reported: the runtime
 // cannot see the flushes such code makes, so the trace proves nothing about them. A program
-// that dies (END by signal, truncated trace) is not checked at its end (see framework.Run).
-var UnpersistedStore = &framework.Analyzer{
+// that dies (END by signal, truncated trace) is not checked at its end (see analysis.Run).
+var UnpersistedStore = &analysis.Analyzer{
 	Name:       "unpersisted-store",
 	Doc:        "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
 	Class:      report.Correctness,
 	ResultType: reflect.TypeOf((*NeverDurable)(nil)),
-	New:        func(*framework.Pass) (any, error) { return &NeverDurable{}, nil },
+	New:        func(*analysis.Pass) (any, error) { return &NeverDurable{}, nil },
 }
 
 // NeverDurable is UnpersistedStore's result: the stores it reported, each once (a store that
@@ -38,7 +38,7 @@ type NeverDurable struct {
 
 type unpersisted = NeverDurable
 
-func (u *unpersisted) OnUnmap(p *framework.Pass, ev *trace.Event, r pmdk.Region) {
+func (u *unpersisted) OnUnmap(p *analysis.Pass, ev *trace.Event, r pmdk.Region) {
 	u.spans = u.spans[:0]
 	p.State.Model.ForEachOverlapping(r.Base, r.Len, func(s px86.StoreState) bool {
 		u.entry(p, s, "its pool is closed (region unmapped)")
@@ -47,7 +47,7 @@ func (u *unpersisted) OnUnmap(p *framework.Pass, ev *trace.Event, r pmdk.Region)
 	u.reportSpans(p, "its pool is closed (region unmapped)")
 }
 
-func (u *unpersisted) OnEnd(p *framework.Pass, ev *trace.Event) {
+func (u *unpersisted) OnEnd(p *analysis.Pass, ev *trace.Event) {
 	u.spans = u.spans[:0]
 	p.State.Model.ForEachUnpersisted(func(s px86.StoreState) bool {
 		u.entry(p, s, "the program exits")
@@ -59,7 +59,7 @@ func (u *unpersisted) OnEnd(p *framework.Pass, ev *trace.Event) {
 // entry handles one unpersisted entry. The finding is per store: a store on one cache line has
 // exactly one entry and is reported at once; the entries of a store that spans lines are kept
 // for reportSpans, which groups them.
-func (u *unpersisted) entry(p *framework.Pass, s px86.StoreState, when string) {
+func (u *unpersisted) entry(p *analysis.Pass, s px86.StoreState, when string) {
 	if s.Flags&px86.Rewritten != 0 {
 		// Later unpersisted stores rewrote all its bytes: they are reported, and persisting
 		// them fixes this one too.
@@ -74,7 +74,7 @@ func (u *unpersisted) entry(p *framework.Pass, s px86.StoreState, when string) {
 
 // reportSpans reports the stores in u.spans, one diagnostic per store: its entries on all
 // lines grouped (dirty anywhere means the flush is missing), located at its lowest address.
-func (u *unpersisted) reportSpans(p *framework.Pass, when string) {
+func (u *unpersisted) reportSpans(p *analysis.Pass, when string) {
 	slices.SortFunc(u.spans, func(a, b px86.StoreState) int {
 		if a.ID != b.ID {
 			if a.ID < b.ID {
@@ -108,7 +108,7 @@ func (u *unpersisted) reportSpans(p *framework.Pass, when string) {
 
 // report reports store first (its entry at its lowest address) of size bytes in all, dirty on
 // some line (state Dirty) or only flush-pending.
-func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px86.State, size uint64, when string) {
+func (u *unpersisted) report(p *analysis.Pass, first px86.StoreState, state px86.State, size uint64, when string) {
 	if first.External() || p.State.Reserved.Contains(first.Addr, first.Size) || p.Dup(first.Origin.Site, first.Origin.Stack, first.ID) {
 		return
 	}
@@ -133,9 +133,9 @@ func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px8
 		s.Size = size
 		u.Stores = append(u.Stores, s)
 	}
-	d := framework.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
+	d := analysis.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
 	if fl, ok := p.State.Model.LastFlush(first.Addr); ok {
-		d.Related = []framework.RelatedSite{{Role: "flush", Site: fl.Site, Stack: fl.Stack}}
+		d.Related = []analysis.RelatedSite{{Role: "flush", Site: fl.Site, Stack: fl.Stack}}
 	}
 	p.Report(d)
 }
@@ -147,12 +147,12 @@ func (u *unpersisted) report(p *framework.Pass, first px86.StoreState, state px8
 // wholly in ranges added to the thread's open transaction or objects allocated in it (PMDK makes
 // them durable at commit and rolls them back at abort), and library writes (EXTERNAL_WRITE),
 // either as the new or as the earlier store.
-var OverwrittenUnpersisted = &framework.Analyzer{
+var OverwrittenUnpersisted = &analysis.Analyzer{
 	Name:       "overwritten-unpersisted",
 	Doc:        "a store rewrites PM bytes whose earlier store was not yet persisted",
 	Class:      report.Correctness,
 	ResultType: reflect.TypeOf((*Overwritten)(nil)),
-	New:        func(*framework.Pass) (any, error) { return &Overwritten{}, nil },
+	New:        func(*analysis.Pass) (any, error) { return &Overwritten{}, nil },
 }
 
 // Overwritten is OverwrittenUnpersisted's result: the earlier stores its findings name, each
@@ -166,7 +166,7 @@ type Overwritten struct {
 
 type overwritten = Overwritten
 
-func (o *overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+func (o *overwritten) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if !s.Effect.Overwrote || s.Flags&px86.External != 0 {
 		return
 	}
@@ -192,11 +192,11 @@ func (o *overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	if prev.State == px86.Pending {
 		how = "flushed but not fenced"
 	}
-	p.Report(framework.Diagnostic{
+	p.Report(analysis.Diagnostic{
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op,
 		Message: fmt.Sprintf("store of %s to %s overwrites bytes of an earlier store (event %d) that is not yet persisted (%s)",
 			plural(ev.Size, "byte"), p.State.Where(ev.Addr), prev.ID, how),
-		Related: []framework.RelatedSite{{Role: "unpersisted-store", Site: prev.Origin.Site, Stack: prev.Origin.Stack}},
+		Related: []analysis.RelatedSite{{Role: "unpersisted-store", Site: prev.Origin.Site, Stack: prev.Origin.Stack}},
 	})
 }
 
@@ -207,17 +207,17 @@ func (o *overwritten) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 // the custom transaction checkers of AGAMOTTO target (AGAMOTTO, OSDI'20, §4.2.2) and
 // the transactional persistent-interval rule of the dissertation
 // (Huang's dissertation, USC 2023, ch. 5).
-var TxUnloggedStore = &framework.Analyzer{
+var TxUnloggedStore = &analysis.Analyzer{
 	Name:       "tx-unlogged-store",
 	Doc:        "a store inside a PMDK transaction to PM not added to the transaction (TX_ADD) nor allocated in it",
 	Class:      report.Correctness,
 	ResultType: reflect.TypeOf(txUnlogged{}),
-	New:        func(*framework.Pass) (any, error) { return txUnlogged{}, nil },
+	New:        func(*analysis.Pass) (any, error) { return txUnlogged{}, nil },
 }
 
 type txUnlogged struct{}
 
-func (txUnlogged) OnStore(p *framework.Pass, s *framework.StoreInfo) {
+func (txUnlogged) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if s.Flags&px86.External != 0 || !s.Tx.InWork() {
 		return
 	}
@@ -225,10 +225,10 @@ func (txUnlogged) OnStore(p *framework.Pass, s *framework.StoreInfo) {
 	if s.Tx.Covers(ev.Addr, ev.Size) || p.State.Reserved.Contains(ev.Addr, ev.Size) || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
-	p.Report(framework.Diagnostic{
+	p.Report(analysis.Diagnostic{
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op,
 		Message: fmt.Sprintf("store of %s to %s inside a transaction is not in a range added to it (TX_ADD) nor in an object allocated in it: an abort or a crash cannot roll it back",
 			plural(ev.Size, "byte"), p.State.Where(ev.Addr)),
-		Related: []framework.RelatedSite{{Role: "transaction", Site: s.Tx.BeginSite, Stack: s.Tx.BeginStack}},
+		Related: []analysis.RelatedSite{{Role: "transaction", Site: s.Tx.BeginSite, Stack: s.Tx.BeginStack}},
 	})
 }

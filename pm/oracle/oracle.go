@@ -1,6 +1,6 @@
 // Package oracle declares scry's trace oracles: the analyses that turn the persistency state of
 // a trace (packages px86 and pmdk, replayed by package replay for the driver of package
-// analysis/framework) into findings. Package analysis lists them in the catalogue of finding
+// analysis) into findings. Package pipeline lists them in the catalogue of finding
 // kinds; docs/oracles.md describes each (meaning, example, fix, source of the rule).
 //
 // Correctness: unpersisted-store, overwritten-unpersisted, tx-unlogged-store.
@@ -10,12 +10,12 @@ package oracle
 import (
 	"fmt"
 
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/analysis"
 )
 
 // All returns every oracle in the catalogue's stable order.
-func All() []*framework.Analyzer {
-	return []*framework.Analyzer{
+func All() []*analysis.Analyzer {
+	return []*analysis.Analyzer{
 		UnpersistedStore,
 		OverwrittenUnpersisted,
 		TxUnloggedStore,

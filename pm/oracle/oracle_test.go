@@ -7,7 +7,7 @@ import (
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/oracle"
 	"github.com/scry-pm/scry/trace"
 )
@@ -134,7 +134,7 @@ func TestOracles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := analysis.Analyze(tc.b.Source(t), analysis.Options{Oracles: tc.oracles, NoInfer: true})
+			rep, err := pipeline.AnalyzeSource(tc.b.Source(t), pipeline.AnalyzeOptions{Oracles: tc.oracles, NoInfer: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestOracles(t *testing.T) {
 }
 
 func TestAnalyzersValid(t *testing.T) {
-	if err := framework.Validate(oracle.All()); err != nil {
+	if err := analysis.Validate(oracle.All()); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range oracle.All() {
@@ -175,7 +175,7 @@ func TestRedundantTxAddNamesCoverer(t *testing.T) {
 		{"allocation", pool().TxBegin(30).Alloc(35, B, 64, trace.AllocInTx).TxAdd(34, B, 16, 0).TxCommit(32).TxEnd(33).Exit(0), "allocation", 35, "already allocated"},
 	}
 	for _, tt := range tests {
-		rep, err := analysis.Analyze(tt.tr.Source(t), analysis.Options{Oracles: []string{"redundant-tx-add"}})
+		rep, err := pipeline.AnalyzeSource(tt.tr.Source(t), pipeline.AnalyzeOptions{Oracles: []string{"redundant-tx-add"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,8 +206,8 @@ func TestNeverDurableStores(t *testing.T) {
 		Store(5, A, 8).                     // event 7: overwrites a persisted store: not listed
 		Store(6, B, 8).                     // event 8: never flushed: unpersisted at exit
 		Exit(0)
-	keep := map[*framework.Analyzer]any{}
-	if _, err := analysis.Analyze(b.Source(t), analysis.Options{Oracles: []string{"unpersisted-store", "overwritten-unpersisted"}, Keep: keep}); err != nil {
+	keep := map[*analysis.Analyzer]any{}
+	if _, err := pipeline.AnalyzeSource(b.Source(t), pipeline.AnalyzeOptions{Oracles: []string{"unpersisted-store", "overwritten-unpersisted"}, Keep: keep}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []uint64

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
@@ -15,26 +15,26 @@ import (
 // at all, or only stores already flushed and waiting for a fence. AGAMOTTO's extra-flush oracle
 // (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_flush). Flushes a library makes
 // for its own metadata (FLUSH internal) are not reported.
-var RedundantFlush = &framework.Analyzer{
+var RedundantFlush = &analysis.Analyzer{
 	Name:       "redundant-flush",
 	Doc:        "a flush of a cache line with no store its thread has not already written back (nothing to write back)",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantFlush{}),
-	New:        func(*framework.Pass) (any, error) { return redundantFlush{}, nil },
+	New:        func(*analysis.Pass) (any, error) { return redundantFlush{}, nil },
 }
 
 type redundantFlush struct{}
 
-func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.FlushEffect) {
+func (redundantFlush) OnFlush(p *analysis.Pass, ev *trace.Event, eff px86.FlushEffect) {
 	if ev.Internal || eff.Dirty > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
-	d := framework.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread)}
+	d := analysis.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread)}
 	line := p.State.Where(p.State.Model.LineOf(ev.Addr))
 	if eff.Pending > 0 {
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: its stores are already flushed and only wait for a fence", ev.Flush, line)
 		if eff.PrevFlush {
-			d.Related = []framework.RelatedSite{{Role: "flush", Site: eff.Prev.Site, Stack: eff.Prev.Stack}}
+			d.Related = []analysis.RelatedSite{{Role: "flush", Site: eff.Prev.Site, Stack: eff.Prev.Stack}}
 		}
 	} else {
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: the line holds no unpersisted store", ev.Flush, line)
@@ -47,21 +47,21 @@ func (redundantFlush) OnFlush(p *framework.Pass, ev *trace.Event, eff px86.Flush
 // (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_fence). Not reported: fences a
 // library makes for itself (internal), locked read-modify-write instructions (atomics order
 // memory for threads, not for persistence), and fences while no PM region is mapped.
-var RedundantFence = &framework.Analyzer{
+var RedundantFence = &analysis.Analyzer{
 	Name:       "redundant-fence",
 	Doc:        "an sfence or mfence with no pending flush or non-temporal store of its own thread to order",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantFence{}),
-	New:        func(*framework.Pass) (any, error) { return redundantFence{}, nil },
+	New:        func(*analysis.Pass) (any, error) { return redundantFence{}, nil },
 }
 
 type redundantFence struct{}
 
-func (redundantFence) OnFence(p *framework.Pass, ev *trace.Event, eff px86.FenceEffect) {
+func (redundantFence) OnFence(p *analysis.Pass, ev *trace.Event, eff px86.FenceEffect) {
 	if ev.Internal || ev.Fence == trace.FenceLocked || eff.Persisted > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
-	p.Report(framework.Diagnostic{
+	p.Report(analysis.Diagnostic{
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread),
 		Message: fmt.Sprintf("%s is redundant: no flushed or non-temporal store is waiting to be made durable", ev.Fence),
 	})
@@ -72,22 +72,22 @@ func (redundantFence) OnFence(p *framework.Pass, ev *trace.Event, eff px86.Fence
 // call only costs time. AGAMOTTO's custom PmemObjTxAddChecker (AGAMOTTO, OSDI'20,
 // §4.2.2, redundant undo-log add). Coverage is by the union of the earlier ranges, whatever
 // their flags, as PMDK's own range tree checks it.
-var RedundantTxAdd = &framework.Analyzer{
+var RedundantTxAdd = &analysis.Analyzer{
 	Name:       "redundant-tx-add",
 	Doc:        "a TX_ADD of a range already added to the same transaction or allocated in it",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantTxAdd{}),
-	New:        func(*framework.Pass) (any, error) { return redundantTxAdd{}, nil },
+	New:        func(*analysis.Pass) (any, error) { return redundantTxAdd{}, nil },
 }
 
 type redundantTxAdd struct{}
 
-func (redundantTxAdd) OnTxAdd(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx, redundant bool) {
+func (redundantTxAdd) OnTxAdd(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx, redundant bool) {
 	if !redundant || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	why := "already added to this transaction or allocated in it"
-	var related []framework.RelatedSite
+	var related []analysis.RelatedSite
 	if c := tx.Coverer; c.Size > 0 {
 		role, verb := "earlier-add", "added"
 		if c.Alloc {
@@ -95,11 +95,11 @@ func (redundantTxAdd) OnTxAdd(p *framework.Pass, ev *trace.Event, tx *pmdk.Tx, r
 		}
 		why = "already " + verb + " in this transaction"
 		if c.Site != 0 {
-			related = append(related, framework.RelatedSite{Role: role, Site: c.Site, Stack: c.Stack})
+			related = append(related, analysis.RelatedSite{Role: role, Site: c.Site, Stack: c.Stack})
 		}
 	}
-	related = append(related, framework.RelatedSite{Role: "transaction", Site: tx.BeginSite, Stack: tx.BeginStack})
-	p.Report(framework.Diagnostic{
+	related = append(related, analysis.RelatedSite{Role: "transaction", Site: tx.BeginSite, Stack: tx.BeginStack})
+	p.Report(analysis.Diagnostic{
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread),
 		Message: fmt.Sprintf("TX_ADD of %s at %s is redundant: the range is %s",
 			plural(ev.Size, "byte"), p.State.Where(ev.Addr), why),

@@ -1,4 +1,4 @@
-package analysis_test
+package pipeline_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/pipeline"
 )
 
 // TestDocsAgree checks that docs/oracles.md says what the catalogue says: its table lists every
@@ -23,7 +23,7 @@ func TestDocsAgree(t *testing.T) {
 	for _, m := range row.FindAllStringSubmatch(doc, -1) {
 		rows = append(rows, m[1:])
 	}
-	kinds := analysis.Kinds()
+	kinds := pipeline.Kinds()
 	if len(rows) != len(kinds) {
 		t.Errorf("docs/oracles.md lists %d kinds, the catalogue %d", len(rows), len(kinds))
 	}

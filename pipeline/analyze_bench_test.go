@@ -1,4 +1,4 @@
-package analysis_test
+package pipeline_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -138,13 +139,13 @@ func benchReadAndAnalyze(b *testing.B, data []byte) {
 	// of inferred properties); "oracles" the trace oracles alone (--no-infer).
 	for _, bc := range []struct {
 		name string
-		opts analysis.Options
-	}{{"analyze", analysis.Options{}}, {"oracles", analysis.Options{NoInfer: true}}} {
+		opts pipeline.AnalyzeOptions
+	}{{"analyze", pipeline.AnalyzeOptions{}}, {"oracles", pipeline.AnalyzeOptions{NoInfer: true}}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				rep, err := analysis.Analyze(analysis.BytesSource(data), bc.opts)
+				rep, err := pipeline.AnalyzeSource(analysis.BytesSource(data), bc.opts)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,44 +1,32 @@
-// Package analysis is the catalogue of every kind of finding scry reports and the front door of
-// the trace analyses.
+package pipeline
+
+// The catalogue of every kind of finding scry reports, where the modes compose.
 //
-// The catalogue (Kinds) lists, once, each kind with its class and its one doc text: the trace
-// oracles (package oracle), the checks of inferred properties (package infer) and the crash
-// findings of exploration (package explore). `scry --help`, docs/oracles.md (a test checks they
-// agree) and the SARIF rules all take their text from it. Select turns the kinds a user names
-// into the analyzers to run; Analyze runs them over a trace with the driver of package
-// analysis/framework, modeled on golang.org/x/tools/go/analysis.
-package analysis
+// Kinds lists, once, each kind with its class and its one doc text: the trace oracles (package
+// oracle), the checks of inferred properties (package infer), the crash findings of exploration
+// (package explore) and of file-system mode (package fs). `scry --help`, docs/oracles.md (a test
+// checks they agree) and the SARIF rules all take their text from it. Select turns the kinds a
+// user names into the analyzers to run; AnalyzeSource runs them over a trace with the driver of
+// package analysis, modeled on golang.org/x/tools/go/analysis.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/scry-pm/scry/analysis/framework"
-	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
-// Re-exported framework types (see package analysis/framework).
-type (
-	Analyzer    = framework.Analyzer
-	Pass        = framework.Pass
-	State       = framework.State
-	Diagnostic  = framework.Diagnostic
-	RelatedSite = framework.RelatedSite
-	StoreInfo   = framework.StoreInfo
-	Source      = framework.Source
-)
-
 // Analyzers returns every analyzer that reports findings from a trace, in catalogue order: the
 // trace oracles, then the checks of inferred properties.
-func Analyzers() []*framework.Analyzer {
+func Analyzers() []*analysis.Analyzer {
 	return append(oracle.All(), infer.Checks()...)
 }
 
@@ -76,7 +64,7 @@ func Kind(name string) (report.Rule, bool) {
 // Selection is what a run reports: the trace analyzers to run and whether crash states are
 // explored.
 type Selection struct {
-	Analyzers []*framework.Analyzer
+	Analyzers []*analysis.Analyzer
 	// Explore is set when a crash kind is selected (exploration runs when the target allows it).
 	Explore bool
 }
@@ -132,8 +120,8 @@ func Select(names []string, noInfer bool) (Selection, error) {
 	return sel, nil
 }
 
-// Options selects what Analyze runs.
-type Options struct {
+// AnalyzeOptions selects what AnalyzeSource runs.
+type AnalyzeOptions struct {
 	// Oracles names the kinds to report (Select); nil or empty: all.
 	Oracles []string
 	// NoInfer leaves out the checks of inferred properties.
@@ -145,41 +133,31 @@ type Options struct {
 	// Properties, if non-nil, are the properties already inferred from the trace (they are
 	// then not inferred again).
 	Properties *infer.Result
-	// Keep, if non-nil, receives every analyzer's result (framework.Config.Keep).
-	Keep map[*framework.Analyzer]any
+	// Keep, if non-nil, receives every analyzer's result (analysis.Config.Keep).
+	Keep map[*analysis.Analyzer]any
 }
 
-// Analyze runs the trace analyzers selected by opts over the trace src opens (crash kinds are
-// exploration's, not run here) and returns the report. See framework.Run for how the end of a
+// AnalyzeSource runs the trace analyzers selected by opts over the trace src opens (crash kinds are
+// exploration's, not run here) and returns the report. See analysis.Run for how the end of a
 // trace is handled. Errors: an unknown kind (nil report); the trace cannot be opened or is not a
 // trace (nil report); a corrupt trace (the report so far and the error).
-func Analyze(src Source, opts Options) (*report.Report, error) {
+func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, error) {
 	sel, err := Select(opts.Oracles, opts.NoInfer)
 	if err != nil {
 		return nil, err
 	}
-	cfg := framework.Config{Suppressions: opts.Suppressions, Trace: opts.Trace, Keep: opts.Keep}
+	cfg := analysis.Config{Suppressions: opts.Suppressions, Trace: opts.Trace, Keep: opts.Keep}
 	if opts.Properties != nil {
-		cfg.Results = map[*framework.Analyzer]any{infer.Properties: opts.Properties}
+		cfg.Results = map[*analysis.Analyzer]any{infer.Properties: opts.Properties}
 	}
-	return framework.Run(src, sel.Analyzers, cfg)
+	return analysis.Run(src, sel.Analyzers, cfg)
 }
 
-// FileSource opens the trace at path.
-func FileSource(path string) Source {
-	return func() (*trace.Reader, error) { return trace.Open(path) }
-}
-
-// BytesSource reads a trace held in memory.
-func BytesSource(data []byte) Source {
-	return func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)) }
-}
-
-// AnalyzeFile runs Analyze on the trace at path; the report names it. Errors as Analyze, with
+// AnalyzeFile runs AnalyzeSource on the trace at path; the report names it. Errors as AnalyzeSource, with
 // the path.
-func AnalyzeFile(path string, opts Options) (*report.Report, error) {
+func AnalyzeFile(path string, opts AnalyzeOptions) (*report.Report, error) {
 	opts.Trace = path
-	rep, err := Analyze(FileSource(path), opts)
+	rep, err := AnalyzeSource(analysis.FileSource(path), opts)
 	if err != nil && !errors.Is(err, trace.ErrNotTrace) && rep != nil {
 		err = fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,4 +1,4 @@
-package analysis_test
+package pipeline_test
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
-	"github.com/scry-pm/scry/analysis/framework"
+	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -25,9 +25,9 @@ const (
 
 func pool() *analysistest.Builder { return analysistest.New().Map(1, base, 0x10000) }
 
-func analyze(t *testing.T, b *analysistest.Builder, opts analysis.Options) *report.Report {
+func analyze(t *testing.T, b *analysistest.Builder, opts pipeline.AnalyzeOptions) *report.Report {
 	t.Helper()
-	rep, err := analysis.Analyze(b.Source(t), opts)
+	rep, err := pipeline.AnalyzeSource(b.Source(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDedupeAndFirstOccurrence(t *testing.T) {
 	for i := uint64(0); i < 5; i++ {
 		b.OpBegin(i, "op"+string(rune('a'+i))).Flush(11, trace.FlushCLWB, A+i*64).OpEnd(i)
 	}
-	rep := analyze(t, b.Exit(0), analysis.Options{Oracles: []string{"redundant-flush"}})
+	rep := analyze(t, b.Exit(0), pipeline.AnalyzeOptions{Oracles: []string{"redundant-flush"}})
 	if len(rep.Findings) != 1 {
 		t.Fatalf("findings: %+v", rep.Findings)
 	}
@@ -59,7 +59,7 @@ func TestUnpersistedFirstOccurrenceIsEarliestStore(t *testing.T) {
 	for i := uint64(0); i < 20; i++ {
 		b.Store(10, base+0x1000-i*64, 8)
 	}
-	rep := analyze(t, b.Exit(0), analysis.Options{Oracles: []string{"unpersisted-store"}})
+	rep := analyze(t, b.Exit(0), pipeline.AnalyzeOptions{Oracles: []string{"unpersisted-store"}})
 	if len(rep.Findings) != 1 || rep.Findings[0].Count != 20 {
 		t.Fatalf("findings: %+v", rep.Findings)
 	}
@@ -82,7 +82,7 @@ func TestUnpersistedFirstOccurrenceIsEarliestStore(t *testing.T) {
 
 func TestStacks(t *testing.T) {
 	b := pool().Stack(1, 0, 50).Stack(2, 1, 51).Context(2).Store(10, A, 8).Context(0).Exit(0)
-	rep := analyze(t, b, analysis.Options{Oracles: []string{"unpersisted-store"}})
+	rep := analyze(t, b, pipeline.AnalyzeOptions{Oracles: []string{"unpersisted-store"}})
 	if len(rep.Findings) != 1 {
 		t.Fatalf("findings: %+v", rep.Findings)
 	}
@@ -134,7 +134,7 @@ func TestPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep := analyze(t, tt.b.Exit(0), analysis.Options{Oracles: []string{"redundant-flush"}})
+			rep := analyze(t, tt.b.Exit(0), pipeline.AnalyzeOptions{Oracles: []string{"redundant-flush"}})
 			var got []string
 			for _, f := range rep.Findings {
 				got = append(got, fmt.Sprintf("%s@%d×%d", f.Kind, f.Location.Line, f.Count))
@@ -164,7 +164,7 @@ func TestEndings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rep := analyze(t, tc.b, analysis.Options{})
+			rep := analyze(t, tc.b, pipeline.AnalyzeOptions{})
 			if got := analysistest.Summary(rep); !slices.Equal(got, tc.want) {
 				t.Errorf("findings %q, want %q", got, tc.want)
 			}
@@ -181,7 +181,7 @@ func TestCutInTheMiddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analysis.Analyze(analysis.BytesSource(data[:len(data)-10]), analysis.Options{})
+	rep, err := pipeline.AnalyzeSource(analysis.BytesSource(data[:len(data)-10]), pipeline.AnalyzeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestCorruptKeepsFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	data = append(data[:len(data)-3], 0x3f, 0x3f, 0x3f) // END replaced by an unknown record kind
-	rep, err := analysis.Analyze(analysis.BytesSource(data), analysis.Options{})
+	rep, err := pipeline.AnalyzeSource(analysis.BytesSource(data), pipeline.AnalyzeOptions{})
 	if !errors.Is(err, trace.ErrCorrupt) {
 		t.Fatalf("error %v, want ErrCorrupt", err)
 	}
@@ -221,7 +221,7 @@ func TestAnalyzeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analysis.AnalyzeFile(path, analysis.Options{Suppressions: s})
+	rep, err := pipeline.AnalyzeFile(path, pipeline.AnalyzeOptions{Suppressions: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,10 +234,10 @@ func TestAnalyzeFile(t *testing.T) {
 	// Not a trace.
 	bad := filepath.Join(dir, "bad")
 	os.WriteFile(bad, []byte("hello, world, this is not a trace"), 0o644)
-	if _, err := analysis.AnalyzeFile(bad, analysis.Options{}); !errors.Is(err, trace.ErrNotTrace) {
+	if _, err := pipeline.AnalyzeFile(bad, pipeline.AnalyzeOptions{}); !errors.Is(err, trace.ErrNotTrace) {
 		t.Errorf("not a trace: %v", err)
 	}
-	if _, err := analysis.AnalyzeFile(path, analysis.Options{Oracles: []string{"bogus"}}); err == nil {
+	if _, err := pipeline.AnalyzeFile(path, pipeline.AnalyzeOptions{Oracles: []string{"bogus"}}); err == nil {
 		t.Error("unknown oracle accepted")
 	}
 }
@@ -270,25 +270,25 @@ func TestFramework(t *testing.T) {
 		Name: "count-stores", Doc: "counts stores", Requires: []*analysis.Analyzer{pre},
 		ResultType: reflect.TypeOf((*stores)(nil)),
 		New: func(p *analysis.Pass) (any, error) {
-			seen = framework.ResultOf[int](p, pre)
+			seen = analysis.ResultOf[int](p, pre)
 			return &stores{}, nil
 		},
 	}
 	b := pool().Store(10, A, 8).Exit(0)
-	if _, err := framework.Run(b.Source(t), []*analysis.Analyzer{counter}, framework.Config{}); err != nil {
+	if _, err := analysis.Run(b.Source(t), []*analysis.Analyzer{counter}, analysis.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if seen != 4 || prepassReads != 1 { // SITES, REGION_MAP, STORE, END
 		t.Errorf("prepass result %d after %d reads, want 4 after 1", seen, prepassReads)
 	}
 	// A result given in Config.Results replaces the prepass.
-	if _, err := framework.Run(b.Source(t), []*analysis.Analyzer{counter}, framework.Config{Results: map[*analysis.Analyzer]any{pre: 7}}); err != nil || seen != 7 || prepassReads != 1 {
+	if _, err := analysis.Run(b.Source(t), []*analysis.Analyzer{counter}, analysis.Config{Results: map[*analysis.Analyzer]any{pre: 7}}); err != nil || seen != 7 || prepassReads != 1 {
 		t.Errorf("given result: seen %d, reads %d, err %v", seen, prepassReads, err)
 	}
 	// A result of the wrong type is an error, not a panic later.
 	wrong := &analysis.Analyzer{Name: "wrong", Doc: "returns a string", ResultType: reflect.TypeOf(0),
 		New: func(*analysis.Pass) (any, error) { return "no", nil }}
-	if _, err := framework.Run(b.Source(t), []*analysis.Analyzer{wrong}, framework.Config{}); err == nil || !strings.Contains(err.Error(), "declared int") {
+	if _, err := analysis.Run(b.Source(t), []*analysis.Analyzer{wrong}, analysis.Config{}); err == nil || !strings.Contains(err.Error(), "declared int") {
 		t.Errorf("wrong result type: %v", err)
 	}
 	bad := []struct {
@@ -304,18 +304,18 @@ func TestFramework(t *testing.T) {
 		{"class", &analysis.Analyzer{Name: "cls", Doc: "d", Class: "style", ResultType: reflect.TypeOf(0), New: counter.New}, "unknown class"},
 	}
 	for _, tc := range bad {
-		if err := framework.Validate([]*analysis.Analyzer{tc.a}); err == nil || !strings.Contains(err.Error(), tc.msg) {
+		if err := analysis.Validate([]*analysis.Analyzer{tc.a}); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: Validate = %v, want %q", tc.name, err, tc.msg)
 		}
 	}
 	x := &analysis.Analyzer{Name: "a", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New}
 	y := &analysis.Analyzer{Name: "b", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New, Requires: []*analysis.Analyzer{x}}
 	x.Requires = []*analysis.Analyzer{y}
-	if err := framework.Validate([]*analysis.Analyzer{x}); err == nil || !strings.Contains(err.Error(), "cycle") {
+	if err := analysis.Validate([]*analysis.Analyzer{x}); err == nil || !strings.Contains(err.Error(), "cycle") {
 		t.Errorf("cycle: %v", err)
 	}
 	twin := &analysis.Analyzer{Name: "count-stores", Doc: "d", ResultType: reflect.TypeOf(0), New: counter.New}
-	if err := framework.Validate([]*analysis.Analyzer{counter, twin}); err == nil || !strings.Contains(err.Error(), "two analyzers") {
+	if err := analysis.Validate([]*analysis.Analyzer{counter, twin}); err == nil || !strings.Contains(err.Error(), "two analyzers") {
 		t.Errorf("duplicate names: %v", err)
 	}
 }
@@ -323,11 +323,11 @@ func TestFramework(t *testing.T) {
 // TestCatalogue checks the registry of finding kinds: every analyzer valid, names unique, one
 // doc text each, and the selection function.
 func TestCatalogue(t *testing.T) {
-	if err := framework.Validate(analysis.Analyzers()); err != nil {
+	if err := analysis.Validate(pipeline.Analyzers()); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, k := range analysis.Kinds() {
+	for _, k := range pipeline.Kinds() {
 		if seen[k.Kind] || k.Doc == "" || (k.Class != report.Correctness && k.Class != report.Performance && k.Class != report.Unconfirmed) {
 			t.Errorf("bad kind %+v", k)
 		}
@@ -348,7 +348,7 @@ func TestCatalogue(t *testing.T) {
 		{[]string{"bogus"}, false, nil, false, "unknown oracle bogus (known: unpersisted-store"},
 	}
 	for _, tc := range tests {
-		sel, err := analysis.Select(tc.names, tc.noInfer)
+		sel, err := pipeline.Select(tc.names, tc.noInfer)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("Select(%q, %v) error %v, want %q", tc.names, tc.noInfer, err, tc.err)

@@ -1,6 +1,7 @@
-package framework
+package analysis
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -401,4 +402,14 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 	rep.Sort()
 	cfg.Suppressions.Filter(rep)
 	return rep
+}
+
+// FileSource opens the trace at path.
+func FileSource(path string) Source {
+	return func() (*trace.Reader, error) { return trace.Open(path) }
+}
+
+// BytesSource reads a trace held in memory.
+func BytesSource(data []byte) Source {
+	return func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)) }
 }

@@ -1,10 +1,10 @@
-// Package framework is the core of scry's trace analyses, modeled on
+// Package analysis is the core of scry's trace analyses, modeled on
 // golang.org/x/tools/go/analysis: an Analyzer is a static, declared unit (name, one doc text,
 // the class of its findings, the analyzers it requires, the type of its result); one driver,
 // Run, runs a set of analyzers over a trace.
 //
 // Most analyzers are streaming: the driver makes one pass over the trace through a replay
-// machine (package replay: regions, operations, transactions, reservations and the px86
+// machine (package pm/replay: regions, operations, transactions, reservations and the px86
 // persistency model), creates each analyzer's state with New, and calls the hooks that state
 // implements with each typed change. An analyzer that needs the whole trace before the others
 // can start (inference of persistence properties) declares Prepass instead: the driver runs it
@@ -13,9 +13,10 @@
 // at the frame every execution through it shows (report.Place: a helper wrong for one caller is
 // reported at that caller) and the contexts placed alike become one finding.
 //
-// Package analysis holds the catalogue of finding kinds and selects analyzers from it; this
-// package exists so that the packages declaring analyzers (oracle, infer) avoid an import cycle.
-package framework
+// This package sits at the bottom of the analyses' import graph: the packages declaring
+// analyzers (pm/oracle, pm/infer) import it, and the catalogue of every kind of finding lives
+// where the modes compose (package pipeline).
+package analysis
 
 import (
 	"errors"
