@@ -386,7 +386,7 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 				continue
 			}
 			f := report.Finding{
-				Kind: an.Name, Class: an.Class, Message: a.diag.Message, Location: placed[i].Location(),
+				Kind: an.Kind(), Class: an.Class, Message: a.diag.Message, Location: placed[i].Location(),
 				Stack: placed[i].Frames, Count: a.count, FirstEvent: a.diag.Event, Properties: slices.Clone(a.props),
 			}
 			for _, rel := range a.diag.Related {

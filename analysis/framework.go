@@ -60,8 +60,11 @@ type Analyzer struct {
 
 func (a *Analyzer) String() string { return a.Name }
 
+// Kind returns the kind of the analyzer's findings: its name.
+func (a *Analyzer) Kind() report.Kind { return report.Kind(a.Name) }
+
 // Rule returns the analyzer's kind of finding as the report lists it.
-func (a *Analyzer) Rule() report.Rule { return report.Rule{Kind: a.Name, Class: a.Class, Doc: a.Doc} }
+func (a *Analyzer) Rule() report.Rule { return report.Rule{Kind: a.Kind(), Class: a.Class, Doc: a.Doc} }
 
 var kebab = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 

@@ -81,7 +81,7 @@ func TestFSExamples(t *testing.T) {
 					}
 					var got []string
 					for _, f := range rep.Findings {
-						got = append(got, filepath.Base(f.Location.File)+":"+itoa(f.Location.Line)+": "+f.Kind)
+						got = append(got, filepath.Base(f.Location.File)+":"+itoa(f.Location.Line)+": "+string(f.Kind))
 					}
 					var exp []string
 					if v == "buggy" {

@@ -14,19 +14,12 @@ import (
 	"github.com/scry-pm/scry/workload"
 )
 
-// Kinds of file-system crash findings, in the catalogue (package pipeline).
-const (
-	KindOrdering   = "fs-ordering-violation"
-	KindAtomicity  = "fs-atomicity-violation"
-	KindDurability = "fs-durability-violation"
-)
-
 // Kinds returns the catalogue entries of the file-system crash findings.
 func Kinds() []report.Rule {
 	return []report.Rule{
-		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state in which a file-system operation persisted while an earlier one did not fails the checker or diverges from both legal outcomes: the earlier operation must persist first (a missing fsync)"},
-		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash state in which a file-system operation, or a run of them, persisted in part fails the checker or diverges from both legal outcomes: the program assumes it persists whole"},
-		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash state that lost a file-system operation the program had already reported done on its output fails the checker or diverges from both legal outcomes: the output was printed before the data was durable"},
+		{Kind: report.FSOrderingViolation, Class: report.Correctness, Doc: "a crash state in which a file-system operation persisted while an earlier one did not fails the checker or diverges from both legal outcomes: the earlier operation must persist first (a missing fsync)"},
+		{Kind: report.FSAtomicityViolation, Class: report.Correctness, Doc: "a crash state in which a file-system operation, or a run of them, persisted in part fails the checker or diverges from both legal outcomes: the program assumes it persists whole"},
+		{Kind: report.FSDurabilityViolation, Class: report.Correctness, Doc: "a crash state that lost a file-system operation the program had already reported done on its output fails the checker or diverges from both legal outcomes: the output was printed before the data was durable"},
 	}
 }
 
@@ -462,7 +455,7 @@ func (e *explorer) runPrefix(patch map[int]bool) error {
 		}
 		it := items[i]
 		it.a, it.b = points[i], points[end]
-		e.cl.add(KindAtomicity, it, vs[i])
+		e.cl.add(report.FSAtomicityViolation, it, vs[i])
 		i = j
 	}
 	return err
@@ -486,11 +479,11 @@ func (e *explorer) runOmitOne(patch map[int]bool) error {
 }
 
 // orderKind is the kind of a failing state that lost operation it.a and kept it.b.
-func (e *explorer) orderKind(it item) string {
+func (e *explorer) orderKind(it item) report.Kind {
 	if e.p.m.Ops[it.b].Kind == OpOutput {
-		return KindDurability
+		return report.FSDurabilityViolation
 	}
-	return KindOrdering
+	return report.FSOrderingViolation
 }
 
 // runSplit judges the split states: each failing one is an atomicity violation.
@@ -499,7 +492,7 @@ func (e *explorer) runSplit(patch map[int]bool) error {
 	vs, err := e.run(items)
 	for x, v := range vs {
 		if v.failed {
-			e.cl.add(KindAtomicity, items[x], v)
+			e.cl.add(report.FSAtomicityViolation, items[x], v)
 		}
 	}
 	return err
@@ -518,7 +511,7 @@ func (e *explorer) runExhaustive() error {
 			continue
 		}
 		it := items[x]
-		kind := KindAtomicity
+		kind := report.FSAtomicityViolation
 		if it.a != it.b {
 			kind = e.orderKind(it)
 		}

@@ -69,12 +69,12 @@ func symptomText(v verdict) string {
 
 // add records failing state it (judged v) as a finding of kind, or as a dynamic
 // vulnerability of an earlier finding with the same static pair.
-func (c *clusters) add(kind string, it item, v verdict) {
+func (c *clusters) add(kind report.Kind, it item, v verdict) {
 	m, ms := c.p.m, c.p.micro[it.build]
 	fa, fb := c.frames(it.a), c.frames(it.b)
-	key := kind + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
-	if kind == KindAtomicity && it.strategy == StrategySplit {
-		key = kind + "\x00" + report.FramesKey(fa) + "\x00split"
+	key := string(kind) + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
+	if kind == report.FSAtomicityViolation && it.strategy == StrategySplit {
+		key = string(kind) + "\x00" + report.FramesKey(fa) + "\x00split"
 	}
 	pair := [2]int{it.a, it.b}
 	f, ok := c.by[key]
@@ -83,9 +83,9 @@ func (c *clusters) add(kind string, it item, v verdict) {
 		sym := symptomText(v)
 		var msg string
 		switch kind {
-		case KindOrdering:
+		case report.FSOrderingViolation:
 			msg = fmt.Sprintf("%s must persist before %s: a crash that keeps the second and loses the first %s", oa.Describe(), ob.Describe(), sym)
-		case KindDurability:
+		case report.FSDurabilityViolation:
 			msg = fmt.Sprintf("%s is not durable when the program prints %s: a crash after the output loses it and %s", oa.Describe(), ob.Describe(), sym)
 		default:
 			if it.a == it.b {
@@ -100,9 +100,9 @@ func (c *clusters) add(kind string, it item, v verdict) {
 		}
 		if it.a != it.b && len(fb) > 0 {
 			role := "persisted before it"
-			if kind == KindDurability {
+			if kind == report.FSDurabilityViolation {
 				role = "output"
-			} else if kind == KindAtomicity {
+			} else if kind == report.FSAtomicityViolation {
 				role = "end of the run"
 			}
 			f.Related = append(f.Related, fb[0].Location().Related(role))

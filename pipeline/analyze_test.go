@@ -326,7 +326,7 @@ func TestCatalogue(t *testing.T) {
 	if err := analysis.Validate(pipeline.Analyzers()); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
+	seen := map[report.Kind]bool{}
 	for _, k := range pipeline.Kinds() {
 		if seen[k.Kind] || k.Doc == "" || (k.Class != report.Correctness && k.Class != report.Performance && k.Class != report.Unconfirmed) {
 			t.Errorf("bad kind %+v", k)

@@ -46,15 +46,15 @@ func Kinds() []report.Rule {
 func Names() []string {
 	var out []string
 	for _, k := range Kinds() {
-		out = append(out, k.Kind)
+		out = append(out, string(k.Kind))
 	}
 	return out
 }
 
-// Kind returns the catalogue entry of a kind.
-func Kind(name string) (report.Rule, bool) {
+// LookupKind returns the catalogue entry of the kind named name.
+func LookupKind(name string) (report.Rule, bool) {
 	for _, k := range Kinds() {
-		if k.Kind == name {
+		if string(k.Kind) == name {
 			return k, true
 		}
 	}
@@ -84,11 +84,11 @@ func Select(names []string, noInfer bool) (Selection, error) {
 	}
 	var unknown []string
 	for _, n := range want {
-		if _, ok := Kind(n); !ok {
+		if _, ok := LookupKind(n); !ok {
 			unknown = append(unknown, n)
 		}
 		for _, k := range fsmode.Kinds() {
-			if k.Kind == n {
+			if string(k.Kind) == n {
 				return Selection{}, fmt.Errorf("%s is a finding of file-system mode (scry fs check), not of a PM trace", n)
 			}
 		}
@@ -113,7 +113,7 @@ func Select(names []string, noInfer bool) (Selection, error) {
 		sel.Analyzers = append(sel.Analyzers, a)
 	}
 	for _, k := range explore.Kinds() {
-		if all || slices.Contains(want, k.Kind) {
+		if all || slices.Contains(want, string(k.Kind)) {
 			sel.Explore = true
 		}
 	}

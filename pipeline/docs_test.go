@@ -32,10 +32,10 @@ func TestDocsAgree(t *testing.T) {
 			t.Errorf("docs/oracles.md: no row for %s", k.Kind)
 			continue
 		}
-		if r := rows[i]; r[0] != k.Kind || r[1] != string(k.Class) || r[2] != k.Doc {
+		if r := rows[i]; r[0] != string(k.Kind) || r[1] != string(k.Class) || r[2] != k.Doc {
 			t.Errorf("docs/oracles.md row %d:\n got %q %q %q\nwant %q %q %q", i+1, r[0], r[1], r[2], k.Kind, k.Class, k.Doc)
 		}
-		if h := "\n## " + k.Kind + " (" + string(k.Class) + ")\n"; !strings.Contains(doc, h) {
+		if h := "\n## " + string(k.Kind) + " (" + string(k.Class) + ")\n"; !strings.Contains(doc, h) {
 			t.Errorf("docs/oracles.md has no section %q", strings.TrimSpace(h))
 		}
 	}

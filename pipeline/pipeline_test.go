@@ -19,7 +19,7 @@ import (
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/crash"
-	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -209,9 +209,9 @@ func TestExploreWithFakeRunner(t *testing.T) {
 				t.Fatalf("no finding; stats %+v warnings %q", rep.Stats, rep.Warnings)
 			}
 			f := rep.Findings[0]
-			if f.Kind != explore.KindOrdering || f.Crash.Symptom != tc.symptom || f.Location.Line != sFence {
+			if f.Kind != report.OrderingViolation || f.Crash.Symptom != tc.symptom || f.Location.Line != sFence {
 				t.Errorf("finding %s (%s) at line %d, want %s (%s) at the fence (line %d): %s",
-					f.Kind, f.Crash.Symptom, f.Location.Line, explore.KindOrdering, tc.symptom, sFence, f.Message)
+					f.Kind, f.Crash.Symptom, f.Location.Line, report.OrderingViolation, tc.symptom, sFence, f.Message)
 			}
 			var roles []string
 			for _, r := range f.Related {

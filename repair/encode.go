@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/trace"
 )
 

@@ -226,7 +226,7 @@ func (p *problem) obligations() map[int]string {
 			return out
 		}
 		switch f.Kind {
-		case "unpersisted-store":
+		case report.UnpersistedStore:
 			// Durable before the next operation begins or its own ends (the crash point a
 			// durability violation is found at: a store made durable later leaves the
 			// operations in between with a state they cannot recover from), else before its
@@ -245,7 +245,7 @@ func (p *problem) obligations() map[int]string {
 				continue
 			}
 			p.obls = append(p.obls, obligation{kind: oDurable, a: k, by: by, target: ti})
-		case "overwritten-unpersisted":
+		case report.OverwrittenUnpersisted:
 			rs := related("unpersisted-store")
 			if len(rs) == 0 {
 				why[ti] = "it names no earlier store"
@@ -257,9 +257,9 @@ func (p *problem) obligations() map[int]string {
 				continue
 			}
 			p.obls = append(p.obls, obligation{kind: oDurable, a: a, by: k, strict: true, target: ti})
-		case "tx-unlogged-store":
+		case report.TxUnloggedStore:
 			p.obls = append(p.obls, obligation{kind: oTxAdd, a: k, target: ti})
-		case "mpb-violation":
+		case report.MPBViolation:
 			rs := related("earlier-store")
 			if len(rs) == 0 {
 				why[ti] = "it names no earlier store"
@@ -271,7 +271,7 @@ func (p *problem) obligations() map[int]string {
 				continue
 			}
 			p.obls = append(p.obls, obligation{kind: oBefore, a: a, b: k, target: ti})
-		case "ordering-violation":
+		case report.OrderingViolation:
 			var n int
 			for _, u := range related("unpersisted") {
 				ui := p.latestStore(k, e.thread, u, nil)
@@ -286,7 +286,7 @@ func (p *problem) obligations() map[int]string {
 			if n == 0 {
 				why[ti] = "the stores its crash state persisted and lost are not in the operation of the trace read"
 			}
-		case "atomicity-violation":
+		case report.AtomicityViolation:
 			if txs := p.unloggedInTx(k); txs != nil {
 				for _, s := range txs {
 					p.obls = append(p.obls, obligation{kind: oTxAdd, a: s, target: ti})
@@ -323,7 +323,7 @@ func (p *problem) obligations() map[int]string {
 			}
 			p.obls = append(p.obls, obligation{kind: oAtomic, us: us, ps: ps, target: ti})
 		default:
-			why[ti] = "scry fix does not repair " + f.Kind + " findings"
+			why[ti] = "scry fix does not repair " + string(f.Kind) + " findings"
 		}
 	}
 	return why

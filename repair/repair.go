@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/report"
 )
 
 // Options configure Fix.
@@ -67,8 +67,8 @@ const (
 
 // Outcome is what became of one selected finding.
 type Outcome struct {
-	Finding  int    // 1-based number in the report
-	Kind     string // its kind
+	Finding  int         // 1-based number in the report
+	Kind     report.Kind // its kind
 	Location report.Location
 	// Repair is the repair that fixes it (nil: not repaired, Reason says why).
 	Repair *Repair
@@ -136,9 +136,9 @@ func PatchHead(head []byte) bool {
 const patchMagic = "# scry fix"
 
 // fixable are the kinds scry fix handles.
-var fixable = map[string]bool{
-	"unpersisted-store": true, "overwritten-unpersisted": true, "tx-unlogged-store": true, "mpb-violation": true,
-	"ordering-violation": true, "atomicity-violation": true, "durability-violation": true, "mpa-violation": true,
+var fixable = map[report.Kind]bool{
+	report.UnpersistedStore: true, report.OverwrittenUnpersisted: true, report.TxUnloggedStore: true, report.MPBViolation: true,
+	report.OrderingViolation: true, report.AtomicityViolation: true, report.DurabilityViolation: true, report.MPAViolation: true,
 }
 
 // Fix computes the repairs of the report's selected findings and, with a build command,
@@ -356,14 +356,14 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 			continue
 		}
 		if !fixable[fd.Kind] {
-			f.reasons[n] = "scry fix repairs correctness findings of the kinds unpersisted-store, overwritten-unpersisted, tx-unlogged-store, mpb-violation, ordering-violation, atomicity-violation and durability-violation, not " + fd.Kind
+			f.reasons[n] = "scry fix repairs correctness findings of the kinds unpersisted-store, overwritten-unpersisted, tx-unlogged-store, mpb-violation, ordering-violation, atomicity-violation and durability-violation, not " + string(fd.Kind)
 			continue
 		}
-		if fd.Kind == "mpa-violation" {
+		if fd.Kind == report.MPAViolation {
 			f.reasons[n] = "stores that must persist atomically cannot be ordered into atomicity by flushes and fences: " + atomicAdvice
 			continue
 		}
-		if fd.Kind == "durability-violation" {
+		if fd.Kind == report.DurabilityViolation {
 			if m := f.unpersistedFor(fd, sel); m > 0 {
 				joinedTo[n] = m
 				continue
@@ -401,7 +401,7 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 		w.start, w.end = ix.spanAround(th, lo, hi)
 		w.deadline = w.end
 		for _, t := range ts {
-			if t.f.Kind == "unpersisted-store" {
+			if t.f.Kind == report.UnpersistedStore {
 				w.deadline = ix.end
 				w.tailLines = map[uint64]bool{}
 				w.anchor = t.anchor
@@ -483,7 +483,7 @@ func (f *fixer) unpersistedFor(fd *report.Finding, sel []int) int {
 		}
 		for _, n := range sel {
 			g := &f.rep.Findings[n-1]
-			if g.Kind != "unpersisted-store" {
+			if g.Kind != report.UnpersistedStore {
 				continue
 			}
 			// Its place, or its instruction when it is placed at a caller.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -374,7 +374,7 @@ func writeCase(t *testing.T, c fixCase, dir string) string {
 	r.Close()
 	rep := &report.Report{Trace: tp}
 	for _, fs := range c.findings {
-		fd := report.Finding{Kind: fs.kind, Class: report.Correctness, Location: locs[fs.site], FirstEvent: index[fs.event], Count: 1}
+		fd := report.Finding{Kind: report.Kind(fs.kind), Class: report.Correctness, Location: locs[fs.site], FirstEvent: index[fs.event], Count: 1}
 		stack := fs.stack
 		if stack == nil {
 			stack = []string{fs.site}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/pm/px86"
 )
 
 // The search is PMBugAssist's (Huang's dissertation, ch. 4, Algorithms 1-3), with the trace's

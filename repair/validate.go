@@ -270,7 +270,7 @@ func newLineMap(fd fileDiff) *lineMap {
 
 // findingKey identifies a finding across a repair: kind, file, line (after the repair) and
 // function.
-func findingKey(kind, file string, line int, fn string) string {
+func findingKey(kind report.Kind, file string, line int, fn string) string {
 	return fmt.Sprintf("%s|%s|%d|%s", kind, file, line, fn)
 }
 

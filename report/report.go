@@ -64,7 +64,7 @@ type Operation struct {
 
 // Finding is one deduplicated bug report: every dynamic occurrence of Kind at Location.
 type Finding struct {
-	Kind     string    `json:"kind"`    // stable kebab-case name, see docs/oracles.md
+	Kind     Kind      `json:"kind"`    // stable kebab-case name, see docs/oracles.md
 	Class    Class     `json:"class"`   // correctness or performance
 	Message  string    `json:"message"` // of the first occurrence
 	Location Location  `json:"location"`
@@ -87,7 +87,7 @@ type Finding struct {
 
 // Rule describes one kind of finding, for the SARIF rule table and for listings.
 type Rule struct {
-	Kind  string
+	Kind  Kind
 	Class Class
 	Doc   string // one line
 }
@@ -101,7 +101,7 @@ type Report struct {
 	// Rules lists the kinds that were checked (for SARIF and the summary), in catalogue order.
 	Rules []Rule
 	// Suppressed counts the findings removed by suppressions, by kind.
-	Suppressed map[string]int
+	Suppressed map[Kind]int
 	// Stats is set when crash states were explored (the JSON "stats" object).
 	Stats *Stats
 	// Check is how the check ran (`scry check`; the JSON "check" object), nil otherwise.

@@ -126,7 +126,7 @@ func validKind(k string) bool {
 }
 
 func (r *suppRule) matches(f *Finding, dir string) bool {
-	if r.kind != "*" && r.kind != f.Kind {
+	if r.kind != "*" && r.kind != string(f.Kind) {
 		return false
 	}
 	file := f.Location.File
@@ -182,7 +182,7 @@ func (s *Suppressions) Filter(rep *Report) int {
 	for _, f := range rep.Findings {
 		if s.Match(&f) {
 			if rep.Suppressed == nil {
-				rep.Suppressed = map[string]int{}
+				rep.Suppressed = map[Kind]int{}
 			}
 			rep.Suppressed[f.Kind]++
 			removed++

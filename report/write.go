@@ -140,14 +140,14 @@ type jsonReport struct {
 }
 
 type jsonSummry struct {
-	Trace       string         `json:"trace"`
-	Events      uint64         `json:"events"`
-	Findings    int            `json:"findings"`
-	Correctness int            `json:"correctness"`
-	Performance int            `json:"performance"`
-	Unconfirmed int            `json:"unconfirmed"`
-	Suppressed  int            `json:"suppressed"`
-	ByKind      map[string]int `json:"by_kind"`
+	Trace       string       `json:"trace"`
+	Events      uint64       `json:"events"`
+	Findings    int          `json:"findings"`
+	Correctness int          `json:"correctness"`
+	Performance int          `json:"performance"`
+	Unconfirmed int          `json:"unconfirmed"`
+	Suppressed  int          `json:"suppressed"`
+	ByKind      map[Kind]int `json:"by_kind"`
 }
 
 // WriteJSON writes the report as one JSON object {"findings":[...],"warnings":[...],
@@ -159,7 +159,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Summary: jsonSummry{
 			Trace: r.Trace, Events: r.Events, Findings: len(r.Findings),
 			Correctness: r.Count(Correctness), Performance: r.Count(Performance), Unconfirmed: r.Count(Unconfirmed),
-			Suppressed: r.SuppressedTotal(), ByKind: map[string]int{},
+			Suppressed: r.SuppressedTotal(), ByKind: map[Kind]int{},
 		},
 		Stats: r.Stats,
 		Check: r.Check,
@@ -235,18 +235,18 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		return err
 	}
 	run := sarif.NewRunWithInformationURI(ToolName, ToolURI)
-	ruleIndex := map[string]int{}
-	addRule := func(kind string, class Class, doc string) {
+	ruleIndex := map[Kind]int{}
+	addRule := func(kind Kind, class Class, doc string) {
 		if _, ok := ruleIndex[kind]; ok {
 			return
 		}
 		ruleIndex[kind] = len(ruleIndex)
-		rule := run.AddRule(kind).WithName(kind)
+		rule := run.AddRule(string(kind)).WithName(string(kind))
 		if doc != "" {
 			// The kind's one doc text (the catalogue of package pipeline); docs/oracles.md has
 			// examples and fixes.
 			rule.WithShortDescription(sarif.NewMultiformatMessageString(doc))
-			rule.WithTextHelp(doc + " (see docs/oracles.md, section " + kind + ")")
+			rule.WithTextHelp(doc + " (see docs/oracles.md, section " + string(kind) + ")")
 		}
 		level := "warning"
 		if class == Correctness {
@@ -265,7 +265,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		if f.Class == Correctness {
 			level = "error"
 		}
-		res := run.CreateResultForRule(f.Kind).
+		res := run.CreateResultForRule(string(f.Kind)).
 			WithRuleIndex(ruleIndex[f.Kind]).
 			WithLevel(level).
 			WithMessage(sarif.NewTextMessage(f.Message))
@@ -332,7 +332,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		oc := uint(f.Count)
 		res.OccurrenceCount = &oc
 		res.WithPartialFingerPrints(map[string]interface{}{"scryKindLocation/v1": strings.Join(
-			[]string{f.Kind, f.Location.File, strconv.Itoa(f.Location.Line), strconv.Itoa(f.Location.Column), f.Location.Function}, ":")})
+			[]string{string(f.Kind), f.Location.File, strconv.Itoa(f.Location.Line), strconv.Itoa(f.Location.Column), f.Location.Function}, ":")})
 	}
 	if run.Results == nil {
 		run.Results = []*sarif.Result{}

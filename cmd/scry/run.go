@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/internal/safefile"
@@ -133,7 +132,7 @@ func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	c.Flags().BoolVar(&f.strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
 	c.Flags().BoolVar(&f.force, "force", false, "let -o replace an existing file that is not a report of scry")
-	c.Flags().BoolVar(&f.noInfer, "no-infer", false, "do not infer persistence properties from the trace nor check them ("+infer.KindMPBViolation+", "+infer.KindMPAViolation+"; docs/inference.md)")
+	c.Flags().BoolVar(&f.noInfer, "no-infer", false, "do not infer persistence properties from the trace nor check them ("+string(report.MPBViolation)+", "+string(report.MPAViolation)+"; docs/inference.md)")
 }
 
 // analysis validates the flags and loads the suppressions, before any program runs.

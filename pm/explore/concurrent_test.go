@@ -16,10 +16,11 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
-	"github.com/scry-pm/scry/pm/crash"
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/record"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -227,7 +228,7 @@ func TestConcurrentOracles(t *testing.T) {
 		}
 		f := r.Findings[0]
 		c := f.Crash
-		if f.Kind != KindOrdering || c.Symptom != scryexec.SymptomOutput || f.Operation.Index != 0 {
+		if f.Kind != report.OrderingViolation || c.Symptom != scryexec.SymptomOutput || f.Operation.Index != 0 {
 			t.Errorf("finding %s %s in operation %d", f.Kind, c.Symptom, f.Operation.Index)
 		}
 		if len(c.InFlight) != 2 || c.InFlight[0].Index != 0 || c.InFlight[1].Index != 1 || c.Oracles != 5 {
@@ -420,7 +421,7 @@ func TestInvariantsInferred(t *testing.T) {
 				return
 			}
 			f := r.Findings[0]
-			if f.Kind != KindOrdering || f.Crash.Strategy != "invariants" || len(f.Crash.Invariants) == 0 ||
+			if f.Kind != report.OrderingViolation || f.Crash.Strategy != "invariants" || len(f.Crash.Invariants) == 0 ||
 				r.Stats.StatesTested != r.Stats.Failures {
 				t.Errorf("finding %s by %s violating %q; stats %+v", f.Kind, f.Crash.Strategy, f.Crash.Invariants, r.Stats)
 			}

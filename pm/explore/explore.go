@@ -573,7 +573,7 @@ func (e *explorer) siteChain(site uint32) string {
 // copy fails: placed in the helper) or several (placed at the callers that fail).
 func (e *explorer) place() {
 	merged := map[int]bool{}
-	byKind := map[string][]int{}
+	byKind := map[report.Kind][]int{}
 	for i := range e.res.Findings {
 		byKind[e.res.Findings[i].Kind] = append(byKind[e.res.Findings[i].Kind], i)
 	}
@@ -583,7 +583,7 @@ func (e *explorer) place() {
 			ctxs[j] = e.points[i]
 		}
 		ran := &e.ran
-		if kind == KindDurability {
+		if kind == report.DurabilityViolation {
 			ran = nil
 		}
 		placed := report.Place(e.r, ctxs, ran)
@@ -598,7 +598,7 @@ func (e *explorer) place() {
 			if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
 				f.Related[0] = f.Location.Related("crash-point")
 			}
-			if kind == KindDurability || f.Operation == nil {
+			if kind == report.DurabilityViolation || f.Operation == nil {
 				continue
 			}
 			// Clusters placed alike are one finding: a helper inlined at several calls, each of

@@ -180,8 +180,8 @@ func TestClusterSampling(t *testing.T) {
 	}
 }
 
-func kinds(r *Result) map[string]int {
-	m := map[string]int{}
+func kinds(r *Result) map[report.Kind]int {
+	m := map[report.Kind]int{}
 	for _, f := range r.Findings {
 		m[f.Kind]++
 	}
@@ -192,11 +192,11 @@ func TestBuggyAndFixed(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		src, ops, defs string
-		want           string // kind every finding has; "" for none
+		want           report.Kind // kind every finding has; "" for none
 	}{
-		{"ordering.c", "ordering.ops", "", KindOrdering},
+		{"ordering.c", "ordering.ops", "", report.OrderingViolation},
 		{"ordering.c", "ordering.ops", "-DFIXED", ""},
-		{"atomicity.c", "atomicity.ops", "", KindAtomicity},
+		{"atomicity.c", "atomicity.ops", "", report.AtomicityViolation},
 		{"atomicity.c", "atomicity.ops", "-DFIXED", ""},
 	} {
 		t.Run(tc.src+tc.defs, func(t *testing.T) {
@@ -230,15 +230,15 @@ func TestBuggyAndFixed(t *testing.T) {
 				for _, rel := range f.Related {
 					roles[rel.Role]++
 				}
-				if roles["crash-point"] != 1 || f.Kind == KindOrdering && (roles["persisted"] == 0 || roles["unpersisted"] == 0) {
+				if roles["crash-point"] != 1 || f.Kind == report.OrderingViolation && (roles["persisted"] == 0 || roles["unpersisted"] == 0) {
 					t.Errorf("related %+v", f.Related)
 				}
-				if f.Kind == KindOrdering && c.Prefix || f.Kind == KindAtomicity && !c.Prefix {
+				if f.Kind == report.OrderingViolation && c.Prefix || f.Kind == report.AtomicityViolation && !c.Prefix {
 					t.Errorf("%s with prefix=%v", f.Kind, c.Prefix)
 				}
 			}
 			// The ordering bug: the valid flag (line 37) persisted, the data (line 32) not.
-			if tc.want == KindOrdering {
+			if tc.want == report.OrderingViolation {
 				f := r.Findings[0]
 				var p, u []int
 				for _, rel := range f.Related {
@@ -267,8 +267,8 @@ func TestSymptoms(t *testing.T) {
 				t.Fatal("no finding")
 			}
 			for _, f := range r.Findings {
-				if f.Kind != KindOrdering || f.Crash.Symptom != tc.want {
-					t.Errorf("%s with symptom %q, want %s with %q", f.Kind, f.Crash.Symptom, KindOrdering, tc.want)
+				if f.Kind != report.OrderingViolation || f.Crash.Symptom != tc.want {
+					t.Errorf("%s with symptom %q, want %s with %q", f.Kind, f.Crash.Symptom, report.OrderingViolation, tc.want)
 				}
 			}
 		})

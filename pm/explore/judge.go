@@ -11,20 +11,13 @@ import (
 	"github.com/scry-pm/scry/report"
 )
 
-// Finding kinds of crash exploration.
-const (
-	KindOrdering   = "ordering-violation"
-	KindAtomicity  = "atomicity-violation"
-	KindDurability = "durability-violation"
-)
-
 // Kinds returns the kinds of crash findings with their one doc text, for the catalogue of
 // package pipeline.
 func Kinds() []report.Rule {
 	return []report.Rule{
-		{Kind: KindOrdering, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
-		{Kind: KindAtomicity, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
-		{Kind: KindDurability, Class: report.Correctness, Doc: "a crash that loses only stores never made durable (reported as unpersisted-store) makes re-execution diverge: the missing persist matters"},
+		{Kind: report.OrderingViolation, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
+		{Kind: report.AtomicityViolation, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
+		{Kind: report.DurabilityViolation, Class: report.Correctness, Doc: "a crash that loses only stores never made durable (reported as unpersisted-store) makes re-execution diverge: the missing persist matters"},
 	}
 }
 
@@ -136,16 +129,16 @@ func relText(rs []report.Related) string {
 // clusterKey is the key of the finding a failing state falls in (see record): the kind, the
 // operation type (the text's first word) and the crash point's frames, or for a durability
 // violation the sites of the stores lost.
-func (e *explorer) clusterKey(kind, opText string, site, stack uint32, lost []string) string {
-	if kind == KindDurability {
-		return kind + "|U=" + strings.Join(slices.Sorted(slices.Values(lost)), ",")
+func (e *explorer) clusterKey(kind report.Kind, opText string, site, stack uint32, lost []string) string {
+	if kind == report.DurabilityViolation {
+		return string(kind) + "|U=" + strings.Join(slices.Sorted(slices.Values(lost)), ",")
 	}
 	fk, ok := e.frameKeys[[2]uint32{site, stack}]
 	if !ok {
 		fk = report.FramesKey(report.FramesAt(e.r, site, stack))
 		e.frameKeys[[2]uint32{site, stack}] = fk
 	}
-	return kind + "|op=" + opType(opText) + "|point=" + fk
+	return string(kind) + "|op=" + opType(opText) + "|point=" + fk
 }
 
 // opType is an operation's type for clustering: the first word of its text (mapcli's "i", "r").
@@ -168,9 +161,9 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	if k < 0 || len(st.Invariants) > 0 {
 		return false
 	}
-	kind := KindOrdering
+	kind := report.OrderingViolation
 	if st.Prefix {
-		kind = KindAtomicity
+		kind = report.AtomicityViolation
 	}
 	key := e.clusterKey(kind, cp.OpText, cp.Site, cp.Stack, nil)
 	if e.failures[key] < k {
@@ -182,12 +175,12 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 
 // record turns a failure into a finding, or counts it in the cluster of an earlier one.
 func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls legalSet) {
-	kind := KindOrdering
+	kind := report.OrderingViolation
 	switch {
 	case it.durability:
-		kind = KindDurability
+		kind = report.DurabilityViolation
 	case it.state.Prefix:
-		kind = KindAtomicity
+		kind = report.AtomicityViolation
 	}
 	const maxRelated = 16
 	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
@@ -245,10 +238,10 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	message := func(at string) string {
 		where := fmt.Sprintf("a crash %s at %s during operation %d (%q)%s", pointText(pointKind), at, op, opText, inflight)
 		switch {
-		case kind == KindDurability:
+		case kind == report.DurabilityViolation:
 			return fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
 				op, opText, relText(unpRel), symText)
-		case kind == KindOrdering:
+		case kind == report.OrderingViolation:
 			return fmt.Sprintf("%s, with %s persisted while the earlier %s was not (a reordering), %s", where,
 				relText(persRel), relText(unpRel), symText)
 		case len(unpRel) == 0:

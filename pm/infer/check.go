@@ -12,12 +12,6 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
-// Finding kinds of the checks against inferred properties.
-const (
-	KindMPBViolation = "mpb-violation"
-	KindMPAViolation = "mpa-violation"
-)
-
 // Properties is the analyzer that infers the persistence properties the checks need (DURA,
 // MPB and MPA; the dissertation's rules) from the whole trace, before the checks' pass. Its
 // result is the *Result of Infer. A pipeline that already inferred the properties (for the
@@ -85,7 +79,7 @@ var stores = &analysis.Analyzer{
 // cannot tell which instances the property relates.
 var (
 	MPBViolation = &analysis.Analyzer{
-		Name:       KindMPBViolation,
+		Name:       string(report.MPBViolation),
 		Doc:        "a store may persist while an earlier store it must persist after (an inferred must-persist-before property) is not yet durable; unconfirmed until a crash image breaking the property makes the program fail",
 		Class:      report.Unconfirmed,
 		Requires:   []*analysis.Analyzer{Properties, stores},
@@ -102,7 +96,7 @@ var (
 		},
 	}
 	MPAViolation = &analysis.Analyzer{
-		Name:       KindMPAViolation,
+		Name:       string(report.MPAViolation),
 		Doc:        "stores that must persist atomically (an inferred must-persist-atomically property) are in flight together outside one transaction: a crash can persist one without the other; unconfirmed until a crash image breaking the property makes the program fail",
 		Class:      report.Unconfirmed,
 		Requires:   []*analysis.Analyzer{Properties, stores},

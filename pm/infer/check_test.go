@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -204,9 +205,9 @@ func TestViolationReport(t *testing.T) {
 	}
 	var kinds []string
 	for _, r := range rep.Rules {
-		kinds = append(kinds, r.Kind)
+		kinds = append(kinds, string(r.Kind))
 	}
-	if !slices.Equal(kinds, []string{infer.KindMPBViolation, infer.KindMPAViolation}) {
+	if !slices.Equal(kinds, []string{string(report.MPBViolation), string(report.MPAViolation)}) {
 		t.Errorf("rules %q", kinds)
 	}
 }

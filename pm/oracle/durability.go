@@ -20,7 +20,7 @@ import (
 // cannot see the flushes such code makes, so the trace proves nothing about them. A program
 // that dies (END by signal, truncated trace) is not checked at its end (see analysis.Run).
 var UnpersistedStore = &analysis.Analyzer{
-	Name:       "unpersisted-store",
+	Name:       string(report.UnpersistedStore),
 	Doc:        "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
 	Class:      report.Correctness,
 	ResultType: reflect.TypeOf((*NeverDurable)(nil)),
@@ -148,7 +148,7 @@ func (u *unpersisted) report(p *analysis.Pass, first px86.StoreState, state px86
 // them durable at commit and rolls them back at abort), and library writes (EXTERNAL_WRITE),
 // either as the new or as the earlier store.
 var OverwrittenUnpersisted = &analysis.Analyzer{
-	Name:       "overwritten-unpersisted",
+	Name:       string(report.OverwrittenUnpersisted),
 	Doc:        "a store rewrites PM bytes whose earlier store was not yet persisted",
 	Class:      report.Correctness,
 	ResultType: reflect.TypeOf((*Overwritten)(nil)),
@@ -208,7 +208,7 @@ func (o *overwritten) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 // the transactional persistent-interval rule of the dissertation
 // (Huang's dissertation, USC 2023, ch. 5).
 var TxUnloggedStore = &analysis.Analyzer{
-	Name:       "tx-unlogged-store",
+	Name:       string(report.TxUnloggedStore),
 	Doc:        "a store inside a PMDK transaction to PM not added to the transaction (TX_ADD) nor allocated in it",
 	Class:      report.Correctness,
 	ResultType: reflect.TypeOf(txUnlogged{}),

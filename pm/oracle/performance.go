@@ -16,7 +16,7 @@ import (
 // (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_flush). Flushes a library makes
 // for its own metadata (FLUSH internal) are not reported.
 var RedundantFlush = &analysis.Analyzer{
-	Name:       "redundant-flush",
+	Name:       string(report.RedundantFlush),
 	Doc:        "a flush of a cache line with no store its thread has not already written back (nothing to write back)",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantFlush{}),
@@ -48,7 +48,7 @@ func (redundantFlush) OnFlush(p *analysis.Pass, ev *trace.Event, eff px86.FlushE
 // library makes for itself (internal), locked read-modify-write instructions (atomics order
 // memory for threads, not for persistence), and fences while no PM region is mapped.
 var RedundantFence = &analysis.Analyzer{
-	Name:       "redundant-fence",
+	Name:       string(report.RedundantFence),
 	Doc:        "an sfence or mfence with no pending flush or non-temporal store of its own thread to order",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantFence{}),
@@ -73,7 +73,7 @@ func (redundantFence) OnFence(p *analysis.Pass, ev *trace.Event, eff px86.FenceE
 // §4.2.2, redundant undo-log add). Coverage is by the union of the earlier ranges, whatever
 // their flags, as PMDK's own range tree checks it.
 var RedundantTxAdd = &analysis.Analyzer{
-	Name:       "redundant-tx-add",
+	Name:       string(report.RedundantTxAdd),
 	Doc:        "a TX_ADD of a range already added to the same transaction or allocated in it",
 	Class:      report.Performance,
 	ResultType: reflect.TypeOf(redundantTxAdd{}),

@@ -35,10 +35,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
-	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -211,7 +212,7 @@ func run(build, mapName string, ops, runs int, seed uint64) error {
 // checkStats is the part of `scry check --format json` the benchmark reads.
 type checkStats struct {
 	Findings []struct {
-		Kind      string `json:"kind"`
+		Kind      report.Kind `json:"kind"`
 		Operation *struct {
 			Index int `json:"index"`
 		} `json:"operation"`
@@ -306,7 +307,7 @@ func crashRuns(build, dir, mapName string) error {
 	}
 	crashFindings := 0
 	for _, f := range cs.Findings {
-		if f.Kind == "ordering-violation" || f.Kind == "atomicity-violation" {
+		if f.Kind == report.OrderingViolation || f.Kind == report.AtomicityViolation {
 			crashFindings++
 		}
 	}
@@ -462,9 +463,9 @@ func crashKinds(cs *checkStats) string {
 	o, a := 0, 0
 	for _, f := range cs.Findings {
 		switch f.Kind {
-		case "ordering-violation":
+		case report.OrderingViolation:
 			o++
-		case "atomicity-violation":
+		case report.AtomicityViolation:
 			a++
 		}
 	}

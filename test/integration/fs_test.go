@@ -31,7 +31,7 @@ func needTools(t *testing.T, tools ...string) {
 func kindsOf(rep *report.Report) map[string]int {
 	k := map[string]int{}
 	for _, f := range rep.Findings {
-		k[f.Kind]++
+		k[string(f.Kind)]++
 	}
 	return k
 }
@@ -142,7 +142,7 @@ exit 0
 				}
 				var got []string
 				for _, f := range rep.Findings {
-					got = append(got, f.Kind+" "+f.Message)
+					got = append(got, string(f.Kind)+" "+f.Message)
 				}
 				want := 0
 				if sync == "FULL" {
