@@ -337,6 +337,28 @@ func TestInlinedChains(t *testing.T) {
 				if !slices.Equal(chains, want) {
 					t.Errorf("flush and fence chains\n got %q\nwant %q", chains, want)
 				}
+
+				// -mllvm -scry-stats prints every counter, the inlined-call sites among them,
+				// with the number of inlined sites the table has.
+				inlined := 0
+				for _, s := range sites {
+					if s.kind == kindNames["inlined"] {
+						inlined++
+					}
+				}
+				args := []string{"-g", opt, "-fplugin=" + plug, "-fpass-plugin=" + plug, "-mllvm", "-scry-stats",
+					"-S", "-emit-llvm", "-o", filepath.Join(t.TempDir(), "stats.ll"), src}
+				b, err := exec.Command("clang-"+v, args...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
+				}
+				if n := len(regexp.MustCompile(`(?m)^\s*\d+ scry - `).FindAllIndex(b, -1)); n != 17 {
+					t.Errorf("-scry-stats printed %d counters, want all 17:\n%s", n, b)
+				}
+				re := regexp.MustCompile(`(?m)^\s*` + strconv.Itoa(inlined) + ` scry - inlined-call sites `)
+				if !re.Match(b) {
+					t.Errorf("-scry-stats does not count the %d inlined-call sites:\n%s", inlined, b)
+				}
 			})
 		}
 	}

@@ -62,34 +62,38 @@ using namespace llvm;
 // clang built with assertions prints them with `-mllvm -stats`; Debian's clang is built without
 // statistics, so `-mllvm -scry-stats` prints them too (the plugin must be loaded early for clang
 // to accept the option: `scry cc` passes -fplugin as well as -fpass-plugin).
-#define SCRY_STAT(Var, Desc) static TrackingStatistic Var("scry", #Var, Desc)
-SCRY_STAT(NumFunctions, "functions instrumented");
-SCRY_STAT(NumLoads, "loads instrumented (behind the PM hull test)");
-SCRY_STAT(NumStores, "stores instrumented (behind the PM hull test)");
-SCRY_STAT(NumNTStores, "non-temporal stores instrumented");
-SCRY_STAT(NumRMWs, "atomic read-modify-writes instrumented");
-SCRY_STAT(NumFlushes, "flushes instrumented (intrinsics and inline assembly)");
-SCRY_STAT(NumFences, "fences instrumented (intrinsics, inline assembly, fence instructions)");
-SCRY_STAT(NumMemOps, "mem intrinsics instrumented (memcpy, memmove, memset)");
-SCRY_STAT(NumCalls, "other calls given a call-stack frame");
-SCRY_STAT(NumHooked, "library calls hooked (scry_hooks.def)");
-SCRY_STAT(NumHookMismatch, "library calls not hooked: the callee's type is not scry_hooks.def's");
-SCRY_STAT(NumExternal, "calls into uninstrumented code watched for PM writes");
-SCRY_STAT(NumSkippedAccesses, "loads and stores skipped: provably to the stack or a global");
-SCRY_STAT(NumSkippedCalls, "calls skipped: intrinsics, read-only libc, C++ exception runtime, musttail");
-SCRY_STAT(NumBranches, "branch sites (static control dependence)");
-SCRY_STAT(NumInlined, "inlined-call sites (the inlined-at chains of other sites)");
-SCRY_STAT(NumDeps, "static dependence facts");
-#undef SCRY_STAT
+//
+// SCRY_STATS lists every counter once, as X(variable, description): the declarations and the
+// printed list below are both expanded from it, so a counter cannot be declared and not printed.
+#define SCRY_STATS(X)                                                                                \
+  X(NumFunctions, "functions instrumented")                                                        \
+  X(NumLoads, "loads instrumented (behind the PM hull test)")                                      \
+  X(NumStores, "stores instrumented (behind the PM hull test)")                                    \
+  X(NumNTStores, "non-temporal stores instrumented")                                               \
+  X(NumRMWs, "atomic read-modify-writes instrumented")                                             \
+  X(NumFlushes, "flushes instrumented (intrinsics and inline assembly)")                           \
+  X(NumFences, "fences instrumented (intrinsics, inline assembly, fence instructions)")            \
+  X(NumMemOps, "mem intrinsics instrumented (memcpy, memmove, memset)")                            \
+  X(NumCalls, "other calls given a call-stack frame")                                              \
+  X(NumHooked, "library calls hooked (scry_hooks.def)")                                            \
+  X(NumHookMismatch, "library calls not hooked: the callee's type is not scry_hooks.def's")        \
+  X(NumExternal, "calls into uninstrumented code watched for PM writes")                           \
+  X(NumSkippedAccesses, "loads and stores skipped: provably to the stack or a global")             \
+  X(NumSkippedCalls, "calls skipped: intrinsics, read-only libc, C++ exception runtime, musttail") \
+  X(NumBranches, "branch sites (static control dependence)")                                       \
+  X(NumInlined, "inlined-call sites (the inlined-at chains of other sites)")                       \
+  X(NumDeps, "static dependence facts")
+#define SCRY_STAT_DECLARE(Var, Desc) static TrackingStatistic Var("scry", #Var, Desc);
+SCRY_STATS(SCRY_STAT_DECLARE)
+#undef SCRY_STAT_DECLARE
 
 static cl::opt<bool> PrintStats("scry-stats",
                                 cl::desc("print scry's instrumentation counters to stderr after each module"));
 
 static void printStats(StringRef Module) {
-  const TrackingStatistic *All[] = {&NumFunctions, &NumLoads,    &NumStores,          &NumNTStores,
-                                    &NumRMWs,      &NumFlushes,  &NumFences,          &NumMemOps,
-                                    &NumCalls,     &NumHooked,   &NumHookMismatch,    &NumExternal,
-                                    &NumSkippedAccesses, &NumSkippedCalls, &NumBranches, &NumDeps};
+#define SCRY_STAT_REF(Var, Desc) &Var,
+  const TrackingStatistic *All[] = {SCRY_STATS(SCRY_STAT_REF)};
+#undef SCRY_STAT_REF
   errs() << "scry: instrumentation statistics (" << Module << ")\n";
   for (const TrackingStatistic *S : All)
     errs() << format("%10u scry - %s\n", S->getValue(), S->getDesc());
