@@ -150,7 +150,17 @@ func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, er
 	if opts.Properties != nil {
 		cfg.Results = map[*analysis.Analyzer]any{infer.Properties: opts.Properties}
 	}
-	return analysis.Run(src, sel.Analyzers, cfg)
+	rep, err := analysis.Run(src, sel.Analyzers, cfg)
+	if rep != nil {
+		// What the trace proves is not yet shown by a crash: with a workload, crash exploration
+		// tests the durability claims (settleDurability) and says so.
+		for i := range rep.Findings {
+			if rep.Findings[i].Class == report.Correctness {
+				rep.Findings[i].Evidence = report.EvidenceTrace
+			}
+		}
+	}
+	return rep, err
 }
 
 // AnalyzeFile runs AnalyzeSource on the trace at path; the report names it. Errors as AnalyzeSource, with

@@ -207,6 +207,8 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		stores, err := NeverDurable(path)
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, "the stores never made durable could not be found ("+err.Error()+"): crash states use the literal model")
+		} else {
+			opts.AssumeLate = true
 		}
 		opts.AssumeDurable = stores
 	}
@@ -215,11 +217,13 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
+		ConfirmPairs: confirmPairs(rep),
 		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()
 	if xerr == nil {
-		confirm(rep, res.Invariants, x.needsInvariants() || len(x.confirmIDs) > 0)
+		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0)
+		settleDurability(rep, res.Durability)
 	}
 	rep.Findings = append(rep.Findings, res.Findings...)
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
@@ -234,31 +238,120 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	return explored(ctx, rep, res.Stats, xerr)
 }
 
+// findingPair returns the pair of stores an mpb-violation or mpa-violation finding is about: its
+// store (the innermost frame of its first occurrence) and the earlier store it names (related
+// "earlier-store"; "other-store" for atomicity). ok is false for other findings.
+func findingPair(f *report.Finding) (p explore.Pair, ok bool) {
+	role := "earlier-store"
+	switch f.Kind {
+	case report.MPBViolation:
+	case report.MPAViolation:
+		role, p.Atomic = "other-store", true
+	default:
+		return p, false
+	}
+	i := slices.IndexFunc(f.Related, func(r report.Related) bool { return r.Role == role })
+	if i < 0 {
+		return p, false
+	}
+	p.Before, p.After = f.Related[i].Location(), storeLocation(f)
+	return p, true
+}
+
+// storeLocation is where a trace finding's store is: the innermost frame of its first
+// occurrence (a finding may be reported at a caller of the store's function).
+func storeLocation(f *report.Finding) report.Location {
+	if len(f.Stack) > 0 {
+		return f.Stack[0].Location()
+	}
+	return f.Location
+}
+
+// confirmPairs returns the pairs of the report's unconfirmed mpb/mpa findings, to confirm
+// differentially (explore.Config.ConfirmPairs).
+func confirmPairs(rep *report.Report) []explore.Pair {
+	var out []explore.Pair
+	for i := range rep.Findings {
+		if p, ok := findingPair(&rep.Findings[i]); ok && rep.Findings[i].Class == report.Unconfirmed && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // confirm settles the class of the findings that break inferred properties (mpb-violation,
-// mpa-violation: report.Unconfirmed) from the crash states that broke those properties: a
-// finding one of whose properties had a failing crash state is a correctness finding, confirmed
-// by a crash image; the others stay unconfirmed (a warning), their messages saying what the
-// crash states showed. tested says whether the properties' crash states were explored at all.
-func confirm(rep *report.Report, outcomes map[int]explore.InvariantOutcome, tested bool) {
+// mpa-violation: report.Unconfirmed), each by its own pair of stores (findingPair), from the
+// crash states that broke that pair and their repaired twins (explore.Pair): a finding is a
+// correctness finding when a state breaking its pair failed and the same state with the pair in
+// order did not; otherwise it stays unconfirmed (a warning), its message saying what the states
+// showed. A property's other pairs, or a state that fails anyway, confirm nothing. tested says
+// whether the pairs' crash states were explored at all.
+func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, tested bool) {
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
-		if f.Class != report.Unconfirmed || len(f.Properties) == 0 || !tested {
+		p, ok := findingPair(f)
+		if !ok || f.Class != report.Unconfirmed || !tested {
 			continue
 		}
-		var sum explore.InvariantOutcome
-		for _, id := range f.Properties {
-			o := outcomes[id]
-			sum.Tested += o.Tested
-			sum.Failed += o.Failed
+		o := outcomes[p]
+		pair := fmt.Sprintf("this store persisted while the one at %s was not", p.Before)
+		if p.Atomic {
+			pair = fmt.Sprintf("one of this store and the one at %s persisted without the other", p.Before)
 		}
 		switch {
-		case sum.Failed > 0:
+		case o.Confirmed > 0:
 			f.Class = report.Correctness
-			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it made the program fail (see the crash findings)", sum.Failed, sum.Tested)
-		case sum.Tested > 0:
-			f.Message += fmt.Sprintf("; not confirmed: the program recovered from each of the %d crash states that break it", sum.Tested)
+			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it (%s) made the program fail, and %d of them passed with the two in order (see the crash findings)", o.Failed, o.Broken, pair, o.Confirmed)
+		case o.FailedAnyway > 0:
+			f.Message += fmt.Sprintf("; not confirmed: the %d crash states that break it (%s) and failed also failed with the two in order: they fail for another reason", o.Failed, pair)
+		case o.Failed > 0:
+			f.Message += fmt.Sprintf("; not confirmed: %d of the %d crash states that break it (%s) failed, but none was tested with the two in order", o.Failed, o.Broken, pair)
+		case o.Broken > 0:
+			f.Message += fmt.Sprintf("; not confirmed: the program recovered from each of the %d crash states that break it (%s)", o.Broken, pair)
 		default:
 			f.Message += "; not confirmed: no crash state inside an operation breaks it"
+		}
+	}
+}
+
+// settleDurability tests the trace oracles' claims that a store is not durable in time
+// (unpersisted-store; overwritten-unpersisted, about the earlier store it names) by the crash
+// states that lost that store alone right before the next operation (explore.Result.Durability):
+// a claim stands, confirmed by a crash (a durability-violation finding), when such a state made
+// the program fail; otherwise the finding becomes unconfirmed (a warning) that says why: the
+// program recovered from every such state (recovery never reads the data, or rewrites it before
+// reading), or no state lost it (it was issued in the last operation, outside operations, or
+// made durable before the next one began).
+func settleDurability(rep *report.Report, outcomes map[report.Location]explore.InvariantOutcome) {
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Class != report.Correctness {
+			continue
+		}
+		var loc report.Location
+		switch f.Kind {
+		case report.UnpersistedStore:
+			loc = storeLocation(f)
+		case report.OverwrittenUnpersisted:
+			j := slices.IndexFunc(f.Related, func(r report.Related) bool { return r.Role == string(report.UnpersistedStore) })
+			if j < 0 {
+				continue
+			}
+			loc = f.Related[j].Location()
+		default:
+			continue
+		}
+		o := outcomes[loc]
+		switch {
+		case o.Failed > 0:
+			f.Evidence = report.EvidenceCrash
+			f.Message += fmt.Sprintf("; confirmed by a crash: %d of the %d crash states that lost the store at %s right before the next operation made the program fail (durability-violation)", o.Failed, o.Tested, loc)
+		case o.Tested > 0:
+			f.Class, f.Evidence = report.Unconfirmed, ""
+			f.Message += fmt.Sprintf("; not confirmed by a crash: the program recovered from each of the %d crash states that lost the store at %s right before the next operation (recovery never reads it, or rewrites it before reading it)", o.Tested, loc)
+		default:
+			f.Class, f.Evidence = report.Unconfirmed, ""
+			f.Message += fmt.Sprintf("; not confirmed by a crash: no crash state lost the store at %s before an operation that could read it (it was issued in the last operation or outside operations, or was durable before the next operation began)", loc)
 		}
 	}
 }

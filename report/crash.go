@@ -153,9 +153,14 @@ type Stats struct {
 	// Invariants is the number of likely invariants (ordering, atomicity) the invariants
 	// strategy was given.
 	Invariants int `json:"invariants,omitempty"`
-	// AssumedDurable counts the stores reported as never durable (unpersisted-store) that
-	// later operations' crash states treated as durable (crash.Options.AssumeDurable).
+	// AssumedDurable counts the stores not durable when their operation ended (never made
+	// durable: unpersisted-store, overwritten-unpersisted; or made durable late) that later
+	// operations' crash states treated as durable (crash.Options.AssumeDurable, AssumeLate).
 	AssumedDurable int `json:"assumed_durable,omitempty"`
+	// Twins counts the crash states run as the repaired twin of a state that broke a pair of an
+	// inferred property (the same state with the pair in order), to confirm the property's
+	// finding differentially; they count in StatesTested.
+	Twins int `json:"twins,omitempty"`
 	// Images says where the crash images (file-system mode: crash directories) were built: on a
 	// tmpfs (/dev/shm) when one is large enough, else in the temporary directory, and why
 	// (exec.ScratchParent).

@@ -212,3 +212,119 @@ func samePrefix(a, b []Frame, k int) bool {
 	}
 	return true
 }
+
+// persistCalls are the library calls that only make data durable (flush, fence or both): a
+// function that writes nothing itself and persists through them is a persistence helper.
+var persistCalls = map[string]bool{
+	"pmem_persist": true, "pmem_flush": true, "pmem_drain": true, "pmem_msync": true, "pmem_deep_persist": true,
+	"pmemobj_persist": true, "pmemobj_flush": true, "pmemobj_drain": true,
+}
+
+// Helpers is the set of persistence helpers of a trace: the functions, by name, that write
+// nothing to memory the pass instruments (no store, non-temporal store, mem intrinsic or atomic
+// read-modify-write of their own, no library call that writes) and whose code flushes, fences or
+// calls a library function that only persists, directly or through other helpers they call or
+// inline (`pflush(addr)`, `clflush(p, len)` with its fences, `persist(p)` around pmem_persist).
+// A crash point inside one says where the program persists, not which of its callers persists
+// too early or too late: crash findings are reported at the innermost frame outside them
+// (UserFrame).
+type Helpers map[string]bool
+
+// PersistenceHelpers classifies the functions of sites (a trace's whole site table). The loads,
+// branches and returns of a function do not matter; its calls (and the calls inlined into it)
+// must all be to helpers: the largest set closed under that rule, so mutually recursive helpers
+// stay helpers.
+func PersistenceHelpers(sites []trace.Site) Helpers {
+	type fn struct {
+		persists, writes bool
+		callees          []string
+	}
+	fns := map[string]*fn{}
+	for _, s := range sites {
+		if s.Function == "" {
+			continue
+		}
+		f := fns[s.Function]
+		if f == nil {
+			f = &fn{}
+			fns[s.Function] = f
+		}
+		switch s.Kind {
+		case trace.SiteFlush, trace.SiteFence:
+			f.persists = true
+		case trace.SiteStore, trace.SiteNTStore, trace.SiteRange, trace.SiteRMW:
+			f.writes = true
+		case trace.SiteLibCall:
+			if persistCalls[s.Callee] {
+				f.persists = true
+			} else {
+				f.writes = true
+			}
+		case trace.SiteCall, trace.SiteInlined:
+			if s.Callee == "" {
+				f.writes = true // an indirect call: anything may happen there
+			} else {
+				f.callees = append(f.callees, s.Callee)
+			}
+		}
+	}
+	h := Helpers{}
+	for name, f := range fns {
+		if !f.writes {
+			h[name] = true
+		}
+	}
+	// Drop, until nothing changes, every candidate that calls a non-candidate (a function with
+	// no site at all is none: it is not instrumented, or writes through code scry does not see).
+	for changed := true; changed; {
+		changed = false
+		for name := range h {
+			for _, c := range fns[name].callees {
+				if !h[c] {
+					delete(h, name)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	// A helper must persist, itself or through a helper it calls.
+	persists := map[string]bool{}
+	for name := range h {
+		persists[name] = fns[name].persists
+	}
+	for changed := true; changed; {
+		changed = false
+		for name := range h {
+			if persists[name] {
+				continue
+			}
+			for _, c := range fns[name].callees {
+				if persists[c] {
+					persists[name], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for name := range h {
+		if !persists[name] {
+			delete(h, name)
+		}
+	}
+	return h
+}
+
+// UserFrame returns the index in frames (innermost first, FramesAt) of the innermost frame that
+// is neither in a persistence helper (h) nor in system headers (Frame.System): where a crash
+// point inside a helper is reported, so that a helper's flush or fence is attributed to the
+// caller that persists through it, however the compiler inlined it. When every frame is a
+// helper's or a system one, it returns 0.
+func UserFrame(frames []Frame, h Helpers) int {
+	for i, f := range frames {
+		if !h[f.Function] && !f.System() {
+			return i
+		}
+	}
+	return 0
+}

@@ -13,8 +13,9 @@ import (
 
 // Class is the class of a finding: a correctness bug (the program can lose or corrupt data at a
 // crash), a performance bug (the program does work persistence does not need), or an unconfirmed
-// one: a likely correctness bug (a breach of a persistence property inferred from the program's
-// reads) that no crash image has shown; it is reported as a warning and does not make the run
+// one: a likely correctness bug that no crash image has shown (a breach of a persistence property
+// inferred from the program's reads, or a store not durable in time that the crash states which
+// lost it did not turn into a failure); it is reported as a warning and does not make the run
 // fail.
 type Class string
 
@@ -83,7 +84,19 @@ type Finding struct {
 	// Properties are the IDs (as `scry infer` numbers them) of the inferred properties the
 	// finding breaks, sorted: mpb-violation and mpa-violation only.
 	Properties []int `json:"properties,omitempty"`
+	// Evidence says what backs a trace oracle's correctness finding: EvidenceCrash, a crash
+	// image on which the program failed (with a workload, scry check tests the claim), or
+	// EvidenceTrace, the persistency fact the trace proves, not confirmed by a crash (no
+	// workload: nothing was re-executed). Empty for the other findings: a crash finding is its
+	// own crash image, a performance finding needs none.
+	Evidence string `json:"evidence,omitempty"`
 }
+
+// Evidence of a finding (Finding.Evidence).
+const (
+	EvidenceCrash = "crash"
+	EvidenceTrace = "trace"
+)
 
 // Rule describes one kind of finding, for the SARIF rule table and for listings.
 type Rule struct {

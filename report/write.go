@@ -58,6 +58,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if f.Count > 1 {
 			fmt.Fprintf(bw, " (%d occurrences)", f.Count)
 		}
+		if f.Evidence == EvidenceTrace {
+			bw.WriteString(" (not confirmed by a crash)")
+		}
 		bw.WriteByte('\n')
 		if f.Location.Function != "" {
 			fmt.Fprintf(bw, "    in function %s\n", f.Location.Function)
@@ -268,7 +271,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		res := run.CreateResultForRule(string(f.Kind)).
 			WithRuleIndex(ruleIndex[f.Kind]).
 			WithLevel(level).
-			WithMessage(sarif.NewTextMessage(f.Message))
+			WithMessage(sarif.NewTextMessage(sarifMessage(f)))
 		res.AddLocation(sarifLocation(f.Location.File, f.Location.Line, f.Location.Column, f.Location.Function, ""))
 		for j, rel := range f.Related {
 			res.AddRelatedLocation(sarifLocation(rel.File, rel.Line, rel.Column, rel.Function, rel.Role).WithId(j + 1))
@@ -298,6 +301,9 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			res.AddCodeFlow(sarif.NewCodeFlow().WithThreadFlows([]*sarif.ThreadFlow{flow}))
 		}
 		props := sarif.Properties{"class": string(f.Class), "count": f.Count, "first_event": f.FirstEvent}
+		if f.Evidence != "" {
+			props["evidence"] = f.Evidence
+		}
 		if c := f.Crash; c != nil {
 			props["crash_id"] = c.ID
 			props["crash_symptom"] = c.Symptom
@@ -475,4 +481,13 @@ func writeSummary(bw *bufio.Writer, r *Report) {
 	}
 	tw.Flush()
 	bw.WriteByte('\n')
+}
+
+// sarifMessage is a finding's message in SARIF: with the text report's label of a correctness
+// finding that no crash confirmed.
+func sarifMessage(f *Finding) string {
+	if f.Evidence == EvidenceTrace {
+		return f.Message + " (not confirmed by a crash)"
+	}
+	return f.Message
 }

@@ -127,6 +127,14 @@ type Options struct {
 	// all fail for that one known bug and the others stay visible. The operation that issued
 	// such a store still sees it unpersisted. Nil: the literal model.
 	AssumeDurable []px86.StoreState
+	// AssumeLate extends AssumeDurable to every store still unpersisted at an OP_BEGIN that
+	// starts a busy period (no other operation in flight): the stores the earlier operations (or
+	// the setup before the first) left pending when they ended, which the program makes durable
+	// late, through a later flush, or never. A crash inside a later operation that loses one of
+	// them would blame that operation for an earlier one's missing persist; the boundary lists
+	// them in CrashPoint.Assumed, so that the caller can prove the missing persist matters there
+	// (crash exploration's durability states), and they are durable from then on.
+	AssumeLate bool
 }
 
 // Defaults, from the evaluation of Fernandes's thesis (Automatic Testing of PM Applications, 2022, §6.5.1: a limit of 8
@@ -167,6 +175,9 @@ type Stats struct {
 	// Assumed counts the stores of Options.AssumeDurable made durable at an OP_BEGIN while
 	// still unpersisted (the others had been persisted by the program, or overwritten).
 	Assumed int
+	// AssumedLate counts the other stores Options.AssumeLate made durable at an OP_BEGIN: left
+	// pending by an operation that had ended (units, as CrashPoint.Assumed lists them).
+	AssumedLate int
 }
 
 // ErrStop may be returned by Walk's callback to end the walk early; Walk then returns nil.
@@ -287,12 +298,27 @@ func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
 			w.assumed = append(w.assumed, s)
 		}
 	}
+	explicit := len(w.assumed)
+	if w.opts.AssumeLate && len(w.m.Ops.InFlight()) == 1 {
+		// A new busy period: whatever is still unpersisted was issued before it, by operations
+		// that have ended or before the first one.
+		w.m.Model.ForEachUnpersisted(func(s px86.StoreState) bool {
+			if !slices.ContainsFunc(w.assumed[:explicit], func(a px86.StoreState) bool { return a.ID == s.ID }) {
+				w.assumed = append(w.assumed, s)
+			}
+			return true
+		})
+	}
 	if w.opts.OpBoundaries {
 		w.call(w.boundary(OpBegin, op, ev))
 	}
-	for _, s := range w.assumed {
+	for i, s := range w.assumed {
 		if w.m.Model.PersistStore(s.ID, s.Addr, s.Size) > 0 {
-			w.st.Assumed++
+			if i < explicit {
+				w.st.Assumed++
+			} else {
+				w.st.AssumedLate++
+			}
 			w.changed = true
 		}
 	}

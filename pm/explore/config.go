@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -88,6 +88,10 @@ type Config struct {
 	// ClusterFailures is the number of failing states after which a finding's cluster is
 	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
 	ClusterFailures int
+	// ConfirmPairs are the pairs of stores whose inferred properties' findings are to be
+	// confirmed differentially (Pair): the states of the invariants strategy that break one are
+	// each judged with a repaired twin, and Result.Pairs says what they showed.
+	ConfirmPairs []Pair
 }
 
 // Runner runs the program under test, and the checker, on an image. The run of the target on

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -30,9 +30,19 @@ type Result struct {
 	// failed is confirmed by a crash image (the mpb-violation and mpa-violation checks' findings
 	// then stand).
 	Invariants map[int]InvariantOutcome
+	// Durability counts, per source position of a store never made durable in time (assumed
+	// durable from the next operation on: crash.Options.AssumeDurable and AssumeLate), the
+	// durability states judged that lost it alone and those of them that failed: a store whose
+	// state failed has a durability-violation finding, which confirms the trace oracles'
+	// unpersisted-store and overwritten-unpersisted findings at it.
+	Durability map[report.Location]InvariantOutcome
+	// Pairs is what the crash states breaking each pair of Config.ConfirmPairs showed, with
+	// their repaired twins (Pair).
+	Pairs map[Pair]PairOutcome
 }
 
-// InvariantOutcome is what the crash states breaking one invariant showed.
+// InvariantOutcome is what the crash states breaking one invariant (or losing one store)
+// showed.
 type InvariantOutcome struct {
 	Tested, Failed int
 }
@@ -78,8 +88,18 @@ type item struct {
 	inflight []int
 	next     int
 	// durability: the state loses only stores assumed durable from this operation on
-	// (crash.Options.AssumeDurable), to prove the missing persist matters.
+	// (crash.Options.AssumeDurable), to prove the missing persist matters; durable is the source
+	// position of the store it is about (the others are lost with it by px86's line order).
 	durability bool
+	durable    report.Location
+	// cause is the cause part of its cluster key (cause.go), pointKey the crash point's.
+	cause, pointKey string
+	// pairs are the Config.ConfirmPairs the state breaks; twinOf, for a repaired twin, the state
+	// it repairs and twinPair the pair. judged and failed are the state's verdict, once judged.
+	pairs          []Pair
+	twinOf         *item
+	twinPair       Pair
+	judged, failed bool
 }
 
 // period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
@@ -122,24 +142,29 @@ type explorer struct {
 	running    *runningBatch // the batch the workers run while the walk goes on (run.go)
 	// pass says which operations this walk explores (nil: all), walk is its number, rank
 	// each operation's position in the order of exploration (priority.go).
-	pass      []bool
-	walk      int
-	rank      []int
-	flushes   int // batches handed to the workers so far
-	clusters  map[string]int
-	start     time.Time                  // when the exploration began
-	variants  map[string]map[string]bool // cluster key -> variant keys seen
-	failures  map[string]int             // cluster key -> failing states judged
-	sampled   map[string]int             // cluster key -> states considered after sampling began
-	frameKeys map[[2]uint32]string       // (site, stack) -> report.FramesKey of its frames
-	// points are the finding's first crash point context, by finding index; ran every crash
-	// point explored, for report.Place (findings are placed when the exploration ends).
+	pass     []bool
+	walk     int
+	rank     []int
+	flushes  int // batches handed to the workers so far
+	clusters map[string]int
+	start    time.Time                  // when the exploration began
+	variants map[string]map[string]bool // cluster key -> variant keys seen
+	failures map[string]int             // cluster key -> failing states judged
+	sampled  map[string]int             // cluster key -> states considered after sampling began
+	// points are the finding's first crash point context, by finding index (findings are
+	// placed when the exploration ends).
 	points  []report.Context
-	ran     report.Contexts
 	msgs    []func(where string) string // the finding's message given where its crash point is
 	chains  map[uint32]string           // site -> its inlined chain's key (siteChain)
 	warned  map[string]bool
 	invText map[int]string // invariant ID -> text
+	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
+	// they are computed with and the number of sites those were classified from.
+	pointFrames map[report.Context]placedPoint
+	helpers     report.Helpers
+	helperSites int
+	passes      map[string]int // cluster key -> passing durability states judged
+	twins       map[Pair]int   // repaired twins made per pair
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
@@ -180,9 +205,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
 		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
-		failures: map[string]int{}, sampled: map[string]int{}, frameKeys: map[[2]uint32]string{},
+		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
+		pointFrames: map[report.Context]placedPoint{}, passes: map[string]int{}, twins: map[Pair]int{},
 	}
+	res.Durability, res.Pairs = map[report.Location]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
 	jobs := cfg.Exec.Jobs
 	if jobs <= 0 {
@@ -224,9 +251,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		var wst crash.Stats
 		wst, werr = crash.Walk(r, cfg.Options, e.visit)
-		if wst.Assumed > 0 && i == 0 {
-			res.Stats.AssumedDurable = wst.Assumed
-			e.warn(fmt.Sprintf("%d store(s) reported as never durable (unpersisted-store, or overwritten before persisting: overwritten-unpersisted) assumed durable in the crash states of the operations after the one that issued them, as if fixed, so that other bugs stay visible (--no-assume-fixed explores the literal model)", wst.Assumed))
+		if n := wst.Assumed + wst.AssumedLate; n > 0 && i == 0 {
+			res.Stats.AssumedDurable = n
+			e.warn(fmt.Sprintf("%d store(s) not durable when the operation that issued them ended (never made durable: unpersisted-store or overwritten-unpersisted, or made durable late by a later flush) assumed durable in the crash states of the operations after it, as if fixed, so that a crash in a later operation is not blamed on them and other bugs stay visible; a crash right before the next operation that loses one of them tests whether it matters (durability-violation) (--no-assume-fixed explores the literal model)", n))
 		}
 		if werr != nil && errors.Is(werr, trace.ErrTruncated) {
 			e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
@@ -366,7 +393,6 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	e.res.Stats.CrashPoints++
-	e.ran.Add(cp.Site, cp.Stack)
 	if err := e.keepBefore(p, cp); err != nil {
 		return err
 	}
@@ -382,7 +408,13 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 			if it := seen[key]; it != nil {
 				// Attributed to the first strategy; the invariants it violates still count.
 				if len(st.Invariants) > 0 {
+					first := len(it.state.Invariants) == 0
 					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
+					if first {
+						if err := e.addTwins(cp, it, k, id, path); err != nil {
+							return err
+						}
+					}
 				}
 				continue
 			}
@@ -405,7 +437,35 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 			it.per, it.done, it.inflight, it.next = p, done, inflight, next
 			seen[key] = it
 			e.batch = append(e.batch, it)
+			if len(st.Invariants) > 0 {
+				if err := e.addTwins(cp, it, k, id, path); err != nil {
+					return err
+				}
+			}
 		}
+	}
+	return nil
+}
+
+// addTwins adds, after item it (a state that breaks inferred invariants), the repaired twin of
+// each pair of Config.ConfirmPairs it breaks that is not confirmed yet: the same state with the
+// pair in order, judged after it (cause.go).
+func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32, path string) error {
+	pairs, twins := e.brokenPairs(cp.Space, it.state)
+	it.pairs = pairs
+	for j, p := range pairs {
+		if !e.wantTwin(p) {
+			continue
+		}
+		e.twins[p]++
+		tw, err := e.newItem(cp, k, region, path, twins[j], "repaired-twin")
+		if err != nil {
+			return err
+		}
+		tw.per, tw.done, tw.inflight, tw.next = it.per, it.done, it.inflight, it.next
+		tw.twinOf, tw.twinPair = it, p
+		e.res.Stats.Twins++
+		e.batch = append(e.batch, tw)
 	}
 	return nil
 }
@@ -456,11 +516,16 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	return e.durability(cp, p, id)
 }
 
-// durability adds, at the OP_BEGIN of an operation run alone, the crash state that loses only
-// the stores assumed durable from it on (crash.CrashPoint.Assumed, never made durable by the
-// program), everything else persisted: as close as px86 allows, each line keeps the units before
-// the first unit of such a store. Its run is judged like a crash at the operation's start; a
-// failure is a durability-violation at the store, proving the unpersisted-store finding matters.
+// durability adds, at the OP_BEGIN of an operation run alone, one crash state per source
+// position of the stores assumed durable from it on (crash.CrashPoint.Assumed: never made
+// durable by the program, or left pending by the operation that issued them), each losing that
+// position's stores and nothing else px86 lets persist: each line keeps the units before the
+// first unit of such a store (a later unit of the line, another position's, is lost with it).
+// Its run is judged like a crash at the operation's start; a failure is a durability-violation at
+// the store, proving the missing persist matters, and the state, with the store kept, is the
+// consistent image the rolled-back outcome runs from: the proof is differential by construction.
+// A position whose states failed or passed often enough (Config.ClusterFailures) is sampled
+// like a cluster.
 func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) error {
 	if len(cp.Assumed) == 0 {
 		return nil
@@ -469,38 +534,76 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	if k+1 > len(e.cfg.Workload.Ops) {
 		return nil
 	}
-	st := crash.State{K: make([]int, len(cp.Space.Lines))}
-	var lost []unitRef
-	for i, l := range cp.Space.Lines {
-		st.K[i] = len(l.Units)
-		for j, u := range l.Units {
-			if slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool { return u.StandsFor(uint64(s.ID)) }) {
-				if j < st.K[i] {
-					st.K[i] = j
-				}
-				lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
+	assumed := func(u crash.Unit) bool {
+		return slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool { return u.StandsFor(uint64(s.ID)) })
+	}
+	// The positions, in program order of their first unit.
+	type group struct {
+		loc   report.Location
+		first uint64
+	}
+	var groups []group
+	for _, l := range cp.Space.Lines {
+		for _, u := range l.Units {
+			if !assumed(u) {
+				continue
+			}
+			loc := e.location(u.Site)
+			if i := slices.IndexFunc(groups, func(g group) bool { return g.loc == loc }); i >= 0 {
+				groups[i].first = min(groups[i].first, u.Seq)
+			} else {
+				groups = append(groups, group{loc, u.Seq})
 			}
 		}
 	}
-	if len(lost) == 0 {
-		return nil
+	slices.SortFunc(groups, func(a, b group) int { return cmp.Compare(a.first, b.first) })
+	kf := e.clusterFailures()
+	for _, g := range groups {
+		cause := "lost=" + g.loc.Key()
+		key := clusterKey(report.DurabilityViolation, "", cause)
+		if kf >= 0 && e.sample(key, e.failures[key] >= kf || e.passes[key] >= kf) {
+			e.res.Stats.Sampled++
+			continue
+		}
+		st := crash.State{K: make([]int, len(cp.Space.Lines))}
+		var lost []unitRef
+		for i, l := range cp.Space.Lines {
+			st.K[i] = len(l.Units)
+			for j, u := range l.Units {
+				if assumed(u) && e.location(u.Site) == g.loc && j < st.K[i] {
+					st.K[i] = j
+				}
+			}
+			for _, u := range l.Units[st.K[i]:] {
+				if assumed(u) {
+					lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
+				}
+			}
+		}
+		if len(lost) == 0 {
+			continue
+		}
+		_, path, _, err := e.region(cp)
+		if err != nil {
+			return err
+		}
+		if err := e.keepBefore(p, cp); err != nil {
+			return err
+		}
+		it, err := e.newItem(cp, k, region, path, st, "assumed-durable")
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
+		// The store the state is about comes first: it is where the finding is reported.
+		if i := slices.IndexFunc(lost, func(u unitRef) bool { return u.Loc == g.loc }); i > 0 {
+			lost[0], lost[i] = lost[i], lost[0]
+		}
+		it.persisted, it.unpersist, it.durability, it.durable, it.cause = nil, lost, true, g.loc, cause
+		it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
+		it.per, it.inflight, it.next = p, []int{k}, k+1
+		e.batch = append(e.batch, it)
 	}
-	_, path, _, err := e.region(cp)
-	if err != nil {
-		return err
-	}
-	if err := e.keepBefore(p, cp); err != nil {
-		return err
-	}
-	it, err := e.newItem(cp, k, region, path, st, "assumed-durable")
-	if err != nil {
-		return err
-	}
-	slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
-	it.persisted, it.unpersist, it.durability = nil, lost, true
-	it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
-	it.per, it.inflight, it.next = p, []int{k}, k+1
-	e.batch = append(e.batch, it)
 	return nil
 }
 
@@ -564,83 +667,25 @@ func (e *explorer) siteChain(site uint32) string {
 	return k
 }
 
-// place reports each finding at the frame of its crash point that every crash point explored
-// through it fails at (report.Place: a fence in a persistence helper is reported at the caller
-// whose use of it fails), with the crash point's frames as the stack. Durability findings,
-// located at the lost store, keep their store's frames. Findings of one kind and operation type
-// placed at the same frames are merged into the first (mergeFinding): clustering by crash point
-// keeps a helper's inlined copies apart, and placement tells whether they are one bug (every
-// copy fails: placed in the helper) or several (placed at the callers that fail).
+// place reports each finding at its crash point's innermost user frame (report.UserFrame: a
+// flush or fence in a persistence helper is reported at the caller that persists through it,
+// whether the compiler inlined the helper or not), with the crash point's frames as the stack.
+// Durability findings, located at the lost store, keep their store's frames.
 func (e *explorer) place() {
-	merged := map[int]bool{}
-	byKind := map[report.Kind][]int{}
 	for i := range e.res.Findings {
-		byKind[e.res.Findings[i].Kind] = append(byKind[e.res.Findings[i].Kind], i)
-	}
-	for kind, idx := range byKind {
-		ctxs := make([]report.Context, len(idx))
-		for j, i := range idx {
-			ctxs[j] = e.points[i]
+		f := &e.res.Findings[i]
+		if f.Kind == report.DurabilityViolation {
+			continue
 		}
-		ran := &e.ran
-		if kind == report.DurabilityViolation {
-			ran = nil
+		c := e.points[i]
+		frames, u := e.userPoint(c.Site, c.Stack)
+		if len(frames) == 0 {
+			continue
 		}
-		placed := report.Place(e.r, ctxs, ran)
-		into := map[string]int{} // (operation type, placement) -> the finding that keeps it
-		for j, i := range idx {
-			f := &e.res.Findings[i]
-			if len(placed[j].Frames) == 0 {
-				continue
-			}
-			f.Location, f.Stack = placed[j].Location(), placed[j].Frames
-			f.Message = e.msgs[i](f.Location.String())
-			if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
-				f.Related[0] = f.Location.Related("crash-point")
-			}
-			if kind == report.DurabilityViolation || f.Operation == nil {
-				continue
-			}
-			// Clusters placed alike are one finding: a helper inlined at several calls, each of
-			// which fails at every crash point explored through it, is one bug in the helper.
-			k := opType(f.Operation.Text) + "|" + placed[j].Key
-			if t, ok := into[k]; ok {
-				mergeFinding(&e.res.Findings[t], f)
-				merged[i] = true
-				continue
-			}
-			into[k] = i
-		}
-	}
-	if len(merged) > 0 {
-		kept := e.res.Findings[:0]
-		for i, f := range e.res.Findings {
-			if !merged[i] {
-				kept = append(kept, f)
-			}
-		}
-		e.res.Findings = kept
-	}
-}
-
-// mergeFinding adds crash finding g to f (same kind, operation type and placement): counts,
-// variants (g's own state becomes one of f's replayable variants), operations.
-func mergeFinding(f, g *report.Finding) {
-	f.Count += g.Count
-	fc, gc := f.Crash, g.Crash
-	fc.Variants += gc.Variants
-	add := func(v report.CrashVariant) {
-		if len(fc.VariantImages) < report.MaxVariantImages {
-			fc.VariantImages = append(fc.VariantImages, v)
-		}
-	}
-	add(report.CrashVariant{ID: gc.ID, CrashPoint: gc.CrashPoint, Event: gc.Event, State: gc.State, Operation: g.Operation.Index, Input: gc.Input})
-	for _, v := range gc.VariantImages {
-		add(v)
-	}
-	for _, op := range gc.Operations {
-		if len(fc.Operations) < report.MaxCrashOperations && !slices.Contains(fc.Operations, op) {
-			fc.Operations = append(fc.Operations, op)
+		f.Location, f.Stack = frames[u].Location(), frames
+		f.Message = e.msgs[i](f.Location.String())
+		if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
+			f.Related[0] = f.Location.Related("crash-point")
 		}
 	}
 }
@@ -717,6 +762,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
+		pointKey: e.pointKey(cp.Site, cp.Stack), cause: e.cause(cp.Space, st),
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -58,7 +58,7 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		return
 	default:
 		if symptom = exec.Mismatch(t, legal...); symptom == "" {
-			e.invariantOutcome(it, false)
+			e.verdict(it, false)
 			return
 		}
 	}
@@ -66,11 +66,30 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		detail = "the run on the crash image " + t.Describe() + exec.FirstLine(nil, t.Stderr)
 	}
 	e.res.Stats.Failures++
-	e.invariantOutcome(it, true)
+	e.verdict(it, true)
 	if e.res.Stats.FirstFailureSeconds == 0 {
 		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
 	}
 	e.record(it, symptom, detail, t, ls)
+}
+
+// verdict records what a judged state showed, beyond its finding: against the invariants it
+// breaks (Result.Invariants), the pairs of inferred properties it breaks or repairs
+// (Result.Pairs), the store a durability state is about (Result.Durability).
+func (e *explorer) verdict(it *item, failed bool) {
+	it.judged, it.failed = true, failed
+	e.invariantOutcome(it, failed)
+	e.pairJudged(it, failed)
+	if it.durability {
+		o := e.res.Durability[it.durable]
+		o.Tested++
+		if failed {
+			o.Failed++
+		} else {
+			e.passes[clusterKey(report.DurabilityViolation, "", it.cause)]++
+		}
+		e.res.Durability[it.durable] = o
+	}
 }
 
 // invariantOutcome counts a judged state against the invariants it breaks (Result.Invariants).
@@ -126,38 +145,15 @@ func relText(rs []report.Related) string {
 	return strings.Join(parts, ", ")
 }
 
-// clusterKey is the key of the finding a failing state falls in (see record): the kind, the
-// operation type (the text's first word) and the crash point's frames, or for a durability
-// violation the sites of the stores lost.
-func (e *explorer) clusterKey(kind report.Kind, opText string, site, stack uint32, lost []string) string {
-	if kind == report.DurabilityViolation {
-		return string(kind) + "|U=" + strings.Join(slices.Sorted(slices.Values(lost)), ",")
-	}
-	fk, ok := e.frameKeys[[2]uint32{site, stack}]
-	if !ok {
-		fk = report.FramesKey(report.FramesAt(e.r, site, stack))
-		e.frameKeys[[2]uint32{site, stack}] = fk
-	}
-	return string(kind) + "|op=" + opType(opText) + "|point=" + fk
-}
-
-// opType is an operation's type for clustering: the first word of its text (mapcli's "i", "r").
-func opType(text string) string {
-	t, _, _ := strings.Cut(strings.TrimSpace(text), " ")
-	return t
-}
-
 // sampledOut reports whether state st at cp is left out by cluster sampling: the finding it
 // would fall in (its kind follows from the state: a program-order prefix is an atomicity
-// violation, anything else an ordering violation) has failed on Config.ClusterFailures states
-// already, and only one in ClusterSampleEvery further states of it is run. Such a state cannot
-// add a finding, only a count or a variant (AGAMOTTO's and WITCHER's point: spend runs where
-// new bugs can be); states that break inferred invariants are never left out.
+// violation, anything else an ordering violation; its cause from what the state loses) has
+// failed on Config.ClusterFailures states already, and only one in ClusterSampleEvery further
+// states of it is run. Such a state cannot add a finding, only a count or a variant (AGAMOTTO's
+// and WITCHER's point: spend runs where new bugs can be); states that break inferred invariants
+// are never left out.
 func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
-	k := e.cfg.ClusterFailures
-	if k == 0 {
-		k = DefaultClusterFailures
-	}
+	k := e.clusterFailures()
 	if k < 0 || len(st.Invariants) > 0 {
 		return false
 	}
@@ -165,12 +161,26 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	if st.Prefix {
 		kind = report.AtomicityViolation
 	}
-	key := e.clusterKey(kind, cp.OpText, cp.Site, cp.Stack, nil)
-	if e.failures[key] < k {
+	key := clusterKey(kind, e.pointKey(cp.Site, cp.Stack), e.cause(cp.Space, st))
+	return e.sample(key, e.failures[key] >= k)
+}
+
+// sample counts one more state of a sampled cluster (key) and reports whether it is left out:
+// all but one in ClusterSampleEvery, once sampling applies.
+func (e *explorer) sample(key string, applies bool) bool {
+	if !applies {
 		return false
 	}
 	e.sampled[key]++
 	return e.sampled[key]%ClusterSampleEvery != 0
+}
+
+// clusterFailures is Config.ClusterFailures with its default.
+func (e *explorer) clusterFailures() int {
+	if k := e.cfg.ClusterFailures; k != 0 {
+		return k
+	}
+	return DefaultClusterFailures
 }
 
 // record turns a failure into a finding, or counts it in the cluster of an earlier one.
@@ -185,15 +195,10 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	const maxRelated = 16
 	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
 	unpRel, unpSites := e.uniqueSites(it.unpersist, "unpersisted", maxRelated)
-	// WITCHER §4.6 clusters bug reports by operation type and execution path: here the
-	// operation type (the text's first word: mapcli's "i", "r", ...) and the crash point's
-	// frames (report.FramesAt: its inlined-at chain and call stack, recursion shown once, so the
-	// instances of a bug in every operation of a type and at every depth of a recursion are one
-	// finding, and a helper's copies inlined at different callers stay apart). A durability
-	// violation's cause is the stores never made durable. The stores of the state and the crash
-	// point's dynamic stack make variants. A durability violation's cluster is its lost stores
-	// alone: the operation that follows the crash does not change what was lost (clusterKey).
-	key := e.clusterKey(kind, it.opText, it.site, it.stack, unpSites)
+	// One finding per root cause (cause.go): the kind, the crash point's innermost user frame
+	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
+	// make variants.
+	key := clusterKey(kind, it.pointKey, it.cause)
 	e.failures[key]++
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if i, ok := e.clusters[key]; ok {

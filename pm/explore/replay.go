@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/trace"
 )
 

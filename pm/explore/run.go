@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 )
 
 func numCPU() int { return runtime.NumCPU() }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -178,7 +179,7 @@ func TestCrashReplay(t *testing.T) {
 		t.Fatalf("no ordering-violation in %+v", cr.Findings)
 	}
 	img := filepath.Join(dir, "crash.img")
-	for _, id := range []string{cr.Findings[idx].Crash.ID, "1"} {
+	for _, id := range []string{cr.Findings[idx].Crash.ID, strconv.Itoa(idx + 1)} {
 		os.Remove(img)
 		r = run(t, dir, "", scry, "replay", rep, id, "--out", img)
 		if r.code != 0 {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scry-pm/scry/fs"
+	fsmode "github.com/scry-pm/scry/fs"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )

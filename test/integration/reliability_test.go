@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -440,6 +441,17 @@ func TestUserFiles(t *testing.T) {
 	if r := run(t, dir, "", scry, "check", "--format", "json", "-o", crep, "--workload", filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops"), "--", ordering, "{pool}"); r.code != 1 {
 		t.Fatalf("scry check ordering: exit %d\n%s", r.code, r.stderr)
 	}
+	// The crash finding's number, as the text report numbers it.
+	nth := ""
+	for i, f := range readCrashReport(t, crep).Findings {
+		if f.Crash != nil {
+			nth = strconv.Itoa(i + 1)
+			break
+		}
+	}
+	if nth == "" {
+		t.Fatalf("%s has no crash finding", crep)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -450,7 +462,7 @@ func TestUserFiles(t *testing.T) {
 		{"link with --force", []string{"--out", link, "--force"}, 2, "symbolic link"},
 		{"directory with --force", []string{"--out", sub, "--force"}, 2, "is a directory"},
 	} {
-		r := run(t, dir, "", scry, append([]string{"replay", crep, "1"}, tc.args...)...)
+		r := run(t, dir, "", scry, append([]string{"replay", crep, nth}, tc.args...)...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
 			t.Errorf("replay %s: exit %d, want %d saying %q\n%s", tc.name, r.code, tc.code, tc.msg, r.stderr)
 		}
@@ -459,7 +471,7 @@ func TestUserFiles(t *testing.T) {
 		}
 	}
 	img := writeFile(t, dir, "old.img", "old image\n", 0o644)
-	if r := run(t, dir, "", scry, "replay", crep, "1", "--out", img, "--force"); r.code != 0 {
+	if r := run(t, dir, "", scry, "replay", crep, nth, "--out", img, "--force"); r.code != 0 {
 		t.Errorf("replay --force over a regular file: exit %d\n%s", r.code, r.stderr)
 	}
 }
