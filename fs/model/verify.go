@@ -1,4 +1,4 @@
-package fsmode
+package model
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func Verify(m *Model, apm *APM, root, scratch string) ([]string, error) {
 func compareTrees(a, b string) ([]string, error) {
 	var diffs []string
 	seen := map[string]bool{}
-	err := walkTree(b, func(p, rel string, fb fs.FileInfo) error {
+	err := WalkTree(b, func(p, rel string, fb fs.FileInfo) error {
 		seen[rel] = true
 		q := filepath.Join(a, rel)
 		fa, err := os.Lstat(q)
@@ -65,7 +65,7 @@ func compareTrees(a, b string) ([]string, error) {
 	if err != nil {
 		return diffs, err
 	}
-	err = walkTree(a, func(_, rel string, fi fs.FileInfo) error {
+	err = WalkTree(a, func(_, rel string, fi fs.FileInfo) error {
 		if !seen[rel] {
 			diffs = append(diffs, rel+": modeled but not on disk")
 			if fi.IsDir() {

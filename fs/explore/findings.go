@@ -1,9 +1,10 @@
-package fsmode
+package explore
 
 import (
 	"fmt"
 	"sort"
 
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/report"
 )
@@ -145,7 +146,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 
 // describeState lists the logical operations a state persisted (whole or in part) and lost,
 // up to its last persisted one, at most 20 of each.
-func describeState(m *Model, ms []Micro, st State) (persisted, lost []string) {
+func describeState(m *model.Model, ms []model.Micro, st model.State) (persisted, lost []string) {
 	full := map[int]int{}
 	count := map[int]int{}
 	last := -1

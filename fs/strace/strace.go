@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package fsmode
+package model
 
 import (
 	"errors"
@@ -186,10 +186,10 @@ func Snapshot(dir, dst string) error {
 	return err
 }
 
-// walkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
+// WalkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
 // path, its path relative to dir and its information (not following symbolic links); fn may
 // return filepath.SkipDir. Errors: the first of the walk's or fn's.
-func walkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
+func WalkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -214,7 +214,7 @@ func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
 	m := &Model{Base: base, Inodes: []Inode{{}, {ID: 1, Type: TypeDir, Initial: "."}}, Entries: map[entryKey]int{}, Sizes: map[int]int64{}}
 	ino := map[[2]uint64]int{}
 	paths := map[string]int{".": 1}
-	err := walkTree(base, func(p, rel string, fi fs.FileInfo) error {
+	err := WalkTree(base, func(p, rel string, fi fs.FileInfo) error {
 		parent := paths[filepath.Dir(rel)]
 		id := 0
 		st, _ := fi.Sys().(*syscall.Stat_t)

@@ -1,4 +1,4 @@
-package fsmode
+package explore
 
 import (
 	"crypto/sha256"
@@ -14,9 +14,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -43,7 +44,7 @@ func Digest(dir string, stdout, stderr []byte) (string, error) {
 		h.Write(b)
 	}
 	links := map[[2]uint64]string{}
-	err := walkTree(dir, func(p, rel string, fi fs.FileInfo) error {
+	err := model.WalkTree(dir, func(p, rel string, fi fs.FileInfo) error {
 		field([]byte(rel))
 		switch {
 		case fi.IsDir():
@@ -116,7 +117,7 @@ func (c *clusters) state(it item, v verdict, dir string) *report.FSState {
 	}
 	defer os.RemoveAll(tmp)
 	crash := filepath.Join(tmp, "crash")
-	stdout, stderr, err := Materialize(c.p.m, c.p.micro[it.build], it.st, crash)
+	stdout, stderr, err := model.Materialize(c.p.m, c.p.micro[it.build], it.st, crash)
 	if err == nil {
 		st.Digest, _ = Digest(crash, stdout, stderr)
 	}
@@ -220,11 +221,11 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		}
 		stdin = w.Suffix(st.Operation)
 	}
-	apm, err := APMByName(fc.APM)
+	apm, err := model.APMByName(fc.APM)
 	if err != nil {
 		return files, "", fmt.Errorf("the finding's persistence model: %w", err)
 	}
-	sp := Split{Count: st.Split.Count, Aligned: st.Split.Aligned}
+	sp := model.Split{Count: st.Split.Count, Aligned: st.Split.Aligned}
 	if sp != apm.Base && !slices.Contains(apm.Splits, sp) {
 		return files, "", fmt.Errorf("the finding's split (%s) is not one of model %s's", sp, apm.Name)
 	}
@@ -237,12 +238,12 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		return files, "", err
 	}
 	ms := apm.Build(m, sp)
-	state := State{Persisted: persisted}
+	state := model.State{Persisted: persisted}
 	if len(ms) != st.Micro {
 		return files, "", fmt.Errorf("the trace %s and the snapshot %s give %d micro-operations under model %s (%s), the report says %d: they are not the ones the report was made from",
 			fc.Trace, fc.Snapshot, len(ms), apm.Name, sp, st.Micro)
 	}
-	if !Legal(ms, state) {
+	if !model.Legal(ms, state) {
 		return files, "", fmt.Errorf("the finding's crash state is not one model %s allows for the trace %s and the snapshot %s: they are not the ones the report was made from",
 			apm.Name, fc.Trace, fc.Snapshot)
 	}
@@ -255,7 +256,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 			}
 		}
 	}()
-	stdout, stderr, err := Materialize(m, ms, state, abs)
+	stdout, stderr, err := model.Materialize(m, ms, state, abs)
 	if err == nil || !errors.Is(err, fs.ErrExist) {
 		made = append(made, abs)
 	}
@@ -300,7 +301,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 
 // replayModel builds the model of a finding's run again from the snapshot and the trace it
 // names. Errors: either is gone (the message names the path), the trace cannot be read.
-func replayModel(fc *report.FSCrash) (*Model, error) {
+func replayModel(fc *report.FSCrash) (*model.Model, error) {
 	for _, p := range []struct{ what, path string }{{"the snapshot of the workload directory", fc.Snapshot}, {"the trace", fc.Trace}} {
 		if _, err := os.Stat(p.path); err != nil {
 			return nil, fmt.Errorf("%s kept at %s is gone (%v): run scry fs check again to replay its findings", p.what, p.path, err)
@@ -311,7 +312,7 @@ func replayModel(fc *report.FSCrash) (*Model, error) {
 		return nil, fmt.Errorf("the finding's trace: %w", err)
 	}
 	defer r.Close()
-	m, err := BuildModel(fc.Snapshot, fc.Dir, r)
+	m, err := model.BuildModel(fc.Snapshot, fc.Dir, r)
 	if err != nil {
 		return nil, fmt.Errorf("modeling the trace %s: %w", fc.Trace, err)
 	}

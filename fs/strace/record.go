@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"bytes"
@@ -14,11 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
-	"golang.org/x/sys/unix"
 )
 
 // RecordOptions says what to record.
