@@ -191,7 +191,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		oracle = &explore.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
 		rs.oracle = oracle
 	}
-	x, xerr := explore.Explore(ctx, m, explore.ExploreOptions{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
+	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
 		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
 	var st report.Stats
 	if x != nil {

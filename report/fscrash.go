@@ -115,7 +115,7 @@ type FSState struct {
 	Symptom string `json:"symptom"`
 	// Digest is "sha256:" and the hex SHA-256 of the crash directory as judged (names, file
 	// types, contents, symbolic link targets, hard links; not modes or times) and of the
-	// output printed before the crash (fs/explore's Digest): the replay checks it rebuilt the same.
+	// output printed before the crash (fs/model's Digest): the replay checks it rebuilt the same.
 	Digest string `json:"digest,omitempty"`
 }
 

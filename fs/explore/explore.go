@@ -26,24 +26,24 @@ func Kinds() []report.Rule {
 
 // Strategy names (the PM ones where the meaning matches: package crash).
 const (
-	StrategyPrefix     = "prefix"     // every operation up to a crash point persisted (ALICE's across-syscall atomicity)
-	StrategyOmitOne    = "omit-one"   // one operation lost, every later one up to a crash point persisted (ordering)
-	StrategySplit      = "split"      // an operation persisted in part (atomicity)
-	StrategyExhaustive = "exhaustive" // every legal state at a crash point, when few micro-operations may be lost
+	strategyPrefix     = "prefix"     // every operation up to a crash point persisted (ALICE's across-syscall atomicity)
+	strategyOmitOne    = "omit-one"   // one operation lost, every later one up to a crash point persisted (ordering)
+	strategySplit      = "split"      // an operation persisted in part (atomicity)
+	strategyExhaustive = "exhaustive" // every legal state at a crash point, when few micro-operations may be lost
 )
 
 // Strategies lists the strategy names, in the order they run; DefaultStrategies those run
 // without --strategy (ALICE's default checks, Pillai et al., OSDI'14 §4.3).
 var (
-	Strategies        = []string{StrategyPrefix, StrategyOmitOne, StrategySplit, StrategyExhaustive}
-	DefaultStrategies = []string{StrategyPrefix, StrategyOmitOne, StrategySplit}
+	Strategies        = []string{strategyPrefix, strategyOmitOne, strategySplit, strategyExhaustive}
+	DefaultStrategies = []string{strategyPrefix, strategyOmitOne, strategySplit}
 )
 
-// DefaultMaxFree is ExploreOptions.MaxFree's default: at most 2^10 states per crash point.
-const DefaultMaxFree = 10
+// defaultMaxFree is Options.MaxFree's default: at most 2^10 states per crash point.
+const defaultMaxFree = 10
 
-// ExploreOptions configures Explore.
-type ExploreOptions struct {
+// Options configures Explore.
+type Options struct {
 	APM *model.APM
 	// Checker, if it has a command, judges each crash directory (run inside it); Oracle, if
 	// set, judges it by output equivalence. At least one is needed.
@@ -53,11 +53,11 @@ type ExploreOptions struct {
 	Strategies []string
 	// MaxStates bounds the states tested (0: no bound); the exhaustive strategy enumerates
 	// the states of a crash point only when at most MaxFree micro-operations may be lost there
-	// (0: DefaultMaxFree).
+	// (0: 10, at most 2^10 states per crash point).
 	MaxStates int
 	MaxFree   int
 	Pool      exec.Pool
-	// Sites resolves the operations' sites and stacks (the trace reader after BuildModel).
+	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
 	Sites report.SiteTable
 	// Now is the clock (nil: time.Now), for tests.
 	Now func() time.Time
@@ -98,7 +98,7 @@ type plan struct {
 	micro  [][]model.Micro // per build
 	ranges [][][2]int      // per build and logical operation: its micro-operations [first, end), {-1, -1} when none
 	points []int           // the crash points: logical operations with micro-operations in build 0
-	// workload, if set, names the workload operations (Model.Operations) for reports.
+	// workload, if set, names the workload operations (model.Model.Operations) for reports.
 	workload *workload.Workload
 }
 
@@ -166,7 +166,7 @@ func (p *plan) sane() []item {
 func (p *plan) prefix() []item {
 	var items []item
 	for _, k := range p.points {
-		items = append(items, item{strategy: StrategyPrefix, st: p.upTo(0, k), point: k, a: k, b: k})
+		items = append(items, item{strategy: strategyPrefix, st: p.upTo(0, k), point: k, a: k, b: k})
 	}
 	return items
 }
@@ -193,7 +193,7 @@ func (p *plan) omitOne(patch map[int]bool) []item {
 			if !model.Legal(ms, st) {
 				break
 			}
-			items = append(items, item{strategy: StrategyOmitOne, st: st, point: j, a: i, b: j})
+			items = append(items, item{strategy: strategyOmitOne, st: st, point: j, a: i, b: j})
 		}
 	}
 	return items
@@ -220,7 +220,7 @@ func (p *plan) split(patch map[int]bool) []item {
 					return
 				}
 				seen[key] = true
-				items = append(items, item{strategy: StrategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
+				items = append(items, item{strategy: strategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
 			}
 			for cut := lo; cut < hi-1; cut++ {
 				st := p.upTo(b, i-1)
@@ -241,10 +241,10 @@ func (p *plan) split(patch map[int]bool) []item {
 	return items
 }
 
-// exhaustive returns every legal state (LegalStates) at each crash point where at most maxFree
-// micro-operations may be lost, except those holding no micro-operation of the crash point's
-// own operation (they are states of an earlier crash point) and repeats; each is classified
-// (classify). skipped counts the crash points left out.
+// exhaustive returns every legal state (model.LegalStates) at each crash point where at most
+// maxFree micro-operations may be lost, except those holding no micro-operation of the crash
+// point's own operation (they are states of an earlier crash point) and repeats; each is
+// classified (classify). skipped counts the crash points left out.
 func (p *plan) exhaustive(maxFree int) (items []item, skipped int) {
 	ms := p.micro[0]
 	seen := map[string]bool{}
@@ -266,7 +266,7 @@ func (p *plan) exhaustive(maxFree int) (items []item, skipped int) {
 			}
 			seen[key] = true
 			a, b := classify(ms, st, k)
-			items = append(items, item{strategy: StrategyExhaustive, st: st, point: k, a: a, b: b})
+			items = append(items, item{strategy: strategyExhaustive, st: st, point: k, a: a, b: b})
 		}
 	}
 	return items, skipped
@@ -324,7 +324,7 @@ func appendOnce(list []string, s string) []string {
 // explorer runs the strategies of one Explore call.
 type explorer struct {
 	ctx    context.Context
-	o      ExploreOptions
+	o      Options
 	p      *plan
 	res    *Explored
 	cl     *clusters
@@ -346,7 +346,7 @@ type explorer struct {
 // runs on the initial and the final state; failing there is ErrCheckerFails. Crash directories
 // live in the pool's directory and are removed when Explore returns, also when ctx is cancelled
 // (then the error is ctx's, with the findings so far).
-func Explore(ctx context.Context, m *model.Model, o ExploreOptions) (*Explored, error) {
+func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) {
 	strats := o.Strategies
 	if len(strats) == 0 {
 		strats = DefaultStrategies
@@ -360,7 +360,7 @@ func Explore(ctx context.Context, m *model.Model, o ExploreOptions) (*Explored, 
 		return nil, errors.New("no oracle: give a checker, a workload, or both")
 	}
 	if o.MaxFree <= 0 {
-		o.MaxFree = DefaultMaxFree
+		o.MaxFree = defaultMaxFree
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -385,13 +385,13 @@ func Explore(ctx context.Context, m *model.Model, o ExploreOptions) (*Explored, 
 		}
 		var err error
 		switch s {
-		case StrategyPrefix:
+		case strategyPrefix:
 			err = e.runPrefix(patch)
-		case StrategyOmitOne:
+		case strategyOmitOne:
 			err = e.runOmitOne(patch)
-		case StrategySplit:
+		case strategySplit:
 			err = e.runSplit(patch)
-		case StrategyExhaustive:
+		case strategyExhaustive:
 			err = e.runExhaustive()
 		}
 		if err != nil {

@@ -74,7 +74,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 	m, ms := c.p.m, c.p.micro[it.build]
 	fa, fb := c.frames(it.a), c.frames(it.b)
 	key := string(kind) + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
-	if kind == report.FSAtomicityViolation && it.strategy == StrategySplit {
+	if kind == report.FSAtomicityViolation && it.strategy == strategySplit {
 		key = string(kind) + "\x00" + report.FramesKey(fa) + "\x00split"
 	}
 	pair := [2]int{it.a, it.b}
@@ -113,7 +113,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 		}
 		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
 			Symptom: v.symptom, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
-		if it.strategy == StrategySplit {
+		if it.strategy == strategySplit {
 			fs.Split = c.p.builds[it.build].String()
 		}
 		stdout := v.stdout

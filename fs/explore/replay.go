@@ -1,13 +1,8 @@
 package explore
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,76 +25,6 @@ import (
 // materializes the state and checks it against the digest of the directory the exploration
 // judged.
 
-// Digest returns "sha256:" and the hex SHA-256 of crash directory dir and of the output printed
-// before the crash: every entry's path relative to dir (in lexical order), its type, a regular
-// file's contents, a symbolic link's target, and for a further name of a hard-linked file the
-// name it shares its inode with. Modes and times are left out (they follow the umask). Errors:
-// dir cannot be walked or a file read.
-func Digest(dir string, stdout, stderr []byte) (string, error) {
-	h := sha256.New()
-	field := func(b []byte) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
-	}
-	links := map[[2]uint64]string{}
-	err := model.WalkTree(dir, func(p, rel string, fi fs.FileInfo) error {
-		field([]byte(rel))
-		switch {
-		case fi.IsDir():
-			field([]byte("dir"))
-		case fi.Mode()&fs.ModeSymlink != 0:
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			field([]byte("symlink"))
-			field([]byte(t))
-		case fi.Mode().IsRegular():
-			if k, ok := exec.HardLinked(fi); ok {
-				if first, ok := links[k]; ok {
-					field([]byte("link"))
-					field([]byte(first))
-					return nil
-				}
-				links[k] = rel
-			}
-			field([]byte("file"))
-			return hashFile(h, p)
-		default:
-			field([]byte("special"))
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	field([]byte("stdout"))
-	field(stdout)
-	field([]byte("stderr"))
-	field(stderr)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// hashFile adds a file's size and contents to h.
-func hashFile(h hash.Hash, p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(fi.Size()))
-	h.Write(n[:])
-	_, err = io.Copy(h, f)
-	return err
-}
-
 // state records failing state it (judged v) for the report: exactly, with the digest of its
 // crash directory, built once more in a scratch directory under dir ("" the temporary
 // directory). A directory that cannot be built leaves the digest out.
@@ -119,7 +44,7 @@ func (c *clusters) state(it item, v verdict, dir string) *report.FSState {
 	crash := filepath.Join(tmp, "crash")
 	stdout, stderr, err := model.Materialize(c.p.m, c.p.micro[it.build], it.st, crash)
 	if err == nil {
-		st.Digest, _ = Digest(crash, stdout, stderr)
+		st.Digest, _ = model.Digest(crash, stdout, stderr)
 	}
 	return st
 }
@@ -178,9 +103,9 @@ func ReproduceCommand(fc *report.FSCrash, st *report.FSState, f ReplayFiles) str
 // state failed by output equivalence, the standard input its re-execution read (out.stdin: the
 // workload's lines after the crash's operation), and returns those paths (absolute) and the
 // command that reproduces the failure (ReproduceCommand). It builds the model again from the
-// kept snapshot and trace (BuildModel), the persistence model's micro-operations under the
-// state's split, materializes the state (Materialize) and checks the directory's Digest against
-// the report's.
+// kept snapshot and trace (model.BuildModel), the persistence model's micro-operations under the
+// state's split, materializes the state (model.Materialize) and checks the directory's digest
+// (model.Digest) against the report's.
 //
 // Errors, with nothing left behind: a finding without a state (report.ErrNoFSState) or with a
 // malformed one; out or one of its files exists; the snapshot, the trace or the workload named
@@ -264,7 +189,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		return files, "", fmt.Errorf("building the crash directory: %w", err)
 	}
 	if st.Digest != "" {
-		got, err := Digest(abs, stdout, stderr)
+		got, err := model.Digest(abs, stdout, stderr)
 		if err != nil {
 			return files, "", err
 		}

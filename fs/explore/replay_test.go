@@ -40,7 +40,7 @@ func TestReplayEveryState(t *testing.T) {
 				p := newPlan(m, apm)
 				cl := newClusters(p, nil, t.TempDir())
 				items := append(append(p.prefix(), p.omitOne(nil)...), p.split(nil)...)
-				ex, _ := p.exhaustive(DefaultMaxFree)
+				ex, _ := p.exhaustive(defaultMaxFree)
 				items = append(items, ex...)
 				fc := &report.FSCrash{APM: apm.Name, Dir: fstest.Root, Snapshot: base, Trace: tr, CheckerCommand: "true"}
 				out := t.TempDir()
@@ -95,7 +95,7 @@ if grep -q saved "$SCRY_STDOUT"; then [ "$c" = new ] || { echo "saved but f hold
 	chk := exec.Checker{Args: []string{"/bin/sh", "-c", check}}
 	for _, apm := range model.APMs() {
 		t.Run(apm.Name, func(t *testing.T) {
-			x, err := Explore(context.Background(), m, ExploreOptions{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
+			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
 				Strategies: Strategies})
 			if err != nil {
 				t.Fatal(err)

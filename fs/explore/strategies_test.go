@@ -100,7 +100,7 @@ func TestStrategies(t *testing.T) {
 			if len(sp) != c.split {
 				t.Errorf("split: %d states, want %d", len(sp), c.split)
 			}
-			ex, skipped := p.exhaustive(DefaultMaxFree)
+			ex, skipped := p.exhaustive(defaultMaxFree)
 			if len(ex) != c.exhaust || skipped != 0 {
 				t.Errorf("exhaustive: %d states (%d points skipped), want %d", len(ex), skipped, c.exhaust)
 			}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -186,10 +185,10 @@ func Snapshot(dir, dst string) error {
 	return err
 }
 
-// WalkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
+// walkTree calls fn for every entry under dir (not dir itself), in lexical order, with its
 // path, its path relative to dir and its information (not following symbolic links); fn may
 // return filepath.SkipDir. Errors: the first of the walk's or fn's.
-func WalkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
+func walkTree(dir string, fn func(p, rel string, fi fs.FileInfo) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -214,7 +213,7 @@ func BuildModel(base, root string, r *trace.Reader) (*Model, error) {
 	m := &Model{Base: base, Inodes: []Inode{{}, {ID: 1, Type: TypeDir, Initial: "."}}, Entries: map[entryKey]int{}, Sizes: map[int]int64{}}
 	ino := map[[2]uint64]int{}
 	paths := map[string]int{".": 1}
-	err := WalkTree(base, func(p, rel string, fi fs.FileInfo) error {
+	err := walkTree(base, func(p, rel string, fi fs.FileInfo) error {
 		parent := paths[filepath.Dir(rel)]
 		id := 0
 		st, _ := fi.Sys().(*syscall.Stat_t)
@@ -542,32 +541,4 @@ func (s *state) fsop(ev *trace.Event) {
 	case trace.FSSync, trace.FSSyncfs:
 		s.add(&Op{Kind: OpSync}, ev)
 	}
-}
-
-// PathOf returns the path, relative to the workload directory, of every inode reachable in
-// entries (the first path found for a hard-linked inode).
-func PathOf(entries map[entryKey]int, inodes []Inode) map[int]string {
-	children := map[int][]entryKey{}
-	for k := range entries {
-		children[k.Parent] = append(children[k.Parent], k)
-	}
-	out := map[int]string{1: ""}
-	var walk func(dir int, prefix string, depth int)
-	walk = func(dir int, prefix string, depth int) {
-		ks := children[dir]
-		sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
-		for _, k := range ks {
-			id := entries[k]
-			p := filepath.Join(prefix, k.Name)
-			if _, seen := out[id]; seen {
-				continue
-			}
-			out[id] = p
-			if inodes[id].Type == TypeDir && depth < 256 {
-				walk(id, p, depth+1)
-			}
-		}
-	}
-	walk(1, "", 0)
-	return out
 }
