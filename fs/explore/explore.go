@@ -338,7 +338,7 @@ type explorer struct {
 // Explore tests the crash states of model m that the strategies choose under the persistence
 // model, each judged in a crash directory by the checker and, with a workload, by output
 // equivalence (ALICE, Pillai et al., OSDI'14 §4.3; Barowsky et al., Improving Application
-// Crash Consistency with Symbolic Execution and Fuzzing, 2021, §4; WITCHER, SOSP'21, §4.5):
+// Crash Consistency with Symbolic Execution and Fuzzing, 2021, §3.1.3; WITCHER, SOSP'21, §4.5):
 // prefix states find runs of operations that must persist atomically, states that lose one
 // operation find the operations that must persist before later ones (a later output makes it a
 // durability violation), states that persist part of one operation find atomicity assumptions,
