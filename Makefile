@@ -75,13 +75,13 @@ bench-run: all mapcli mapcli-injected
 	$(GO) run ./test/bench --build $(BUILD) --fix
 	$(GO) run ./test/bench --fs --runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
-	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fs
+	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fs/model
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
-	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fs
+	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fs/strace
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzFSState -fuzztime 15s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report

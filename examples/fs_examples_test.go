@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
@@ -121,7 +121,7 @@ func TestFSExamples(t *testing.T) {
 	}
 }
 
-// replayFS rebuilds the crash directory of every finding and variant of rep (fsmode.Replay,
+// replayFS rebuilds the crash directory of every finding and variant of rep (explore.Replay,
 // what `scry replay` runs) and runs the command it prints: the checker must fail again, with
 // the message the report quotes for the finding's own state; a re-execution must print again
 // the lines the report's diff shows it printed where the committed outcome did not.
@@ -140,7 +140,7 @@ func replayFS(t *testing.T, rep *report.Report) {
 		}
 		for i, st := range states {
 			dir := filepath.Join(t.TempDir(), "crash")
-			_, cmd, err := fsmode.Replay(fc, st, dir)
+			_, cmd, err := explore.Replay(fc, st, dir)
 			if err != nil {
 				t.Errorf("replay %s: %v", ids[i], err)
 				continue

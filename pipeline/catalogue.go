@@ -4,10 +4,10 @@ package pipeline
 //
 // Kinds lists, once, each kind with its class and its one doc text: the trace oracles (package
 // oracle), the checks of inferred properties (package infer), the crash findings of exploration
-// (package explore) and of file-system mode (package fs). `scry --help`, docs/oracles.md (a test
-// checks they agree) and the SARIF rules all take their text from it. Select turns the kinds a
-// user names into the analyzers to run; AnalyzeSource runs them over a trace with the driver of
-// package analysis, modeled on golang.org/x/tools/go/analysis.
+// (package pm/explore) and of file-system mode (package fs/explore). `scry --help`,
+// docs/oracles.md (a test checks they agree) and the SARIF rules all take their text from it.
+// Select turns the kinds a user names into the analyzers to run; AnalyzeSource runs them over a
+// trace with the driver of package analysis, modeled on golang.org/x/tools/go/analysis.
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/fs"
+	fsexplore "github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
@@ -32,14 +32,14 @@ func Analyzers() []*analysis.Analyzer {
 
 // Kinds returns every kind of finding, in catalogue order: the trace oracles, the checks of
 // inferred properties, the crash findings of exploration, then the file-system crash findings
-// of `scry fs check` (package fsmode).
+// of `scry fs check` (package fs/explore).
 func Kinds() []report.Rule {
 	var out []report.Rule
 	for _, a := range Analyzers() {
 		out = append(out, a.Rule())
 	}
 	out = append(out, explore.Kinds()...)
-	return append(out, fsmode.Kinds()...)
+	return append(out, fsexplore.Kinds()...)
 }
 
 // Names returns the names of every kind, in catalogue order.
@@ -87,7 +87,7 @@ func Select(names []string, noInfer bool) (Selection, error) {
 		if _, ok := LookupKind(n); !ok {
 			unknown = append(unknown, n)
 		}
-		for _, k := range fsmode.Kinds() {
+		for _, k := range fsexplore.Kinds() {
 			if string(k.Kind) == n {
 				return Selection{}, fmt.Errorf("%s is a finding of file-system mode (scry fs check), not of a PM trace", n)
 			}

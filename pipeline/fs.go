@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/fs/explore"
+	"github.com/scry-pm/scry/fs/model"
+	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -33,14 +35,14 @@ type FSCheck struct {
 	CheckerTimeout time.Duration
 	// APM names the persistence model ("" default).
 	APM string
-	// Strategies (nil: fsmode.DefaultStrategies), MaxStates (0: no bound), Jobs (0: all CPUs).
+	// Strategies (nil: explore.DefaultStrategies), MaxStates (0: no bound), Jobs (0: all CPUs).
 	Strategies []string
 	MaxStates  int
 	Jobs       int
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
 	NoStack bool
 	// Workload, if set, is fed to the program's standard input one line (operation) at a time
-	// and judges crash states by output equivalence (fsmode.Equivalence).
+	// and judges crash states by output equivalence (explore.Equivalence).
 	Workload string
 	// Trace keeps the recorded trace at this path ("" a temporary file).
 	Trace string
@@ -58,25 +60,25 @@ type FSCheck struct {
 }
 
 // FSRecording is the recording of an FSCheck (for benchmarks).
-type FSRecording = fsmode.Recorded
+type FSRecording = strace.Recorded
 
 // Run snapshots the workload directory into a temporary directory (on the tmpfs /dev/shm when
 // it has room: exec.ScratchParent; Stats.Images says where), records the program with
 // strace, models its calls, checks that the model rebuilds the directory the run left, explores
 // the crash states in crash directories under the same temporary directory (removed at the end,
 // also on Ctrl-C and SIGTERM), and returns the report with the error that decides the exit
-// status (Verdict): *exec.Interrupted, a configuration or recording error, fsmode's
+// status (Verdict): *exec.Interrupted, a configuration or recording error, explore's
 // ErrCheckerFails, nil with correctness findings, *ProgramFailed when the program failed. When
 // there are findings, the snapshot and the trace are first moved to a directory of their own
 // (keep) so that `scry replay` can rebuild the findings' crash directories.
 func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
-	apm, err := fsmode.APMByName(cmpOr(c.APM, "default"))
+	apm, err := model.APMByName(cmpOr(c.APM, "default"))
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range c.Strategies {
-		if !slices.Contains(fsmode.Strategies, s) {
-			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, fsmode.Strategies)
+		if !slices.Contains(explore.Strategies, s) {
+			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, explore.Strategies)
 		}
 	}
 	if c.Checker == "" && c.Workload == "" {
@@ -133,7 +135,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	base := filepath.Join(tmp, "initial")
-	if err := fsmode.Snapshot(root, base); err != nil {
+	if err := model.Snapshot(root, base); err != nil {
 		return nil, fmt.Errorf("snapshotting the workload directory: %w", err)
 	}
 	tracePath := c.Trace
@@ -142,7 +144,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	} else if tracePath, err = filepath.Abs(tracePath); err != nil {
 		return nil, err
 	}
-	res, err := fsmode.Record(ctx, fsmode.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
+	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
 		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
 	if res == nil {
 		return nil, err
@@ -150,13 +152,13 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Report{Trace: c.Trace, Rules: fsmode.Kinds()}
+	rep := &report.Report{Trace: c.Trace, Rules: explore.Kinds()}
 	r, err := trace.Open(tracePath)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	m, err := fsmode.BuildModel(base, root, r)
+	m, err := model.BuildModel(base, root, r)
 	if err != nil {
 		return nil, fmt.Errorf("modeling the trace: %w", err)
 	}
@@ -165,10 +167,10 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	if res.Interrupted != 0 {
 		return rep, Verdict(rep, args[0], res, res.Interrupted, nil, nil, c.Trace)
 	}
-	if diffs, err := fsmode.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {
+	if diffs, err := model.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {
 		return rep, err
 	} else if len(diffs) > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", fsmode.Summarize(diffs, 3)))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", model.Summarize(diffs, 3)))
 	}
 	if len(m.Ops) == 0 {
 		rep.Warnings = append(rep.Warnings, "the program changed nothing in the workload directory and printed nothing: no crash state to test")
@@ -179,17 +181,17 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(c.Checker)}, Timeout: c.CheckerTimeout}
 	}
 	rs := replaySetup{dir: root, checker: chk}
-	var oracle *fsmode.Equivalence
+	var oracle *explore.Equivalence
 	if wl != nil {
 		if m.Operations == 0 {
 			rep.Warnings = append(rep.Warnings, "the program never read its standard input: the workload's operations have no boundaries in the trace, and every crash state is judged as one of operation -1 (before the first)")
 		} else if m.Operations < len(wl.Ops) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", m.Operations, len(wl.Ops)))
 		}
-		oracle = &fsmode.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
+		oracle = &explore.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
 		rs.oracle = oracle
 	}
-	x, xerr := fsmode.Explore(ctx, m, fsmode.ExploreOptions{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
+	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
 		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
 	var st report.Stats
 	if x != nil {
@@ -210,7 +212,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 type replaySetup struct {
 	dir     string
 	checker exec.Checker
-	oracle  *fsmode.Equivalence
+	oracle  *explore.Equivalence
 }
 
 // keep moves the snapshot base and the trace (when it is scry's temporary one) into a new
@@ -267,18 +269,18 @@ func (c *FSCheck) keep(rep *report.Report, rs replaySetup, base, tracePath strin
 		}
 		fc.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash", exec.ShellQuote(reportPath), fc.ID)
 		if fc.State != nil {
-			fc.Reproduce = fsmode.ReproduceCommand(fc, fc.State, fsmode.ForDir("crash"))
+			fc.Reproduce = explore.ReproduceCommand(fc, fc.State, explore.ForDir("crash"))
 		}
 	}
 }
 
 // moveTree moves directory src to dst (which must not exist): a rename on the same file system,
-// else a copy (fsmode.Snapshot: links, hard links and modes kept) and the removal of src.
+// else a copy (model.Snapshot: links, hard links and modes kept) and the removal of src.
 func moveTree(src, dst string) error {
 	if err := os.Rename(src, dst); err == nil {
 		return nil
 	}
-	if err := fsmode.Snapshot(src, dst); err != nil {
+	if err := model.Snapshot(src, dst); err != nil {
 		os.RemoveAll(dst) // created by the copy
 		return err
 	}

@@ -386,7 +386,7 @@ type ProgramFailed struct {
 }
 
 // Ending is how a recorded program ended, as the exit rule needs it: *record.Result (PM
-// recording) and *fsmode.Recorded (file-system mode) are Endings.
+// recording) and *strace.Recorded (file-system mode, package fs/strace) are Endings.
 type Ending interface {
 	// Failed: the program did not exit with status 0.
 	Failed() bool

@@ -94,7 +94,7 @@ type FSVulnerability struct {
 // FSState is one crash state of file-system mode, exactly (ALICE, Pillai et al., OSDI'14, §3.2:
 // a set of micro-operations closed under the persistence model's persist-before relation): the
 // model's micro-operations of the run, built with Split, and which of them persisted.
-// fsmode.Replay rebuilds its crash directory from the kept snapshot and trace.
+// Package fs/explore's Replay rebuilds its crash directory from the kept snapshot and trace.
 type FSState struct {
 	// Strategy chose the state; Split is how the model cut writes into micro-operations for it
 	// (one of the model's splits); Micro is how many micro-operations that gives for the whole
@@ -115,11 +115,11 @@ type FSState struct {
 	Symptom string `json:"symptom"`
 	// Digest is "sha256:" and the hex SHA-256 of the crash directory as judged (names, file
 	// types, contents, symbolic link targets, hard links; not modes or times) and of the
-	// output printed before the crash (fsmode.Digest): the replay checks it rebuilt the same.
+	// output printed before the crash (fs/model's Digest): the replay checks it rebuilt the same.
 	Digest string `json:"digest,omitempty"`
 }
 
-// FSSplit is how a persistence model cut writes into micro-operations (fsmode.Split): Count
+// FSSplit is how a persistence model cut writes into micro-operations (fs/model's Split): Count
 // pieces of equal size, or pieces ending at multiples of Aligned bytes.
 type FSSplit struct {
 	Count   int   `json:"count,omitempty"`

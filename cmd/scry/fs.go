@@ -8,11 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scry-pm/scry/fs/explore"
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/internal/safefile"
 )
 
 func newFSCommand() *cobra.Command {
@@ -28,7 +29,7 @@ func newFSCommand() *cobra.Command {
 
 func apmHelp() string {
 	var b strings.Builder
-	for _, a := range fsmode.APMs() {
+	for _, a := range model.APMs() {
 		fmt.Fprintf(&b, "  %-14s %s\n", a.Name, a.Doc)
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -119,7 +120,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 	fl.StringVar(&f.Checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
 	fl.StringVar(&f.APM, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
 	fl.StringVar(&f.Workload, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
-	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(fsmode.Strategies, ", "))
+	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
 	fl.IntVar(&f.MaxStates, "max-states", 0, "test at most `N` crash states (0: all the strategies choose)")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
 	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); one that hangs fails the state")

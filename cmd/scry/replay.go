@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	fsexplore "github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/pm/explore"
-	"github.com/scry-pm/scry/fs"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
@@ -102,11 +102,11 @@ an existing path).`,
 	return c
 }
 
-// replayFS rebuilds the crash directory of file-system finding f at out (fsmode.Replay) and
+// replayFS rebuilds the crash directory of file-system finding f at out (fsexplore.Replay) and
 // prints the command that reproduces its failure.
 func replayFS(cmd *cobra.Command, f *report.Finding, out string) error {
 	fc := f.FS
-	files, command, err := fsmode.Replay(fc, fc.State, out)
+	files, command, err := fsexplore.Replay(fc, fc.State, out)
 	if err != nil {
 		return err
 	}

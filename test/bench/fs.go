@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/workload"
 )
@@ -161,7 +161,7 @@ func fsBench(runs int) error {
 					return err
 				}
 				start := time.Now()
-				res, err := fsmode.Record(context.Background(), fsmode.RecordOptions{Dir: dir, Args: p.args, Stack: k, Workload: wl,
+				res, err := strace.Record(context.Background(), strace.RecordOptions{Dir: dir, Args: p.args, Stack: k, Workload: wl,
 					Stdout: io.Discard, Stderr: io.Discard, Trace: filepath.Join(dir + ".trace")})
 				if err != nil {
 					return fmt.Errorf("%s: recording: %v", p.name, err)

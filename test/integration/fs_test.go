@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	fsmode "github.com/scry-pm/scry/fs"
+	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
@@ -88,7 +88,7 @@ exit 0
 				}
 				for id, st := range states {
 					crash := filepath.Join(t.TempDir(), "crash")
-					_, cmd, err := fsmode.Replay(f.FS, st, crash)
+					_, cmd, err := explore.Replay(f.FS, st, crash)
 					if err != nil {
 						t.Fatalf("replay %s: %v", id, err)
 					}
@@ -335,7 +335,7 @@ if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { ec
 			continue
 		}
 		crash := filepath.Join(t.TempDir(), "crash")
-		files, cmd, err := fsmode.Replay(f.FS, f.FS.State, crash)
+		files, cmd, err := explore.Replay(f.FS, f.FS.State, crash)
 		if err != nil {
 			t.Fatal(err)
 		}

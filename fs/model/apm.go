@@ -1,4 +1,4 @@
-package fsmode
+package model
 
 import (
 	"fmt"
@@ -240,8 +240,8 @@ func truncDown(ms *[]Micro, op, inode int, size, to int64, sp Split, what string
 	}
 }
 
-// barrier reports whether a micro-operation is a sync or an output.
-func (mi *Micro) barrier() bool { return mi.Kind == MSync || mi.Kind == MOutput }
+// Barrier reports whether a micro-operation is a sync or an output.
+func (mi *Micro) Barrier() bool { return mi.Kind == MSync || mi.Kind == MOutput }
 
 // entryParents returns the directories whose entries a micro-operation changes.
 func (mi *Micro) entryParents() []int {
@@ -335,12 +335,12 @@ func barrierDeps(ms []Micro, m *Model, _ bool) {
 		if mi.Kind == MSync {
 			s := &m.Ops[mi.Op]
 			for j := 0; j < i; j++ {
-				if d.pending(j) && !ms[j].barrier() && covers(s, &ms[j]) {
+				if d.pending(j) && !ms[j].Barrier() && covers(s, &ms[j]) {
 					d.add(i, j)
 				}
 			}
 		}
-		if mi.barrier() {
+		if mi.Barrier() {
 			d.barrier(i)
 		}
 	}
@@ -408,7 +408,7 @@ func ext4Deps(ms []Micro, m *Model, journalData bool) {
 		if appendData {
 			lastAppend[mi.Inode] = i
 		}
-		if mi.barrier() {
+		if mi.Barrier() {
 			d.barrier(i)
 		}
 	}

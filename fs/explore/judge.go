@@ -1,4 +1,4 @@
-package fsmode
+package explore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/workload"
 )
@@ -114,8 +115,8 @@ func (e *explorer) oracles(items []item) error {
 }
 
 // reexec builds state st in dir and runs the program there on the workload after operation k.
-func (e *explorer) reexec(ctx context.Context, st State, k int, dir string) exec.Outcome {
-	if _, _, err := Materialize(e.p.m, e.p.micro[0], st, dir); err != nil {
+func (e *explorer) reexec(ctx context.Context, st model.State, k int, dir string) exec.Outcome {
+	if _, _, err := model.Materialize(e.p.m, e.p.micro[0], st, dir); err != nil {
 		return exec.Outcome{ExitCode: -1, Err: fmt.Errorf("building a crash directory: %w", err)}
 	}
 	return e.o.Oracle.Target.Run(ctx, dir, e.o.Oracle.Workload.Suffix(k), dir)
@@ -194,7 +195,7 @@ func (e *explorer) judge(ctx context.Context, it item, dir string) verdict {
 // (Equivalence), comparing its outcome with the two legal ones of the crash point's operation.
 func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict {
 	k := e.p.m.Ops[it.point].Operation
-	stdout, _, err := Materialize(e.p.m, e.p.micro[it.build], it.st, dir)
+	stdout, _, err := model.Materialize(e.p.m, e.p.micro[it.build], it.st, dir)
 	if err != nil {
 		return verdict{err: fmt.Errorf("building a crash directory: %w", err)}
 	}
@@ -229,7 +230,7 @@ func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict 
 // SCRY_CRASH_DIR the crash directory.
 func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 	crash := filepath.Join(dir, "crash")
-	stdout, stderr, err := Materialize(e.p.m, e.p.micro[it.build], it.st, crash)
+	stdout, stderr, err := model.Materialize(e.p.m, e.p.micro[it.build], it.st, crash)
 	if err != nil {
 		return verdict{err: fmt.Errorf("building a crash directory: %w", err)}
 	}

@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func convertText(t *testing.T, strace string, input []string) (got, warnings []s
 	t.Helper()
 	var buf bytes.Buffer
 	w, _ := trace.NewWriter(&buf, 64)
-	_, warnings, err := Convert(strings.NewReader(strace), "/w", w, NewSymbolizer(), input)
+	_, warnings, err := convert(strings.NewReader(strace), "/w", w, newSymbolizer(), input)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func FuzzParseStrace(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		var buf bytes.Buffer
 		w, _ := trace.NewWriter(&buf, 64)
-		_, _, err := Convert(strings.NewReader(s), "/w", w, NewSymbolizer(), []string{"a", "bc"})
+		_, _, err := convert(strings.NewReader(s), "/w", w, newSymbolizer(), []string{"a", "bc"})
 		var pe *ParseError
 		if err != nil && !errors.As(err, &pe) {
 			t.Fatalf("unexpected error %v", err)

@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"debug/dwarf"
@@ -11,10 +11,10 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
-// Symbolizer turns strace -k frames into source locations: file, line and function from the
+// symbolizer turns strace -k frames into source locations: file, line and function from the
 // binary's DWARF line table when it has one (Go's debug/dwarf), the symbol and offset strace
 // printed otherwise. It caches what it read of each binary. Not safe for concurrent use.
-type Symbolizer struct {
+type symbolizer struct {
 	bins map[string]*binInfo
 }
 
@@ -31,20 +31,20 @@ type lineRow struct {
 	endSeq bool
 }
 
-// NewSymbolizer returns an empty Symbolizer.
-func NewSymbolizer() *Symbolizer { return &Symbolizer{bins: map[string]*binInfo{}} }
+// newSymbolizer returns an empty symbolizer.
+func newSymbolizer() *symbolizer { return &symbolizer{bins: map[string]*binInfo{}} }
 
-// Location is a symbolized frame: Function, File and Line (0 when unknown).
-type Location struct {
+// location is a symbolized frame: Function, File and Line (0 when unknown).
+type location struct {
 	Function string
 	File     string
 	Line     int
 }
 
-// System reports whether a frame belongs to the C library or the dynamic loader, frames a
+// system reports whether a frame belongs to the C library or the dynamic loader, frames a
 // static vulnerability is never placed at (ALICE, Pillai et al., OSDI'14, §4: the source line
 // of a vulnerability is the application's call, not libc's).
-func (f RawFrame) System() bool {
+func (f rawFrame) system() bool {
 	b := filepath.Base(f.Binary)
 	if f.Binary == "" || !strings.HasPrefix(f.Binary, "/") {
 		return true // "unexpected_backtracing_error" and the like
@@ -57,9 +57,9 @@ func (f RawFrame) System() bool {
 	return false
 }
 
-// Locate symbolizes one frame. ret says the frame's address is a return address (every frame
+// locate symbolizes one frame. ret says the frame's address is a return address (every frame
 // but the innermost): the call's line is looked up one byte before it.
-func (s *Symbolizer) Locate(f RawFrame, ret bool) Location {
+func (s *symbolizer) locate(f rawFrame, ret bool) location {
 	fn := f.Symbol
 	if fn != "" && f.SymOff != 0 {
 		fn = fmt.Sprintf("%s+%#x", f.Symbol, f.SymOff)
@@ -67,7 +67,7 @@ func (s *Symbolizer) Locate(f RawFrame, ret bool) Location {
 	if fn == "" {
 		fn = fmt.Sprintf("%#x", f.Addr)
 	}
-	loc := Location{Function: fn, File: f.Binary}
+	loc := location{Function: fn, File: f.Binary}
 	bi := s.load(f.Binary)
 	if bi.err != nil || len(bi.lines) == 0 {
 		return loc
@@ -101,7 +101,7 @@ func (b *binInfo) vaddr(off uint64) (uint64, bool) {
 	return 0, false
 }
 
-func (s *Symbolizer) load(path string) *binInfo {
+func (s *symbolizer) load(path string) *binInfo {
 	if bi, ok := s.bins[path]; ok {
 		return bi
 	}
@@ -154,28 +154,28 @@ func (s *Symbolizer) load(path string) *binInfo {
 // siteTable interns symbolized frames as trace sites and call stacks as STACK nodes, and
 // writes the SITES and STACK records a new event needs before it.
 type siteTable struct {
-	sym    *Symbolizer
-	sites  map[Location]uint32
+	sym    *symbolizer
+	sites  map[location]uint32
 	nodes  map[[2]uint32]uint32 // (parent, site) -> node
-	frames map[RawFrame]Location
+	frames map[rawFrame]location
 }
 
-func newSiteTable(sym *Symbolizer) *siteTable {
-	return &siteTable{sym: sym, sites: map[Location]uint32{}, nodes: map[[2]uint32]uint32{}, frames: map[RawFrame]Location{}}
+func newSiteTable(sym *symbolizer) *siteTable {
+	return &siteTable{sym: sym, sites: map[location]uint32{}, nodes: map[[2]uint32]uint32{}, frames: map[rawFrame]location{}}
 }
 
 // place returns the site of a call (its innermost frame outside libc) and the STACK node of its
 // callers, writing the records that define new ones to w.
-func (t *siteTable) place(w *trace.Writer, frames []RawFrame) (site, stack uint32, err error) {
-	var locs []Location
+func (t *siteTable) place(w *trace.Writer, frames []rawFrame) (site, stack uint32, err error) {
+	var locs []location
 	for i, f := range frames {
-		if f.System() {
+		if f.system() {
 			continue
 		}
 		key := f
 		loc, ok := t.frames[key]
 		if !ok {
-			loc = t.sym.Locate(f, i > 0)
+			loc = t.sym.locate(f, i > 0)
 			t.frames[key] = loc
 		}
 		locs = append(locs, loc)

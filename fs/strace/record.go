@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"bytes"
@@ -14,11 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
-	"golang.org/x/sys/unix"
 )
 
 // RecordOptions says what to record.
@@ -32,7 +33,7 @@ type RecordOptions struct {
 	Env []string
 	// Stack asks strace for each call's stack (-k), symbolized for static vulnerabilities.
 	Stack bool
-	// Workload, if set, is fed to the program's standard input one line at a time (Feed), and
+	// Workload, if set, is fed to the program's standard input one line at a time (feedLines), and
 	// each line the program starts reading becomes an OP_BEGIN record: the operation
 	// boundaries of output equivalence. Without it the program's standard input is empty.
 	Workload *workload.Workload
@@ -73,13 +74,13 @@ func (r *Recorded) String() string {
 	return fmt.Sprintf("exited with status %d", r.ExitCode)
 }
 
-// StraceArgs returns the strace command line that records args (docs/fs-mode.md): children
+// straceArgs returns the strace command line that records args (docs/fs-mode.md): children
 // followed (-f), strings printed in full as hexadecimal escapes (-xx -s), descriptors decorated
-// with their paths (-y), the calls of TracedCalls only, reads undecoded, no signals, output to
+// with their paths (-y), the calls of tracedCalls only, reads undecoded, no signals, output to
 // out; with stack, -k.
-func StraceArgs(strace, out string, stack bool, args []string) []string {
-	cmd := []string{strace, "-f", "-qq", "-xx", "-y", "-s", strconv.Itoa(StringLimit), "-o", out,
-		"-e", "trace=" + strings.Join(TracedCalls, ","), "-e", "raw=" + strings.Join(rawCalls, ","), "-e", "signal=none"}
+func straceArgs(strace, out string, stack bool, args []string) []string {
+	cmd := []string{strace, "-f", "-qq", "-xx", "-y", "-s", strconv.Itoa(stringLimit), "-o", out,
+		"-e", "trace=" + strings.Join(tracedCalls, ","), "-e", "raw=" + strings.Join(rawCalls, ","), "-e", "signal=none"}
 	if stack {
 		cmd = append(cmd, "-k")
 	}
@@ -111,7 +112,7 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "strace.out")
-	args := StraceArgs(st, out, o.Stack, o.Args)
+	args := straceArgs(st, out, o.Stack, o.Args)
 	cmd := osexec.Command(args[0], args[1:]...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), o.Env...)
@@ -140,7 +141,7 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	done := make(chan struct{})
 	res := &Recorded{}
 	if feed != nil {
-		go Feed(feed, o.Workload.Lines(allOps(len(o.Workload.Ops))), done)
+		go feedLines(feed, o.Workload.Lines(allOps(len(o.Workload.Ops))), done)
 	}
 	go func() {
 		select {
@@ -203,7 +204,7 @@ func writeTrace(straceOut, root, path string, input []string, res *Recorded) err
 	if err != nil {
 		return err
 	}
-	n, warns, cerr := Convert(in, root, w, NewSymbolizer(), input)
+	n, warns, cerr := convert(in, root, w, newSymbolizer(), input)
 	res.Records, res.Warnings = n, warns
 	end := &trace.Event{Kind: trace.KindEnd, How: trace.EndExit, Status: int64(res.ExitCode)}
 	if res.Signal != 0 {
@@ -255,13 +256,13 @@ func allOps(n int) []int {
 	return ops
 }
 
-// Feed writes input to the pipe w one line at a time, each once the program has read
+// feedLines writes input to the pipe w one line at a time, each once the program has read
 // everything before it (the pipe is empty: FIONREAD, alias TIOCINQ), then closes w; it stops when done is
 // closed or a write fails (the program exited). A program reading its standard input with
 // large reads (stdio, a shell) so gets one line per read, so the read that returns a line's
 // first byte is where its operation begins, whatever the program's buffering. The wait polls
 // every 50 µs at first, backing off to 2 ms while the program works on a line.
-func Feed(w *os.File, input []byte, done <-chan struct{}) {
+func feedLines(w *os.File, input []byte, done <-chan struct{}) {
 	defer w.Close()
 	for len(input) > 0 {
 		n := bytes.IndexByte(input, '\n') + 1

@@ -1,4 +1,4 @@
-package fsmode
+package model
 
 import (
 	"math/rand/v2"
@@ -41,7 +41,7 @@ func LegalStates(ms []Micro, end, limit int) ([]State, bool) {
 				break
 			}
 		}
-		if !ms[i].barrier() && !rec(i+1) {
+		if !ms[i].Barrier() && !rec(i+1) {
 			return false
 		}
 		if ok {
@@ -63,7 +63,7 @@ func LegalStates(ms []Micro, end, limit int) ([]State, bool) {
 func Free(ms []Micro, end int) []int {
 	durable := make([]bool, end)
 	for b := end - 1; b >= 0; b-- {
-		if !ms[b].barrier() {
+		if !ms[b].Barrier() {
 			continue
 		}
 		stack := []int{b}

@@ -1,9 +1,7 @@
-package fsmode
+package model
 
 import (
-	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,26 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/fs/internal/fstest"
 	"github.com/scry-pm/scry/trace"
 )
 
-// buildTestModel builds the model of a hand-written run: init gives the workload directory's
-// files before it ("d/" for a directory), ops its calls, one per string:
-//
-//	creat P | opentrunc P | append P DATA | write P OFF DATA | trunc P SIZE | fsync P |
-//	fdatasync P | sfr P OFF LEN | sync | rename P Q | link P Q | unlink P | mkdir P | rmdir P |
-//	out TEXT
-//
-// The calls go through trace records and BuildModel, as a recorded run does.
+// buildTestModel builds the model of a hand-written run (fstest.RecordRun): the calls go
+// through trace records and BuildModel, as a recorded run does.
 func buildTestModel(t testing.TB, init map[string]string, ops []string) *Model {
 	t.Helper()
-	base, tr := recordTestRun(t, init, ops)
+	base, tr := fstest.RecordRun(t, init, ops)
 	r, err := trace.Open(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	m, err := BuildModel(base, testRoot, r)
+	m, err := BuildModel(base, fstest.Root, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,149 +31,6 @@ func buildTestModel(t testing.TB, init map[string]string, ops []string) *Model {
 		t.Fatalf("model warnings: %v", m.Warnings)
 	}
 	return m
-}
-
-// testRoot is the workload directory's path in the traces of recordTestRun.
-const testRoot = "/w"
-
-// recordTestRun writes the snapshot (base) and the trace (a file) of a hand-written run for
-// buildTestModel.
-func recordTestRun(t testing.TB, init map[string]string, ops []string) (base, tracePath string) {
-	t.Helper()
-	base = filepath.Join(t.TempDir(), "base")
-	if err := os.Mkdir(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range init {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		p := filepath.Join(base, strings.TrimSuffix(name, "/"))
-		var err error
-		if strings.HasSuffix(name, "/") {
-			err = os.MkdirAll(p, 0o755)
-		} else {
-			err = os.WriteFile(p, []byte(init[name]), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	const root = testRoot
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	abs := func(p string) string { return root + "/" + p }
-	num := func(s string) uint64 {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("bad number %q", s)
-		}
-		return v
-	}
-	for _, op := range ops {
-		f := strings.Fields(op)
-		ev := &trace.Event{Kind: trace.KindFSOp}
-		switch f[0] {
-		case "creat":
-			ev.FS, ev.FSFlags, ev.Path = trace.FSOpen, trace.FSCreate|trace.FSWriteOnly, abs(f[1])
-		case "opentrunc":
-			ev.FS, ev.FSFlags, ev.Path = trace.FSOpen, trace.FSTrunc|trace.FSWriteOnly, abs(f[1])
-		case "append":
-			ev.FS, ev.FSFlags, ev.Path, ev.Data = trace.FSWrite, trace.FSAppend, abs(f[1]), []byte(f[2])
-		case "write":
-			ev.FS, ev.Path, ev.FileOffset, ev.Data = trace.FSWrite, abs(f[1]), num(f[2]), []byte(f[3])
-		case "trunc":
-			ev.FS, ev.Path, ev.Size = trace.FSTruncate, abs(f[1]), num(f[2])
-		case "fsync":
-			ev.FS, ev.Path = trace.FSFsync, abs(f[1])
-			if f[1] == "." {
-				ev.Path = root
-			}
-		case "fdatasync":
-			ev.FS, ev.Path = trace.FSFdatasync, abs(f[1])
-		case "sfr":
-			ev.FS, ev.Path, ev.FileOffset, ev.Size = trace.FSSyncFileRange, abs(f[1]), num(f[2]), num(f[3])
-		case "sync":
-			ev.FS = trace.FSSync
-		case "rename":
-			ev.FS, ev.Path, ev.Path2 = trace.FSRename, abs(f[1]), abs(f[2])
-		case "link":
-			ev.FS, ev.Path, ev.Path2 = trace.FSLink, abs(f[1]), abs(f[2])
-		case "unlink":
-			ev.FS, ev.Path = trace.FSUnlink, abs(f[1])
-		case "mkdir":
-			ev.FS, ev.Path = trace.FSMkdir, abs(f[1])
-		case "rmdir":
-			ev.FS, ev.Path = trace.FSRmdir, abs(f[1])
-		case "out":
-			ev = &trace.Event{Kind: trace.KindOutput, Handle: 1, Data: []byte(f[1])}
-		default:
-			t.Fatalf("unknown test operation %q", op)
-		}
-		if err := w.Write(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	tracePath = filepath.Join(t.TempDir(), "run.trace")
-	if err := os.WriteFile(tracePath, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return base, tracePath
-}
-
-// describeDir renders a crash directory and the output printed before the crash: its entries
-// sorted, a directory as "d/", a file as "name=content" with zero bytes shown as 0 and garbage
-// (bytes with the high bit set) as ?; "-" for an empty directory; then " | " and the output.
-func describeDir(t *testing.T, dir string, stdout []byte) string {
-	t.Helper()
-	var parts []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			parts = append(parts, rel+"/")
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for i, c := range b {
-			switch {
-			case c == 0:
-				b[i] = '0'
-			case c >= 0x80:
-				b[i] = '?'
-			}
-		}
-		parts = append(parts, rel+"="+string(b))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.Join(parts, " ")
-	if s == "" {
-		s = "-"
-	}
-	if len(stdout) > 0 {
-		s += " | " + string(stdout)
-	}
-	return s
 }
 
 // crashResults materializes every legal state of build ms at the end of the run and returns
@@ -199,7 +49,7 @@ func crashResults(t *testing.T, m *Model, ms []Micro) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen[describeDir(t, dst, stdout)] = true
+		seen[fstest.DescribeDir(t, dst, stdout)] = true
 		if err := os.RemoveAll(dst); err != nil {
 			t.Fatal(err)
 		}
@@ -425,93 +275,6 @@ func TestPersistenceModels(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestStrategies checks the crash states each strategy chooses (ALICE, OSDI'14 §4.3) on small
-// runs: the crash points of prefix, the (lost, persisted) pairs of omit-one, and how many
-// states split and exhaustive build.
-func TestStrategies(t *testing.T) {
-	cases := []struct {
-		name, apm string
-		init      map[string]string
-		ops       []string
-		patch     []int // operations inside failing prefix runs
-		points    []int
-		omitOne   []string
-		split     int
-		exhaust   int
-	}{
-		// Under the default model nothing is ordered: every operation can be lost before each
-		// later one. split: the append cut after its zeros and after its garbage (1 piece), the
-		// same with its 3 one-byte pieces (8 cuts, each also with an earlier piece lost: 36),
-		// and with 4 KiB blocks the one state not seen already (the garbage without the
-		// zeros). exhaustive: 1 + 14 + 16 states holding a micro-operation of their crash point.
-		{name: "rename over a file", apm: "default", init: map[string]string{"f": "old"},
-			ops: []string{"creat t", "append t new", "rename t f"}, points: []int{0, 1, 2},
-			omitOne: []string{"0-1", "0-2", "1-2"}, split: 2 + 36 + 1, exhaust: 31},
-		// ext4-ordered orders the three: no state loses one and keeps a later one, no call is
-		// cut (each is one block), one state per crash point.
-		{name: "rename over a file", apm: "ext4-ordered", init: map[string]string{"f": "old"},
-			ops: []string{"creat t", "append t new", "rename t f"}, points: []int{0, 1, 2},
-			split: 0, exhaust: 3},
-		// Operations in a failing prefix run, and the one after it, are left to prefix by
-		// omit-one and split; exhaustive tries them all (the truncation, then 14 states of
-		// the truncation and the append's zeros, garbage and data).
-		{name: "patched", apm: "default", init: map[string]string{"f": "ba"},
-			ops: []string{"opentrunc f", "append f ab"}, patch: []int{0}, points: []int{0, 1}, exhaust: 15},
-		// The output is kept by every later state; the write may be lost before it only.
-		// split: the write's 3 one-byte pieces, the first, two, the second alone.
-		// exhaustive: {write}, {out}, {write, out}, {write, out, fsync}.
-		{name: "fsync after an output", apm: "default", init: map[string]string{"f": "abc"},
-			ops: []string{"write f 0 xyz", "out 1", "fsync f"}, points: []int{0, 1, 2},
-			omitOne: []string{"0-1"}, split: 3, exhaust: 4},
-	}
-	for _, c := range cases {
-		t.Run(c.name+"/"+c.apm, func(t *testing.T) {
-			apm, err := APMByName(c.apm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := newPlan(buildTestModel(t, c.init, c.ops), apm)
-			patch := map[int]bool{}
-			for _, i := range c.patch {
-				patch[i] = true
-			}
-			var points []int
-			for _, it := range p.prefix() {
-				points = append(points, it.point)
-				if !slices.Equal(it.st.Persisted, p.upTo(0, it.point).Persisted) {
-					t.Errorf("prefix state at %d is not everything issued", it.point)
-				}
-			}
-			if !slices.Equal(points, c.points) {
-				t.Errorf("prefix crash points %v, want %v", points, c.points)
-			}
-			var pairs []string
-			for _, it := range p.omitOne(patch) {
-				pairs = append(pairs, fmt.Sprintf("%d-%d", it.a, it.b))
-				if !Legal(p.micro[0], it.st) {
-					t.Errorf("omit-one state %d-%d is illegal", it.a, it.b)
-				}
-			}
-			if !slices.Equal(pairs, c.omitOne) {
-				t.Errorf("omit-one pairs %v, want %v", pairs, c.omitOne)
-			}
-			sp := p.split(patch)
-			for _, it := range sp {
-				if !Legal(p.micro[it.build], it.st) {
-					t.Errorf("split state of %d is illegal", it.a)
-				}
-			}
-			if len(sp) != c.split {
-				t.Errorf("split: %d states, want %d", len(sp), c.split)
-			}
-			ex, skipped := p.exhaustive(DefaultMaxFree)
-			if len(ex) != c.exhaust || skipped != 0 {
-				t.Errorf("exhaustive: %d states (%d points skipped), want %d", len(ex), skipped, c.exhaust)
-			}
-		})
 	}
 }
 

@@ -1,12 +1,19 @@
-package fsmode
+package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/scry-pm/scry/internal/exec"
 )
 
 // Verify rebuilds the state of the finished run from the model (every micro-operation
@@ -84,4 +91,74 @@ func Summarize(diffs []string, n int) string {
 		s += fmt.Sprintf("; %d more", len(diffs)-n)
 	}
 	return s
+}
+
+// Digest returns "sha256:" and the hex SHA-256 of crash directory dir and of the output printed
+// before the crash: every entry's path relative to dir (in lexical order), its type, a regular
+// file's contents, a symbolic link's target, and for a further name of a hard-linked file the
+// name it shares its inode with. Modes and times are left out (they follow the umask). Errors:
+// dir cannot be walked or a file read.
+func Digest(dir string, stdout, stderr []byte) (string, error) {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	links := map[[2]uint64]string{}
+	err := walkTree(dir, func(p, rel string, fi fs.FileInfo) error {
+		field([]byte(rel))
+		switch {
+		case fi.IsDir():
+			field([]byte("dir"))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			field([]byte("symlink"))
+			field([]byte(t))
+		case fi.Mode().IsRegular():
+			if k, ok := exec.HardLinked(fi); ok {
+				if first, ok := links[k]; ok {
+					field([]byte("link"))
+					field([]byte(first))
+					return nil
+				}
+				links[k] = rel
+			}
+			field([]byte("file"))
+			return hashFile(h, p)
+		default:
+			field([]byte("special"))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	field([]byte("stdout"))
+	field(stdout)
+	field([]byte("stderr"))
+	field(stderr)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashFile adds a file's size and contents to h.
+func hashFile(h hash.Hash, p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(fi.Size()))
+	h.Write(n[:])
+	_, err = io.Copy(h, f)
+	return err
 }

@@ -1,4 +1,4 @@
-package fsmode
+package explore
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/fs/internal/fstest"
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/report"
 )
@@ -31,16 +33,16 @@ var replayRuns = []struct {
 // built from them), gives the directory and the output the exploration built, byte for byte.
 func TestReplayEveryState(t *testing.T) {
 	for _, run := range replayRuns {
-		for _, apm := range APMs() {
+		for _, apm := range model.APMs() {
 			t.Run(run.name+"/"+apm.Name, func(t *testing.T) {
-				base, tr := recordTestRun(t, run.init, run.ops)
+				base, tr := fstest.RecordRun(t, run.init, run.ops)
 				m := buildModelFrom(t, base, tr)
 				p := newPlan(m, apm)
 				cl := newClusters(p, nil, t.TempDir())
 				items := append(append(p.prefix(), p.omitOne(nil)...), p.split(nil)...)
-				ex, _ := p.exhaustive(DefaultMaxFree)
+				ex, _ := p.exhaustive(defaultMaxFree)
 				items = append(items, ex...)
-				fc := &report.FSCrash{APM: apm.Name, Dir: testRoot, Snapshot: base, Trace: tr, CheckerCommand: "true"}
+				fc := &report.FSCrash{APM: apm.Name, Dir: fstest.Root, Snapshot: base, Trace: tr, CheckerCommand: "true"}
 				out := t.TempDir()
 				for n, it := range items {
 					st := cl.state(it, verdict{symptom: exec.SymptomChecker}, t.TempDir())
@@ -53,12 +55,12 @@ func TestReplayEveryState(t *testing.T) {
 						t.Fatalf("state %d (%s): %v", n, it.strategy, err)
 					}
 					want := filepath.Join(out, fmt.Sprint(n, "-explored"))
-					stdout, _, err := Materialize(p.m, p.micro[it.build], it.st, want)
+					stdout, _, err := model.Materialize(p.m, p.micro[it.build], it.st, want)
 					if err != nil {
 						t.Fatal(err)
 					}
 					got, _ := os.ReadFile(files.Stdout)
-					if g, w := describeDir(t, dir, got), describeDir(t, want, stdout); g != w {
+					if g, w := fstest.DescribeDir(t, dir, got), fstest.DescribeDir(t, want, stdout); g != w {
 						t.Errorf("state %d (%s): replayed %s, explored %s", n, it.strategy, g, w)
 					}
 					if !strings.Contains(cmd, "SCRY_STDOUT="+files.Stdout) || files.Stdin != "" {
@@ -71,9 +73,9 @@ func TestReplayEveryState(t *testing.T) {
 	}
 }
 
-func buildModelFrom(t *testing.T, base, tr string) *Model {
+func buildModelFrom(t *testing.T, base, tr string) *model.Model {
 	t.Helper()
-	fc := &report.FSCrash{Dir: testRoot, Snapshot: base, Trace: tr}
+	fc := &report.FSCrash{Dir: fstest.Root, Snapshot: base, Trace: tr}
 	m, err := replayModel(fc)
 	if err != nil {
 		t.Fatal(err)
@@ -86,14 +88,14 @@ func buildModelFrom(t *testing.T, base, tr string) *Model {
 // variant: the command printed runs the checker in the rebuilt directory, which fails as the
 // report says.
 func TestReplayFindings(t *testing.T) {
-	base, tr := recordTestRun(t, map[string]string{"f": "old"}, []string{"opentrunc f", "append f new", "out saved", "creat g", "append g x", "fsync g"})
+	base, tr := fstest.RecordRun(t, map[string]string{"f": "old"}, []string{"opentrunc f", "append f new", "out saved", "creat g", "append g x", "fsync g"})
 	m := buildModelFrom(t, base, tr)
 	check := `c=$(cat f); [ "$c" = old ] || [ "$c" = new ] || { echo "f holds $c"; exit 1; }
 if grep -q saved "$SCRY_STDOUT"; then [ "$c" = new ] || { echo "saved but f holds $c"; exit 1; }; fi`
 	chk := exec.Checker{Args: []string{"/bin/sh", "-c", check}}
-	for _, apm := range APMs() {
+	for _, apm := range model.APMs() {
 		t.Run(apm.Name, func(t *testing.T) {
-			x, err := Explore(context.Background(), m, ExploreOptions{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
+			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
 				Strategies: Strategies})
 			if err != nil {
 				t.Fatal(err)
@@ -104,7 +106,7 @@ if grep -q saved "$SCRY_STDOUT"; then [ "$c" = new ] || { echo "saved but f hold
 			replayed := 0
 			for _, f := range x.Findings {
 				fc := f.FS
-				fc.Dir, fc.Snapshot, fc.Trace, fc.CheckerCommand = testRoot, base, tr, check
+				fc.Dir, fc.Snapshot, fc.Trace, fc.CheckerCommand = fstest.Root, base, tr, check
 				states := map[string]*report.FSState{fc.ID: fc.State}
 				for _, d := range fc.Dynamic[1:] {
 					states[d.ID] = d.State
@@ -133,14 +135,14 @@ if grep -q saved "$SCRY_STDOUT"; then [ "$c" = new ] || { echo "saved but f hold
 func TestReplayErrors(t *testing.T) {
 	init := map[string]string{"f": "old"}
 	ops := []string{"opentrunc f", "append f new", "out saved", "append f !"}
-	base, tr := recordTestRun(t, init, ops)
+	base, tr := fstest.RecordRun(t, init, ops)
 	m := buildModelFrom(t, base, tr)
-	apm, _ := APMByName("default")
+	apm, _ := model.APMByName("default")
 	p := newPlan(m, apm)
 	cl := newClusters(p, nil, t.TempDir())
 	good := cl.state(p.prefix()[0], verdict{symptom: exec.SymptomChecker}, "")
 	fc := func() *report.FSCrash {
-		return &report.FSCrash{APM: "default", Dir: testRoot, Snapshot: base, Trace: tr, CheckerCommand: "true",
+		return &report.FSCrash{APM: "default", Dir: fstest.Root, Snapshot: base, Trace: tr, CheckerCommand: "true",
 			Target: []string{"/bin/cat"}, Workload: filepath.Join(t.TempDir(), "gone.txt")}
 	}
 	with := func(f func(*report.FSState)) *report.FSState {
@@ -154,7 +156,7 @@ func TestReplayErrors(t *testing.T) {
 	os.WriteFile(side+".stdout", []byte("mine"), 0o644)
 	// A copy of the snapshot with a file added: the same micro-operations, another directory.
 	tampered := filepath.Join(t.TempDir(), "snap")
-	if err := Snapshot(base, tampered); err != nil {
+	if err := model.Snapshot(base, tampered); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(tampered, "extra"), []byte("x"), 0o644)

@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"bufio"
@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// Call is one system call as strace printed it (one line, or an "<unfinished ...>" line joined
-// with its "<... resumed>" line), with the call stack strace -k printed after it.
-type Call struct {
+// straceCall is one system call as strace printed it (one line, or an "<unfinished ...>" line
+// joined with its "<... resumed>" line), with the call stack strace -k printed after it.
+type straceCall struct {
 	Line   int      // 1-based line of the strace output where the call (or its resumption) ended
 	PID    int      // process (or thread) id
 	Name   string   // system call name: "openat", "write", ...
@@ -20,13 +20,13 @@ type Call struct {
 	RetTag string   // the decoration after the return value (-y: the path of a returned descriptor), unescaped
 	// Failed: the call returned an error (-1 ERRNO); NoReturn: it did not return ("= ?", exit).
 	Failed, NoReturn bool
-	Frames           []RawFrame // strace -k frames, innermost first
+	Frames           []rawFrame // strace -k frames, innermost first
 }
 
-// RawFrame is one frame of an strace -k stack: "binary(symbol+0xoff) [0xaddr]", where addr is
+// rawFrame is one frame of an strace -k stack: "binary(symbol+0xoff) [0xaddr]", where addr is
 // the offset in the binary's file of the return (or, for the innermost frame, the current)
 // instruction.
-type RawFrame struct {
+type rawFrame struct {
 	Binary string
 	Symbol string // "" when strace found none
 	SymOff uint64 // offset from Symbol
@@ -49,20 +49,20 @@ func (e *ParseError) Error() string {
 }
 
 // maxLine bounds one line of strace output (a write of up to 16 MiB printed as \xNN escapes).
-const maxLine = 4*StringLimit + 1<<20
+const maxLine = 4*stringLimit + 1<<20
 
-// ParseStrace reads the output of `strace -f -xx -y [-k]` (one file, lines prefixed by the pid)
+// parseStrace reads the output of `strace -f -xx -y [-k]` (one file, lines prefixed by the pid)
 // and calls fn for each complete system call in the order strace printed their ends. Lines that
 // are not system calls (exit notices, signals) are skipped. Calls interrupted by another
 // process's output ("<unfinished ...>") are joined with their resumption; an unfinished call
 // never resumed (the process was killed) is dropped. Errors: a line that is not strace output
 // (*ParseError), a line over the size limit, the error fn returns, or the read error of r.
-// ParseStrace never panics, whatever the input.
-func ParseStrace(r io.Reader, fn func(*Call) error) error {
+// parseStrace never panics, whatever the input.
+func parseStrace(r io.Reader, fn func(*straceCall) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	pending := map[int]string{} // pid -> text of its unfinished call
-	var last *Call
+	var last *straceCall
 	flush := func() error {
 		if last == nil {
 			return nil
@@ -132,12 +132,12 @@ func ParseStrace(r io.Reader, fn func(*Call) error) error {
 }
 
 // parseCall parses "name(args) = ret[<tag>] [ERRNO (text)]".
-func parseCall(s string) (*Call, error) {
+func parseCall(s string) (*straceCall, error) {
 	open := strings.IndexByte(s, '(')
 	if open <= 0 {
 		return nil, errors.New("no system call name")
 	}
-	c := &Call{Name: s[:open]}
+	c := &straceCall{Name: s[:open]}
 	for _, r := range c.Name {
 		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
 			return nil, errors.New("bad system call name")
@@ -199,7 +199,7 @@ func cutTag(s string) (tag, rest string, ok bool) {
 		case '>':
 			depth--
 			if depth == 0 {
-				t, err := Unescape(s[1:i])
+				t, err := unescape(s[1:i])
 				if err != nil {
 					t = s[1:i]
 				}
@@ -257,8 +257,8 @@ func splitArgs(s string) (args []string, rest string, err error) {
 }
 
 // parseFrame parses "binary(symbol+0xoff) [0xaddr]"; what it cannot read stays empty.
-func parseFrame(s string) RawFrame {
-	var f RawFrame
+func parseFrame(s string) rawFrame {
+	var f rawFrame
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndex(s, " ["); i >= 0 && strings.HasSuffix(s, "]") {
 		f.Addr, _ = strconv.ParseUint(s[i+2:len(s)-1], 0, 64)
@@ -278,9 +278,9 @@ func parseFrame(s string) RawFrame {
 	return f
 }
 
-// Unescape decodes a string as strace -xx prints it: the text between the quotes, with \xNN,
+// unescape decodes a string as strace -xx prints it: the text between the quotes, with \xNN,
 // \n, \t, \\, \" and octal escapes. Errors: a bad or cut escape.
-func Unescape(s string) (string, error) {
+func unescape(s string) (string, error) {
 	if !strings.Contains(s, `\`) {
 		return s, nil
 	}
@@ -348,6 +348,6 @@ func unquote(a string) (s string, cut bool, err error) {
 	if len(a) < 2 || a[0] != '"' || a[len(a)-1] != '"' {
 		return "", false, fmt.Errorf("not a string: %.40q", a)
 	}
-	s, err = Unescape(a[1 : len(a)-1])
+	s, err = unescape(a[1 : len(a)-1])
 	return s, cut, err
 }

@@ -1,22 +1,18 @@
-package fsmode
+package explore
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -28,76 +24,6 @@ import (
 // trace and the snapshot of the workload directory; Replay builds the model again from them,
 // materializes the state and checks it against the digest of the directory the exploration
 // judged.
-
-// Digest returns "sha256:" and the hex SHA-256 of crash directory dir and of the output printed
-// before the crash: every entry's path relative to dir (in lexical order), its type, a regular
-// file's contents, a symbolic link's target, and for a further name of a hard-linked file the
-// name it shares its inode with. Modes and times are left out (they follow the umask). Errors:
-// dir cannot be walked or a file read.
-func Digest(dir string, stdout, stderr []byte) (string, error) {
-	h := sha256.New()
-	field := func(b []byte) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
-	}
-	links := map[[2]uint64]string{}
-	err := walkTree(dir, func(p, rel string, fi fs.FileInfo) error {
-		field([]byte(rel))
-		switch {
-		case fi.IsDir():
-			field([]byte("dir"))
-		case fi.Mode()&fs.ModeSymlink != 0:
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			field([]byte("symlink"))
-			field([]byte(t))
-		case fi.Mode().IsRegular():
-			if k, ok := exec.HardLinked(fi); ok {
-				if first, ok := links[k]; ok {
-					field([]byte("link"))
-					field([]byte(first))
-					return nil
-				}
-				links[k] = rel
-			}
-			field([]byte("file"))
-			return hashFile(h, p)
-		default:
-			field([]byte("special"))
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	field([]byte("stdout"))
-	field(stdout)
-	field([]byte("stderr"))
-	field(stderr)
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// hashFile adds a file's size and contents to h.
-func hashFile(h hash.Hash, p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(fi.Size()))
-	h.Write(n[:])
-	_, err = io.Copy(h, f)
-	return err
-}
 
 // state records failing state it (judged v) for the report: exactly, with the digest of its
 // crash directory, built once more in a scratch directory under dir ("" the temporary
@@ -116,9 +42,9 @@ func (c *clusters) state(it item, v verdict, dir string) *report.FSState {
 	}
 	defer os.RemoveAll(tmp)
 	crash := filepath.Join(tmp, "crash")
-	stdout, stderr, err := Materialize(c.p.m, c.p.micro[it.build], it.st, crash)
+	stdout, stderr, err := model.Materialize(c.p.m, c.p.micro[it.build], it.st, crash)
 	if err == nil {
-		st.Digest, _ = Digest(crash, stdout, stderr)
+		st.Digest, _ = model.Digest(crash, stdout, stderr)
 	}
 	return st
 }
@@ -177,9 +103,9 @@ func ReproduceCommand(fc *report.FSCrash, st *report.FSState, f ReplayFiles) str
 // state failed by output equivalence, the standard input its re-execution read (out.stdin: the
 // workload's lines after the crash's operation), and returns those paths (absolute) and the
 // command that reproduces the failure (ReproduceCommand). It builds the model again from the
-// kept snapshot and trace (BuildModel), the persistence model's micro-operations under the
-// state's split, materializes the state (Materialize) and checks the directory's Digest against
-// the report's.
+// kept snapshot and trace (model.BuildModel), the persistence model's micro-operations under the
+// state's split, materializes the state (model.Materialize) and checks the directory's digest
+// (model.Digest) against the report's.
 //
 // Errors, with nothing left behind: a finding without a state (report.ErrNoFSState) or with a
 // malformed one; out or one of its files exists; the snapshot, the trace or the workload named
@@ -220,11 +146,11 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		}
 		stdin = w.Suffix(st.Operation)
 	}
-	apm, err := APMByName(fc.APM)
+	apm, err := model.APMByName(fc.APM)
 	if err != nil {
 		return files, "", fmt.Errorf("the finding's persistence model: %w", err)
 	}
-	sp := Split{Count: st.Split.Count, Aligned: st.Split.Aligned}
+	sp := model.Split{Count: st.Split.Count, Aligned: st.Split.Aligned}
 	if sp != apm.Base && !slices.Contains(apm.Splits, sp) {
 		return files, "", fmt.Errorf("the finding's split (%s) is not one of model %s's", sp, apm.Name)
 	}
@@ -237,12 +163,12 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		return files, "", err
 	}
 	ms := apm.Build(m, sp)
-	state := State{Persisted: persisted}
+	state := model.State{Persisted: persisted}
 	if len(ms) != st.Micro {
 		return files, "", fmt.Errorf("the trace %s and the snapshot %s give %d micro-operations under model %s (%s), the report says %d: they are not the ones the report was made from",
 			fc.Trace, fc.Snapshot, len(ms), apm.Name, sp, st.Micro)
 	}
-	if !Legal(ms, state) {
+	if !model.Legal(ms, state) {
 		return files, "", fmt.Errorf("the finding's crash state is not one model %s allows for the trace %s and the snapshot %s: they are not the ones the report was made from",
 			apm.Name, fc.Trace, fc.Snapshot)
 	}
@@ -255,7 +181,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 			}
 		}
 	}()
-	stdout, stderr, err := Materialize(m, ms, state, abs)
+	stdout, stderr, err := model.Materialize(m, ms, state, abs)
 	if err == nil || !errors.Is(err, fs.ErrExist) {
 		made = append(made, abs)
 	}
@@ -263,7 +189,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		return files, "", fmt.Errorf("building the crash directory: %w", err)
 	}
 	if st.Digest != "" {
-		got, err := Digest(abs, stdout, stderr)
+		got, err := model.Digest(abs, stdout, stderr)
 		if err != nil {
 			return files, "", err
 		}
@@ -300,7 +226,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 
 // replayModel builds the model of a finding's run again from the snapshot and the trace it
 // names. Errors: either is gone (the message names the path), the trace cannot be read.
-func replayModel(fc *report.FSCrash) (*Model, error) {
+func replayModel(fc *report.FSCrash) (*model.Model, error) {
 	for _, p := range []struct{ what, path string }{{"the snapshot of the workload directory", fc.Snapshot}, {"the trace", fc.Trace}} {
 		if _, err := os.Stat(p.path); err != nil {
 			return nil, fmt.Errorf("%s kept at %s is gone (%v): run scry fs check again to replay its findings", p.what, p.path, err)
@@ -311,7 +237,7 @@ func replayModel(fc *report.FSCrash) (*Model, error) {
 		return nil, fmt.Errorf("the finding's trace: %w", err)
 	}
 	defer r.Close()
-	m, err := BuildModel(fc.Snapshot, fc.Dir, r)
+	m, err := model.BuildModel(fc.Snapshot, fc.Dir, r)
 	if err != nil {
 		return nil, fmt.Errorf("modeling the trace %s: %w", fc.Trace, err)
 	}

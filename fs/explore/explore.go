@@ -1,4 +1,4 @@
-package fsmode
+package explore
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
@@ -25,25 +26,25 @@ func Kinds() []report.Rule {
 
 // Strategy names (the PM ones where the meaning matches: package crash).
 const (
-	StrategyPrefix     = "prefix"     // every operation up to a crash point persisted (ALICE's across-syscall atomicity)
-	StrategyOmitOne    = "omit-one"   // one operation lost, every later one up to a crash point persisted (ordering)
-	StrategySplit      = "split"      // an operation persisted in part (atomicity)
-	StrategyExhaustive = "exhaustive" // every legal state at a crash point, when few micro-operations may be lost
+	strategyPrefix     = "prefix"     // every operation up to a crash point persisted (ALICE's across-syscall atomicity)
+	strategyOmitOne    = "omit-one"   // one operation lost, every later one up to a crash point persisted (ordering)
+	strategySplit      = "split"      // an operation persisted in part (atomicity)
+	strategyExhaustive = "exhaustive" // every legal state at a crash point, when few micro-operations may be lost
 )
 
 // Strategies lists the strategy names, in the order they run; DefaultStrategies those run
 // without --strategy (ALICE's default checks, Pillai et al., OSDI'14 §4.3).
 var (
-	Strategies        = []string{StrategyPrefix, StrategyOmitOne, StrategySplit, StrategyExhaustive}
-	DefaultStrategies = []string{StrategyPrefix, StrategyOmitOne, StrategySplit}
+	Strategies        = []string{strategyPrefix, strategyOmitOne, strategySplit, strategyExhaustive}
+	DefaultStrategies = []string{strategyPrefix, strategyOmitOne, strategySplit}
 )
 
-// DefaultMaxFree is ExploreOptions.MaxFree's default: at most 2^10 states per crash point.
-const DefaultMaxFree = 10
+// defaultMaxFree is Options.MaxFree's default: at most 2^10 states per crash point.
+const defaultMaxFree = 10
 
-// ExploreOptions configures Explore.
-type ExploreOptions struct {
-	APM *APM
+// Options configures Explore.
+type Options struct {
+	APM *model.APM
 	// Checker, if it has a command, judges each crash directory (run inside it); Oracle, if
 	// set, judges it by output equivalence. At least one is needed.
 	Checker exec.Checker
@@ -52,11 +53,11 @@ type ExploreOptions struct {
 	Strategies []string
 	// MaxStates bounds the states tested (0: no bound); the exhaustive strategy enumerates
 	// the states of a crash point only when at most MaxFree micro-operations may be lost there
-	// (0: DefaultMaxFree).
+	// (0: 10, at most 2^10 states per crash point).
 	MaxStates int
 	MaxFree   int
 	Pool      exec.Pool
-	// Sites resolves the operations' sites and stacks (the trace reader after BuildModel).
+	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
 	Sites report.SiteTable
 	// Now is the clock (nil: time.Now), for tests.
 	Now func() time.Time
@@ -71,7 +72,7 @@ var ErrCheckerFails = errors.New("the checker fails on a consistent state")
 type item struct {
 	strategy string
 	build    int
-	st       State
+	st       model.State
 	point    int // last logical operation issued
 	a, b     int // ordering: a lost, b persisted; atomicity: a partial (b the end of a run)
 	what     string
@@ -91,18 +92,18 @@ type Explored struct {
 // plan is a model's micro-operations under each split of an APM and its crash points: what the
 // strategies choose crash states from.
 type plan struct {
-	m      *Model
-	apm    *APM
-	builds []Split    // builds[0] is apm.Base
-	micro  [][]Micro  // per build
-	ranges [][][2]int // per build and logical operation: its micro-operations [first, end), {-1, -1} when none
-	points []int      // the crash points: logical operations with micro-operations in build 0
-	// workload, if set, names the workload operations (Model.Operations) for reports.
+	m      *model.Model
+	apm    *model.APM
+	builds []model.Split   // builds[0] is apm.Base
+	micro  [][]model.Micro // per build
+	ranges [][][2]int      // per build and logical operation: its micro-operations [first, end), {-1, -1} when none
+	points []int           // the crash points: logical operations with micro-operations in build 0
+	// workload, if set, names the workload operations (model.Model.Operations) for reports.
 	workload *workload.Workload
 }
 
-func newPlan(m *Model, apm *APM) *plan {
-	p := &plan{m: m, apm: apm, builds: []Split{apm.Base}}
+func newPlan(m *model.Model, apm *model.APM) *plan {
+	p := &plan{m: m, apm: apm, builds: []model.Split{apm.Base}}
 	for _, sp := range apm.Splits {
 		if !slices.Contains(p.builds, sp) {
 			p.builds = append(p.builds, sp)
@@ -143,8 +144,8 @@ func (p *plan) end(b, k int) int {
 
 // upTo returns the state of build b in which every micro-operation of logical operations 0..k
 // persisted.
-func (p *plan) upTo(b, k int) State {
-	st := State{Persisted: make([]bool, len(p.micro[b]))}
+func (p *plan) upTo(b, k int) model.State {
+	st := model.State{Persisted: make([]bool, len(p.micro[b]))}
 	for j := range p.end(b, k) {
 		st.Persisted[j] = true
 	}
@@ -155,7 +156,7 @@ func (p *plan) upTo(b, k int) State {
 func (p *plan) sane() []item {
 	last := len(p.m.Ops) - 1
 	return []item{
-		{strategy: "initial", st: State{Persisted: make([]bool, len(p.micro[0]))}, point: -1},
+		{strategy: "initial", st: model.State{Persisted: make([]bool, len(p.micro[0]))}, point: -1},
 		{strategy: "final", st: p.upTo(0, last), point: last, a: last, b: last},
 	}
 }
@@ -165,7 +166,7 @@ func (p *plan) sane() []item {
 func (p *plan) prefix() []item {
 	var items []item
 	for _, k := range p.points {
-		items = append(items, item{strategy: StrategyPrefix, st: p.upTo(0, k), point: k, a: k, b: k})
+		items = append(items, item{strategy: strategyPrefix, st: p.upTo(0, k), point: k, a: k, b: k})
 	}
 	return items
 }
@@ -189,10 +190,10 @@ func (p *plan) omitOne(patch map[int]bool) []item {
 			for x := rg[i][0]; x < rg[i][1]; x++ {
 				st.Persisted[x] = false
 			}
-			if !Legal(ms, st) {
+			if !model.Legal(ms, st) {
 				break
 			}
-			items = append(items, item{strategy: StrategyOmitOne, st: st, point: j, a: i, b: j})
+			items = append(items, item{strategy: strategyOmitOne, st: st, point: j, a: i, b: j})
 		}
 	}
 	return items
@@ -213,13 +214,13 @@ func (p *plan) split(patch map[int]bool) []item {
 				continue
 			}
 			lo, hi := br[i][0], br[i][1]
-			add := func(st State, what string) {
+			add := func(st model.State, what string) {
 				key := fmt.Sprint(i, st.Persisted[lo:hi], bm[lo].Offset, len(bm))
-				if !Legal(bm, st) || seen[key] {
+				if !model.Legal(bm, st) || seen[key] {
 					return
 				}
 				seen[key] = true
-				items = append(items, item{strategy: StrategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
+				items = append(items, item{strategy: strategySplit, build: b, st: st, point: i, a: i, b: i, what: what})
 			}
 			for cut := lo; cut < hi-1; cut++ {
 				st := p.upTo(b, i-1)
@@ -229,7 +230,7 @@ func (p *plan) split(patch map[int]bool) []item {
 				add(st, bm[cut].What)
 				if sp.Count != 1 || sp.Aligned != 0 {
 					for k := lo; k < cut; k++ {
-						st2 := State{Persisted: slices.Clone(st.Persisted)}
+						st2 := model.State{Persisted: slices.Clone(st.Persisted)}
 						st2.Persisted[k] = false
 						add(st2, bm[cut].What+", an earlier piece lost")
 					}
@@ -240,20 +241,20 @@ func (p *plan) split(patch map[int]bool) []item {
 	return items
 }
 
-// exhaustive returns every legal state (LegalStates) at each crash point where at most maxFree
-// micro-operations may be lost, except those holding no micro-operation of the crash point's
-// own operation (they are states of an earlier crash point) and repeats; each is classified
-// (classify). skipped counts the crash points left out.
+// exhaustive returns every legal state (model.LegalStates) at each crash point where at most
+// maxFree micro-operations may be lost, except those holding no micro-operation of the crash
+// point's own operation (they are states of an earlier crash point) and repeats; each is
+// classified (classify). skipped counts the crash points left out.
 func (p *plan) exhaustive(maxFree int) (items []item, skipped int) {
 	ms := p.micro[0]
 	seen := map[string]bool{}
 	for _, k := range p.points {
 		end := p.end(0, k)
-		if len(Free(ms, end)) > maxFree {
+		if len(model.Free(ms, end)) > maxFree {
 			skipped++
 			continue
 		}
-		states, _ := LegalStates(ms, end, 1<<maxFree)
+		states, _ := model.LegalStates(ms, end, 1<<maxFree)
 		lo := p.ranges[0][k][0]
 		for _, st := range states {
 			if !slices.Contains(st.Persisted[lo:end], true) {
@@ -265,14 +266,14 @@ func (p *plan) exhaustive(maxFree int) (items []item, skipped int) {
 			}
 			seen[key] = true
 			a, b := classify(ms, st, k)
-			items = append(items, item{strategy: StrategyExhaustive, st: st, point: k, a: a, b: b})
+			items = append(items, item{strategy: strategyExhaustive, st: st, point: k, a: a, b: b})
 		}
 	}
 	return items, skipped
 }
 
 // stateKey identifies a state of one build.
-func stateKey(st State) string {
+func stateKey(st model.State) string {
 	b := make([]byte, (len(st.Persisted)+7)/8)
 	for i, p := range st.Persisted {
 		if p {
@@ -285,7 +286,7 @@ func stateKey(st State) string {
 // classify names the pair of an exhaustive state: the first logical operation with a lost
 // micro-operation and the last one persisted after it (equal when the state persists a
 // prefix, ending inside one operation).
-func classify(ms []Micro, st State, k int) (a, b int) {
+func classify(ms []model.Micro, st model.State, k int) (a, b int) {
 	a, b = -1, -1
 	for j, p := range st.Persisted {
 		if !p && a < 0 {
@@ -304,9 +305,9 @@ func classify(ms []Micro, st State, k int) (a, b int) {
 	return a, b
 }
 
-func onlyBarriers(ms []Micro, r [2]int) bool {
+func onlyBarriers(ms []model.Micro, r [2]int) bool {
 	for j := r[0]; j < r[1]; j++ {
-		if !ms[j].barrier() {
+		if !ms[j].Barrier() {
 			return false
 		}
 	}
@@ -323,7 +324,7 @@ func appendOnce(list []string, s string) []string {
 // explorer runs the strategies of one Explore call.
 type explorer struct {
 	ctx    context.Context
-	o      ExploreOptions
+	o      Options
 	p      *plan
 	res    *Explored
 	cl     *clusters
@@ -337,7 +338,7 @@ type explorer struct {
 // Explore tests the crash states of model m that the strategies choose under the persistence
 // model, each judged in a crash directory by the checker and, with a workload, by output
 // equivalence (ALICE, Pillai et al., OSDI'14 §4.3; Barowsky et al., Improving Application
-// Crash Consistency with Symbolic Execution and Fuzzing, 2021, §4; WITCHER, SOSP'21, §4.5):
+// Crash Consistency with Symbolic Execution and Fuzzing, 2021, §3.1.3; WITCHER, SOSP'21, §4.5):
 // prefix states find runs of operations that must persist atomically, states that lose one
 // operation find the operations that must persist before later ones (a later output makes it a
 // durability violation), states that persist part of one operation find atomicity assumptions,
@@ -345,7 +346,7 @@ type explorer struct {
 // runs on the initial and the final state; failing there is ErrCheckerFails. Crash directories
 // live in the pool's directory and are removed when Explore returns, also when ctx is cancelled
 // (then the error is ctx's, with the findings so far).
-func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error) {
+func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) {
 	strats := o.Strategies
 	if len(strats) == 0 {
 		strats = DefaultStrategies
@@ -359,7 +360,7 @@ func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error)
 		return nil, errors.New("no oracle: give a checker, a workload, or both")
 	}
 	if o.MaxFree <= 0 {
-		o.MaxFree = DefaultMaxFree
+		o.MaxFree = defaultMaxFree
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -384,13 +385,13 @@ func Explore(ctx context.Context, m *Model, o ExploreOptions) (*Explored, error)
 		}
 		var err error
 		switch s {
-		case StrategyPrefix:
+		case strategyPrefix:
 			err = e.runPrefix(patch)
-		case StrategyOmitOne:
+		case strategyOmitOne:
 			err = e.runOmitOne(patch)
-		case StrategySplit:
+		case strategySplit:
 			err = e.runSplit(patch)
-		case StrategyExhaustive:
+		case strategyExhaustive:
 			err = e.runExhaustive()
 		}
 		if err != nil {
@@ -480,7 +481,7 @@ func (e *explorer) runOmitOne(patch map[int]bool) error {
 
 // orderKind is the kind of a failing state that lost operation it.a and kept it.b.
 func (e *explorer) orderKind(it item) report.Kind {
-	if e.p.m.Ops[it.b].Kind == OpOutput {
+	if e.p.m.Ops[it.b].Kind == model.OpOutput {
 		return report.FSDurabilityViolation
 	}
 	return report.FSOrderingViolation

@@ -1,4 +1,4 @@
-package fsmode
+package strace
 
 import (
 	"errors"
@@ -11,14 +11,14 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
-// StringLimit is the -s strace is run with: the bytes of one write it prints. A longer write is
+// stringLimit is the -s strace is run with: the bytes of one write it prints. A longer write is
 // cut, and the conversion warns that its data is incomplete.
-const StringLimit = 16 << 20
+const stringLimit = 16 << 20
 
-// TracedCalls are the system calls the recording asks strace for (-e trace=): every call that
+// tracedCalls are the system calls the recording asks strace for (-e trace=): every call that
 // changes files or directories, the ones that move a descriptor's file offset, create or
 // duplicate descriptors, change a process's working directory or create processes.
-var TracedCalls = []string{
+var tracedCalls = []string{
 	"open", "openat", "openat2", "creat", "close", "close_range", "dup", "dup2", "dup3", "fcntl",
 	"write", "pwrite64", "writev", "pwritev", "pwritev2", "read", "readv", "lseek",
 	"truncate", "ftruncate", "fallocate", "rename", "renameat", "renameat2", "link", "linkat",
@@ -84,7 +84,7 @@ type converter struct {
 	lineEnd  int64 // offset just past line nextOp-1 (its newline)
 }
 
-func newConverter(root string, w *trace.Writer, sym *Symbolizer) *converter {
+func newConverter(root string, w *trace.Writer, sym *symbolizer) *converter {
 	return &converter{root: root, w: w, sites: newSiteTable(sym), procs: map[int]*proc{}, warned: map[string]bool{}}
 }
 
@@ -232,7 +232,7 @@ func (c *converter) file(p *proc, a string) (*openFile, int) {
 
 // emit writes an FS_OP or OUTPUT record for call cl, after the SITES and STACK records its call
 // stack needs.
-func (c *converter) emit(cl *Call, ev *trace.Event) error {
+func (c *converter) emit(cl *straceCall, ev *trace.Event) error {
 	site, stack, err := c.sites.place(c.w, cl.Frames)
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (c *converter) emit(cl *Call, ev *trace.Event) error {
 }
 
 // call handles one system call.
-func (c *converter) call(cl *Call) error {
+func (c *converter) call(cl *straceCall) error {
 	p := c.proc(cl.PID)
 	if cl.Failed || cl.NoReturn {
 		return nil
@@ -375,7 +375,7 @@ func (c *converter) call(cl *Call) error {
 			cut = true
 		}
 		if cut {
-			c.warn("a write of %d bytes to %s was cut by strace (over %d bytes): its data is incomplete", cl.Ret, of.path, StringLimit)
+			c.warn("a write of %d bytes to %s was cut by strace (over %d bytes): its data is incomplete", cl.Ret, of.path, stringLimit)
 		}
 		positional := strings.HasPrefix(cl.Name, "pwrite")
 		off := of.offset
@@ -602,7 +602,7 @@ func (c *converter) call(cl *Call) error {
 
 // readInput accounts for n bytes the program read from its standard input: each workload line
 // whose first byte they include begins its operation (an OP_BEGIN record at the read).
-func (c *converter) readInput(cl *Call, n int64) error {
+func (c *converter) readInput(cl *straceCall, n int64) error {
 	c.inputOff += n
 	for c.nextOp < len(c.input) && c.lineEnd < c.inputOff {
 		k := c.nextOp
@@ -643,7 +643,7 @@ func iovData(a string) (string, bool, error) {
 		if strings.HasPrefix(a, "...") {
 			cut = true
 		}
-		s, err := Unescape(q[1 : len(q)-1])
+		s, err := unescape(q[1 : len(q)-1])
 		if err != nil {
 			return "", false, err
 		}
@@ -652,17 +652,17 @@ func iovData(a string) (string, bool, error) {
 	return b.String(), cut, nil
 }
 
-// Convert reads strace output (ParseStrace) and writes the trace of its file-system calls under
+// convert reads strace output (parseStrace) and writes the trace of its file-system calls under
 // root (an absolute path without symbolic links) to w: FS_OP and OUTPUT records with their
 // call stacks, symbolized by sym, and, when input holds the lines fed to the program's standard
-// input (Feed), an OP_BEGIN record at the read that returns each line's first byte. It returns
+// input (feedLines), an OP_BEGIN record at the read that returns each line's first byte. It returns
 // the number of FS_OP, OUTPUT and OP_BEGIN records and the warnings about what the trace cannot
 // show (writes through shared mappings, cut writes, ...); the caller writes END. Errors:
 // unreadable strace output (*ParseError) or a write error.
-func Convert(r io.Reader, root string, w *trace.Writer, sym *Symbolizer, input []string) (records int, warnings []string, err error) {
+func convert(r io.Reader, root string, w *trace.Writer, sym *symbolizer, input []string) (records int, warnings []string, err error) {
 	c := newConverter(root, w, sym)
 	c.input = input
-	err = ParseStrace(r, func(cl *Call) error {
+	err = parseStrace(r, func(cl *straceCall) error {
 		if err := c.call(cl); err != nil {
 			var pe *ParseError
 			if errors.As(err, &pe) {

@@ -1,9 +1,10 @@
-package fsmode
+package explore
 
 import (
 	"fmt"
 	"sort"
 
+	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/report"
 )
@@ -73,7 +74,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 	m, ms := c.p.m, c.p.micro[it.build]
 	fa, fb := c.frames(it.a), c.frames(it.b)
 	key := string(kind) + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
-	if kind == report.FSAtomicityViolation && it.strategy == StrategySplit {
+	if kind == report.FSAtomicityViolation && it.strategy == strategySplit {
 		key = string(kind) + "\x00" + report.FramesKey(fa) + "\x00split"
 	}
 	pair := [2]int{it.a, it.b}
@@ -112,7 +113,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 		}
 		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
 			Symptom: v.symptom, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
-		if it.strategy == StrategySplit {
+		if it.strategy == strategySplit {
 			fs.Split = c.p.builds[it.build].String()
 		}
 		stdout := v.stdout
@@ -145,7 +146,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 
 // describeState lists the logical operations a state persisted (whole or in part) and lost,
 // up to its last persisted one, at most 20 of each.
-func describeState(m *Model, ms []Micro, st State) (persisted, lost []string) {
+func describeState(m *model.Model, ms []model.Micro, st model.State) (persisted, lost []string) {
 	full := map[int]int{}
 	count := map[int]int{}
 	last := -1

@@ -1,4 +1,4 @@
-package fsmode
+package model
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -542,32 +541,4 @@ func (s *state) fsop(ev *trace.Event) {
 	case trace.FSSync, trace.FSSyncfs:
 		s.add(&Op{Kind: OpSync}, ev)
 	}
-}
-
-// PathOf returns the path, relative to the workload directory, of every inode reachable in
-// entries (the first path found for a hard-linked inode).
-func PathOf(entries map[entryKey]int, inodes []Inode) map[int]string {
-	children := map[int][]entryKey{}
-	for k := range entries {
-		children[k.Parent] = append(children[k.Parent], k)
-	}
-	out := map[int]string{1: ""}
-	var walk func(dir int, prefix string, depth int)
-	walk = func(dir int, prefix string, depth int) {
-		ks := children[dir]
-		sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
-		for _, k := range ks {
-			id := entries[k]
-			p := filepath.Join(prefix, k.Name)
-			if _, seen := out[id]; seen {
-				continue
-			}
-			out[id] = p
-			if inodes[id].Type == TypeDir && depth < 256 {
-				walk(id, p, depth+1)
-			}
-		}
-	}
-	walk(1, "", 0)
-	return out
 }
