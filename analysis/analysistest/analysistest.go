@@ -183,12 +183,12 @@ func (b *Builder) Alloc(site uint32, addr, size uint64, flags uint8) *Builder {
 	return b.add(trace.Event{Kind: trace.KindAlloc, Site: site, Addr: addr, Size: size, Flags: flags}, trace.SiteLibCall)
 }
 
-// OpBegin begins operation i with text.
 // Free appends FREE at site (kind libcall) with flags.
 func (b *Builder) Free(site uint32, addr uint64, flags uint8) *Builder {
 	return b.add(trace.Event{Kind: trace.KindFree, Site: site, Addr: addr, Flags: flags}, trace.SiteLibCall)
 }
 
+// OpBegin begins operation i with text.
 func (b *Builder) OpBegin(i uint64, text string) *Builder {
 	return b.add(trace.Event{Kind: trace.KindOpBegin, Op: i, Text: text}, 0)
 }
