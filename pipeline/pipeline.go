@@ -42,18 +42,21 @@ type Analysis struct {
 	NoInfer bool
 	// Suppressions removes accepted findings (nil: none).
 	Suppressions *report.Suppressions
+	// Catalogue holds the kinds Kinds names and the analyzers that report them (nil: scry's
+	// own; NewCatalogue adds custom analyzers).
+	Catalogue *Catalogue
 }
 
 // Check validates the selection: an unknown kind, or a check of inferred properties with
 // NoInfer, is an error.
 func (a Analysis) Check() error {
-	_, err := Select(a.Kinds, a.NoInfer)
+	_, err := a.Catalogue.Select(a.Kinds, a.NoInfer)
 	return err
 }
 
 // explores reports whether the selection asks for crash findings.
 func (a Analysis) explores() bool {
-	sel, err := Select(a.Kinds, a.NoInfer)
+	sel, err := a.Catalogue.Select(a.Kinds, a.NoInfer)
 	return err == nil && sel.Explore
 }
 
@@ -142,7 +145,7 @@ func Infer(path string, x *Exploration) (props *infer.Result, warning string, er
 // be opened (nil report); a corrupt trace (the report so far and the error).
 func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, error) {
 	return AnalyzeFile(path, AnalyzeOptions{
-		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props,
+		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
 	})
 }
 

@@ -112,7 +112,7 @@ type analyzeFlags struct {
 
 // kindsHelp lists the kinds of the catalogue for --oracles.
 func kindsHelp() string {
-	return strings.Join(pipeline.Names(), ", ")
+	return strings.Join((*pipeline.Catalogue)(nil).Names(), ", ")
 }
 
 // kindsText is the catalogue of finding kinds for --help: each kind, its class and its doc text.
