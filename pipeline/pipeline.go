@@ -647,3 +647,34 @@ func WriteReport(rep *report.Report, format, path string, force bool, w, warn io
 	}
 	return nil
 }
+
+// InferTrace is `scry infer`: it infers the persistence properties of the trace at path
+// (infer.Infer with opts) and writes them to w in format, "json" (infer.WriteJSON) or text,
+// with the seconds inference took. A truncated trace gives the properties of its complete
+// records, written, and an error wrapping trace.ErrTruncated (a warning for the caller). Errors,
+// naming path: the trace cannot be opened, is not a trace, or is corrupt (the properties
+// inferred before the corruption are written first when there are any); w cannot be written.
+func InferTrace(path string, opts infer.Options, format string, w io.Writer) error {
+	r, err := trace.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer r.Close()
+	start := time.Now()
+	res, ierr := infer.Infer(r, opts)
+	secs := time.Since(start).Seconds()
+	if res == nil {
+		return fmt.Errorf("%s: %w", path, ierr)
+	}
+	write := infer.WriteText
+	if format == "json" {
+		write = infer.WriteJSON
+	}
+	if err := write(w, res, secs); err != nil {
+		return fmt.Errorf("writing the properties: %w", err)
+	}
+	if ierr != nil {
+		return fmt.Errorf("%s: %w", path, ierr)
+	}
+	return nil
+}
