@@ -432,8 +432,13 @@ func TestCustomCatalogue(t *testing.T) {
 	if got := analysistest.Summary(rep); !slices.Equal(got, []string{"flag-store@3"}) || !rep.HasCorrectness() {
 		t.Errorf("findings %q, want flag-store@3 (correctness)", got)
 	}
-	if !slices.Contains(rep.Rules, flag.Rule()) {
-		t.Errorf("rules %+v lack the custom kind", rep.Rules)
+	want := flag.Rule()
+	want.Custom = true
+	if !slices.Contains(rep.Rules, want) || slices.ContainsFunc(rep.Rules, func(r report.Rule) bool { return r.Custom && r.Kind != flag.Kind() }) {
+		t.Errorf("rules %+v: want the custom kind, alone marked Custom", rep.Rules)
+	}
+	if r, _ := cat.Lookup("flag-store"); !r.Custom {
+		t.Errorf("the catalogue's rule of flag-store is not marked Custom: %+v", r)
 	}
 
 	cycleA := custom("cycle-a", report.Correctness)

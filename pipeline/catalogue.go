@@ -94,8 +94,23 @@ func (c *Catalogue) Kinds() []report.Rule {
 	for _, a := range c.Analyzers() {
 		out = append(out, a.Rule())
 	}
+	c.markCustom(out)
 	out = append(out, explore.Kinds()...)
 	return append(out, fsmode.Kinds()...)
+}
+
+// markCustom marks the rules of the custom analyzers' kinds (report.Rule.Custom).
+func (c *Catalogue) markCustom(rules []report.Rule) {
+	if c == nil {
+		return
+	}
+	for i := range rules {
+		for _, a := range c.custom {
+			if rules[i].Kind == a.Kind() {
+				rules[i].Custom = true
+			}
+		}
+	}
 }
 
 // Names returns the names of every kind, in catalogue order.
@@ -230,7 +245,11 @@ func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, er
 	if opts.Properties != nil {
 		cfg.Results = map[*analysis.Analyzer]any{infer.Properties: opts.Properties}
 	}
-	return analysis.Run(src, sel.Analyzers, cfg)
+	rep, err := analysis.Run(src, sel.Analyzers, cfg)
+	if rep != nil {
+		opts.Catalogue.markCustom(rep.Rules)
+	}
+	return rep, err
 }
 
 // AnalyzeFile runs AnalyzeSource on the trace at path; the report names it. Errors as AnalyzeSource, with

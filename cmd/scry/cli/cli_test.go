@@ -91,6 +91,7 @@ func TestCustomOracles(t *testing.T) {
 					Rules []struct {
 						ID               string
 						ShortDescription struct{ Text string }
+						Help             struct{ Text string }
 					}
 				}
 			}
@@ -101,7 +102,7 @@ func TestCustomOracles(t *testing.T) {
 		t.Fatalf("SARIF: %v\n%s", err, out)
 	}
 	rules := sarif.Runs[0].Tool.Driver.Rules
-	if code != 1 || len(rules) != 1 || rules[0].ID != "flag-store" || rules[0].ShortDescription.Text != flagStore.Doc ||
+	if code != 1 || len(rules) != 1 || rules[0].ID != "flag-store" || rules[0].ShortDescription.Text != flagStore.Doc || rules[0].Help.Text != flagStore.Doc ||
 		len(sarif.Runs[0].Results) != 1 || sarif.Runs[0].Results[0].RuleID != "flag-store" {
 		t.Errorf("SARIF (exit %d): rules %+v results %+v", code, rules, sarif.Runs[0].Results)
 	}
