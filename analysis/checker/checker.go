@@ -19,9 +19,9 @@
 //
 // The checker's `cc` and `c++` find scry's native parts (pass plugin, runtime) in the install
 // root $SCRY_HOME (build/ of scry's source tree after `make`), since the checker does not live
-// under it; or build the program with scry's own `scry cc`: the trace is the same. `scry fix`
-// does not know custom kinds: it repairs scry's own findings, and its --build validation runs
-// the report's check again with scry's own catalogue.
+// under it; or build the program with scry's own `scry cc`: the trace is the same. `fix`
+// repairs scry's own kinds only: it runs the report's check again with scry's own catalogue, so
+// a custom finding is listed as not repaired.
 package checker
 
 import (
