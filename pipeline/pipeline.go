@@ -1,9 +1,10 @@
 // Package pipeline runs scry from end to end: record a run of the program under test, infer
 // persistence properties from its trace (once, for both the checks of inferred properties and
 // the invariants strategy), run the trace analyses, explore crash states on images, and write
-// one report. The command line (cmd/scry) only turns flags into a Config and errors into exit
-// statuses; everything that composes the parts lives here, behind explore's Runner interface so
-// that exploration can be tested without compiling or starting anything.
+// one report. The command line (package cmd/scry/cli) only turns flags into calls of this
+// package and errors into exit statuses; everything that composes the parts lives here (the
+// catalogue of finding kinds, with a checker's custom analyzers, too), behind explore's Runner
+// interface so that exploration can be tested without compiling or starting anything.
 package pipeline
 
 import (
