@@ -64,23 +64,12 @@ func TestCustomOracles(t *testing.T) {
 		}
 	}
 
-	kinds := func(out string) []string {
-		var js struct{ Findings []struct{ Kind string } }
-		if err := json.Unmarshal([]byte(out), &js); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		var ks []string
-		for _, f := range js.Findings {
-			ks = append(ks, f.Kind)
-		}
-		return ks
-	}
 	out, errOut, code := run(cfg, "analyze", "--format", "json", tr)
-	if ks := kinds(out); code != 1 || !slices.Equal(ks, []string{"flag-store"}) {
+	if ks := findingKinds(t, out); code != 1 || !slices.Equal(ks, []string{"flag-store"}) {
 		t.Errorf("oracle analyze: exit %d, kinds %q (stderr %q); want 1 and the custom kind", code, ks, errOut)
 	}
 	out, _, code = run(cfg, "analyze", "--oracles", "redundant-fence", "--format", "json", tr)
-	if ks := kinds(out); code != 0 || len(ks) != 0 {
+	if ks := findingKinds(t, out); code != 0 || len(ks) != 0 {
 		t.Errorf("oracle analyze --oracles redundant-fence: exit %d, kinds %q; want 0 and none", code, ks)
 	}
 	out, _, code = run(cfg, "analyze", "--oracles", "flag-store", "--format", "sarif", tr)

@@ -40,6 +40,20 @@ func orderingBug(t *testing.T, dir string) string {
 	return p
 }
 
+// findingKinds returns the kinds of the findings of a JSON report, in its order.
+func findingKinds(t *testing.T, out string) []string {
+	t.Helper()
+	var js struct{ Findings []struct{ Kind string } }
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var ks []string
+	for _, f := range js.Findings {
+		ks = append(ks, f.Kind)
+	}
+	return ks
+}
+
 // runCmd runs a command in-process and returns its standard output, standard error and exit
 // status (as main computes it).
 func runCmd(t *testing.T, c *cobra.Command, args ...string) (string, string, int) {
@@ -114,14 +128,7 @@ func TestAnalyzeInferChecks(t *testing.T) {
 		if code == 2 {
 			t.Fatalf("%q: exit 2: %s", args, errOut)
 		}
-		var js struct{ Findings []struct{ Kind string } }
-		if err := json.Unmarshal([]byte(out), &js); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		var ks []string
-		for _, f := range js.Findings {
-			ks = append(ks, f.Kind)
-		}
+		ks := findingKinds(t, out)
 		slices.Sort(ks)
 		return ks, code
 	}
