@@ -72,6 +72,8 @@ type driver struct {
 	st      *State
 	results map[*Analyzer]any
 	kinds   []*Analyzer
+	// roots are the analyzers Run was given: only their findings are reported.
+	roots   map[*Analyzer]bool
 	aggs    map[aggKey]*agg
 	lastAgg *agg
 	// ran records the calling contexts of stores, flushes, fences, transaction records and
@@ -79,13 +81,15 @@ type driver struct {
 	ran      report.Contexts
 	warnings []string
 
-	stores  []hook[StoreHook]
-	flushes []hook[FlushHook]
-	fences  []hook[FenceHook]
-	txAdds  []hook[TxAddHook]
-	txs     []hook[TxHook]
-	unmaps  []hook[UnmapHook]
-	ends    []hook[EndHook]
+	stores   []hook[StoreHook]
+	flushes  []hook[FlushHook]
+	fences   []hook[FenceHook]
+	txAdds   []hook[TxAddHook]
+	txs      []hook[TxHook]
+	unmaps   []hook[UnmapHook]
+	ends     []hook[EndHook]
+	opBegins []hook[OpBeginHook]
+	opEnds   []hook[OpEndHook]
 
 	// Texts of the operations, by index: opText[opSpan[i].off:][:opSpan[i].n] is operation i's.
 	opText []byte
@@ -100,7 +104,9 @@ const NoPMWarning = "no persistent memory was mapped: the program opened no PMDK
 
 // Run runs analyzers (and the analyzers they require) over the trace src opens and returns the
 // report: first every Prepass analyzer, each over its own read of the trace, then one streaming
-// pass for the others (see the package doc).
+// pass for the others (see the package doc). The report holds the findings and rules of the
+// analyzers given only: one that runs only because another requires it contributes its result,
+// not its findings (as in golang.org/x/tools/go/analysis).
 //
 // End of the trace. After an END record of how "exit", the EndHooks run (this is where
 // unpersisted stores are reported). A trace that ends otherwise means the program did not finish
@@ -117,7 +123,10 @@ func Run(src Source, analyzers []*Analyzer, cfg Config) (*report.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{results: map[*Analyzer]any{}, aggs: map[aggKey]*agg{}}
+	d := &driver{results: map[*Analyzer]any{}, aggs: map[aggKey]*agg{}, roots: map[*Analyzer]bool{}}
+	for _, a := range analyzers {
+		d.roots[a] = true
+	}
 	skipped := map[*Analyzer]bool{}
 	for _, a := range all {
 		if a.Prepass == nil {
@@ -233,6 +242,12 @@ func (d *driver) subscribe(v any, p *Pass) {
 	if h, ok := v.(EndHook); ok {
 		d.ends = append(d.ends, hook[EndHook]{h, p})
 	}
+	if h, ok := v.(OpBeginHook); ok {
+		d.opBegins = append(d.opBegins, hook[OpBeginHook]{h, p})
+	}
+	if h, ok := v.(OpEndHook); ok {
+		d.opEnds = append(d.opEnds, hook[OpEndHook]{h, p})
+	}
 }
 
 // The replay handler: it fans the typed changes out to the analyzers' hooks.
@@ -286,6 +301,15 @@ func (d *driver) OpBegan(ev *trace.Event, op replay.Op) {
 	if op.Index >= 0 && op.Index < 1<<31 && op.Index == int64(len(d.opSpan)) && len(d.opText)+len(op.Text) <= MaxOpText {
 		d.opSpan = append(d.opSpan, span{uint32(len(d.opText)), uint32(len(op.Text))})
 		d.opText = append(d.opText, op.Text...)
+	}
+	for _, h := range d.opBegins {
+		h.h.OnOpBegin(h.p, ev, op)
+	}
+}
+
+func (d *driver) OpEnded(ev *trace.Event, op replay.Op) {
+	for _, h := range d.opEnds {
+		h.h.OnOpEnd(h.p, ev, op)
 	}
 }
 
@@ -358,7 +382,7 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 		rep.Warnings = append(rep.Warnings, NoPMWarning)
 	}
 	for _, a := range d.kinds {
-		if a.Class != "" {
+		if a.Class != "" && d.roots[a] {
 			rep.Rules = append(rep.Rules, a.Rule())
 		}
 	}
@@ -367,7 +391,7 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 		byKind[a.key.kind] = append(byKind[a.key.kind], a)
 	}
 	for kind, aggs := range byKind {
-		if len(aggs) == 0 {
+		if len(aggs) == 0 || !d.roots[d.kinds[kind]] {
 			continue
 		}
 		// Earliest first, so the merged finding keeps its first occurrence's details.

@@ -1,21 +1,3 @@
-// Package analysis is the core of scry's trace analyses, modeled on
-// golang.org/x/tools/go/analysis: an Analyzer is a static, declared unit (name, one doc text,
-// the class of its findings, the analyzers it requires, the type of its result); one driver,
-// Run, runs a set of analyzers over a trace.
-//
-// Most analyzers are streaming: the driver makes one pass over the trace through a replay
-// machine (package pm/replay: regions, operations, transactions, reservations and the px86
-// persistency model), creates each analyzer's state with New, and calls the hooks that state
-// implements with each typed change. An analyzer that needs the whole trace before the others
-// can start (inference of persistence properties) declares Prepass instead: the driver runs it
-// over its own read of the trace first, and analyzers that require it get its result.
-// Occurrences are counted per (kind, site, call stack); at the end each kind's contexts are placed
-// at the frame every execution through it shows (report.Place: a helper wrong for one caller is
-// reported at that caller) and the contexts placed alike become one finding.
-//
-// This package sits at the bottom of the analyses' import graph: the packages declaring
-// analyzers (pm/oracle, pm/infer) import it, and the catalogue of every kind of finding lives
-// where the modes compose (package pipeline).
 package analysis
 
 import (
@@ -49,7 +31,7 @@ type Analyzer struct {
 	// New creates the analyzer's state for one streaming pass. The value it returns is the
 	// analyzer's result (available to analyzers that require it, ResultOf) and receives the
 	// events: the driver calls every hook interface it implements (StoreHook, FlushHook,
-	// FenceHook, TxAddHook, TxHook, UnmapHook, EndHook).
+	// FenceHook, TxAddHook, TxHook, UnmapHook, EndHook, OpBeginHook, OpEndHook).
 	New func(*Pass) (any, error)
 	// Prepass, instead of New, computes the result from the whole trace before the streaming
 	// pass: open reads the trace from its start. A result that comes with an error wrapping
@@ -184,6 +166,18 @@ type (
 	EndHook interface {
 		OnEnd(p *Pass, ev *trace.Event)
 	}
+	// OpBeginHook sees every workload operation begin (OP_BEGIN), after State.Ops lists it in
+	// flight: op is its index (from 0), text (the workload line) and thread.
+	OpBeginHook interface {
+		OnOpBegin(p *Pass, ev *trace.Event, op replay.Op)
+	}
+	// OpEndHook sees every workload operation end, after State.Ops no longer lists it: at its
+	// OP_END, or at the OP_BEGIN of the next operation of its thread (ev is then that OP_BEGIN,
+	// and OnOpEnd runs before OnOpBegin). An operation still in flight at the end of the trace
+	// gets no OnOpEnd.
+	OpEndHook interface {
+		OnOpEnd(p *Pass, ev *trace.Event, op replay.Op)
+	}
 )
 
 // RelatedSite is another site a diagnostic names, with its role (see report.Related).
@@ -229,8 +223,14 @@ func ResultOf[T any](p *Pass, a *Analyzer) T {
 // Site returns the static site id of the trace, and whether the trace defines it.
 func (p *Pass) Site(id uint32) (trace.Site, bool) { return p.d.r.Site(id) }
 
-// Locate returns the source location of a site (report.At).
+// Locate returns the source location of a site (report.At): the zero Location for site 0 or a
+// site the trace does not define.
 func (p *Pass) Locate(site uint32) report.Location { return report.At(p.d.r, site) }
+
+// Frames returns the call stack of an event at site under call-stack node stack (its
+// trace.Event.Context), innermost frame first: the site's own location, the calls inlined into
+// it, then each call of the stack (report.FramesAt).
+func (p *Pass) Frames(site, stack uint32) []report.Frame { return report.FramesAt(p.d.r, site, stack) }
 
 // Dup reports whether an occurrence of this analyzer's kind at site in call-stack node stack, at
 // event, is a duplicate of one already reported; if so it counts it. Analyzers call it before

@@ -19,6 +19,14 @@
 //	                                same lines whether helpers are inlined or called
 //	// scry: exact-properties R...  `scry infer` must list no property of rules R... (MPB, MPA,
 //	                                RO1, RO2, RO3, RA1) other than those marked (below)
+//	// scry: checker DIR            the program is checked by a custom checker (package
+//	                                analysis/checker): the Go main package in the subdirectory
+//	                                DIR of the example, built with `go build`, runs `check` in
+//	                                place of scry; want comments may name the kinds it adds
+//
+// An example directory holds no subdirectory but the checker DIR its programs name (both twins
+// name the same one): examples/custom-oracle has buggy.c, fixed.c and oracle/, a main package
+// calling checker.Main with a custom oracle.
 //
 // Inferred properties are asserted by source line: `// property RULE ROLE "TAG"` on a store's
 // line, where RULE is one rule or several separated by commas. For an ordering rule (MPB, RO1,
@@ -31,10 +39,12 @@
 // `// want "mpb-violation"; property MPB after "slot"`.
 //
 // TestExamples builds each program with `build/bin/scry cc` (or $SCRY_BIN), runs `scry check --format json`
-// and compares the (file, line, kind) set of the findings with the want comments, then runs
+// (the example's custom checker's `check`, with a checker directive) and compares the (file, line,
+// kind) set of the findings with the want comments, then runs
 // `scry infer` on the trace check kept and compares its properties with the property comments. It
-// is skipped when build/bin/scry is missing or cannot compile (run `make` first), unless
-// SCRY_EXAMPLES_STRICT is set, in which case that is a failure. The crash-only examples (a workload
+// is skipped when build/bin/scry is missing or cannot compile (run `make` first), or when a
+// custom checker cannot be built (no go command), unless SCRY_EXAMPLES_STRICT is set or
+// SCRY_REQUIRE_BUILD is 1, in which case that is a failure. The crash-only examples (a workload
 // line) are skipped while `scry check` has no crash mode (its help names neither {pool} nor
 // --strategy), even when SCRY_EXAMPLES_STRICT is set; once it has one, they are judged like the
 // others. Parts that scry does not have yet (no `scry infer`, no mpb-violation or mpa-violation
@@ -55,6 +65,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -122,6 +133,9 @@ type program struct {
 	opts  []string // the opt directive's levels
 	// markers are the op-markers directive's functions: begin, end.
 	markers []string
+	// checker is the absolute path of the Go main package of the example's custom checker
+	// (the checker directive), "" for scry itself.
+	checker string
 }
 
 // propKey names a group of property comments: one rule and one tag.
@@ -167,11 +181,13 @@ func loadPrograms(t *testing.T) []program {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var checkers []string
 		for _, v := range files {
 			p, err := parseProgram(filepath.Join(d.Name(), v))
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkers = append(checkers, p.checker)
 			for _, opt := range p.opts {
 				q := p
 				q.opt = opt
@@ -180,6 +196,9 @@ func loadPrograms(t *testing.T) []program {
 				}
 				progs = append(progs, q)
 			}
+		}
+		if err := subdirs(d.Name(), checkers); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if len(progs) == 0 {
@@ -211,6 +230,30 @@ func layout(dir string) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("%s: an example is buggy.c and fixed.c, or correct.c alone", dir)
 	}
+}
+
+// subdirs checks the subdirectories of example directory dir against the checkers (absolute
+// paths, "" none) its programs name: every program names the same one, and the only
+// subdirectory is that checker's.
+func subdirs(dir string, checkers []string) error {
+	for _, c := range checkers[1:] {
+		if c != checkers[0] {
+			return fmt.Errorf("%s: its programs name different checkers (%q, %q)", dir, checkers[0], c)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if abs, _ := filepath.Abs(filepath.Join(dir, e.Name())); abs != checkers[0] {
+			return fmt.Errorf("%s: subdirectory %s is not the checker its programs name (`// scry: checker %s`)", dir, e.Name(), e.Name())
+		}
+	}
+	return nil
 }
 
 // parseProgram reads the scry: directives and the want and property comments of one source file.
@@ -265,6 +308,12 @@ func parseProgram(rel string) (program, error) {
 					}
 					p.opts = append(p.opts, o)
 				}
+			case "checker":
+				dir := filepath.Join(filepath.Dir(abs), m[2])
+				if fi, err := os.Stat(dir); m[2] == "" || strings.Contains(m[2], "/") || err != nil || !fi.IsDir() {
+					return p, fmt.Errorf("%s:%d: checker %q: want the name of a subdirectory of the example", rel, line, m[2])
+				}
+				p.checker = dir
 			case "exact-properties":
 				rules := strings.Fields(m[2])
 				if len(rules) == 0 {
@@ -299,6 +348,12 @@ func parseProgram(rel string) (program, error) {
 	}
 	if !haveArgs {
 		return p, fmt.Errorf("%s: no `// scry: args` line", rel)
+	}
+	// A custom checker's kinds are known once it is built (TestExamples checks them).
+	for _, w := range p.want {
+		if _, ok := kinds[w.Kind]; !ok && p.checker == "" {
+			return p, fmt.Errorf("%s:%d: unknown finding kind %q", rel, w.Line, w.Kind)
+		}
 	}
 	if p.outputFilter != "" && p.workload == "" {
 		return p, fmt.Errorf("%s: output-filter without a workload line", rel)
@@ -340,9 +395,6 @@ func (p *program) addClause(clause string, line int) error {
 		}
 		for _, q := range quoted {
 			for _, kind := range strings.Fields(q[1]) {
-				if _, ok := kinds[kind]; !ok {
-					return fmt.Errorf("unknown finding kind %q", kind)
-				}
 				p.want = append(p.want, finding{filepath.Base(p.path), line, kind})
 			}
 		}
@@ -415,10 +467,11 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// skipOrFail skips the test, or fails it when SCRY_EXAMPLES_STRICT is set (as in CI after make).
+// skipOrFail skips the test, or fails it when SCRY_EXAMPLES_STRICT is set or SCRY_REQUIRE_BUILD
+// is 1 (as `make test` does, after make).
 func skipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("SCRY_EXAMPLES_STRICT") != "" {
+	if os.Getenv("SCRY_EXAMPLES_STRICT") != "" || os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
 		t.Fatalf(format, args...)
 	}
 	t.Skipf(format, args...)
@@ -544,8 +597,10 @@ func TestExamples(t *testing.T) {
 	}
 	crashMode := hasCrashMode(scry)
 	feat := probeFeatures(scry)
+	progs := loadPrograms(t)
+	checkers := buildCheckers(t, progs)
 
-	for _, p := range loadPrograms(t) {
+	for _, p := range progs {
 		t.Run(p.name, func(t *testing.T) {
 			if p.workload != "" && !crashMode {
 				// Not skipOrFail: the engine is built separately; strictness starts when it lands.
@@ -569,7 +624,16 @@ func TestExamples(t *testing.T) {
 				}
 			}
 			check := checkArgs(p, dir, bin, strategies)
-			cmd := exec.Command(scry, check...)
+			checker, known := scry, kinds
+			if p.checker != "" {
+				checker, known = checkers[p.checker].bin, checkers[p.checker].kinds
+				for _, w := range p.want {
+					if _, ok := known[w.Kind]; !ok {
+						t.Fatalf("%s:%d: want %q: not a kind of scry or of its checker %s", p.name, w.Line, w.Kind, p.checker)
+					}
+				}
+			}
+			cmd := exec.Command(checker, check...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1")
 			var stdout, stderr bytes.Buffer
@@ -583,7 +647,7 @@ func TestExamples(t *testing.T) {
 				}
 				code = ee.ExitCode()
 			}
-			cmdline := "scry " + strings.Join(check, " ")
+			cmdline := filepath.Base(checker) + " " + strings.Join(check, " ")
 			if code != 0 && code != 1 {
 				t.Fatalf("%s: exit status %d (error)\nstderr:\n%s", cmdline, code, stderr.String())
 			}
@@ -617,7 +681,7 @@ func TestExamples(t *testing.T) {
 				if f.Class == "correctness" {
 					correctness = true
 				}
-				want, ok := kinds[f.Kind]
+				want, ok := known[f.Kind]
 				// A breach of an inferred property is unconfirmed unless crash exploration
 				// confirmed it, which only a crash-only example does (and, with a crash finding
 				// to show for it, must do).
@@ -689,6 +753,70 @@ func TestExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkerBuild is a custom checker built for the examples that name it, and its kinds with their
+// classes (scry's and the ones it adds).
+type checkerBuild struct {
+	bin   string
+	kinds map[string]string
+}
+
+// buildCheckers builds, with `go build`, the custom checker of every example that names one and
+// reads its kinds from its `check --help`; it skips (or fails, strictly) when there is no go
+// command, and fails when a checker does not build or lists no kind.
+func buildCheckers(t *testing.T, progs []program) map[string]checkerBuild {
+	t.Helper()
+	out := map[string]checkerBuild{}
+	for _, p := range progs {
+		if p.checker == "" || out[p.checker].bin != "" {
+			continue
+		}
+		gocmd, err := exec.LookPath("go")
+		if err != nil {
+			if gocmd = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(gocmd) {
+				skipOrFail(t, "no go command to build the custom checker %s", p.checker)
+			}
+		}
+		bin := filepath.Join(t.TempDir(), filepath.Base(p.checker))
+		build := exec.Command(gocmd, "build", "-o", bin, ".")
+		build.Dir = p.checker
+		if b, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", p.checker, err, b)
+		}
+		help, err := exec.Command(bin, "check", "--help").Output()
+		if err != nil {
+			t.Fatalf("%s check --help: %v", bin, err)
+		}
+		ks := helpKinds(string(help))
+		if len(ks) == 0 {
+			t.Fatalf("%s check --help lists no kind of finding:\n%s", bin, help)
+		}
+		out[p.checker] = checkerBuild{bin, ks}
+	}
+	return out
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// helpKinds reads the kinds and classes of the "Kinds of findings" table of `check --help`.
+func helpKinds(help string) map[string]string {
+	out := map[string]string{}
+	_, table, ok := strings.Cut(help, "Kinds of findings")
+	if !ok {
+		return out
+	}
+	for _, line := range strings.Split(table, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 3 || !strings.HasPrefix(line, "  ") || !slices.Contains([]string{"correctness", "performance", "unconfirmed"}, f[1]) {
+			break
+		}
+		out[f[0]] = f[1]
+	}
+	return out
 }
 
 // concurrentOps returns the largest number of operations of distinct threads in flight at once

@@ -13,6 +13,7 @@ import (
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -361,6 +362,104 @@ func TestCatalogue(t *testing.T) {
 		}
 		if err != nil || !slices.Equal(got, tc.want) || sel.Explore != tc.explore {
 			t.Errorf("Select(%q, %v) = %q explore %v, %v; want %q explore %v", tc.names, tc.noInfer, got, sel.Explore, err, tc.want, tc.explore)
+		}
+	}
+}
+
+// flagStore is a custom analyzer for TestCustomCatalogue: it reports every store to A.
+type flagStore struct{}
+
+func (flagStore) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
+	if s.Addr == A && !p.Dup(s.Origin.Site, s.Origin.Stack, s.Event.Index) {
+		p.Report(analysis.Diagnostic{Site: s.Origin.Site, Stack: s.Origin.Stack, Event: s.Event.Index, Message: "a store to the flag"})
+	}
+}
+
+func custom(name string, class report.Class, requires ...*analysis.Analyzer) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name: name, Doc: "a store to the flag", Class: class, Requires: requires, ResultType: reflect.TypeOf(flagStore{}),
+		New: func(*analysis.Pass) (any, error) { return flagStore{}, nil },
+	}
+}
+
+// TestCustomCatalogue: a catalogue with custom analyzers lists their kinds after the trace
+// analyzers of scry's own, selects and runs them; bad custom analyzers are clear errors.
+func TestCustomCatalogue(t *testing.T) {
+	flag := custom("flag-store", report.Correctness)
+	needsProps := custom("flag-store-inferred", report.Performance, infer.Properties)
+	cat, err := pipeline.NewCatalogue(flag, needsProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range cat.Kinds() {
+		names = append(names, string(k.Kind))
+	}
+	if i := slices.Index(names, "flag-store"); i != len(pipeline.Analyzers()) || names[i+1] != "flag-store-inferred" || len(names) != len(pipeline.Kinds())+2 {
+		t.Errorf("kinds %q: want the custom ones right after scry's trace analyzers", names)
+	}
+	if r, ok := cat.Lookup("flag-store"); !ok || r.Doc != flag.Doc || r.Class != report.Correctness {
+		t.Errorf("Lookup(flag-store) = %+v, %v", r, ok)
+	}
+	if _, ok := (*pipeline.Catalogue)(nil).Lookup("flag-store"); ok {
+		t.Error("scry's own catalogue knows a custom kind")
+	}
+	for _, tc := range []struct {
+		names   []string
+		noInfer bool
+		want    []string
+		err     string
+	}{
+		{[]string{"flag-store"}, false, []string{"flag-store"}, ""},
+		{[]string{"flag-store,redundant-fence"}, true, []string{"redundant-fence", "flag-store"}, ""},
+		{nil, true, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "flag-store"}, ""},
+		{[]string{"flag-store-inferred"}, true, nil, "needs inference"},
+		{[]string{"flag-stor"}, false, nil, "unknown oracle flag-stor (known: unpersisted-store"},
+	} {
+		sel, err := cat.Select(tc.names, tc.noInfer)
+		var got []string
+		for _, a := range sel.Analyzers {
+			got = append(got, a.Name)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) || tc.err == "" && (err != nil || !slices.Equal(got, tc.want)) {
+			t.Errorf("Select(%q, %v) = %q, %v; want %q, %q", tc.names, tc.noInfer, got, err, tc.want, tc.err)
+		}
+	}
+	if _, err := pipeline.AnalyzeSource(pool().Store(3, A, 8).Exit(0).Source(t), pipeline.AnalyzeOptions{Oracles: []string{"flag-store"}}); err == nil {
+		t.Error("scry's own catalogue ran a custom kind")
+	}
+	rep := analyze(t, pool().Store(3, A, 8).Store(4, B, 8).Persist(5, A, 8).Persist(6, B, 8).Exit(0), pipeline.AnalyzeOptions{Catalogue: cat, NoInfer: true})
+	if got := analysistest.Summary(rep); !slices.Equal(got, []string{"flag-store@3"}) || !rep.HasCorrectness() {
+		t.Errorf("findings %q, want flag-store@3 (correctness)", got)
+	}
+	want := flag.Rule()
+	want.Custom = true
+	if !slices.Contains(rep.Rules, want) || slices.ContainsFunc(rep.Rules, func(r report.Rule) bool { return r.Custom && r.Kind != flag.Kind() }) {
+		t.Errorf("rules %+v: want the custom kind, alone marked Custom", rep.Rules)
+	}
+	if r, _ := cat.Lookup("flag-store"); !r.Custom {
+		t.Errorf("the catalogue's rule of flag-store is not marked Custom: %+v", r)
+	}
+
+	cycleA := custom("cycle-a", report.Correctness)
+	cycleB := custom("cycle-b", report.Correctness, cycleA)
+	cycleA.Requires = []*analysis.Analyzer{cycleB}
+	for _, tc := range []struct {
+		name string
+		as   []*analysis.Analyzer
+		err  string
+	}{
+		{"nil", []*analysis.Analyzer{flag, nil}, "custom analyzer 2 is nil"},
+		{"not kebab-case", []*analysis.Analyzer{custom("FlagStore", report.Correctness)}, `name "FlagStore" is not kebab-case`},
+		{"no class", []*analysis.Analyzer{custom("flag-only", "")}, "reports no findings"},
+		{"a kind of scry's own", []*analysis.Analyzer{custom("unpersisted-store", report.Correctness)}, "unpersisted-store is a kind of scry's own"},
+		{"a crash kind", []*analysis.Analyzer{custom("fs-ordering-violation", report.Correctness)}, "fs-ordering-violation is a kind of scry's own"},
+		{"one of scry's analyzers", []*analysis.Analyzer{custom("infer-properties", report.Correctness)}, "two analyzers named infer-properties"},
+		{"twice", []*analysis.Analyzer{flag, custom("flag-store", report.Performance)}, "two custom analyzers are named flag-store"},
+		{"cycle", []*analysis.Analyzer{cycleA}, "cycle"},
+	} {
+		if _, err := pipeline.NewCatalogue(tc.as...); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: NewCatalogue error %v, want %q", tc.name, err, tc.err)
 		}
 	}
 }

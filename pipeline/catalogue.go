@@ -5,7 +5,8 @@ package pipeline
 // Kinds lists, once, each kind with its class and its one doc text: the trace oracles (package
 // oracle), the checks of inferred properties (package infer), the crash findings of exploration
 // (package pm/explore) and of file-system mode (package fs/explore). `scry --help`,
-// docs/oracles.md (a test checks they agree) and the SARIF rules all take their text from it.
+// docs/oracles.md (a test checks they agree) and the SARIF rules all take their text from it. A
+// Catalogue adds a checker's custom analyzers (package analysis/checker) to scry's own kinds.
 // Select turns the kinds a user names into the analyzers to run; AnalyzeSource runs them over a
 // trace with the driver of package analysis, modeled on golang.org/x/tools/go/analysis.
 
@@ -24,42 +25,118 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
+// Catalogue is the catalogue of finding kinds of one command line: scry's own (the trace
+// oracles, the checks of inferred properties, the crash kinds of both modes) and, after them, the
+// custom analyzers a checker built with package analysis/checker adds. A nil *Catalogue is scry's
+// own; NewCatalogue makes one with custom analyzers. A Catalogue does not change once made, and
+// there is no global registry: whoever runs an analysis passes its catalogue (Analysis.Catalogue,
+// AnalyzeOptions.Catalogue).
+type Catalogue struct {
+	custom []*analysis.Analyzer
+}
+
+// NewCatalogue returns scry's catalogue with the custom analyzers added, in the order given, after
+// the trace analyzers of scry's own. Errors: a nil or invalid analyzer (analysis.Analyzer.Validate:
+// a name that is not kebab-case, no doc, ...), one that reports no findings (no Class: an analyzer
+// that only computes a result is reached through the Requires of one that reports), two with one
+// name, a name that is one of scry's kinds or analyzers, a dependency cycle.
+func NewCatalogue(custom ...*analysis.Analyzer) (*Catalogue, error) {
+	var builtin *Catalogue
+	names := map[string]bool{}
+	for _, n := range builtin.Names() {
+		names[n] = true
+	}
+	seen := map[string]bool{}
+	for i, a := range custom {
+		if a == nil {
+			return nil, fmt.Errorf("custom analyzer %d is nil", i+1)
+		}
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("custom analyzer %s: %w", a.Name, err)
+		}
+		switch {
+		case a.Class == "":
+			return nil, fmt.Errorf("custom analyzer %s reports no findings (no Class): give it the class of its findings, or let an analyzer that reports require it", a.Name)
+		case names[a.Name]:
+			return nil, fmt.Errorf("custom analyzer %s: %s is a kind of scry's own (see `scry check --help`); choose another name", a.Name, a.Name)
+		case seen[a.Name]:
+			return nil, fmt.Errorf("two custom analyzers are named %s", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	// Requirements: no cycle, and no two analyzers of one name (a custom requirement named like
+	// one of scry's analyzers, infer-properties say).
+	if err := analysis.Validate(append(builtin.Analyzers(), custom...)); err != nil {
+		return nil, fmt.Errorf("custom analyzers: %w", err)
+	}
+	return &Catalogue{custom: slices.Clone(custom)}, nil
+}
+
+// Custom returns the custom analyzers (none for scry's own catalogue).
+func (c *Catalogue) Custom() []*analysis.Analyzer {
+	if c == nil {
+		return nil
+	}
+	return slices.Clone(c.custom)
+}
+
 // Analyzers returns every analyzer that reports findings from a trace, in catalogue order: the
-// trace oracles, then the checks of inferred properties.
-func Analyzers() []*analysis.Analyzer {
-	return append(oracle.All(), infer.Checks()...)
+// trace oracles, the checks of inferred properties, then the custom analyzers.
+func (c *Catalogue) Analyzers() []*analysis.Analyzer {
+	return append(append(oracle.All(), infer.Checks()...), c.Custom()...)
 }
 
 // Kinds returns every kind of finding, in catalogue order: the trace oracles, the checks of
-// inferred properties, the crash findings of exploration, then the file-system crash findings
-// of `scry fs check` (package fs/explore).
-func Kinds() []report.Rule {
+// inferred properties, the custom analyzers, the crash findings of exploration, then the
+// file-system crash findings of `scry fs check` (package fs/explore).
+func (c *Catalogue) Kinds() []report.Rule {
 	var out []report.Rule
-	for _, a := range Analyzers() {
+	for _, a := range c.Analyzers() {
 		out = append(out, a.Rule())
 	}
+	c.markCustom(out)
 	out = append(out, explore.Kinds()...)
 	return append(out, fsexplore.Kinds()...)
 }
 
+// markCustom marks the rules of the custom analyzers' kinds (report.Rule.Custom).
+func (c *Catalogue) markCustom(rules []report.Rule) {
+	if c == nil {
+		return
+	}
+	for i := range rules {
+		for _, a := range c.custom {
+			if rules[i].Kind == a.Kind() {
+				rules[i].Custom = true
+			}
+		}
+	}
+}
+
 // Names returns the names of every kind, in catalogue order.
-func Names() []string {
+func (c *Catalogue) Names() []string {
 	var out []string
-	for _, k := range Kinds() {
+	for _, k := range c.Kinds() {
 		out = append(out, string(k.Kind))
 	}
 	return out
 }
 
-// LookupKind returns the catalogue entry of the kind named name.
-func LookupKind(name string) (report.Rule, bool) {
-	for _, k := range Kinds() {
+// Lookup returns the catalogue entry of the kind named name.
+func (c *Catalogue) Lookup(name string) (report.Rule, bool) {
+	for _, k := range c.Kinds() {
 		if string(k.Kind) == name {
 			return k, true
 		}
 	}
 	return report.Rule{}, false
 }
+
+// Analyzers returns the analyzers of scry's own catalogue (Catalogue.Analyzers).
+func Analyzers() []*analysis.Analyzer { return (*Catalogue)(nil).Analyzers() }
+
+// Kinds returns the kinds of scry's own catalogue (Catalogue.Kinds).
+func Kinds() []report.Rule { return (*Catalogue)(nil).Kinds() }
 
 // Selection is what a run reports: the trace analyzers to run and whether crash states are
 // explored.
@@ -69,11 +146,18 @@ type Selection struct {
 	Explore bool
 }
 
-// Select returns the analyzers and exploration that report the kinds named (comma-separated
-// names are split; every kind when names is empty). noInfer leaves out the checks of inferred
-// properties (naming one is then an error). Errors: an unknown name (the error lists the known
-// ones).
+// Select returns the analyzers and exploration of scry's own catalogue that report the kinds
+// named (Catalogue.Select).
 func Select(names []string, noInfer bool) (Selection, error) {
+	return (*Catalogue)(nil).Select(names, noInfer)
+}
+
+// Select returns the analyzers and exploration that report the kinds named (comma-separated
+// names are split; every kind when names is empty). noInfer leaves out the analyzers that need
+// the inferred properties (infer.Properties: the checks of inferred properties, and a custom
+// analyzer that requires them); naming one is then an error. Errors: an unknown name (the error
+// lists the known ones), a kind of file-system mode.
+func (c *Catalogue) Select(names []string, noInfer bool) (Selection, error) {
 	var want []string
 	for _, n := range names {
 		for _, n := range strings.Split(n, ",") {
@@ -84,7 +168,7 @@ func Select(names []string, noInfer bool) (Selection, error) {
 	}
 	var unknown []string
 	for _, n := range want {
-		if _, ok := LookupKind(n); !ok {
+		if _, ok := c.Lookup(n); !ok {
 			unknown = append(unknown, n)
 		}
 		for _, k := range fsexplore.Kinds() {
@@ -95,16 +179,15 @@ func Select(names []string, noInfer bool) (Selection, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return Selection{}, fmt.Errorf("unknown oracle %s (known: %s)", strings.Join(unknown, ", "), strings.Join(Names(), ", "))
+		return Selection{}, fmt.Errorf("unknown oracle %s (known: %s)", strings.Join(unknown, ", "), strings.Join(c.Names(), ", "))
 	}
 	all := len(want) == 0
 	var sel Selection
-	checks := infer.Checks()
-	for _, a := range Analyzers() {
+	for _, a := range c.Analyzers() {
 		if !all && !slices.Contains(want, a.Name) {
 			continue
 		}
-		if slices.Contains(checks, a) && noInfer {
+		if noInfer && requires(a, infer.Properties) {
 			if !all {
 				return Selection{}, fmt.Errorf("--oracles %s needs inference, which --no-infer turns off", a.Name)
 			}
@@ -118,6 +201,16 @@ func Select(names []string, noInfer bool) (Selection, error) {
 		}
 	}
 	return sel, nil
+}
+
+// requires reports whether a requires r, directly or not.
+func requires(a, r *analysis.Analyzer) bool {
+	for _, q := range a.Requires {
+		if q == r || requires(q, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // AnalyzeOptions selects what AnalyzeSource runs.
@@ -135,6 +228,8 @@ type AnalyzeOptions struct {
 	Properties *infer.Result
 	// Keep, if non-nil, receives every analyzer's result (analysis.Config.Keep).
 	Keep map[*analysis.Analyzer]any
+	// Catalogue holds the kinds Oracles names (nil: scry's own).
+	Catalogue *Catalogue
 }
 
 // AnalyzeSource runs the trace analyzers selected by opts over the trace src opens (crash kinds are
@@ -142,7 +237,7 @@ type AnalyzeOptions struct {
 // trace is handled. Errors: an unknown kind (nil report); the trace cannot be opened or is not a
 // trace (nil report); a corrupt trace (the report so far and the error).
 func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, error) {
-	sel, err := Select(opts.Oracles, opts.NoInfer)
+	sel, err := opts.Catalogue.Select(opts.Oracles, opts.NoInfer)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +247,7 @@ func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, er
 	}
 	rep, err := analysis.Run(src, sel.Analyzers, cfg)
 	if rep != nil {
+		opts.Catalogue.markCustom(rep.Rules)
 		// What the trace proves is not yet shown by a crash: with a workload, crash exploration
 		// tests the durability claims (settleDurability) and says so.
 		for i := range rep.Findings {

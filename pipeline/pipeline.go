@@ -1,9 +1,10 @@
 // Package pipeline runs scry from end to end: record a run of the program under test, infer
 // persistence properties from its trace (once, for both the checks of inferred properties and
 // the invariants strategy), run the trace analyses, explore crash states on images, and write
-// one report. The command line (cmd/scry) only turns flags into a Config and errors into exit
-// statuses; everything that composes the parts lives here, behind explore's Runner interface so
-// that exploration can be tested without compiling or starting anything.
+// one report. The command line (package cmd/scry/cli) only turns flags into calls of this
+// package and errors into exit statuses; everything that composes the parts lives here (the
+// catalogue of finding kinds, with a checker's custom analyzers, too), behind explore's Runner
+// interface so that exploration can be tested without compiling or starting anything.
 package pipeline
 
 import (
@@ -42,18 +43,21 @@ type Analysis struct {
 	NoInfer bool
 	// Suppressions removes accepted findings (nil: none).
 	Suppressions *report.Suppressions
+	// Catalogue holds the kinds Kinds names and the analyzers that report them (nil: scry's
+	// own; NewCatalogue adds custom analyzers).
+	Catalogue *Catalogue
 }
 
 // Check validates the selection: an unknown kind, or a check of inferred properties with
 // NoInfer, is an error.
 func (a Analysis) Check() error {
-	_, err := Select(a.Kinds, a.NoInfer)
+	_, err := a.Catalogue.Select(a.Kinds, a.NoInfer)
 	return err
 }
 
 // explores reports whether the selection asks for crash findings.
 func (a Analysis) explores() bool {
-	sel, err := Select(a.Kinds, a.NoInfer)
+	sel, err := a.Catalogue.Select(a.Kinds, a.NoInfer)
 	return err == nil && sel.Explore
 }
 
@@ -142,7 +146,7 @@ func Infer(path string, x *Exploration) (props *infer.Result, warning string, er
 // be opened (nil report); a corrupt trace (the report so far and the error).
 func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, error) {
 	return AnalyzeFile(path, AnalyzeOptions{
-		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props,
+		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
 	})
 }
 
@@ -218,7 +222,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
 		ConfirmPairs: confirmPairs(rep),
-		Exec: exec.Pool{Jobs: x.Jobs, Progress: prog},
+		Exec:         exec.Pool{Jobs: x.Jobs, Progress: prog},
 	})
 	prog.Finish()
 	if xerr == nil {
@@ -734,6 +738,37 @@ func WriteReport(rep *report.Report, format, path string, force bool, w, warn io
 		for _, m := range rep.Warnings {
 			fmt.Fprintln(warn, "scry: warning:", m)
 		}
+	}
+	return nil
+}
+
+// InferTrace is `scry infer`: it infers the persistence properties of the trace at path
+// (infer.Infer with opts) and writes them to w in format, "json" (infer.WriteJSON) or text,
+// with the seconds inference took. A truncated trace gives the properties of its complete
+// records, written, and an error wrapping trace.ErrTruncated (a warning for the caller). Errors,
+// naming path: the trace cannot be opened, is not a trace, or is corrupt (the properties
+// inferred before the corruption are written first when there are any); w cannot be written.
+func InferTrace(path string, opts infer.Options, format string, w io.Writer) error {
+	r, err := trace.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer r.Close()
+	start := time.Now()
+	res, ierr := infer.Infer(r, opts)
+	secs := time.Since(start).Seconds()
+	if res == nil {
+		return fmt.Errorf("%s: %w", path, ierr)
+	}
+	write := infer.WriteText
+	if format == "json" {
+		write = infer.WriteJSON
+	}
+	if err := write(w, res, secs); err != nil {
+		return fmt.Errorf("writing the properties: %w", err)
+	}
+	if ierr != nil {
+		return fmt.Errorf("%s: %w", path, ierr)
 	}
 	return nil
 }

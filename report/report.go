@@ -103,6 +103,9 @@ type Rule struct {
 	Kind  Kind
 	Class Class
 	Doc   string // one line
+	// Custom marks a kind a checker's custom analyzer added (package analysis/checker): its Doc
+	// is all its documentation (scry's own kinds have a section in docs/oracles.md).
+	Custom bool
 }
 
 // Report is the result of analysing one trace.

@@ -239,7 +239,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 	}
 	run := sarif.NewRunWithInformationURI(ToolName, ToolURI)
 	ruleIndex := map[Kind]int{}
-	addRule := func(kind Kind, class Class, doc string) {
+	addRule := func(kind Kind, class Class, doc string, custom bool) {
 		if _, ok := ruleIndex[kind]; ok {
 			return
 		}
@@ -249,7 +249,11 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			// The kind's one doc text (the catalogue of package pipeline); docs/oracles.md has
 			// examples and fixes.
 			rule.WithShortDescription(sarif.NewMultiformatMessageString(doc))
-			rule.WithTextHelp(doc + " (see docs/oracles.md, section " + string(kind) + ")")
+			if custom {
+				rule.WithTextHelp(doc)
+			} else {
+				rule.WithTextHelp(doc + " (see docs/oracles.md, section " + string(kind) + ")")
+			}
 		}
 		level := "warning"
 		if class == Correctness {
@@ -259,11 +263,11 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		rule.WithProperties(sarif.Properties{"class": string(class)})
 	}
 	for _, rl := range r.Rules {
-		addRule(rl.Kind, rl.Class, rl.Doc)
+		addRule(rl.Kind, rl.Class, rl.Doc, rl.Custom)
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		addRule(f.Kind, f.Class, "")
+		addRule(f.Kind, f.Class, "", false)
 		level := "warning"
 		if f.Class == Correctness {
 			level = "error"

@@ -109,6 +109,11 @@ func (b *Builder) Store(site uint32, addr, size uint64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindStore, Site: site, Addr: addr, Size: size, Data: data(size)}, trace.SiteStore)
 }
 
+// StoreBytes is a STORE of data at addr (Store stores 0xab bytes).
+func (b *Builder) StoreBytes(site uint32, addr uint64, data []byte) *Builder {
+	return b.add(trace.Event{Kind: trace.KindStore, Site: site, Addr: addr, Size: uint64(len(data)), Data: bytes.Clone(data)}, trace.SiteStore)
+}
+
 // NTStore is an NT_STORE of size bytes at addr.
 func (b *Builder) NTStore(site uint32, addr, size uint64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindNTStore, Site: site, Addr: addr, Size: size, Data: data(size)}, trace.SiteNTStore)
@@ -183,12 +188,12 @@ func (b *Builder) Alloc(site uint32, addr, size uint64, flags uint8) *Builder {
 	return b.add(trace.Event{Kind: trace.KindAlloc, Site: site, Addr: addr, Size: size, Flags: flags}, trace.SiteLibCall)
 }
 
-// OpBegin begins operation i with text.
 // Free appends FREE at site (kind libcall) with flags.
 func (b *Builder) Free(site uint32, addr uint64, flags uint8) *Builder {
 	return b.add(trace.Event{Kind: trace.KindFree, Site: site, Addr: addr, Flags: flags}, trace.SiteLibCall)
 }
 
+// OpBegin begins operation i with text.
 func (b *Builder) OpBegin(i uint64, text string) *Builder {
 	return b.add(trace.Event{Kind: trace.KindOpBegin, Op: i, Text: text}, 0)
 }

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Install describes where scry's native parts are: Root/lib/scry/llvm-N/scry-pass.so,
@@ -187,4 +188,29 @@ func Args(in Install, c Compiler, user []string) ([]string, error) {
 		args = append(args, "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-lpthread", "-ldl")
 	}
 	return args, nil
+}
+
+// Exec replaces the running process with clang (clang++ with cxx) run on the user's arguments as
+// Args extends them, so that clang's output and exit status are the wrapper's. It returns only
+// when clang cannot be run: scry's install or a matching compiler and plugin are missing
+// (FindInstall, FindCompiler, Install.PassPlugin), or the exec failed.
+func Exec(cxx bool, user []string) error {
+	in, err := FindInstall()
+	if err != nil {
+		return err
+	}
+	c, err := FindCompiler(in, cxx)
+	if err != nil {
+		return err
+	}
+	full, err := Args(in, c, user)
+	if err != nil {
+		return err
+	}
+	path, err := exec.LookPath(c.Path)
+	if err != nil {
+		return fmt.Errorf("clang %s: %w", c.Path, err)
+	}
+	err = syscall.Exec(path, append([]string{c.Path}, full...), os.Environ())
+	return fmt.Errorf("running %s: %w", path, err)
 }

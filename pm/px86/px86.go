@@ -980,6 +980,22 @@ func (m *Of[P]) StateOf(id StoreID, addr uint64) State {
 	return Persisted
 }
 
+// Durable reports whether every byte of [addr, addr+size) is durable: no unpersisted entry
+// (dirty or flush-pending) writes any of them, so a crash now leaves in PM the last value stored
+// to each. Bytes never stored to are durable, and so is an empty range. A merged entry stands
+// for the bytes between its stores too (see "Bounded lines"), so such a byte may read as not
+// durable while its line holds unpersisted stores on both sides of it.
+func (m *Of[P]) Durable(addr, size uint64) bool {
+	durable := true
+	if size > 0 {
+		m.ForEachOverlapping(addr, size, func(StoreState) bool {
+			durable = false
+			return false
+		})
+	}
+	return durable
+}
+
 // LastFlush returns the last flush of the line holding addr recorded while the line held
 // unpersisted stores.
 func (m *Of[P]) LastFlush(addr uint64) (Origin, bool) {

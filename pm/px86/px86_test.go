@@ -516,3 +516,47 @@ func TestPersistStore(t *testing.T) {
 		t.Errorf("a fence after PersistStore persisted %d entries", eff.Persisted)
 	}
 }
+
+// TestDurable: a byte range is durable when no unpersisted entry writes any of its bytes,
+// whatever the state of other bytes on the same cache line.
+func TestDurable(t *testing.T) {
+	m, err := New(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Origin{Thread: 1}
+	m.Store(1, o, A+8, 8, 0)  // dirty
+	m.Store(2, o, B, 16, 0)   // flushed below: flush-pending
+	m.Store(3, o, B+60, 8, 0) // spans B's line and the next
+	m.Flush(3, B, o)
+	tests := []struct {
+		name       string
+		addr, size uint64
+		want       bool
+	}{
+		{"dirty store", A + 8, 8, false},
+		{"one byte of it", A + 15, 1, false},
+		{"bytes before it on its line", A, 8, true},
+		{"bytes after it on its line", A + 16, 48, true},
+		{"never stored", 0x9000, 64, true},
+		{"empty range", A + 8, 0, true},
+		{"flush-pending store", B, 16, false},
+		{"the next line's part of a spanning store", B + 64, 4, false},
+		{"a range covering two lines", A, 0x1000 + 64, false},
+	}
+	for _, tc := range tests {
+		if got := m.Durable(tc.addr, tc.size); got != tc.want {
+			t.Errorf("%s: Durable(%#x, %d) = %v, want %v", tc.name, tc.addr, tc.size, got, tc.want)
+		}
+	}
+	m.Fence(1) // persists store 2 and store 3's entry on line B
+	m.Flush(1, A, o)
+	for _, tc := range []struct {
+		addr, size uint64
+		want       bool
+	}{{A + 8, 8, true}, {B, 16, true}, {B + 60, 4, true}, {B + 64, 4, false}} {
+		if got := m.Durable(tc.addr, tc.size); got != tc.want {
+			t.Errorf("after fence and clflush: Durable(%#x, %d) = %v, want %v", tc.addr, tc.size, got, tc.want)
+		}
+	}
+}

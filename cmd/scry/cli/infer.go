@@ -1,14 +1,14 @@
-package main
+package cli
 
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -53,30 +53,13 @@ mpa-violation); this command only lists them. Exit status: 0, or 2 on error.`,
 				defer f.Close()
 				w = f
 			}
-			r, err := openTrace(args[0])
-			if err != nil {
-				return err
+			err := pipeline.InferTrace(args[0], opts, format, w)
+			if errors.Is(err, trace.ErrTruncated) && !errors.Is(err, trace.ErrNotTrace) {
+				// The properties of the complete records were printed: the cut is a warning.
+				fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %v\n", err)
+				return nil
 			}
-			defer r.Close()
-			start := time.Now()
-			res, ierr := infer.Infer(r, opts)
-			secs := time.Since(start).Seconds()
-			if res == nil {
-				return fmt.Errorf("%s: %w", args[0], ierr)
-			}
-			if format == "json" {
-				err = infer.WriteJSON(w, res, secs)
-			} else {
-				err = infer.WriteText(w, res, secs)
-			}
-			if err != nil {
-				return fmt.Errorf("writing the properties: %w", err)
-			}
-			if ierr != nil && !errors.Is(ierr, trace.ErrTruncated) {
-				// The properties so far were printed above; the trace itself is bad.
-				return fmt.Errorf("%s: %w", args[0], ierr)
-			}
-			return traceErr(cmd, args[0], ierr)
+			return err
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "output format: text or json")

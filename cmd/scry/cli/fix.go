@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/repair"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/repair"
 )
 
 // newFixCommand is `scry fix [--build CMD] [--finding ID]... [-o FILE] [--apply] REPORT`

@@ -1,11 +1,6 @@
-package main
+package cli
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"syscall"
-
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/internal/toolchain"
@@ -26,26 +21,7 @@ func newCCCommand(name string, cxx bool) *cobra.Command {
 			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
 				return cmd.Help()
 			}
-			in, err := toolchain.FindInstall()
-			if err != nil {
-				return err
-			}
-			c, err := toolchain.FindCompiler(in, cxx)
-			if err != nil {
-				return err
-			}
-			full, err := toolchain.Args(in, c, args)
-			if err != nil {
-				return err
-			}
-			argv := append([]string{c.Path}, full...)
-			path, err := exec.LookPath(c.Path)
-			if err != nil {
-				return fmt.Errorf("clang %s: %w", c.Path, err)
-			}
-			// Replace this process: clang's exit status and output are the wrapper's.
-			err = syscall.Exec(path, argv, os.Environ())
-			return fmt.Errorf("running %s: %w", path, err)
+			return toolchain.Exec(cxx, args)
 		},
 	}
 }

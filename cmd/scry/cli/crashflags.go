@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
 )
 
 // crashFlags are the crash-exploration flags shared by `check` (with {pool} in the target) and

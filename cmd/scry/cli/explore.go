@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/pipeline"
-	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/report"
 )
 
 // newExploreCommand is `scry explore`: crash-state exploration of a recorded trace. With

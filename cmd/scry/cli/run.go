@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/internal/safefile"
 )
 
 // recordFlags are the flags shared by `record` and `check`.
@@ -101,6 +101,7 @@ func newRecordCommand() *cobra.Command {
 
 // analyzeFlags are the flags shared by `analyze` and `check`.
 type analyzeFlags struct {
+	cat          *pipeline.Catalogue // the kinds --oracles names
 	format       string
 	oracles      []string
 	suppressions string
@@ -110,16 +111,11 @@ type analyzeFlags struct {
 	force        bool
 }
 
-// kindsHelp lists the kinds of the catalogue for --oracles.
-func kindsHelp() string {
-	return strings.Join(pipeline.Names(), ", ")
-}
-
 // kindsText is the catalogue of finding kinds for --help: each kind, its class and its doc text.
-func kindsText() string {
+func kindsText(cat *pipeline.Catalogue) string {
 	var b strings.Builder
 	b.WriteString("\n\nKinds of findings (docs/oracles.md):\n")
-	for _, k := range pipeline.Kinds() {
+	for _, k := range cat.Kinds() {
 		fmt.Fprintf(&b, "  %-24s %-11s %s\n", k.Kind, k.Class, k.Doc)
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -127,7 +123,7 @@ func kindsText() string {
 
 func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.format, "format", "text", "output format: text, json or sarif")
-	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "report only these kinds (comma-separated; default all): "+kindsHelp())
+	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "report only these kinds (comma-separated; default all): "+strings.Join(f.cat.Names(), ", "))
 	c.Flags().StringVar(&f.suppressions, "suppressions", "", "drop findings accepted in `FILE` (docs/oracles.md)")
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	c.Flags().BoolVar(&f.strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
@@ -137,7 +133,7 @@ func (f *analyzeFlags) add(c *cobra.Command) {
 
 // analysis validates the flags and loads the suppressions, before any program runs.
 func (f *analyzeFlags) analysis() (pipeline.Analysis, error) {
-	a := pipeline.Analysis{Kinds: f.oracles, NoInfer: f.noInfer}
+	a := pipeline.Analysis{Kinds: f.oracles, NoInfer: f.noInfer, Catalogue: f.cat}
 	if err := report.CheckFormat(f.format); err != nil {
 		return a, err
 	}
@@ -183,12 +179,12 @@ func strictFindings(rep *report.Report, strict bool) error {
 	return findings(rep)
 }
 
-func newAnalyzeCommand() *cobra.Command {
-	var f analyzeFlags
+func newAnalyzeCommand(cat *pipeline.Catalogue) *cobra.Command {
+	f := analyzeFlags{cat: cat}
 	c := &cobra.Command{
 		Use:   "analyze [flags] TRACE",
 		Short: "report PM misuse found in a trace",
-		Long:  "Runs every trace oracle and, unless --no-infer, the checks of the properties inferred from the trace (docs/oracles.md) over TRACE. Exit status: 0 no correctness finding, 1 correctness findings, 2 error." + kindsText(),
+		Long:  "Runs every trace oracle and, unless --no-infer, the checks of the properties inferred from the trace (docs/oracles.md) over TRACE. Exit status: 0 no correctness finding, 1 correctness findings, 2 error." + kindsText(cat),
 		Args:  exactArgs(1, "a trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := f.analysis()
@@ -203,9 +199,9 @@ func newAnalyzeCommand() *cobra.Command {
 	return c
 }
 
-func newCheckCommand() *cobra.Command {
+func newCheckCommand(cat *pipeline.Catalogue) *cobra.Command {
 	var rf recordFlags
-	var af analyzeFlags
+	af := analyzeFlags{cat: cat}
 	var cf crashFlags
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
@@ -226,7 +222,7 @@ reports what it found and exits 130 (143); a second one stops scry at once.
 
 Exit status: 130/143 interrupted; else 2 error (scry could not do its work); else 1 correctness
 findings (a program that also failed is a warning); else 2 the program exited non-zero or was
-killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(),
+killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat),
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := rf.check(); err != nil {

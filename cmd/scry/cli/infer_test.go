@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -38,6 +38,20 @@ func orderingBug(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// findingKinds returns the kinds of the findings of a JSON report, in its order.
+func findingKinds(t *testing.T, out string) []string {
+	t.Helper()
+	var js struct{ Findings []struct{ Kind string } }
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var ks []string
+	for _, f := range js.Findings {
+		ks = append(ks, f.Kind)
+	}
+	return ks
 }
 
 // runCmd runs a command in-process and returns its standard output, standard error and exit
@@ -110,18 +124,11 @@ func TestAnalyzeInferChecks(t *testing.T) {
 	dir := t.TempDir()
 	tr := orderingBug(t, dir)
 	kinds := func(args ...string) ([]string, int) {
-		out, errOut, code := runCmd(t, newAnalyzeCommand(), append([]string{"--format", "json"}, append(args, tr)...)...)
+		out, errOut, code := runCmd(t, newAnalyzeCommand(nil), append([]string{"--format", "json"}, append(args, tr)...)...)
 		if code == 2 {
 			t.Fatalf("%q: exit 2: %s", args, errOut)
 		}
-		var js struct{ Findings []struct{ Kind string } }
-		if err := json.Unmarshal([]byte(out), &js); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		var ks []string
-		for _, f := range js.Findings {
-			ks = append(ks, f.Kind)
-		}
+		ks := findingKinds(t, out)
 		slices.Sort(ks)
 		return ks, code
 	}
@@ -138,7 +145,7 @@ func TestAnalyzeInferChecks(t *testing.T) {
 	if ks, code := kinds("--oracles", "redundant-fence"); len(ks) != 0 || code != 0 {
 		t.Errorf("--oracles redundant-fence: %q exit %d", ks, code)
 	}
-	out, _, _ := runCmd(t, newAnalyzeCommand(), "--format", "sarif", tr)
+	out, _, _ := runCmd(t, newAnalyzeCommand(nil), "--format", "sarif", tr)
 	if !strings.Contains(out, `"id": "mpb-violation"`) || !strings.Contains(out, `"id": "mpa-violation"`) {
 		t.Errorf("SARIF rules do not list the checks:\n%s", out)
 	}
@@ -149,7 +156,7 @@ func TestAnalyzeInferChecks(t *testing.T) {
 		{[]string{"--oracles", "bogus", tr}, "unknown oracle bogus (known: unpersisted-store"},
 		{[]string{"--no-infer", "--oracles", "mpa-violation", tr}, "--no-infer"},
 	} {
-		_, errOut, code := runCmd(t, newAnalyzeCommand(), tt.args...)
+		_, errOut, code := runCmd(t, newAnalyzeCommand(nil), tt.args...)
 		if code != 2 || !strings.Contains(errOut, tt.msg) {
 			t.Errorf("%q: exit %d, stderr %q", tt.args, code, errOut)
 		}

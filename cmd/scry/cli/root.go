@@ -1,0 +1,197 @@
+// Package cli is scry's command line: every command and flag of `scry`, their help texts, and
+// the mapping of results to exit statuses. It turns flags into calls of package pipeline (which
+// composes the work) and results into exit statuses; cmd/scry is one call of Main, and a checker
+// with custom analyzers (package analysis/checker) is the same command line built with them.
+//
+// Exit status: 0 when no correctness finding, 1 when there is one (or `trace verify` finds a
+// mismatch; `fix`: findings not repaired), 2 on error (or a warning under --strict), 128 + the
+// signal's number when interrupted (130 Ctrl-C, 143 SIGTERM).
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/record"
+	"github.com/scry-pm/scry/report"
+)
+
+// statusError ends a command with an exit status other than 2: 1 for correctness findings or a
+// trace that does not match its pool files. msg, if any, is printed.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// errFindings is returned by commands that found correctness bugs: exit 1, nothing printed.
+var errFindings = &statusError{code: 1}
+
+// exitStatus maps a command's error to its exit status and the message to print ("" none):
+// nil is 0, a statusError its code, a run stopped by a signal 128 + the signal's number (130
+// for Ctrl-C, 143 for SIGTERM), anything else 2.
+func exitStatus(err error) (int, string) {
+	if err == nil {
+		return 0, ""
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.code, se.msg
+	}
+	var ie *exec.Interrupted
+	if errors.As(err, &ie) {
+		return 128 + int(ie.Signal), err.Error()
+	}
+	var st *record.Stopped
+	if errors.As(err, &st) {
+		return 128 + int(st.Signal), err.Error()
+	}
+	return 2, err.Error()
+}
+
+// findings returns errFindings when the report has a correctness finding.
+func findings(rep *report.Report) error {
+	if rep != nil && rep.HasCorrectness() {
+		return errFindings
+	}
+	return nil
+}
+
+// needSubcommand is the RunE of a command that only groups subcommands: called with an unknown
+// subcommand, or none, it is an error (exit 2), not help and success.
+func needSubcommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q for %q (known: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%s needs a command: %s (see `%s --help`)", cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath())
+}
+
+// scryModule is the path of scry's module.
+const scryModule = "github.com/scry-pm/scry"
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if bi.Main.Path != scryModule {
+		// A checker built in another module (analysis/checker): scry is one of its dependencies.
+		for _, d := range bi.Deps {
+			if d.Path == scryModule {
+				v = fmt.Sprintf("%s %s, with scry %s", bi.Main.Path, bi.Main.Version, d.Version)
+			}
+		}
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
+}
+
+// Config is what a command line is built from.
+type Config struct {
+	// Name is the command's name in its usage lines and help ("scry" when empty).
+	Name string
+	// Analyzers are custom analyzers added to scry's catalogue of finding kinds
+	// (pipeline.NewCatalogue): `check` and `analyze` run them with scry's own analyses, --help and
+	// --oracles list them, the reports carry their kinds with their Doc as the rule's text.
+	Analyzers []*analysis.Analyzer
+}
+
+// New returns the root command of the command line cfg describes. Errors: the custom analyzers
+// are not valid (pipeline.NewCatalogue).
+func New(cfg Config) (*cobra.Command, error) {
+	cat, err := pipeline.NewCatalogue(cfg.Analyzers...)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		cfg.Name = "scry"
+	}
+	long := `scry finds crash-consistency bugs in C/C++ programs that persist data to persistent memory,
+and in programs that persist through files.
+
+  scry cc -O2 -o prog prog.c -lpmemobj     build with instrumentation (also: scry c++)
+  scry check -- ./prog args                 record a run and report PM misuse
+  scry check --workload ops -- ./prog {pool}   also crash it inside every operation
+  scry record --trace t.trace -- ./prog     record only; then: scry analyze t.trace
+  scry fix --build 'make' report.json       validated repairs of a JSON report, as a patch
+  scry fs check --dir DIR --checker CMD -- PROG ARGS   file-system mode (ALICE-style)
+
+Exit status: 0 no correctness finding, 1 correctness findings, 2 error, 130/143 interrupted.`
+	if custom := cat.Custom(); len(custom) > 0 {
+		var names []string
+		for _, a := range custom {
+			names = append(names, a.Name)
+		}
+		long += fmt.Sprintf("\n\n%s is scry with custom oracles: %s (see `%s check --help`).", cfg.Name, strings.Join(names, ", "), cfg.Name)
+	}
+	root := &cobra.Command{
+		Use:           cfg.Name,
+		Version:       version(),
+		Short:         "scry finds crash-consistency bugs in persistent-memory programs",
+		Long:          long,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
+		newAnalyzeCommand(cat), newCheckCommand(cat), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand(), newFSCommand())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())
+	})
+	return root, nil
+}
+
+// Run runs the command line args (without the program's name) built from cfg, with standard
+// input, output and error those of the process unless stdout and stderr are given (non-nil), and
+// returns the exit status, the error printed to stderr.
+func Run(cfg Config, args []string, stdout, stderr io.Writer) int {
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	root, err := New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "scry:", err)
+		return 2
+	}
+	if stdout != nil {
+		root.SetOut(stdout)
+	}
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	code, msg := exitStatus(root.Execute())
+	if msg != "" {
+		fmt.Fprintln(stderr, "scry:", msg)
+	}
+	return code
+}
+
+// Main runs the process's command line built from cfg and exits with its status.
+func Main(cfg Config) {
+	os.Exit(Run(cfg, os.Args[1:], nil, nil))
+}

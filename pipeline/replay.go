@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	fsexplore "github.com/scry-pm/scry/fs/explore"
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
+)
+
+// Replayed is what `scry replay` rebuilt: the notes for the user (one line each, on standard
+// error) and the shell command that reproduces the failure ("" when the finding names no checker
+// or program to reproduce it with).
+type Replayed struct {
+	Notes   []string
+	Command string
+}
+
+// Replay rebuilds the crash image (PM) or crash directory (file-system mode) of the crash finding
+// id (its number, crash id or variant id: report.CrashFinding) of the JSON report at reportPath,
+// at out. A PM image is written from the trace the report names (explore.Rebuild; with force an
+// existing regular file at out is replaced), with the stores the exploration assumed durable
+// found again (NeverDurable) when it assumed them; a file-system crash directory is rebuilt from
+// the snapshot and trace the check kept (fsexplore.Replay; out must not exist, force does not
+// apply). Errors: the report cannot be read or has no such crash finding; out may not be written;
+// the trace, snapshot or workload are gone or changed since the report was written.
+func Replay(reportPath, id, out string, force bool) (*Replayed, error) {
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		return nil, err
+	}
+	f, err := report.CrashFinding(b, reportPath, id)
+	if err != nil {
+		return nil, err
+	}
+	if f.FS != nil {
+		return replayFS(f, out)
+	}
+	return replayCrash(f, out, force)
+}
+
+// replayCrash rebuilds the crash image of PM crash finding f at out.
+func replayCrash(f *report.Finding, out string, force bool) (*Replayed, error) {
+	c := f.Crash
+	var assume []px86.StoreState
+	if c.AssumeFixed {
+		// The exploration's crash points were placed with these stores assumed durable.
+		var err error
+		if assume, err = NeverDurable(c.Trace); err != nil {
+			return nil, fmt.Errorf("the stores the exploration assumed durable: %w", err)
+		}
+	}
+	if err := explore.Rebuild(c, out, force, assume); err != nil {
+		return nil, err
+	}
+	nops := c.Input // best effort when the workload is gone: keep the tail command
+	if w, err := workload.Read(c.Workload); err == nil {
+		nops = len(w.Ops)
+	}
+	var r Replayed
+	for _, iv := range c.Invariants {
+		r.Notes = append(r.Notes, "the crash state violates "+iv)
+	}
+	if len(c.InFlight) > 0 {
+		var ops []string
+		for _, o := range c.InFlight {
+			ops = append(ops, fmt.Sprintf("%d %q", o.Index, o.Text))
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("operations in flight at the crash: %s; the rerun applies the operations not begun", strings.Join(ops, ", ")))
+	}
+	op := c.Input - 2
+	if f.Operation != nil {
+		op = int(f.Operation.Index)
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("crash image of %s (%s, operation %d) written to %s; reproduce with:", c.ID, f.Kind, op, out))
+	env := c.Env
+	if env == nil { // a report written before reports carried it
+		env = exec.Target{}.ReproduceEnv()
+	}
+	r.Command = explore.ReproduceCommand(c.Target, env, c.Workload, c.Input-2, nops, out)
+	return &r, nil
+}
+
+// replayFS rebuilds the crash directory of file-system finding f at out (fsexplore.Replay).
+func replayFS(f *report.Finding, out string) (*Replayed, error) {
+	fc := f.FS
+	files, command, err := fsexplore.Replay(fc, fc.State, out)
+	if err != nil {
+		return nil, err
+	}
+	st := fc.State
+	var b strings.Builder
+	fmt.Fprintf(&b, "crash directory of %s (%s, model %s, %s, crash after logical operation %d", fc.ID, f.Kind, fc.APM, st.Strategy, st.CrashPoint)
+	if st.Operation >= 0 && fc.Workload != "" {
+		fmt.Fprintf(&b, ", during workload operation %d", st.Operation)
+	}
+	fmt.Fprintf(&b, ") written to %s; the output printed before the crash to %s and %s", files.Dir, files.Stdout, files.Stderr)
+	if files.Stdin != "" {
+		fmt.Fprintf(&b, "; the re-execution's standard input to %s", files.Stdin)
+	}
+	r := &Replayed{Command: command}
+	if command == "" {
+		b.WriteString("; the finding names no checker or program to reproduce it with")
+		r.Notes = append(r.Notes, b.String())
+		return r, nil
+	}
+	b.WriteString("; reproduce with:")
+	r.Notes = append(r.Notes, b.String())
+	if st.Symptom != "checker" {
+		r.Notes = append(r.Notes, fmt.Sprintf("symptom %s: the re-execution ends as neither legal outcome does (the report's fs.diff_committed and fs.diff_rolled_back compare the finding's first state's output)", st.Symptom))
+	}
+	return r, nil
+}
