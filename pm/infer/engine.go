@@ -3,12 +3,13 @@ package infer
 import (
 	"slices"
 
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/trace"
-	"gonum.org/v1/gonum/graph/simple"
-	"gonum.org/v1/gonum/graph/topo"
 )
 
 // Bounds of the dynamic analysis (documented in docs/inference.md, "Limits").

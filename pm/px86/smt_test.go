@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/pm/px86"
 )
 
 // symOp is one instruction of a random trace, applied to both forms of the rules.
