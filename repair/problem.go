@@ -234,7 +234,7 @@ func (p *problem) obligations() map[int]string {
 			by := -1
 			for j := k + 1; j < len(p.w.events); j++ {
 				u := p.ev(j)
-				if u.kind == trace.KindRegionUnmap && e.addr >= u.addr && e.addr < u.addr+u.size || u.kind == trace.KindEnd ||
+				if u.unmaps && e.addr >= u.addr && e.addr < u.addr+u.size || u.kind == trace.KindEnd ||
 					(u.kind == trace.KindOpBegin || u.kind == trace.KindOpEnd) && !u.tail {
 					by = j
 					break

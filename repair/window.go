@@ -35,6 +35,9 @@ type tevent struct {
 	// pendingLines: the cache lines with flush-pending stores before a fence.
 	pendingLines []uint64
 	tail         bool // in the part after the window proper (only records touching its lines)
+	// unmaps: the record unmapped the region [addr, addr+size) (a REGION_UNMAP, or a
+	// REGION_MAP that replaced the region: replay's Unmapping).
+	unmaps bool
 	// What the replay decided about the record (package replay's doc), recorded as it was
 	// applied. op: the OP_BEGIN record index plus one of the operation the record belongs to
 	// (replay.Machine.OpOfRecord), 0 none. tx: the number of the thread's transaction the
@@ -387,7 +390,7 @@ func (c *collector) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
 
 func (c *collector) Unmapping(ev *trace.Event, r pmdk.Region) {
 	c.at(ev, func(w *window, tail bool) {
-		e := tevent{addr: r.Base, size: r.Len}
+		e := tevent{addr: r.Base, size: r.Len, unmaps: true}
 		if tail {
 			// Kept whatever lines the tail follows: it is where stores must be durable.
 			e.tail = true

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/replay"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -287,6 +288,45 @@ func TestTxNestingAgrees(t *testing.T) {
 			}
 			if got := p.unloggedInTx(tc.anchor); !slices.Equal(got, tc.unlogged) {
 				t.Errorf("unloggedInTx(%d) = %v, want %v", tc.anchor, got, tc.unlogged)
+			}
+		})
+	}
+}
+
+// TestDeadlineIsTheReplaysUnmap: an unpersisted store must be durable by the record that
+// unmaps its region as the replay decides it (a REGION_UNMAP, or a REGION_MAP that replaces or
+// overlaps the region), else by the END; by is the builder event of that record.
+func TestDeadlineIsTheReplaysUnmap(t *testing.T) {
+	tests := []struct {
+		name string
+		b    *analysistest.Builder
+		by   int // -1: the END
+	}{
+		{"REGION_UNMAP", analysistest.New().Map(1, wBase, 4096).Thread(1).Store(10, lineA, 8).Fence(13, trace.FenceSFENCE).Unmap(1, 20), 3},
+		{"the region mapped again elsewhere", analysistest.New().Map(1, wBase, 4096).Thread(1).Store(10, lineA, 8).Map(1, 4*wBase, 4096), 2},
+		{"another region overlapping it", analysistest.New().Map(1, wBase, 4096).Thread(1).Store(10, lineA, 8).Map(2, wBase+4000, 4096), 2},
+		{"another region unmapped", analysistest.New().Map(1, wBase, 4096).Map(2, 4*wBase, 4096).Thread(1).Store(10, lineA, 8).Unmap(2, 20), -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bt := writeTrace(t, tc.b)
+			want := bt.last
+			if tc.by >= 0 {
+				want = bt.events[tc.by]
+			}
+			w := collectAll(t, bt, 1)
+			var store uint64
+			for i, idx := range bt.events {
+				if tc.b.Events[i].Kind == trace.KindStore {
+					store = idx
+				}
+			}
+			p := &problem{w: w, lineSize: 64, targets: []*target{{n: 1, f: &report.Finding{Kind: report.UnpersistedStore}, anchor: store}}}
+			if why := p.obligations(); len(why) > 0 || len(p.obls) != 1 {
+				t.Fatalf("obligations %+v, reasons %v", p.obls, why)
+			}
+			if got := p.ev(p.obls[0].by).idx; got != want {
+				t.Errorf("durable by record %d, want %d", got, want)
 			}
 		})
 	}
