@@ -34,7 +34,8 @@ var repairNotes struct {
 // tree the build command rebuilds): the patch must apply with `git apply`, and the program it
 // repairs, rebuilt and checked again, must have no correctness finding; an example listed in
 // unrepairable must instead get no repair and a reason. Each repair is compared with the
-// fixed twin: the same code (comments and blank lines aside), or how many lines differ.
+// fixed twin: the same code (comments and blank lines aside), or how many lines differ. With
+// SCRY_EXAMPLES_KEEP=DIR, scry fix's output and patch are also copied to DIR/<example>_<variant>.fix.
 func TestRepairExamples(t *testing.T) {
 	scry := scryBinary(t)
 	if _, err := exec.LookPath("z3"); err != nil {
@@ -109,6 +110,18 @@ func TestRepairExamples(t *testing.T) {
 			patch := filepath.Join(dir, "fix.patch")
 			fix := []string{scry, "fix", "--build", shellJoin(build), "-o", patch, filepath.Join(dir, "report.json")}
 			out, code := run(fix...)
+			if keep := os.Getenv("SCRY_EXAMPLES_KEEP"); keep != "" {
+				// scry fix's output and patch, for comparing the repairs of two builds of scry.
+				text, _ := os.ReadFile(patch)
+				name := strings.NewReplacer("/", "_", " ", "").Replace(p.name) + ".fix"
+				kept := strings.ReplaceAll(fmt.Sprintf("exit %d\n%s\n%s", code, out, text), dir, "DIR")
+				if err := os.MkdirAll(keep, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(keep, name), []byte(kept), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if want, ok := unrepairable[example]; ok {
 				if code != 1 || !strings.Contains(out, "not repaired") || !strings.Contains(out, want) {
 					t.Fatalf("%s: exit %d, want 1 with a reason naming %q:\n%s", strings.Join(fix, " "), code, want, out)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/pmdk"
+	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -97,36 +99,42 @@ func programPath(name string) string {
 	return abs
 }
 
-// mappedPools returns the files the trace at path maps as PM (its REGION_MAP records, each
-// path once, in order), with whether the run created them, and whether the program read
+// mappedPools returns the files the trace at path maps as PM (the regions package replay maps,
+// each path once, in order), with whether the run created them, and whether the program read
 // lines of its standard input (the trace has operations). A trace that cannot be read to its
 // end gives what it has.
 func mappedPools(path string) (pools []report.Pool, readInput bool) {
-	pools = []report.Pool{}
 	r, err := trace.Open(path)
 	if err != nil {
-		return pools, false
+		return []report.Pool{}, false
 	}
 	defer r.Close()
-	seen := map[string]bool{}
-	for {
-		ev, err := r.Next()
-		if err != nil {
-			return pools, readInput
-		}
-		if ev.Kind == trace.KindOpBegin {
-			readInput = true
-		}
-		if ev.Kind != trace.KindRegionMap || ev.Path == "" {
-			continue
-		}
-		if seen[ev.Path] {
-			continue
-		}
-		seen[ev.Path] = true
-		pools = append(pools, report.Pool{Path: ev.Path, Created: ev.Flags&trace.RegionCreated != 0})
+	m, err := replay.New[struct{}](r, replay.Options[struct{}]{})
+	if err != nil {
+		return []report.Pool{}, false
 	}
+	l := &poolLister{pools: []report.Pool{}, seen: map[string]bool{}}
+	_ = m.Run(l) // a trace cut short or corrupt: the pools mapped before
+	return l.pools, l.readInput
 }
+
+// poolLister is mappedPools' replay handler.
+type poolLister struct {
+	replay.Nop
+	pools     []report.Pool
+	seen      map[string]bool
+	readInput bool
+}
+
+func (l *poolLister) Mapped(ev *trace.Event, r pmdk.Region) {
+	if r.Path == "" || l.seen[r.Path] {
+		return
+	}
+	l.seen[r.Path] = true
+	l.pools = append(l.pools, report.Pool{Path: r.Path, Created: ev.Flags&trace.RegionCreated != 0})
+}
+
+func (l *poolLister) OpBegan(*trace.Event, replay.Op) { l.readInput = true }
 
 // CheckFromRecord returns the check a report recorded (report.Check), ready to run again: the
 // same program, options, workload and exploration, with its output left to the caller (Output,

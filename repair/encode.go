@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/trace"
 )
@@ -281,27 +282,18 @@ func (p *problem) onlyFlushes(runs [][]int) bool {
 	return true
 }
 
-// txBegin returns the window event index of the TX_BEGIN of the (outermost open) transaction
-// of event k's thread holding event k, -1 when the window holds none (no transaction, or the
-// window starts inside it).
+// txBegin returns the window event index of the TX_BEGIN of the transaction level holding
+// event k (the innermost level open on its thread, as the replay recorded it: tevent.tx and
+// txLevel), -1 when the window holds none (no transaction, or the window starts inside it).
 func (p *problem) txBegin(k int) int {
-	t := p.ev(k).thread
-	depth := 0
+	e := p.ev(k)
+	if e.tx == 0 {
+		return -1
+	}
 	for i := k; i >= 0; i-- {
-		e := p.ev(i)
-		if e.thread != t || e.tail {
-			continue
-		}
-		switch e.kind {
-		case trace.KindTxEnd:
-			if i < k {
-				depth++
-			}
-		case trace.KindTxBegin:
-			if depth == 0 {
-				return i
-			}
-			depth--
+		b := p.ev(i)
+		if b.txChange == pmdk.Began && b.thread == e.thread && !b.tail && b.tx == e.tx && b.txLevel == e.txLevel {
+			return i
 		}
 	}
 	return -1
@@ -385,10 +377,18 @@ func (p *problem) buildInstrs() {
 			in.kind = px86.SymFence
 			in.harm = e.persisted && !e.internal && e.fence != trace.FenceLocked && !p.fenceNeededElsewhere(k)
 		case trace.KindTxCommit:
-			// The commit persists the lines of the transaction's added ranges, and those of
-			// the TX_ADDs a choice inserts before it.
+			// The outermost commit persists the lines of the transaction's ranges (as the
+			// replay applied it), and those of the TX_ADDs a choice inserts in the transaction.
+			if e.txChange != pmdk.CommittedOutermost {
+				continue
+			}
 			in.kind = px86.SymPersist
-			added := p.addedBefore(k)
+			added := map[uint64]bool{}
+			for _, r := range e.persists {
+				for l := r.Addr &^ (ls - 1); l < r.End(); l += ls {
+					added[l] = true
+				}
+			}
 			for _, l := range relevant {
 				guard := "false"
 				if added[l] {
@@ -396,7 +396,7 @@ func (p *problem) buildInstrs() {
 				}
 				var ors []string
 				for _, c := range txAdds {
-					if slices.Contains(p.linesOf(c.store), l) && c.store < k {
+					if s := p.ev(c.store); slices.Contains(p.linesOf(c.store), l) && c.store < k && s.thread == e.thread && s.tx == e.tx {
 						ors = append(ors, c.name)
 					}
 				}
@@ -438,23 +438,6 @@ func (p *problem) buildInstrs() {
 		in.sym.Pos = in.posTerm()
 		in.sym.Present = in.presentTerm()
 	}
-}
-
-// addedBefore returns the lines covered by the TX_ADDs of the transaction that window event k
-// (a TX_COMMIT) commits.
-func (p *problem) addedBefore(k int) map[uint64]bool {
-	out := map[uint64]bool{}
-	begin := max(p.txBegin(k), 0)
-	t := p.ev(k).thread
-	for i := begin; i < k; i++ {
-		e := p.ev(i)
-		if e.thread == t && e.kind == trace.KindTxAdd {
-			for _, l := range e.lines(p.lineSize) {
-				out[l] = true
-			}
-		}
-	}
-	return out
 }
 
 func (in *pinstr) posTerm() string {

@@ -234,7 +234,7 @@ func (p *problem) obligations() map[int]string {
 			by := -1
 			for j := k + 1; j < len(p.w.events); j++ {
 				u := p.ev(j)
-				if u.kind == trace.KindRegionUnmap && e.addr >= u.addr && e.addr < u.addr+u.size || u.kind == trace.KindEnd ||
+				if u.unmaps && e.addr >= u.addr && e.addr < u.addr+u.size || u.kind == trace.KindEnd ||
 					(u.kind == trace.KindOpBegin || u.kind == trace.KindOpEnd) && !u.tail {
 					by = j
 					break
@@ -310,11 +310,10 @@ func (p *problem) obligations() map[int]string {
 			}
 			for j := k - 1; j >= 0 && len(ps) < maxAtomic; j-- {
 				s := p.ev(j)
-				if isStore(s.kind) && !s.tail && s.thread == e.thread && !seenSite[s.site] && s.kind != trace.KindExternalWrite {
-					if o, ok := p.opOfEvent(j); ok && o == p.opOfAnchor(k) {
-						seenSite[s.site] = true
-						ps = append(ps, j)
-					}
+				if isStore(s.kind) && !s.tail && s.thread == e.thread && !seenSite[s.site] && s.kind != trace.KindExternalWrite &&
+					p.sameOp(j, k) {
+					seenSite[s.site] = true
+					ps = append(ps, j)
 				}
 			}
 			if len(us) == 0 || len(ps) == 0 {
@@ -335,55 +334,27 @@ const maxAtomic = 16
 // atomicAdvice is what an atomicity violation that no reordering fixes needs.
 const atomicAdvice = "make the operation a transaction (libpmemobj's TX_BEGIN / TX_ADD / TX_END, or pmemobj_tx_begin, pmemobj_tx_add_range and pmemobj_tx_commit) or give it a redo or undo log"
 
-// opOfEvent returns the index of the OP_BEGIN record of the operation of window event j's
-// thread in flight at it (false when none is in the window).
-func (p *problem) opOfEvent(j int) (uint64, bool) {
-	t := p.ev(j).thread
-	for i := j; i >= 0; i-- {
-		e := p.ev(i)
-		if e.kind == trace.KindOpBegin && e.thread == t {
-			return e.idx, true
-		}
-	}
-	return 0, false
-}
-
-func (p *problem) opOfAnchor(k int) uint64 {
-	o, _ := p.opOfEvent(k)
-	return o
+// sameOp reports whether window events j and k belong to one operation, as the replay decided
+// (tevent.op; false outside operations).
+func (p *problem) sameOp(j, k int) bool {
+	o := p.ev(k).op
+	return o != 0 && p.ev(j).op == o
 }
 
 // unloggedInTx returns, when window event k is inside a transaction of its thread, the stores
-// of that transaction before k that no TX_ADD of it covers (nil when k is in no transaction).
+// of its thread in the transaction's level holding k (from its TX_BEGIN, or from the window's
+// start when that is earlier) before k that the transaction does not log (pmdk.Tx.Covers, as the
+// replay recorded it when the store ran); nil when k is in no transaction.
 func (p *problem) unloggedInTx(k int) []int {
-	t := p.ev(k).thread
-	begin := p.txBegin(k)
-	if begin < 0 {
-		if !p.w.txOpen {
-			return nil
-		}
-		begin = 0
+	e := p.ev(k)
+	if e.tx == 0 {
+		return nil
 	}
-	var added [][2]uint64
 	out := []int{}
-	for i := begin; i < k; i++ {
-		e := p.ev(i)
-		if e.thread != t {
-			continue
-		}
-		switch {
-		case e.kind == trace.KindTxAdd:
-			added = append(added, [2]uint64{e.addr, e.addr + e.size})
-		case e.kind == trace.KindStore || e.kind == trace.KindNTStore:
-			covered := false
-			for _, r := range added {
-				if e.addr >= r[0] && e.addr+e.size <= r[1] {
-					covered = true
-				}
-			}
-			if !covered {
-				out = append(out, i)
-			}
+	for i := max(p.txBegin(k), 0); i < k; i++ {
+		s := p.ev(i)
+		if s.thread == e.thread && (s.kind == trace.KindStore || s.kind == trace.KindNTStore) && !s.logged {
+			out = append(out, i)
 		}
 	}
 	return out

@@ -372,13 +372,12 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 			continue
 		}
 		ev := f.events[n]
-		t, ok := ix.threadOf[ev]
+		a, ok := ix.at[ev]
 		if !ok {
 			f.reasons[n] = fmt.Sprintf("its record %d is not in the trace %s", ev, f.trace)
 			continue
 		}
-		op, _ := ix.opOf(t, ev)
-		key := fmt.Sprintf("%d|%d|%s", t, op.begin, fd.Location.Function)
+		key := fmt.Sprintf("%d|%d|%s", a.thread, a.op.begin, fd.Location.Function)
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
@@ -393,12 +392,11 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 		for _, t := range ts {
 			lo, hi = min(lo, t.anchor), max(hi, t.anchor)
 		}
-		th := ix.threadOf[ts[0].anchor]
-		w := &window{thread: th, anchors: map[uint64]bool{}}
+		w := &window{thread: ix.at[ts[0].anchor].thread, anchors: map[uint64]bool{}}
 		for _, t := range ts {
 			w.anchors[t.anchor] = true
 		}
-		w.start, w.end = ix.spanAround(th, lo, hi)
+		w.start, w.end = ix.spanAround(lo, hi)
 		w.deadline = w.end
 		for _, t := range ts {
 			if t.f.Kind == report.UnpersistedStore {

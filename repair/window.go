@@ -35,6 +35,23 @@ type tevent struct {
 	// pendingLines: the cache lines with flush-pending stores before a fence.
 	pendingLines []uint64
 	tail         bool // in the part after the window proper (only records touching its lines)
+	// unmaps: the record unmapped the region [addr, addr+size) (a REGION_UNMAP, or a
+	// REGION_MAP that replaced the region: replay's Unmapping).
+	unmaps bool
+	// What the replay decided about the record (package replay's doc), recorded as it was
+	// applied. op: the OP_BEGIN record index plus one of the operation the record belongs to
+	// (replay.Machine.OpOfRecord), 0 none. tx: the number of the thread's transaction the
+	// record is in (pmdk.Tx.ID; a TX_END is in the transaction it ends), 0 none; txLevel: the
+	// nesting level it is in (1 the outermost; a TX_BEGIN's is the level it opens, a TX_END's
+	// the level it closes). txChange: what a transaction record did (pmdk.Tx.Last). logged: a
+	// store lies wholly in what its transaction logs (pmdk.Tx.Covers). persists: the ranges an
+	// outermost commit persisted (pmdk.Tx.CommitRanges).
+	op       uint64
+	tx       uint64
+	txLevel  int
+	txChange pmdk.Change
+	logged   bool
+	persists []pmdk.Range
 }
 
 // lines returns the cache lines the record's bytes touch.
@@ -67,47 +84,66 @@ type window struct {
 	initial []px86.StoreState
 	// initialFlush: the last flush of each line with flush-pending initial stores.
 	initialFlush map[uint64]px86.Origin
-	// txOpen: the window starts inside a transaction of its thread.
-	txOpen bool
 	// anchors are the records the findings name; prev the earlier unpersisted store each
 	// anchor store overwrote (px86's StoreEffect.Prev), when it did.
 	anchors map[uint64]bool
 	prev    map[uint64]uint64
 }
 
-// opSpan is one workload operation of one thread: its OP_BEGIN and the record that ended it.
+// opSpan is one workload operation: its thread, its OP_BEGIN and the record that ended it (its
+// OP_END, its thread's next OP_BEGIN, or the trace's last record).
 type opSpan struct {
 	thread     uint32
 	begin, end uint64
 }
 
-// index is what a first read of the trace learns: the operations of every thread, where the
-// trace ends, where each region is unmapped, and the thread of each record a finding names.
+// anchorAt is what the index knows of a record a finding names: its thread and the operation
+// it belongs to, as the replay decides (replay.Machine.OpOfRecord).
+type anchorAt struct {
+	thread uint32
+	op     opSpan
+	hasOp  bool
+}
+
+// index is what a first read of the trace learns: where the trace ends and, for each record a
+// finding names, its thread and operation.
 type index struct {
-	ops      []opSpan
 	end      uint64
-	regions  []regionSpan
-	threadOf map[uint64]uint32
+	at       map[uint64]anchorAt
 	lineSize uint64
 }
 
-type regionSpan struct {
-	base, len        uint64
-	mapped, unmapped uint64 // record indexes; unmapped is the trace's end when never unmapped
-	hasUnmap         bool
+// indexer is the replay handler of readIndex: the span of every operation, by its OP_BEGIN.
+type indexer struct {
+	replay.Nop
+	ops map[uint64]*opSpan
 }
 
-// readIndex reads the trace at path once, recording the threads of the records in anchors.
+func (x *indexer) OpBegan(ev *trace.Event, op replay.Op) {
+	x.ops[op.Begin] = &opSpan{thread: op.Thread, begin: op.Begin, end: ^uint64(0)}
+}
+
+func (x *indexer) OpEnded(ev *trace.Event, op replay.Op) {
+	if o := x.ops[op.Begin]; o != nil {
+		o.end = ev.Index
+	}
+}
+
+// readIndex replays the trace at path once (package replay, without the model), recording the
+// thread and operation of the records in anchors. A trace cut short is read up to its cut.
 func readIndex(path string, anchors map[uint64]bool) (*index, error) {
 	r, err := trace.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	ix := &index{threadOf: map[uint64]uint32{}, lineSize: uint64(r.Header().LineSize)}
-	open := map[uint32]int{}    // thread -> index in ops of its open operation
-	byID := map[uint64]int{}    // operation index -> ops index
-	regions := map[uint32]int{} // region id -> regions index, while mapped
+	m, err := replay.New[struct{}](r, replay.Options[struct{}]{})
+	if err != nil {
+		return nil, err
+	}
+	ix := &index{at: map[uint64]anchorAt{}, lineSize: uint64(r.Header().LineSize)}
+	x := &indexer{ops: map[uint64]*opSpan{}}
+	opOf := map[uint64]uint64{} // anchor -> the OP_BEGIN of its operation
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -116,84 +152,41 @@ func readIndex(path string, anchors map[uint64]bool) (*index, error) {
 			}
 			return nil, err
 		}
+		m.Apply(ev, x)
 		ix.end = ev.Index
 		if anchors[ev.Index] {
-			ix.threadOf[ev.Index] = ev.Thread
-		}
-		switch ev.Kind {
-		case trace.KindOpBegin:
-			if i, ok := open[ev.Thread]; ok {
-				ix.ops[i].end = ev.Index
+			a := anchorAt{thread: ev.Thread}
+			if op, ok := m.OpOfRecord(ev); ok {
+				a.hasOp, opOf[ev.Index] = true, op.Begin
 			}
-			open[ev.Thread] = len(ix.ops)
-			byID[ev.Op] = len(ix.ops)
-			ix.ops = append(ix.ops, opSpan{thread: ev.Thread, begin: ev.Index, end: ^uint64(0)})
-		case trace.KindOpEnd:
-			if i, ok := byID[ev.Op]; ok && ix.ops[i].end == ^uint64(0) {
-				ix.ops[i].end = ev.Index
-				if open[ix.ops[i].thread] == i {
-					delete(open, ix.ops[i].thread)
-				}
-			}
-		case trace.KindRegionMap:
-			regions[ev.Region] = len(ix.regions)
-			ix.regions = append(ix.regions, regionSpan{base: ev.Addr, len: ev.Size, mapped: ev.Index, unmapped: ^uint64(0)})
-		case trace.KindRegionUnmap:
-			if i, ok := regions[ev.Region]; ok {
-				ix.regions[i].unmapped, ix.regions[i].hasUnmap = ev.Index, true
-				delete(regions, ev.Region)
-			}
+			ix.at[ev.Index] = a
 		}
 	}
-	for i := range ix.ops {
-		if ix.ops[i].end == ^uint64(0) {
-			ix.ops[i].end = ix.end
+	for idx, begin := range opOf {
+		a := ix.at[idx]
+		a.op = *x.ops[begin]
+		if a.op.end == ^uint64(0) {
+			a.op.end = ix.end
 		}
-	}
-	for i := range ix.regions {
-		if ix.regions[i].unmapped == ^uint64(0) {
-			ix.regions[i].unmapped = ix.end
-		}
+		ix.at[idx] = a
 	}
 	return ix, nil
-}
-
-// opOf returns the operation of thread t in flight at record idx.
-func (ix *index) opOf(t uint32, idx uint64) (opSpan, bool) {
-	for i := len(ix.ops) - 1; i >= 0; i-- {
-		o := ix.ops[i]
-		if o.thread == t && o.begin <= idx && idx <= o.end {
-			return o, true
-		}
-	}
-	return opSpan{}, false
-}
-
-// deadlineOf returns the record by which a store at addr written at record idx must be durable:
-// the unmap of its region, or the end of the trace.
-func (ix *index) deadlineOf(addr, idx uint64) uint64 {
-	for _, r := range ix.regions {
-		if r.mapped <= idx && idx <= r.unmapped && addr >= r.base && addr < r.base+r.len {
-			return r.unmapped
-		}
-	}
-	return ix.end
 }
 
 // maxSpan bounds the records of a window proper on each side of its anchor.
 const maxSpan = 512
 
-// spanAround returns the window proper around the records lo..hi of thread t: the operation
+// spanAround returns the window proper around the anchor records lo..hi: the operation
 // holding them, clipped to maxSpan records on each side.
-func (ix *index) spanAround(t uint32, lo, hi uint64) (start, end uint64) {
+func (ix *index) spanAround(lo, hi uint64) (start, end uint64) {
 	start, end = lo, hi
-	if o, ok := ix.opOf(t, lo); ok {
-		start = o.begin
+	if a := ix.at[lo]; a.hasOp {
+		start = a.op.begin
 	} else if lo > 0 {
 		start = 0
 	}
-	if o, ok := ix.opOf(t, hi); ok {
-		end = o.end
+	if a := ix.at[hi]; a.hasOp {
+		end = a.op.end
 	} else {
 		end = ix.end
 	}
@@ -282,7 +275,6 @@ func (c *collector) snapshot(w *window, ev *trace.Event) {
 		}
 		return true
 	})
-	w.txOpen = c.m.Txs.Get(w.thread).Depth() > 0
 }
 
 func (c *collector) add(w *window, ev *trace.Event, tail bool, e tevent) {
@@ -311,6 +303,13 @@ func (c *collector) add(w *window, ev *trace.Event, tail bool, e tevent) {
 	if e.kind == 0 {
 		e.kind = ev.Kind
 	}
+	if op, ok := c.m.OpOfRecord(ev); ok {
+		e.op = op.Begin + 1
+	}
+	if e.txChange == 0 {
+		tx := c.m.Txs.Get(ev.Thread)
+		e.tx, e.txLevel = tx.ID(), tx.Depth()
+	}
 	w.events = append(w.events, e)
 	if ev.Index == w.anchor && w.tailLines != nil {
 		for _, l := range e.lines(c.m.Model.LineSize()) {
@@ -334,8 +333,9 @@ func (c *collector) Wrote(wr *replay.Write) {
 			}
 		}
 	}
+	logged := wr.Tx.Covers(wr.Addr, wr.Size)
 	c.at(ev, func(w *window, tail bool) {
-		c.add(w, ev, tail, tevent{addr: wr.Addr, size: wr.Size, flags: ev.Flags})
+		c.add(w, ev, tail, tevent{addr: wr.Addr, size: wr.Size, flags: ev.Flags, logged: logged})
 	})
 }
 
@@ -369,7 +369,14 @@ func (c *collector) Fenced(ev *trace.Event, eff px86.FenceEffect) {
 }
 
 func (c *collector) Tx(ev *trace.Event, tx *pmdk.Tx) {
-	c.at(ev, func(w *window, tail bool) { c.add(w, ev, tail, tevent{}) })
+	e := tevent{txChange: tx.Last(), tx: tx.ID(), txLevel: tx.Depth()}
+	switch e.txChange {
+	case pmdk.Ended, pmdk.EndedOutermost:
+		e.tx, e.txLevel = tx.Serial(), e.txLevel+1
+	case pmdk.CommittedOutermost:
+		tx.CommitRanges(func(r pmdk.Range) { e.persists = append(e.persists, r) })
+	}
+	c.at(ev, func(w *window, tail bool) { c.add(w, ev, tail, e) })
 }
 
 func (c *collector) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
@@ -383,7 +390,7 @@ func (c *collector) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
 
 func (c *collector) Unmapping(ev *trace.Event, r pmdk.Region) {
 	c.at(ev, func(w *window, tail bool) {
-		e := tevent{addr: r.Base, size: r.Len}
+		e := tevent{addr: r.Base, size: r.Len, unmaps: true}
 		if tail {
 			// Kept whatever lines the tail follows: it is where stores must be durable.
 			e.tail = true

@@ -124,7 +124,7 @@ type storeRec struct {
 	ev         uint64
 	addr, size uint64
 	op         uint32 // operation index plus one, 0 none
-	tx         uint64 // serial of its thread's outermost transaction open when it ran, 0 none
+	tx         uint64 // its thread's transaction open when it ran (pmdk.Tx.ID), 0 none
 	prot       bool   // that transaction protects it (it takes effect at the commit)
 	ctx        uint32
 }
@@ -134,8 +134,6 @@ func sameCommit(a, b storeRec) bool { return a.prot && b.prot && a.tx == b.tx }
 
 type trThread struct {
 	latest map[uint32]storeRec // by site id
-	txNext uint64
-	tx     uint64 // serial of the open outermost transaction, 0 none
 }
 
 // tracker is the fact provider of the checks: per thread, the latest instance of each tracked
@@ -184,26 +182,10 @@ func (t *tracker) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 		// so no recovery reads what is stored there (docs/oracles.md).
 		return
 	}
-	th := t.thread(ev.Thread)
-	rec := storeRec{ev: ev.Index, addr: ev.Addr, size: ev.Size, op: s.Origin.Op, ctx: ev.Context, tx: th.tx}
-	rec.prot = th.tx != 0 && s.Tx.Protects(ev.Addr, ev.Size)
-	th.latest[ev.Site] = rec
+	rec := storeRec{ev: ev.Index, addr: ev.Addr, size: ev.Size, op: s.Origin.Op, ctx: ev.Context, tx: s.Tx.ID()}
+	rec.prot = rec.tx != 0 && s.Tx.Protects(ev.Addr, ev.Size)
+	t.thread(ev.Thread).latest[ev.Site] = rec
 	t.cur, t.curOK = rec, true
-}
-
-func (t *tracker) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
-	th := t.thread(ev.Thread)
-	switch ev.Kind {
-	case trace.KindTxBegin:
-		if tx.Depth() == 1 {
-			th.txNext++
-			th.tx = th.txNext
-		}
-	case trace.KindTxEnd:
-		if tx.Depth() == 0 {
-			th.tx = 0
-		}
-	}
 }
 
 // latest returns the latest instance of site by thread tid in operation op.
@@ -259,6 +241,19 @@ func evidenceRelated(pr *Property, rel []analysis.RelatedSite) []analysis.Relate
 	return append(rel, analysis.RelatedSite{Role: "dependent-load", Site: e.Dependent})
 }
 
+// settles tells what a transaction record did to the instances its thread keeps pending until
+// the commit: the outermost commit settles them and they are checked (settled and check); an
+// abort or the end of the outermost transaction drops them (settled only).
+func settles(tx *pmdk.Tx) (settled, check bool) {
+	switch tx.Last() {
+	case pmdk.CommittedOutermost:
+		return true, true
+	case pmdk.Aborted, pmdk.EndedOutermost:
+		return true, false
+	}
+	return false, false
+}
+
 type pending struct {
 	prop        int
 	a, b        storeRec
@@ -307,16 +302,14 @@ func (c *mpbCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	if len(list) == 0 {
 		return
 	}
-	switch {
-	case ev.Kind == trace.KindTxCommit && tx.Depth() == 1:
-		for _, pd := range list {
-			if !durable(p.State.Model, pd.b) {
-				c.report(p, &c.res.Properties[pd.prop], pd.site, pd.a, pd.b, " when its transaction commits")
-			}
-		}
-	case ev.Kind == trace.KindTxAbort, ev.Kind == trace.KindTxEnd && tx.Depth() == 0:
-	default:
+	settled, check := settles(tx)
+	if !settled {
 		return
+	}
+	for _, pd := range list {
+		if check && !durable(p.State.Model, pd.b) {
+			c.report(p, &c.res.Properties[pd.prop], pd.site, pd.a, pd.b, " when its transaction commits")
+		}
 	}
 	c.pending[ev.Thread] = list[:0]
 }
@@ -375,16 +368,14 @@ func (c *mpaCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	if len(list) == 0 {
 		return
 	}
-	switch {
-	case ev.Kind == trace.KindTxCommit && tx.Depth() == 1:
-		for _, pd := range list {
-			if !durable(p.State.Model, pd.b) {
-				c.report(p, &c.res.Properties[pd.prop], pd.site, pd.other, pd.a, pd.b, " at its transaction's commit")
-			}
-		}
-	case ev.Kind == trace.KindTxAbort, ev.Kind == trace.KindTxEnd && tx.Depth() == 0:
-	default:
+	settled, check := settles(tx)
+	if !settled {
 		return
+	}
+	for _, pd := range list {
+		if check && !durable(p.State.Model, pd.b) {
+			c.report(p, &c.res.Properties[pd.prop], pd.site, pd.other, pd.a, pd.b, " at its transaction's commit")
+		}
 	}
 	c.pending[ev.Thread] = list[:0]
 }

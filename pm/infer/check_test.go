@@ -96,6 +96,18 @@ func TestChecks(t *testing.T) {
 		{"flag added without snapshot is not protected",
 			reader(guarded(pool()).TxBegin(30).TxAdd(31, X, 8, trace.TxAddNoSnapshot).TxAdd(31, Y, 8, 0).Store(sY, Y, 8).Store(sX, X, 8).TxCommit(32).TxEnd(33)).Exit(0),
 			[]string{"mpb-violation@1"}},
+		{"flag protected in a nested level: checked at the outermost commit, not the nested one",
+			reader(guarded(pool()).TxBegin(30).TxAdd(31, X, 8, 0).Store(sY, Y, 8).TxBegin(35).Store(sX, X, 8).TxCommit(32).TxEnd(33).
+				Persist(40, Y, 8).TxCommit(32).TxEnd(33)).Exit(0),
+			nil},
+		{"flag protected in a nested level, data not durable at the outermost commit",
+			reader(guarded(pool()).TxBegin(30).TxAdd(31, X, 8, 0).Store(sY, Y, 8).TxBegin(35).Store(sX, X, 8).TxCommit(32).TxEnd(33).
+				TxCommit(32).TxEnd(33).Persist(40, Y, 8)).Exit(0),
+			[]string{"mpb-violation@1"}},
+		{"aborted nested level: the whole transaction is, nothing persists",
+			reader(guarded(pool()).TxBegin(30).TxAdd(31, X, 8, 0).Store(sY, Y, 8).TxBegin(35).Store(sX, X, 8).TxAbort(32).TxEnd(33).
+				TxEnd(33).Persist(40, Y, 8)).Exit(0),
+			nil},
 		{"aborted transaction: nothing persists",
 			reader(guarded(pool()).TxBegin(30).TxAdd(31, X, 8, 0).Store(sY, Y, 8).Store(sX, X, 8).TxAbort(32).TxEnd(33)).Exit(0),
 			nil},

@@ -17,6 +17,10 @@
 //     transaction are freed. Unpersisted stores to those bytes are no longer candidates for
 //     anything: the model drops them (px86.Model.DropRange). Ranges added with
 //     POBJ_XADD_NO_SNAPSHOT are not restored.
+//   - What a TX_BEGIN, TX_COMMIT, TX_ABORT or TX_END did is a Change (Tx.Last: began, a
+//     commit that persists nothing, the outermost commit, abort, end of a nested level, end of
+//     the outermost), and the transaction a record runs in is numbered per thread (Tx.ID):
+//     consumers read these rather than the record kinds and depths.
 //   - EXTERNAL_WRITE: flag "initial" is the region's content at map time (already durable);
 //     flag "persisted" means the library flushed and fenced those bytes (their cache lines are
 //     persisted); otherwise the bytes are a dirty store of the library call's site, flagged
@@ -217,10 +221,46 @@ type Origin struct {
 	Alloc       bool // an allocation, not a TX_ADD
 }
 
+// Change is what one TX_BEGIN, TX_COMMIT, TX_ABORT or TX_END did to a thread's transaction
+// (Tx.Last): the transaction notification a consumer reads instead of the record's kind and
+// depth.
+type Change uint8
+
+// Transaction changes.
+const (
+	// Began: TX_BEGIN opened a level (Depth 1: the outermost transaction, which Tx.ID numbers).
+	Began Change = iota + 1
+	// Committed: TX_COMMIT of a level that makes nothing durable: a nested level (PMDK commits
+	// the flattened transaction at the outermost level only), or a transaction already aborted.
+	Committed
+	// CommittedOutermost: TX_COMMIT of the outermost level of a transaction not aborted: its
+	// ranges (CommitRanges) are persisted now.
+	CommittedOutermost
+	// Aborted: TX_ABORT, of any level: PMDK aborts the whole transaction.
+	Aborted
+	// Ended: TX_END of a nested level.
+	Ended
+	// EndedOutermost: TX_END of the outermost level: the transaction is over and its ranges
+	// forgotten (Depth 0).
+	EndedOutermost
+)
+
+var changeNames = [...]string{Began: "began", Committed: "committed", CommittedOutermost: "committed-outermost",
+	Aborted: "aborted", Ended: "ended", EndedOutermost: "ended-outermost"}
+
+func (c Change) String() string {
+	if int(c) < len(changeNames) && changeNames[c] != "" {
+		return changeNames[c]
+	}
+	return "none"
+}
+
 // Tx is the transaction state of one thread: the nesting stack and the outermost transaction's
 // added ranges and allocated objects.
 type Tx struct {
 	stages []Stage // one per nesting level, outermost first
+	last   Change  // what the latest TX_BEGIN, TX_COMMIT, TX_ABORT or TX_END did
+	serial uint64  // outermost transactions begun so far
 	Added  []AddedRange
 	Allocs []Range
 	Logged IntervalSet // union of Added and Allocs: bytes the transaction takes care of
@@ -240,6 +280,23 @@ type Tx struct {
 
 // Depth returns the nesting depth (0: no transaction).
 func (t *Tx) Depth() int { return len(t.stages) }
+
+// Last returns what the latest TX_BEGIN, TX_COMMIT, TX_ABORT or TX_END of the thread did (0
+// before any).
+func (t *Tx) Last() Change { return t.last }
+
+// ID returns the number of the open outermost transaction among the thread's transactions (1
+// for its first), 0 when none is open. A nested level has the ID of its outermost transaction.
+func (t *Tx) ID() uint64 {
+	if len(t.stages) == 0 {
+		return 0
+	}
+	return t.serial
+}
+
+// Serial returns the number of outermost transactions the thread began so far: the open one's
+// ID, or after TX_END the ID the transaction just ended had.
+func (t *Tx) Serial() uint64 { return t.serial }
 
 // InWork reports whether the thread is inside a transaction whose innermost level is in its work
 // stage (stores there are transactional).
@@ -299,8 +356,10 @@ type Persister interface {
 func (t *Tx) Begin(site, stack uint32) {
 	if len(t.stages) == 0 {
 		t.BeginSite, t.BeginStack = site, stack
+		t.serial++
 	}
 	t.stages = append(t.stages, StageWork)
+	t.last = Began
 }
 
 // Add records a TX_ADD in the outermost transaction and reports whether the range was already
@@ -343,31 +402,41 @@ func (t *Tx) Alloc(addr, size uint64, inTx bool, site, stack uint32) {
 	t.Logged.Add(addr, size)
 }
 
-// Commit handles TX_COMMIT of the innermost level. At the outermost level it persists the
-// added ranges (except no_flush ones) and allocated objects through p and returns true.
+// Commit handles TX_COMMIT of the innermost level. At the outermost level of a transaction not
+// aborted it persists the ranges of CommitRanges through p and returns true (Last is then
+// CommittedOutermost, else Committed).
 func (t *Tx) Commit(p Persister) bool {
 	n := len(t.stages)
 	if n == 0 {
 		return false
 	}
 	t.stages[n-1] = StageOnCommit
+	t.last = Committed
 	if n > 1 || t.aborted {
 		return false
 	}
+	t.last = CommittedOutermost
+	t.CommitRanges(func(r Range) { p.PersistRange(r.Addr, r.Size) })
+	return true
+}
+
+// CommitRanges calls fn with every range the outermost commit of the open transaction
+// persists: the added ranges except those added with POBJ_XADD_NO_FLUSH, then the objects
+// allocated transactionally.
+func (t *Tx) CommitRanges(fn func(Range)) {
 	for _, a := range t.Added {
 		if a.Flags&trace.TxAddNoFlush == 0 {
-			p.PersistRange(a.Addr, a.Size)
+			fn(a.Range)
 		}
 	}
 	for _, a := range t.Allocs {
-		p.PersistRange(a.Addr, a.Size)
+		fn(a)
 	}
-	return true
 }
 
 // Abort handles TX_ABORT: PMDK aborts the whole transaction, so the first abort restores the
 // snapshotted ranges (except no_snapshot ones) and frees the allocated objects by dropping
-// their unpersisted stores through p. It returns true when it did that.
+// their unpersisted stores through p. It returns true when it did that. Last is then Aborted.
 func (t *Tx) Abort(p Persister) bool {
 	n := len(t.stages)
 	if n == 0 {
@@ -376,6 +445,7 @@ func (t *Tx) Abort(p Persister) bool {
 	for i := range t.stages {
 		t.stages[i] = StageOnAbort
 	}
+	t.last = Aborted
 	if t.aborted {
 		return false
 	}
@@ -391,15 +461,18 @@ func (t *Tx) Abort(p Persister) bool {
 	return true
 }
 
-// End handles TX_END: it closes the innermost level and, after the outermost, forgets the
-// transaction's ranges. It returns false when no transaction was open.
+// End handles TX_END: it closes the innermost level (Last is Ended) and, after the outermost
+// (EndedOutermost), forgets the transaction's ranges. It returns false when no transaction was
+// open.
 func (t *Tx) End() bool {
 	n := len(t.stages)
 	if n == 0 {
 		return false
 	}
 	t.stages = t.stages[:n-1]
+	t.last = Ended
 	if n == 1 {
+		t.last = EndedOutermost
 		t.Added = t.Added[:0]
 		t.Allocs = t.Allocs[:0]
 		t.Origins = t.Origins[:0]

@@ -1,6 +1,7 @@
 package pmdk
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/scry-pm/scry/trace"
@@ -100,6 +101,80 @@ func TestTxCommitAbort(t *testing.T) {
 	}
 	if tx.Commit(&r2) {
 		t.Error("commit after abort persisted")
+	}
+}
+
+// TestTxChanges checks what each transaction record did (Tx.Last), the transaction's number
+// (Tx.ID, Tx.Serial) and what the commit persists, on nested, aborted and consecutive
+// transactions.
+func TestTxChanges(t *testing.T) {
+	const (
+		begin = iota
+		add
+		addNoFlush
+		commit
+		abort
+		end
+	)
+	type step struct {
+		op        int
+		last      Change
+		depth     int
+		id        uint64
+		persisted []Range // what the step persisted (commit)
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"flat", []step{
+			{begin, Began, 1, 1, nil}, {add, Began, 1, 1, nil},
+			{commit, CommittedOutermost, 1, 1, []Range{{0, 8}}}, {end, EndedOutermost, 0, 0, nil},
+		}},
+		{"nested: only the outermost commit persists, the ranges of every level", []step{
+			{begin, Began, 1, 1, nil}, {begin, Began, 2, 1, nil}, {add, Began, 2, 1, nil}, {addNoFlush, Began, 2, 1, nil},
+			{commit, Committed, 2, 1, nil}, {end, Ended, 1, 1, nil},
+			{commit, CommittedOutermost, 1, 1, []Range{{0, 8}}}, {end, EndedOutermost, 0, 0, nil},
+		}},
+		{"aborted: a later commit persists nothing", []step{
+			{begin, Began, 1, 1, nil}, {add, Began, 1, 1, nil}, {begin, Began, 2, 1, nil},
+			{abort, Aborted, 2, 1, nil}, {end, Ended, 1, 1, nil}, {commit, Committed, 1, 1, nil},
+			{end, EndedOutermost, 0, 0, nil},
+		}},
+		{"consecutive transactions are numbered", []step{
+			{begin, Began, 1, 1, nil}, {end, EndedOutermost, 0, 0, nil},
+			{begin, Began, 1, 2, nil}, {begin, Began, 2, 2, nil}, {end, Ended, 1, 2, nil}, {end, EndedOutermost, 0, 0, nil},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tx Tx
+			var serial uint64
+			for i, s := range tc.steps {
+				var r rec
+				switch s.op {
+				case begin:
+					tx.Begin(1, 0)
+				case add:
+					tx.Add(0, 8, 0, 0, 0)
+				case addNoFlush:
+					tx.Add(64, 8, trace.TxAddNoFlush, 0, 0)
+				case commit:
+					tx.Commit(&r)
+				case abort:
+					tx.Abort(&r)
+				case end:
+					tx.End()
+				}
+				if s.id != 0 {
+					serial = s.id
+				}
+				if tx.Last() != s.last || tx.Depth() != s.depth || tx.ID() != s.id || tx.Serial() != serial || !slices.Equal(r.persisted, s.persisted) {
+					t.Errorf("step %d: last %v depth %d id %d serial %d persisted %v, want %v %d %d %d %v",
+						i, tx.Last(), tx.Depth(), tx.ID(), tx.Serial(), r.persisted, s.last, s.depth, s.id, serial, s.persisted)
+				}
+			}
+		})
 	}
 }
 

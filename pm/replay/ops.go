@@ -7,12 +7,14 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
-// Op is a workload operation (OP_BEGIN): its 0-based index, its text (the workload line) and
-// the thread that runs it.
+// Op is a workload operation (OP_BEGIN): its 0-based index, its text (the workload line), the
+// thread that runs it and the record index of its OP_BEGIN (which tells apart two operations
+// a trace gives one index).
 type Op struct {
 	Index  int64
 	Text   string
 	Thread uint32
+	Begin  uint64
 }
 
 // Ops holds the operations in flight (begun, not ended), in OP_BEGIN order. The zero value has
@@ -39,11 +41,12 @@ func (o *Ops) Current(tid uint32) (Op, bool) {
 	return o.flights[len(o.flights)-1], true
 }
 
-func (o *Ops) begin(ev *trace.Event) Op {
-	op := Op{Index: int64(ev.Op), Text: strings.Clone(ev.Text), Thread: ev.Thread}
-	o.flights = append(o.flights, op)
-	return op
+// newOp returns the operation an OP_BEGIN begins; begin puts it in flight.
+func newOp(ev *trace.Event) Op {
+	return Op{Index: int64(ev.Op), Text: strings.Clone(ev.Text), Thread: ev.Thread, Begin: ev.Index}
 }
+
+func (o *Ops) begin(op Op) { o.flights = append(o.flights, op) }
 
 // endThread ends the latest operation of thread tid in flight, if any.
 func (o *Ops) endThread(tid uint32) (Op, bool) {

@@ -2,9 +2,10 @@
 // are mapped, which workload operations each thread runs, the PMDK transaction of each thread,
 // the open pmemobj_reserve reservations, what the x86 persistency model (package px86) does
 // with each store, flush and fence, and, optionally, the bytes of every region (package image).
-// The analysis driver, the crash-state walker, inference and `scry trace verify` all read a
-// trace through a Machine and subscribe to the typed state changes it reports (Handler); none
-// of them interprets region, transaction, allocation or operation records itself.
+// The analysis driver, the crash-state walker, inference, `scry fix` (its index of the trace and
+// its windows) and `scry trace verify` all read a trace through a Machine and subscribe to the
+// typed state changes it reports (Handler); none of them interprets region, transaction,
+// allocation or operation records itself.
 //
 // # Decisions
 //
@@ -21,10 +22,15 @@
 //   - Operations are per thread (WITCHER, SOSP'21, §4.7). An OP_BEGIN ends the operation its
 //     thread still has in flight (handlers see OpEnded first); an OP_END ends the operation
 //     with its index, else the latest of its thread, else is ignored with a warning. The
-//     operation of a record is that of its thread, else the latest begun (a helper thread
-//     working for it), else none.
-//   - Transactions follow package pmdk (nesting per thread, commit persists the added ranges,
-//     abort drops them). A TX_ADD or TX_END outside a transaction is ignored, with a warning.
+//     operation of a record (Machine.OpOfRecord) is, for an OP_BEGIN, the operation it begins;
+//     for an OP_END, the one it ends (whichever thread that runs on); for any other record,
+//     that of its thread, else the latest begun (a helper thread working for it), else none.
+//   - Transactions follow package pmdk (nesting per thread, the outermost commit persists the
+//     added ranges, abort drops them). What each transaction record did is pmdk's typed
+//     change (pmdk.Tx.Last: began, committed, committed outermost, aborted, ended, ended
+//     outermost) and the transaction a record runs in is numbered per thread (pmdk.Tx.ID):
+//     handlers read these, never the record kinds. A TX_ADD or TX_END outside a transaction is
+//     ignored, with a warning.
 //   - Reservations (pmemobj_reserve, flag reserve of ALLOC/FREE) are tracked for every
 //     consumer; a plain ALLOC of a reserved address publishes the reservation.
 //   - Library calls. A library call that makes bytes durable (EXTERNAL_WRITE flagged persisted,
@@ -111,8 +117,8 @@ type Handler interface {
 	// Fenced: a FENCE was applied.
 	Fenced(ev *trace.Event, eff px86.FenceEffect)
 	// Tx: a TX_BEGIN, TX_COMMIT, TX_ABORT or TX_END changed tx, the thread's transaction
-	// state (after an outermost commit the model holds its ranges persisted; after an abort
-	// their unpersisted stores are dropped).
+	// state; tx.Last says what it did (pmdk.Change). After an outermost commit the model holds
+	// its ranges persisted; after an abort their unpersisted stores are dropped.
 	Tx(ev *trace.Event, tx *pmdk.Tx)
 	// TxAdded: a TX_ADD inside a transaction; redundant tells whether the range was already
 	// covered (pmdk.Tx.Add).
@@ -179,6 +185,10 @@ type Machine[P any] struct {
 	// The library call whose durable effects are being applied (site, thread).
 	inCall               bool
 	callSite, callThread uint32
+	// The operation the latest OP_BEGIN began or OP_END ended (OpOfRecord), and that record.
+	recOp    Op
+	recOpAt  uint64
+	recOpSet bool
 }
 
 // New returns a machine reading r. Errors: the model cannot be built for the trace's cache-line
@@ -250,6 +260,17 @@ func (m *Machine[P]) Run(h Handler) error {
 			return m.stop
 		}
 	}
+}
+
+// OpOfRecord returns the operation record ev belongs to, once the machine applied it (see the
+// package doc): an OP_BEGIN's is the operation it begins, an OP_END's the one it ends, any other
+// record's that of its thread, else the latest begun; false for none. Handlers may call it for
+// the record they are told about (the operation is known before OpBegan and OpEnded).
+func (m *Machine[P]) OpOfRecord(ev *trace.Event) (Op, bool) {
+	if (ev.Kind == trace.KindOpBegin || ev.Kind == trace.KindOpEnd) && m.recOpSet && m.recOpAt == ev.Index {
+		return m.recOp, true
+	}
+	return m.Ops.Current(ev.Thread)
 }
 
 // OpOf returns the operation of thread tid as px86.Origin.Op: its index plus one, 0 for none.
@@ -364,6 +385,7 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 			m.warn("opend", "record %d: OP_END of operation %d, which is not in flight (ignored)", ev.Index, ev.Op)
 			return
 		}
+		m.recOp, m.recOpAt, m.recOpSet = op, ev.Index, true
 		h.OpEnded(ev, op)
 	case trace.KindSites, trace.KindDeps:
 		h.Static(ev)
@@ -494,13 +516,15 @@ func (m *Machine[P]) unmap(ev *trace.Event, r pmdk.Region, h Handler) {
 
 // opBegin applies an OP_BEGIN: the thread's operation still in flight ends first.
 func (m *Machine[P]) opBegin(ev *trace.Event, h Handler) {
+	op := newOp(ev)
+	m.recOp, m.recOpAt, m.recOpSet = op, ev.Index, true
 	for {
-		op, ok := m.Ops.endThread(ev.Thread)
+		ended, ok := m.Ops.endThread(ev.Thread)
 		if !ok {
 			break
 		}
-		h.OpEnded(ev, op)
+		h.OpEnded(ev, ended)
 	}
-	op := m.Ops.begin(ev)
+	m.Ops.begin(op)
 	h.OpBegan(ev, op)
 }

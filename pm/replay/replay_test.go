@@ -39,6 +39,9 @@ func (r *recorder) Wrote(w *replay.Write) {
 }
 func (r *recorder) OpBegan(ev *trace.Event, op replay.Op) { r.add("begin %d t%d", op.Index, op.Thread) }
 func (r *recorder) OpEnded(ev *trace.Event, op replay.Op) { r.add("end %d t%d", op.Index, op.Thread) }
+func (r *recorder) Tx(_ *trace.Event, tx *pmdk.Tx) {
+	r.add("tx %v depth %d id %d", tx.Last(), tx.Depth(), tx.ID())
+}
 func (r *recorder) TxAdded(_ *trace.Event, _ *pmdk.Tx, redundant bool) {
 	r.add("txadd redundant %v", redundant)
 }
@@ -115,7 +118,15 @@ func TestDecisions(t *testing.T) {
 			[]string{"map 1", "write 1 0x10100+8 op 0"}, "results incomplete: more than 64 PM regions; the rest are not traced"},
 		{"outermost commit is durable, nested is not",
 			analysistest.New().Map(1, base, 4096).TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(31, A, 8, 0).TxBegin(30).TxCommit(32).TxEnd(33).TxCommit(32).TxEnd(33),
-			[]string{"map 1", "txadd redundant false", "txadd redundant true", "durable site 32 new true"}, ""},
+			[]string{"map 1", "tx began depth 1 id 1", "txadd redundant false", "txadd redundant true",
+				"tx began depth 2 id 1", "tx committed depth 2 id 1", "tx ended depth 1 id 1",
+				"durable site 32 new true", "tx committed-outermost depth 1 id 1", "tx ended-outermost depth 0 id 0"}, ""},
+		{"an abort aborts every level; transactions are numbered per thread",
+			analysistest.New().Map(1, base, 4096).Thread(1).TxBegin(30).TxEnd(33).TxBegin(30).TxBegin(30).
+				Thread(2).TxBegin(30).Thread(1).TxAbort(34).TxEnd(33).TxEnd(33),
+			[]string{"map 1", "tx began depth 1 id 1", "tx ended-outermost depth 0 id 0", "tx began depth 1 id 2",
+				"tx began depth 2 id 2", "tx began depth 1 id 1", "tx aborted depth 2 id 2", "tx ended depth 1 id 2",
+				"tx ended-outermost depth 0 id 0"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +143,87 @@ func TestDecisions(t *testing.T) {
 				t.Errorf("warnings %q, want none", w)
 			case tc.warning != "" && (len(w) != 1 || !strings.Contains(w[0], tc.warning)):
 				t.Errorf("warnings %q, want one with %q", w, tc.warning)
+			}
+		})
+	}
+}
+
+// opRecorder checks, in OpBegan and OpEnded, that the machine already knows the operation of
+// the record it reports.
+type opRecorder struct {
+	replay.Nop
+	m   *replay.Machine[px86.NoPayload]
+	bad []string
+}
+
+func (o *opRecorder) OpBegan(ev *trace.Event, op replay.Op) {
+	if got, ok := o.m.OpOfRecord(ev); !ok || got != op {
+		o.bad = append(o.bad, fmt.Sprintf("OpBegan record %d: OpOfRecord %v %v, want %v", ev.Index, got, ok, op))
+	}
+}
+
+func (o *opRecorder) OpEnded(ev *trace.Event, op replay.Op) {
+	if ev.Kind != trace.KindOpEnd {
+		return // ended by the thread's next OP_BEGIN, which belongs to the operation it begins
+	}
+	if got, ok := o.m.OpOfRecord(ev); !ok || got != op {
+		o.bad = append(o.bad, fmt.Sprintf("OpEnded record %d: OpOfRecord %v %v, want %v", ev.Index, got, ok, op))
+	}
+}
+
+// TestOpOfRecord checks the operation of every record (the package doc's rule) on two threads
+// and a helper thread that begins none: ops lists, per event of the builder, the index of its
+// operation, -1 for none.
+func TestOpOfRecord(t *testing.T) {
+	tests := []struct {
+		name string
+		b    *analysistest.Builder
+		ops  []int64
+	}{
+		{"per thread, helper to the latest begun",
+			analysistest.New().Map(1, base, 4096).Thread(3).Store(10, A, 8).
+				Thread(1).OpBegin(0, "a").Store(10, A, 8).Thread(3).Store(10, A, 8).
+				Thread(2).OpBegin(1, "b").Thread(1).Fence(11, trace.FenceSFENCE).Thread(3).Store(10, A, 8).
+				Thread(2).OpEnd(1).Thread(3).Store(10, A, 8).Thread(1).OpEnd(0).Thread(3).Store(10, A, 8),
+			[]int64{-1, -1, 0, 0, 0, 1, 0, 1, 1, 0, 0, -1}},
+		{"OP_END on another thread ends the operation it names",
+			analysistest.New().Map(1, base, 4096).Thread(1).OpBegin(0, "a").Thread(2).OpBegin(1, "b").
+				Thread(2).OpEnd(0).Thread(1).Store(10, A, 8).Thread(2).Store(10, A, 8).OpEnd(1).Store(10, A, 8),
+			[]int64{-1, 0, 1, 0, 1, 1, 1, -1}},
+		{"OP_BEGIN ends the thread's operation in flight and belongs to the new one",
+			analysistest.New().Thread(1).OpBegin(0, "a").Store(10, A, 8).OpBegin(1, "b").OpEnd(7).Fence(11, trace.FenceSFENCE),
+			[]int64{0, 0, 1, 1, -1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.b.Exit(0).Reader(t)
+			m, err := replay.New(r, replay.Options[px86.NoPayload]{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &opRecorder{m: m}
+			var got []int64
+			for {
+				ev, err := r.Next()
+				if err != nil {
+					break
+				}
+				m.Apply(ev, h)
+				switch ev.Kind {
+				case trace.KindSites, trace.KindThread, trace.KindContext, trace.KindEnd:
+					continue // not events of the builder
+				}
+				op, ok := m.OpOfRecord(ev)
+				if !ok {
+					op.Index = -1
+				}
+				got = append(got, op.Index)
+			}
+			if !slices.Equal(got, tc.ops) {
+				t.Errorf("operations %v, want %v", got, tc.ops)
+			}
+			if len(h.bad) > 0 {
+				t.Error(strings.Join(h.bad, "\n"))
 			}
 		})
 	}
