@@ -227,7 +227,11 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	prog.Finish()
 	if xerr == nil {
 		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0)
-		settleDurability(rep, res.Durability)
+		if opts.AssumeLate {
+			// Durability states exist only where stores are assumed fixed: the literal model
+			// tests no claim (the findings keep their trace evidence).
+			settleDurability(rep, res.Durability)
+		}
 	}
 	rep.Findings = append(rep.Findings, res.Findings...)
 	rep.Warnings = append(rep.Warnings, res.Warnings...)

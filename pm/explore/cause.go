@@ -8,24 +8,21 @@ import (
 )
 
 // Root causes. A failing crash state becomes a finding, or counts in one, by its root cause
-// (clusterKey): the kind, the crash point's innermost user frame (report.UserFrame: outside
-// persistence helpers and system headers) and what the state did wrong:
-//
-//   - an ordering violation: its tightest reordered pair, the earliest persisted unit that has
-//     an unpersisted unit before it in program order, and the latest such unpersisted unit
-//     (the two stores a fence between them would have kept in order);
-//   - an atomicity violation (a program-order prefix): nothing more; the crash point is where
-//     the operation is not failure-atomic, and which of its stores had persisted when it
-//     crashed there (every prefix the strategies tried) makes variants of one finding;
-//   - a durability violation: the source line of the store never made durable in time.
-//
-// Stores and crash points are named by source position, not by trace site, so the copies of a
-// helper inlined at several calls and the repetitions of one statement in every operation are
-// one cause, and nothing in the workload's text takes part: whatever its syntax, every operation
-// that fails the same way is one finding. WITCHER (SOSP'21) §4.6 clusters by operation type and
-// execution path to the same end; keying on the path's persistent effect instead keeps a
-// workload whose every line is its own type (WITCHER's own `i;key;value;` op files) from making
-// every operation a cluster.
+// (clusterKey): its kind and the crash point's innermost user frame (report.UserFrame: outside
+// persistence helpers and system headers), the place where the program lets stores reach PM in an
+// order, or a grouping, it cannot recover from; a durability violation by the store never made
+// durable in time instead, wherever the crash. Which stores a failing state persisted and lost
+// (the pairs persisted out of order, the stores a prefix lost) make variants of the finding: the
+// strategies' states at one fence persist many combinations of the same missing ordering, and
+// keying on the pairs would make one missing fence several findings (four on the six stores of
+// examples/fresh-node). Stores and crash points are named by source position, not by trace site,
+// so the copies of a helper inlined at several calls and the repetitions of one statement in
+// every operation are one cause, and nothing in the workload's text takes part: whatever its
+// syntax, every operation that fails the same way is one finding. WITCHER (SOSP'21) §4.6
+// clusters by operation type and execution path to the same end; keying on where persistence goes
+// wrong instead keeps a workload whose every line is its own type (WITCHER's own `i;key;value;`
+// op files) from making every operation a cluster, and the count of findings levels off as
+// exploration covers more operations.
 
 // userPoint returns the frames of the crash point at (site, stack) and the index of its
 // innermost user frame, computed once per context.
@@ -60,58 +57,19 @@ func (e *explorer) pointKey(site, stack uint32) string {
 	return frames[i].Location().Key()
 }
 
-// cause returns the cause part of the cluster key of state st of space sp (see above): kind is
-// OrderingViolation or AtomicityViolation (st.Prefix).
-func (e *explorer) cause(sp *crash.Space, st crash.State) string {
+// cause returns the cause part of the cluster key of state st (see above): "prefix" for a
+// program-order prefix (an atomicity violation), "reordered" for any other state (an ordering
+// violation).
+func cause(st crash.State) string {
 	if st.Prefix {
 		return "prefix"
 	}
-	u, p, ok := reorderedPair(sp, st)
-	if !ok {
-		return "pair=?"
-	}
-	return "pair=" + e.location(u.Site).Key() + ">" + e.location(p.Site).Key()
-}
-
-// reorderedPair returns the tightest reordered pair of a state that is not a program-order
-// prefix: p, the persisted unit earliest in program order that has an unpersisted unit before
-// it, and u, the latest unpersisted unit before p. ok is false when there is none (a prefix).
-func reorderedPair(sp *crash.Space, st crash.State) (u, p crash.Unit, ok bool) {
-	const none = ^uint64(0)
-	minN := none
-	for i, l := range sp.Lines {
-		if st.K[i] < len(l.Units) {
-			minN = min(minN, l.Units[st.K[i]].Seq)
-		}
-	}
-	if minN == none {
-		return u, p, false
-	}
-	pSeq := none
-	for i, l := range sp.Lines {
-		for _, x := range l.Units[:st.K[i]] {
-			if x.Seq > minN && x.Seq < pSeq {
-				p, pSeq = x, x.Seq
-			}
-		}
-	}
-	if pSeq == none {
-		return u, p, false
-	}
-	uSeq := uint64(0)
-	for i, l := range sp.Lines {
-		for _, x := range l.Units[st.K[i]:] {
-			if x.Seq < pSeq && (!ok || x.Seq > uSeq) {
-				u, uSeq, ok = x, x.Seq, true
-			}
-		}
-	}
-	return u, p, ok
+	return "reordered"
 }
 
 // clusterKey is the key of the finding a failing state falls in: the kind, the crash point's
 // innermost user frame (pointKey) and the state's cause; for a durability violation, the store
-// lost alone (its cause), wherever the crash.
+// lost (its cause: "lost=" and the store's position), wherever the crash.
 func clusterKey(kind report.Kind, point, cause string) string {
 	if kind == report.DurabilityViolation {
 		return string(kind) + "|" + cause

@@ -26,33 +26,6 @@ func siteLoc(site uint32) report.Location {
 	return report.Location{File: "t.c", Line: int(site), Function: "f"}
 }
 
-// TestReorderedPair: the tightest reordered pair is the earliest persisted unit with an
-// unpersisted one before it and the latest such unpersisted unit, so that the states of one
-// missing fence (key and value before the token, in any combination) name one pair.
-func TestReorderedPair(t *testing.T) {
-	// Line 0: key (store 1, site 10), value (store 2, site 11); line 1: token (store 3, site 12).
-	sp := space([][2]int{{1, 10}, {2, 11}}, [][2]int{{3, 12}})
-	for _, tc := range []struct {
-		k    []int
-		want string
-	}{
-		{[]int{0, 1}, "11>12"}, // key and value lost, token persisted
-		{[]int{1, 1}, "11>12"}, // value lost
-		{[]int{2, 0}, "none"},  // a prefix
-		{[]int{0, 0}, "none"},
-		{[]int{2, 1}, "none"},
-	} {
-		u, p, ok := reorderedPair(sp, crash.State{K: tc.k})
-		got := "none"
-		if ok {
-			got = fmt.Sprintf("%d>%d", u.Site, p.Site)
-		}
-		if got != tc.want {
-			t.Errorf("state %v: pair %s, want %s", tc.k, got, tc.want)
-		}
-	}
-}
-
 // TestBrokenPairs: a state breaks an ordering pair when a store of After persisted while an
 // earlier store of Before did not; its twin persists those Before stores (with what precedes them
 // on their lines); an atomic pair is broken either way; pairs of absent sites are not broken.

@@ -762,7 +762,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
-		pointKey: e.pointKey(cp.Site, cp.Stack), cause: e.cause(cp.Space, st),
+		pointKey: e.pointKey(cp.Site, cp.Stack), cause: cause(st),
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

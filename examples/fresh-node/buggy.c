@@ -1,0 +1,80 @@
+// fresh-node (buggy): the list of the fixed twin, with the node published in the same write-back
+// as its contents: `add` stores the head, writes back the node's lines and the header together
+// and fences once. A crash before that fence can persist the head and the node's key without its
+// value: a later `get` of the key prints 0 (ordering-violation at the fence). The inferred
+// property that the value persists before the key (mpb-violation at the key store) is confirmed
+// by those states: they fail, and the same states with the value persisted do not.
+// scry: args {pool}
+// scry: workload workload.txt
+#include <immintrin.h>
+#include <libpmem.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define POOL_SIZE 8192
+#define NNODES 16
+
+struct node {
+	_Alignas(64) uint64_t value; /* the node's first cache line */
+	_Alignas(64) uint64_t key;   /* its second: key and link */
+	uint64_t next;               /* index + 1 of the next node, 0: the end */
+};
+
+struct pool {
+	_Alignas(64) uint64_t head; /* index + 1 of the first node, 0: empty */
+	uint64_t used;              /* nodes taken from the arena */
+	struct node nodes[NNODES];
+};
+
+static const struct node blank = {0};
+
+static void write_back(volatile void *p, size_t n)
+{
+	for (size_t off = 0; off < n; off += 64)
+		_mm_clwb((char *)p + off);
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s POOL < OPS   (OPS: add K V | get K)\n", argv[0]);
+		return 2;
+	}
+	size_t len;
+	int is_pmem;
+	struct pool *p = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
+	if (p == NULL) {
+		perror(argv[1]);
+		return 1;
+	}
+	char line[256];
+	unsigned long k, v;
+	while (fgets(line, sizeof line, stdin)) {
+		if (sscanf(line, "add %lu %lu", &k, &v) == 2 && p->used < NNODES) {
+			volatile struct node *n = &p->nodes[p->used];
+			memcpy((void *)n, &blank, sizeof blank);
+			n->value = v; // want "overwritten-unpersisted:unconfirmed"
+			n->key = k;   // want "mpb-violation"
+			n->next = p->head;
+			p->used++;
+			p->head = p->used;
+			write_back(n, sizeof *n);
+			write_back(&p->head, sizeof p->head);
+			_mm_sfence(); // want "ordering-violation"
+		} else if (sscanf(line, "get %lu", &k) == 1) {
+			uint64_t i = p->head;
+			while (i != 0 && p->nodes[i - 1].key != k)
+				i = p->nodes[i - 1].next;
+			if (i != 0)
+				printf("%lu = %lu\n", k, (unsigned long)p->nodes[i - 1].value);
+			else
+				printf("%lu: not found\n", k);
+		} else {
+			fprintf(stderr, "bad operation: %s", line);
+			return 1;
+		}
+	}
+	pmem_unmap(p, len);
+	return 0;
+}

@@ -1,0 +1,69 @@
+// lock-reset (buggy): the hash table of the fixed twin without its recovery: the program does not
+// reset the locks when it opens the pool. A lock release that had not reached PM when the program
+// crashed leaves its bucket taken for good: every later `put` into it prints "bucket busy".
+//
+// scry tests the trace oracles' claims with a crash: the state right before the next operation
+// that loses the release makes a later `put` fail, so the release's unpersisted-store is a
+// correctness finding, confirmed by a crash (durability-violation at the release), and so is the
+// overwritten-unpersisted finding at the next acquisition (the release it rewrites never reached
+// PM). A crash inside `put`, once the lock is taken (at the fence of the compare-and-swap that
+// takes it, and at the fence that persists the entry), leaves the bucket taken too: `put` is not
+// failure-atomic (atomicity-violation at both).
+// scry: args {pool}
+// scry: workload workload.txt
+#include <immintrin.h>
+#include <libpmem.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define POOL_SIZE 4096
+#define NBUCKETS 8
+
+struct bucket {
+	_Alignas(64) uint64_t lock; /* one cache line a bucket: lock, key, value */
+	uint64_t key;               /* 0: empty */
+	uint64_t value;
+};
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s POOL < OPS   (OPS: put K V | get K, K > 0)\n", argv[0]);
+		return 2;
+	}
+	size_t len;
+	int is_pmem;
+	struct bucket *t = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
+	if (t == NULL) {
+		perror(argv[1]);
+		return 1;
+	}
+	char line[256];
+	unsigned long k, v;
+	while (fgets(line, sizeof line, stdin)) {
+		if (sscanf(line, "put %lu %lu", &k, &v) == 2 && k > 0) {
+			volatile struct bucket *b = &t[k % NBUCKETS];
+			if (!__sync_bool_compare_and_swap(&b->lock, 0, 1)) { // want "overwritten-unpersisted atomicity-violation"
+				printf("%lu: bucket busy\n", k);
+				continue;
+			}
+			b->value = v; /* the key, written last, makes the entry */
+			b->key = k;
+			_mm_clwb((void *)b);
+			_mm_sfence(); // want "atomicity-violation"
+			b->lock = 0; // want "unpersisted-store durability-violation"
+			printf("%lu: stored\n", k);
+		} else if (sscanf(line, "get %lu", &k) == 1 && k > 0) {
+			volatile struct bucket *b = &t[k % NBUCKETS];
+			if (b->key == k)
+				printf("%lu = %lu\n", k, (unsigned long)b->value);
+			else
+				printf("%lu: not found\n", k);
+		} else {
+			fprintf(stderr, "bad operation: %s", line);
+			return 1;
+		}
+	}
+	pmem_unmap(t, len);
+	return 0;
+}
