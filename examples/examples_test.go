@@ -33,15 +33,12 @@
 // TestExamples builds each program with `build/bin/scry cc` (or $SCRY_BIN), runs `scry check --format json`
 // and compares the (file, line, kind) set of the findings with the want comments, then runs
 // `scry infer` on the trace check kept and compares its properties with the property comments. It
-// is skipped when build/bin/scry is missing or cannot compile (run `make` first), unless
-// SCRY_EXAMPLES_STRICT is set, in which case that is a failure. The crash-only examples (a workload
-// line) are skipped while `scry check` has no crash mode (its help names neither {pool} nor
-// --strategy), even when SCRY_EXAMPLES_STRICT is set; once it has one, they are judged like the
-// others. Parts that scry does not have yet (no `scry infer`, no mpb-violation or mpa-violation
-// check, no invariants strategy, a runtime whose traces never have two threads' operations in
-// flight) leave the checks that need them out, with a log line, unless SCRY_EXAMPLES_STRICT is
-// set, in which case each is a failure. With SCRY_EXAMPLES_KEEP=DIR, every report is also copied to
-// DIR/<example>_<variant>.json (to compare the findings of two builds of scry).
+// is skipped when build/bin/scry is missing or cannot compile (run `make` first), and fails
+// instead in strict mode (internal/testenv: SCRY_REQUIRE_BUILD, SCRY_EXAMPLES_STRICT or CI, as
+// `make test` sets). Every part of scry an example's directives use (crash mode, strategies,
+// inferred kinds, `scry infer`, concurrent operations in the trace) is used as it is, never
+// probed for first: what scry lacks is a failure. With SCRY_EXAMPLES_KEEP=DIR, every report is
+// also copied to DIR/<example>_<variant>.json (to compare the findings of two builds of scry).
 package examples_test
 
 import (
@@ -59,6 +56,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -80,9 +78,6 @@ var kinds = map[string]string{
 	"mpb-violation": "unconfirmed",
 	"mpa-violation": "unconfirmed",
 }
-
-// inferredKinds are the kinds `scry check` reports only once it checks inferred properties.
-var inferredKinds = map[string]bool{"mpb-violation": true, "mpa-violation": true}
 
 // The two layouts of an example directory: a twin (buggy.c and fixed.c) or a correct-only
 // program (correct.c alone), as file names in the directory.
@@ -405,25 +400,6 @@ func TestExamplesWellFormed(t *testing.T) {
 	}
 }
 
-// repoRoot is the module root, the parent of this directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
-// skipOrFail skips the test, or fails it when SCRY_EXAMPLES_STRICT is set (as in CI after make).
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("SCRY_EXAMPLES_STRICT") != "" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // cflags are the flags every example is compiled with (besides -o and the libraries).
 var cflags = []string{"-O0", "-g", "-mclflushopt", "-mclwb"}
 
@@ -439,12 +415,9 @@ var libs = []string{"-lpmemobj", "-lpmem", "-lpthread"}
 // TestExamplesNative compiles every example with plain clang-14 and runs it, without scry: the
 // programs must work (exit 0) on their own, so that a finding is never about a broken program.
 func TestExamplesNative(t *testing.T) {
-	cc, err := exec.LookPath("clang-14")
-	if err != nil {
-		t.Skip("clang-14 not installed")
-	}
+	cc := testenv.Tool(t, "clang-14")
 	// scry.h is included as <scry.h>: `scry cc` adds build/include/scry, here its source dir.
-	inc := filepath.Join(repoRoot(t), "native", "include")
+	inc := filepath.Join(testenv.Root(), "native", "include")
 	for _, p := range loadPrograms(t) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
@@ -507,32 +480,25 @@ type report struct {
 	} `json:"stats"` // crash mode only
 }
 
+// wantClass returns the class a finding of kind must have in p's report (false for a kind the
+// harness does not know): its kind's, except that the breach of an inferred property, unconfirmed
+// unless crash exploration confirmed it, is a correctness finding in a crash-only example whose
+// want comments expect an ordering or atomicity violation (a crash image that breaks the
+// property, which confirms its breach: there it must be confirmed).
+func wantClass(p program, kind string) (string, bool) {
+	class, ok := kinds[kind]
+	if ok && class == "unconfirmed" && p.workload != "" && slices.ContainsFunc(p.want, func(f finding) bool {
+		return f.Kind == "ordering-violation" || f.Kind == "atomicity-violation"
+	}) {
+		class = "correctness"
+	}
+	return class, ok
+}
+
 // TestExamples runs scry on every example and compares its findings with the want comments and
 // the properties `scry infer` lists with the property comments.
-// crashWanted reports whether a program's want comments expect an ordering or atomicity
-// violation: a crash image that breaks an inferred property, which confirms its breach.
-func crashWanted(want []finding) bool {
-	return slices.ContainsFunc(want, func(f finding) bool {
-		return f.Kind == "ordering-violation" || f.Kind == "atomicity-violation"
-	})
-}
-
-// scryBinary returns the scry binary the tests run (build/bin/scry, or $SCRY_BIN), skipping (or
-// failing, strictly) when it is missing.
-func scryBinary(t *testing.T) string {
-	t.Helper()
-	scry := filepath.Join(repoRoot(t), "build", "bin", "scry")
-	if env := os.Getenv("SCRY_BIN"); env != "" {
-		scry = env
-	}
-	if _, err := os.Stat(scry); err != nil {
-		skipOrFail(t, "%s missing: run `make` to build scry, its runtime and its pass first", scry)
-	}
-	return scry
-}
-
 func TestExamples(t *testing.T) {
-	scry := scryBinary(t)
+	scry := testenv.Scry(t)
 	// Probe the compiler wrapper once, so a missing runtime or pass is one clear message.
 	probeDir := t.TempDir()
 	probe := filepath.Join(probeDir, "probe.c")
@@ -540,17 +506,11 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(scry, "cc", "-o", filepath.Join(probeDir, "probe"), probe).CombinedOutput(); err != nil {
-		skipOrFail(t, "`scry cc` cannot build a program (runtime or pass missing? run `make`): %v\n%s", err, out)
+		testenv.Missing(t, "`scry cc` cannot build a program (runtime or pass missing? run `make`): %v\n%s", err, out)
 	}
-	crashMode := hasCrashMode(scry)
-	feat := probeFeatures(scry)
 
 	for _, p := range loadPrograms(t) {
 		t.Run(p.name, func(t *testing.T) {
-			if p.workload != "" && !crashMode {
-				// Not skipOrFail: the engine is built separately; strictness starts when it lands.
-				t.Skipf("crash-only example: `%s check --help` names neither {pool} nor --strategy, so it has no crash mode yet", scry)
-			}
 			t.Parallel()
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
@@ -560,15 +520,7 @@ func TestExamples(t *testing.T) {
 				t.Fatalf("scry %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 
-			var strategies []string
-			for _, s := range p.strategies {
-				if feat.strategies[s] {
-					strategies = append(strategies, s)
-				} else {
-					missingFeature(t, "strategy %q: `scry check --help` does not list it; running without it", s)
-				}
-			}
-			check := checkArgs(p, dir, bin, strategies)
+			check := checkArgs(p, dir, bin)
 			cmd := exec.Command(scry, check...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1")
@@ -610,36 +562,17 @@ func TestExamples(t *testing.T) {
 
 			var got []finding
 			correctness := false
-			reported := map[string]bool{}
 			for _, f := range rep.Findings {
 				got = append(got, finding{filepath.Base(f.Location.File), f.Location.Line, f.Kind})
-				reported[f.Kind] = true
 				if f.Class == "correctness" {
 					correctness = true
 				}
-				want, ok := kinds[f.Kind]
-				// A breach of an inferred property is unconfirmed unless crash exploration
-				// confirmed it, which only a crash-only example does (and, with a crash finding
-				// to show for it, must do).
-				if ok && want == "unconfirmed" && p.workload != "" && crashWanted(p.want) {
-					want = "correctness"
-				}
-				if ok && f.Class != want {
+				if want, ok := wantClass(p, f.Kind); ok && f.Class != want {
 					t.Errorf("%s:%d: %s has class %q, want %q",
 						f.Location.File, f.Location.Line, f.Kind, f.Class, want)
 				}
 			}
-			// A kind of finding scry cannot report yet (its check is not built) is left out of
-			// the comparison; it counts as available as soon as scry reports it anywhere.
-			want := p.want
-			for k := range inferredKinds {
-				if feat.kinds[k] || reported[k] || !slices.ContainsFunc(want, func(f finding) bool { return f.Kind == k }) {
-					continue
-				}
-				missingFeature(t, "%s: `scry check --oracles %s` is rejected (no such check yet); its want comments are left out", p.name, k)
-				want = slices.DeleteFunc(slices.Clone(want), func(f finding) bool { return f.Kind == k })
-			}
-			missing, unexpected := diff(want, got)
+			missing, unexpected := diff(p.want, got)
 			if len(missing) > 0 || len(unexpected) > 0 {
 				t.Errorf("%s: findings differ from the want comments\nmissing:\n%s\nunexpected:\n%s\nfull report:\n%s",
 					p.name, list(missing), list(unexpected), repJSON)
@@ -657,18 +590,12 @@ func TestExamples(t *testing.T) {
 				if err != nil {
 					t.Errorf("%s: reading the trace: %v", p.name, err)
 				} else if n < 2 {
-					missingFeature(t, "%s: no two operations of different threads are in flight at once in the trace (the runtime ends every open operation at any thread's scry_op_begin?)", p.name)
+					t.Errorf("%s: no two operations of different threads are in flight at once in the trace (the runtime ends every open operation at any thread's scry_op_begin?)", p.name)
 				}
 			}
 
 			// Inferred properties, from the trace check kept. Every example's trace goes through
 			// `scry infer` (it must succeed); the property comments are compared.
-			if !feat.infer {
-				if len(p.props) > 0 || len(p.exact) > 0 {
-					missingFeature(t, "%s: `%s infer --help` fails (no inference yet); its property comments are not checked", p.name, scry)
-				}
-				return
-			}
 			infer := []string{"infer", "--format", "json", "--rules", "both", filepath.Join(dir, "trace")}
 			out, err := exec.Command(scry, infer...).Output()
 			if err != nil {
@@ -723,52 +650,12 @@ func concurrentOps(path string) (int, error) {
 	}
 }
 
-// features are the parts of scry the harness probes for, which other parts land separately.
-type features struct {
-	infer      bool            // `scry infer` exists
-	kinds      map[string]bool // inferred finding kinds `scry check --oracles` accepts
-	strategies map[string]bool // crash-state strategies `scry check --help` lists
-}
-
-func probeFeatures(scry string) features {
-	f := features{kinds: map[string]bool{}, strategies: map[string]bool{}}
-	f.infer = exec.Command(scry, "infer", "--help").Run() == nil
-	for k := range inferredKinds {
-		// An unknown oracle is rejected before anything runs; a known one then fails on the
-		// missing program, which is fine.
-		out, _ := exec.Command(scry, "check", "--oracles", k, "--", "/nonexistent/scry-probe").CombinedOutput()
-		f.kinds[k] = !bytes.Contains(out, []byte("unknown oracle"))
-	}
-	help, _ := exec.Command(scry, "check", "--help").CombinedOutput()
-	for _, line := range strings.Split(string(help), "\n") {
-		if i := strings.Index(line, "known:"); i >= 0 && strings.Contains(line, "--strategy") {
-			for _, s := range strings.FieldsFunc(line[i+len("known:"):], func(r rune) bool {
-				return r == ',' || r == ' ' || r == ')' || r == ';'
-			}) {
-				f.strategies[s] = true
-			}
-		}
-	}
-	return f
-}
-
-// missingFeature notes a check left out because scry lacks what it needs: a failure with
-// SCRY_EXAMPLES_STRICT set, else a log line.
-func missingFeature(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("SCRY_EXAMPLES_STRICT") != "" {
-		t.Errorf(format, args...)
-		return
-	}
-	t.Logf(format, args...)
-}
-
 // checkArgs is the `scry check` command line (without the program name) for p, built as bin in
 // dir, writing the report to dir/report.json and keeping the trace in dir/trace (for `scry infer`). A crash-only example runs in crash mode:
 // `--workload FILE [--output-filter REGEX] [--strategy S,...] -- bin ARGS` with {pool} left in
 // ARGS for scry to substitute; the others are traced once with {pool} replaced by a fresh path in
 // dir.
-func checkArgs(p program, dir, bin string, strategies []string) []string {
+func checkArgs(p program, dir, bin string) []string {
 	check := []string{"check", "--format", "json", "-o", filepath.Join(dir, "report.json"),
 		"--trace", filepath.Join(dir, "trace")}
 	if len(p.markers) == 2 {
@@ -779,8 +666,8 @@ func checkArgs(p program, dir, bin string, strategies []string) []string {
 		if p.outputFilter != "" {
 			check = append(check, "--output-filter", p.outputFilter)
 		}
-		if len(strategies) > 0 {
-			check = append(check, "--strategy", strings.Join(strategies, ","))
+		if len(p.strategies) > 0 {
+			check = append(check, "--strategy", strings.Join(p.strategies, ","))
 		}
 		return append(append(check, "--", bin), p.args...)
 	}
@@ -788,13 +675,6 @@ func checkArgs(p program, dir, bin string, strategies []string) []string {
 		check = append(check, "--pm", filepath.Join(dir, g))
 	}
 	return append(append(check, "--", bin), poolArgs(p.args, dir)...)
-}
-
-// hasCrashMode reports whether `scry check` re-executes crash images: its help then documents the
-// {pool} placeholder or a --strategy flag.
-func hasCrashMode(scry string) bool {
-	out, _ := exec.Command(scry, "check", "--help").CombinedOutput()
-	return bytes.Contains(out, []byte("{pool}")) || bytes.Contains(out, []byte("--strategy"))
 }
 
 // inferReport is the part of `scry infer --format json` output the harness reads.
