@@ -21,11 +21,14 @@
 package testenv
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -113,6 +116,30 @@ func Tool(t testing.TB, name string) string {
 		Missing(t, "%s is not installed (make deps installs Debian's packages): %v", name, err)
 	}
 	return p
+}
+
+// Tools ends the test through [Missing] when one of the programs names is not in $PATH.
+func Tools(t testing.TB, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		Tool(t, n)
+	}
+}
+
+// ProcessGone reports whether process pid has exited: it no longer exists, or it is a zombie
+// (exited, not yet reaped by its parent). A process sent SIGKILL is gone a little later, so
+// callers wait for it with [WaitFor] or [Poll].
+func ProcessGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
 // Poll calls cond until it returns true, and reports true, or until timeout has passed, and

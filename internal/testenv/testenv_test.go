@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -124,6 +125,26 @@ func TestPoll(t *testing.T) {
 	// A condition that never holds: false once the deadline has passed.
 	if Poll(0, func() bool { return false }) {
 		t.Error("Poll of a false condition reported true")
+	}
+}
+
+func TestProcessGone(t *testing.T) {
+	cmd := exec.Command(Tool(t, "sleep"), "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if ProcessGone(pid) {
+		t.Fatal("a running process is reported gone")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Killed, not yet reaped: a zombie, which is gone.
+	WaitFor(t, func() bool { return ProcessGone(pid) }, time.Minute, "the killed process to exit")
+	cmd.Wait()
+	if !ProcessGone(pid) {
+		t.Error("a reaped process is not reported gone")
 	}
 }
 
