@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 func TestParse(t *testing.T) {
@@ -91,7 +93,7 @@ func solver(t *testing.T) *Solver {
 	t.Helper()
 	s, err := Start(context.Background(), Options{})
 	if errors.Is(err, ErrNotInstalled) {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +138,7 @@ func TestSolverCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := Start(ctx, Options{})
 	if errors.Is(err, ErrNotInstalled) {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
