@@ -237,7 +237,7 @@ func TestSignalContext(t *testing.T) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(killWait): // a failure bound
 		t.Fatal("SIGTERM did not cancel the context")
 	}
 }

@@ -237,10 +237,15 @@ func TestBuggyAndFixed(t *testing.T) {
 
 func TestSymptoms(t *testing.T) {
 	dir := t.TempDir()
-	for _, tc := range []struct{ def, want string }{{"-DHANG", scryexec.SymptomHang}, {"-DCRASH", scryexec.SymptomSignal}} {
+	// A run longer than timeout is a hang: long enough that no run that ends is taken for one
+	// on a loaded machine, short enough that the hanging runs do not make the test slow.
+	for _, tc := range []struct {
+		def, want string
+		timeout   time.Duration
+	}{{"-DHANG", scryexec.SymptomHang, 2 * time.Second}, {"-DCRASH", scryexec.SymptomSignal, time.Minute}} {
 		t.Run(tc.def, func(t *testing.T) {
 			bin := compile(t, dir, "ordering.c", tc.def)
-			r := explore(t, dir, bin, "ordering.ops", 2, 500*time.Millisecond)
+			r := explore(t, dir, bin, "ordering.ops", 2, tc.timeout)
 			if len(r.Findings) == 0 {
 				t.Fatal("no finding")
 			}
