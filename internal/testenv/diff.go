@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -84,12 +85,7 @@ func (d *differ) walk(path string, a, b reflect.Value) {
 		for _, k := range append(a.MapKeys(), b.MapKeys()...) {
 			keys[fmt.Sprintf("%#v", k)] = k
 		}
-		names := make([]string, 0, len(keys))
-		for n := range keys {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(keys)) {
 			k := keys[n]
 			av, bv := a.MapIndex(k), b.MapIndex(k)
 			p := fmt.Sprintf("%s[%s]", path, n)
