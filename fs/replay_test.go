@@ -40,6 +40,9 @@ func TestReplayEveryState(t *testing.T) {
 				items := append(append(p.prefix(), p.omitOne(nil)...), p.split(nil)...)
 				ex, _ := p.exhaustive(DefaultMaxFree)
 				items = append(items, ex...)
+				if len(items) == 0 {
+					t.Fatal("the strategies chose no crash state: nothing to replay")
+				}
 				fc := &report.FSCrash{APM: apm.Name, Dir: testRoot, Snapshot: base, Trace: tr, CheckerCommand: "true"}
 				out := t.TempDir()
 				for n, it := range items {
