@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"math/big"
 
@@ -122,7 +121,7 @@ func BenchmarkWalk(b *testing.B) {
 	tp := benchTrace(b)
 	var points int
 	var states float64
-	start := time.Now()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r, err := trace.Open(tp)
 		if err != nil {
@@ -139,7 +138,7 @@ func BenchmarkWalk(b *testing.B) {
 			states += f
 		}
 	}
-	sec := time.Since(start).Seconds()
+	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(points)/sec, "points/s")
 	b.ReportMetric(states/sec, "states/s")
 }
