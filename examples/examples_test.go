@@ -2,7 +2,11 @@
 // (docs/examples.md). Each examples/<name>/ holds either a twin, buggy.c (its expected findings
 // marked on their lines with `// want "kind"` comments) and fixed.c (its corrected twin, on which
 // scry must report nothing), or a correct-only program, correct.c alone (a correct program that a
-// looser analysis would flag: scry must report nothing). Header comments tell how a program is run:
+// looser analysis would flag: scry must report nothing). A finding's class is its kind's (or, for
+// an inferred property's breach in a crash-only example that expects a crash finding,
+// correctness) unless the comment gives it: `// want "kind:unconfirmed"` expects a warning, the
+// only finding a fixed or correct-only program may have (a claim the crashes did not confirm).
+// Header comments tell how a program is run:
 //
 //	// scry: args {pool}            the command-line arguments; {pool} is replaced by a fresh pool path
 //	// scry: pm *.pool              a --pm glob, resolved in the pool's directory
@@ -43,14 +47,11 @@
 // kind) set of the findings with the want comments, then runs
 // `scry infer` on the trace check kept and compares its properties with the property comments. It
 // is skipped when build/bin/scry is missing or cannot compile (run `make` first), or when a
-// custom checker cannot be built (no go command), unless SCRY_EXAMPLES_STRICT is set or
-// SCRY_REQUIRE_BUILD is 1, in which case that is a failure. The crash-only examples (a workload
-// line) are skipped while `scry check` has no crash mode (its help names neither {pool} nor
-// --strategy), even when SCRY_EXAMPLES_STRICT is set; once it has one, they are judged like the
-// others. Parts that scry does not have yet (no `scry infer`, no mpb-violation or mpa-violation
-// check, no invariants strategy, a runtime whose traces never have two threads' operations in
-// flight) leave the checks that need them out, with a log line, unless SCRY_EXAMPLES_STRICT is
-// set, in which case each is a failure. With SCRY_EXAMPLES_KEEP=DIR, every report is also copied to
+// custom checker cannot be built (no go command), and fails instead in strict mode
+// (internal/testenv: SCRY_REQUIRE_BUILD, SCRY_EXAMPLES_STRICT or CI, as `make test` sets). Every
+// part of scry an example's directives use (crash mode, strategies, inferred kinds, `scry infer`,
+// concurrent operations in the trace) is used as it is, never probed for first: what scry lacks
+// is a failure. With SCRY_EXAMPLES_KEEP=DIR, every report is also copied to
 // DIR/<example>_<variant>.json (to compare the findings of two builds of scry).
 package examples_test
 
@@ -70,6 +71,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -91,9 +93,6 @@ var kinds = map[string]string{
 	"mpb-violation": "unconfirmed",
 	"mpa-violation": "unconfirmed",
 }
-
-// inferredKinds are the kinds `scry check` reports only once it checks inferred properties.
-var inferredKinds = map[string]bool{"mpb-violation": true, "mpa-violation": true}
 
 // The two layouts of an example directory: a twin (buggy.c and fixed.c) or a correct-only
 // program (correct.c alone), as file names in the directory.
@@ -126,6 +125,8 @@ type program struct {
 	// concurrent: the trace must have operations of two threads in flight at once.
 	concurrent bool
 	want       []finding
+	// classes are the classes want comments give explicitly (`want "kind:class"`), by finding.
+	classes map[finding]string
 	// props are the property comments, by rule and tag; exact the rules whose properties must all
 	// be marked (exact-properties).
 	props map[propKey]*propGroup
@@ -395,7 +396,18 @@ func (p *program) addClause(clause string, line int) error {
 		}
 		for _, q := range quoted {
 			for _, kind := range strings.Fields(q[1]) {
-				p.want = append(p.want, finding{filepath.Base(p.path), line, kind})
+				kind, class, explicit := strings.Cut(kind, ":")
+				f := finding{filepath.Base(p.path), line, kind}
+				p.want = append(p.want, f)
+				if explicit {
+					if class != "correctness" && class != "performance" && class != "unconfirmed" {
+						return fmt.Errorf("want %q: unknown class %q (correctness, performance or unconfirmed)", kind, class)
+					}
+					if p.classes == nil {
+						p.classes = map[finding]string{}
+					}
+					p.classes[f] = class
+				}
 			}
 		}
 		return nil
@@ -440,8 +452,8 @@ func TestExamplesWellFormed(t *testing.T) {
 		switch {
 		case buggy && len(p.want) == 0:
 			t.Errorf("%s: no want comment", p.name)
-		case !buggy && len(p.want) > 0:
-			t.Errorf("%s: a fixed or correct-only program must expect no finding, has %v", p.name, p.want)
+		case !buggy && slices.ContainsFunc(p.want, func(f finding) bool { return p.classes[f] != "unconfirmed" }):
+			t.Errorf("%s: a fixed or correct-only program must expect no finding but warnings (kind:unconfirmed), has %v", p.name, p.want)
 		}
 		if !slices.ContainsFunc(p.args, func(a string) bool { return strings.Contains(a, "{pool}") }) {
 			t.Errorf("%s: args %q do not name {pool}", p.name, p.args)
@@ -455,26 +467,6 @@ func TestExamplesWellFormed(t *testing.T) {
 			t.Errorf("no example expects %q", k)
 		}
 	}
-}
-
-// repoRoot is the module root, the parent of this directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
-// skipOrFail skips the test, or fails it when SCRY_EXAMPLES_STRICT is set or SCRY_REQUIRE_BUILD
-// is 1 (as `make test` does, after make).
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("SCRY_EXAMPLES_STRICT") != "" || os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
 }
 
 // cflags are the flags every example is compiled with (besides -o and the libraries).
@@ -492,12 +484,9 @@ var libs = []string{"-lpmemobj", "-lpmem", "-lpthread"}
 // TestExamplesNative compiles every example with plain clang-14 and runs it, without scry: the
 // programs must work (exit 0) on their own, so that a finding is never about a broken program.
 func TestExamplesNative(t *testing.T) {
-	cc, err := exec.LookPath("clang-14")
-	if err != nil {
-		t.Skip("clang-14 not installed")
-	}
+	cc := testenv.Tool(t, "clang-14")
 	// scry.h is included as <scry.h>: `scry cc` adds build/include/scry, here its source dir.
-	inc := filepath.Join(repoRoot(t), "native", "include")
+	inc := filepath.Join(testenv.Root(), "native", "include")
 	for _, p := range loadPrograms(t) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
@@ -560,32 +549,28 @@ type report struct {
 	} `json:"stats"` // crash mode only
 }
 
+// wantClass returns the class a finding of kind must have in p's report (false for a kind the
+// harness does not know): its kind's, except that the breach of an inferred property, unconfirmed
+// unless crash exploration confirmed it, is a correctness finding in a crash-only example whose
+// want comments expect an ordering or atomicity violation (a crash image that breaks the
+// property, which confirms its breach: there it must be confirmed).
+func wantClass(p program, known map[string]string, f finding) (string, bool) {
+	if c, ok := p.classes[f]; ok {
+		return c, true
+	}
+	class, ok := known[f.Kind]
+	if ok && class == "unconfirmed" && p.workload != "" && slices.ContainsFunc(p.want, func(f finding) bool {
+		return f.Kind == "ordering-violation" || f.Kind == "atomicity-violation"
+	}) && f.Kind != "unpersisted-store" && f.Kind != "overwritten-unpersisted" {
+		class = "correctness"
+	}
+	return class, ok
+}
+
 // TestExamples runs scry on every example and compares its findings with the want comments and
 // the properties `scry infer` lists with the property comments.
-// crashWanted reports whether a program's want comments expect an ordering or atomicity
-// violation: a crash image that breaks an inferred property, which confirms its breach.
-func crashWanted(want []finding) bool {
-	return slices.ContainsFunc(want, func(f finding) bool {
-		return f.Kind == "ordering-violation" || f.Kind == "atomicity-violation"
-	})
-}
-
-// scryBinary returns the scry binary the tests run (build/bin/scry, or $SCRY_BIN), skipping (or
-// failing, strictly) when it is missing.
-func scryBinary(t *testing.T) string {
-	t.Helper()
-	scry := filepath.Join(repoRoot(t), "build", "bin", "scry")
-	if env := os.Getenv("SCRY_BIN"); env != "" {
-		scry = env
-	}
-	if _, err := os.Stat(scry); err != nil {
-		skipOrFail(t, "%s missing: run `make` to build scry, its runtime and its pass first", scry)
-	}
-	return scry
-}
-
 func TestExamples(t *testing.T) {
-	scry := scryBinary(t)
+	scry := testenv.Scry(t)
 	// Probe the compiler wrapper once, so a missing runtime or pass is one clear message.
 	probeDir := t.TempDir()
 	probe := filepath.Join(probeDir, "probe.c")
@@ -593,19 +578,13 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(scry, "cc", "-o", filepath.Join(probeDir, "probe"), probe).CombinedOutput(); err != nil {
-		skipOrFail(t, "`scry cc` cannot build a program (runtime or pass missing? run `make`): %v\n%s", err, out)
+		testenv.Missing(t, "`scry cc` cannot build a program (runtime or pass missing? run `make`): %v\n%s", err, out)
 	}
-	crashMode := hasCrashMode(scry)
-	feat := probeFeatures(scry)
 	progs := loadPrograms(t)
 	checkers := buildCheckers(t, progs)
 
 	for _, p := range progs {
 		t.Run(p.name, func(t *testing.T) {
-			if p.workload != "" && !crashMode {
-				// Not skipOrFail: the engine is built separately; strictness starts when it lands.
-				t.Skipf("crash-only example: `%s check --help` names neither {pool} nor --strategy, so it has no crash mode yet", scry)
-			}
 			t.Parallel()
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
@@ -615,15 +594,7 @@ func TestExamples(t *testing.T) {
 				t.Fatalf("scry %s: %v\n%s", strings.Join(args, " "), err, out)
 			}
 
-			var strategies []string
-			for _, s := range p.strategies {
-				if feat.strategies[s] {
-					strategies = append(strategies, s)
-				} else {
-					missingFeature(t, "strategy %q: `scry check --help` does not list it; running without it", s)
-				}
-			}
-			check := checkArgs(p, dir, bin, strategies)
+			check := checkArgs(p, dir, bin)
 			checker, known := scry, kinds
 			if p.checker != "" {
 				checker, known = checkers[p.checker].bin, checkers[p.checker].kinds
@@ -674,36 +645,17 @@ func TestExamples(t *testing.T) {
 
 			var got []finding
 			correctness := false
-			reported := map[string]bool{}
 			for _, f := range rep.Findings {
 				got = append(got, finding{filepath.Base(f.Location.File), f.Location.Line, f.Kind})
-				reported[f.Kind] = true
 				if f.Class == "correctness" {
 					correctness = true
 				}
-				want, ok := known[f.Kind]
-				// A breach of an inferred property is unconfirmed unless crash exploration
-				// confirmed it, which only a crash-only example does (and, with a crash finding
-				// to show for it, must do).
-				if ok && want == "unconfirmed" && p.workload != "" && crashWanted(p.want) {
-					want = "correctness"
-				}
-				if ok && f.Class != want {
+				if want, ok := wantClass(p, known, finding{filepath.Base(f.Location.File), f.Location.Line, f.Kind}); ok && f.Class != want {
 					t.Errorf("%s:%d: %s has class %q, want %q",
 						f.Location.File, f.Location.Line, f.Kind, f.Class, want)
 				}
 			}
-			// A kind of finding scry cannot report yet (its check is not built) is left out of
-			// the comparison; it counts as available as soon as scry reports it anywhere.
-			want := p.want
-			for k := range inferredKinds {
-				if feat.kinds[k] || reported[k] || !slices.ContainsFunc(want, func(f finding) bool { return f.Kind == k }) {
-					continue
-				}
-				missingFeature(t, "%s: `scry check --oracles %s` is rejected (no such check yet); its want comments are left out", p.name, k)
-				want = slices.DeleteFunc(slices.Clone(want), func(f finding) bool { return f.Kind == k })
-			}
-			missing, unexpected := diff(want, got)
+			missing, unexpected := diff(p.want, got)
 			if len(missing) > 0 || len(unexpected) > 0 {
 				t.Errorf("%s: findings differ from the want comments\nmissing:\n%s\nunexpected:\n%s\nfull report:\n%s",
 					p.name, list(missing), list(unexpected), repJSON)
@@ -721,18 +673,12 @@ func TestExamples(t *testing.T) {
 				if err != nil {
 					t.Errorf("%s: reading the trace: %v", p.name, err)
 				} else if n < 2 {
-					missingFeature(t, "%s: no two operations of different threads are in flight at once in the trace (the runtime ends every open operation at any thread's scry_op_begin?)", p.name)
+					t.Errorf("%s: no two operations of different threads are in flight at once in the trace (the runtime ends every open operation at any thread's scry_op_begin?)", p.name)
 				}
 			}
 
 			// Inferred properties, from the trace check kept. Every example's trace goes through
 			// `scry infer` (it must succeed); the property comments are compared.
-			if !feat.infer {
-				if len(p.props) > 0 || len(p.exact) > 0 {
-					missingFeature(t, "%s: `%s infer --help` fails (no inference yet); its property comments are not checked", p.name, scry)
-				}
-				return
-			}
 			infer := []string{"infer", "--format", "json", "--rules", "both", filepath.Join(dir, "trace")}
 			out, err := exec.Command(scry, infer...).Output()
 			if err != nil {
@@ -775,7 +721,7 @@ func buildCheckers(t *testing.T, progs []program) map[string]checkerBuild {
 		gocmd, err := exec.LookPath("go")
 		if err != nil {
 			if gocmd = filepath.Join(runtime.GOROOT(), "bin", "go"); !fileExists(gocmd) {
-				skipOrFail(t, "no go command to build the custom checker %s", p.checker)
+				testenv.Missing(t, "no go command to build the custom checker %s", p.checker)
 			}
 		}
 		bin := filepath.Join(t.TempDir(), filepath.Base(p.checker))
@@ -851,52 +797,12 @@ func concurrentOps(path string) (int, error) {
 	}
 }
 
-// features are the parts of scry the harness probes for, which other parts land separately.
-type features struct {
-	infer      bool            // `scry infer` exists
-	kinds      map[string]bool // inferred finding kinds `scry check --oracles` accepts
-	strategies map[string]bool // crash-state strategies `scry check --help` lists
-}
-
-func probeFeatures(scry string) features {
-	f := features{kinds: map[string]bool{}, strategies: map[string]bool{}}
-	f.infer = exec.Command(scry, "infer", "--help").Run() == nil
-	for k := range inferredKinds {
-		// An unknown oracle is rejected before anything runs; a known one then fails on the
-		// missing program, which is fine.
-		out, _ := exec.Command(scry, "check", "--oracles", k, "--", "/nonexistent/scry-probe").CombinedOutput()
-		f.kinds[k] = !bytes.Contains(out, []byte("unknown oracle"))
-	}
-	help, _ := exec.Command(scry, "check", "--help").CombinedOutput()
-	for _, line := range strings.Split(string(help), "\n") {
-		if i := strings.Index(line, "known:"); i >= 0 && strings.Contains(line, "--strategy") {
-			for _, s := range strings.FieldsFunc(line[i+len("known:"):], func(r rune) bool {
-				return r == ',' || r == ' ' || r == ')' || r == ';'
-			}) {
-				f.strategies[s] = true
-			}
-		}
-	}
-	return f
-}
-
-// missingFeature notes a check left out because scry lacks what it needs: a failure with
-// SCRY_EXAMPLES_STRICT set, else a log line.
-func missingFeature(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("SCRY_EXAMPLES_STRICT") != "" {
-		t.Errorf(format, args...)
-		return
-	}
-	t.Logf(format, args...)
-}
-
 // checkArgs is the `scry check` command line (without the program name) for p, built as bin in
 // dir, writing the report to dir/report.json and keeping the trace in dir/trace (for `scry infer`). A crash-only example runs in crash mode:
 // `--workload FILE [--output-filter REGEX] [--strategy S,...] -- bin ARGS` with {pool} left in
 // ARGS for scry to substitute; the others are traced once with {pool} replaced by a fresh path in
 // dir.
-func checkArgs(p program, dir, bin string, strategies []string) []string {
+func checkArgs(p program, dir, bin string) []string {
 	check := []string{"check", "--format", "json", "-o", filepath.Join(dir, "report.json"),
 		"--trace", filepath.Join(dir, "trace")}
 	if len(p.markers) == 2 {
@@ -907,8 +813,8 @@ func checkArgs(p program, dir, bin string, strategies []string) []string {
 		if p.outputFilter != "" {
 			check = append(check, "--output-filter", p.outputFilter)
 		}
-		if len(strategies) > 0 {
-			check = append(check, "--strategy", strings.Join(strategies, ","))
+		if len(p.strategies) > 0 {
+			check = append(check, "--strategy", strings.Join(p.strategies, ","))
 		}
 		return append(append(check, "--", bin), p.args...)
 	}
@@ -916,13 +822,6 @@ func checkArgs(p program, dir, bin string, strategies []string) []string {
 		check = append(check, "--pm", filepath.Join(dir, g))
 	}
 	return append(append(check, "--", bin), poolArgs(p.args, dir)...)
-}
-
-// hasCrashMode reports whether `scry check` re-executes crash images: its help then documents the
-// {pool} placeholder or a --strategy flag.
-func hasCrashMode(scry string) bool {
-	out, _ := exec.Command(scry, "check", "--help").CombinedOutput()
-	return bytes.Contains(out, []byte("{pool}")) || bytes.Contains(out, []byte("--strategy"))
 }
 
 // inferReport is the part of `scry infer --format json` output the harness reads.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/fs/explore"
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
@@ -27,12 +28,7 @@ import (
 // replay.
 func TestFSExamples(t *testing.T) {
 	for _, tool := range []string{"strace", "gcc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("SCRY_REQUIRE_BUILD") != "" {
-				t.Fatalf("%s not installed (make deps)", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
+		testenv.Tool(t, tool)
 	}
 	dirs, _ := filepath.Glob("fs/*")
 	want := regexp.MustCompile(`// want "([a-z-]+)"`)

@@ -9,10 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // unrepairable are the examples whose findings scry fix must decline, with a word its reason
@@ -34,17 +37,15 @@ var repairNotes struct {
 // tree the build command rebuilds): the patch must apply with `git apply`, and the program it
 // repairs, rebuilt and checked again, must have no correctness finding; an example listed in
 // unrepairable must instead get no repair and a reason. Each repair is compared with the
-// fixed twin: the same code (comments and blank lines aside), or how many lines differ. With
-// SCRY_EXAMPLES_KEEP=DIR, scry fix's output and patch are also copied to DIR/<example>_<variant>.fix.
+// fixed twin: the same code (comments and blank lines aside), or how many lines differ. An
+// example whose want comments expect no correctness finding (only performance or unconfirmed
+// ones) must have none in its report, and `scry fix` must say there is nothing to repair and
+// write no patch. With SCRY_EXAMPLES_KEEP=DIR, scry fix's output and patch are also copied to
+// DIR/<example>_<variant>.fix.
 func TestRepairExamples(t *testing.T) {
-	scry := scryBinary(t)
-	if _, err := exec.LookPath("z3"); err != nil {
-		skipOrFail(t, "z3 is not installed (Debian package z3): scry fix needs it")
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		skipOrFail(t, "git is not installed: the patches are applied with git apply")
-	}
-	feat := probeFeatures(scry)
+	scry := testenv.Scry(t)
+	testenv.Tool(t, "z3")  // scry fix solves for the repairs with z3
+	testenv.Tool(t, "git") // the patches are applied with git apply
 	t.Cleanup(func() {
 		repairNotes.Lock()
 		defer repairNotes.Unlock()
@@ -93,22 +94,30 @@ func TestRepairExamples(t *testing.T) {
 			if out, code := run(build...); code != 0 {
 				t.Fatalf("%s: exit %d\n%s", strings.Join(build, " "), code, out)
 			}
-			var strategies []string
-			for _, s := range p.strategies {
-				if feat.strategies[s] {
-					strategies = append(strategies, s)
-				}
-			}
-			check := append([]string{scry}, checkArgs(p, dir, filepath.Join(dir, "prog"), strategies)...)
+			check := append([]string{scry}, checkArgs(p, dir, filepath.Join(dir, "prog"))...)
 			if out, code := run(check...); code != 0 && code != 1 {
 				t.Fatalf("%s: exit %d\n%s", strings.Join(check, " "), code, out)
 			}
 			rep := readReport(t, filepath.Join(dir, "report.json"))
-			if rep.correctness() == 0 {
-				t.Skip("no correctness finding (only unconfirmed or performance ones): nothing to repair")
-			}
 			patch := filepath.Join(dir, "fix.patch")
 			fix := []string{scry, "fix", "--build", shellJoin(build), "-o", patch, filepath.Join(dir, "report.json")}
+			if !expectsCorrectness(p) {
+				if n := rep.correctness(); n > 0 {
+					t.Fatalf("%d correctness findings where the want comments expect none: %+v", n, rep.Findings)
+				}
+				out, code := run(fix...)
+				if code != 0 || !strings.Contains(out, "nothing to repair") {
+					t.Fatalf("%s: exit %d, want 0 saying there is nothing to repair:\n%s", strings.Join(fix, " "), code, out)
+				}
+				if _, err := os.Stat(patch); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("scry fix wrote a patch with nothing to repair (stat: %v)", err)
+				}
+				note(fmt.Sprintf("%s: nothing to repair, as expected (no correctness finding)", p.name))
+				return
+			}
+			if rep.correctness() == 0 {
+				t.Fatalf("no correctness finding, where the want comments expect one: %+v", rep.Findings)
+			}
 			out, code := run(fix...)
 			if keep := os.Getenv("SCRY_EXAMPLES_KEEP"); keep != "" {
 				// scry fix's output and patch, for comparing the repairs of two builds of scry.
@@ -165,6 +174,15 @@ func TestRepairExamples(t *testing.T) {
 			note(fmt.Sprintf("%s: %s", p.name, closeness(string(repaired), string(fixed))))
 		})
 	}
+}
+
+// expectsCorrectness reports whether p's want comments expect a correctness finding
+// (wantClass).
+func expectsCorrectness(p program) bool {
+	return slices.ContainsFunc(p.want, func(w finding) bool {
+		class, _ := wantClass(p, kinds, w)
+		return class == "correctness"
+	})
 }
 
 func note(s string) {

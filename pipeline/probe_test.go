@@ -3,21 +3,19 @@ package pipeline
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // TestAllocatesPool: a program that allocates its whole pool when it opens it (here the
 // fallocate command, as libpmem's pmem_map_file does) is told apart from one that does not.
 func TestAllocatesPool(t *testing.T) {
-	if _, err := exec.LookPath("fallocate"); err != nil {
-		t.Skip("fallocate (util-linux) is not installed")
-	}
+	testenv.Tool(t, "fallocate")
 	dir := t.TempDir()
 	pool := filepath.Join(dir, "pool")
 	data := make([]byte, 4<<20)

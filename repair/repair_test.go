@@ -2,7 +2,6 @@ package repair
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -405,9 +404,7 @@ func writeCase(t *testing.T, c fixCase, dir string) string {
 // TestFix computes the repair of each case and compares its patch with testdata/NAME.patch
 // (go test -update rewrites them); the patch must apply with git apply.
 func TestFix(t *testing.T) {
-	if _, err := exec.LookPath("z3"); err != nil {
-		t.Skip(smt.ErrNotInstalled)
-	}
+	testenv.Tools(t, "z3", "git") // z3 computes the repairs; git checks the patches apply
 	for _, c := range fixCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -441,14 +438,14 @@ func TestFix(t *testing.T) {
 			if patch != string(want) {
 				t.Errorf("patch differs from %s (go test -update rewrites it):\n%s", golden, patch)
 			}
-			if _, err := exec.LookPath("git"); err == nil {
-				pf := filepath.Join(dir, "fix.patch")
-				os.WriteFile(pf, []byte(res.Patch), 0o644)
-				cmd := exec.Command("git", "apply", "--check", pf)
-				cmd.Dir = dir
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Errorf("git apply --check: %v\n%s", err, out)
-				}
+			pf := filepath.Join(dir, "fix.patch")
+			if err := os.WriteFile(pf, []byte(res.Patch), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("git", "apply", "--check", pf)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("git apply --check: %v\n%s", err, out)
 			}
 		})
 	}
@@ -475,8 +472,5 @@ func TestFixErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Fix(%+v) = %v, want an error naming %q", tc.o, err, tc.want)
 		}
-	}
-	if errors.Is(nil, smt.ErrNotInstalled) {
-		t.Fatal()
 	}
 }

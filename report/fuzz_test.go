@@ -1,10 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // FuzzParseSuppressions: any input either parses or yields an error naming its line; a parsed
@@ -37,7 +41,9 @@ func FuzzParseSuppressions(f *testing.F) {
 }
 
 // FuzzCrashFinding: any bytes given to `scry replay` as a report either select a crash finding
-// naming a trace or give an error naming the report; never a panic.
+// naming a trace or give an error naming the report; never a panic. The finding selected,
+// written in a report of its own and selected again (by the same id, or as finding 1), is the
+// same finding, field for field.
 func FuzzCrashFinding(f *testing.F) {
 	for _, seed := range []string{
 		`{"findings":[{"kind":"ordering-violation","crash":{"id":"c0123456789ab","trace":"t.trace","state":[1,0]}}]}`,
@@ -63,11 +69,27 @@ func FuzzCrashFinding(f *testing.F) {
 		if (fd.Crash == nil || fd.Crash.Trace == "") && fd.FS == nil {
 			t.Fatalf("selected %+v: not a crash finding with a trace, nor a file-system finding", fd)
 		}
+		again, err := json.Marshal(map[string][]Finding{"findings": {*fd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := strconv.Atoi(id); err == nil {
+			id = "1"
+		}
+		fd2, err := CrashFinding(again, "again.json", id)
+		if err != nil {
+			t.Fatalf("the selected finding, written again, is not selected by %q: %v\n%s", id, err, again)
+		}
+		if d := testenv.Diff(fd, fd2); d != "" {
+			t.Fatalf("round trip of the selected finding (want: as selected, got: written and selected again):\n%s", d)
+		}
 	})
 }
 
 // FuzzFSState: any crash state of a file-system finding, as JSON, either decodes into one flag
 // per micro-operation that encodes back to the same ranges, or gives an error; never a panic.
+// The state with its ranges so encoded (adjacent ranges merge) writes as JSON and reads back the
+// same, field for field.
 func FuzzFSState(f *testing.F) {
 	for _, seed := range []string{
 		`{"micro":5,"persisted":[[0,2],[4,4]]}`,
@@ -94,16 +116,30 @@ func FuzzFSState(f *testing.F) {
 			t.Fatalf("%d flags for %d micro-operations", len(set), s.Micro)
 		}
 		// Adjacent ranges merge when encoded again: compare the sets.
-		again, err := (&FSState{Micro: s.Micro, Persisted: FSRanges(set)}).PersistedSet()
+		canon := s
+		canon.Persisted = FSRanges(set)
+		again, err := canon.PersistedSet()
 		if err != nil || !slices.Equal(again, set) {
 			t.Fatalf("round trip of %v: %v %v", s.Persisted, again, err)
+		}
+		b, err := json.Marshal(canon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back FSState
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s does not read back: %v", b, err)
+		}
+		if d := testenv.Diff(canon, back); d != "" {
+			t.Fatalf("round trip of the state through %s:\n%s", b, d)
 		}
 	})
 }
 
 // FuzzReadJSON: any bytes given to `scry fix` as a report either read as a report whose
 // findings all have a kind, or give an error naming the report; never a panic. A report read
-// writes back and reads again the same.
+// writes back and reads again the same, field for field (a nil list and an empty one aside:
+// WriteJSON writes [] for nil), and writes the same bytes again.
 func FuzzReadJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"findings":[{"kind":"unpersisted-store","class":"correctness","location":{"file":"a.c","line":3},"first_event":7}],"summary":{"trace":"t.trace","events":9},"check":{"dir":"/tmp","args":["./p","x.pool"],"pools":[{"path":"/tmp/x.pool","created":true}]}}`,
@@ -128,13 +164,22 @@ func FuzzReadJSON(f *testing.F) {
 				t.Fatalf("finding without kind read")
 			}
 		}
-		var b strings.Builder
+		var b, b2 bytes.Buffer
 		if err := WriteJSON(&b, r); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := ReadJSON([]byte(b.String()), "again.json")
-		if err != nil || len(r2.Findings) != len(r.Findings) || (r2.Check == nil) != (r.Check == nil) {
-			t.Fatalf("round trip: %v, %d findings, want %d", err, len(r2.Findings), len(r.Findings))
+		r2, err := ReadJSON(b.Bytes(), "again.json")
+		if err != nil {
+			t.Fatalf("the report written does not read back: %v\n%s", err, b.Bytes())
+		}
+		if d := testenv.Diff(r, r2); d != "" {
+			t.Fatalf("round trip of the report (want: as read, got: written and read again):\n%s", d)
+		}
+		if err := WriteJSON(&b2, r2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Bytes(), b2.Bytes()) {
+			t.Fatalf("the report read back writes other bytes:\n%s\nthen:\n%s", b.Bytes(), b2.Bytes())
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -15,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/google/shlex"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 func TestClassOf(t *testing.T) {
@@ -81,9 +84,7 @@ func TestShellWord(t *testing.T) {
 		}
 		line = append(line, q)
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
+	testenv.Tool(t, "sh")
 	// sh reads the words as one command line.
 	cmd := exec.Command("sh")
 	cmd.Stdin = strings.NewReader("printf '%s\\0' " + strings.Join(line, " ") + "\n")
@@ -251,21 +252,101 @@ func TestCreateFilesNeverOverwrites(t *testing.T) {
 	}
 }
 
+// stopAfter is a context whose Err is nil for its first n calls and err after: cancelled at a
+// chosen point between two files, deterministically.
+type stopAfter struct {
+	context.Context
+	n   int
+	err error
+}
+
+func (c *stopAfter) Err() error {
+	if c.n > 0 {
+		c.n--
+		return nil
+	}
+	return c.err
+}
+
+// TestCreateFilesErrors: files that cannot be created are an error naming the path (the
+// directory scanned is gone, or is a regular file now), and a cancellation between two files
+// stops with its cause, naming the files created before it, which stay. No case depends on
+// permission bits, which do not stop root.
 func TestCreateFilesErrors(t *testing.T) {
-	dir := t.TempDir()
-	env := &Env{}
-	if err := env.ScanDir(dir); err != nil {
+	stop := errors.New("interrupted by the test")
+	tests := []struct {
+		name    string
+		change  func(t *testing.T, dir string) // after the scan
+		ctx     context.Context
+		wantErr string // in the error
+		isStop  bool   // the error wraps stop
+		created int    // files created before the error
+	}{
+		{
+			name:   "directory removed",
+			change: func(t *testing.T, dir string) { mustRemove(t, dir) },
+			ctx:    context.Background(), wantErr: "no such file or directory",
+		},
+		{
+			name: "directory replaced by a regular file",
+			change: func(t *testing.T, dir string) {
+				mustRemove(t, dir)
+				if err := os.WriteFile(dir, []byte("a file\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			ctx: context.Background(), wantErr: "not a directory",
+		},
+		{
+			name: "cancelled before the first file",
+			ctx:  &stopAfter{Context: context.Background(), err: stop}, wantErr: stop.Error(), isStop: true,
+		},
+		{
+			name: "cancelled after the first file",
+			ctx:  &stopAfter{Context: context.Background(), n: 1, err: stop}, wantErr: "created before the error, kept: ", isStop: true, created: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "d")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := &Env{}
+			if err := env.ScanDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			if tc.change != nil {
+				tc.change(t, dir)
+			}
+			err := env.CreateFiles(tc.ctx, 3, 100, rand.New(rand.NewPCG(1, 1)))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || errors.Is(err, stop) != tc.isStop {
+				t.Fatalf("error %v, want one containing %q (wrapping the cancellation's cause: %v)", err, tc.wantErr, tc.isStop)
+			}
+			if len(env.Created) != tc.created {
+				t.Fatalf("created %q, want %d files", env.Created, tc.created)
+			}
+			for _, name := range env.Created {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("error %v does not name %s, created before it", err, name)
+				}
+				if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+					t.Errorf("%s, created before the error, is gone: %v", name, err)
+				}
+			}
+			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+				if ents, _ := os.ReadDir(dir); len(ents) != tc.created {
+					t.Errorf("%d files in the directory, want %d", len(ents), tc.created)
+				}
+			}
+		})
+	}
+}
+
+func mustRemove(t *testing.T, path string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chmod(dir, 0o755)
-	if os.Geteuid() == 0 {
-		t.Skip("root writes into read-only directories")
-	}
-	if err := env.CreateFiles(context.Background(), 2, 100, rand.New(rand.NewPCG(1, 1))); err == nil {
-		t.Error("creating files in a read-only directory: no error")
 	}
 }
 
@@ -303,9 +384,7 @@ func TestScanDir(t *testing.T) {
 }
 
 func TestReadCommits(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	dir := t.TempDir()
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=scry", "-c", "user.email=scry@example.org"}, args...)...)
@@ -477,9 +556,7 @@ func TestRelative(t *testing.T) {
 // TestShellWorkloadRuns: a --shell workload run by sh line by line executes every command with
 // exactly the arguments the grammar chose, even for commands that read standard input.
 func TestShellWorkloadRuns(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
+	testenv.Tool(t, "sh")
 	dir := t.TempDir()
 	f, err := PrepareGrammar(context.Background(), GrammarOptions{
 		Usages: mustUsages(t, `printf '%s\0' <file> <name> [<word>]`, "cat"),

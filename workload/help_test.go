@@ -3,11 +3,12 @@ package workload
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // The help texts in testdata/help were captured from the programs Debian bookworm ships (git
@@ -169,22 +170,19 @@ func TestUsagesFromHelp(t *testing.T) {
 		{"sqlite3 -help", 1, true}, // prints to standard error
 	}
 	for _, tc := range tests {
-		prog := strings.Fields(tc.cmd)[0]
-		if _, err := exec.LookPath(prog); err != nil {
-			t.Logf("%s is not installed: skipping %q", prog, tc.cmd)
-			continue
-		}
-		us, notes, err := UsagesFromHelp(context.Background(), tc.cmd)
-		if err != nil {
-			t.Errorf("UsagesFromHelp(%q): %v", tc.cmd, err)
-			continue
-		}
-		if len(us) != tc.usages {
-			t.Errorf("UsagesFromHelp(%q): %d usages, want %d (notes %q)", tc.cmd, len(us), tc.usages, notes)
-		}
-		if tc.option && len(us) > 0 && len(us[0].Options) == 0 {
-			t.Errorf("UsagesFromHelp(%q): no options", tc.cmd)
-		}
+		t.Run(tc.cmd, func(t *testing.T) {
+			testenv.Tool(t, strings.Fields(tc.cmd)[0])
+			us, notes, err := UsagesFromHelp(context.Background(), tc.cmd)
+			if err != nil {
+				t.Fatalf("UsagesFromHelp(%q): %v", tc.cmd, err)
+			}
+			if len(us) != tc.usages {
+				t.Errorf("UsagesFromHelp(%q): %d usages, want %d (notes %q)", tc.cmd, len(us), tc.usages, notes)
+			}
+			if tc.option && len(us) > 0 && len(us[0].Options) == 0 {
+				t.Errorf("UsagesFromHelp(%q): no options", tc.cmd)
+			}
+		})
 	}
 }
 

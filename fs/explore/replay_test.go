@@ -42,6 +42,9 @@ func TestReplayEveryState(t *testing.T) {
 				items := append(append(p.prefix(), p.omitOne(nil)...), p.split(nil)...)
 				ex, _ := p.exhaustive(defaultMaxFree)
 				items = append(items, ex...)
+				if len(items) == 0 {
+					t.Fatal("the strategies chose no crash state: nothing to replay")
+				}
 				fc := &report.FSCrash{APM: apm.Name, Dir: fstest.Root, Snapshot: base, Trace: tr, CheckerCommand: "true"}
 				out := t.TempDir()
 				for n, it := range items {

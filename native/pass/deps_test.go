@@ -23,6 +23,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -35,14 +36,13 @@ var (
 // runtimeArchive returns build/lib/scry/libscry_rt.a, brought up to date with `make runtime` once.
 func runtimeArchive(t *testing.T) string {
 	t.Helper()
-	root := repoRoot(t)
 	rtOnce.Do(func() {
-		rtOut, rtErr = exec.Command("make", "-C", root, "runtime").CombinedOutput()
+		rtOut, rtErr = exec.Command("make", "-C", testenv.Root(), "runtime", "BUILD="+testenv.BuildDir()).CombinedOutput()
 	})
 	if rtErr != nil {
 		t.Fatalf("make runtime: %v\n%s", rtErr, rtOut)
 	}
-	return filepath.Join(root, "build", "lib", "scry", "libscry_rt.a")
+	return filepath.Join(testenv.BuildDir(), "lib", "scry", "libscry_rt.a")
 }
 
 // markers returns the line of every "// @name" marker of a source file.
@@ -88,7 +88,7 @@ func record(t *testing.T, v, opt, name string, args ...string) recorded {
 	dir := t.TempDir()
 	src, _ := filepath.Abs(filepath.Join("testdata", name+".c"))
 	exe := filepath.Join(dir, name)
-	inc := filepath.Join(repoRoot(t), "native", "include")
+	inc := filepath.Join(testenv.Root(), "native", "include")
 	cc := []string{"-g", opt, "-fpass-plugin=" + plug, "-I" + inc, "-o", exe, src,
 		"-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-lpthread", "-ldl"}
 	if b, err := exec.Command("clang-"+v, cc...).CombinedOutput(); err != nil {

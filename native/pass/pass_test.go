@@ -10,7 +10,9 @@
 // optionally with "=callee"; a site of that kind (and callee) must exist at that line. want-none
 // says no site may be at that line. Per-file patterns check the callbacks' arguments. Finally
 // testdata/run_main.c is built at -O0 and -O3 with stub callbacks (testdata/stubs.c), linked and
-// run, and, when build/lib/scry/libscry_rt.a exists, linked with the real runtime and run too.
+// run, and linked with the real runtime (build/lib/scry/libscry_rt.a, `make runtime`) and run
+// too. A missing clang-N, opt-N or plugin skips the test, or fails it in strict mode (`make
+// test`; internal/testenv).
 package llvm_test
 
 import (
@@ -27,6 +29,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -37,37 +40,23 @@ var kindNames = map[string]int{
 	"libcall": 8, "call": 9, "branch": 10, "inlined": 11,
 }
 
-func repoRoot(t *testing.T) string {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 var buildOnce sync.Once
 var buildErr error
 var buildOut []byte
 
-// plugin returns the plugin for clang-v, building the plugins once with `make pass`; it skips the
-// test when clang-v is not installed.
+// plugin returns the plugin for clang-v, building the plugins once with `make pass`; it skips
+// the test (fails it, strictly: internal/testenv) when clang-v is not installed or its plugin
+// was not built (LLVM's development headers missing).
 func plugin(t *testing.T, v string) string {
 	t.Helper()
-	if _, err := exec.LookPath("clang-" + v); err != nil {
-		t.Skipf("clang-%s not installed", v)
-	}
-	root := repoRoot(t)
+	testenv.Tool(t, "clang-"+v)
 	buildOnce.Do(func() {
-		buildOut, buildErr = exec.Command("make", "-C", root, "pass").CombinedOutput()
+		buildOut, buildErr = exec.Command("make", "-C", testenv.Root(), "pass", "BUILD="+testenv.BuildDir()).CombinedOutput()
 	})
 	if buildErr != nil {
 		t.Fatalf("make pass: %v\n%s", buildErr, buildOut)
 	}
-	p := filepath.Join(root, "build", "lib", "scry", "llvm-"+v, "scry-pass.so")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("plugin for LLVM %s not built: %v", v, err)
-	}
-	return p
+	return testenv.Built(t, filepath.Join("lib", "scry", "llvm-"+v, "scry-pass.so"))
 }
 
 // site is one entry of a module's site table as found in the IR.
@@ -219,10 +208,8 @@ func compileIR(t *testing.T, v, plug, src, opt, out string) string {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, b)
 	}
 	// clang does not verify the module after the plugin ran; the verifier pass does.
-	if optTool, err := exec.LookPath("opt-" + v); err == nil {
-		if b, err := exec.Command(optTool, "-passes=verify", "-disable-output", out).CombinedOutput(); err != nil {
-			t.Fatalf("verify %s: %v\n%s", out, err, b)
-		}
+	if b, err := exec.Command(testenv.Tool(t, "opt-"+v), "-passes=verify", "-disable-output", out).CombinedOutput(); err != nil {
+		t.Fatalf("verify %s: %v\n%s", out, err, b)
 	}
 	ir, err := os.ReadFile(out)
 	if err != nil {
@@ -447,7 +434,7 @@ func TestRunWithStubs(t *testing.T) {
 				plug := plugin(t, v)
 				stubs, _ := filepath.Abs("testdata/stubs.c")
 				obj := filepath.Join(t.TempDir(), "stubs.o")
-				inc := filepath.Join(repoRoot(t), "native", "include")
+				inc := filepath.Join(testenv.Root(), "native", "include")
 				if b, err := exec.Command("clang-"+v, "-O1", "-I"+inc, "-c", "-o", obj, stubs).CombinedOutput(); err != nil {
 					t.Fatalf("stubs: %v\n%s", err, b)
 				}
@@ -466,14 +453,12 @@ func TestRunWithStubs(t *testing.T) {
 	}
 }
 
-// TestRunWithRuntime links with the real runtime (build/lib/scry/libscry_rt.a) when it exists,
-// runs the program on a pool file that SCRY_PM_GLOBS makes PM, and reads the trace back: the
-// stores, flushes and fences of update() and persist() must be there with their sites.
+// TestRunWithRuntime links with the real runtime (build/lib/scry/libscry_rt.a, brought up to
+// date with `make runtime`), runs the program on a pool file that SCRY_PM_GLOBS makes PM, and
+// reads the trace back: the stores, flushes and fences of update() and persist() must be there
+// with their sites.
 func TestRunWithRuntime(t *testing.T) {
-	rt := filepath.Join(repoRoot(t), "build", "lib", "scry", "libscry_rt.a")
-	if _, err := os.Stat(rt); err != nil {
-		t.Skip("runtime not built (make runtime)")
-	}
+	rt := runtimeArchive(t)
 	for _, v := range versions {
 		for _, opt := range []string{"-O0", "-O2"} {
 			t.Run("llvm"+v+opt, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pm/image"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/trace"
@@ -42,16 +43,13 @@ func TestMain(m *testing.M) {
 // runtimeLib builds the runtime into a private build directory once per test binary.
 func runtimeLib(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
+	testenv.Tool(t, "gcc")
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "scryrt-build-")
 		if buildErr != nil {
 			return
 		}
-		repo, _ := filepath.Abs("../..")
-		out, err := exec.Command("make", "-s", "-C", repo, "runtime", "BUILD="+buildDir).CombinedOutput()
+		out, err := exec.Command("make", "-s", "-C", testenv.Root(), "runtime", "BUILD="+buildDir).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("make runtime: %v\n%s", err, out)
 		}
@@ -66,7 +64,7 @@ func havePMDK(t *testing.T) {
 	t.Helper()
 	for _, h := range []string{"/usr/include/libpmem.h", "/usr/include/libpmemobj.h"} {
 		if _, err := os.Stat(h); err != nil {
-			t.Skip("PMDK headers not installed")
+			testenv.Missing(t, "PMDK's headers are not installed (Debian packages libpmem-dev, libpmemobj-dev): %v", err)
 		}
 	}
 }
@@ -135,6 +133,30 @@ func readTrace(t *testing.T, path string) result {
 		res.recs = append(res.recs, rec{e})
 	}
 	return res
+}
+
+// storesOnDisk counts the STORE records of the trace at path as far as it is written (a trace
+// being written ends in the middle of a record, or between two).
+func storesOnDisk(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	r, err := trace.NewReader(f)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return n
+		}
+		if ev.Kind == trace.KindStore {
+			n++
+		}
+	}
 }
 
 func (res result) of(k trace.Kind) []rec {
@@ -470,7 +492,8 @@ func TestAbortSignal(t *testing.T) {
 	replayed(t, res)
 }
 
-// killed runs crash.c in loop mode and sends sig once it has stored for a while.
+// killed runs crash.c in loop mode and sends sig once the trace on disk holds its first 100000
+// stores (the runtime writes its buffer out as it fills).
 func killed(t *testing.T, sig syscall.Signal) (result, error) {
 	exe := compile(t, "crash", nil)
 	dir := t.TempDir()
@@ -484,11 +507,12 @@ func killed(t *testing.T, sig syscall.Signal) (result, error) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // no-op once it has exited
 	buf := make([]byte, 6)
 	if _, err := io.ReadFull(out, buf); err != nil || string(buf) != "ready\n" {
 		t.Fatalf("no ready line: %q %v", buf, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	testenv.WaitFor(t, func() bool { return storesOnDisk(tr) >= 100000 }, time.Minute, "the trace to hold 100000 stores")
 	cmd.Process.Signal(sig)
 	err = cmd.Wait()
 	return readTrace(t, tr), err

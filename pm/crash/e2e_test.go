@@ -5,32 +5,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
-	"time"
 
 	"math/big"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pm/image"
 	"github.com/scry-pm/scry/trace"
 )
 
-// repoRoot is the module root (pm/crash/../..).
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
-}
-
-// recordBtree records mapcli btree on a workload of ops operations into dir, or skips when
-// scry or mapcli is not built. It returns the trace and the pool file.
+// recordBtree records mapcli btree on a workload of ops operations into dir, or skips (fails,
+// strictly: internal/testenv) when scry or mapcli is not built. It returns the trace and the
+// pool file.
 func recordBtree(tb testing.TB, dir string, ops string) (tracePath, pool string) {
-	root := repoRoot()
-	scry, mapcli := filepath.Join(root, "build/bin/scry"), filepath.Join(root, "build/mapcli/mapcli")
-	for _, p := range []string{scry, mapcli} {
-		if _, err := os.Stat(p); err != nil {
-			tb.Skipf("%s not built (make): %v", p, err)
-		}
-	}
+	scry, mapcli := testenv.Scry(tb), testenv.Built(tb, "mapcli/mapcli")
 	work := filepath.Join(dir, "ops.txt")
 	tracePath, pool = filepath.Join(dir, "b.trace"), filepath.Join(dir, "b.pool")
 	if out, err := exec.Command(scry, "workload", "kv", "--ops", ops, "--seed", "1", "-o", work).CombinedOutput(); err != nil {
@@ -133,7 +121,7 @@ func BenchmarkWalk(b *testing.B) {
 	tp := benchTrace(b)
 	var points int
 	var states float64
-	start := time.Now()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r, err := trace.Open(tp)
 		if err != nil {
@@ -150,7 +138,7 @@ func BenchmarkWalk(b *testing.B) {
 			states += f
 		}
 	}
-	sec := time.Since(start).Seconds()
+	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(points)/sec, "points/s")
 	b.ReportMetric(states/sec, "states/s")
 }

@@ -8,46 +8,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )
-
-// buildDir is the build tree made by `make` (BUILD, default <repo>/build).
-func buildDir() string {
-	if b := os.Getenv("BUILD"); b != "" {
-		return b
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(file))), "build")
-}
-
-// scryBin returns build/bin/scry, skipping the test when it is missing (failing under
-// SCRY_REQUIRE_BUILD=1, as test/integration does).
-func scryBin(t *testing.T) string {
-	p := filepath.Join(buildDir(), "bin", "scry")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
-			t.Fatalf("%s is missing: `make` should have built it", p)
-		}
-		t.Skipf("%s not built (run make)", p)
-	}
-	return p
-}
 
 // compile builds testdata/src with `scry cc` and the given defines.
 func compile(t *testing.T, dir, src string, defs ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, strings.TrimSuffix(src, ".c")+strings.Join(defs, ""))
 	args := append([]string{"cc", "-O1", "-mclwb", "-o", bin, filepath.Join("testdata", src)}, defs...)
-	if out, err := exec.Command(scryBin(t), args...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(testenv.Scry(t), args...).CombinedOutput(); err != nil {
 		t.Fatalf("scry cc %s: %v\n%s", src, err, out)
 	}
 	return bin
@@ -238,10 +216,15 @@ func TestBuggyAndFixed(t *testing.T) {
 
 func TestSymptoms(t *testing.T) {
 	dir := t.TempDir()
-	for _, tc := range []struct{ def, want string }{{"-DHANG", scryexec.SymptomHang}, {"-DCRASH", scryexec.SymptomSignal}} {
+	// A run longer than timeout is a hang: long enough that no run that ends is taken for one
+	// on a loaded machine, short enough that the hanging runs do not make the test slow.
+	for _, tc := range []struct {
+		def, want string
+		timeout   time.Duration
+	}{{"-DHANG", scryexec.SymptomHang, 2 * time.Second}, {"-DCRASH", scryexec.SymptomSignal, time.Minute}} {
 		t.Run(tc.def, func(t *testing.T) {
 			bin := compile(t, dir, "ordering.c", tc.def)
-			r := explore(t, dir, bin, "ordering.ops", 2, 500*time.Millisecond)
+			r := explore(t, dir, bin, "ordering.ops", 2, tc.timeout)
 			if len(r.Findings) == 0 {
 				t.Fatal("no finding")
 			}

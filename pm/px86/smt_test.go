@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/internal/smt"
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pm/px86"
 )
 
@@ -49,7 +50,7 @@ func randomSymTrace(rng *rand.Rand, n int) []symOp {
 func TestSMTAgreesWithModel(t *testing.T) {
 	s, err := smt.Start(context.Background(), smt.Options{})
 	if errors.Is(err, smt.ErrNotInstalled) {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // crashSrc stores to PM and then dies by SIGSEGV before flushing (or exits cleanly with "ok").
@@ -28,7 +30,7 @@ int main(int argc, char **argv) {
 // TestBadInput feeds scry what users get wrong: every case must end with a clear message naming
 // the problem and exit status 2 (or 1 with findings), never a Go panic.
 func TestBadInput(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -104,7 +106,7 @@ func TestBadInput(t *testing.T) {
 // analyses everything up to the crash, and leaves the exit-time durability check out (the
 // program did not exit). A truncated trace analyses up to its last complete record.
 func TestCrashedProgram(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "crash.c")
 	if err := os.WriteFile(src, []byte(crashSrc), 0o644); err != nil {
@@ -172,7 +174,7 @@ func TestCrashedProgram(t *testing.T) {
 
 // TestVersion: scry --version names the build and exits 0.
 func TestVersion(t *testing.T) {
-	r := run(t, t.TempDir(), "", scryBin(t), "--version")
+	r := run(t, t.TempDir(), "", testenv.Scry(t), "--version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "scry version ") || !strings.Contains(r.stdout, "go1.") {
 		t.Errorf("scry --version: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

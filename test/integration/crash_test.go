@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // crashReport is the part of a JSON report the crash tests read.
@@ -56,8 +58,8 @@ const mapcliFilter = `^(seed:|rebuild, previous attempt crashed|count dirty, rec
 // default strategies, whose reorderings find hashmap_atomic's torn PMEMoid
 // (docs/pmdk-examples.md).
 func TestCrashMapcli(t *testing.T) {
-	scry := scryBin(t)
-	mapcli := need(t, "mapcli/mapcli")
+	scry := testenv.Scry(t)
+	mapcli := testenv.Built(t, "mapcli/mapcli")
 	for _, m := range mapcliMaps {
 		t.Run(m, func(t *testing.T) {
 			dir := t.TempDir()
@@ -94,18 +96,18 @@ func TestCrashMapcli(t *testing.T) {
 // inconsistent images of explore/testdata/ordering.c (its slot marked valid without its data)
 // gives a checker finding.
 func TestCrashChecker(t *testing.T) {
-	scry := scryBin(t)
-	mapcli := need(t, "mapcli/mapcli")
+	scry := testenv.Scry(t)
+	mapcli := testenv.Built(t, "mapcli/mapcli")
 	dir := t.TempDir()
 	ops := filepath.Join(dir, "ops.txt")
 	if err := os.WriteFile(ops, []byte("i 1\ni 2\nc 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ordering := filepath.Join(dir, "ordering")
-	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c")); r.code != 0 {
+	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.c")); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)
 	}
-	orderingOps := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops")
+	orderingOps := filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.ops")
 	// Slot 0: data at byte 0, valid at byte 64 (u8 words).
 	word := func(off int) string { return fmt.Sprintf(`"$(od -An -t u8 -j %d -N 8 {image} | tr -d ' ')"`, off) }
 	slotCheck := "test " + word(64) + " != 1 || test " + word(0) + " != 0 || { echo 'slot 0 valid without data' >&2; exit 1; }"
@@ -155,14 +157,14 @@ func TestCrashChecker(t *testing.T) {
 // TestCrashReplay finds the ordering violation of explore/testdata/ordering.c with scry check
 // and rebuilds its crash image with scry replay.
 func TestCrashReplay(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
-	src := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c")
+	src := filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.c")
 	bin := filepath.Join(dir, "ordering")
 	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", bin, src); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)
 	}
-	ops := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops")
+	ops := filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.ops")
 	rep := filepath.Join(dir, "rep.json")
 	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--env", "ORDERING_NOTE=run by scry", "--workload", ops, "--", bin, "{pool}")
 	if r.code != 1 {
@@ -229,10 +231,10 @@ type assumeReport struct {
 // bug gives the same crash findings as the same program built with the magic persisted
 // (-DPERSIST_MAGIC); with --no-assume-fixed the lost magic makes many more crash states fail.
 func TestAssumeFixed(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
-	src := filepath.Join(repoRoot(t), "examples", "assume-fixed", "buggy.c")
-	wl := filepath.Join(repoRoot(t), "examples", "assume-fixed", "workload.txt")
+	src := filepath.Join(testenv.Root(), "examples", "assume-fixed", "buggy.c")
+	wl := filepath.Join(testenv.Root(), "examples", "assume-fixed", "workload.txt")
 	type outcome struct {
 		crash    []string // kind:line of crash findings other than durability-violation
 		kinds    map[string]int
@@ -283,7 +285,7 @@ func TestAssumeFixed(t *testing.T) {
 // says so; on one that does not (explore/testdata/ordering.c) it is confirmed, a correctness
 // finding next to the ordering violation.
 func TestConfirmInferred(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		src, ops  string
@@ -293,7 +295,7 @@ func TestConfirmInferred(t *testing.T) {
 		crashKind string
 	}{
 		{"testdata/checksum.c", "set 1 10\nset 2 20\nget 1\nget 2\n", 0, "unconfirmed", "not confirmed: the program recovered from each of the", ""},
-		{filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c"), "", 1, "correctness", "confirmed:", "ordering-violation"},
+		{filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.c"), "", 1, "correctness", "confirmed:", "ordering-violation"},
 	} {
 		t.Run(filepath.Base(tc.src), func(t *testing.T) {
 			src, _ := filepath.Abs(tc.src)
@@ -301,7 +303,7 @@ func TestConfirmInferred(t *testing.T) {
 			if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", bin, src, "-lpmem"); r.code != 0 {
 				t.Fatalf("scry cc: %s", r.stderr)
 			}
-			ops := filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops")
+			ops := filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.ops")
 			if tc.ops != "" {
 				ops = filepath.Join(dir, "checksum.ops")
 				if err := os.WriteFile(ops, []byte(tc.ops), 0o644); err != nil {
@@ -354,9 +356,9 @@ func TestConfirmInferred(t *testing.T) {
 // crash point before a clflush) and the never-flushed item counter (a durability violation,
 // assumed fixed afterwards) are found; the run fails with status 1.
 func TestLevelHashing(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
-	src := filepath.Join(repoRoot(t), "test", "levelhash", "level_hashing.c")
+	src := filepath.Join(testenv.Root(), "test", "levelhash", "level_hashing.c")
 	bin := filepath.Join(dir, "level_hashing")
 	if r := run(t, dir, "", scry, "cc", "-O1", "-o", bin, src, "-lpmem"); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)

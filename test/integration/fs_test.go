@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -8,25 +9,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/scry-pm/scry/fs/explore"
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
-
-// needTools skips (or, under SCRY_REQUIRE_BUILD, fails) when Debian's tools are missing.
-func needTools(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("SCRY_REQUIRE_BUILD") != "" {
-				t.Fatalf("%s is not installed (make deps)", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-}
 
 func kindsOf(rep *report.Report) map[string]int {
 	k := map[string]int{}
@@ -49,7 +37,7 @@ func writeScript(t *testing.T, name, body string) string {
 // loose objects by default, so under ALICE's default model the commit's objects, the index and
 // the branch reference can persist out of order: ordering violations.
 func TestFSGit(t *testing.T) {
-	needTools(t, "strace", "git")
+	testenv.Tools(t, "strace", "git")
 	checker := writeScript(t, "git-check.sh", `rm -f .git/*.lock .git/refs/heads/*.lock
 git fsck --full >/dev/null 2>&1 || { echo "git fsck failed"; exit 1; }
 if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { echo "git log failed"; exit 1; }; fi
@@ -113,7 +101,7 @@ exit 0
 // "additional durability if the commit is followed closely by a power loss"), none.
 // docs/fs-mode.md records the analysis.
 func TestFSSQLite(t *testing.T) {
-	needTools(t, "strace", "sqlite3")
+	testenv.Tools(t, "strace", "sqlite3")
 	checker := writeScript(t, "sqlite-check.sh", `ok=$(sqlite3 db 'PRAGMA integrity_check;' 2>&1) || { echo "sqlite3: $ok"; exit 1; }
 [ "$ok" = ok ] || { echo "integrity_check: $ok"; exit 1; }
 n=$(sqlite3 db 'SELECT count(*) FROM t;') || exit 1
@@ -162,7 +150,7 @@ exit 0
 // fsync is a durability violation (a crash after `cat a` printed "one" can lose it, and the rest
 // of the workload then prints what neither legal outcome prints), found during operation 1.
 func TestFSWorkloadShell(t *testing.T) {
-	needTools(t, "strace", "sh")
+	testenv.Tools(t, "strace", "sh")
 	wl := filepath.Join(t.TempDir(), "cmds")
 	if err := os.WriteFile(wl, []byte("echo one > a\ncat a\necho two >> a\ncat a\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -211,7 +199,7 @@ func dirSums(t *testing.T, dir string) map[string][32]byte {
 // so far counted), scry's temporary directories (the snapshot, strace's output, the crash
 // directories) removed, and the workload directory holding its original files unchanged.
 func TestInterruptFS(t *testing.T) {
-	needTools(t, "strace")
+	testenv.Tools(t, "strace")
 	for _, tc := range []struct {
 		name  string
 		sig   syscall.Signal
@@ -237,20 +225,27 @@ func TestInterruptFS(t *testing.T) {
 			rep := filepath.Join(d, "rep.json")
 			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready; sleep 60"
 			checker := "true"
+			judged := filepath.Join(d, "judged") // a line per checker run, as it starts
 			if tc.phase == "explore" {
 				prog = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo $i >> log; done; echo done"
-				checker = "sleep 0.3; echo judged >&2"
+				checker = "echo run >> '" + judged + "'; sleep 0.3"
 			}
 			b := startScry(t, d, []string{"TMPDIR=" + tmp}, "fs", "check", "--dir", wd, "--checker", checker, "-j", "2",
 				"--format", "json", "-o", rep, "--", "sh", "-c", prog)
 			if tc.phase == "record" {
 				b.waitFor(t, "ready")
 			} else {
-				b.waitFor(t, "done")
-				time.Sleep(2 * time.Second)
+				// The checker runs first on the two consistent states (not counted as crash
+				// states), then on the crash states, one at a time on each of the two workers.
+				// Three runs after the first two: a worker has started its second crash state,
+				// so its first is judged.
+				testenv.WaitFor(t, func() bool {
+					b, _ := os.ReadFile(judged)
+					return bytes.Count(b, []byte("\n")) >= 5
+				}, exitTimeout, "the checker to run on three crash states")
 			}
 			b.signal(t, tc.sig)
-			if code := b.wait(t, 20*time.Second); code != tc.code {
+			if code := b.wait(t); code != tc.code {
 				t.Fatalf("exit %d, want %d\n%s", code, tc.code, b.stderr.String())
 			}
 			r := readRelReport(t, rep)
@@ -285,7 +280,7 @@ func TestInterruptFS(t *testing.T) {
 // stale lock: the rest of the workload fails where neither legal outcome does (an across-call
 // atomicity violation whose symptom is the exit status).
 func TestFSGitFuzzed(t *testing.T) {
-	needTools(t, "strace", "git")
+	testenv.Tools(t, "strace", "git")
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "."}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
@@ -294,7 +289,7 @@ func TestFSGitFuzzed(t *testing.T) {
 	}
 	// --relative: the re-executions run in crash directories, so the workload names files
 	// relative to the repository.
-	gen := run(t, dir, "", scryBin(t), "workload", "grammar", "--dir", dir, "--relative", "--files", "3", "--max-file-size", "3000", "--shell",
+	gen := run(t, dir, "", testenv.Scry(t), "workload", "grammar", "--dir", dir, "--relative", "--files", "3", "--max-file-size", "3000", "--shell",
 		"--count", "6", "--seed", "2", "--usage", "git add <file>", "--usage", "git commit -q -m <word>",
 		"--usage", "git rm -q --cached <file>", "--usage", "git mv <file> <name>", "--usage", "git reset -q [<commit>] [--] <file>")
 	if gen.code != 0 {
@@ -354,8 +349,8 @@ if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { ec
 // it and explores its crash states by output equivalence; the same usages without --relative
 // name files by absolute path, and scry fs check refuses that workload.
 func TestFSRelativeWorkload(t *testing.T) {
-	needTools(t, "strace", "sh", "cp", "sort", "cat")
-	scry := scryBin(t)
+	testenv.Tools(t, "strace", "sh", "cp", "sort", "cat")
+	scry := testenv.Scry(t)
 	d := t.TempDir()
 	wd := filepath.Join(d, "w")
 	os.Mkdir(wd, 0o755)
@@ -404,12 +399,12 @@ func TestFSRelativeWorkload(t *testing.T) {
 // with a message naming the problem (an unknown id, an existing --out, a kept snapshot or trace
 // that is gone); the fixed twin keeps nothing and has nothing to replay.
 func TestFSReplay(t *testing.T) {
-	needTools(t, "strace", "gcc")
-	scry := scryBin(t)
+	testenv.Tools(t, "strace", "gcc")
+	scry := testenv.Scry(t)
 	d := t.TempDir()
 	tmp := filepath.Join(d, "tmp")
 	os.Mkdir(tmp, 0o755)
-	ex := filepath.Join(repoRoot(t), "examples", "fs", "copy")
+	ex := filepath.Join(testenv.Root(), "examples", "fs", "copy")
 	check := func(twin string) (result, string) {
 		bin := filepath.Join(d, twin)
 		if out, err := exec.Command("gcc", "-g", "-O0", "-o", bin, filepath.Join(ex, twin+".c")).CombinedOutput(); err != nil {

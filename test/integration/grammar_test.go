@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // mapcliUsages are PMDK mapcli's commands (mapcli.c's help: i/r/c $value, n $value random
@@ -19,8 +21,8 @@ var mapcliUsages = []string{"--usage", "i <key>", "--usage", "r <key>", "--usage
 // TestGrammarWorkloadMapcli: a workload from `scry workload grammar` drives PMDK's mapcli under
 // `scry check`, traced (every command ran: mapcli answers each check) and in crash exploration.
 func TestGrammarWorkloadMapcli(t *testing.T) {
-	scry := scryBin(t)
-	mapcli := need(t, "mapcli/mapcli")
+	scry := testenv.Scry(t)
+	mapcli := testenv.Built(t, "mapcli/mapcli")
 	dir := t.TempDir()
 	ops := filepath.Join(dir, "ops.txt")
 	args := append([]string{"workload", "grammar", "--value", "key=1..64", "--value", "count=1..3", "--count", "300", "--seed", "3", "-o", ops}, mapcliUsages...)
@@ -90,12 +92,8 @@ func TestGrammarWorkloadMapcli(t *testing.T) {
 // reading /dev/null, so none swallows the later lines), and the user's file there is untouched
 // by the generation.
 func TestGrammarWorkloadShell(t *testing.T) {
-	scry := scryBin(t)
-	for _, p := range []string{"sh", "sort", "cp"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is not installed", p)
-		}
-	}
+	scry := testenv.Scry(t)
+	testenv.Tools(t, "sh", "sort", "cp")
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o755); err != nil {
@@ -155,7 +153,7 @@ func TestGrammarWorkloadShell(t *testing.T) {
 }
 
 func TestGrammarWorkloadCLI(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
 	r := run(t, dir, "", scry, "workload", "grammar", "--usage", "git reset [-q] [<commit>] [--] <name>", "--forms")
 	if r.code != 0 || strings.Count(r.stdout, "\ngit reset") != 8 {
@@ -209,7 +207,7 @@ func TestGrammarWorkloadCLI(t *testing.T) {
 // TestGrammarWorkloadInterrupted: Ctrl-C (SIGINT) stops a long generation; scry exits 130 and
 // the output file keeps the complete commands written so far.
 func TestGrammarWorkloadInterrupted(t *testing.T) {
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "ops.txt")
 	cmd := exec.Command(scry, "workload", "grammar", "--usage", "x [-a | -b] <number>...", "--count", "2000000000", "-o", out)
@@ -219,17 +217,11 @@ func TestGrammarWorkloadInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until commands are being written.
-	for i := 0; ; i++ {
-		if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
-			break
-		}
-		if i == 200 {
-			_ = cmd.Process.Kill()
-			t.Fatal("no output after 10 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // no-op once it has exited
+	testenv.WaitFor(t, func() bool {
+		fi, err := os.Stat(out)
+		return err == nil && fi.Size() > 0
+	}, time.Minute, "scry workload grammar to write commands")
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

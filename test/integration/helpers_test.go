@@ -1,49 +1,20 @@
 // Package integration runs scry end to end: it compiles real C programs with `scry cc`, records
 // them, verifies and analyses their traces, and feeds scry bad input. It uses the build tree
-// made by `make` (build/bin/scry and the native parts); `make test` sets SCRY_REQUIRE_BUILD=1 so
-// that a missing build fails instead of skipping.
+// made by `make` (build/bin/scry and the native parts), found through internal/testenv: `make
+// test` sets SCRY_REQUIRE_BUILD=1, so that a missing build or Debian package fails instead of
+// skipping.
 package integration
 
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
-
-// repoRoot is the scry source tree.
-func repoRoot(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
-// buildDir is the build tree made by `make` (BUILD, default <repo>/build).
-func buildDir(t testing.TB) string {
-	if b := os.Getenv("BUILD"); b != "" {
-		return b
-	}
-	return filepath.Join(repoRoot(t), "build")
-}
-
-// need returns the path of a built file, skipping the test when it is missing (or failing it
-// under SCRY_REQUIRE_BUILD=1).
-func need(t testing.TB, rel string) string {
-	p := filepath.Join(buildDir(t), rel)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("SCRY_REQUIRE_BUILD") == "1" {
-			t.Fatalf("%s is missing: `make` should have built it", p)
-		}
-		t.Skipf("%s not built (run make)", p)
-	}
-	return p
-}
-
-// scryBin returns build/bin/scry.
-func scryBin(t testing.TB) string { return need(t, "bin/scry") }
 
 // result of one command.
 type result struct {
@@ -78,7 +49,7 @@ func compile(t testing.TB, dir, src string, extra ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
 	args := append([]string{"cc", "-O1", "-mclflushopt", "-mclwb", "-o", bin, src}, extra...)
-	r := run(t, dir, "", scryBin(t), args...)
+	r := run(t, dir, "", testenv.Scry(t), args...)
 	if r.code != 0 {
 		t.Fatalf("scry cc %s: exit %d\n%s%s", src, r.code, r.stdout, r.stderr)
 	}

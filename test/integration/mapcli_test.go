@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -24,9 +24,9 @@ var mapcliMaps = []string{"btree", "ctree", "rbtree", "rtree", "hashmap_tx", "ha
 // and give no correctness finding on this mature code (docs/pmdk-examples.md), while the program
 // prints exactly what the uninstrumented build prints.
 func TestMapcliTraces(t *testing.T) {
-	scry := scryBin(t)
-	mapcli := need(t, "mapcli/mapcli")
-	native := need(t, "mapcli/mapcli.native")
+	scry := testenv.Scry(t)
+	mapcli := testenv.Built(t, "mapcli/mapcli")
+	native := testenv.Built(t, "mapcli/mapcli.native")
 	var wl bytes.Buffer
 	if err := workload.KV(&wl, workload.KVOptions{Ops: 1000, Seed: 7}); err != nil {
 		t.Fatal(err)
@@ -89,12 +89,9 @@ func trunc(s string) string {
 // now and then) only which bytes change, and by what kind of record, is compared, not their
 // values.
 func TestMapcliTrustsLibpmem(t *testing.T) {
-	mapcli := need(t, "mapcli/mapcli")
-	native := need(t, "mapcli/mapcli.native")
-	setarch, err := exec.LookPath("setarch")
-	if err != nil {
-		t.Skip("setarch (util-linux) is not installed")
-	}
+	mapcli := testenv.Built(t, "mapcli/mapcli")
+	native := testenv.Built(t, "mapcli/mapcli.native")
+	setarch := testenv.Tool(t, "setarch")
 	var wl, first bytes.Buffer
 	if err := workload.KV(&wl, workload.KVOptions{Ops: 600, Seed: 3}); err != nil {
 		t.Fatal(err)

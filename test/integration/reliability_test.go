@@ -8,22 +8,26 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scry-pm/scry/internal/testenv"
 )
 
 // relSrc is one small PM program with modes, for the reliability tests (docs/reliability.md).
 // rel POOL MODE maps a 4 KiB pool file (MAP_SHARED; clwb and sfence) and then, by MODE:
 //
-//	wait      stores and persists a value, prints "ready", waits for signals
+//	wait      stores and persists a value, prints "ready PID" (its process id), waits for signals
 //	stubborn  as wait, but ignores SIGINT, printing "ignored SIGINT" each time
 //	ops       reads its workload: "set V" appends V (data, clwb, sfence, then its valid flag,
 //	          clwb, sfence: correct), "get" prints the values
-//	slow      as ops, but a run on an existing pool (a re-execution) first sleeps 200 ms
+//	slow      as ops, but a run on an existing pool (a re-execution) first appends a line to
+//	          the file $REL_RUNS names, if set, and sleeps 200 ms
 //	path      prints the pool's path, then as ops
 //	excl      creates the pool with O_EXCL, so it cannot reopen an existing one; then as ops
 //	fail      as ops, then stores a value it never flushes and exits with status 3
@@ -70,15 +74,22 @@ int main(int argc, char **argv)
 			return 0;
 		if (strcmp(mode, "stubborn") == 0)
 			signal(SIGINT, on_int);
-		printf("ready\n");
+		printf("ready %d\n", (int)getpid());
 		fflush(stdout);
 		for (;;)
 			pause();
 	}
 	if (strcmp(mode, "path") == 0)
 		printf("pool: %s\n", argv[1]);
-	if (strcmp(mode, "slow") == 0 && existed)
+	if (strcmp(mode, "slow") == 0 && existed) {
+		const char *runs = getenv("REL_RUNS");
+		FILE *f = runs ? fopen(runs, "a") : NULL;
+		if (f) {
+			fputs("run\n", f);
+			fclose(f);
+		}
 		usleep(200000);
+	}
 	char line[64];
 	while (fgets(line, sizeof line, stdin)) {
 		unsigned long v;
@@ -155,16 +166,25 @@ func (r relReport) warns(sub string) bool {
 	return false
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a process writes to it.
+// lockedBuffer is a bytes.Buffer safe to read while a process writes to it; written receives a
+// value (without blocking: one pending is enough) after each write, for waitFor.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{}
 }
+
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{written: make(chan struct{}, 1)} }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	select {
+	case l.written <- struct{}{}:
+	default:
+	}
+	return n, err
 }
 
 func (l *lockedBuffer) String() string {
@@ -185,7 +205,7 @@ type background struct {
 
 func startScry(t *testing.T, dir string, env []string, args ...string) *background {
 	t.Helper()
-	b := &background{cmd: exec.Command(scryBin(t), args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	b := &background{cmd: exec.Command(testenv.Scry(t), args...), stdout: newLockedBuffer(), stderr: newLockedBuffer(), done: make(chan struct{})}
 	b.cmd.Dir = dir
 	b.cmd.Env = append(os.Environ(), env...)
 	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
@@ -210,20 +230,48 @@ func startScry(t *testing.T, dir string, env []string, args ...string) *backgrou
 	return b
 }
 
-// waitFor waits until scry's standard output or error contains s.
+// exitTimeout bounds the waits for scry's output and exit: a failure bound (scry hangs), no
+// assertion about speed.
+const exitTimeout = 2 * time.Minute
+
+// waitFor waits until scry's standard output or error contains s, woken by each write.
 func (b *background) waitFor(t *testing.T, s string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	timeout := time.After(exitTimeout)
 	for !strings.Contains(b.stderr.String(), s) && !strings.Contains(b.stdout.String(), s) {
 		select {
+		case <-b.stdout.written:
+		case <-b.stderr.written:
 		case <-b.done:
-			t.Fatalf("scry exited (%d) before printing %q:\n%s", b.code, s, b.stderr.String())
-		default:
+			if !strings.Contains(b.stderr.String(), s) && !strings.Contains(b.stdout.String(), s) {
+				t.Fatalf("scry exited (%d) before printing %q:\n%s", b.code, s, b.stderr.String())
+			}
+		case <-timeout:
+			t.Fatalf("scry did not print %q within %v:\n%s", s, exitTimeout, b.stderr.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("scry did not print %q:\n%s", s, b.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// programPid returns the process id the rel program printed on its "ready PID" line (which
+// `scry check` passes on to its standard error, `scry record` to its standard output).
+func (b *background) programPid(t *testing.T) int {
+	t.Helper()
+	out := b.stdout.String() + b.stderr.String()
+	m := regexp.MustCompile(`ready (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no \"ready PID\" line:\n%s", out)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	return pid
+}
+
+// programGone fails the test unless process pid (the recorded program) is gone, waiting for it
+// (SIGKILL is delivered asynchronously).
+func programGone(t *testing.T, pid int) {
+	t.Helper()
+	if !testenv.Poll(exitTimeout, func() bool { return testenv.ProcessGone(pid) }) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the recorded program (pid %d) outlived scry", pid)
 	}
 }
 
@@ -235,14 +283,14 @@ func (b *background) signal(t *testing.T, sig syscall.Signal) {
 	}
 }
 
-// wait waits for scry to exit within limit and returns its status.
-func (b *background) wait(t *testing.T, limit time.Duration) int {
+// wait waits for scry to exit and returns its status.
+func (b *background) wait(t *testing.T) int {
 	t.Helper()
 	select {
 	case <-b.done:
 		return b.code
-	case <-time.After(limit):
-		t.Fatalf("scry did not exit within %v:\n%s", limit, b.stderr.String())
+	case <-time.After(exitTimeout):
+		t.Fatalf("scry did not exit within %v:\n%s", exitTimeout, b.stderr.String())
 	}
 	return -1
 }
@@ -276,12 +324,14 @@ func TestInterruptRecording(t *testing.T) {
 			}
 			b := startScry(t, d, nil, append(args, "--", rel, filepath.Join(d, "p.pool"), "wait")...)
 			b.waitFor(t, "ready")
+			pid := b.programPid(t)
 			b.signal(t, tc.sig)
-			if code := b.wait(t, 20*time.Second); code != tc.code {
+			if code := b.wait(t); code != tc.code {
 				t.Errorf("exit %d, want %d\n%s", code, tc.code, b.stderr.String())
 			}
+			programGone(t, pid)
 			// The trace is complete: END with the signal (not truncated).
-			d2 := run(t, d, "", scryBin(t), "trace", "dump", tr)
+			d2 := run(t, d, "", testenv.Scry(t), "trace", "dump", tr)
 			if d2.code != 0 || !strings.Contains(d2.stdout, "END") || !strings.Contains(d2.stdout, "signal") {
 				t.Errorf("trace dump: exit %d, no END naming the signal:\n%s%s", d2.code, tail(d2.stdout), d2.stderr)
 			}
@@ -298,19 +348,19 @@ func TestInterruptRecording(t *testing.T) {
 		d := t.TempDir()
 		b := startScry(t, d, nil, "check", "--pm", filepath.Join(d, "*.pool"), "--", rel, filepath.Join(d, "p.pool"), "stubborn")
 		b.waitFor(t, "ready")
+		pid := b.programPid(t)
 		b.signal(t, syscall.SIGINT)
 		b.waitFor(t, "ignored SIGINT")
-		start := time.Now()
+		// The program ignores SIGINT and would wait forever: scry exits only if the second
+		// SIGINT stops it, killing the program.
 		b.signal(t, syscall.SIGINT)
-		if code := b.wait(t, 5*time.Second); code != 130 {
+		if code := b.wait(t); code != 130 {
 			t.Errorf("exit %d, want 130\n%s", code, b.stderr.String())
-		}
-		if el := time.Since(start); el > 2*time.Second {
-			t.Errorf("the second SIGINT took %v to stop scry", el)
 		}
 		if !strings.Contains(b.stderr.String(), "stopped by a second") {
 			t.Errorf("stderr does not say the program was stopped:\n%s", b.stderr.String())
 		}
+		programGone(t, pid)
 	})
 }
 
@@ -339,11 +389,17 @@ func TestInterruptExploration(t *testing.T) {
 	}
 	wl := writeFile(t, dir, "ops.txt", ops.String(), 0o644)
 	rep := filepath.Join(dir, "rep.json")
-	b := startScry(t, dir, []string{"TMPDIR=" + tmp}, "check", "--format", "json", "-o", rep, "--workload", wl, "-j", "2", "--", rel, "{pool}", "slow")
-	// Recording takes well under a second; then every run sleeps 200 ms.
-	time.Sleep(4 * time.Second)
+	runs := filepath.Join(dir, "runs")
+	b := startScry(t, dir, []string{"TMPDIR=" + tmp}, "check", "--format", "json", "-o", rep, "--workload", wl, "-j", "2",
+		"--env", "REL_RUNS="+runs, "--", rel, "{pool}", "slow")
+	// Every re-execution appends a line to runs as it starts. Ten started on two workers: each
+	// worker has finished runs before its last, so crash images have been run and judged.
+	testenv.WaitFor(t, func() bool {
+		b, _ := os.ReadFile(runs)
+		return bytes.Count(b, []byte("\n")) >= 10
+	}, exitTimeout, "ten re-executions to start")
 	b.signal(t, syscall.SIGTERM)
-	if code := b.wait(t, 20*time.Second); code != 143 {
+	if code := b.wait(t); code != 143 {
 		t.Fatalf("exit %d, want 143\n%s", code, b.stderr.String())
 	}
 	r := readRelReport(t, rep)
@@ -389,7 +445,7 @@ func TestUserFiles(t *testing.T) {
 	writeFile(t, sub, "keep.txt", "keep\n", 0o644)
 	pool := filepath.Join(dir, "same.pool")
 	pm := filepath.Join(dir, "*.pool")
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	tests := []struct {
 		name string
 		args []string
@@ -434,11 +490,11 @@ func TestUserFiles(t *testing.T) {
 
 	// scry replay --out: refuse an existing file unless --force, never a link.
 	ordering := filepath.Join(dir, "ordering")
-	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.c")); r.code != 0 {
+	if r := run(t, dir, "", scry, "cc", "-O1", "-mclwb", "-o", ordering, filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.c")); r.code != 0 {
 		t.Fatalf("scry cc: %s", r.stderr)
 	}
 	crep := filepath.Join(dir, "crash.json")
-	if r := run(t, dir, "", scry, "check", "--format", "json", "-o", crep, "--workload", filepath.Join(repoRoot(t), "pm", "explore", "testdata", "ordering.ops"), "--", ordering, "{pool}"); r.code != 1 {
+	if r := run(t, dir, "", scry, "check", "--format", "json", "-o", crep, "--workload", filepath.Join(testenv.Root(), "pm", "explore", "testdata", "ordering.ops"), "--", ordering, "{pool}"); r.code != 1 {
 		t.Fatalf("scry check ordering: exit %d\n%s", r.code, r.stderr)
 	}
 	// The crash finding's number, as the text report numbers it.
@@ -483,7 +539,7 @@ func TestUserFiles(t *testing.T) {
 func TestNothingTested(t *testing.T) {
 	dir := t.TempDir()
 	rel := relProgram(t, dir)
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	wl := writeFile(t, dir, "ops.txt", "set 5\nget\nset 7\nget\n", 0o644)
 	// A wrapper run as ./wrap.sh that runs ./rel: both relative to the current directory.
 	writeFile(t, dir, "wrap.sh", "#!/bin/sh\nexec ./rel \"$1\" ops\n", 0o755)
@@ -543,7 +599,7 @@ func TestNothingTested(t *testing.T) {
 func TestOutputAndStatus(t *testing.T) {
 	dir := t.TempDir()
 	rel := relProgram(t, dir)
-	scry := scryBin(t)
+	scry := testenv.Scry(t)
 	wl := writeFile(t, dir, "ops.txt", "set 5\nget\nset 7\nget\n", 0o644)
 	pm := filepath.Join(dir, "*.pool")
 
