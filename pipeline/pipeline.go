@@ -309,11 +309,11 @@ func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, 
 		switch {
 		case o.Confirmed > 0:
 			f.Class = report.Correctness
-			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it (%s) made the program fail, and %d of them passed with the two in order (see the crash findings)", o.Failed, o.Broken, pair, o.Confirmed)
+			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it (%s) made the program fail, and %d of them passed without the store persisted too early but failed again with only these two out of order (see the crash findings)", o.Failed, o.Broken, pair, o.Confirmed)
 		case o.FailedAnyway > 0:
-			f.Message += fmt.Sprintf("; not confirmed: the %d crash states that break it (%s) and failed also failed with the two in order: they fail for another reason", o.Failed, pair)
+			f.Message += fmt.Sprintf("; not confirmed: the %d crash states that break it (%s) and failed also failed without the store persisted too early: they fail for another reason", o.Failed, pair)
 		case o.Failed > 0:
-			f.Message += fmt.Sprintf("; not confirmed: %d of the %d crash states that break it (%s) failed, but none was tested with the two in order", o.Failed, o.Broken, pair)
+			f.Message += fmt.Sprintf("; not confirmed: %d of the %d crash states that break it (%s) failed, but the same states without the store persisted too early, or with only these two out of order, did not show them to be the cause", o.Failed, o.Broken, pair)
 		case o.Broken > 0:
 			f.Message += fmt.Sprintf("; not confirmed: the program recovered from each of the %d crash states that break it (%s)", o.Broken, pair)
 		default:

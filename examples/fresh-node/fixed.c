@@ -7,12 +7,13 @@
 //
 // Until the head points to it, nothing reaches the node: a crash that persists some of its
 // fields and not others leaves a node no reader can see. scry's trace analyses still see
-// patterns: the value is read only when the key matches, so the value must persist before the
-// key (an inferred must-persist-before property, checked against the trace: mpb-violation), and
-// the field stores rewrite the blank copy before it was durable (overwritten-unpersisted). Both
-// are tested with crashes: every state that persists the key without the value passes (the node
-// is not published yet), and the blank copy's bytes are durable before any later operation, so
-// no crash state can lose them. Both stay warnings; nothing is a correctness finding.
+// patterns: `get` reads a node's fields only after the link that leads to it and the key that
+// matches, so inference asks for the node's fields to persist in an order and together
+// (must-persist-before, must-persist-atomically: mpb-violation, mpa-violation at the link), and the
+// field stores rewrite the blank copy before it was durable (overwritten-unpersisted). All are
+// tested with crashes: every state that breaks the fields' order passes (the node is not
+// published yet), and the blank copy's bytes are durable before any later operation, so no crash
+// state can lose them. They stay warnings; nothing is a correctness finding.
 // scry: args {pool}
 // scry: workload workload.txt
 #include <immintrin.h>
@@ -63,9 +64,9 @@ int main(int argc, char *argv[])
 		if (sscanf(line, "add %lu %lu", &k, &v) == 2 && p->used < NNODES) {
 			volatile struct node *n = &p->nodes[p->used];
 			memcpy((void *)n, &blank, sizeof blank);
-			n->value = v; // want "overwritten-unpersisted:unconfirmed"
-			n->key = k;   // want "mpb-violation:unconfirmed"
-			n->next = p->head;
+			n->value = v;      // want "overwritten-unpersisted:unconfirmed"
+			n->key = k;        // want "overwritten-unpersisted:unconfirmed"
+			n->next = p->head; // want "overwritten-unpersisted:unconfirmed mpb-violation:unconfirmed mpa-violation:unconfirmed"
 			write_back(n, sizeof *n);
 			_mm_sfence();
 			p->used++;

@@ -82,7 +82,16 @@ func clusterKey(kind report.Kind, point, cause string) string {
 // or, with Atomic, together. Run confirms such a pair differentially (Config.ConfirmPairs): a
 // crash state that breaks it (a store of After persisted while an earlier store of Before is
 // not; for an atomic pair, a store of either persisted while one of the other is not) must fail,
-// and the same state with the pair repaired (those Before stores persisted too) must not.
+// and the same state with the pair repaired (those stores persisted too) must not.
+//
+// A state often breaks several orderings through one store persisted too early (a node published
+// before any of its fields), not all of them pairs of findings, and may fail because of another
+// store persisted too early altogether. So the pairs a state breaks are grouped by the position of
+// the store persisted too early, and each group gets two kinds of twins: the state without that
+// store (its stores at that position unpersisted, with what follows them on their lines), which
+// must pass for the store's early persistence to be a cause at all; and, for each pair, the state
+// with every store before it in program order persisted but the pair's earlier stores, which must
+// fail for that pair to be one (leave-one-out). The pair is confirmed when all three hold.
 type Pair struct {
 	Before, After report.Location
 	Atomic        bool
@@ -92,38 +101,109 @@ type Pair struct {
 type PairOutcome struct {
 	// Broken counts the states judged that break the pair; Failed those of them that failed.
 	Broken, Failed int
-	// Confirmed counts the failing states whose repaired twin did not fail: the pair is a cause.
-	// FailedAnyway counts those whose twin failed too: they fail for another reason.
+	// Confirmed counts the failing states whose twins showed the pair is a cause (above).
+	// FailedAnyway counts those whose repair of the pair (with its group) failed too: they fail
+	// for another reason.
 	Confirmed, FailedAnyway int
 }
 
-// MaxTwins bounds the repaired twins tested per pair that is not yet confirmed.
+// MaxTwins bounds the states per pair that get repaired twins while the pair is not confirmed.
 const MaxTwins = 8
 
-// brokenPairs returns the pairs of Config.ConfirmPairs that state st of sp breaks, each with the
-// state that repairs it: the unpersisted stores of its earlier side that the break involves
-// persisted too (with what precedes them on their lines, as px86 requires).
-func (e *explorer) brokenPairs(sp *crash.Space, st crash.State) (pairs []Pair, twins []crash.State) {
-	return brokenPairs(sp, st, e.cfg.ConfirmPairs, e.location)
+// brokenPair is a pair a state breaks: early is the position of the side persisted too early
+// (the group key), bound the program-order position (Unit.Seq) of its latest persisted unit, fix
+// the indices of the stores (into the state's store list) whose persisting repairs it.
+type brokenPair struct {
+	pair  Pair
+	early report.Location
+	bound uint64
+	fix   []int
 }
 
-// brokenPairs is explorer.brokenPairs over the pairs confirm, with loc giving a site's source
-// position.
-func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site uint32) report.Location) (pairs []Pair, twins []crash.State) {
+// breaks is what a state does to the pairs of Config.ConfirmPairs: the pairs it breaks and how
+// to build a state repairing any set of them.
+type breaks struct {
+	sp    *crash.Space
+	st    crash.State
+	pairs []brokenPair
+	units [][][2]int        // per store: its units as (line, unit)
+	locs  []report.Location // per store: its site's position
+}
+
+// repairedGroup returns the state that repairs the pairs group (indices into b.pairs) but the
+// pair except (-1: none): every unit before bound in program order persisted, and the stores that
+// fix the group's pairs (for an atomic pair, stores after bound) persisted, with what precedes
+// them on their lines, except the units of the stores fixing except and those after them on
+// their lines: each line persists a prefix, as px86 requires.
+func (b *breaks) repairedGroup(bound uint64, group []int, except int) crash.State {
+	skip := map[[2]int]bool{}
+	if except >= 0 {
+		for _, s := range b.pairs[except].fix {
+			for _, r := range b.units[s] {
+				skip[r] = true
+			}
+		}
+	}
+	want := map[[2]int]bool{}
+	for _, i := range group {
+		if i == except {
+			continue
+		}
+		for _, s := range b.pairs[i].fix {
+			for _, r := range b.units[s] {
+				want[r] = true
+			}
+		}
+	}
+	k := slices.Clone(b.st.K)
+	for i, l := range b.sp.Lines {
+		last := -1 // the last unit to persist on the line
+		for j, u := range l.Units {
+			if skip[[2]int{i, j}] {
+				break
+			}
+			if u.Seq < bound || want[[2]int{i, j}] {
+				last = j
+			}
+		}
+		k[i] = max(k[i], last+1)
+	}
+	return crash.State{K: k, Prefix: b.sp.IsPrefix(k)}
+}
+
+// without returns the state with every persisted store at position early unpersisted, with the
+// units after them on their lines.
+func (b *breaks) without(early report.Location) crash.State {
+	k := slices.Clone(b.st.K)
+	for s, units := range b.units {
+		if b.locs[s] != early {
+			continue
+		}
+		for _, r := range units {
+			k[r[0]] = min(k[r[0]], r[1])
+		}
+	}
+	return crash.State{K: k, Prefix: b.sp.IsPrefix(k)}
+}
+
+// brokenPairs returns what state st of sp does to the pairs confirm (breaks), loc giving a site's
+// source position.
+func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site uint32) report.Location) *breaks {
+	b := &breaks{sp: sp, st: st}
 	if len(confirm) == 0 {
-		return nil, nil
+		return b
 	}
 	type side struct {
-		persisted   bool
 		maxP, minU  uint64 // latest fully persisted store, earliest not fully persisted
+		maxSeq      uint64 // the latest unit of a fully persisted store
 		anyP, anyU  bool
-		unpersisted []int // indices into stores of the stores not fully persisted
+		unpersisted []int // indices of the stores not fully persisted
 	}
 	type store struct {
-		id    uint64
-		loc   report.Location
-		units [][2]int // (line, unit)
-		pers  bool
+		id      uint64
+		loc     report.Location
+		pers    bool
+		lastSeq uint64 // its latest unit in program order
 	}
 	var stores []store
 	idx := map[uint64]int{}
@@ -134,8 +214,11 @@ func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site 
 				k = len(stores)
 				idx[u.Store] = k
 				stores = append(stores, store{id: u.Store, loc: loc(u.Site), pers: true})
+				b.units = append(b.units, nil)
+				b.locs = append(b.locs, loc(u.Site))
 			}
-			stores[k].units = append(stores[k].units, [2]int{i, j})
+			b.units[k] = append(b.units[k], [2]int{i, j})
+			stores[k].lastSeq = max(stores[k].lastSeq, u.Seq)
 			if j >= st.K[i] {
 				stores[k].pers = false
 			}
@@ -150,6 +233,7 @@ func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site 
 		}
 		if s.pers {
 			sd.maxP, sd.anyP = max(sd.maxP, s.id), true
+			sd.maxSeq = max(sd.maxSeq, s.lastSeq)
 		} else {
 			if !sd.anyU || s.id < sd.minU {
 				sd.minU = s.id
@@ -158,65 +242,140 @@ func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site 
 			sd.unpersisted = append(sd.unpersisted, i)
 		}
 	}
-	repair := func(from *side, before uint64) crash.State {
-		k := slices.Clone(st.K)
+	fix := func(from *side, before uint64) []int {
+		var out []int
 		for _, i := range from.unpersisted {
-			if stores[i].id >= before {
-				continue
-			}
-			for _, r := range stores[i].units {
-				k[r[0]] = max(k[r[0]], r[1]+1)
+			if stores[i].id < before {
+				out = append(out, i)
 			}
 		}
-		return crash.State{K: k, Prefix: sp.IsPrefix(k)}
+		return out
 	}
 	for _, p := range confirm {
-		b, a := sides[p.Before], sides[p.After]
-		if b == nil || a == nil {
+		bs, as := sides[p.Before], sides[p.After]
+		if bs == nil || as == nil {
 			continue
 		}
 		switch {
-		case a.anyP && b.anyU && b.minU < a.maxP:
-			pairs, twins = append(pairs, p), append(twins, repair(b, a.maxP))
-		case p.Atomic && b.anyP && a.anyU:
-			pairs, twins = append(pairs, p), append(twins, repair(a, ^uint64(0)))
-		case p.Atomic && a.anyP && b.anyU:
-			pairs, twins = append(pairs, p), append(twins, repair(b, ^uint64(0)))
+		case as.anyP && bs.anyU && bs.minU < as.maxP:
+			b.pairs = append(b.pairs, brokenPair{p, p.After, as.maxSeq, fix(bs, as.maxP)})
+		case p.Atomic && bs.anyP && as.anyU:
+			b.pairs = append(b.pairs, brokenPair{p, p.Before, bs.maxSeq, fix(as, ^uint64(0))})
+		case p.Atomic && as.anyP && bs.anyU:
+			b.pairs = append(b.pairs, brokenPair{p, p.After, as.maxSeq, fix(bs, ^uint64(0))})
 		}
 	}
-	return pairs, twins
+	return b
+}
+
+// twinRole is what a repaired twin repairs: the group's early store left unpersisted, or every
+// store before it persisted but its pair's earlier ones (leave-one-out).
+type twinRole uint8
+
+const (
+	twinGroup twinRole = iota + 1
+	twinAllBut
+)
+
+// twin is what a repaired twin item is about (item.twin).
+type twin struct {
+	of   *item
+	role twinRole
+	pair Pair   // twinAllBut
+	grp  []Pair // twinGroup: the pairs of the group
+}
+
+// addTwins adds, after item it (a state that breaks inferred invariants), the repaired twins of
+// the pairs of Config.ConfirmPairs it breaks that are not confirmed yet (Pair), judged after it.
+func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32, path string) error {
+	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, e.location)
+	for _, bp := range b.pairs {
+		it.pairs = append(it.pairs, bp.pair)
+	}
+	groups := map[report.Location][]int{}
+	var order []report.Location
+	for i, bp := range b.pairs {
+		if _, ok := groups[bp.early]; !ok {
+			order = append(order, bp.early)
+		}
+		groups[bp.early] = append(groups[bp.early], i)
+	}
+	add := func(st crash.State, t twin) error {
+		tw, err := e.newItem(cp, k, region, path, st, "repaired-twin")
+		if err != nil {
+			return err
+		}
+		tw.per, tw.done, tw.inflight, tw.next = it.per, it.done, it.inflight, it.next
+		tw.twin = &t
+		e.res.Stats.Twins++
+		e.batch = append(e.batch, tw)
+		return nil
+	}
+	for _, early := range order {
+		g := groups[early]
+		var want []int
+		for _, i := range g {
+			if p := b.pairs[i].pair; e.res.Pairs[p].Confirmed == 0 && e.twins[p] < MaxTwins {
+				want = append(want, i)
+				e.twins[p]++
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		var grp []Pair
+		bound := uint64(0)
+		for _, i := range g {
+			grp = append(grp, b.pairs[i].pair)
+			bound = max(bound, b.pairs[i].bound)
+		}
+		if err := add(b.without(early), twin{of: it, role: twinGroup, grp: grp}); err != nil {
+			return err
+		}
+		for _, i := range want {
+			if err := add(b.repairedGroup(bound, g, i), twin{of: it, role: twinAllBut, pair: b.pairs[i].pair}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // pairJudged records the outcome of a state that broke pairs (it.pairs), and of its repaired
-// twins: called when twin, or the state itself when it has no twin, is judged.
+// twins, each judged after the state it repairs (Pair).
 func (e *explorer) pairJudged(it *item, failed bool) {
-	if it.twinOf != nil {
-		orig := it.twinOf
-		if !orig.judged || !orig.failed {
-			return
+	t := it.twin
+	if t == nil {
+		for _, p := range it.pairs {
+			o := e.res.Pairs[p]
+			o.Broken++
+			if failed {
+				o.Failed++
+			}
+			e.res.Pairs[p] = o
 		}
-		o := e.res.Pairs[it.twinPair]
-		if failed {
-			o.FailedAnyway++
-		} else {
-			o.Confirmed++
-		}
-		e.res.Pairs[it.twinPair] = o
 		return
 	}
-	for _, p := range it.pairs {
-		o := e.res.Pairs[p]
-		o.Broken++
-		if failed {
-			o.Failed++
-		}
-		e.res.Pairs[p] = o
+	orig := t.of
+	if !orig.judged || !orig.failed {
+		return
 	}
-}
-
-// wantTwin reports whether a state breaking pair p gets a repaired twin: the pair is not
-// confirmed yet and has had fewer than MaxTwins.
-func (e *explorer) wantTwin(p Pair) bool {
-	o := e.res.Pairs[p]
-	return o.Confirmed == 0 && e.twins[p] < MaxTwins
+	switch t.role {
+	case twinGroup:
+		orig.groupPassed = append(orig.groupPassed, !failed)
+		if failed {
+			for _, p := range t.grp {
+				o := e.res.Pairs[p]
+				o.FailedAnyway++
+				e.res.Pairs[p] = o
+			}
+		}
+	case twinAllBut:
+		// The group twin was judged just before this one's group.
+		if n := len(orig.groupPassed); n > 0 && orig.groupPassed[n-1] && failed {
+			o := e.res.Pairs[t.pair]
+			o.Confirmed++
+			e.res.Pairs[t.pair] = o
+		}
+	}
 }

@@ -27,9 +27,14 @@ func siteLoc(site uint32) report.Location {
 }
 
 // TestBrokenPairs: a state breaks an ordering pair when a store of After persisted while an
-// earlier store of Before did not; its twin persists those Before stores (with what precedes them
-// on their lines); an atomic pair is broken either way; pairs of absent sites are not broken.
+// earlier store of Before did not; an atomic pair is broken either way; pairs of absent sites are
+// not broken; the pairs broken through one store persisted too early share its position (a
+// group). The group's twin leaves that store unpersisted; the repair of all but one pair persists
+// everything before the store in program order and the atomic pairs' other sides, but keeps the
+// pair's earlier stores (and what follows them on their lines) unpersisted.
 func TestBrokenPairs(t *testing.T) {
+	// Line 0: key (store 1, site 10), value (2, 11); line 1: token (3, 12); line 2: a
+	// store of site 13 (4) after the token.
 	sp := space([][2]int{{1, 10}, {2, 11}}, [][2]int{{3, 12}}, [][2]int{{4, 13}})
 	valueToken := Pair{Before: siteLoc(11), After: siteLoc(12)}
 	keyToken := Pair{Before: siteLoc(10), After: siteLoc(12)}
@@ -38,23 +43,43 @@ func TestBrokenPairs(t *testing.T) {
 	absent := Pair{Before: siteLoc(99), After: siteLoc(12)}
 	confirm := []Pair{valueToken, keyToken, tokenValue, atomic, absent}
 	for _, tc := range []struct {
-		k     []int
-		pairs []Pair
-		twins [][]int
+		k      []int
+		pairs  []Pair
+		early  []int   // the site persisted too early, per pair
+		group  []int   // the early store left unpersisted
+		allBut [][]int // the group repaired but each pair
 	}{
-		{[]int{0, 1, 0}, []Pair{valueToken, keyToken, atomic}, [][]int{{2, 1, 0}, {1, 1, 0}, {0, 1, 1}}},
-		{[]int{1, 1, 1}, []Pair{valueToken}, [][]int{{2, 1, 1}}},
-		{[]int{2, 0, 1}, []Pair{atomic}, [][]int{{2, 1, 1}}},
-		{[]int{2, 1, 1}, nil, nil},
+		{[]int{0, 1, 0}, []Pair{valueToken, keyToken, atomic}, []int{12, 12, 12},
+			[]int{0, 0, 0}, [][]int{{1, 1, 1}, {0, 1, 1}, {2, 1, 0}}},
+		{[]int{1, 1, 1}, []Pair{valueToken}, []int{12}, []int{1, 0, 1}, [][]int{{1, 1, 1}}},
+		{[]int{2, 0, 1}, []Pair{atomic}, []int{13}, []int{2, 0, 0}, [][]int{{2, 0, 1}}},
+		{[]int{2, 1, 1}, nil, nil, nil, nil},
 	} {
-		pairs, twins := brokenPairs(sp, crash.State{K: tc.k}, confirm, siteLoc)
+		b := brokenPairs(sp, crash.State{K: tc.k}, confirm, siteLoc)
+		var pairs []Pair
+		var all []int
+		bound := uint64(0)
+		for i, bp := range b.pairs {
+			pairs = append(pairs, bp.pair)
+			all = append(all, i)
+			bound = max(bound, bp.bound)
+			if bp.early != siteLoc(uint32(tc.early[i])) {
+				t.Errorf("state %v, pair %v: persisted early at %v, want line %d", tc.k, bp.pair, bp.early, tc.early[i])
+			}
+		}
 		if fmt.Sprint(pairs) != fmt.Sprint(tc.pairs) {
 			t.Errorf("state %v: pairs %v, want %v", tc.k, pairs, tc.pairs)
 			continue
 		}
-		for i, tw := range twins {
-			if fmt.Sprint(tw.K) != fmt.Sprint(tc.twins[i]) {
-				t.Errorf("state %v, pair %v: twin %v, want %v", tc.k, pairs[i], tw.K, tc.twins[i])
+		if len(all) == 0 {
+			continue
+		}
+		if got := b.without(b.pairs[0].early).K; fmt.Sprint(got) != fmt.Sprint(tc.group) {
+			t.Errorf("state %v: without the early store %v, want %v", tc.k, got, tc.group)
+		}
+		for _, i := range all {
+			if got := b.repairedGroup(bound, all, i).K; fmt.Sprint(got) != fmt.Sprint(tc.allBut[i]) {
+				t.Errorf("state %v: repaired but %v: %v, want %v", tc.k, pairs[i], got, tc.allBut[i])
 			}
 		}
 	}

@@ -94,11 +94,12 @@ type item struct {
 	durable    report.Location
 	// cause is the cause part of its cluster key (cause.go), pointKey the crash point's.
 	cause, pointKey string
-	// pairs are the Config.ConfirmPairs the state breaks; twinOf, for a repaired twin, the state
-	// it repairs and twinPair the pair. judged and failed are the state's verdict, once judged.
+	// pairs are the Config.ConfirmPairs the state breaks; twin, for a repaired twin, what it
+	// repairs, and groupPassed, for a state with twins, whether each group twin passed (cause.go).
+	// judged and failed are the state's verdict, once judged.
 	pairs          []Pair
-	twinOf         *item
-	twinPair       Pair
+	twin           *twin
+	groupPassed    []bool
 	judged, failed bool
 }
 
@@ -443,29 +444,6 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 				}
 			}
 		}
-	}
-	return nil
-}
-
-// addTwins adds, after item it (a state that breaks inferred invariants), the repaired twin of
-// each pair of Config.ConfirmPairs it breaks that is not confirmed yet: the same state with the
-// pair in order, judged after it (cause.go).
-func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32, path string) error {
-	pairs, twins := e.brokenPairs(cp.Space, it.state)
-	it.pairs = pairs
-	for j, p := range pairs {
-		if !e.wantTwin(p) {
-			continue
-		}
-		e.twins[p]++
-		tw, err := e.newItem(cp, k, region, path, twins[j], "repaired-twin")
-		if err != nil {
-			return err
-		}
-		tw.per, tw.done, tw.inflight, tw.next = it.per, it.done, it.inflight, it.next
-		tw.twinOf, tw.twinPair = it, p
-		e.res.Stats.Twins++
-		e.batch = append(e.batch, tw)
 	}
 	return nil
 }
