@@ -1,10 +1,12 @@
 // Tests of the trace format's version-2 facts as the pass and the runtime produce them, on real
-// programs: testdata/deps.c and testdata/frames.c are compiled with each installed clang at -O0
-// and -O2 with the plugin, linked with the real runtime (built with `make runtime`), run on a PM
-// file they register with scry.h, and their traces are read back with the trace package:
+// programs: testdata/deps.c (also at -O1) and testdata/frames.c are compiled with each installed
+// clang at -O0 and -O2 with the plugin, linked with the real runtime (built with `make
+// runtime`), run on a PM file they register with scry.h, and their traces are read back with the
+// trace package:
 //
-//   - DEPS (static dependence facts): control dependences on branch sites, value and address
-//     dependences on loads and calls, found by the source lines marked "// @name";
+//   - DEPS (static dependence facts): control dependences on branch sites (including the implicit
+//     flow out of a loop through the index it leaves with), value and address dependences on
+//     loads and calls, found by the source lines marked "// @name";
 //   - FRAME (activation serials): one serial per call, shared by the events of one activation,
 //     per thread.
 package llvm_test
@@ -147,6 +149,18 @@ func (rec recorded) has(from []uint32, kind trace.DepKind, to []uint32) []trace.
 	return out
 }
 
+// decidedBy returns the branch sites whose condition value-depends on one of loads.
+func (rec recorded) decidedBy(loads []uint32) []uint32 {
+	var out []uint32
+	for _, d := range rec.deps {
+		if d.Kind == trace.DepValue && rec.sites[d.From].Kind == trace.SiteBranch && slices.Contains(loads, d.To) &&
+			!slices.Contains(out, d.From) {
+			out = append(out, d.From)
+		}
+	}
+	return out
+}
+
 func (rec recorded) describe() string {
 	var b strings.Builder
 	for _, d := range rec.deps {
@@ -160,7 +174,7 @@ func TestDeps(t *testing.T) {
 	src, _ := filepath.Abs("testdata/deps.c")
 	lines := markers(t, src)
 	for _, v := range versions {
-		for _, opt := range []string{"-O0", "-O2"} {
+		for _, opt := range []string{"-O0", "-O1", "-O2"} {
 			t.Run("llvm"+v+opt, func(t *testing.T) {
 				rec := record(t, v, opt, "deps")
 				if len(rec.deps) == 0 {
@@ -238,6 +252,34 @@ func TestDeps(t *testing.T) {
 				// No fact is invented: the store of a constant depends on nothing.
 				if store := rec.at("deps.c", lines["through"], trace.SiteStore); len(rec.has(store, trace.DepValue, nil)) > 0 {
 					t.Errorf("through: the store of a constant has a value fact")
+				}
+
+				// (c) Implicit flow out of a loop: the read of value[i], i the index the lookup
+				// loop left with, is control dependent on the branches on token[j] and key[j]
+				// (whatever the optimisation level makes of i: two locals, a phi of the exits);
+				// the reads that do not use that i are not.
+				token = rec.at("deps.c", lines["exit-token"], trace.SiteLoad)
+				key = rec.at("deps.c", lines["exit-key"], trace.SiteLoad)
+				onToken, onKey := rec.decidedBy(token), rec.decidedBy(key)
+				if len(onToken) == 0 || len(onKey) == 0 {
+					t.Fatalf("exit-index: no branch decided by the load of token (%v) or of key (%v)", token, key)
+				}
+				read := rec.at("deps.c", lines["exit-read"], trace.SiteLoad)
+				for _, c := range []struct {
+					name     string
+					branches []uint32
+				}{{"token", onToken}, {"key", onKey}} {
+					if len(read) == 0 || len(rec.has(read, trace.DepControl, c.branches)) == 0 {
+						t.Errorf("exit-read: the load of value[i] (%v) is not control dependent on a branch on %s (%v)", read, c.name, c.branches)
+					}
+				}
+				for _, m := range []string{"exit-other", "exit-killed"} {
+					ld := rec.at("deps.c", lines[m], trace.SiteLoad)
+					if len(ld) == 0 {
+						t.Errorf("%s: no load site", m)
+					} else if d := rec.has(ld, trace.DepControl, append(onToken, onKey...)); len(d) > 0 {
+						t.Errorf("%s: invented control facts on the lookup's branches: %v", m, d)
+					}
 				}
 			})
 		}

@@ -20,9 +20,13 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/CFG.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 
@@ -61,6 +65,19 @@ public:
   // none or more than MaxProducers.
   const std::vector<Instruction *> &of(Value *V) { return Sets[resolve(V)]; }
 
+  bool producer(Instruction *I) const { return IsProducer.count(I); }
+
+  // The non-escaping local (alloca) L loads from, or null: its value is what the stores into that
+  // local (stores) wrote.
+  AllocaInst *local(LoadInst *L) {
+    auto *A = dyn_cast<AllocaInst>(getUnderlyingObject(L->getPointerOperand()->stripPointerCasts()));
+    return A && !alloca(A).Escapes ? A : nullptr;
+  }
+  const std::vector<StoreInst *> &stores(AllocaInst *A) { return alloca(A).Stores; }
+
+  // The values V is computed from (its operands; for a load of a non-escaping local, the local).
+  void successors(Value *V, SmallVectorImpl<Value *> &Out);
+
 private:
   const DenseSet<Instruction *> &IsProducer;
   static constexpr unsigned Overflowed = 1;
@@ -68,10 +85,10 @@ private:
   DenseMap<Value *, unsigned> Memo;             // value -> index in Sets
   DenseMap<Instruction *, unsigned> Single;     // producer -> index of {producer}
 
-  // Non-escaping allocas and the values stored into them.
+  // Non-escaping allocas and the stores into them.
   struct AllocaInfo {
     bool Escapes = false;
-    std::vector<Value *> Stored;
+    std::vector<StoreInst *> Stores;
   };
   DenseMap<AllocaInst *, AllocaInfo> Allocas;
 
@@ -87,7 +104,6 @@ private:
   std::vector<unsigned> Stack;
 
   const AllocaInfo &alloca(AllocaInst *A);
-  void successors(Value *V, SmallVectorImpl<Value *> &Out);
   unsigned singleton(Instruction *P);
   unsigned resolve(Value *Root);
   unsigned newNode(Value *V);
@@ -113,7 +129,7 @@ const RegDeps::AllocaInfo &RegDeps::alloca(AllocaInst *A) {
         if (S->getPointerOperand() != P || S->getValueOperand() == P)
           Info.Escapes = true;
         else
-          Info.Stored.push_back(S->getValueOperand());
+          Info.Stores.push_back(S);
       } else if (isa<GetElementPtrInst>(U) || isa<BitCastInst>(U) || isa<AddrSpaceCastInst>(U)) {
         if (isa<GetElementPtrInst>(U) && cast<GetElementPtrInst>(U)->getPointerOperand() != P)
           Info.Escapes = true;
@@ -128,7 +144,7 @@ const RegDeps::AllocaInfo &RegDeps::alloca(AllocaInst *A) {
     }
   }
   if (Info.Escapes)
-    Info.Stored.clear();
+    Info.Stores.clear();
   return Allocas[A] = std::move(Info);
 }
 
@@ -140,8 +156,8 @@ void RegDeps::successors(Value *V, SmallVectorImpl<Value *> &Out) {
       Out.push_back(Op);
   };
   if (auto *A = dyn_cast<AllocaInst>(V)) {
-    for (Value *S : alloca(A).Stored)
-      add(S);
+    for (StoreInst *S : alloca(A).Stores)
+      add(S->getValueOperand());
     return;
   }
   if (auto *L = dyn_cast<LoadInst>(V)) {
@@ -296,6 +312,144 @@ unsigned RegDeps::resolve(Value *Root) {
   return Memo[Root];
 }
 
+// decides reports whether terminator T chooses between successors: a conditional branch or a
+// switch.
+bool decides(Instruction *T) {
+  if (auto *BI = dyn_cast<BranchInst>(T))
+    return BI->isConditional();
+  return isa<SwitchInst>(T);
+}
+
+// LoopFlow answers "which branches decide the value V has at instruction At because V, or a value
+// it is computed from, was defined in a loop that At is not in" (implicit flow out of a loop): a
+// lookup that scans a bucket and leaves the loop with the index of the slot it found, inlined
+// into its caller or written there, hands the caller a value that no load's data flows into, yet
+// which slot the caller then reads was decided by the loads the loop's exit branches test.
+//
+// The definitions of V are those RegDeps follows (through registers and non-escaping locals,
+// stopping at producer sites, which are definitions of their own), except that a load of a local
+// is defined only by the stores into it that reach the load (a path with no store to the same
+// place in between), not by every store into the local. For each definition D made in a loop L
+// that does not contain At (and each loop around L that does not), the value depends on when L
+// was left and on whether D ran in the iteration that left it: the exiting blocks of L (their
+// conditional branches, and the branches they are control dependent on) and D's block (the
+// branches it is control dependent on). These are the control dependences of D that WITCHER's
+// program dependence graph (SOSP'21, §4.3.2) carries to every use of D's value; a use inside L
+// needs none of them (it runs in L's iterations, under L's own branches), and the branches of D's
+// block alone would miss the exit branches, which decide the iteration whose D leaves L.
+class LoopFlow {
+public:
+  // MaxVisited bounds the values visited per query (as returnDefs does).
+  static constexpr size_t MaxVisited = 256;
+
+  LoopFlow(Function &F, RegDeps &Reg) : DT(F), LI(DT), Reg(Reg) {}
+
+  // none reports whether the function has no loop (no query can find anything).
+  bool none() const { return LI.empty(); }
+
+  // decide adds to Blocks the blocks whose control dependences decide V at At, and to Branches
+  // the branches that decide it directly.
+  void decide(Value *V, Instruction *At, SmallSetVector<BasicBlock *, 8> &Blocks,
+              SmallSetVector<Instruction *, 8> &Branches) {
+    BasicBlock *AtB = At->getParent();
+    SmallPtrSet<Loop *, 4> Left;
+    auto def = [&](Instruction *D) {
+      for (Loop *L = LI.getLoopFor(D->getParent()); L && !L->contains(AtB); L = L->getParentLoop()) {
+        if (Left.insert(L).second) {
+          SmallVector<BasicBlock *, 4> Exiting;
+          L->getExitingBlocks(Exiting);
+          for (BasicBlock *E : Exiting) {
+            Blocks.insert(E);
+            if (decides(E->getTerminator()))
+              Branches.insert(E->getTerminator());
+          }
+        }
+        Blocks.insert(D->getParent());
+      }
+    };
+    SmallPtrSet<Value *, 32> Seen;
+    SmallVector<Value *, 16> Work{V};
+    SmallVector<Value *, 4> Succ;
+    while (!Work.empty() && Seen.size() < MaxVisited) {
+      auto *I = dyn_cast<Instruction>(Work.pop_back_val());
+      if (!I || !Seen.insert(I).second)
+        continue;
+      def(I);
+      if (Reg.producer(I))
+        continue;
+      if (auto *Ld = dyn_cast<LoadInst>(I))
+        if (AllocaInst *A = Reg.local(Ld)) {
+          for (StoreInst *St : Reg.stores(A))
+            if (reaches(St, Ld)) {
+              def(St);
+              Work.push_back(St->getValueOperand());
+            }
+          continue;
+        }
+      Succ.clear();
+      Reg.successors(I, Succ);
+      Work.append(Succ.begin(), Succ.end());
+    }
+  }
+
+private:
+  DominatorTree DT;
+  LoopInfo LI;
+  RegDeps &Reg;
+  // The blocks a store into a local reaches the entry of with no store to the same place in
+  // between, by store (memoised).
+  DenseMap<StoreInst *, DenseSet<BasicBlock *>> LiveIn;
+
+  // samePlace reports whether two pointers into a local name the same bytes for sure: the same
+  // value, or GEPs of the same base with the same constant indices (-O0 code computes a field's
+  // address anew at every access).
+  static bool samePlace(Value *P, Value *Q) {
+    P = P->stripPointerCasts(), Q = Q->stripPointerCasts();
+    if (P == Q)
+      return true;
+    auto *G = dyn_cast<GetElementPtrInst>(P), *H = dyn_cast<GetElementPtrInst>(Q);
+    if (!G || !H || G->getNumOperands() != H->getNumOperands() || !G->hasAllConstantIndices() ||
+        G->getSourceElementType() != H->getSourceElementType())
+      return false;
+    for (unsigned K = 0; K < G->getNumOperands(); ++K)
+      if (G->getOperand(K) != H->getOperand(K))
+        return false;
+    return true;
+  }
+
+  // kills: the first instruction in [From, To) of one block that stores to St's place, or null.
+  static StoreInst *kills(StoreInst *St, BasicBlock::iterator From, BasicBlock::iterator To) {
+    for (auto It = From; It != To; ++It)
+      if (auto *S = dyn_cast<StoreInst>(&*It))
+        if (samePlace(S->getPointerOperand(), St->getPointerOperand()))
+          return S;
+    return nullptr;
+  }
+
+  // reaches reports whether what St stored may be what Ld loads: a path from St to Ld with no
+  // store to St's place in between.
+  bool reaches(StoreInst *St, LoadInst *Ld) {
+    BasicBlock *SB = St->getParent(), *LB = Ld->getParent();
+    if (SB == LB && St->comesBefore(Ld))
+      return !kills(St, std::next(St->getIterator()), Ld->getIterator());
+    auto It = LiveIn.find(St);
+    if (It == LiveIn.end()) {
+      DenseSet<BasicBlock *> &In = LiveIn[St];
+      SmallVector<BasicBlock *, 16> Work;
+      if (!kills(St, std::next(St->getIterator()), SB->end()))
+        Work.append(succ_begin(SB), succ_end(SB));
+      while (!Work.empty()) {
+        BasicBlock *B = Work.pop_back_val();
+        if (!In.insert(B).second || kills(St, B->begin(), B->end()))
+          continue;
+        Work.append(succ_begin(B), succ_end(B));
+      }
+      It = LiveIn.find(St);
+    }
+    return It->second.count(LB) && !kills(St, LB->begin(), Ld->getIterator());
+  }
+};
+
 // controlDeps: for every block, the conditional branches and switches it is directly control
 // dependent on (Ferrante, Ottenstein and Warren, from the post-dominator tree).
 DenseMap<BasicBlock *, SmallVector<Instruction *, 2>> controlDeps(Function &F) {
@@ -360,6 +514,26 @@ FunctionDeps computeDeps(Function &F, const std::vector<DepSite> &Sites) {
       branch(From, T);
   };
   auto control = [&](Instruction *From) { controlIn(From, From->getParent()); };
+  // Implicit flow out of loops (LoopFlow): From is control dependent on the branches that decide
+  // the values it uses, beyond those of its own block.
+  LoopFlow Flow(F, Reg);
+  auto implicit = [&](Instruction *From, ArrayRef<Value *> Vals) {
+    if (Flow.none())
+      return;
+    SmallSetVector<BasicBlock *, 8> Blocks;
+    SmallSetVector<Instruction *, 8> Ts;
+    for (Value *V : Vals)
+      Flow.decide(V, From, Blocks, Ts);
+    for (BasicBlock *BB : Blocks) {
+      auto It = CD.find(BB);
+      if (It != CD.end())
+        Ts.insert(It->second.begin(), It->second.end());
+    }
+    auto Own = CD.find(From->getParent());
+    for (Instruction *T : Ts)
+      if (Own == CD.end() || !is_contained(Own->second, T))
+        branch(From, T);
+  };
   for (const DepSite &S : Sites) {
     data(S.I, S.Addr, SCRY_DEP_ADDRESS);
     data(S.I, S.Val, SCRY_DEP_VALUE);
@@ -369,6 +543,9 @@ FunctionDeps computeDeps(Function &F, const std::vector<DepSite> &Sites) {
         controlIn(S.I, BB);
     for (Instruction *T : S.CtrlBranches)
       branch(S.I, T);
+    SmallVector<Value *, 4> Uses(S.Addr.begin(), S.Addr.end());
+    Uses.append(S.Val.begin(), S.Val.end());
+    implicit(S.I, Uses);
   }
   // The branches found so far are sites too: their own control dependences and conditions.
   for (size_t K = 0; K < Out.Branches.size(); ++K) {
@@ -376,6 +553,7 @@ FunctionDeps computeDeps(Function &F, const std::vector<DepSite> &Sites) {
     control(T);
     Value *Cond = isa<BranchInst>(T) ? cast<BranchInst>(T)->getCondition() : cast<SwitchInst>(T)->getCondition();
     data(T, {Cond}, SCRY_DEP_VALUE);
+    implicit(T, {Cond});
   }
   return Out;
 }
@@ -383,11 +561,6 @@ FunctionDeps computeDeps(Function &F, const std::vector<DepSite> &Sites) {
 void returnDefs(Value *V, SmallVectorImpl<BasicBlock *> &Blocks, SmallVectorImpl<Instruction *> &Branches) {
   SmallPtrSet<Value *, 32> Seen;
   SmallVector<Value *, 16> Work{V};
-  auto decides = [](Instruction *T) {
-    if (auto *BI = dyn_cast<BranchInst>(T))
-      return BI->isConditional();
-    return isa<SwitchInst>(T);
-  };
   while (!Work.empty() && Seen.size() < 256) {
     Value *X = Work.pop_back_val();
     if (!Seen.insert(X).second)

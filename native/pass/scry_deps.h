@@ -60,6 +60,16 @@ struct FunctionDeps {
 // is what -O0 code needs, where every local lives in an alloca. Other memory is not followed
 // (memory-level dependence is dynamic, from the trace), and neither are calls' bodies (a call's
 // result is a producer of its own).
+//
+// Implicit flow out of loops: when the address or value a site uses, or a branch's condition, is
+// computed (as above) from a definition made inside a loop the site or branch is not in, it is
+// also control dependent on the branches that decide when that loop is left (those of the loop's
+// exiting blocks, and those these blocks are control dependent on) and on the branches the
+// definition's block is control dependent on. For a local, only the stores that reach the load
+// (no store to the same place in between) are its definitions here. A lookup loop that leaves
+// with the index of the slot it found, inlined into its caller or written there, makes the
+// caller's read of that slot control dependent on the branches that tested the slots (WITCHER,
+// SOSP'21, §4.3.2: the program dependence graph's control dependence of the index's definitions).
 FunctionDeps computeDeps(llvm::Function &F, const std::vector<DepSite> &Sites);
 
 // returnDefs finds where a returned value V is decided (implicit flow): the blocks that define

@@ -27,15 +27,16 @@
 // static analysis, the dissertation's §5.5.1.2-5.5.1.3), the memory-level data dependence from
 // the trace itself, each load depending on the latest store to the bytes it reads (a shadow of
 // PM). Control dependence is transitive within a function (through the branch sites' own
-// control facts) and across calls: the events of a call are control dependent on the branches
-// its call site depends on, in the caller's activation (the dissertation's inter-procedural
-// extension, §5.5.1.2), and back through return values: a caller's branch on a call's result is
-// guarded by the loads that decided the value the callee returned (its return sites' facts,
-// evaluated in the callee's activation when it ends). Activations come from the FRAME records; a
-// branch decided by a load governs only the events of the same activation (or of the calls it
-// makes). The global order
-// of the trace gives the inter-thread dependence through memory of §6.3 for free: a load reads
-// from the latest store of any thread.
+// control facts, which include the pass's implicit flow out of loops: a read through the index
+// a lookup loop left with depends on the loop's exit branches) and across calls: the events of a
+// call are control dependent on the branches its call site depends on, in the caller's
+// activation (the dissertation's inter-procedural extension, §5.5.1.2), and back through return
+// values: a caller's branch on a call's result is guarded by the loads that decided the value the
+// callee returned (its return sites' facts, evaluated in the callee's activation when it ends).
+// Activations come from the FRAME records; a branch decided by a load governs only the events of
+// the same activation (or of the calls it makes). The global order of the trace gives the
+// inter-thread dependence through memory of §6.3 for free: a load reads from the latest store of
+// any thread.
 //
 // # Checking
 //

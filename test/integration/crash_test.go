@@ -358,15 +358,7 @@ func TestConfirmInferred(t *testing.T) {
 func TestLevelHashing(t *testing.T) {
 	scry := testenv.Scry(t)
 	dir := t.TempDir()
-	src := filepath.Join(testenv.Root(), "test", "levelhash", "level_hashing.c")
-	bin := filepath.Join(dir, "level_hashing")
-	if r := run(t, dir, "", scry, "cc", "-O1", "-o", bin, src, "-lpmem"); r.code != 0 {
-		t.Fatalf("scry cc: %s", r.stderr)
-	}
-	ops := filepath.Join(dir, "ops.txt")
-	if r := run(t, dir, "", scry, "workload", "kv", "--ops", "120", "--seed", "1", "-o", ops); r.code != 0 {
-		t.Fatalf("scry workload: %s", r.stderr)
-	}
+	bin, ops := levelHashing(t, scry, dir)
 	rep := filepath.Join(dir, "report.json")
 	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--workload", ops, "--", bin, "{pool}")
 	if r.code != 1 {
@@ -400,7 +392,6 @@ func TestLevelHashing(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	const tokenLine, valueLine = 169, 168 // write_slot
 	var ordering, durability bool
 	for _, f := range out.Findings {
 		roles := map[string][]int{}
@@ -409,7 +400,7 @@ func TestLevelHashing(t *testing.T) {
 		}
 		switch f.Kind {
 		case "ordering-violation":
-			ordering = ordering || slices.Contains(roles["persisted"], tokenLine) && slices.Contains(roles["unpersisted"], valueLine)
+			ordering = ordering || slices.Contains(roles["persisted"], levelTokenLine) && slices.Contains(roles["unpersisted"], levelValueLine)
 		case "durability-violation":
 			// The lost counter shows in the count printed at the end.
 			durability = durability || f.Crash != nil && strings.Contains(f.Crash.DiffRolledBack, "items:")
@@ -457,4 +448,68 @@ func TestLevelHashing(t *testing.T) {
 		return
 	}
 	t.Errorf("no crash finding with a further variant in\n%s", b)
+}
+
+// The lines of level_hashing.c's write_slot: the value store and the token store after it.
+const levelValueLine, levelTokenLine = 168, 169
+
+// levelHashing builds test/levelhash/level_hashing.c with `scry cc -O1` (its lookup loop
+// find_in inlined into locate) and writes 120 operations of `scry workload kv --seed 1`, in dir;
+// it returns the program and the workload.
+func levelHashing(t *testing.T, scry, dir string) (bin, ops string) {
+	t.Helper()
+	src := filepath.Join(testenv.Root(), "test", "levelhash", "level_hashing.c")
+	bin = filepath.Join(dir, "level_hashing")
+	if r := run(t, dir, "", scry, "cc", "-O1", "-o", bin, src, "-lpmem"); r.code != 0 {
+		t.Fatalf("scry cc: %s", r.stderr)
+	}
+	ops = filepath.Join(dir, "ops.txt")
+	if r := run(t, dir, "", scry, "workload", "kv", "--ops", "120", "--seed", "1", "-o", ops); r.code != 0 {
+		t.Fatalf("scry workload: %s", r.stderr)
+	}
+	return bin, ops
+}
+
+// TestLevelHashingInvariants checks the invariants strategy alone on the Level Hashing port
+// (WITCHER §4.3, §6): query reads the slot's value through the index find_in's loop left with,
+// so the value's store must persist before the token's (MPB, inferred through the implicit flow
+// out of that loop, docs/inference.md), and the crash state that breaks it (the token persisted,
+// the value not) fails: an ordering violation that confirms the mpb-violation at the token store.
+func TestLevelHashingInvariants(t *testing.T) {
+	scry := testenv.Scry(t)
+	dir := t.TempDir()
+	bin, ops := levelHashing(t, scry, dir)
+	rep := filepath.Join(dir, "report.json")
+	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--strategy", "invariants", "--workload", ops, "--", bin, "{pool}")
+	if r.code != 1 {
+		t.Fatalf("scry check: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	out := readJSON[struct {
+		Findings []struct {
+			Kind     string
+			Class    string
+			Location struct{ Line int }
+			Related  []struct {
+				Role string
+				Line int
+			}
+		}
+	}](t, rep)
+	var ordering, mpb bool
+	for _, f := range out.Findings {
+		roles := map[string][]int{}
+		for _, rel := range f.Related {
+			roles[rel.Role] = append(roles[rel.Role], rel.Line)
+		}
+		switch f.Kind {
+		case "ordering-violation":
+			ordering = ordering || slices.Contains(roles["persisted"], levelTokenLine) && slices.Contains(roles["unpersisted"], levelValueLine)
+		case "mpb-violation":
+			mpb = mpb || f.Location.Line == levelTokenLine && f.Class == "correctness" && slices.Contains(roles["earlier-store"], levelValueLine)
+		}
+	}
+	if !ordering || !mpb {
+		b, _ := os.ReadFile(rep)
+		t.Errorf("value/token ordering violation found: %v, confirmed value-before-token mpb-violation: %v; report:\n%s", ordering, mpb, b)
+	}
 }

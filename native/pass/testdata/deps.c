@@ -43,6 +43,34 @@ __attribute__((noinline)) void via_locals(struct node *p, struct node *q)
 	q->key = u; // @local-store
 }
 
+struct bucket {
+	long token[4], key[4], value[4];
+	long other;
+};
+
+/* A lookup loop written in its caller: it leaves with the index of the slot whose token is set
+ * and whose key is k (0: none). No load's data flows into i, but which i reaches the read of
+ * value[i] was decided by the loads of token[j] and key[j] (implicit flow out of the loop): the
+ * read is control dependent on their branches. The read of `other` does not use i, and the last
+ * read uses a value of i assigned after the loop: neither depends on the loop's exits. */
+__attribute__((noinline)) long exit_index(volatile struct bucket *b, long k, int n)
+{
+	int i = 0;
+	for (int j = 0; j < n; j++) {
+		if (!b->token[j]) // @exit-token
+			continue;
+		if (b->key[j] == k) { // @exit-key
+			i = j;
+			break;
+		}
+	}
+	long x = b->value[i]; // @exit-read
+	long y = b->other; // @exit-other
+	i = n - 1;
+	long z = b->value[i]; // @exit-killed
+	return x + y + z;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -62,5 +90,12 @@ int main(int argc, char **argv)
 	add3(&n[0], &n[2]);
 	through(&n[0]);
 	via_locals(&n[0], &n[4]);
-	return n[3].x == 5 && n[2].y == 7 && n[1].key == 7 && n[4].key == 8 ? 0 : 1;
+	volatile struct bucket *b = (struct bucket *)((char *)n + 1024);
+	b->token[2] = 1;
+	b->key[2] = 9;
+	b->value[2] = 77;
+	b->value[3] = 3;
+	b->other = 5;
+	long e = exit_index(b, 9, 4);
+	return n[3].x == 5 && n[2].y == 7 && n[1].key == 7 && n[4].key == 8 && e == 85 ? 0 : 1;
 }
