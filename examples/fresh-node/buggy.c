@@ -58,7 +58,7 @@ int main(int argc, char *argv[])
 			volatile struct node *n = &p->nodes[p->used];
 			memcpy((void *)n, &blank, sizeof blank);
 			n->value = v;      // want "overwritten-unpersisted:unconfirmed"
-			n->key = k;        // want "overwritten-unpersisted:unconfirmed"
+			n->key = k;        // want "overwritten-unpersisted:unconfirmed mpb-violation:unconfirmed"
 			n->next = p->head; // want "overwritten-unpersisted:unconfirmed mpb-violation:unconfirmed mpa-violation:unconfirmed"
 			p->used++;         // want "mpb-violation"
 			p->head = p->used; // want "mpb-violation"

@@ -81,6 +81,10 @@ type CrashPoint struct {
 	// one of the point's thread, or else the latest begun. At an OpEnd boundary the ended
 	// operation is no longer in it. Valid during the callback only.
 	InFlight []int64
+	// LastStore is the site of the latest write to PM (a STORE, NT_STORE, or a library call's
+	// unpersisted bytes) the point's thread issued before it, 0 when none; crash points between
+	// two such writes see the same stores issued, only more or fewer of them persisted.
+	LastStore uint32
 
 	rp  *image.Replayer
 	gen uint64
@@ -237,6 +241,8 @@ type walker struct {
 	ended    bool              // the END record was seen
 	assume   []px86.StoreState // Options.AssumeDurable by ID, not yet applied
 	assumed  []px86.StoreState // those applied at the current OP_BEGIN (CrashPoint.Assumed)
+	// lastStore is each thread's latest recorded write to PM (its site: CrashPoint.LastStore).
+	lastStore map[uint32]uint32
 }
 
 // call runs fn and stops the replay on its error.
@@ -263,6 +269,12 @@ func (w *walker) BeforeDurable(ev *trace.Event, newCall bool) {
 
 func (w *walker) Wrote(wr *replay.Write) {
 	w.changed = true
+	if wr.Recorded() {
+		if w.lastStore == nil {
+			w.lastStore = map[uint32]uint32{}
+		}
+		w.lastStore[wr.Event.Thread] = wr.Origin.Site
+	}
 	if w.opts.AfterStores && (wr.Kind == replay.Store || wr.Kind == replay.NTStore) {
 		w.call(w.point(AfterStore, wr.Event.Index, wr.Event))
 	}
@@ -420,7 +432,7 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image,
-		InFlight: w.inFlight,
+		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread],
 	}
 	w.st.Points++
 	w.cp.gen = w.m.Image.Advance()

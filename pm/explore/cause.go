@@ -8,21 +8,26 @@ import (
 )
 
 // Root causes. A failing crash state becomes a finding, or counts in one, by its root cause
-// (clusterKey): its kind and the crash point's innermost user frame (report.UserFrame: outside
-// persistence helpers and system headers), the place where the program lets stores reach PM in an
-// order, or a grouping, it cannot recover from; a durability violation by the store never made
-// durable in time instead, wherever the crash. Which stores a failing state persisted and lost
-// (the pairs persisted out of order, the stores a prefix lost) make variants of the finding: the
-// strategies' states at one fence persist many combinations of the same missing ordering, and
-// keying on the pairs would make one missing fence several findings (four on the six stores of
-// examples/fresh-node). Stores and crash points are named by source position, not by trace site,
-// so the copies of a helper inlined at several calls and the repetitions of one statement in
-// every operation are one cause, and nothing in the workload's text takes part: whatever its
-// syntax, every operation that fails the same way is one finding. WITCHER (SOSP'21) §4.6
-// clusters by operation type and execution path to the same end; keying on where persistence goes
-// wrong instead keeps a workload whose every line is its own type (WITCHER's own `i;key;value;`
-// op files) from making every operation a cluster, and the count of findings levels off as
-// exploration covers more operations.
+// (clusterKey): its kind and where the crash point sits in the program's persistence, named by
+// source positions: the function of its innermost user frame (report.UserFrame: outside
+// persistence helpers and system headers, so that a flush in pflush() or an inlined clflush()
+// belongs to the caller that persists through it) and the latest store its thread issued before
+// it (CrashPoint.LastStore). The crash points between two stores, before each clflush and
+// fence that writes back what the stores wrote (`pflush(key); pflush(value); mfence()`), see the
+// same stores issued and differ only in how many of them persisted: they are one window of the
+// program, where it lets those stores reach PM in an order, or a grouping, it cannot recover
+// from. A durability violation is keyed by the store never made durable in time instead,
+// wherever the crash. Which stores a failing state persisted and lost (the pairs persisted out of
+// order, the stores a prefix lost) make variants of the finding: the strategies' states at one
+// window persist many combinations of the same missing ordering, and keying on them would make
+// one missing fence several findings (four on the six stores of examples/fresh-node). Nothing in
+// the workload's text takes part: whatever its syntax, every operation that fails the same way
+// is one finding, and the copies of a helper inlined at several calls and the repetitions of one
+// statement in every operation are one cause. WITCHER (SOSP'21) §4.6 clusters by operation type
+// and execution path to the same end; keying on where persistence goes wrong instead keeps a
+// workload whose every line is its own type (WITCHER's own `i;key;value;` op files) from making
+// every operation a cluster, and the count of findings levels off as exploration covers more
+// operations.
 
 // userPoint returns the frames of the crash point at (site, stack) and the index of its
 // innermost user frame, computed once per context.
@@ -47,14 +52,15 @@ type placedPoint struct {
 	user   int
 }
 
-// pointKey is the cluster key part of the crash point at (site, stack): its innermost user
-// frame's position.
-func (e *explorer) pointKey(site, stack uint32) string {
-	frames, i := e.userPoint(site, stack)
-	if len(frames) == 0 {
-		return "?"
+// pointKey is the cluster key part of crash point cp (above): the function of its innermost user
+// frame and the position of the latest store its thread issued before it.
+func (e *explorer) pointKey(cp *crash.CrashPoint) string {
+	frames, i := e.userPoint(cp.Site, cp.Stack)
+	fn := "?"
+	if len(frames) > 0 {
+		fn = frames[i].File + ":" + frames[i].Function
 	}
-	return frames[i].Location().Key()
+	return fn + "|after=" + e.location(cp.LastStore).Key()
 }
 
 // cause returns the cause part of the cluster key of state st (see above): "prefix" for a
@@ -68,7 +74,7 @@ func cause(st crash.State) string {
 }
 
 // clusterKey is the key of the finding a failing state falls in: the kind, the crash point's
-// innermost user frame (pointKey) and the state's cause; for a durability violation, the store
+// window (pointKey) and the state's cause; for a durability violation, the store
 // lost (its cause: "lost=" and the store's position), wherever the crash.
 func clusterKey(kind report.Kind, point, cause string) string {
 	if kind == report.DurabilityViolation {

@@ -92,7 +92,7 @@ type item struct {
 	// position of the store it is about (the others are lost with it by px86's line order).
 	durability bool
 	durable    report.Location
-	// cause is the cause part of its cluster key (cause.go), pointKey the crash point's.
+	// cause is the cause part of its cluster key (cause.go), pointKey the crash point's window.
 	cause, pointKey string
 	// pairs are the Config.ConfirmPairs the state breaks; twin, for a repaired twin, what it
 	// repairs, and groupPassed, for a state with twins, whether each group twin passed (cause.go).
@@ -740,7 +740,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
-		pointKey: e.pointKey(cp.Site, cp.Stack), cause: cause(st),
+		pointKey: e.pointKey(cp), cause: cause(st),
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

@@ -161,7 +161,7 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	if st.Prefix {
 		kind = report.AtomicityViolation
 	}
-	key := clusterKey(kind, e.pointKey(cp.Site, cp.Stack), cause(st))
+	key := clusterKey(kind, e.pointKey(cp), cause(st))
 	return e.sample(key, e.failures[key] >= k)
 }
 
