@@ -82,8 +82,9 @@ type CrashPoint struct {
 	// operation is no longer in it. Valid during the callback only.
 	InFlight []int64
 	// LastStore is the site of the latest write to PM (a STORE, NT_STORE, or a library call's
-	// unpersisted bytes) the point's thread issued before it, 0 when none; crash points between
-	// two such writes see the same stores issued, only more or fewer of them persisted.
+	// unpersisted bytes) the point's thread issued since its operation began (OP_BEGIN), 0 when
+	// none; crash points between two such writes see the same stores issued, only more or fewer
+	// of them persisted.
 	LastStore uint32
 
 	rp  *image.Replayer
@@ -241,7 +242,8 @@ type walker struct {
 	ended    bool              // the END record was seen
 	assume   []px86.StoreState // Options.AssumeDurable by ID, not yet applied
 	assumed  []px86.StoreState // those applied at the current OP_BEGIN (CrashPoint.Assumed)
-	// lastStore is each thread's latest recorded write to PM (its site: CrashPoint.LastStore).
+	// lastStore is each thread's latest recorded write to PM since its operation began (its site:
+	// CrashPoint.LastStore).
 	lastStore map[uint32]uint32
 }
 
@@ -300,6 +302,7 @@ func (w *walker) BeforeFence(ev *trace.Event) {
 func (w *walker) Fenced(*trace.Event, px86.FenceEffect) { w.segment++ }
 
 func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
+	delete(w.lastStore, ev.Thread)
 	// The stores assumed durable from this operation on: those issued before it and still
 	// unpersisted. The boundary shows them (CrashPoint.Assumed) before they are persisted.
 	w.assumed = w.assumed[:0]

@@ -8,26 +8,30 @@ import (
 )
 
 // Root causes. A failing crash state becomes a finding, or counts in one, by its root cause
-// (clusterKey): its kind and where the crash point sits in the program's persistence, named by
-// source positions: the function of its innermost user frame (report.UserFrame: outside
-// persistence helpers and system headers, so that a flush in pflush() or an inlined clflush()
-// belongs to the caller that persists through it) and the latest store its thread issued before
-// it (CrashPoint.LastStore). The crash points between two stores, before each clflush and
-// fence that writes back what the stores wrote (`pflush(key); pflush(value); mfence()`), see the
-// same stores issued and differ only in how many of them persisted: they are one window of the
-// program, where it lets those stores reach PM in an order, or a grouping, it cannot recover
-// from. A durability violation is keyed by the store never made durable in time instead,
-// wherever the crash. Which stores a failing state persisted and lost (the pairs persisted out of
-// order, the stores a prefix lost) make variants of the finding: the strategies' states at one
-// window persist many combinations of the same missing ordering, and keying on them would make
-// one missing fence several findings (four on the six stores of examples/fresh-node). Nothing in
-// the workload's text takes part: whatever its syntax, every operation that fails the same way
-// is one finding, and the copies of a helper inlined at several calls and the repetitions of one
-// statement in every operation are one cause. WITCHER (SOSP'21) §4.6 clusters by operation type
-// and execution path to the same end; keying on where persistence goes wrong instead keeps a
-// workload whose every line is its own type (WITCHER's own `i;key;value;` op files) from making
-// every operation a cluster, and the count of findings levels off as exploration covers more
-// operations.
+// (clusterKey): its kind and the window of the program's persistence it crashed in. A window is
+// named by the source position of the latest store the crash point's thread issued in its
+// operation (CrashPoint.LastStore): the crash points between two stores, before each clflush and
+// fence that writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, whether
+// in a helper or inlined, in the function that stored or in one it calls), see the same stores
+// issued and differ only in how many of them persisted. Before the operation's first store, the
+// window is the function of the crash point's innermost user frame (report.UserFrame: outside
+// persistence helpers and system headers). Within one window, a reordering is its own finding
+// (an ordering violation) only while the program-order states of that window recover: when one
+// of them fails too, the window is not failure-atomic at all, and its failing reorderings count
+// as variants of that atomicity violation (foldOrdering). A durability violation is keyed by the
+// function of the store it lost (each store has its own crash state, counted per store, and the
+// stores one function leaves pending are one missing persist).
+//
+// Which stores a failing state persisted and lost (the pairs persisted out of order, the stores a
+// prefix lost) make variants of the finding: the strategies' states in one window persist many
+// combinations of the same missing ordering, and keying on them would make one missing fence
+// several findings (four on the six stores of examples/fresh-node). Nothing in the workload's text
+// takes part: whatever its syntax, every operation that fails the same way is one finding, and
+// the copies of a helper inlined at several calls and the repetitions of one statement in every
+// operation are one cause. WITCHER (SOSP'21) §4.6 clusters by operation type and execution path
+// to the same end; keying on where persistence goes wrong instead keeps a workload whose every
+// line is its own type (WITCHER's own `i;key;value;` op files) from making every operation a
+// cluster, and the count of findings levels off as exploration covers more operations.
 
 // userPoint returns the frames of the crash point at (site, stack) and the index of its
 // innermost user frame, computed once per context.
@@ -52,15 +56,26 @@ type placedPoint struct {
 	user   int
 }
 
-// pointKey is the cluster key part of crash point cp (above): the function of its innermost user
-// frame and the position of the latest store its thread issued before it.
+// pointKey is the cluster key part of crash point cp (above): its window.
 func (e *explorer) pointKey(cp *crash.CrashPoint) string {
-	frames, i := e.userPoint(cp.Site, cp.Stack)
-	fn := "?"
-	if len(frames) > 0 {
-		fn = frames[i].File + ":" + frames[i].Function
+	if cp.LastStore != 0 {
+		return "after=" + e.location(cp.LastStore).Key()
 	}
-	return fn + "|after=" + e.location(cp.LastStore).Key()
+	frames, i := e.userPoint(cp.Site, cp.Stack)
+	if len(frames) == 0 {
+		return "start=?"
+	}
+	return "start=" + frames[i].File + ":" + frames[i].Function
+}
+
+// storeKey is the cluster key part of a durability violation losing the store at (site, stack):
+// the function of its innermost user frame.
+func (e *explorer) storeKey(site, stack uint32) string {
+	frames, i := e.userPoint(site, stack)
+	if len(frames) == 0 {
+		return "lost=?"
+	}
+	return "lost=" + frames[i].File + ":" + frames[i].Function
 }
 
 // cause returns the cause part of the cluster key of state st (see above): "prefix" for a
@@ -74,8 +89,8 @@ func cause(st crash.State) string {
 }
 
 // clusterKey is the key of the finding a failing state falls in: the kind, the crash point's
-// window (pointKey) and the state's cause; for a durability violation, the store
-// lost (its cause: "lost=" and the store's position), wherever the crash.
+// window (pointKey) and the state's cause; for a durability violation, the function of the store
+// lost (its cause: storeKey), wherever the crash.
 func clusterKey(kind report.Kind, point, cause string) string {
 	if kind == report.DurabilityViolation {
 		return string(kind) + "|" + cause

@@ -84,3 +84,23 @@ func TestBrokenPairs(t *testing.T) {
 		}
 	}
 }
+// TestMergeFinding: an ordering violation folded into the atomicity violation of its window
+// adds its count, variants and operations, and its own state stays replayable as a variant.
+func TestMergeFinding(t *testing.T) {
+	f := report.Finding{Count: 3, Operation: &report.Operation{Index: 0}, Crash: &report.Crash{
+		ID: "ca", Variants: 2, Operations: []uint64{0, 4},
+		VariantImages: []report.CrashVariant{{ID: "ca-2", CrashPoint: 5}},
+	}}
+	g := report.Finding{Count: 2, Operation: &report.Operation{Index: 2}, Crash: &report.Crash{
+		ID: "cb", Variants: 1, Operations: []uint64{2, 4}, CrashPoint: 9, Event: 90, State: []int{1, 0}, Input: 4,
+	}}
+	mergeFinding(&f, &g)
+	c := f.Crash
+	if f.Count != 5 || c.Variants != 3 || fmt.Sprint(c.Operations) != "[0 4 2]" {
+		t.Errorf("merged count %d, variants %d, operations %v", f.Count, c.Variants, c.Operations)
+	}
+	if len(c.VariantImages) != 2 || c.VariantImages[1].ID != "cb" || c.VariantImages[1].CrashPoint != 9 ||
+		c.VariantImages[1].Operation != 2 || c.VariantImages[1].Input != 4 {
+		t.Errorf("variant images %+v", c.VariantImages)
+	}
+}

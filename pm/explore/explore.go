@@ -155,6 +155,7 @@ type explorer struct {
 	// points are the finding's first crash point context, by finding index (findings are
 	// placed when the exploration ends).
 	points  []report.Context
+	windows []string                    // the finding's crash point window (pointKey), by finding index
 	msgs    []func(where string) string // the finding's message given where its crash point is
 	chains  map[uint32]string           // site -> its inlined chain's key (siteChain)
 	warned  map[string]bool
@@ -164,8 +165,7 @@ type explorer struct {
 	pointFrames map[report.Context]placedPoint
 	helpers     report.Helpers
 	helperSites int
-	passes      map[string]int // cluster key -> passing durability states judged
-	twins       map[Pair]int   // repaired twins made per pair
+	twins       map[Pair]int // repaired twins made per pair
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
@@ -208,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
-		pointFrames: map[report.Context]placedPoint{}, passes: map[string]int{}, twins: map[Pair]int{},
+		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{},
 	}
 	res.Durability, res.Pairs = map[report.Location]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
@@ -537,9 +537,10 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	slices.SortFunc(groups, func(a, b group) int { return cmp.Compare(a.first, b.first) })
 	kf := e.clusterFailures()
 	for _, g := range groups {
-		cause := "lost=" + g.loc.Key()
-		key := clusterKey(report.DurabilityViolation, "", cause)
-		if kf >= 0 && e.sample(key, e.failures[key] >= kf || e.passes[key] >= kf) {
+		// Each store is tested until its states failed, or passed, often enough (its own counts,
+		// not its finding's: every store is settled on its own).
+		o := e.res.Durability[g.loc]
+		if kf >= 0 && e.sample("store="+g.loc.Key(), o.Failed >= kf || o.Tested-o.Failed >= kf) {
 			e.res.Stats.Sampled++
 			continue
 		}
@@ -577,8 +578,9 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		if i := slices.IndexFunc(lost, func(u unitRef) bool { return u.Loc == g.loc }); i > 0 {
 			lost[0], lost[i] = lost[i], lost[0]
 		}
-		it.persisted, it.unpersist, it.durability, it.durable, it.cause = nil, lost, true, g.loc, cause
+		it.persisted, it.unpersist, it.durability, it.durable = nil, lost, true, g.loc
 		it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
+		it.cause = e.storeKey(it.site, it.stack)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
 		e.batch = append(e.batch, it)
 	}
@@ -664,6 +666,62 @@ func (e *explorer) place() {
 		f.Message = e.msgs[i](f.Location.String())
 		if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
 			f.Related[0] = f.Location.Related("crash-point")
+		}
+	}
+	e.foldOrdering()
+}
+
+// foldOrdering merges each ordering violation into the atomicity violation of its window, when
+// there is one (cause.go): a window whose program-order states fail is not failure-atomic, and
+// its failing reorderings are variants of that finding, not a cause of their own.
+func (e *explorer) foldOrdering() {
+	atomic := map[string]int{}
+	for i, f := range e.res.Findings {
+		if f.Kind == report.AtomicityViolation {
+			atomic[e.windows[i]] = i
+		}
+	}
+	folded := map[int]bool{}
+	for i := range e.res.Findings {
+		f := &e.res.Findings[i]
+		if f.Kind != report.OrderingViolation {
+			continue
+		}
+		if j, ok := atomic[e.windows[i]]; ok {
+			mergeFinding(&e.res.Findings[j], f)
+			folded[i] = true
+		}
+	}
+	if len(folded) == 0 {
+		return
+	}
+	kept := e.res.Findings[:0]
+	for i, f := range e.res.Findings {
+		if !folded[i] {
+			kept = append(kept, f)
+		}
+	}
+	e.res.Findings = kept
+}
+
+// mergeFinding adds crash finding g to f: its count, its variants (g's own state becomes one of
+// f's replayable variants) and its operations.
+func mergeFinding(f, g *report.Finding) {
+	f.Count += g.Count
+	fc, gc := f.Crash, g.Crash
+	fc.Variants += gc.Variants
+	add := func(v report.CrashVariant) {
+		if len(fc.VariantImages) < report.MaxVariantImages {
+			fc.VariantImages = append(fc.VariantImages, v)
+		}
+	}
+	add(report.CrashVariant{ID: gc.ID, CrashPoint: gc.CrashPoint, Event: gc.Event, State: gc.State, Operation: g.Operation.Index, Input: gc.Input})
+	for _, v := range gc.VariantImages {
+		add(v)
+	}
+	for _, op := range gc.Operations {
+		if len(fc.Operations) < report.MaxCrashOperations && !slices.Contains(fc.Operations, op) {
+			fc.Operations = append(fc.Operations, op)
 		}
 	}
 }

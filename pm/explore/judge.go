@@ -85,8 +85,6 @@ func (e *explorer) verdict(it *item, failed bool) {
 		o.Tested++
 		if failed {
 			o.Failed++
-		} else {
-			e.passes[clusterKey(report.DurabilityViolation, "", it.cause)]++
 		}
 		e.res.Durability[it.durable] = o
 	}
@@ -259,6 +257,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	msg := message(it.loc.String())
 	e.msgs = append(e.msgs, message)
 	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
+	e.windows = append(e.windows, it.pointKey)
 	related := []report.Related{it.loc.Related("crash-point")}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
