@@ -238,6 +238,10 @@ func appendData(b []byte, data []byte, maxBytes int) []byte {
 	return b
 }
 
+// fsFlagNames names the FS_OP flag bits, bit i at index i.
+var fsFlagNames = []string{"create", "trunc", "append", "excl", "directory", "noreplace", "exchange",
+	"keep_size", "punch_hole", "zero_range", "write"}
+
 // appendFSFlags appends " flags=a|b" naming the FS_OP flag bits, or nothing when f is 0.
 func appendFSFlags(b []byte, f uint32) []byte {
 	if f == 0 {
