@@ -453,18 +453,18 @@ func TestCorrupt(t *testing.T) {
 		{"string-limit", cat([]byte{0x12, 0}, uv(MaxString+1)), "exceeds the 65536-byte limit", 16},
 		{"flush-kind", []byte{0x08, 1, 4, 0}, "unknown FLUSH kind 4", 16},
 		{"fence-kind", []byte{0x09, 1, 0x80}, "unknown FENCE kind 0", 16},
-		{"end-kind", []byte{0x16, 3, 0}, "unknown END kind 3", 16},
+		{"end-kind", []byte{0x16, 3, 0}, "unknown END how 3", 16},
 		{"after-end", []byte{0x16, 1, 0, 0x09, 1, 1}, "data after the END record", 19},
 		{"stack-zero", []byte{0x14, 0, 0, 1}, "node 0", 16},
 		{"stack-parent", []byte{0x14, 1, 2, 1}, "undefined node 2", 16},
 		{"stack-dup", []byte{0x14, 1, 0, 1, 0x14, 1, 0, 1}, "defined twice", 20},
 		{"sites-limit", cat([]byte{0x01}, uv(MaxSites+1)), "exceeds the limit", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
-		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown kind 13", 18},
+		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown site kind 13", 18},
 		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1}, "site 1: bad inlined-at site 1", 18},
 		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 26},
 		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 28},
-		{"site-string", cat([]byte{0x01, 1, 1, 1}, uv(MaxString+1)), "site function of 65537 bytes", 18},
+		{"site-string", cat([]byte{0x01, 1, 1, 1}, uv(MaxString+1)), "function of 65537 bytes in a site", 18},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

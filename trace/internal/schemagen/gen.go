@@ -1,7 +1,8 @@
 // Package schemagen writes, from the declaration of the trace format (trace.Schema), the files
-// that follow from it: the Go constants and names (package trace) and the C header of the runtime
-// (native/include/scry_trace_format.h: constants). trace/internal/gentrace writes the files (`go
-// generate ./trace`); trace's TestGenerated compares them with the files on disk.
+// that follow from it: the Go constants and names and the per-record decoding of the Reader
+// (package trace) and the C header of the runtime (native/include/scry_trace_format.h: constants).
+// trace/internal/gentrace writes the files (`go generate ./trace`); trace's TestGenerated compares
+// them with the files on disk.
 //
 // The generator imports package trace (for the table and, through reflection, the Go types of
 // Event, Site and Dep), so package trace must compile to regenerate: a change to the
@@ -32,6 +33,7 @@ type File struct {
 // Paths of the generated files, relative to the repository root.
 const (
 	PathConsts = "trace/schema_gen.go"
+	PathReader = "trace/reader_gen.go"
 	PathC      = "native/include/scry_trace_format.h"
 )
 
@@ -49,6 +51,7 @@ func Generate(read func(path string) ([]byte, error)) ([]File, error) {
 		gen  func(*schema) ([]byte, error)
 	}{
 		{PathConsts, genConsts},
+		{PathReader, genReader},
 	} {
 		src, err := g.gen(s)
 		if err != nil {
