@@ -17,7 +17,7 @@ func TestGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{schemagen.PathConsts, schemagen.PathReader, schemagen.PathWriter, schemagen.PathC}
+	want := []string{schemagen.PathConsts, schemagen.PathReader, schemagen.PathWriter, schemagen.PathDump, schemagen.PathC}
 	if len(files) != len(want) {
 		t.Fatalf("%d generated files, want %d", len(files), len(want))
 	}

@@ -1,8 +1,8 @@
 // Package schemagen writes, from the declaration of the trace format (trace.Schema), the files
-// that follow from it: the Go constants and names, the per-record decoding of the Reader and the
-// per-record encoding of the Writer (package trace) and the C header of the runtime
-// (native/include/scry_trace_format.h: constants). trace/internal/gentrace writes the files (`go
-// generate ./trace`); trace's TestGenerated compares them with the files on disk.
+// that follow from it: the Go constants and names, the per-record decoding of the Reader, the per-
+// record encoding of the Writer and the per-record fields of Dump (package trace) and the C header
+// of the runtime (native/include/scry_trace_format.h: constants). trace/internal/gentrace writes
+// the files (`go generate ./trace`); trace's TestGenerated compares them with the files on disk.
 //
 // The generator imports package trace (for the table and, through reflection, the Go types of
 // Event, Site and Dep), so package trace must compile to regenerate: a change to the
@@ -35,6 +35,7 @@ const (
 	PathConsts = "trace/schema_gen.go"
 	PathReader = "trace/reader_gen.go"
 	PathWriter = "trace/writer_gen.go"
+	PathDump   = "trace/dump_gen.go"
 	PathC      = "native/include/scry_trace_format.h"
 )
 
@@ -54,6 +55,7 @@ func Generate(read func(path string) ([]byte, error)) ([]File, error) {
 		{PathConsts, genConsts},
 		{PathReader, genReader},
 		{PathWriter, genWriter},
+		{PathDump, genDump},
 	} {
 		src, err := g.gen(s)
 		if err != nil {
