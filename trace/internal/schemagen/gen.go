@@ -1,8 +1,9 @@
 // Package schemagen writes, from the declaration of the trace format (trace.Schema), the files
 // that follow from it: the Go constants and names, the per-record decoding of the Reader, the per-
 // record encoding of the Writer and the per-record fields of Dump (package trace) and the C header
-// of the runtime (native/include/scry_trace_format.h: constants). trace/internal/gentrace writes
-// the files (`go generate ./trace`); trace's TestGenerated compares them with the files on disk.
+// of the runtime (native/include/scry_trace_format.h: constants and record encoders).
+// trace/internal/gentrace writes the files (`go generate ./trace`); trace's TestGenerated compares
+// them with the files on disk.
 //
 // The generator imports package trace (for the table and, through reflection, the Go types of
 // Event, Site and Dep), so package trace must compile to regenerate: a change to the
