@@ -10,14 +10,16 @@ import (
 )
 
 // TestGenerated fails when a file generated from the schema (trace/schema.go) differs from what
-// the generator writes now (schemagen says which). Run `go generate ./trace`.
+// the generator writes now: the Go constants, codecs and dump of this package, the C header of
+// the runtime and the tables of docs/trace-format.md. Run `go generate ./trace`.
 func TestGenerated(t *testing.T) {
 	read := func(path string) ([]byte, error) { return os.ReadFile(filepath.Join("..", path)) }
 	files, err := schemagen.Generate(read)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{schemagen.PathConsts, schemagen.PathReader, schemagen.PathWriter, schemagen.PathDump, schemagen.PathC}
+	want := []string{schemagen.PathConsts, schemagen.PathReader, schemagen.PathWriter, schemagen.PathDump,
+		schemagen.PathC, schemagen.PathDoc}
 	if len(files) != len(want) {
 		t.Fatalf("%d generated files, want %d", len(files), len(want))
 	}

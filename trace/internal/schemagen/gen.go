@@ -1,9 +1,9 @@
 // Package schemagen writes, from the declaration of the trace format (trace.Schema), the files
-// that follow from it: the Go constants and names, the per-record decoding of the Reader, the per-
-// record encoding of the Writer and the per-record fields of Dump (package trace) and the C header
-// of the runtime (native/include/scry_trace_format.h: constants and record encoders).
-// trace/internal/gentrace writes the files (`go generate ./trace`); trace's TestGenerated compares
-// them with the files on disk.
+// that follow from it: the Go constants and names, the per-record codecs of the Reader and the
+// Writer and the per-record fields of Dump (package trace), the C header of the runtime
+// (native/include/scry_trace_format.h: constants and record encoders) and the tables of
+// docs/trace-format.md. trace/internal/gentrace writes the files (`go generate ./trace`);
+// trace's TestGenerated compares them with the files on disk.
 //
 // The generator imports package trace (for the table and, through reflection, the Go types of
 // Event, Site and Dep), so package trace must compile to regenerate: a change to the
@@ -38,11 +38,13 @@ const (
 	PathWriter = "trace/writer_gen.go"
 	PathDump   = "trace/dump_gen.go"
 	PathC      = "native/include/scry_trace_format.h"
+	PathDoc    = "docs/trace-format.md"
 )
 
 // Generate returns every file generated from trace.Schema(), in the order of the Path
-// constants. read returns the current content of a repository file. Errors: an inconsistent
-// schema.
+// constants. read returns the current content of a repository file: the hand-written parts of
+// docs/trace-format.md are kept. Errors: an inconsistent schema, a docs file without the
+// markers of a generated table, or the error of read.
 func Generate(read func(path string) ([]byte, error)) ([]File, error) {
 	s, err := load(trace.Schema())
 	if err != nil {
@@ -73,7 +75,15 @@ func Generate(read func(path string) ([]byte, error)) ([]File, error) {
 		return nil, fmt.Errorf("%s: %w", PathC, err)
 	}
 	files = append(files, File{PathC, c})
-	return files, nil
+	doc, err := read(PathDoc)
+	if err != nil {
+		return nil, err
+	}
+	doc, err = genDoc(s, doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", PathDoc, err)
+	}
+	return append(files, File{PathDoc, doc}), nil
 }
 
 // schema is trace.Schema() with the Go types of the fields resolved and the checks done.
