@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
@@ -150,30 +151,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 		if err != io.EOF {
 			t.Fatalf("buffer %d: got error %v, want io.EOF", size, err)
 		}
-		// Drop the THREAD and CONTEXT records the writer generated, checking indexes.
-		var evs []Event
-		for i, ev := range got {
-			if ev.Index != uint64(i) {
-				t.Fatalf("record %d has Index %d", i, ev.Index)
-			}
-			if ev.Kind != KindThread && ev.Kind != KindContext && ev.Kind != KindFrame {
-				evs = append(evs, ev)
-			}
-		}
-		if len(evs) != len(want) {
-			t.Fatalf("buffer %d: read %d events, want %d", size, len(evs), len(want))
-		}
-		for i := range want {
-			w := normalize(want[i])
-			g := normalize(evs[i])
-			switch w.Kind {
-			case KindSites, KindStack, KindEnd, KindDeps: // carry the current thread/context, unspecified in want
-				w.Thread, w.Context, w.Frames = g.Thread, g.Context, g.Frames
-			}
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("buffer %d: event %d:\n got %+v\nwant %+v", size, i, g, w)
-			}
-		}
+		compareWritten(t, fmt.Sprintf("buffer %d", size), got, want)
 		if how, st, ok := r.End(); !ok || how != EndExit || st != 0 {
 			t.Errorf("End() = %v %v %v", how, st, ok)
 		}
@@ -197,6 +175,35 @@ func TestRoundTripEveryKind(t *testing.T) {
 		}
 		if _, err := r.Next(); err != io.EOF {
 			t.Errorf("Next after EOF: %v", err)
+		}
+	}
+}
+
+// compareWritten compares the events read back (got) with those written (want), after dropping
+// the THREAD, CONTEXT and FRAME records the writer generated and checking indexes.
+func compareWritten(t *testing.T, what string, got, want []Event) {
+	t.Helper()
+	var evs []Event
+	for i, ev := range got {
+		if ev.Index != uint64(i) {
+			t.Fatalf("%s: record %d has Index %d", what, i, ev.Index)
+		}
+		if ev.Kind != KindThread && ev.Kind != KindContext && ev.Kind != KindFrame {
+			evs = append(evs, ev)
+		}
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("%s: read %d events, want %d", what, len(evs), len(want))
+	}
+	for i := range want {
+		w := normalize(want[i])
+		g := normalize(evs[i])
+		switch w.Kind {
+		case KindSites, KindStack, KindEnd, KindDeps: // carry the current thread/context, unspecified in want
+			w.Thread, w.Context, w.Frames = g.Thread, g.Context, g.Frames
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: event %d:\n got %+v\nwant %+v", what, i, g, w)
 		}
 	}
 }
