@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -546,30 +545,9 @@ func TestWriterErrors(t *testing.T) {
 	}
 }
 
-// benchTrace builds a trace of n small events: 60% 8-byte loads and stores, flushes, fences.
+// benchTrace builds a trace of the n small events of benchEvents.
 func benchTrace(tb testing.TB, n int) []byte {
-	rng := rand.New(rand.NewPCG(1, 2))
-	evs := []Event{{Kind: KindSites, Sites: sampleSites}}
-	evs = append(evs, Event{Kind: KindRegionMap, Region: 1, Addr: base, Size: 64 << 20, Path: "/pool", Site: 5})
-	data := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	addr := uint64(base)
-	for i := 0; i < n; i++ {
-		ev := Event{Thread: 1}
-		switch p := rng.IntN(100); {
-		case p < 30:
-			addr = base + uint64(rng.IntN(1<<20))*8
-			ev.Kind, ev.Site, ev.Addr, ev.Data = KindStore, 1, addr, data
-		case p < 60:
-			ev.Kind, ev.Site, ev.Addr, ev.Data = KindLoad, 2, base+uint64(rng.IntN(1<<20))*8, data
-		case p < 80:
-			ev.Kind, ev.Site, ev.Addr, ev.Flush = KindFlush, 3, addr&^63, FlushCLWB
-		default:
-			ev.Kind, ev.Site, ev.Fence = KindFence, 4, FenceSFENCE
-		}
-		evs = append(evs, ev)
-	}
-	evs = append(evs, Event{Kind: KindEnd, How: EndExit})
-	return writeTrace(tb, evs)
+	return writeTrace(tb, benchEvents(n))
 }
 
 func BenchmarkReader(b *testing.B) {
