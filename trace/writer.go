@@ -121,13 +121,26 @@ func (w *Writer) Write(ev *Event) error {
 	return nil
 }
 
-// put writes the record bytes b encoded so far, then data (a payload, written without a copy),
-// and returns b emptied for the rest of the record. A write error is kept in w.err.
+// inlineData is the largest payload appended to the record bytes rather than written on its own.
+const inlineData = 64
+
+// data adds the payload data to the record bytes b: appended when small (the bytes of a load
+// or store), else written after b without a copy (then b is returned emptied for the rest of
+// the record).
+func (w *Writer) data(b, data []byte) []byte {
+	if len(data) <= inlineData {
+		return append(b, data...)
+	}
+	return w.put(b, data)
+}
+
+// put writes the record bytes b, then data, and returns b emptied. A write error is kept in
+// w.err.
 func (w *Writer) put(b, data []byte) []byte {
-	if w.err == nil && len(b) > 0 {
+	if w.err == nil {
 		_, w.err = w.bw.Write(b)
 	}
-	if w.err == nil && len(data) > 0 {
+	if w.err == nil {
 		_, w.err = w.bw.Write(data)
 	}
 	return b[:0]

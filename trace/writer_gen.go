@@ -89,7 +89,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendVarint(b, int64(ev.Addr-w.last))
 		w.last = ev.Addr
 		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
-		b = w.put(b, ev.Data)
+		b = w.data(b, ev.Data)
 	case KindFlush:
 		if !ev.Flush.validIn(w.version) {
 			return fmt.Errorf("trace: %v kind %d out of range", ev.Kind, ev.Flush)
@@ -118,7 +118,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendVarint(b, int64(ev.Addr-w.last))
 		w.last = ev.Addr
 		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
-		b = w.put(b, ev.Data)
+		b = w.data(b, ev.Data)
 		b = append(b, ev.Flags)
 	case KindTxBegin, KindTxCommit, KindTxEnd:
 		b = append(b, byte(ev.Kind))
@@ -240,7 +240,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = appendStr(b, ev.Path)
 		b = appendStr(b, ev.Path2)
 		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
-		b = w.put(b, ev.Data)
+		b = w.data(b, ev.Data)
 	case KindOutput:
 		if w.version < 6 {
 			return fmt.Errorf("trace: %v records need format version 6 or later, not %d", ev.Kind, w.version)
@@ -252,11 +252,16 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendUvarint(b, uint64(ev.Site))
 		b = binary.AppendUvarint(b, ev.Handle)
 		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
-		b = w.put(b, ev.Data)
+		b = w.data(b, ev.Data)
 	default:
 		return fmt.Errorf("trace: unknown record kind 0x%02x", uint8(ev.Kind))
 	}
-	w.scratch = w.put(b, nil)
+	w.scratch = b[:0]
+	if len(b) > 0 {
+		if _, err := w.bw.Write(b); err != nil {
+			w.err = err
+		}
+	}
 	return w.err
 }
 

@@ -57,7 +57,12 @@ func (w *Writer) encode(ev *Event) error {
 	b.p(`	default:
 		return fmt.Errorf("trace: unknown record kind 0x%%02x", uint8(ev.Kind))
 	}
-	w.scratch = w.put(b, nil)
+	w.scratch = b[:0]
+	if len(b) > 0 {
+		if _, err := w.bw.Write(b); err != nil {
+			w.err = err
+		}
+	}
 	return w.err
 }
 
@@ -168,7 +173,7 @@ func (e *encoder) encode(fields []trace.FieldSpec, holder string) {
 		case trace.EncStr:
 			p("b = appendStr(b, %s)\n", x)
 		case trace.EncBytes:
-			p("b = w.put(b, %s)\n", x)
+			p("b = w.data(b, %s)\n", x)
 		case trace.EncList:
 			if len(f.Elem) == 1 && e.s.fields[&f.Elem[0]].self {
 				p("for _, e := range %s {\n", x)
