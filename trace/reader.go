@@ -541,9 +541,9 @@ func (r *Reader) readSites() error {
 		if count, i = uvarint(b, 1); i >= 0 {
 			r.pos += i
 			break
-		} else if _, need, err := r.short(b, i, KindSites, "count"); err != nil {
-			return err
-		} else if !r.fill(need) {
+		} else if i == -2 {
+			return r.fail(ErrCorrupt, start, "varint overflow in the count of a SITES record")
+		} else if !r.fill(len(b) + 1) {
 			return cut()
 		}
 	}

@@ -465,6 +465,7 @@ func TestCorrupt(t *testing.T) {
 		{"stack-parent", []byte{0x14, 1, 2, 1}, "undefined node 2", 16},
 		{"stack-dup", []byte{0x14, 1, 0, 1, 0x14, 1, 0, 1}, "defined twice", 20},
 		{"sites-limit", cat([]byte{0x01}, uv(MaxSites+1)), "exceeds the limit", 16},
+		{"sites-count-overflow", cat([]byte{0x01}, overflow), "varint overflow in the count of a SITES record", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
 		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown site kind 13", 18},
 		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1}, "site 1: bad inlined-at site 1", 18},
