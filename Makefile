@@ -17,7 +17,7 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 gcc
 
-.PHONY: all deps scry native headers test test-run demo demo-run bench bench-run clean fuzz \
+.PHONY: all deps scry native headers test test-run generate-check demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
 
 all: scry native
@@ -60,6 +60,19 @@ test-run: all mapcli
 	$(GO) vet ./...
 	set -o pipefail; SCRY_REQUIRE_BUILD=1 SCRY_EXAMPLES_STRICT=1 BUILD=$(BUILD) $(GO) test -count=1 -json ./... 2>&1 \
 		| $(GO) run ./test/skipcheck -allow test/skip-allowlist.txt -skips $(BUILD)/test-skips.txt
+
+# Regenerates every generated file (`go generate ./...`: the trace codecs, C header and format
+# tables from trace/schema.go) and fails, naming each stale file, when one differs from what is
+# committed. A generated file is one whose first line says "Code generated ... DO NOT EDIT".
+GENERATED_RE := ^(// |/\* |<!-- )Code generated .*DO NOT EDIT
+generate-check:
+	$(GO) generate ./...
+	@gen="$$(git grep -lE '$(GENERATED_RE)' -- . ; git ls-files --others --exclude-standard | xargs -r grep -lE '$(GENERATED_RE)')"; \
+	stale="$$(git diff --name-only -- $$gen)"; new="$$(git ls-files --others --exclude-standard -- $$gen)"; \
+	for f in $$stale; do echo "error: $$f is stale: go generate changed it (run 'go generate ./...' and commit the result)" >&2; done; \
+	for f in $$new; do echo "error: $$f is generated but not committed" >&2; done; \
+	if [ -n "$$stale$$new" ]; then git --no-pager diff --stat -- $$gen >&2; exit 1; fi; \
+	echo "generated files up to date:" $$gen
 
 clean:
 	rm -rf $(BUILD)

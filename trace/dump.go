@@ -97,112 +97,41 @@ func AppendEvent(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 		maxBytes = 32
 	}
 	b = fmt.Appendf(b, "%6d t%-6d %-14s", ev.Index, ev.Thread, ev.Kind)
-	site := true
-	switch ev.Kind {
-	case KindSites:
-		b = fmt.Appendf(b, " n=%d", len(ev.Sites))
-		if len(ev.Sites) > 0 {
-			b = fmt.Appendf(b, " ids=%d..%d", ev.Sites[0].ID, ev.Sites[len(ev.Sites)-1].ID)
-		}
-		site = false
-	case KindThread:
-		b = fmt.Appendf(b, " tid=%d", ev.Thread)
-		site = false
-	case KindContext:
-		b = fmt.Appendf(b, " stack=%d", ev.Stack)
-		site = false
-	case KindFrame:
-		b = fmt.Appendf(b, " depth=%d", len(ev.Frames))
-		if n := len(ev.Frames); n > 0 {
-			b = fmt.Appendf(b, " activation=%d", ev.Frames[n-1])
-		}
-		site = false
-	case KindDeps:
-		b = fmt.Appendf(b, " n=%d", len(ev.Deps))
-		for i, d := range ev.Deps {
-			if i == 8 {
-				b = append(b, " ..."...)
-				break
-			}
-			b = fmt.Appendf(b, " %d->%d:%s", d.From, d.To, d.Kind)
-		}
-		site = false
-	case KindStack:
-		b = fmt.Appendf(b, " node=%d parent=%d", ev.Stack, ev.Parent)
-	case KindRegionMap:
-		b = fmt.Appendf(b, " region=%d base=%#x length=%d file_offset=%d path=%s", ev.Region, ev.Addr, ev.Size,
-			ev.FileOffset, strconv.Quote(ev.Path))
-		b = appendFlags(b, ev.Flags, []string{"created"})
-	case KindRegionUnmap:
-		b = fmt.Appendf(b, " region=%d", ev.Region)
-	case KindStore, KindNTStore, KindLoad, KindExternalWrite:
-		b = fmt.Appendf(b, " addr=%#x size=%d data=", ev.Addr, ev.Size)
-		d := ev.Data
-		if len(d) > maxBytes {
-			d = d[:maxBytes]
-		}
-		b = hex.AppendEncode(b, d)
-		if len(d) < len(ev.Data) {
-			b = append(b, "..."...)
-		}
-		if ev.Kind == KindExternalWrite {
-			b = appendFlags(b, ev.Flags, []string{"persisted", "initial"})
-		}
-	case KindFlush:
-		b = fmt.Appendf(b, " %-10s addr=%#x", ev.Flush, ev.Addr)
-		if ev.Internal {
-			b = append(b, " internal"...)
-		}
-	case KindFence:
-		b = fmt.Appendf(b, " %-10s", ev.Fence)
-		if ev.Internal {
-			b = append(b, " internal"...)
-		}
-	case KindTxAdd:
-		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
-		b = appendFlags(b, ev.Flags, []string{"no_snapshot", "no_flush"})
-	case KindAlloc:
-		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
-		b = appendFlags(b, ev.Flags, []string{"tx", "zeroed", "reserve"})
-	case KindFree:
-		b = fmt.Appendf(b, " addr=%#x", ev.Addr)
-		b = appendFlags(b, ev.Flags, []string{"tx", "", "reserve"})
-	case KindTxAbort:
-		b = fmt.Appendf(b, " errnum=%d", ev.Errnum)
-	case KindOpBegin:
-		b = fmt.Appendf(b, " op=%d text=%s", ev.Op, strconv.Quote(ev.Text))
-		site = false
-	case KindOpEnd:
-		b = fmt.Appendf(b, " op=%d", ev.Op)
-		site = false
-	case KindEnd:
-		b = fmt.Appendf(b, " %s status=%d", ev.How, ev.Status)
-		site = false
-	case KindWarning:
-		b = fmt.Appendf(b, " %s", strconv.Quote(ev.Text))
-		site = false
-	case KindFSOp:
-		b = fmt.Appendf(b, " %-15s handle=%d offset=%d size=%d result=%d", ev.FS, ev.Handle, ev.FileOffset, ev.Size, ev.Result)
-		if ev.Path != "" {
-			b = fmt.Appendf(b, " path=%s", strconv.Quote(ev.Path))
-		}
-		if ev.Path2 != "" {
-			b = fmt.Appendf(b, " path2=%s", strconv.Quote(ev.Path2))
-		}
-		b = appendFSFlags(b, ev.FSFlags)
-		if len(ev.Data) > 0 {
-			b = appendData(b, ev.Data, maxBytes)
-		}
-	case KindOutput:
-		b = fmt.Appendf(b, " fd=%d size=%d", ev.Handle, len(ev.Data))
-		b = appendData(b, ev.Data, maxBytes)
-	}
-	if site {
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
-	}
+	b = appendFields(b, r, ev, maxBytes)
 	if ev.Context != 0 && ev.Kind != KindContext && ev.Kind != KindThread {
 		b = fmt.Appendf(b, " ctx=%d", ev.Context)
+	}
+	return b
+}
+
+// appendSitesFields appends the fields of a SITES record: the number of sites and their ids
+// (Dump's SiteTable lists them).
+func appendSitesFields(b []byte, ev *Event) []byte {
+	b = fmt.Appendf(b, " n=%d", len(ev.Sites))
+	if len(ev.Sites) > 0 {
+		b = fmt.Appendf(b, " ids=%d..%d", ev.Sites[0].ID, ev.Sites[len(ev.Sites)-1].ID)
+	}
+	return b
+}
+
+// appendDepsFields appends the fields of a DEPS record: the number of facts and the first 8.
+func appendDepsFields(b []byte, ev *Event) []byte {
+	b = fmt.Appendf(b, " n=%d", len(ev.Deps))
+	for i, d := range ev.Deps {
+		if i == 8 {
+			return append(b, " ..."...)
+		}
+		b = fmt.Appendf(b, " %d->%d:%s", d.From, d.To, d.Kind)
+	}
+	return b
+}
+
+// appendFrameFields appends the fields of a FRAME record: the depth and the innermost
+// activation.
+func appendFrameFields(b []byte, ev *Event) []byte {
+	b = fmt.Appendf(b, " depth=%d", len(ev.Frames))
+	if n := len(ev.Frames); n > 0 {
+		b = fmt.Appendf(b, " activation=%d", ev.Frames[n-1])
 	}
 	return b
 }
@@ -238,27 +167,9 @@ func appendData(b []byte, data []byte, maxBytes int) []byte {
 	return b
 }
 
-// appendFSFlags appends " flags=a|b" naming the FS_OP flag bits, or nothing when f is 0.
-func appendFSFlags(b []byte, f uint32) []byte {
-	if f == 0 {
-		return b
-	}
-	var parts []string
-	for i, n := range fsFlagNames {
-		if f&(1<<i) != 0 {
-			parts = append(parts, n)
-			f &^= 1 << i
-		}
-	}
-	if f != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", f))
-	}
-	return append(append(b, " flags="...), strings.Join(parts, "|")...)
-}
-
 // appendFlags appends " flags=a|b" naming the bits of f (bit i is names[i]; others in hex),
 // or nothing when f is 0.
-func appendFlags(b []byte, f uint8, names []string) []byte {
+func appendFlags(b []byte, f uint64, names []string) []byte {
 	if f == 0 {
 		return b
 	}

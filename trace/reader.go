@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"strings"
 )
 
 // Sentinel errors of the reader, for errors.Is. The errors Next and NewReader return wrap them
@@ -21,7 +21,8 @@ var (
 	// cut was delivered; callers should treat this as a warning and keep their results.
 	ErrTruncated = errors.New("trace truncated")
 	// ErrCorrupt: the bytes do not follow docs/trace-format.md (unknown record kind, varint
-	// overflow, a size or count over the limits of schema.go, an undefined reference).
+	// overflow, a size or count over the limits of the schema, a value its version does not
+	// define, an undefined reference).
 	ErrCorrupt = errors.New("trace corrupt")
 )
 
@@ -76,10 +77,10 @@ type Reader struct {
 	context uint32            // call-stack node current for thread
 	ctxOf   map[uint32]uint32 // call-stack node of every thread seen, except the current one
 	frames  []uint64          // activations of the current thread (never modified once delivered)
-	lastHot bool              // the last record decoded was of a kind KindStore..KindExternalWrite
+	lastHot bool              // the last record decoded was of a hot kind (see decode)
 	frOf    map[uint32][]uint64
-	deps    []Dep // every dependence fact, in order of definition
-	newDeps []Dep
+	deps    []Dep       // every dependence fact, in order of definition
+	lists   recordLists // the list of the record being decoded
 
 	sites    []Site         // every site, in order of definition
 	siteIdx  map[uint32]int // site id -> index in sites
@@ -274,11 +275,7 @@ func (r *Reader) readHeader() error {
 	if string(b[:8]) != Magic {
 		return &FormatError{Err: ErrNotTrace, Offset: 0, Detail: fmt.Sprintf("bad magic %q", b[:8])}
 	}
-	r.hdr = Header{
-		Version:  uint16(b[8]) | uint16(b[9])<<8,
-		Flags:    uint16(b[10]) | uint16(b[11])<<8,
-		LineSize: uint32(b[12]) | uint32(b[13])<<8 | uint32(b[14])<<16 | uint32(b[15])<<24,
-	}
+	r.hdr = decodeHeader(b)
 	if r.hdr.Version < MinVersion || r.hdr.Version > Version {
 		return &FormatError{Err: ErrVersion, Offset: 8,
 			Detail: fmt.Sprintf("the trace has format version %d; this scry reads versions %d to %d", r.hdr.Version, MinVersion, Version)}
@@ -396,130 +393,89 @@ func svarint(b []byte, i int) (int64, int) {
 	return x, i
 }
 
-// short reports a varint that could not be decoded at index i<0 of the window b.
-func (r *Reader) short(b []byte, i int, what string) (int, int, error) {
+// Errors of the generated decoders (reader_gen.go). k names what holds the field: a record of
+// kind k, or for KindSites one site of it (a SITES record is decoded site by site); what is
+// the field's name in docs/trace-format.md.
+
+// holder is "a STORE record", or "a site" for KindSites.
+func holder(k Kind) string {
+	if k == KindSites {
+		return "a site"
+	}
+	name := k.String()
+	if strings.ContainsRune("AEIOU", rune(name[0])) {
+		return "an " + name + " record"
+	}
+	return "a " + name + " record"
+}
+
+// short reports a varint that could not be decoded at index i < 0 of the window b: the need of
+// decode when b ends first, else an overflow.
+func (r *Reader) short(b []byte, i int, k Kind, what string) (int, int, error) {
 	if i == -1 {
 		return 0, len(b) + 1, nil
 	}
-	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s of a %v record", what, Kind(b[0]))
+	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s of %s", what, holder(k))
 }
 
-// u32 checks that a decoded value fits in 32 bits.
-func (r *Reader) u32(v uint64, b []byte, what string) error {
-	if v > math.MaxUint32 {
-		return r.fail(ErrCorrupt, r.Offset(), "%s %d of a %v record exceeds 32 bits", what, v, Kind(b[0]))
-	}
-	return nil
+func (r *Reader) over32(k Kind, what string, v uint64) error {
+	return r.fail(ErrCorrupt, r.Offset(), "%s %d of %s exceeds 32 bits", what, v, holder(k))
 }
 
-// decode decodes one record from the window b (starting at its kind byte) into r.ev. It
-// returns the bytes consumed (n > 0) on success; need > 0 (the window size that might let the
-// record decode) when b ends first; or an error. It changes the reader's state only on success.
-// For a SITES record it returns (0, 0, nil): the caller reads it with readSites.
-func (r *Reader) decode(b []byte) (n, need int, err error) {
-	ev := &r.ev
-	k := Kind(b[0])
-	if k == KindSites {
-		return 0, 0, nil
+func (r *Reader) overBytes(k Kind, what string, v uint64, limit int) error {
+	return r.fail(ErrCorrupt, r.Offset(), "%s of %d bytes in %s exceeds the %d-byte limit", what, v, holder(k), limit)
+}
+
+func (r *Reader) overCount(k Kind, what string, v uint64, limit int) error {
+	return r.fail(ErrCorrupt, r.Offset(), "%s %d of %s exceeds the limit of %d", what, v, holder(k), limit)
+}
+
+func (r *Reader) zero(k Kind, what, why string) error {
+	name := "site"
+	if k != KindSites {
+		name = k.String()
 	}
-	// Clearing the whole Event costs more than decoding a load or store. After a record of a hot
-	// kind (STORE, NT_STORE, LOAD, EXTERNAL_WRITE, FLUSH, FENCE), which sets only the fields
-	// reset here, a hot record resets just those; every other case clears everything. Either
-	// way the Event is exactly as if cleared.
-	hot := k >= KindStore && k <= KindExternalWrite
-	if hot && r.lastHot {
-		ev.Kind, ev.Thread, ev.Context, ev.Frames = k, r.thread, r.context, r.frames
-		ev.Site, ev.Addr, ev.Size, ev.Data, ev.Flags = 0, 0, 0, nil, 0
-		ev.Flush, ev.Fence, ev.Internal = 0, 0, false
-	} else {
-		*ev = Event{Kind: k, Thread: r.thread, Context: r.context, Frames: r.frames}
+	return r.fail(ErrCorrupt, r.Offset(), "bad %s %s 0: %s", name, what, why)
+}
+
+func (r *Reader) badValue(k Kind, what string, v uint64) error {
+	name := "site"
+	if k != KindSites {
+		name = k.String()
 	}
-	r.lastHot = hot
-	i := 1
+	return r.fail(ErrCorrupt, r.Offset(), "unknown %s %s %d in format version %d", name, what, v, r.hdr.Version)
+}
+
+func (r *Reader) badFlags(k Kind, what string, v uint64) error {
+	return r.fail(ErrCorrupt, r.Offset(), "unknown bits in the %s %#x of %s", what, v, holder(k))
+}
+
+// str decodes a str at b[i:]. On failure it returns next < 0 with need/err as decode does.
+func (r *Reader) str(b []byte, i int, k Kind, what string) (s string, next, need int, err error) {
 	var v uint64
-	switch k {
-	case KindStore, KindNTStore, KindLoad, KindExternalWrite:
-		if uint(i) < uint(len(b)) && b[i] < 0x80 {
-			v = uint64(b[i])
-			i++
-		} else if v, i = uvarintSlow(b, i); i < 0 {
-			return r.short(b, i, "site")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "site")
-		}
-		ev.Site = uint32(v)
-		var d int64
-		if d, i = svarint(b, i); i < 0 {
-			return r.short(b, i, "address")
-		}
-		if uint(i) < uint(len(b)) && b[i] < 0x80 {
-			v = uint64(b[i])
-			i++
-		} else if v, i = uvarintSlow(b, i); i < 0 {
-			return r.short(b, i, "size")
-		}
-		if v > MaxPayload {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "%v of %d bytes exceeds the %d-byte limit", k, v, MaxPayload)
-		}
-		end := i + int(v)
-		if k == KindExternalWrite {
-			end++
-		}
-		if end > len(b) {
-			return 0, end, nil
-		}
-		ev.Size = v
-		ev.Data = b[i : i+int(v)]
-		if k == KindExternalWrite {
-			ev.Flags = b[end-1]
-		}
-		ev.Addr = r.last + uint64(d)
-		r.last = ev.Addr
-		return end, 0, nil
+	if v, i = uvarint(b, i); i < 0 {
+		_, need, err = r.short(b, i, k, what+" length")
+		return "", -1, need, err
+	}
+	if v > MaxString {
+		return "", -1, 0, r.overBytes(k, what, v, MaxString)
+	}
+	end := i + int(v)
+	if end > len(b) {
+		return "", -1, end, nil
+	}
+	return string(b[i:end]), end, 0, nil
+}
 
-	case KindFlush, KindFence:
-		if uint(i) < uint(len(b)) && b[i] < 0x80 {
-			v = uint64(b[i])
-			i++
-		} else if v, i = uvarintSlow(b, i); i < 0 {
-			return r.short(b, i, "site")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "site")
-		}
-		ev.Site = uint32(v)
-		if i >= len(b) {
-			return 0, i + 1, nil
-		}
-		kb := b[i]
-		i++
-		ev.Internal = kb&InternalBit != 0
-		if kb &^= InternalBit; kb < 1 || kb > 3 {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown %v kind %d", k, kb)
-		}
-		if k == KindFence {
-			ev.Fence = FenceKind(kb)
-			return i, 0, nil
-		}
-		ev.Flush = FlushKind(kb)
-		var d int64
-		if d, i = svarint(b, i); i < 0 {
-			return r.short(b, i, "address")
-		}
-		ev.Addr = r.last + uint64(d)
-		r.last = ev.Addr
-		return i, 0, nil
-
+// apply applies the record in r.ev (whose n bytes decode read) to the reader's state: the
+// current thread and its call stack and activations, the call-stack and dependence tables, the
+// end. It runs after the fields of a kind marked State in the schema; it returns decode's
+// results, and rejects a record that names what is not defined.
+func (r *Reader) apply(n int) (int, int, error) {
+	ev := &r.ev
+	switch ev.Kind {
 	case KindThread:
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "thread id")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "thread id")
-		}
-		t := uint32(v)
-		if t != r.thread {
+		if t := ev.Thread; t != r.thread {
 			r.ctxOf[r.thread] = r.context
 			r.context = r.ctxOf[t]
 			delete(r.ctxOf, t)
@@ -530,314 +486,41 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 			delete(r.frOf, t)
 			r.thread = t
 		}
-		ev.Thread, ev.Context, ev.Frames = r.thread, r.context, r.frames
-		return i, 0, nil
-
+		ev.Context, ev.Frames = r.context, r.frames
 	case KindFrame:
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "depth")
-		}
-		if v > MaxDepth {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "FRAME of %d activations exceeds the limit of %d", v, MaxDepth)
-		}
-		fr := make([]uint64, v)
-		for j := range fr {
-			if fr[j], i = uvarint(b, i); i < 0 {
-				return r.short(b, i, "serial")
-			}
-		}
-		r.frames = fr
-		ev.Frames = fr
-		return i, 0, nil
-
+		// A new slice: the Frames of events already delivered stay as they were.
+		fr := make([]uint64, len(ev.Frames))
+		copy(fr, ev.Frames)
+		r.frames, ev.Frames = fr, fr
 	case KindDeps:
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "count")
-		}
-		if v > MaxDeps {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "DEPS record of %d facts exceeds the limit of %d", v, MaxDeps)
-		}
-		r.newDeps = r.newDeps[:0]
-		for j := uint64(0); j < v; j++ {
-			var from, to uint64
-			if from, i = uvarint(b, i); i < 0 {
-				return r.short(b, i, "from site")
-			}
-			if i >= len(b) {
-				return 0, i + 1, nil
-			}
-			kind := DepKind(b[i])
-			i++
-			if to, i = uvarint(b, i); i < 0 {
-				return r.short(b, i, "to site")
-			}
-			if kind < DepControl || kind > DepAddress {
-				return 0, 0, r.fail(ErrCorrupt, r.Offset(), "dependence fact of unknown kind %d", kind)
-			}
-			for _, id := range [2]uint64{from, to} {
-				if _, ok := r.siteIdx[uint32(id)]; !ok || id > math.MaxUint32 {
+		for _, d := range ev.Deps {
+			for _, id := range [2]uint32{d.From, d.To} {
+				if _, ok := r.siteIdx[id]; !ok {
 					return 0, 0, r.fail(ErrCorrupt, r.Offset(), "dependence fact names undefined site %d", id)
 				}
 			}
-			r.newDeps = append(r.newDeps, Dep{From: uint32(from), To: uint32(to), Kind: kind})
 		}
-		r.deps = append(r.deps, r.newDeps...)
-		ev.Deps = r.newDeps
-		return i, 0, nil
-
+		r.deps = append(r.deps, ev.Deps...)
 	case KindContext:
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "stack")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "stack")
-		}
-		r.context = uint32(v)
-		ev.Stack, ev.Context = r.context, r.context
-		return i, 0, nil
-
-	case KindRegionMap:
-		var f [4]uint64
-		for j, what := range [...]string{"region", "base", "length", "file offset"} {
-			if f[j], i = uvarint(b, i); i < 0 {
-				return r.short(b, i, what)
-			}
-		}
-		if f[0] > math.MaxUint32 {
-			return 0, 0, r.u32(f[0], b, "region")
-		}
-		var s string
-		if s, i, need, err = r.str(b, i, "path"); i < 0 {
-			return 0, need, err
-		}
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "site")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "site")
-		}
-		if i >= len(b) {
-			return 0, i + 1, nil
-		}
-		ev.Region, ev.Addr, ev.Size, ev.FileOffset = uint32(f[0]), f[1], f[2], f[3]
-		ev.Path, ev.Site, ev.Flags = s, uint32(v), b[i]
-		return i + 1, 0, nil
-
-	case KindRegionUnmap, KindTxAbort:
-		var a uint64
-		if a, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "first field")
-		}
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "second field")
-		}
-		if k == KindRegionUnmap {
-			if err := r.u32(a, b, "region"); err != nil {
-				return 0, 0, err
-			}
-			if err := r.u32(v, b, "site"); err != nil {
-				return 0, 0, err
-			}
-			ev.Region, ev.Site = uint32(a), uint32(v)
-		} else {
-			if err := r.u32(a, b, "site"); err != nil {
-				return 0, 0, err
-			}
-			ev.Site, ev.Errnum = uint32(a), v
-		}
-		return i, 0, nil
-
-	case KindTxBegin, KindTxCommit, KindTxEnd:
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "site")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "site")
-		}
-		ev.Site = uint32(v)
-		return i, 0, nil
-
-	case KindTxAdd, KindAlloc, KindFree:
-		if v, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "site")
-		}
-		if v > math.MaxUint32 {
-			return 0, 0, r.u32(v, b, "site")
-		}
-		ev.Site = uint32(v)
-		var d int64
-		if d, i = svarint(b, i); i < 0 {
-			return r.short(b, i, "address")
-		}
-		if k != KindFree {
-			if ev.Size, i = uvarint(b, i); i < 0 {
-				return r.short(b, i, "size")
-			}
-		}
-		if i >= len(b) {
-			return 0, i + 1, nil
-		}
-		ev.Flags = b[i]
-		ev.Addr = r.last + uint64(d)
-		r.last = ev.Addr
-		return i + 1, 0, nil
-
-	case KindOpBegin:
-		if ev.Op, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "index")
-		}
-		if ev.Text, i, need, err = r.str(b, i, "text"); i < 0 {
-			return 0, need, err
-		}
-		return i, 0, nil
-
-	case KindOpEnd:
-		if ev.Op, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "index")
-		}
-		return i, 0, nil
-
+		r.context = ev.Stack
+		ev.Context = r.context
 	case KindStack:
-		var f [3]uint64
-		for j, what := range [...]string{"id", "parent", "site"} {
-			if f[j], i = uvarint(b, i); i < 0 {
-				return r.short(b, i, what)
-			}
-			if err := r.u32(f[j], b, what); err != nil {
-				return 0, 0, err
-			}
-		}
-		id, parent := uint32(f[0]), uint32(f[1])
-		if id == 0 {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK defines node 0 (the empty stack)")
-		}
-		if _, dup := r.stacks[id]; dup {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK node %d defined twice", id)
+		if _, dup := r.stacks[ev.Stack]; dup {
+			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK node %d defined twice", ev.Stack)
 		}
 		depth := uint32(1)
-		if parent != 0 {
-			p, ok := r.stacks[parent]
+		if ev.Parent != 0 {
+			p, ok := r.stacks[ev.Parent]
 			if !ok {
-				return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK node %d extends undefined node %d", id, parent)
+				return 0, 0, r.fail(ErrCorrupt, r.Offset(), "STACK node %d extends undefined node %d", ev.Stack, ev.Parent)
 			}
 			depth = p.depth + 1
 		}
-		r.stacks[id] = stackNode{parent: parent, site: uint32(f[2]), depth: depth}
-		ev.Stack, ev.Parent, ev.Site = id, parent, uint32(f[2])
-		return i, 0, nil
-
-	case KindWarning:
-		if ev.Text, i, need, err = r.str(b, i, "message"); i < 0 {
-			return 0, need, err
-		}
-		return i, 0, nil
-
-	case KindFSOp, KindOutput:
-		if r.hdr.Version < 6 {
-			break
-		}
-		return r.decodeFS(b)
-
+		r.stacks[ev.Stack] = stackNode{parent: ev.Parent, site: ev.Site, depth: depth}
 	case KindEnd:
-		if i >= len(b) {
-			return 0, i + 1, nil
-		}
-		how := EndHow(b[i])
-		i++
-		if how != EndExit && how != EndSignal {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown END kind %d", how)
-		}
-		var st int64
-		if st, i = svarint(b, i); i < 0 {
-			return r.short(b, i, "status")
-		}
-		ev.How, ev.Status = how, st
-		r.ended, r.endHow, r.endStatus = true, how, st
-		return i, 0, nil
+		r.ended, r.endHow, r.endStatus = true, ev.How, ev.Status
 	}
-	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown record kind 0x%02x", uint8(k))
-}
-
-// decodeFS decodes an FS_OP or OUTPUT record (version 6; docs/trace-format.md) from b into
-// r.ev, with decode's results.
-func (r *Reader) decodeFS(b []byte) (n, need int, err error) {
-	ev := &r.ev
-	k := Kind(b[0])
-	i := 1
-	var v uint64
-	if v, i = uvarint(b, i); i < 0 {
-		return r.short(b, i, "site")
-	}
-	if v > math.MaxUint32 {
-		return 0, 0, r.u32(v, b, "site")
-	}
-	ev.Site = uint32(v)
-	if k == KindFSOp {
-		if i >= len(b) {
-			return 0, i + 1, nil
-		}
-		op := FSOpKind(b[i])
-		i++
-		if op < FSOpen || op > FSOpLast {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "FS_OP of unknown operation %d", op)
-		}
-		var f [4]uint64
-		for j, what := range [...]string{"flags", "handle", "offset", "size"} {
-			if f[j], i = uvarint(b, i); i < 0 {
-				return r.short(b, i, what)
-			}
-		}
-		if f[0]&^FSFlagsAll != 0 {
-			return 0, 0, r.fail(ErrCorrupt, r.Offset(), "FS_OP with unknown flags %#x", f[0])
-		}
-		var res int64
-		if res, i = svarint(b, i); i < 0 {
-			return r.short(b, i, "result")
-		}
-		var p1, p2 string
-		if p1, i, need, err = r.str(b, i, "path"); i < 0 {
-			return 0, need, err
-		}
-		if p2, i, need, err = r.str(b, i, "second path"); i < 0 {
-			return 0, need, err
-		}
-		ev.FS, ev.FSFlags, ev.Handle, ev.FileOffset, ev.Size, ev.Result = op, uint32(f[0]), f[1], f[2], f[3], res
-		ev.Path, ev.Path2 = p1, p2
-	} else {
-		if ev.Handle, i = uvarint(b, i); i < 0 {
-			return r.short(b, i, "descriptor")
-		}
-	}
-	if v, i = uvarint(b, i); i < 0 {
-		return r.short(b, i, "data length")
-	}
-	if v > MaxPayload {
-		return 0, 0, r.fail(ErrCorrupt, r.Offset(), "%v of %d bytes exceeds the %d-byte limit", k, v, MaxPayload)
-	}
-	end := i + int(v)
-	if end > len(b) {
-		return 0, end, nil
-	}
-	ev.Data = b[i:end]
-	return end, 0, nil
-}
-
-// str decodes a str at b[i:]. On failure it returns i < 0 with need/err as decode does.
-func (r *Reader) str(b []byte, i int, what string) (s string, next, need int, err error) {
-	var v uint64
-	if v, i = uvarint(b, i); i < 0 {
-		_, need, err = r.short(b, i, what+" length")
-		return "", -1, need, err
-	}
-	if v > MaxString {
-		return "", -1, 0, r.fail(ErrCorrupt, r.Offset(), "%s of %d bytes in a %v record exceeds the %d-byte limit",
-			what, v, Kind(b[0]), MaxString)
-	}
-	end := i + int(v)
-	if end > len(b) {
-		return "", -1, end, nil
-	}
-	return string(b[i:end]), end, 0, nil
+	return n, 0, nil
 }
 
 // readSites reads the SITES record at r.pos site by site (a SITES record may be larger than the
@@ -858,9 +541,9 @@ func (r *Reader) readSites() error {
 		if count, i = uvarint(b, 1); i >= 0 {
 			r.pos += i
 			break
-		} else if _, need, err := r.short(b, i, "count"); err != nil {
-			return err
-		} else if !r.fill(need) {
+		} else if i == -2 {
+			return r.fail(ErrCorrupt, start, "varint overflow in the count of a SITES record")
+		} else if !r.fill(len(b) + 1) {
 			return cut()
 		}
 	}
@@ -870,14 +553,17 @@ func (r *Reader) readSites() error {
 	r.newSites = r.newSites[:0]
 	for j := uint64(0); j < count; j++ {
 		for {
-			b := r.buf[r.pos:r.end]
-			s, n, need, err := r.decodeSite(b)
+			var s Site
+			n, need, err := r.decodeSite(r.buf[r.pos:r.end], &s)
 			if err != nil {
 				return err
 			}
 			if n > 0 {
 				if _, dup := r.siteIdx[s.ID]; dup || r.isNewSite(s.ID) {
 					return r.fail(ErrCorrupt, r.Offset(), "site %d defined twice", s.ID)
+				}
+				if s.InlinedAt == s.ID {
+					return r.fail(ErrCorrupt, r.Offset(), "site %d: bad inlined-at site %d (itself)", s.ID, s.InlinedAt)
 				}
 				r.newSites = append(r.newSites, s)
 				r.pos += n
@@ -908,80 +594,4 @@ func (r *Reader) isNewSite(id uint32) bool {
 		}
 	}
 	return false
-}
-
-// decodeSite decodes one site at the start of b (see decode for the results).
-func (r *Reader) decodeSite(b []byte) (s Site, n, need int, err error) {
-	fail := func(i int, what string) (Site, int, int, error) {
-		if i == -1 {
-			return Site{}, 0, len(b) + 1, nil
-		}
-		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s of a site", what)
-	}
-	var v uint64
-	i := 0
-	if v, i = uvarint(b, i); i < 0 {
-		return fail(i, "id")
-	}
-	if v == 0 || v > math.MaxUint32 {
-		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "bad site id %d", v)
-	}
-	s.ID = uint32(v)
-	if i >= len(b) {
-		return Site{}, 0, i + 1, nil
-	}
-	s.Kind = SiteKind(b[i])
-	i++
-	if s.Kind < SiteLoad || s.Kind > SiteReturn || (s.Kind == SiteInlined && r.hdr.Version < 4) || (s.Kind == SiteReturn && r.hdr.Version < 5) {
-		return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d has unknown kind %d", s.ID, s.Kind)
-	}
-	if s.Function, i, need, err = r.strSite(b, i, "function"); i < 0 {
-		return Site{}, 0, need, err
-	}
-	if s.File, i, need, err = r.strSite(b, i, "file"); i < 0 {
-		return Site{}, 0, need, err
-	}
-	for _, f := range [...]struct {
-		p    *uint32
-		what string
-	}{{&s.Line, "line"}, {&s.Column, "column"}} {
-		if v, i = uvarint(b, i); i < 0 {
-			return fail(i, f.what)
-		}
-		if v > math.MaxUint32 {
-			return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d: %s %d exceeds 32 bits", s.ID, f.what, v)
-		}
-		*f.p = uint32(v)
-	}
-	if s.Callee, i, need, err = r.strSite(b, i, "callee"); i < 0 {
-		return Site{}, 0, need, err
-	}
-	if r.hdr.Version >= 4 {
-		if v, i = uvarint(b, i); i < 0 {
-			return fail(i, "inlined-at")
-		}
-		if v > math.MaxUint32 || v == uint64(s.ID) {
-			return Site{}, 0, 0, r.fail(ErrCorrupt, r.Offset(), "site %d: bad inlined-at site %d", s.ID, v)
-		}
-		s.InlinedAt = uint32(v)
-	}
-	return s, i, 0, nil
-}
-
-func (r *Reader) strSite(b []byte, i int, what string) (s string, next, need int, err error) {
-	var v uint64
-	if v, i = uvarint(b, i); i < 0 {
-		if i == -1 {
-			return "", -1, len(b) + 1, nil
-		}
-		return "", -1, 0, r.fail(ErrCorrupt, r.Offset(), "varint overflow in the %s length of a site", what)
-	}
-	if v > MaxString {
-		return "", -1, 0, r.fail(ErrCorrupt, r.Offset(), "site %s of %d bytes exceeds the %d-byte limit", what, v, MaxString)
-	}
-	end := i + int(v)
-	if end > len(b) {
-		return "", -1, end, nil
-	}
-	return string(b[i:end]), end, 0, nil
 }

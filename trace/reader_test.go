@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -150,30 +150,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 		if err != io.EOF {
 			t.Fatalf("buffer %d: got error %v, want io.EOF", size, err)
 		}
-		// Drop the THREAD and CONTEXT records the writer generated, checking indexes.
-		var evs []Event
-		for i, ev := range got {
-			if ev.Index != uint64(i) {
-				t.Fatalf("record %d has Index %d", i, ev.Index)
-			}
-			if ev.Kind != KindThread && ev.Kind != KindContext && ev.Kind != KindFrame {
-				evs = append(evs, ev)
-			}
-		}
-		if len(evs) != len(want) {
-			t.Fatalf("buffer %d: read %d events, want %d", size, len(evs), len(want))
-		}
-		for i := range want {
-			w := normalize(want[i])
-			g := normalize(evs[i])
-			switch w.Kind {
-			case KindSites, KindStack, KindEnd, KindDeps: // carry the current thread/context, unspecified in want
-				w.Thread, w.Context, w.Frames = g.Thread, g.Context, g.Frames
-			}
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("buffer %d: event %d:\n got %+v\nwant %+v", size, i, g, w)
-			}
-		}
+		compareWritten(t, fmt.Sprintf("buffer %d", size), got, want)
 		if how, st, ok := r.End(); !ok || how != EndExit || st != 0 {
 			t.Errorf("End() = %v %v %v", how, st, ok)
 		}
@@ -197,6 +174,35 @@ func TestRoundTripEveryKind(t *testing.T) {
 		}
 		if _, err := r.Next(); err != io.EOF {
 			t.Errorf("Next after EOF: %v", err)
+		}
+	}
+}
+
+// compareWritten compares the events read back (got) with those written (want), after dropping
+// the THREAD, CONTEXT and FRAME records the writer generated and checking indexes.
+func compareWritten(t *testing.T, what string, got, want []Event) {
+	t.Helper()
+	var evs []Event
+	for i, ev := range got {
+		if ev.Index != uint64(i) {
+			t.Fatalf("%s: record %d has Index %d", what, i, ev.Index)
+		}
+		if ev.Kind != KindThread && ev.Kind != KindContext && ev.Kind != KindFrame {
+			evs = append(evs, ev)
+		}
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("%s: read %d events, want %d", what, len(evs), len(want))
+	}
+	for i := range want {
+		w := normalize(want[i])
+		g := normalize(evs[i])
+		switch w.Kind {
+		case KindSites, KindStack, KindEnd, KindDeps: // carry the current thread/context, unspecified in want
+			w.Thread, w.Context, w.Frames = g.Thread, g.Context, g.Frames
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: event %d:\n got %+v\nwant %+v", what, i, g, w)
 		}
 	}
 }
@@ -453,18 +459,19 @@ func TestCorrupt(t *testing.T) {
 		{"string-limit", cat([]byte{0x12, 0}, uv(MaxString+1)), "exceeds the 65536-byte limit", 16},
 		{"flush-kind", []byte{0x08, 1, 4, 0}, "unknown FLUSH kind 4", 16},
 		{"fence-kind", []byte{0x09, 1, 0x80}, "unknown FENCE kind 0", 16},
-		{"end-kind", []byte{0x16, 3, 0}, "unknown END kind 3", 16},
+		{"end-kind", []byte{0x16, 3, 0}, "unknown END how 3", 16},
 		{"after-end", []byte{0x16, 1, 0, 0x09, 1, 1}, "data after the END record", 19},
 		{"stack-zero", []byte{0x14, 0, 0, 1}, "node 0", 16},
 		{"stack-parent", []byte{0x14, 1, 2, 1}, "undefined node 2", 16},
 		{"stack-dup", []byte{0x14, 1, 0, 1, 0x14, 1, 0, 1}, "defined twice", 20},
 		{"sites-limit", cat([]byte{0x01}, uv(MaxSites+1)), "exceeds the limit", 16},
+		{"sites-count-overflow", cat([]byte{0x01}, overflow), "varint overflow in the count of a SITES record", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
-		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown kind 13", 18},
+		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown site kind 13", 18},
 		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1}, "site 1: bad inlined-at site 1", 18},
 		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 26},
 		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 28},
-		{"site-string", cat([]byte{0x01, 1, 1, 1}, uv(MaxString+1)), "site function of 65537 bytes", 18},
+		{"site-string", cat([]byte{0x01, 1, 1, 1}, uv(MaxString+1)), "function of 65537 bytes in a site", 18},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -539,30 +546,9 @@ func TestWriterErrors(t *testing.T) {
 	}
 }
 
-// benchTrace builds a trace of n small events: 60% 8-byte loads and stores, flushes, fences.
+// benchTrace builds a trace of the n small events of benchEvents.
 func benchTrace(tb testing.TB, n int) []byte {
-	rng := rand.New(rand.NewPCG(1, 2))
-	evs := []Event{{Kind: KindSites, Sites: sampleSites}}
-	evs = append(evs, Event{Kind: KindRegionMap, Region: 1, Addr: base, Size: 64 << 20, Path: "/pool", Site: 5})
-	data := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	addr := uint64(base)
-	for i := 0; i < n; i++ {
-		ev := Event{Thread: 1}
-		switch p := rng.IntN(100); {
-		case p < 30:
-			addr = base + uint64(rng.IntN(1<<20))*8
-			ev.Kind, ev.Site, ev.Addr, ev.Data = KindStore, 1, addr, data
-		case p < 60:
-			ev.Kind, ev.Site, ev.Addr, ev.Data = KindLoad, 2, base+uint64(rng.IntN(1<<20))*8, data
-		case p < 80:
-			ev.Kind, ev.Site, ev.Addr, ev.Flush = KindFlush, 3, addr&^63, FlushCLWB
-		default:
-			ev.Kind, ev.Site, ev.Fence = KindFence, 4, FenceSFENCE
-		}
-		evs = append(evs, ev)
-	}
-	evs = append(evs, Event{Kind: KindEnd, How: EndExit})
-	return writeTrace(tb, evs)
+	return writeTrace(tb, benchEvents(n))
 }
 
 func BenchmarkReader(b *testing.B) {

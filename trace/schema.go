@@ -1,199 +1,566 @@
-// Package trace defines scry's trace: the versioned binary stream of PM events that the
-// instrumented program writes and every analysis reads. docs/trace-format.md is the normative
-// specification; this file declares the event kinds and flags once, for Go and (through
-// `go generate`, see gen_header.go) for the C runtime.
 package trace
 
-//go:generate go run ./internal/genheader -o ../native/include/scry_trace_format.h
+//go:generate go run ./internal/gentrace -root ..
 
-// Magic is the first 8 bytes of every trace file.
-const Magic = "SCRYTRC\x00"
+// The declaration of the trace format (see the package documentation for what is generated
+// from it). A field's Go target and its encoding decide the generated checks; the docs texts
+// are Markdown, the Short texts one line for code comments.
 
-// Version is the format version this package writes. Version 2 added the branch site kind and
-// the DEPS and FRAME records (static dependence facts and call-frame identity, for inference);
-// version 3 added the WARNING record (the runtime degraded: results are incomplete); version 4
-// added the inlined site kind and each site's inlined-at field (the call the compiler inlined the
-// site's code into); version 5 added the return site kind (a function's returned value, whose
-// dependence facts carry guards through calls); version 6 added the FS_OP and OUTPUT records of
-// file-system mode (a program's file-system system calls and its own output, recorded by the
-// strace front end of package fsmode).
-const Version = 6
+// Encoding is how one field is written (docs/trace-format.md, "Conventions").
+type Encoding uint8
 
-// MinVersion is the oldest format version this package reads (version 1 traces have no DEPS or
-// FRAME records, which version 2 added, no WARNING, which version 3 added, sites without the
-// inlined-at field, which version 4 added, no return sites, which version 5 added, and no
-// FS_OP or OUTPUT records, which version 6 added; everything else is unchanged).
-const MinVersion = 1
-
-// HeaderSize is the size of the fixed file header in bytes.
-const HeaderSize = 16
-
-// Kind is the one-byte code that starts every record.
-type Kind uint8
-
-// Record kinds, in the order of docs/trace-format.md.
+// Field encodings.
 const (
-	KindSites         Kind = 0x01 // static instruction sites
-	KindThread        Kind = 0x02 // following records belong to this thread
-	KindRegionMap     Kind = 0x03 // a PM region is mapped
-	KindRegionUnmap   Kind = 0x04 // a PM region is unmapped or its pool closed
-	KindStore         Kind = 0x05 // a store (or range store) to PM, with the new bytes
-	KindNTStore       Kind = 0x06 // a non-temporal store to PM
-	KindLoad          Kind = 0x07 // a load from PM, with the value read
-	KindFlush         Kind = 0x08 // a cache-line flush
-	KindFence         Kind = 0x09 // a fence
-	KindExternalWrite Kind = 0x0A // PM bytes changed by uninstrumented code
-	KindTxBegin       Kind = 0x0B // a PMDK transaction begins
-	KindTxAdd         Kind = 0x0C // a range is added to the innermost transaction
-	KindTxCommit      Kind = 0x0D // the innermost transaction commits
-	KindTxAbort       Kind = 0x0E // the innermost transaction aborts
-	KindTxEnd         Kind = 0x0F // the innermost transaction ends
-	KindAlloc         Kind = 0x10 // a PM object is allocated
-	KindFree          Kind = 0x11 // a PM object is freed
-	KindOpBegin       Kind = 0x12 // a workload operation begins
-	KindOpEnd         Kind = 0x13 // a workload operation ends
-	KindStack         Kind = 0x14 // defines a call-stack node
-	KindContext       Kind = 0x15 // the current thread's call stack changed
-	KindEnd           Kind = 0x16 // the trace is complete
-	KindDeps          Kind = 0x17 // static dependence facts between sites (version 2)
-	KindFrame         Kind = 0x18 // the current thread's activations changed (version 2)
-	KindWarning       Kind = 0x19 // the runtime degraded: what follows is incomplete (version 3)
-	KindFSOp          Kind = 0x1A // a file-system system call (file-system mode, version 6)
-	KindOutput        Kind = 0x1B // the program wrote to its standard output or error (version 6)
-
-	// KindLast is the highest record kind of this version.
-	KindLast = KindOutput
+	EncU8      Encoding = iota + 1 // one byte
+	EncUvarint                     // unsigned LEB128, at most 10 bytes
+	EncSvarint                     // zig-zag signed varint, at most 10 bytes
+	EncAddr                        // svarint delta from the running last address
+	EncStr                         // uvarint length in bytes, then that many bytes, at most MaxString
+	EncBytes                       // raw bytes, as many as the count field named by Len says
+	EncList                        // elements (Elem), as many as the count field named by Len says
 )
 
-// FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).
-type FlushKind uint8
+// FormatSpec is the whole trace format (Schema).
+type FormatSpec struct {
+	Magic      string        // first bytes of every trace file
+	Version    uint16        // the version this package writes
+	MinVersion uint16        // the oldest version this package reads
+	Versions   []VersionSpec // what each version after MinVersion added, in order
+	Header     []HeaderField // the fixed file header, in order
+	Limits     []LimitSpec   // sizes and counts a reader enforces
+	Records    []RecordSpec  // record kinds, in code order
+	Enums      []EnumSpec    // the enums fields name (EnumSpec.Type)
+}
 
-// Flush instructions.
-const (
-	FlushCLFLUSH    FlushKind = 1
-	FlushCLFLUSHOPT FlushKind = 2
-	FlushCLWB       FlushKind = 3
+// VersionSpec says what one format version added.
+type VersionSpec struct {
+	Version uint16
+	Added   string // completes "version N added ..." (Markdown)
+}
+
+// HeaderField is one fixed-width field of the file header (little-endian).
+type HeaderField struct {
+	Name string // Go field of Header; "" for the magic
+	Size int    // bytes
+	Doc  string // Markdown
+}
+
+// LimitSpec is one limit a reader enforces (a larger value is corruption).
+type LimitSpec struct {
+	Go, C string
+	Value uint64
+	Short string // one line, for code comments
+}
+
+// RecordSpec is one record kind: its code byte, then its fields in order.
+type RecordSpec struct {
+	Code   uint8
+	Name   string // as docs/trace-format.md and Kind.String spell it
+	Go     string // the Kind constant
+	Since  uint16 // the version that added it (0: every version)
+	Short  string // one line, for code comments
+	Doc    string // meaning, for docs/trace-format.md (Markdown; enum and flag values are appended)
+	Fields []FieldSpec
+
+	// Hot marks the frequent kinds (memory accesses, flushes, fences): between two hot records
+	// the reader clears only the Event fields hot kinds set, not the whole Event.
+	Hot bool
+	// State marks the kinds whose reading changes the reader's state beyond the running address
+	// (current thread, call stacks, activations, dependence facts, end): the reader's
+	// hand-written apply runs after their fields are decoded, and may reject them.
+	State bool
+	// Streamed marks SITES: the reader reads it element by element (readSites), since one record
+	// may exceed its window.
+	Streamed bool
+	// DumpOrder lists the fields in the order Dump prints them when it is not the encoding order
+	// (the site always comes last, flag bits split off a byte after the fields).
+	DumpOrder []string
+	// DumpFunc names the hand-written function that appends the fields of a kind with a list
+	// (func(b []byte, ev *Event) []byte), instead of the fields' Dump formats.
+	DumpFunc string
+}
+
+// FieldSpec is one field of a record or of a list element.
+type FieldSpec struct {
+	Name  string   // as docs/trace-format.md names it (and error messages)
+	Enc   Encoding // how it is written
+	Since uint16   // the version that added it (0: every version); older traces lack it
+	Doc   string   // meaning (Markdown), for the tables of elements
+	// Go is the field of Event (of the element type, for a list's element) the field is read
+	// into and written from; its Go type decides the checks (a uint32 field rejects values over
+	// 32 bits). "" for a count or length whose Bytes or List field stands for it, and for the
+	// single field of a list of scalars (the element itself).
+	Go string
+	// Max names the limit (LimitSpec.Go) a count may not exceed (a str is at most MaxString
+	// bytes).
+	Max string
+	// Len names the count field of a Bytes or List field.
+	Len string
+	// Enum names the enum (EnumSpec.Type) of a U8 field: other values are corruption, and so
+	// are values added after the trace's version.
+	Enum string
+	// Bits are bits of a U8 enum field that are flags of their own (FLUSH's internal bit).
+	Bits []BitSpec
+	// Flags are the flag bits of the field. Bits not named are ignored, unless StrictFlags names
+	// the constant of every bit this version defines: then others are corruption.
+	Flags       []FlagSpec
+	StrictFlags string
+	// NonZero gives the reason value 0 is corruption ("" when 0 is allowed).
+	NonZero string
+	// Elem are the fields of one element of a List; ElemName names an element ("site").
+	Elem     []FieldSpec
+	ElemName string
+	// Dump is how Dump prints the field: a fmt format with one verb applied to its Go value
+	// ("addr=%#x", "%-10s"; a count or length prints the length of its Bytes field). "" hides
+	// the field. Bytes print as " data=HEX", flags by name.
+	Dump string
+	// DumpOmitEmpty skips an empty string or byte field in the dump.
+	DumpOmitEmpty bool
+}
+
+// BitSpec is a bit of an enum byte that is a flag of its own.
+type BitSpec struct {
+	Mask  uint8
+	Name  string // as the docs and the dump spell it
+	Go    string // the Event field (bool) it is read into; GoConst/C are the constants of the mask
+	Const string
+	C     string
+	Doc   string // Markdown
+}
+
+// FlagSpec is one flag bit of a flags field.
+type FlagSpec struct {
+	Bit   uint   // bit number
+	Name  string // as the docs and the dump spell it
+	Go, C string // constants; a flag shared by several fields repeats the same names
+	Short string // one line, for code comments
+	Doc   string // Markdown; "" for none
+}
+
+// EnumSpec is a set of named byte values (a Go type of package trace).
+type EnumSpec struct {
+	Type    string // Go type
+	Short   string // Go doc of the type, after "<Type> is"
+	Unknown string // what String returns for an unknown value, with %d or %x for the value
+	Last    string // the Go constant naming the highest value ("" none)
+	// DocTable names the table of docs/trace-format.md that lists the values ("" when the
+	// records table lists them with the field).
+	DocTable string
+	Values   []EnumValue
+}
+
+// EnumValue is one value of an enum.
+type EnumValue struct {
+	Value uint8
+	Name  string // as the docs and String spell it
+	Go, C string
+	Since uint16 // the version that added it (0: every version)
+	Short string // one line, for code comments
+	Uses  string // the record fields the value uses (FS_OP operations), for the docs
+	Doc   string // Markdown, for the docs
+}
+
+// Schema returns the declaration of the trace format, from which `go generate ./trace` writes
+// the Go codecs, the C header and the tables of docs/trace-format.md. It must not be modified.
+func Schema() *FormatSpec { return &schema }
+
+// siteField is the `uvarint site` field most records start with; addrField the `addr` field
+// of the records at an address.
+var (
+	siteField = FieldSpec{Name: "site", Enc: EncUvarint, Go: "Site"}
+	addrField = FieldSpec{Name: "addr", Enc: EncAddr, Go: "Addr", Dump: "addr=%#x"}
 )
 
-// FenceKind is the instruction of a FENCE record (low 7 bits of its kind byte).
-type FenceKind uint8
+// memFields are the fields of STORE, NT_STORE and LOAD.
+var memFields = []FieldSpec{
+	siteField,
+	addrField,
+	{Name: "size", Enc: EncUvarint, Go: "Size", Max: "MaxPayload", Dump: "size=%d"},
+	{Name: "data", Enc: EncBytes, Len: "size", Go: "Data", Dump: "data"},
+}
 
-// Fence instructions.
-const (
-	FenceSFENCE FenceKind = 1
-	FenceMFENCE FenceKind = 2
-	FenceLocked FenceKind = 3 // a locked read-modify-write instruction
+// internalBit is the internal bit of FLUSH and FENCE kinds.
+var internalBit = BitSpec{Mask: 0x80, Name: "internal", Go: "Internal", Const: "InternalBit", C: "SCRY_INTERNAL_BIT",
+	Doc: "performed by a library for its own metadata (not a user request)"}
+
+var (
+	allocInTx   = FlagSpec{Bit: 0, Name: "tx", Go: "AllocInTx", C: "SCRY_ALLOC_IN_TX", Short: "ALLOC, FREE: inside a transaction", Doc: "inside a transaction"}
+	allocReserv = FlagSpec{Bit: 2, Name: "reserve", Go: "AllocReserve", C: "SCRY_ALLOC_RESERVE",
+		Short: "ALLOC: a reservation (pmemobj_reserve), allocated only when published; FREE: a reservation cancelled"}
 )
 
-// InternalBit marks a FLUSH or FENCE performed by a library for its own metadata.
-const InternalBit = 0x80
-
-// Flag bits of the flags byte of the records that carry one.
-const (
-	RegionCreated = 1 << 0 // REGION_MAP: the file was created by this call
-
-	ExternalPersisted = 1 << 0 // EXTERNAL_WRITE: made durable by the library before returning
-	ExternalInitial   = 1 << 1 // EXTERNAL_WRITE: the region's content when it was mapped
-
-	TxAddNoSnapshot = 1 << 0 // TX_ADD: POBJ_XADD_NO_SNAPSHOT
-	TxAddNoFlush    = 1 << 1 // TX_ADD: POBJ_XADD_NO_FLUSH
-
-	AllocInTx    = 1 << 0 // ALLOC, FREE: inside a transaction
-	AllocZeroed  = 1 << 1 // ALLOC: the object was zeroed
-	AllocReserve = 1 << 2 // ALLOC: a reservation (pmemobj_reserve), allocated only when published; FREE: a reservation cancelled
-)
-
-// FSOpKind is the system call of an FS_OP record (docs/trace-format.md, "FS_OP"): what the
-// program asked of the file system, with file descriptors already resolved to the open file
-// they name (Event.Handle) and paths made absolute.
-type FSOpKind uint8
-
-// File-system operations of FS_OP records.
-const (
-	FSOpen          FSOpKind = 1  // open/openat/creat: Path opened as Handle (FSCreate, FSTrunc, FSAppend, FSExcl, FSDirectory)
-	FSWrite         FSOpKind = 2  // write/pwrite/writev: Data written to Handle at FileOffset (FSAppend: at the end of the file)
-	FSTruncate      FSOpKind = 3  // truncate (Path) or ftruncate (Handle) to Size bytes
-	FSFallocate     FSOpKind = 4  // fallocate on Handle: FileOffset, Size (FSKeepSize, FSPunchHole, FSZeroRange)
-	FSRename        FSOpKind = 5  // rename/renameat/renameat2: Path to Path2 (FSNoReplace, FSExchange)
-	FSLink          FSOpKind = 6  // link/linkat: new name Path2 for Path
-	FSSymlink       FSOpKind = 7  // symlink/symlinkat: Path2 is created pointing to the text Path
-	FSUnlink        FSOpKind = 8  // unlink/unlinkat: Path removed
-	FSRmdir         FSOpKind = 9  // rmdir/unlinkat(AT_REMOVEDIR): directory Path removed
-	FSMkdir         FSOpKind = 10 // mkdir/mkdirat: directory Path created
-	FSFsync         FSOpKind = 11 // fsync(Handle)
-	FSFdatasync     FSOpKind = 12 // fdatasync(Handle)
-	FSSync          FSOpKind = 13 // sync(): every file system
-	FSSyncfs        FSOpKind = 14 // syncfs(Handle): the file system of Handle
-	FSSyncFileRange FSOpKind = 15 // sync_file_range(Handle, FileOffset, Size)
-	FSMsync         FSOpKind = 16 // msync of a shared mapping of Handle: FileOffset, Size bytes of the file
-	FSClose         FSOpKind = 17 // close(Handle's descriptor); the open file lives on in other descriptors
-	FSMmap          FSOpKind = 18 // mmap(MAP_SHARED) of Handle writable: FileOffset, Size (writes through it are invisible)
-
-	// FSOpLast is the highest FSOpKind of this version.
-	FSOpLast = FSMmap
-)
-
-// Flag bits of an FS_OP record's flags (Event.FSFlags).
-const (
-	FSCreate    = 1 << 0  // FSOpen: O_CREAT, and the file did not exist before
-	FSTrunc     = 1 << 1  // FSOpen: O_TRUNC
-	FSAppend    = 1 << 2  // FSOpen: O_APPEND; FSWrite: the write went to the end of the file
-	FSExcl      = 1 << 3  // FSOpen: O_EXCL
-	FSDirectory = 1 << 4  // FSOpen: the path is a directory
-	FSNoReplace = 1 << 5  // FSRename: RENAME_NOREPLACE
-	FSExchange  = 1 << 6  // FSRename: RENAME_EXCHANGE
-	FSKeepSize  = 1 << 7  // FSFallocate: FALLOC_FL_KEEP_SIZE
-	FSPunchHole = 1 << 8  // FSFallocate: FALLOC_FL_PUNCH_HOLE
-	FSZeroRange = 1 << 9  // FSFallocate: FALLOC_FL_ZERO_RANGE
-	FSWriteOnly = 1 << 10 // FSOpen: opened for writing (O_WRONLY or O_RDWR)
-
-	// FSFlagsAll are the bits defined by this version.
-	FSFlagsAll = 1<<11 - 1
-)
-
-// EndHow tells how a traced program ended (the END record).
-type EndHow uint8
-
-// Ways a program ends.
-const (
-	EndExit   EndHow = 1 // status is the exit code
-	EndSignal EndHow = 2 // status is the signal number
-)
-
-// SiteKind is what a static site is.
-type SiteKind uint8
-
-// Site kinds.
-const (
-	SiteLoad    SiteKind = 1
-	SiteStore   SiteKind = 2
-	SiteNTStore SiteKind = 3
-	SiteRange   SiteKind = 4 // mem intrinsic or libc copy function
-	SiteFlush   SiteKind = 5
-	SiteFence   SiteKind = 6
-	SiteRMW     SiteKind = 7  // atomic read-modify-write or compare-exchange
-	SiteLibCall SiteKind = 8  // a library call scry interprets (PMDK, mmap, stdin reads)
-	SiteCall    SiteKind = 9  // any other call, used in call stacks
-	SiteBranch  SiteKind = 10 // a conditional branch or switch: a static fact only, never an event (version 2)
-	SiteInlined SiteKind = 11 // a call the compiler inlined: named by other sites' inlined-at, never an event (version 4)
-	SiteReturn  SiteKind = 12 // a function's return of a value: a static fact only, never an event (version 5)
-)
-
-// DepKind is the kind of one static dependence fact of a DEPS record.
-type DepKind uint8
-
-// Dependence kinds (docs/trace-format.md, "DEPS").
-const (
-	DepControl DepKind = 1 // From is directly control dependent on branch site To
-	DepValue   DepKind = 2 // the value From uses depends, at register level, on the value To produces
-	DepAddress DepKind = 3 // the address From accesses depends, at register level, on the value To produces
-)
-
-// Limits a reader enforces; larger values are reported as corruption.
-const (
-	MaxPayload = 64 << 20 // bytes in one record's data
-	MaxString  = 64 << 10 // bytes in one string
-	MaxSites   = 1 << 24  // sites in one trace
-	MaxDeps    = 1 << 26  // dependence facts in one DEPS record
-	MaxDepth   = 1 << 10  // activations in one FRAME record
-)
+var schema = FormatSpec{
+	Magic:      "SCRYTRC\x00",
+	Version:    6,
+	MinVersion: 1,
+	Versions: []VersionSpec{
+		{2, "the `branch` site kind and the `DEPS` and `FRAME` records (static dependence facts and call-frame identity, for inference: docs/inference.md)"},
+		{3, "the `WARNING` record (the runtime degraded: results are incomplete)"},
+		{4, "the `inlined` site kind and every site's `inlined_at` field (the call the compiler inlined the site's code into)"},
+		{5, "the `return` site kind (a function's returned value, whose dependence facts carry guards through calls)"},
+		{6, "the `FS_OP` and `OUTPUT` records of file-system mode (a program's file-system system calls and its own output, recorded by the strace front end)"},
+	},
+	Header: []HeaderField{
+		{"", 8, "magic `SCRYTRC\\x00`"},
+		{"Version", 2, "format version"},
+		{"Flags", 2, "flags (0; reserved)"},
+		{"LineSize", 4, "cache-line size in bytes (64 on x86-64)"},
+	},
+	Limits: []LimitSpec{
+		{"MaxPayload", "SCRY_MAX_PAYLOAD", 64 << 20, "bytes in one record's data"},
+		{"MaxString", "SCRY_MAX_STRING", 64 << 10, "bytes in one string"},
+		{"MaxSites", "SCRY_MAX_SITES", 1 << 24, "sites in one trace"},
+		{"MaxDeps", "SCRY_MAX_DEPS", 1 << 26, "dependence facts in one DEPS record"},
+		{"MaxDepth", "SCRY_MAX_DEPTH", 1 << 10, "activations in one FRAME record"},
+	},
+	Records: []RecordSpec{
+		{
+			Code: 0x01, Name: "SITES", Go: "KindSites", Short: "static instruction sites", Streamed: true,
+			Doc: "static instruction sites (below). Emitted when a module registers, before any record that uses its ids: in practice right after the header; a `dlopen`ed module appends more later.",
+			Fields: []FieldSpec{
+				{Name: "n", Enc: EncUvarint, Max: "MaxSites"},
+				{Name: "sites", Enc: EncList, Len: "n", Go: "Sites", ElemName: "site", Elem: []FieldSpec{
+					{Name: "id", Enc: EncUvarint, Go: "ID", NonZero: "site 0 means an unknown site", Doc: "unique in the trace"},
+					{Name: "kind", Enc: EncU8, Go: "Kind", Enum: "SiteKind"},
+					{Name: "function", Enc: EncStr, Go: "Function", Doc: "the enclosing function"},
+					{Name: "file", Enc: EncStr, Go: "File", Doc: "the source file as the compiler saw it"},
+					{Name: "line", Enc: EncUvarint, Go: "Line"},
+					{Name: "column", Enc: EncUvarint, Go: "Column"},
+					{Name: "callee", Enc: EncStr, Go: "Callee", Doc: "the called function for kinds 8, 9 and 11, else empty"},
+					{Name: "inlined_at", Enc: EncUvarint, Go: "InlinedAt", Since: 4, Doc: "the `inlined` site of the call the compiler inlined this site's code at, 0 when the site is in its own function's body"},
+				}},
+			},
+			DumpFunc: "appendSitesFields",
+		},
+		{
+			Code: 0x02, Name: "THREAD", Go: "KindThread", Short: "following records belong to this thread", State: true,
+			Doc:    "following records belong to thread `tid` (the kernel thread id).",
+			Fields: []FieldSpec{{Name: "tid", Enc: EncUvarint, Go: "Thread", Dump: "tid=%d"}},
+		},
+		{
+			Code: 0x03, Name: "REGION_MAP", Go: "KindRegionMap", Short: "a PM region is mapped",
+			Doc: "a PM region is mapped: `length` bytes at virtual address `base` stand for the file `path` from `file_offset`. The region's initial content is all zero bytes; its real content at map time follows as `EXTERNAL_WRITE` records with flag `initial`.",
+			Fields: []FieldSpec{
+				{Name: "region", Enc: EncUvarint, Go: "Region", Dump: "region=%d"},
+				{Name: "base", Enc: EncUvarint, Go: "Addr", Dump: "base=%#x"},
+				{Name: "length", Enc: EncUvarint, Go: "Size", Dump: "length=%d"},
+				{Name: "file_offset", Enc: EncUvarint, Go: "FileOffset", Dump: "file_offset=%d"},
+				{Name: "path", Enc: EncStr, Go: "Path", Dump: "path=%q"},
+				siteField,
+				{Name: "flags", Enc: EncU8, Go: "Flags", Flags: []FlagSpec{
+					{Bit: 0, Name: "created", Go: "RegionCreated", C: "SCRY_REGION_CREATED", Short: "REGION_MAP: the file was created by this call", Doc: "the file was created by this call"},
+				}},
+			},
+		},
+		{
+			Code: 0x04, Name: "REGION_UNMAP", Go: "KindRegionUnmap", Short: "a PM region is unmapped or its pool closed",
+			Doc:    "the region is unmapped or its pool closed.",
+			Fields: []FieldSpec{{Name: "region", Enc: EncUvarint, Go: "Region", Dump: "region=%d"}, siteField},
+		},
+		{
+			Code: 0x05, Name: "STORE", Go: "KindStore", Short: "a store (or range store) to PM, with the new bytes", Hot: true,
+			Doc:    "an instrumented store (or a range store: memcpy, memmove, memset, libc copy functions) to PM; the bytes are the new contents.",
+			Fields: memFields,
+		},
+		{
+			Code: 0x06, Name: "NT_STORE", Go: "KindNTStore", Short: "a non-temporal store to PM", Hot: true,
+			Doc:    "a non-temporal store (bypasses the cache; guaranteed durable only at the next fence).",
+			Fields: memFields,
+		},
+		{
+			Code: 0x07, Name: "LOAD", Go: "KindLoad", Short: "a load from PM, with the value read", Hot: true,
+			Doc:    "an instrumented load from PM, or the PM bytes a hooked libc function read (a copy's source; what `strcmp`, `memcmp`, `strlen` or a printf `%s` read), at the call's site; the bytes are the value read.",
+			Fields: memFields,
+		},
+		{
+			Code: 0x08, Name: "FLUSH", Go: "KindFlush", Short: "a cache-line flush", Hot: true,
+			Doc: "a cache-line flush of the line containing `addr`.",
+			Fields: []FieldSpec{
+				siteField,
+				{Name: "kind", Enc: EncU8, Go: "Flush", Enum: "FlushKind", Bits: []BitSpec{internalBit}, Dump: "%-10s"},
+				addrField,
+			},
+		},
+		{
+			Code: 0x09, Name: "FENCE", Go: "KindFence", Short: "a fence", Hot: true,
+			Doc: "a fence.",
+			Fields: []FieldSpec{
+				siteField,
+				{Name: "kind", Enc: EncU8, Go: "Fence", Enum: "FenceKind", Bits: []BitSpec{internalBit}, Dump: "%-10s"},
+			},
+		},
+		{
+			Code: 0x0A, Name: "EXTERNAL_WRITE", Go: "KindExternalWrite", Short: "PM bytes changed by uninstrumented code", Hot: true,
+			Doc: "bytes of PM that changed under code scry did not instrument, found by comparing pages; `site` is the call into that code.",
+			Fields: append(append([]FieldSpec(nil), memFields...), FieldSpec{Name: "flags", Enc: EncU8, Go: "Flags", Flags: []FlagSpec{
+				{Bit: 0, Name: "persisted", Go: "ExternalPersisted", C: "SCRY_EXT_PERSISTED", Short: "EXTERNAL_WRITE: made durable by the library before returning", Doc: "the library made them durable before the call returned"},
+				{Bit: 1, Name: "initial", Go: "ExternalInitial", C: "SCRY_EXT_INITIAL", Short: "EXTERNAL_WRITE: the region's content when it was mapped", Doc: "the region's content when it was mapped"},
+			}}),
+		},
+		{
+			Code: 0x0B, Name: "TX_BEGIN", Go: "KindTxBegin", Short: "a PMDK transaction begins",
+			Doc: "a PMDK transaction (or a nested one) begins.", Fields: []FieldSpec{siteField},
+		},
+		{
+			Code: 0x0C, Name: "TX_ADD", Go: "KindTxAdd", Short: "a range is added to the innermost transaction",
+			Doc: "a range is added to the innermost transaction (snapshotted to the undo log).",
+			Fields: []FieldSpec{
+				siteField,
+				addrField,
+				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
+				{Name: "flags", Enc: EncU8, Go: "Flags", Flags: []FlagSpec{
+					{Bit: 0, Name: "no_snapshot", Go: "TxAddNoSnapshot", C: "SCRY_TXADD_NO_SNAPSHOT", Short: "TX_ADD: POBJ_XADD_NO_SNAPSHOT", Doc: "`POBJ_XADD_NO_SNAPSHOT`"},
+					{Bit: 1, Name: "no_flush", Go: "TxAddNoFlush", C: "SCRY_TXADD_NO_FLUSH", Short: "TX_ADD: POBJ_XADD_NO_FLUSH", Doc: "`POBJ_XADD_NO_FLUSH`"},
+				}},
+			},
+		},
+		{
+			Code: 0x0D, Name: "TX_COMMIT", Go: "KindTxCommit", Short: "the innermost transaction commits",
+			Doc: "the innermost transaction commits.", Fields: []FieldSpec{siteField},
+		},
+		{
+			Code: 0x0E, Name: "TX_ABORT", Go: "KindTxAbort", Short: "the innermost transaction aborts",
+			Doc:    "the innermost transaction aborts.",
+			Fields: []FieldSpec{siteField, {Name: "errnum", Enc: EncUvarint, Go: "Errnum", Dump: "errnum=%d"}},
+		},
+		{
+			Code: 0x0F, Name: "TX_END", Go: "KindTxEnd", Short: "the innermost transaction ends",
+			Doc: "the innermost transaction ends.", Fields: []FieldSpec{siteField},
+		},
+		{
+			Code: 0x10, Name: "ALLOC", Go: "KindAlloc", Short: "a PM object is allocated",
+			Doc: "a PM object was allocated (usable size).",
+			Fields: []FieldSpec{
+				siteField,
+				addrField,
+				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
+				{Name: "flags", Enc: EncU8, Go: "Flags", Flags: []FlagSpec{
+					allocInTx,
+					{Bit: 1, Name: "zeroed", Go: "AllocZeroed", C: "SCRY_ALLOC_ZEROED", Short: "ALLOC: the object was zeroed"},
+					func() FlagSpec {
+						f := allocReserv
+						f.Doc = "a reservation by `pmemobj_reserve` or `pmemobj_xreserve`: memory the program may fill but that is allocated only when published; publishing it appears as a second `ALLOC` of the same address without `reserve`, with `tx` for `pmemobj_tx_publish`, and cancelling it as a `FREE` with `reserve`"
+						return f
+					}(),
+				}},
+			},
+		},
+		{
+			Code: 0x11, Name: "FREE", Go: "KindFree", Short: "a PM object is freed",
+			Doc: "a PM object is freed.",
+			Fields: []FieldSpec{
+				siteField,
+				addrField,
+				{Name: "flags", Enc: EncU8, Go: "Flags", Flags: []FlagSpec{
+					allocInTx,
+					func() FlagSpec { f := allocReserv; f.Doc = "a reservation is cancelled"; return f }(),
+				}},
+			},
+		},
+		{
+			Code: 0x12, Name: "OP_BEGIN", Go: "KindOpBegin", Short: "a workload operation begins",
+			Doc: "operation `index` (0-based, numbered in the order operations begin) of the workload begins: a line the program read from standard input, or a `scry_op_begin` marker. It ends the operation its thread had open, if any: each thread has at most one open operation, and operations of different threads may overlap.",
+			Fields: []FieldSpec{
+				{Name: "index", Enc: EncUvarint, Go: "Op", Dump: "op=%d"},
+				{Name: "text", Enc: EncStr, Go: "Text", Dump: "text=%q"},
+			},
+		},
+		{
+			Code: 0x13, Name: "OP_END", Go: "KindOpEnd", Short: "a workload operation ends",
+			Doc:    "operation `index` ends.",
+			Fields: []FieldSpec{{Name: "index", Enc: EncUvarint, Go: "Op", Dump: "op=%d"}},
+		},
+		{
+			Code: 0x14, Name: "STACK", Go: "KindStack", Short: "defines a call-stack node", State: true,
+			Doc: "defines call-stack node `id` (ids start at 1; 0 is the empty stack): the stack `parent` extended by a call at call site `site`.",
+			Fields: []FieldSpec{
+				{Name: "id", Enc: EncUvarint, Go: "Stack", NonZero: "node 0 is the empty stack", Dump: "node=%d"},
+				{Name: "parent", Enc: EncUvarint, Go: "Parent", Dump: "parent=%d"},
+				siteField,
+			},
+		},
+		{
+			Code: 0x15, Name: "CONTEXT", Go: "KindContext", Short: "the current thread's call stack changed", State: true,
+			Doc:    "the current thread's call stack is now node `stack`.",
+			Fields: []FieldSpec{{Name: "stack", Enc: EncUvarint, Go: "Stack", Dump: "stack=%d"}},
+		},
+		{
+			Code: 0x16, Name: "END", Go: "KindEnd", Short: "the trace is complete", State: true,
+			Doc: "the trace is complete.",
+			Fields: []FieldSpec{
+				{Name: "how", Enc: EncU8, Go: "How", Enum: "EndHow", Dump: "%s"},
+				{Name: "status", Enc: EncSvarint, Go: "Status", Dump: "status=%d"},
+			},
+		},
+		{
+			Code: 0x17, Name: "DEPS", Go: "KindDeps", Since: 2, Short: "static dependence facts between sites", State: true,
+			Doc: "static dependence facts between sites (below), emitted right after the `SITES` record of the module that defines them; both sites must be defined.",
+			Fields: []FieldSpec{
+				{Name: "n", Enc: EncUvarint, Max: "MaxDeps"},
+				{Name: "facts", Enc: EncList, Len: "n", Go: "Deps", ElemName: "fact", Elem: []FieldSpec{
+					{Name: "from", Enc: EncUvarint, Go: "From"},
+					{Name: "kind", Enc: EncU8, Go: "Kind", Enum: "DepKind"},
+					{Name: "to", Enc: EncUvarint, Go: "To"},
+				}},
+			},
+			DumpFunc: "appendDepsFields",
+		},
+		{
+			Code: 0x18, Name: "FRAME", Go: "KindFrame", Since: 2, Short: "the current thread's activations changed", State: true,
+			Doc: "the current thread's activations: the serial of each active call of its call stack, outermost first (n is the call depth). Emitted before a record whenever the list differs from the one the thread's last `FRAME` named.",
+			Fields: []FieldSpec{
+				{Name: "n", Enc: EncUvarint, Max: "MaxDepth"},
+				{Name: "serials", Enc: EncList, Len: "n", Go: "Frames", ElemName: "serial", Elem: []FieldSpec{
+					{Name: "serial", Enc: EncUvarint},
+				}},
+			},
+			DumpFunc: "appendFrameFields",
+		},
+		{
+			Code: 0x19, Name: "WARNING", Go: "KindWarning", Since: 3, Short: "the runtime degraded: what follows is incomplete",
+			Doc:    "the runtime degraded and says why (a pool it cannot trace, more PM regions than it can follow, a shadow it cannot allocate, a partial unmap treated as a whole one, a trace write that failed, ...): what the trace holds from there on is incomplete. Belongs to the current thread. The runtime prints the same message on standard error; readers keep each distinct message, and replay reports it as the warning `results incomplete: ` followed by the message, which every report carries.",
+			Fields: []FieldSpec{{Name: "message", Enc: EncStr, Go: "Text", Dump: "%q"}},
+		},
+		{
+			Code: 0x1A, Name: "FS_OP", Go: "KindFSOp", Since: 6, Short: "a file-system system call of file-system mode",
+			Doc: "a file-system system call of the program (file-system mode, below).",
+			Fields: []FieldSpec{
+				siteField,
+				{Name: "op", Enc: EncU8, Go: "FS", Enum: "FSOpKind", Dump: "%-15s"},
+				{Name: "flags", Enc: EncUvarint, Go: "FSFlags", StrictFlags: "FSFlagsAll", Flags: []FlagSpec{
+					{Bit: 0, Name: "create", Go: "FSCreate", C: "SCRY_FS_CREATE", Short: "FSOpen: O_CREAT, and the file did not exist before"},
+					{Bit: 1, Name: "trunc", Go: "FSTrunc", C: "SCRY_FS_TRUNC", Short: "FSOpen: O_TRUNC"},
+					{Bit: 2, Name: "append", Go: "FSAppend", C: "SCRY_FS_APPEND", Short: "FSOpen: O_APPEND; FSWrite: the write went to the end of the file"},
+					{Bit: 3, Name: "excl", Go: "FSExcl", C: "SCRY_FS_EXCL", Short: "FSOpen: O_EXCL"},
+					{Bit: 4, Name: "directory", Go: "FSDirectory", C: "SCRY_FS_DIRECTORY", Short: "FSOpen: the path is a directory"},
+					{Bit: 5, Name: "noreplace", Go: "FSNoReplace", C: "SCRY_FS_NOREPLACE", Short: "FSRename: RENAME_NOREPLACE"},
+					{Bit: 6, Name: "exchange", Go: "FSExchange", C: "SCRY_FS_EXCHANGE", Short: "FSRename: RENAME_EXCHANGE"},
+					{Bit: 7, Name: "keep_size", Go: "FSKeepSize", C: "SCRY_FS_KEEP_SIZE", Short: "FSFallocate: FALLOC_FL_KEEP_SIZE"},
+					{Bit: 8, Name: "punch_hole", Go: "FSPunchHole", C: "SCRY_FS_PUNCH_HOLE", Short: "FSFallocate: FALLOC_FL_PUNCH_HOLE"},
+					{Bit: 9, Name: "zero_range", Go: "FSZeroRange", C: "SCRY_FS_ZERO_RANGE", Short: "FSFallocate: FALLOC_FL_ZERO_RANGE"},
+					{Bit: 10, Name: "write", Go: "FSWriteOnly", C: "SCRY_FS_WRITE", Short: "FSOpen: opened for writing (O_WRONLY or O_RDWR)"},
+				}},
+				{Name: "handle", Enc: EncUvarint, Go: "Handle", Dump: "handle=%d"},
+				{Name: "offset", Enc: EncUvarint, Go: "FileOffset", Dump: "offset=%d"},
+				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
+				{Name: "result", Enc: EncSvarint, Go: "Result", Dump: "result=%d"},
+				{Name: "path", Enc: EncStr, Go: "Path", Dump: "path=%q", DumpOmitEmpty: true},
+				{Name: "path2", Enc: EncStr, Go: "Path2", Dump: "path2=%q", DumpOmitEmpty: true},
+				{Name: "n", Enc: EncUvarint, Max: "MaxPayload"},
+				{Name: "data", Enc: EncBytes, Len: "n", Go: "Data", Dump: "data", DumpOmitEmpty: true},
+			},
+			DumpOrder: []string{"op", "handle", "offset", "size", "result", "path", "path2", "flags", "data"},
+		},
+		{
+			Code: 0x1B, Name: "OUTPUT", Go: "KindOutput", Since: 6, Short: "the program wrote to its standard output or error",
+			Doc: "the program wrote these bytes to its standard output (`fd` 1) or standard error (`fd` 2), or to a descriptor duplicated from them.",
+			Fields: []FieldSpec{
+				siteField,
+				{Name: "fd", Enc: EncUvarint, Go: "Handle", Dump: "fd=%d"},
+				{Name: "n", Enc: EncUvarint, Max: "MaxPayload", Dump: "size=%d"},
+				{Name: "data", Enc: EncBytes, Len: "n", Go: "Data", Dump: "data"},
+			},
+		},
+	},
+	Enums: []EnumSpec{
+		{
+			Type: "FlushKind", Short: "the instruction of a FLUSH record (low 7 bits of its kind byte)", Unknown: "flush(%d)",
+			Values: []EnumValue{
+				{Value: 1, Name: "clflush", Go: "FlushCLFLUSH", C: "SCRY_FLUSH_CLFLUSH"},
+				{Value: 2, Name: "clflushopt", Go: "FlushCLFLUSHOPT", C: "SCRY_FLUSH_CLFLUSHOPT"},
+				{Value: 3, Name: "clwb", Go: "FlushCLWB", C: "SCRY_FLUSH_CLWB"},
+			},
+		},
+		{
+			Type: "FenceKind", Short: "the instruction of a FENCE record (low 7 bits of its kind byte)", Unknown: "fence(%d)",
+			Values: []EnumValue{
+				{Value: 1, Name: "sfence", Go: "FenceSFENCE", C: "SCRY_FENCE_SFENCE"},
+				{Value: 2, Name: "mfence", Go: "FenceMFENCE", C: "SCRY_FENCE_MFENCE"},
+				{Value: 3, Name: "locked", Go: "FenceLocked", C: "SCRY_FENCE_LOCKED", Short: "a locked read-modify-write instruction", Doc: "a locked read-modify-write instruction"},
+			},
+		},
+		{
+			Type: "EndHow", Short: "how a traced program ended (the END record)", Unknown: "end(%d)",
+			Values: []EnumValue{
+				{Value: 1, Name: "exit", Go: "EndExit", C: "SCRY_END_EXIT", Short: "status is the exit code", Doc: "status is the exit code"},
+				{Value: 2, Name: "signal", Go: "EndSignal", C: "SCRY_END_SIGNAL", Short: "status is the signal number", Doc: "status is the signal number"},
+			},
+		},
+		{
+			Type: "SiteKind", Short: "what a static site is", Unknown: "site(%d)", DocTable: "sites",
+			Values: []EnumValue{
+				{Value: 1, Name: "load", Go: "SiteLoad", C: "SCRY_SITE_LOAD"},
+				{Value: 2, Name: "store", Go: "SiteStore", C: "SCRY_SITE_STORE"},
+				{Value: 3, Name: "nt-store", Go: "SiteNTStore", C: "SCRY_SITE_NT_STORE"},
+				{Value: 4, Name: "range", Go: "SiteRange", C: "SCRY_SITE_RANGE", Short: "mem intrinsic or libc copy function", Doc: "range store (mem intrinsic or libc copy)"},
+				{Value: 5, Name: "flush", Go: "SiteFlush", C: "SCRY_SITE_FLUSH"},
+				{Value: 6, Name: "fence", Go: "SiteFence", C: "SCRY_SITE_FENCE"},
+				{Value: 7, Name: "rmw", Go: "SiteRMW", C: "SCRY_SITE_RMW", Short: "atomic read-modify-write or compare-exchange", Doc: "atomic read-modify-write"},
+				{Value: 8, Name: "libcall", Go: "SiteLibCall", C: "SCRY_SITE_LIBCALL", Short: "a library call scry interprets (PMDK, mmap, stdin reads)", Doc: "call (a library call scry interprets; `callee` names it)"},
+				{Value: 9, Name: "call", Go: "SiteCall", C: "SCRY_SITE_CALL", Short: "any other call, used in call stacks", Doc: "call (any other call, used in call stacks)"},
+				{Value: 10, Name: "branch", Go: "SiteBranch", C: "SCRY_SITE_BRANCH", Since: 2, Short: "a conditional branch or switch: a static fact only, never an event"},
+				{Value: 11, Name: "inlined", Go: "SiteInlined", C: "SCRY_SITE_INLINED", Since: 4, Short: "a call the compiler inlined: named by other sites' inlined-at, never an event"},
+				{Value: 12, Name: "return", Go: "SiteReturn", C: "SCRY_SITE_RETURN", Since: 5, Short: "a function's return of a value: a static fact only, never an event"},
+			},
+		},
+		{
+			Type: "DepKind", Short: "the kind of one static dependence fact of a DEPS record (docs/trace-format.md, \"DEPS\")", Unknown: "dep(%d)", DocTable: "dep-kinds",
+			Values: []EnumValue{
+				{Value: 1, Name: "control", Go: "DepControl", C: "SCRY_DEP_CONTROL", Short: "From is directly control dependent on branch site To",
+					Doc: "`from` (any site, branch sites included) is directly control dependent on branch site `to`: `to` decides whether `from` executes (post-dominator based; the transitive closure goes through the branch sites' own facts). A call site's facts cover everything its callee does."},
+				{Value: 2, Name: "value", Go: "DepValue", C: "SCRY_DEP_VALUE", Short: "the value From uses depends, at register level, on the value To produces",
+					Doc: "the value `from` uses — a store's value, a branch's condition, a read-modify-write's operand — depends on the value `to` produces: a load, a read-modify-write, or a call's returned value."},
+				{Value: 3, Name: "address", Go: "DepAddress", C: "SCRY_DEP_ADDRESS", Short: "the address From accesses depends, at register level, on the value To produces",
+					Doc: "the address `from` accesses depends on the value `to` produces."},
+			},
+		},
+		{
+			Type: "FSOpKind", Short: "the system call of an FS_OP record (docs/trace-format.md, \"FS_OP\"): what the program asked of the file system, with file descriptors already resolved to the open file they name (Event.Handle) and paths made absolute",
+			Unknown: "fsop(%d)", Last: "FSOpLast", DocTable: "fs-ops",
+			Values: []EnumValue{
+				{Value: 1, Name: "open", Go: "FSOpen", C: "SCRY_FSOP_OPEN", Uses: "handle, path, flags",
+					Short: "open/openat/creat: Path opened as Handle (FSCreate, FSTrunc, FSAppend, FSExcl, FSDirectory)",
+					Doc:   "`open`, `openat`, `creat`: `path` is now open as `handle`. Flags: `create` (the call created the file), `trunc` (`O_TRUNC`), `append` (`O_APPEND`), `excl`, `directory` (a directory was opened), `write` (opened for writing)."},
+				{Value: 2, Name: "write", Go: "FSWrite", C: "SCRY_FSOP_WRITE", Uses: "handle, offset, data",
+					Short: "write/pwrite/writev: Data written to Handle at FileOffset (FSAppend: at the end of the file)",
+					Doc:   "`write`, `pwrite64`, `writev`, `pwritev`: the data (as many bytes as the call returned) went to `offset`, or, with flag `append`, to the end of the file."},
+				{Value: 3, Name: "truncate", Go: "FSTruncate", C: "SCRY_FSOP_TRUNCATE", Uses: "handle or path, size",
+					Short: "truncate (Path) or ftruncate (Handle) to Size bytes",
+					Doc:   "`ftruncate` (handle) or `truncate` (path, handle 0) to `size` bytes."},
+				{Value: 4, Name: "fallocate", Go: "FSFallocate", C: "SCRY_FSOP_FALLOCATE", Uses: "handle, offset, size, flags",
+					Short: "fallocate on Handle: FileOffset, Size (FSKeepSize, FSPunchHole, FSZeroRange)",
+					Doc:   "`fallocate`: flags `keep_size`, `punch_hole`, `zero_range`."},
+				{Value: 5, Name: "rename", Go: "FSRename", C: "SCRY_FSOP_RENAME", Uses: "path, path2, flags",
+					Short: "rename/renameat/renameat2: Path to Path2 (FSNoReplace, FSExchange)",
+					Doc:   "`rename`, `renameat`, `renameat2`: `path` is renamed `path2` (flags `noreplace`, `exchange`)."},
+				{Value: 6, Name: "link", Go: "FSLink", C: "SCRY_FSOP_LINK", Uses: "path, path2",
+					Short: "link/linkat: new name Path2 for Path",
+					Doc:   "`link`, `linkat`: `path2` is a new name of `path`."},
+				{Value: 7, Name: "symlink", Go: "FSSymlink", C: "SCRY_FSOP_SYMLINK", Uses: "path, path2",
+					Short: "symlink/symlinkat: Path2 is created pointing to the text Path",
+					Doc:   "`symlink`, `symlinkat`: `path2` is created as a symbolic link holding the text `path`."},
+				{Value: 8, Name: "unlink", Go: "FSUnlink", C: "SCRY_FSOP_UNLINK", Uses: "path",
+					Short: "unlink/unlinkat: Path removed", Doc: "`unlink`, `unlinkat`."},
+				{Value: 9, Name: "rmdir", Go: "FSRmdir", C: "SCRY_FSOP_RMDIR", Uses: "path",
+					Short: "rmdir/unlinkat(AT_REMOVEDIR): directory Path removed", Doc: "`rmdir`, `unlinkat(AT_REMOVEDIR)`."},
+				{Value: 10, Name: "mkdir", Go: "FSMkdir", C: "SCRY_FSOP_MKDIR", Uses: "path",
+					Short: "mkdir/mkdirat: directory Path created", Doc: "`mkdir`, `mkdirat`."},
+				{Value: 11, Name: "fsync", Go: "FSFsync", C: "SCRY_FSOP_FSYNC", Uses: "handle", Short: "fsync(Handle)", Doc: "`fsync`."},
+				{Value: 12, Name: "fdatasync", Go: "FSFdatasync", C: "SCRY_FSOP_FDATASYNC", Uses: "handle", Short: "fdatasync(Handle)", Doc: "`fdatasync`."},
+				{Value: 13, Name: "sync", Go: "FSSync", C: "SCRY_FSOP_SYNC", Short: "sync(): every file system", Doc: "`sync`."},
+				{Value: 14, Name: "syncfs", Go: "FSSyncfs", C: "SCRY_FSOP_SYNCFS", Uses: "handle", Short: "syncfs(Handle): the file system of Handle", Doc: "`syncfs`."},
+				{Value: 15, Name: "sync_file_range", Go: "FSSyncFileRange", C: "SCRY_FSOP_SYNC_FILE_RANGE", Uses: "handle, offset, size",
+					Short: "sync_file_range(Handle, FileOffset, Size)", Doc: "`sync_file_range` (size 0: to the end of the file)."},
+				{Value: 16, Name: "msync", Go: "FSMsync", C: "SCRY_FSOP_MSYNC", Uses: "handle, offset, size",
+					Short: "msync of a shared mapping of Handle: FileOffset, Size bytes of the file",
+					Doc:   "`msync` of a range of a shared file mapping: `offset` and `size` in the file."},
+				{Value: 17, Name: "close", Go: "FSClose", C: "SCRY_FSOP_CLOSE", Uses: "handle",
+					Short: "close(Handle's descriptor); the open file lives on in other descriptors",
+					Doc:   "the last descriptor of one process naming `handle` was closed by `close` (or `execve` with close-on-exec)."},
+				{Value: 18, Name: "mmap", Go: "FSMmap", C: "SCRY_FSOP_MMAP", Uses: "handle, offset, size",
+					Short: "mmap(MAP_SHARED) of Handle writable: FileOffset, Size (writes through it are invisible)",
+					Doc:   "a writable shared mapping of the file: its stores are not visible to strace, so the bytes written through it are missing from the trace (a warning says so)."},
+			},
+		},
+	},
+}

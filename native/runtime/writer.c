@@ -1,7 +1,9 @@
 //go:build ignore
 
 /*
- * writer.c: the scry trace writer (docs/trace-format.md, version 3).
+ * writer.c: the scry trace writer (docs/trace-format.md). The byte layout of every record comes
+ * from the encoders generated into scry_trace_format.h from the schema (trace/schema.go); this
+ * file supplies their primitives (scry_need, scry_put_*) over its buffer.
  *
  * All records go through one global buffer (RT_BUFSZ bytes) under one lock, which gives the
  * trace its global order. The buffer is written out with write(2) when full, at exit (END how=1
@@ -33,7 +35,6 @@ RT_TLS struct rt_thread rt_self = {.ctx_emitted = UINT32_MAX, .frame_depth = UIN
 int g_no_loads;
 
 #define RT_BUFSZ (1u << 20)
-#define RT_HDR_MAX 64 /* bytes reserved for a record's fixed fields */
 
 static int g_fd = -1;
 static unsigned char g_buf[RT_BUFSZ];
@@ -171,15 +172,17 @@ static void buf_flush(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static inline void need(size_t n)
+/* The primitives of the record encoders of scry_trace_format.h. */
+
+static inline void scry_need(size_t n)
 {
 	if (RT_UNLIKELY(g_pos + n > RT_BUFSZ))
 		buf_flush();
 }
 
-static inline void put_u8(uint8_t v) { g_buf[g_pos++] = v; }
+static inline void scry_put_u8(uint8_t v) { g_buf[g_pos++] = v; }
 
-static inline void put_uv(uint64_t v)
+static inline void scry_put_uv(uint64_t v)
 {
 	while (v >= 0x80) {
 		g_buf[g_pos++] = (unsigned char)(v | 0x80);
@@ -189,19 +192,19 @@ static inline void put_uv(uint64_t v)
 }
 
 /* Zig-zag as Go's binary.PutVarint. */
-static inline void put_sv(int64_t v)
+static inline void scry_put_sv(int64_t v)
 {
 	uint64_t u = (uint64_t)v << 1;
 	if (v < 0)
 		u = ~u;
-	put_uv(u);
+	scry_put_uv(u);
 }
 
-static inline void put_addr(uintptr_t a)
+static inline void scry_put_addr(uint64_t a)
 {
-	uint64_t d = (uint64_t)a - g_last_addr; /* wraps: the reader adds in uint64 too */
+	uint64_t d = a - g_last_addr; /* wraps: the reader adds in uint64 too */
 	g_last_addr = a;
-	put_sv((int64_t)d);
+	scry_put_sv((int64_t)d);
 }
 
 /* Raw bytes of any length: fills the buffer, flushing as needed; big blocks go straight out. */
@@ -227,14 +230,31 @@ static void put_raw(const void *p, size_t n)
 	}
 }
 
-static void put_str(const char *s, size_t n)
+static inline void scry_put_bytes(const void *p, uint64_t n)
+{
+	if (RT_LIKELY(n <= RT_BUFSZ - g_pos)) {
+		/* The bytes of an ordinary load or store: a fixed-size copy when it is a word. */
+		if (n == 8)
+			memcpy(g_buf + g_pos, p, 8);
+		else
+			memcpy(g_buf + g_pos, p, n);
+		g_pos += n;
+		return;
+	}
+	put_raw(p, n);
+}
+
+static void scry_put_str(const char *s, size_t n)
 {
 	if (n > SCRY_MAX_STRING)
 		n = SCRY_MAX_STRING;
-	need(10);
-	put_uv(n);
+	scry_need(10);
+	scry_put_uv(n);
 	put_raw(s, n);
 }
+
+#define SCRY_TRACE_ENCODERS
+#include "scry_trace_format.h"
 
 static inline void rec_done(void)
 {
@@ -288,11 +308,7 @@ static uint32_t node_intern(uint32_t parent, uint32_t site)
 	uint32_t id = g_next_node++;
 	g_nodes[h] = (struct snode){parent, site, id, 0};
 	g_nodes_len++;
-	need(RT_HDR_MAX);
-	put_u8(SCRY_EV_STACK);
-	put_uv(id);
-	put_uv(parent);
-	put_uv(site);
+	scry_enc_stack(id, parent, site);
 	rec_done();
 	return id;
 }
@@ -311,11 +327,9 @@ uint32_t ctx_current_locked(struct rt_thread *t)
  * next to the records it precedes, and prologue() must stay small enough to be inlined). */
 __attribute__((noinline)) static void frame_emit(struct rt_thread *t, uint32_t d)
 {
-	need(16 + 10 * (size_t)d);
-	put_u8(SCRY_EV_FRAME);
-	put_uv(d);
+	scry_enc_frame(d);
 	for (uint32_t i = 0; i < d; i++)
-		put_uv(t->serials[i]);
+		scry_enc_frame_serial(t->serials[i]);
 	rec_done();
 	t->frame_depth = d;
 	t->frame_low = UINT32_MAX;
@@ -330,9 +344,7 @@ static inline __attribute__((always_inline)) void prologue(int with_ctx)
 	struct rt_thread *t = &rt_self;
 	uint32_t tid = rt_gettid();
 	if (RT_UNLIKELY(g_last_tid != tid)) {
-		need(16);
-		put_u8(SCRY_EV_THREAD);
-		put_uv(tid);
+		scry_enc_thread(tid);
 		rec_done();
 		g_last_tid = tid;
 	}
@@ -340,9 +352,7 @@ static inline __attribute__((always_inline)) void prologue(int with_ctx)
 		uint32_t d = t->depth < RT_MAX_DEPTH ? t->depth : RT_MAX_DEPTH;
 		uint32_t node = RT_LIKELY(t->valid >= d) ? (d ? t->nodes[d - 1] : 0) : ctx_current_locked(t);
 		if (RT_UNLIKELY(node != t->ctx_emitted)) {
-			need(16);
-			put_u8(SCRY_EV_CONTEXT);
-			put_uv(node);
+			scry_enc_context(node);
 			rec_done();
 			t->ctx_emitted = node;
 		}
@@ -358,28 +368,15 @@ void rec_mem_locked(int kind, uint32_t site, uintptr_t addr, const void *data, u
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
 		return;
 	prologue(1);
-	if (RT_LIKELY(size <= 64 && g_pos + RT_HDR_MAX + 64 <= RT_BUFSZ)) {
+	if (RT_LIKELY(size <= 64)) {
 		/* Hot path: an ordinary load or store. */
-		put_u8((uint8_t)kind);
-		put_uv(site);
-		put_addr(addr);
-		g_buf[g_pos++] = (unsigned char)size;
-		if (size == 8)
-			memcpy(g_buf + g_pos, data, 8);
-		else
-			memcpy(g_buf + g_pos, data, size);
-		g_pos += size;
+		scry_enc_store((uint8_t)kind, site, addr, size, data);
 		rec_done();
 		return;
 	}
 	do {
 		uint64_t n = size < SCRY_MAX_PAYLOAD ? size : SCRY_MAX_PAYLOAD;
-		need(RT_HDR_MAX);
-		put_u8((uint8_t)kind);
-		put_uv(site);
-		put_addr(addr);
-		put_uv(n);
-		put_raw(data, n);
+		scry_enc_store((uint8_t)kind, site, addr, n, data);
 		rec_done();
 		addr += n;
 		data = (const unsigned char *)data + n;
@@ -394,14 +391,7 @@ void rec_ext_locked(uint32_t site, uintptr_t addr, const void *data, uint64_t si
 	prologue(1);
 	while (size > 0) {
 		uint64_t n = size < SCRY_MAX_PAYLOAD ? size : SCRY_MAX_PAYLOAD;
-		need(RT_HDR_MAX);
-		put_u8(SCRY_EV_EXTERNAL_WRITE);
-		put_uv(site);
-		put_addr(addr);
-		put_uv(n);
-		put_raw(data, n);
-		need(1);
-		put_u8(flags);
+		scry_enc_external_write(site, addr, n, data, flags);
 		rec_done();
 		addr += n;
 		data = (const unsigned char *)data + n;
@@ -416,8 +406,8 @@ void rec_mem(int kind, uint32_t site, uintptr_t addr, const void *data, uint64_t
 	rt_unlock();
 }
 
-/* Starts a small record with a site: lock, THREAD/CONTEXT, room for fixed fields. Returns 0 if
- * the runtime stopped (then the lock is not held). */
+/* Starts a small record with a site: lock, THREAD/CONTEXT. Returns 0 if the runtime stopped
+ * (then the lock is not held). */
 static int small_begin(int with_ctx)
 {
 	rt_lock();
@@ -426,7 +416,6 @@ static int small_begin(int with_ctx)
 		return 0;
 	}
 	prologue(with_ctx);
-	need(RT_HDR_MAX);
 	return 1;
 }
 
@@ -440,10 +429,7 @@ void rec_flush(uint32_t site, uintptr_t addr, uint8_t kind)
 {
 	if (!small_begin(1))
 		return;
-	put_u8(SCRY_EV_FLUSH);
-	put_uv(site);
-	put_u8(kind);
-	put_addr(addr);
+	scry_enc_flush(site, kind, addr);
 	small_end();
 }
 
@@ -451,9 +437,7 @@ void rec_fence(uint32_t site, uint8_t kind)
 {
 	if (!small_begin(1))
 		return;
-	put_u8(SCRY_EV_FENCE);
-	put_uv(site);
-	put_u8(kind);
+	scry_enc_fence(site, kind);
 	small_end();
 }
 
@@ -463,16 +447,7 @@ void rec_region_map_locked(uint32_t id, uintptr_t base, uint64_t len, uint64_t o
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
 		return;
 	prologue(1);
-	need(RT_HDR_MAX);
-	put_u8(SCRY_EV_REGION_MAP);
-	put_uv(id);
-	put_uv(base);
-	put_uv(len);
-	put_uv(off);
-	put_str(path ? path : "", path ? strlen(path) : 0);
-	need(16);
-	put_uv(site);
-	put_u8(flags);
+	scry_enc_region_map(id, base, len, off, path ? path : "", path ? strlen(path) : 0, site, flags);
 	rec_done();
 }
 
@@ -481,10 +456,7 @@ void rec_region_unmap_locked(uint32_t id, uint32_t site)
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
 		return;
 	prologue(1);
-	need(RT_HDR_MAX);
-	put_u8(SCRY_EV_REGION_UNMAP);
-	put_uv(id);
-	put_uv(site);
+	scry_enc_region_unmap(id, site);
 	rec_done();
 }
 
@@ -492,8 +464,7 @@ void rec_site_only(int kind, uint32_t site)
 {
 	if (!small_begin(1))
 		return;
-	put_u8((uint8_t)kind);
-	put_uv(site);
+	scry_enc_tx_begin((uint8_t)kind, site);
 	small_end();
 }
 
@@ -502,10 +473,7 @@ void rec_tx_abort_locked(uint32_t site, uint64_t errnum)
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
 		return;
 	prologue(1);
-	need(RT_HDR_MAX);
-	put_u8(SCRY_EV_TX_ABORT);
-	put_uv(site);
-	put_uv(errnum);
+	scry_enc_tx_abort(site, errnum);
 	rec_done();
 }
 
@@ -520,11 +488,7 @@ void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size,
 {
 	if (!small_begin(1))
 		return;
-	put_u8((uint8_t)kind);
-	put_uv(site);
-	put_addr(addr);
-	put_uv(size);
-	put_u8(flags);
+	scry_enc_tx_add((uint8_t)kind, site, addr, size, flags);
 	small_end();
 }
 
@@ -532,10 +496,7 @@ void rec_free(uint32_t site, uintptr_t addr, uint8_t flags)
 {
 	if (!small_begin(1))
 		return;
-	put_u8(SCRY_EV_FREE);
-	put_uv(site);
-	put_addr(addr);
-	put_u8(flags);
+	scry_enc_free(site, addr, flags);
 	small_end();
 }
 
@@ -544,9 +505,7 @@ static void op_end_locked(void)
 	if (!g_op_open)
 		return;
 	prologue(0);
-	need(RT_HDR_MAX);
-	put_u8(SCRY_EV_OP_END);
-	put_uv(g_op_cur);
+	scry_enc_op_end(g_op_cur);
 	rec_done();
 	g_op_open = 0;
 }
@@ -557,11 +516,8 @@ void rec_op_begin(const char *text, size_t len)
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
 		op_end_locked();
 		prologue(0);
-		need(RT_HDR_MAX);
-		put_u8(SCRY_EV_OP_BEGIN);
 		g_op_cur = g_op_next++;
-		put_uv(g_op_cur);
-		put_str(text ? text : "", text ? len : 0);
+		scry_enc_op_begin(g_op_cur, text ? text : "", text ? len : 0);
 		rec_done();
 		g_op_open = 1;
 	}
@@ -578,9 +534,7 @@ static void rec_warning(const char *text, size_t len)
 		rt_lock();
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
 		prologue(0);
-		need(RT_HDR_MAX);
-		put_u8(SCRY_EV_WARNING);
-		put_str(text, len);
+		scry_enc_warning(text, len);
 		rec_done();
 	}
 	if (!mine)
@@ -744,24 +698,17 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 	uint32_t base = g_next_site;
 	g_next_site += n;
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
-		need(RT_HDR_MAX);
-		put_u8(SCRY_EV_SITES);
-		put_uv(n);
+		scry_enc_sites(n);
 		for (uint32_t i = 0; i < n; i++) {
 			const struct scry_site *s = &sites[i];
-			need(RT_HDR_MAX);
-			put_uv(base + i);
-			put_u8((uint8_t)s->kind);
-			put_str(s->function ? s->function : "", s->function ? strlen(s->function) : 0);
-			put_str(s->file ? s->file : "", s->file ? strlen(s->file) : 0);
-			need(RT_HDR_MAX);
-			put_uv(s->line);
-			put_uv(s->column);
-			put_str(s->callee ? s->callee : "", s->callee ? strlen(s->callee) : 0);
 			/* inlined-at: a local index + 1; an index outside the table or naming the site
 			 * itself is dropped rather than written as a bad id. */
 			uint32_t at = s->inlined_at;
-			put_uv(at != 0 && at <= n && at - 1 != i ? (uint64_t)base + at - 1 : 0);
+			scry_enc_sites_site(base + i, (uint8_t)s->kind,
+					    s->function ? s->function : "", s->function ? strlen(s->function) : 0,
+					    s->file ? s->file : "", s->file ? strlen(s->file) : 0, s->line, s->column,
+					    s->callee ? s->callee : "", s->callee ? strlen(s->callee) : 0,
+					    at != 0 && at <= n && at - 1 != i ? (uint64_t)base + at - 1 : 0);
 		}
 		rec_done();
 		markers_scan_locked(sites, n, base);
@@ -769,16 +716,12 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 		for (uint32_t i = 0; deps && i < ndeps; i++)
 			valid += dep_ok(&deps[i], n);
 		if (valid > 0) {
-			need(RT_HDR_MAX);
-			put_u8(SCRY_EV_DEPS);
-			put_uv(valid);
+			scry_enc_deps(valid);
 			for (uint32_t i = 0; i < ndeps; i++) {
 				if (!dep_ok(&deps[i], n))
 					continue;
-				need(RT_HDR_MAX);
-				put_uv((uint64_t)base + deps[i].from);
-				put_u8((uint8_t)deps[i].kind);
-				put_uv((uint64_t)base + deps[i].to);
+				scry_enc_deps_fact((uint64_t)base + deps[i].from, (uint8_t)deps[i].kind,
+						   (uint64_t)base + deps[i].to);
 			}
 			rec_done();
 		}
@@ -799,10 +742,7 @@ static void end_locked(uint8_t how, int64_t status)
 			rt_warn("operation marker %s: the instrumented code has no call of it (never called there, or inlined: declare it __attribute__((noinline))), so it marked no operation",
 				g_mark_names[end]);
 	}
-	need(RT_HDR_MAX);
-	put_u8(SCRY_EV_END);
-	put_u8(how);
-	put_sv(status);
+	scry_enc_end(how, status);
 	rec_done();
 	buf_flush();
 	if (g_fd >= 0) {
@@ -974,14 +914,7 @@ int rt_init(void)
 		rt_warn("cannot create the trace %s (errno %d); not tracing", path, errno);
 		atomic_store(&g_state, RT_DONE);
 	} else {
-		unsigned char *h = g_buf;
-		memcpy(h, SCRY_TRACE_MAGIC, 8); /* includes the NUL */
-		h[8] = SCRY_TRACE_VERSION & 0xff;
-		h[9] = (SCRY_TRACE_VERSION >> 8) & 0xff;
-		h[10] = h[11] = 0;
-		h[12] = RT_LINE & 0xff;
-		h[13] = (RT_LINE >> 8) & 0xff;
-		h[14] = h[15] = 0;
+		scry_trace_header(g_buf, SCRY_TRACE_VERSION, 0, RT_LINE);
 		g_pos = g_commit = SCRY_TRACE_HEADER_SIZE;
 		install_signals();
 		on_exit(on_exit_handler, NULL);
