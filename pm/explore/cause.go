@@ -8,30 +8,35 @@ import (
 )
 
 // Root causes. A failing crash state becomes a finding, or counts in one, by its root cause
-// (clusterKey): its kind and the window of the program's persistence it crashed in. A window is
-// named by the source position of the latest store the crash point's thread issued in its
-// operation (CrashPoint.LastStore): the crash points between two stores, before each clflush and
-// fence that writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, whether
-// in a helper or inlined, in the function that stored or in one it calls), see the same stores
-// issued and differ only in how many of them persisted. Before the operation's first store, the
-// window is the function of the crash point's innermost user frame (report.UserFrame: outside
-// persistence helpers and system headers). Within one window, a reordering is its own finding
-// (an ordering violation) only while the program-order states of that window recover: when one
-// of them fails too, the window is not failure-atomic at all, and its failing reorderings count
-// as variants of that atomicity violation (foldOrdering). A durability violation is keyed by the
-// function of the store it lost (each store has its own crash state, counted per store, and the
-// stores one function leaves pending are one missing persist).
+// (clusterKey), named by source positions:
+//
+//   - an ordering violation by its window: the latest store the crash point's thread issued in
+//     its operation (CrashPoint.LastStore), or, before the operation's first store, the function
+//     of the point's innermost user frame (report.UserFrame: outside persistence helpers and
+//     system headers). The crash points between two stores, before each clflush and fence that
+//     writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, in a helper or
+//     inlined, in the function that stored or one it calls), see the same stores issued and differ
+//     only in how many of them persisted: one place where a fence is missing;
+//   - an atomicity violation by its path: the function of the point's innermost user frame and
+//     the operation's first store (CrashPoint.FirstStore), which tells the paths of an operation
+//     apart (an update writing a new slot, one overwriting in place); the windows along one path
+//     where a program-order state fails are steps of one operation that is not failure-atomic.
+//     Within a window whose program-order states fail, a failing reordering is no cause of its own
+//     either: it counts with the atomicity violation (foldOrdering);
+//   - a durability violation by the function of the store it lost (each store has its own crash
+//     state, counted per store; the stores one function leaves pending are one missing persist).
 //
 // Which stores a failing state persisted and lost (the pairs persisted out of order, the stores a
-// prefix lost) make variants of the finding: the strategies' states in one window persist many
-// combinations of the same missing ordering, and keying on them would make one missing fence
-// several findings (four on the six stores of examples/fresh-node). Nothing in the workload's text
-// takes part: whatever its syntax, every operation that fails the same way is one finding, and
-// the copies of a helper inlined at several calls and the repetitions of one statement in every
-// operation are one cause. WITCHER (SOSP'21) §4.6 clusters by operation type and execution path
-// to the same end; keying on where persistence goes wrong instead keeps a workload whose every
-// line is its own type (WITCHER's own `i;key;value;` op files) from making every operation a
-// cluster, and the count of findings levels off as exploration covers more operations.
+// prefix lost) and its crash point make variants of the finding: the strategies' states in one
+// window persist many combinations of the same missing ordering, and keying on them would make
+// one missing fence several findings (four on the six stores of examples/fresh-node). Nothing in
+// the workload's text takes part: whatever its syntax, every operation that fails the same way is
+// one finding, and the copies of a helper inlined at several calls and the repetitions of one
+// statement in every operation are one cause. WITCHER (SOSP'21) §4.6 clusters by operation type
+// and execution path to the same end; keying on where persistence goes wrong instead keeps a
+// workload whose every line is its own type (WITCHER's own `i;key;value;` op files) from making
+// every operation a cluster, and the count of findings levels off as exploration covers more
+// operations.
 
 // userPoint returns the frames of the crash point at (site, stack) and the index of its
 // innermost user frame, computed once per context.
@@ -56,46 +61,45 @@ type placedPoint struct {
 	user   int
 }
 
-// pointKey is the cluster key part of crash point cp (above): its window.
+// pointKey is crash point cp's window (above).
 func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 	if cp.LastStore != 0 {
 		return "after=" + e.location(cp.LastStore).Key()
 	}
-	frames, i := e.userPoint(cp.Site, cp.Stack)
+	return "start=" + e.userFunction(cp.Site, cp.Stack)
+}
+
+// pathKey is crash point cp's path (above).
+func (e *explorer) pathKey(cp *crash.CrashPoint) string {
+	return "in=" + e.userFunction(cp.Site, cp.Stack) + "|first=" + e.location(cp.FirstStore).Key()
+}
+
+// userFunction names the function of the innermost user frame at (site, stack).
+func (e *explorer) userFunction(site, stack uint32) string {
+	frames, i := e.userPoint(site, stack)
 	if len(frames) == 0 {
-		return "start=?"
+		return "?"
 	}
-	return "start=" + frames[i].File + ":" + frames[i].Function
+	return frames[i].File + ":" + frames[i].Function
 }
 
 // storeKey is the cluster key part of a durability violation losing the store at (site, stack):
 // the function of its innermost user frame.
 func (e *explorer) storeKey(site, stack uint32) string {
-	frames, i := e.userPoint(site, stack)
-	if len(frames) == 0 {
-		return "lost=?"
-	}
-	return "lost=" + frames[i].File + ":" + frames[i].Function
+	return "lost=" + e.userFunction(site, stack)
 }
 
-// cause returns the cause part of the cluster key of state st (see above): "prefix" for a
-// program-order prefix (an atomicity violation), "reordered" for any other state (an ordering
-// violation).
-func cause(st crash.State) string {
-	if st.Prefix {
-		return "prefix"
-	}
-	return "reordered"
-}
-
-// clusterKey is the key of the finding a failing state falls in: the kind, the crash point's
-// window (pointKey) and the state's cause; for a durability violation, the function of the store
-// lost (its cause: storeKey), wherever the crash.
-func clusterKey(kind report.Kind, point, cause string) string {
-	if kind == report.DurabilityViolation {
+// clusterKey is the key of the finding a failing state of the given kind falls in (above): an
+// ordering violation's window, an atomicity violation's path, a durability violation's cause
+// (storeKey), wherever the crash.
+func clusterKey(kind report.Kind, window, path, cause string) string {
+	switch kind {
+	case report.DurabilityViolation:
 		return string(kind) + "|" + cause
+	case report.AtomicityViolation:
+		return string(kind) + "|" + path
 	}
-	return string(kind) + "|point=" + point + "|" + cause
+	return string(kind) + "|" + window
 }
 
 // Pair is a pair of stores, by the source positions of their sites, that an inferred property

@@ -84,6 +84,7 @@ func TestBrokenPairs(t *testing.T) {
 		}
 	}
 }
+
 // TestMergeFinding: an ordering violation folded into the atomicity violation of its window
 // adds its count, variants and operations, and its own state stays replayable as a variant.
 func TestMergeFinding(t *testing.T) {

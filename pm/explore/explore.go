@@ -92,8 +92,9 @@ type item struct {
 	// position of the store it is about (the others are lost with it by px86's line order).
 	durability bool
 	durable    report.Location
-	// cause is the cause part of its cluster key (cause.go), pointKey the crash point's window.
-	cause, pointKey string
+	// pointKey and pathKey are the crash point's window and path, cause a durability state's
+	// store function (cause.go: the parts of its cluster key).
+	cause, pointKey, pathKey string
 	// pairs are the Config.ConfirmPairs the state breaks; twin, for a repaired twin, what it
 	// repairs, and groupPassed, for a state with twins, whether each group twin passed (cause.go).
 	// judged and failed are the state's verdict, once judged.
@@ -155,11 +156,14 @@ type explorer struct {
 	// points are the finding's first crash point context, by finding index (findings are
 	// placed when the exploration ends).
 	points  []report.Context
-	windows []string                    // the finding's crash point window (pointKey), by finding index
-	msgs    []func(where string) string // the finding's message given where its crash point is
-	chains  map[uint32]string           // site -> its inlined chain's key (siteChain)
-	warned  map[string]bool
-	invText map[int]string // invariant ID -> text
+	windows []string // the finding's crash point window (pointKey), by finding index
+	// prefixWindows maps a window in which a program-order state failed to the atomicity
+	// violation it fell in (foldOrdering).
+	prefixWindows map[string]int
+	msgs          []func(where string) string // the finding's message given where its crash point is
+	chains        map[uint32]string           // site -> its inlined chain's key (siteChain)
+	warned        map[string]bool
+	invText       map[int]string // invariant ID -> text
 	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
 	// they are computed with and the number of sites those were classified from.
 	pointFrames map[report.Context]placedPoint
@@ -208,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
-		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{},
+		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 	}
 	res.Durability, res.Pairs = map[report.Location]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
@@ -675,19 +679,13 @@ func (e *explorer) place() {
 // there is one (cause.go): a window whose program-order states fail is not failure-atomic, and
 // its failing reorderings are variants of that finding, not a cause of their own.
 func (e *explorer) foldOrdering() {
-	atomic := map[string]int{}
-	for i, f := range e.res.Findings {
-		if f.Kind == report.AtomicityViolation {
-			atomic[e.windows[i]] = i
-		}
-	}
 	folded := map[int]bool{}
 	for i := range e.res.Findings {
 		f := &e.res.Findings[i]
 		if f.Kind != report.OrderingViolation {
 			continue
 		}
-		if j, ok := atomic[e.windows[i]]; ok {
+		if j, ok := e.prefixWindows[e.windows[i]]; ok {
 			mergeFinding(&e.res.Findings[j], f)
 			folded[i] = true
 		}
@@ -798,7 +796,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
-		pointKey: e.pointKey(cp), cause: cause(st),
+		pointKey: e.pointKey(cp), pathKey: e.pathKey(cp),
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

@@ -159,7 +159,7 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	if st.Prefix {
 		kind = report.AtomicityViolation
 	}
-	key := clusterKey(kind, e.pointKey(cp), cause(st))
+	key := clusterKey(kind, e.pointKey(cp), e.pathKey(cp), "")
 	return e.sample(key, e.failures[key] >= k)
 }
 
@@ -196,8 +196,11 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	// One finding per root cause (cause.go): the kind, the crash point's innermost user frame
 	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
 	// make variants.
-	key := clusterKey(kind, it.pointKey, it.cause)
+	key := clusterKey(kind, it.pointKey, it.pathKey, it.cause)
 	e.failures[key]++
+	if kind == report.AtomicityViolation {
+		defer func() { e.prefixWindows[it.pointKey] = e.clusters[key] }()
+	}
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if i, ok := e.clusters[key]; ok {
 		f := &e.res.Findings[i]
