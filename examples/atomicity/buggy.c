@@ -10,8 +10,9 @@
 // written; before the sfence, the debit is durable and the credit is pending. In both, the state
 // where the credit has not persisted (a program-order prefix: no reordering needed) leaves the
 // money debited and never credited, so the later `print` shows a total of -N, unlike both legal
-// outcomes (transfer committed or rolled back, total 0): an atomicity violation, located at each
-// of the two crash points (one finding each: a fix must cover both windows).
+// outcomes (transfer committed or rolled back, total 0): one atomicity violation, one root cause
+// (the transfer's path is not failure-atomic), located at the first crash point that fails, with
+// the other as a variant (a fix must cover both windows: a log, as the fixed twin has).
 // scry: args {pool}
 // scry: workload workload.txt
 #include <immintrin.h>
@@ -52,7 +53,7 @@ int main(int argc, char *argv[])
 			_mm_clflush((void *)from); // want "atomicity-violation"
 			*to += n;
 			_mm_clwb((void *)to);
-			_mm_sfence(); // want "atomicity-violation"
+			_mm_sfence();
 		} else if (line[0] == 'p') {
 			int64_t total = 0;
 			for (unsigned i = 0; i < NACCOUNTS; i++) {

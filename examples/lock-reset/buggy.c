@@ -8,7 +8,7 @@
 // overwritten-unpersisted finding at the next acquisition (the release it rewrites never reached
 // PM). A crash inside `put`, once the lock is taken (at the fence of the compare-and-swap that
 // takes it, and at the fence that persists the entry), leaves the bucket taken too: `put` is not
-// failure-atomic (atomicity-violation at both).
+// failure-atomic (one atomicity-violation, at the first; the second is a variant).
 // scry: args {pool}
 // scry: workload workload.txt
 #include <immintrin.h>
@@ -50,7 +50,7 @@ int main(int argc, char *argv[])
 			b->value = v; /* the key, written last, makes the entry */
 			b->key = k;
 			_mm_clwb((void *)b);
-			_mm_sfence(); // want "atomicity-violation"
+			_mm_sfence();
 			b->lock = 0; // want "unpersisted-store durability-violation"
 			printf("%lu: stored\n", k);
 		} else if (sscanf(line, "get %lu", &k) == 1 && k > 0) {
