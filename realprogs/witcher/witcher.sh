@@ -48,6 +48,8 @@
 # Build: scry cc / scry c++ -O1 -g (the artifact builds with clang 9 -O0 and its giri tracer),
 # the include directories and -D flags of the artifact's Makefiles, laid out by those
 # Makefiles' own `copy` targets; linked with -lpmemobj -lpmem (and -lm, -latomic for P-CLHT).
+# P-CLHT also gets -Wno-error=implicit-function-declaration: clht.h calls _mm_pause()
+# undeclared, a warning for clang 9 and an error for clang 16 (a flag, not a source change).
 #
 # The summary per program (jq over report.json): crash points explored of total, states judged,
 # failing states, crash findings by kind, trace findings by kind and class, wall time.
@@ -90,11 +92,11 @@ elif [[ $summary_only == 0 ]] && ! [[ -d $artifact/benchmark && -d $artifact/thi
 fi
 command -v jq >/dev/null || { echo "witcher.sh: jq is needed (apt-get install jq)" >&2; exit 2; }
 [[ -x $SCRY ]] || { echo "witcher.sh: no scry at $SCRY (run make all, or set SCRY)" >&2; exit 2; }
-mkdir -p "$workdir"
-workdir=$(cd "$workdir" && pwd)
+workdir=$(realpath -m "$workdir") # checked before anything is created
 case "$workdir/" in
 "$repo"/*) echo "witcher.sh: WORKDIR must be outside the repository ($repo)" >&2; exit 2 ;;
 esac
+mkdir -p "$workdir"
 
 # ---------------------------------------------------------------- per-program configuration
 # bench: the program's directory under benchmark/; tp: what it needs of third_party/;
