@@ -3,7 +3,7 @@
 # drop-in compiler and run `scry check` (crash exploration) on their 2 000-operation workloads.
 #
 # Usage:
-#   realprogs/witcher/witcher.sh [-n|-s] ARTIFACT WORKDIR [PROGRAM...] [-- SCRY-CHECK-FLAGS...]
+#   test/witcher/witcher.sh [-n|-s] ARTIFACT WORKDIR [PROGRAM...] [-- SCRY-CHECK-FLAGS...]
 #
 #   ARTIFACT  the artifact: a git repository of github.com/cosmoss-jigu/witcher (bare or not;
 #             its HEAD is read with `git archive`) or a directory holding its checked-out files
