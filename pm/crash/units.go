@@ -30,6 +30,7 @@ type Unit struct {
 	Segment uint64 // the segment the store was issued in: the number of fences before it
 	Site    uint32 // the store's site
 	Stack   uint32 // the store's call-stack node
+	Op      uint32 // the operation that issued the store (its index plus one; 0: none)
 	Flags   uint8  // UnitNT, UnitExternal, UnitMerged
 	Old     []byte // the Size bytes this unit overwrote (the image before it)
 	// Keep, for a merged unit, tells which of its bytes its stores wrote (nil: all): only those

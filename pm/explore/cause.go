@@ -17,14 +17,17 @@ import (
 //     writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, in a helper or
 //     inlined, in the function that stored or one it calls), see the same stores issued and differ
 //     only in how many of them persisted: one place where a fence is missing;
-//   - an atomicity violation by its path: the function of the point's innermost user frame and
-//     the operation's first store (CrashPoint.FirstStore), which tells the paths of an operation
-//     apart (an update writing a new slot, one overwriting in place); the windows along one path
-//     where a program-order state fails are steps of one operation that is not failure-atomic.
-//     Within a window whose program-order states fail, a failing reordering is no cause of its own
-//     either: it counts with the atomicity violation (foldOrdering);
-//   - a durability violation by the function of the store it lost (each store has its own crash
-//     state, counted per store; the stores one function leaves pending are one missing persist).
+//   - an atomicity violation by its path: the operation's first store (CrashPoint.FirstStore),
+//     which tells the paths of operations apart (an update writing a new slot, one overwriting in
+//     place, a split), or, before it, the function of the point's innermost user frame; the
+//     windows along one path where a program-order state fails, in whatever function (the split's
+//     allocation, its copy, its directory update), are steps of one operation that is not
+//     failure-atomic. Within a window whose program-order states fail, a failing reordering is no
+//     cause of its own either: it counts with the atomicity violation (foldOrdering);
+//   - a durability violation by the path that left the store it lost pending: the first store of
+//     the operation that issued it (CrashPoint.FirstStoreOf), or the setup before the first
+//     operation (each store has its own crash state, counted per store; the stores one path
+//     leaves pending are one missing persist at its end).
 //
 // Which stores a failing state persisted and lost (the pairs persisted out of order, the stores a
 // prefix lost) and its crash point make variants of the finding: the strategies' states in one
@@ -71,7 +74,10 @@ func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 
 // pathKey is crash point cp's path (above).
 func (e *explorer) pathKey(cp *crash.CrashPoint) string {
-	return "in=" + e.userFunction(cp.Site, cp.Stack) + "|first=" + e.location(cp.FirstStore).Key()
+	if cp.FirstStore != 0 {
+		return "first=" + e.location(cp.FirstStore).Key()
+	}
+	return "start=" + e.userFunction(cp.Site, cp.Stack)
 }
 
 // userFunction names the function of the innermost user frame at (site, stack).
@@ -83,10 +89,13 @@ func (e *explorer) userFunction(site, stack uint32) string {
 	return frames[i].File + ":" + frames[i].Function
 }
 
-// storeKey is the cluster key part of a durability violation losing the store at (site, stack):
-// the function of its innermost user frame.
-func (e *explorer) storeKey(site, stack uint32) string {
-	return "lost=" + e.userFunction(site, stack)
+// storeKey is the cluster key part of a durability violation losing a store of operation op
+// (Unit.Op) at cp: the path that left it pending (above).
+func (e *explorer) storeKey(cp *crash.CrashPoint, op uint32) string {
+	if op == 0 {
+		return "left-by=setup"
+	}
+	return "left-by=first=" + e.location(cp.FirstStoreOf(op)).Key()
 }
 
 // clusterKey is the key of the finding a failing state of the given kind falls in (above): an

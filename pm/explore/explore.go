@@ -523,6 +523,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	type group struct {
 		loc   report.Location
 		first uint64
+		op    uint32 // the operation of its first unit (Unit.Op)
 	}
 	var groups []group
 	for _, l := range cp.Space.Lines {
@@ -532,9 +533,11 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 			}
 			loc := e.location(u.Site)
 			if i := slices.IndexFunc(groups, func(g group) bool { return g.loc == loc }); i >= 0 {
-				groups[i].first = min(groups[i].first, u.Seq)
+				if u.Seq < groups[i].first {
+					groups[i].first, groups[i].op = u.Seq, u.Op
+				}
 			} else {
-				groups = append(groups, group{loc, u.Seq})
+				groups = append(groups, group{loc, u.Seq, u.Op})
 			}
 		}
 	}
@@ -584,7 +587,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		}
 		it.persisted, it.unpersist, it.durability, it.durable = nil, lost, true, g.loc
 		it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
-		it.cause = e.storeKey(it.site, it.stack)
+		it.cause = e.storeKey(cp, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
 		e.batch = append(e.batch, it)
 	}
