@@ -91,15 +91,9 @@ type CrashPoint struct {
 	// new slot from one that overwrites in place).
 	FirstStore uint32
 
-	rp      *image.Replayer
-	gen     uint64
-	firstOf map[uint32]uint32 // the walker's first store of each operation (FirstStoreOf)
+	rp  *image.Replayer
+	gen uint64
 }
-
-// FirstStoreOf returns the site of the first write to PM of operation op (its index plus one,
-// as Unit.Op), 0 when it has made none or op is 0 (no operation: the setup before the first).
-// Valid during the callback only.
-func (cp *CrashPoint) FirstStoreOf(op uint32) uint32 { return cp.firstOf[op] }
 
 // Clone returns a copy of cp that stays valid after the callback (its Space and units are
 // copied); its image methods report an error.
@@ -253,9 +247,8 @@ type walker struct {
 	assume   []px86.StoreState // Options.AssumeDurable by ID, not yet applied
 	assumed  []px86.StoreState // those applied at the current OP_BEGIN (CrashPoint.Assumed)
 	// lastStore and firstStore are each thread's latest and first recorded writes to PM since
-	// its operation began (their sites: CrashPoint.LastStore, FirstStore); opFirst the first of
-	// each operation, by operation index plus one (CrashPoint.FirstStoreOf).
-	lastStore, firstStore, opFirst map[uint32]uint32
+	// its operation began (their sites: CrashPoint.LastStore, FirstStore).
+	lastStore, firstStore map[uint32]uint32
 }
 
 // call runs fn and stops the replay on its error.
@@ -284,10 +277,7 @@ func (w *walker) Wrote(wr *replay.Write) {
 	w.changed = true
 	if wr.Recorded() {
 		if w.lastStore == nil {
-			w.lastStore, w.firstStore, w.opFirst = map[uint32]uint32{}, map[uint32]uint32{}, map[uint32]uint32{}
-		}
-		if _, ok := w.opFirst[wr.Origin.Op]; !ok && wr.Origin.Op != 0 {
-			w.opFirst[wr.Origin.Op] = wr.Origin.Site
+			w.lastStore, w.firstStore = map[uint32]uint32{}, map[uint32]uint32{}
 		}
 		w.lastStore[wr.Event.Thread] = wr.Origin.Site
 		if _, ok := w.firstStore[wr.Event.Thread]; !ok {
@@ -397,7 +387,7 @@ func (w *walker) boundary(kind PointKind, op replay.Op, ev *trace.Event) error {
 	w.cp = CrashPoint{
 		Index: -1, Event: ev.Index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op.Index, OpText: op.Text, Segment: w.segment, Space: &w.space,
-		InFlight: w.inFlight, rp: w.m.Image, firstOf: w.opFirst,
+		InFlight: w.inFlight, rp: w.m.Image,
 	}
 	if kind == OpBegin {
 		w.cp.Assumed = w.assumed
@@ -452,7 +442,7 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	op, text := w.current(ev.Thread)
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
-		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image, firstOf: w.opFirst,
+		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image,
 		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread], FirstStore: w.firstStore[ev.Thread],
 	}
 	w.st.Points++

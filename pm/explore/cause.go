@@ -24,10 +24,10 @@ import (
 //     allocation, its copy, its directory update), are steps of one operation that is not
 //     failure-atomic. Within a window whose program-order states fail, a failing reordering is no
 //     cause of its own either: it counts with the atomicity violation (foldOrdering);
-//   - a durability violation by the path that left the store it lost pending: the first store of
-//     the operation that issued it (CrashPoint.FirstStoreOf), or the setup before the first
-//     operation (each store has its own crash state, counted per store; the stores one path
-//     leaves pending are one missing persist at its end).
+//   - a durability violation by where the store it lost was left pending: the function of the
+//     store's innermost user frame, or the setup before the first operation, whatever function
+//     it ran (each store has its own crash state, counted per store; the stores one function, or
+//     the setup, leaves pending are one missing persist).
 //
 // Which stores a failing state persisted and lost (the pairs persisted out of order, the stores a
 // prefix lost) and its crash point make variants of the finding: the strategies' states in one
@@ -89,13 +89,13 @@ func (e *explorer) userFunction(site, stack uint32) string {
 	return frames[i].File + ":" + frames[i].Function
 }
 
-// storeKey is the cluster key part of a durability violation losing a store of operation op
-// (Unit.Op) at cp: the path that left it pending (above).
-func (e *explorer) storeKey(cp *crash.CrashPoint, op uint32) string {
+// storeKey is the cluster key part of a durability violation losing the store at (site, stack)
+// of operation op (Unit.Op): where it was left pending (above).
+func (e *explorer) storeKey(site, stack, op uint32) string {
 	if op == 0 {
 		return "left-by=setup"
 	}
-	return "left-by=first=" + e.location(cp.FirstStoreOf(op)).Key()
+	return "left-by=" + e.userFunction(site, stack)
 }
 
 // clusterKey is the key of the finding a failing state of the given kind falls in (above): an

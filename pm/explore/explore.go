@@ -587,7 +587,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		}
 		it.persisted, it.unpersist, it.durability, it.durable = nil, lost, true, g.loc
 		it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
-		it.cause = e.storeKey(cp, g.op)
+		it.cause = e.storeKey(it.site, it.stack, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
 		e.batch = append(e.batch, it)
 	}
