@@ -86,14 +86,18 @@ type CrashPoint struct {
 	// none; crash points between two such writes see the same stores issued, only more or fewer
 	// of them persisted.
 	LastStore uint32
-	// FirstStore is the site of the first such write of the operation, 0 when none: with the
-	// function the point is in, it tells the paths of an operation apart (an update that writes a
-	// new slot from one that overwrites in place).
-	FirstStore uint32
 
-	rp  *image.Replayer
-	gen uint64
+	rp      *image.Replayer
+	gen     uint64
+	firstIn map[string]uint32 // the thread's first write of its operation per function (FirstStoreIn)
 }
+
+// FirstStoreIn returns the site of the first write to PM (as LastStore counts them) that the
+// point's thread issued in its operation from code of function fn (trace.Site.Function: the
+// function of the store's own instruction, inlined or not), 0 when none. With the function a
+// crash point is in, it tells the paths of that function apart (an update that writes a new slot
+// from one that overwrites in place). Valid during the callback only.
+func (cp *CrashPoint) FirstStoreIn(fn string) uint32 { return cp.firstIn[fn] }
 
 // Clone returns a copy of cp that stays valid after the callback (its Space and units are
 // copied); its image methods report an error.
@@ -246,9 +250,10 @@ type walker struct {
 	ended    bool              // the END record was seen
 	assume   []px86.StoreState // Options.AssumeDurable by ID, not yet applied
 	assumed  []px86.StoreState // those applied at the current OP_BEGIN (CrashPoint.Assumed)
-	// lastStore and firstStore are each thread's latest and first recorded writes to PM since
-	// its operation began (their sites: CrashPoint.LastStore, FirstStore).
-	lastStore, firstStore map[uint32]uint32
+	// lastStore is each thread's latest recorded write to PM since its operation began (its site:
+	// CrashPoint.LastStore); firstIn its first per function (CrashPoint.FirstStoreIn).
+	lastStore map[uint32]uint32
+	firstIn   map[uint32]map[string]uint32
 }
 
 // call runs fn and stops the replay on its error.
@@ -277,11 +282,18 @@ func (w *walker) Wrote(wr *replay.Write) {
 	w.changed = true
 	if wr.Recorded() {
 		if w.lastStore == nil {
-			w.lastStore, w.firstStore = map[uint32]uint32{}, map[uint32]uint32{}
+			w.lastStore, w.firstIn = map[uint32]uint32{}, map[uint32]map[string]uint32{}
 		}
 		w.lastStore[wr.Event.Thread] = wr.Origin.Site
-		if _, ok := w.firstStore[wr.Event.Thread]; !ok {
-			w.firstStore[wr.Event.Thread] = wr.Origin.Site
+		if site, ok := w.m.Reader.Site(wr.Origin.Site); ok {
+			f := w.firstIn[wr.Event.Thread]
+			if f == nil {
+				f = map[string]uint32{}
+				w.firstIn[wr.Event.Thread] = f
+			}
+			if _, ok := f[site.Function]; !ok {
+				f[site.Function] = wr.Origin.Site
+			}
 		}
 	}
 	if w.opts.AfterStores && (wr.Kind == replay.Store || wr.Kind == replay.NTStore) {
@@ -310,7 +322,7 @@ func (w *walker) Fenced(*trace.Event, px86.FenceEffect) { w.segment++ }
 
 func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
 	delete(w.lastStore, ev.Thread)
-	delete(w.firstStore, ev.Thread)
+	delete(w.firstIn, ev.Thread)
 	// The stores assumed durable from this operation on: those issued before it and still
 	// unpersisted. The boundary shows them (CrashPoint.Assumed) before they are persisted.
 	w.assumed = w.assumed[:0]
@@ -443,7 +455,7 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image,
-		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread], FirstStore: w.firstStore[ev.Thread],
+		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread], firstIn: w.firstIn[ev.Thread],
 	}
 	w.st.Points++
 	w.cp.gen = w.m.Image.Advance()

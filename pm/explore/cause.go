@@ -17,13 +17,12 @@ import (
 //     writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, in a helper or
 //     inlined, in the function that stored or one it calls), see the same stores issued and differ
 //     only in how many of them persisted: one place where a fence is missing;
-//   - an atomicity violation by its path: the operation's first store (CrashPoint.FirstStore),
-//     which tells the paths of operations apart (an update writing a new slot, one overwriting in
-//     place, a split), or, before it, the function of the point's innermost user frame; the
-//     windows along one path where a program-order state fails, in whatever function (the split's
-//     allocation, its copy, its directory update), are steps of one operation that is not
-//     failure-atomic. Within a window whose program-order states fail, a failing reordering is no
-//     cause of its own either: it counts with the atomicity violation (foldOrdering);
+//   - an atomicity violation by its path: the function of the point's innermost user frame and
+//     the first store the operation issued in that function (CrashPoint.FirstStoreIn), which
+//     tells its paths apart (an update writing a new slot from one overwriting in place); the
+//     windows along one path where a program-order state fails are steps of one function that is
+//     not failure-atomic. Within a window whose program-order states fail, a failing reordering
+//     is no cause of its own either: it counts with the atomicity violation (foldOrdering);
 //   - a durability violation by where the store it lost was left pending: the function of the
 //     store's innermost user frame, or the setup before the first operation, whatever function
 //     it ran (each store has its own crash state, counted per store; the stores one function, or
@@ -74,10 +73,12 @@ func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 
 // pathKey is crash point cp's path (above).
 func (e *explorer) pathKey(cp *crash.CrashPoint) string {
-	if cp.FirstStore != 0 {
-		return "first=" + e.location(cp.FirstStore).Key()
+	frames, i := e.userPoint(cp.Site, cp.Stack)
+	if len(frames) == 0 {
+		return "in=?"
 	}
-	return "start=" + e.userFunction(cp.Site, cp.Stack)
+	fn := frames[i].Function
+	return "in=" + frames[i].File + ":" + fn + "|first=" + e.location(cp.FirstStoreIn(fn)).Key()
 }
 
 // userFunction names the function of the innermost user frame at (site, stack).
