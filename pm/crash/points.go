@@ -87,17 +87,15 @@ type CrashPoint struct {
 	// of them persisted.
 	LastStore uint32
 
-	rp      *image.Replayer
-	gen     uint64
-	firstIn map[string]uint32 // the thread's first write of its operation per function (FirstStoreIn)
+	rp  *image.Replayer
+	gen uint64
+	// OpStores, at an OpEnd boundary, lists the distinct sites of the writes to PM (as
+	// LastStore counts them) the ending operation's thread issued in it, in the order of their
+	// first write: the operation's persistent path, which tells operations that ran the same code
+	// (an insert into a free slot) from those that ran other code (an insert that splits a node).
+	// Valid during the callback only.
+	OpStores []uint32
 }
-
-// FirstStoreIn returns the site of the first write to PM (as LastStore counts them) that the
-// point's thread issued in its operation from code of function fn (trace.Site.Function: the
-// function of the store's own instruction, inlined or not), 0 when none. With the function a
-// crash point is in, it tells the paths of that function apart (an update that writes a new slot
-// from one that overwrites in place). Valid during the callback only.
-func (cp *CrashPoint) FirstStoreIn(fn string) uint32 { return cp.firstIn[fn] }
 
 // Clone returns a copy of cp that stays valid after the callback (its Space and units are
 // copied); its image methods report an error.
@@ -251,9 +249,9 @@ type walker struct {
 	assume   []px86.StoreState // Options.AssumeDurable by ID, not yet applied
 	assumed  []px86.StoreState // those applied at the current OP_BEGIN (CrashPoint.Assumed)
 	// lastStore is each thread's latest recorded write to PM since its operation began (its site:
-	// CrashPoint.LastStore); firstIn its first per function (CrashPoint.FirstStoreIn).
+	// CrashPoint.LastStore); opStores the distinct sites of its writes (CrashPoint.OpStores).
 	lastStore map[uint32]uint32
-	firstIn   map[uint32]map[string]uint32
+	opStores  map[uint32]*siteSet
 }
 
 // call runs fn and stops the replay on its error.
@@ -282,19 +280,15 @@ func (w *walker) Wrote(wr *replay.Write) {
 	w.changed = true
 	if wr.Recorded() {
 		if w.lastStore == nil {
-			w.lastStore, w.firstIn = map[uint32]uint32{}, map[uint32]map[string]uint32{}
+			w.lastStore, w.opStores = map[uint32]uint32{}, map[uint32]*siteSet{}
 		}
 		w.lastStore[wr.Event.Thread] = wr.Origin.Site
-		if site, ok := w.m.Reader.Site(wr.Origin.Site); ok {
-			f := w.firstIn[wr.Event.Thread]
-			if f == nil {
-				f = map[string]uint32{}
-				w.firstIn[wr.Event.Thread] = f
-			}
-			if _, ok := f[site.Function]; !ok {
-				f[site.Function] = wr.Origin.Site
-			}
+		set := w.opStores[wr.Event.Thread]
+		if set == nil {
+			set = &siteSet{seen: map[uint32]bool{}}
+			w.opStores[wr.Event.Thread] = set
 		}
+		set.add(wr.Origin.Site)
 	}
 	if w.opts.AfterStores && (wr.Kind == replay.Store || wr.Kind == replay.NTStore) {
 		w.call(w.point(AfterStore, wr.Event.Index, wr.Event))
@@ -322,7 +316,9 @@ func (w *walker) Fenced(*trace.Event, px86.FenceEffect) { w.segment++ }
 
 func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
 	delete(w.lastStore, ev.Thread)
-	delete(w.firstIn, ev.Thread)
+	if set := w.opStores[ev.Thread]; set != nil {
+		set.reset()
+	}
 	// The stores assumed durable from this operation on: those issued before it and still
 	// unpersisted. The boundary shows them (CrashPoint.Assumed) before they are persisted.
 	w.assumed = w.assumed[:0]
@@ -404,6 +400,9 @@ func (w *walker) boundary(kind PointKind, op replay.Op, ev *trace.Event) error {
 	if kind == OpBegin {
 		w.cp.Assumed = w.assumed
 	}
+	if set := w.opStores[ev.Thread]; kind == OpEnd && set != nil {
+		w.cp.OpStores = set.order
+	}
 	w.cp.gen = w.m.Image.Advance()
 	return w.fn(&w.cp)
 }
@@ -455,11 +454,29 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image,
-		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread], firstIn: w.firstIn[ev.Thread],
+		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread],
 	}
 	w.st.Points++
 	w.cp.gen = w.m.Image.Advance()
 	w.st.MaxUnits = max(w.st.MaxUnits, sp.units)
 	w.st.MaxLines = max(w.st.MaxLines, len(sp.Lines))
 	return w.fn(&w.cp)
+}
+
+// siteSet is the distinct sites of one operation's writes, in the order of their first write.
+type siteSet struct {
+	seen  map[uint32]bool
+	order []uint32
+}
+
+func (s *siteSet) add(site uint32) {
+	if !s.seen[site] {
+		s.seen[site] = true
+		s.order = append(s.order, site)
+	}
+}
+
+func (s *siteSet) reset() {
+	clear(s.seen)
+	s.order = s.order[:0]
 }

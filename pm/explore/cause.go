@@ -1,7 +1,10 @@
 package explore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
+	"strings"
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
@@ -17,12 +20,15 @@ import (
 //     writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, in a helper or
 //     inlined, in the function that stored or one it calls), see the same stores issued and differ
 //     only in how many of them persisted: one place where a fence is missing;
-//   - an atomicity violation by its path: the function of the point's innermost user frame and
-//     the first store the operation issued in that function (CrashPoint.FirstStoreIn), which
-//     tells its paths apart (an update writing a new slot from one overwriting in place); the
-//     windows along one path where a program-order state fails are steps of one function that is
-//     not failure-atomic. Within a window whose program-order states fail, a failing reordering
-//     is no cause of its own either: it counts with the atomicity violation (foldOrdering);
+//   - an atomicity violation by its operation's persistent path: the source positions of the
+//     distinct stores the operation issued (CrashPoint.OpStores, at its end), WITCHER's execution
+//     path restricted to what reaches PM. Operations that ran the same code (every insert into a
+//     free slot, however many entries it shifted) share it; one that ran other code (an insert that
+//     splits a node, an update that overwrites in place) has its own. The windows along one path
+//     where a program-order state fails, in whatever function (a split's allocation, its copy, its
+//     directory update), are steps of one operation that is not failure-atomic. Within a window
+//     whose program-order states fail, a failing reordering is no cause of its own either: it
+//     counts with the atomicity violation (foldOrdering);
 //   - a durability violation by where the store it lost was left pending: the function of the
 //     store's innermost user frame, or the setup before the first operation, whatever function
 //     it ran (each store has its own crash state, counted per store; the stores one function, or
@@ -71,14 +77,25 @@ func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 	return "start=" + e.userFunction(cp.Site, cp.Stack)
 }
 
-// pathKey is crash point cp's path (above).
-func (e *explorer) pathKey(cp *crash.CrashPoint) string {
-	frames, i := e.userPoint(cp.Site, cp.Stack)
-	if len(frames) == 0 {
-		return "in=?"
+// pathKey is the persistent path of operation op (above), known once the operation ended
+// (opEnd), else its crash point's window.
+func (e *explorer) pathKey(op int, window string) string {
+	if sig, ok := e.opPaths[op]; ok {
+		return "path=" + sig
 	}
-	fn := frames[i].Function
-	return "in=" + frames[i].File + ":" + fn + "|first=" + e.location(cp.FirstStoreIn(fn)).Key()
+	return window
+}
+
+// opPath returns the signature of an operation's persistent path: a hash of the sorted source
+// positions of its distinct stores.
+func (e *explorer) opPath(sites []uint32) string {
+	keys := make([]string, 0, len(sites))
+	for _, s := range sites {
+		keys = append(keys, e.location(s).Key())
+	}
+	slices.Sort(keys)
+	sum := sha256.Sum256([]byte(strings.Join(slices.Compact(keys), "\n")))
+	return hex.EncodeToString(sum[:8])
 }
 
 // userFunction names the function of the innermost user frame at (site, stack).

@@ -92,9 +92,9 @@ type item struct {
 	// position of the store it is about (the others are lost with it by px86's line order).
 	durability bool
 	durable    report.Location
-	// pointKey and pathKey are the crash point's window and path, cause a durability state's
-	// store function (cause.go: the parts of its cluster key).
-	cause, pointKey, pathKey string
+	// pointKey is the crash point's window, cause a durability state's store function (cause.go:
+	// parts of its cluster key).
+	cause, pointKey string
 	// pairs are the Config.ConfirmPairs the state breaks; twin, for a repaired twin, what it
 	// repairs, and groupPassed, for a state with twins, whether each group twin passed (cause.go).
 	// judged and failed are the state's verdict, once judged.
@@ -160,10 +160,14 @@ type explorer struct {
 	// prefixWindows maps a window in which a program-order state failed to the atomicity
 	// violation it fell in (foldOrdering).
 	prefixWindows map[string]int
-	msgs          []func(where string) string // the finding's message given where its crash point is
-	chains        map[uint32]string           // site -> its inlined chain's key (siteChain)
-	warned        map[string]bool
-	invText       map[int]string // invariant ID -> text
+	// opPaths is each ended operation's persistent path (pathKey); windowFailures the failing
+	// states per window and kind, for sampling.
+	opPaths        map[int]string
+	windowFailures map[string]int
+	msgs           []func(where string) string // the finding's message given where its crash point is
+	chains         map[uint32]string           // site -> its inlined chain's key (siteChain)
+	warned         map[string]bool
+	invText        map[int]string // invariant ID -> text
 	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
 	// they are computed with and the number of sites those were classified from.
 	pointFrames map[report.Context]placedPoint
@@ -213,6 +217,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
+		opPaths: map[int]string{}, windowFailures: map[string]int{},
 	}
 	res.Durability, res.Pairs = map[report.Location]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
@@ -606,6 +611,9 @@ func (e *explorer) checkText(cp *crash.CrashPoint) {
 // period keeps its consistent image after the operation (the committed oracle), and a full
 // batch is run.
 func (e *explorer) opEnd(cp *crash.CrashPoint) error {
+	if _, ok := e.opPaths[int(cp.Op)]; !ok {
+		e.opPaths[int(cp.Op)] = e.opPath(cp.OpStores)
+	}
 	p := e.cur
 	if p == nil {
 		return nil
@@ -799,7 +807,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
 		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
-		pointKey: e.pointKey(cp), pathKey: e.pathKey(cp),
+		pointKey: e.pointKey(cp),
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

@@ -159,8 +159,13 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	if st.Prefix {
 		kind = report.AtomicityViolation
 	}
-	key := clusterKey(kind, e.pointKey(cp), e.pathKey(cp), "")
-	return e.sample(key, e.failures[key] >= k)
+	// Sampled by the window the state is in (an operation's path is known only once it ended);
+	// windowFailures counts the failing states of each window and kind.
+	key := clusterKey(kind, e.pointKey(cp), "", "")
+	if kind == report.AtomicityViolation {
+		key = string(kind) + "|" + e.pointKey(cp)
+	}
+	return e.sample(key, e.windowFailures[key] >= k)
 }
 
 // sample counts one more state of a sampled cluster (key) and reports whether it is left out:
@@ -196,8 +201,11 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	// One finding per root cause (cause.go): the kind, the crash point's innermost user frame
 	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
 	// make variants.
-	key := clusterKey(kind, it.pointKey, it.pathKey, it.cause)
+	key := clusterKey(kind, it.pointKey, e.pathKey(it.op, it.pointKey), it.cause)
 	e.failures[key]++
+	if kind != report.DurabilityViolation {
+		e.windowFailures[string(kind)+"|"+it.pointKey]++
+	}
 	if kind == report.AtomicityViolation {
 		defer func() { e.prefixWindows[it.pointKey] = e.clusters[key] }()
 	}
