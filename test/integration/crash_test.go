@@ -243,7 +243,8 @@ func TestAssumeFixed(t *testing.T) {
 	check := func(name string, cflags []string, flags ...string) outcome {
 		t.Helper()
 		bin := filepath.Join(dir, name)
-		args := append([]string{"cc", "-O0", "-g", "-mclwb", "-o", bin}, cflags...)
+		inc := "-I" + filepath.Join(testenv.Root(), "examples", "include") // example.h
+		args := append([]string{"cc", "-O0", "-g", "-mclwb", inc, "-o", bin}, cflags...)
 		if r := run(t, dir, "", scry, append(args, src, "-lpmem")...); r.code != 0 {
 			t.Fatalf("scry cc: %s", r.stderr)
 		}
