@@ -114,7 +114,7 @@ demo: deps
 demo-run: all mapcli
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
 	@echo "== scry cc examples/missing-fence/buggy.c, then scry check (a clwb with no sfence) =="
-	$(SCRY) cc -O1 -mclflushopt -mclwb -o $(DEMO_DIR)/missing-fence examples/missing-fence/buggy.c
+	$(SCRY) cc -O1 -mclflushopt -mclwb -I examples/include -o $(DEMO_DIR)/missing-fence examples/missing-fence/buggy.c
 	@cd $(DEMO_DIR) && { $(SCRY) check --pm '$(DEMO_DIR)/*.pool' -- ./missing-fence $(DEMO_DIR)/demo.pool; \
 		echo "(scry check exited with status $$?: 1 means a correctness finding)"; }
 	@echo

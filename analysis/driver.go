@@ -221,32 +221,21 @@ func (d *driver) setResult(a *Analyzer, v any) error {
 
 // subscribe registers the hooks v implements.
 func (d *driver) subscribe(v any, p *Pass) {
-	if h, ok := v.(StoreHook); ok {
-		d.stores = append(d.stores, hook[StoreHook]{h, p})
-	}
-	if h, ok := v.(FlushHook); ok {
-		d.flushes = append(d.flushes, hook[FlushHook]{h, p})
-	}
-	if h, ok := v.(FenceHook); ok {
-		d.fences = append(d.fences, hook[FenceHook]{h, p})
-	}
-	if h, ok := v.(TxAddHook); ok {
-		d.txAdds = append(d.txAdds, hook[TxAddHook]{h, p})
-	}
-	if h, ok := v.(TxHook); ok {
-		d.txs = append(d.txs, hook[TxHook]{h, p})
-	}
-	if h, ok := v.(UnmapHook); ok {
-		d.unmaps = append(d.unmaps, hook[UnmapHook]{h, p})
-	}
-	if h, ok := v.(EndHook); ok {
-		d.ends = append(d.ends, hook[EndHook]{h, p})
-	}
-	if h, ok := v.(OpBeginHook); ok {
-		d.opBegins = append(d.opBegins, hook[OpBeginHook]{h, p})
-	}
-	if h, ok := v.(OpEndHook); ok {
-		d.opEnds = append(d.opEnds, hook[OpEndHook]{h, p})
+	subscribeTo(&d.stores, v, p)
+	subscribeTo(&d.flushes, v, p)
+	subscribeTo(&d.fences, v, p)
+	subscribeTo(&d.txAdds, v, p)
+	subscribeTo(&d.txs, v, p)
+	subscribeTo(&d.unmaps, v, p)
+	subscribeTo(&d.ends, v, p)
+	subscribeTo(&d.opBegins, v, p)
+	subscribeTo(&d.opEnds, v, p)
+}
+
+// subscribeTo appends v's hook of type T, with its pass p, to hooks when v implements T.
+func subscribeTo[T any](hooks *[]hook[T], v any, p *Pass) {
+	if h, ok := v.(T); ok {
+		*hooks = append(*hooks, hook[T]{h, p})
 	}
 }
 

@@ -32,6 +32,10 @@
 // name the same one): examples/custom-oracle has buggy.c, fixed.c and oracle/, a main package
 // calling checker.Main with a custom oracle.
 //
+// examples/include is no example: it holds example.h, which the programs include for what their
+// main functions share that has nothing to do with persistence (checking the command line,
+// opening the pool); every build adds it to the include path (cflags).
+//
 // Inferred properties are asserted by source line: `// property RULE ROLE "TAG"` on a store's
 // line, where RULE is one rule or several separated by commas. For an ordering rule (MPB, RO1,
 // RO2, RO3) ROLE is before or after: for every line marked before and every line marked after
@@ -175,7 +179,8 @@ func loadPrograms(t *testing.T) []program {
 	var progs []program
 	for _, d := range dirs {
 		// fs/ holds file-system mode's examples, one directory deeper (fs_examples_test.go).
-		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "fs" {
+		// include/ holds example.h, the header the programs share (cflags).
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "fs" || d.Name() == "include" {
 			continue
 		}
 		files, err := layout(d.Name())
@@ -469,8 +474,10 @@ func TestExamplesWellFormed(t *testing.T) {
 	}
 }
 
-// cflags are the flags every example is compiled with (besides -o and the libraries).
-var cflags = []string{"-O0", "-g", "-mclflushopt", "-mclwb"}
+// cflags are the flags every example is compiled with (besides -o and the libraries); the
+// include directory is that of example.h, the boilerplate of the programs' main functions that
+// has nothing to do with persistence (the command line, opening the pool).
+var cflags = []string{"-O0", "-g", "-mclflushopt", "-mclwb", "-I" + filepath.Join(testenv.Root(), "examples", "include")}
 
 // withOpt returns cflags with opt as the optimisation level.
 func withOpt(opt string) []string {

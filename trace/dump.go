@@ -136,6 +136,11 @@ func appendFrameFields(b []byte, ev *Event) []byte {
 	return b
 }
 
+// appendSiteField appends the site field of a record, " site=" and its reference (appendSiteRef).
+func appendSiteField(b []byte, r *Reader, id uint32) []byte {
+	return appendSiteRef(append(b, " site="...), r, id)
+}
+
 // appendSiteRef appends "id file:line function" (or just the id for site 0 or an unknown site).
 func appendSiteRef(b []byte, r *Reader, id uint32) []byte {
 	b = strconv.AppendUint(b, uint64(id), 10)

@@ -18,67 +18,55 @@ func appendFields(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 	case KindRegionMap:
 		b = fmt.Appendf(b, " region=%d base=%#x length=%d file_offset=%d path=%q", ev.Region, ev.Addr, ev.Size, ev.FileOffset, ev.Path)
 		b = appendFlags(b, uint64(ev.Flags), []string{"created"})
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindRegionUnmap:
 		b = fmt.Appendf(b, " region=%d", ev.Region)
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindStore, KindNTStore, KindLoad:
 		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
 		b = appendData(b, ev.Data, maxBytes)
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindFlush:
 		b = fmt.Appendf(b, " %-10s addr=%#x", ev.Flush, ev.Addr)
 		if ev.Internal {
 			b = append(b, " internal"...)
 		}
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindFence:
 		b = fmt.Appendf(b, " %-10s", ev.Fence)
 		if ev.Internal {
 			b = append(b, " internal"...)
 		}
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindExternalWrite:
 		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
 		b = appendData(b, ev.Data, maxBytes)
 		b = appendFlags(b, uint64(ev.Flags), []string{"persisted", "initial"})
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindTxBegin, KindTxCommit, KindTxEnd:
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindTxAdd:
 		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
 		b = appendFlags(b, uint64(ev.Flags), []string{"no_snapshot", "no_flush"})
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindTxAbort:
 		b = fmt.Appendf(b, " errnum=%d", ev.Errnum)
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindAlloc:
 		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
 		b = appendFlags(b, uint64(ev.Flags), []string{"tx", "zeroed", "reserve"})
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindFree:
 		b = fmt.Appendf(b, " addr=%#x", ev.Addr)
 		b = appendFlags(b, uint64(ev.Flags), []string{"tx", "", "reserve"})
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindOpBegin:
 		b = fmt.Appendf(b, " op=%d text=%q", ev.Op, ev.Text)
 	case KindOpEnd:
 		b = fmt.Appendf(b, " op=%d", ev.Op)
 	case KindStack:
 		b = fmt.Appendf(b, " node=%d parent=%d", ev.Stack, ev.Parent)
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindContext:
 		b = fmt.Appendf(b, " stack=%d", ev.Stack)
 	case KindEnd:
@@ -101,13 +89,11 @@ func appendFields(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 		if len(ev.Data) > 0 {
 			b = appendData(b, ev.Data, maxBytes)
 		}
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	case KindOutput:
 		b = fmt.Appendf(b, " fd=%d size=%d", ev.Handle, len(ev.Data))
 		b = appendData(b, ev.Data, maxBytes)
-		b = append(b, " site="...)
-		b = appendSiteRef(b, r, ev.Site)
+		b = appendSiteField(b, r, ev.Site)
 	}
 	return b
 }

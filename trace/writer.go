@@ -146,6 +146,30 @@ func (w *Writer) put(b, data []byte) []byte {
 	return b[:0]
 }
 
+// encode checks ev against the format version of w, then writes its record: nothing when ev is
+// not valid (the error says why), so that the writer's state changes only with a record.
+func (w *Writer) encode(ev *Event) error {
+	b, err := w.appendRecord(w.scratch[:0], ev)
+	if err != nil {
+		return err
+	}
+	w.scratch = b[:0]
+	if len(b) > 0 {
+		if _, err := w.bw.Write(b); err != nil {
+			w.err = err
+		}
+	}
+	return w.err
+}
+
+// bitIf returns mask when set, else 0.
+func bitIf(set bool, mask byte) byte {
+	if set {
+		return mask
+	}
+	return 0
+}
+
 func appendStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)

@@ -16,31 +16,31 @@ func appendHeader(b []byte, h Header) []byte {
 	return b
 }
 
-// encode checks ev against the format version of w, then writes its record: nothing when ev is
-// not valid (the error says why), so that the writer's state changes only with a record.
-func (w *Writer) encode(ev *Event) error {
-	b := w.scratch[:0]
+// appendRecord checks ev against the format version of w, then appends its record to b and
+// returns it; a payload over inlineData bytes is written to w's buffer after the bytes before it
+// (Writer.data). Errors: ev is not valid (the error says why; nothing is written then).
+func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 	switch ev.Kind {
 	case KindSites:
 		if len(ev.Sites) > MaxSites {
-			return fmt.Errorf("trace: %v of %d sites exceeds %d", ev.Kind, len(ev.Sites), MaxSites)
+			return nil, fmt.Errorf("trace: %v of %d sites exceeds %d", ev.Kind, len(ev.Sites), MaxSites)
 		}
 		for j := range ev.Sites {
 			e := &ev.Sites[j]
 			if e.ID == 0 {
-				return fmt.Errorf("trace: bad %v id 0: site 0 means an unknown site", "site")
+				return nil, fmt.Errorf("trace: bad %v id 0: site 0 means an unknown site", "site")
 			}
 			if !e.Kind.validIn(w.version) {
-				return fmt.Errorf("trace: %v kind %d out of range", "site", e.Kind)
+				return nil, fmt.Errorf("trace: %v kind %d out of range", "site", e.Kind)
 			}
 			if len(e.Function) > MaxString {
-				return fmt.Errorf("trace: %v function of %d bytes exceeds %d", "site", len(e.Function), MaxString)
+				return nil, fmt.Errorf("trace: %v function of %d bytes exceeds %d", "site", len(e.Function), MaxString)
 			}
 			if len(e.File) > MaxString {
-				return fmt.Errorf("trace: %v file of %d bytes exceeds %d", "site", len(e.File), MaxString)
+				return nil, fmt.Errorf("trace: %v file of %d bytes exceeds %d", "site", len(e.File), MaxString)
 			}
 			if len(e.Callee) > MaxString {
-				return fmt.Errorf("trace: %v callee of %d bytes exceeds %d", "site", len(e.Callee), MaxString)
+				return nil, fmt.Errorf("trace: %v callee of %d bytes exceeds %d", "site", len(e.Callee), MaxString)
 			}
 		}
 		b = append(b, byte(ev.Kind))
@@ -63,7 +63,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendUvarint(b, uint64(ev.Thread))
 	case KindRegionMap:
 		if len(ev.Path) > MaxString {
-			return fmt.Errorf("trace: %v path of %d bytes exceeds %d", ev.Kind, len(ev.Path), MaxString)
+			return nil, fmt.Errorf("trace: %v path of %d bytes exceeds %d", ev.Kind, len(ev.Path), MaxString)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Region))
@@ -79,10 +79,10 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendUvarint(b, uint64(ev.Site))
 	case KindStore, KindNTStore, KindLoad:
 		if len(ev.Data) > MaxPayload {
-			return fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
+			return nil, fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
 		}
 		if ev.Size != 0 && ev.Size != uint64(len(ev.Data)) {
-			return fmt.Errorf("trace: %v with size %d and %d bytes of data", ev.Kind, ev.Size, len(ev.Data))
+			return nil, fmt.Errorf("trace: %v with size %d and %d bytes of data", ev.Kind, ev.Size, len(ev.Data))
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Site))
@@ -92,7 +92,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = w.data(b, ev.Data)
 	case KindFlush:
 		if !ev.Flush.validIn(w.version) {
-			return fmt.Errorf("trace: %v kind %d out of range", ev.Kind, ev.Flush)
+			return nil, fmt.Errorf("trace: %v kind %d out of range", ev.Kind, ev.Flush)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Site))
@@ -101,17 +101,17 @@ func (w *Writer) encode(ev *Event) error {
 		w.last = ev.Addr
 	case KindFence:
 		if !ev.Fence.validIn(w.version) {
-			return fmt.Errorf("trace: %v kind %d out of range", ev.Kind, ev.Fence)
+			return nil, fmt.Errorf("trace: %v kind %d out of range", ev.Kind, ev.Fence)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Site))
 		b = append(b, byte(ev.Fence)|bitIf(ev.Internal, InternalBit))
 	case KindExternalWrite:
 		if len(ev.Data) > MaxPayload {
-			return fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
+			return nil, fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
 		}
 		if ev.Size != 0 && ev.Size != uint64(len(ev.Data)) {
-			return fmt.Errorf("trace: %v with size %d and %d bytes of data", ev.Kind, ev.Size, len(ev.Data))
+			return nil, fmt.Errorf("trace: %v with size %d and %d bytes of data", ev.Kind, ev.Size, len(ev.Data))
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Site))
@@ -142,7 +142,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = append(b, ev.Flags)
 	case KindOpBegin:
 		if len(ev.Text) > MaxString {
-			return fmt.Errorf("trace: %v text of %d bytes exceeds %d", ev.Kind, len(ev.Text), MaxString)
+			return nil, fmt.Errorf("trace: %v text of %d bytes exceeds %d", ev.Kind, len(ev.Text), MaxString)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, ev.Op)
@@ -152,7 +152,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendUvarint(b, ev.Op)
 	case KindStack:
 		if ev.Stack == 0 {
-			return fmt.Errorf("trace: bad %v id 0: node 0 is the empty stack", ev.Kind)
+			return nil, fmt.Errorf("trace: bad %v id 0: node 0 is the empty stack", ev.Kind)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Stack))
@@ -163,22 +163,22 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendUvarint(b, uint64(ev.Stack))
 	case KindEnd:
 		if !ev.How.validIn(w.version) {
-			return fmt.Errorf("trace: %v how %d out of range", ev.Kind, ev.How)
+			return nil, fmt.Errorf("trace: %v how %d out of range", ev.Kind, ev.How)
 		}
 		b = append(b, byte(ev.Kind))
 		b = append(b, byte(ev.How))
 		b = binary.AppendVarint(b, ev.Status)
 	case KindDeps:
 		if w.version < 2 {
-			return fmt.Errorf("trace: %v records need format version 2 or later, not %d", ev.Kind, w.version)
+			return nil, fmt.Errorf("trace: %v records need format version 2 or later, not %d", ev.Kind, w.version)
 		}
 		if len(ev.Deps) > MaxDeps {
-			return fmt.Errorf("trace: %v of %d facts exceeds %d", ev.Kind, len(ev.Deps), MaxDeps)
+			return nil, fmt.Errorf("trace: %v of %d facts exceeds %d", ev.Kind, len(ev.Deps), MaxDeps)
 		}
 		for j := range ev.Deps {
 			e := &ev.Deps[j]
 			if !e.Kind.validIn(w.version) {
-				return fmt.Errorf("trace: %v kind %d out of range", "fact", e.Kind)
+				return nil, fmt.Errorf("trace: %v kind %d out of range", "fact", e.Kind)
 			}
 		}
 		b = append(b, byte(ev.Kind))
@@ -191,10 +191,10 @@ func (w *Writer) encode(ev *Event) error {
 		}
 	case KindFrame:
 		if w.version < 2 {
-			return fmt.Errorf("trace: %v records need format version 2 or later, not %d", ev.Kind, w.version)
+			return nil, fmt.Errorf("trace: %v records need format version 2 or later, not %d", ev.Kind, w.version)
 		}
 		if len(ev.Frames) > MaxDepth {
-			return fmt.Errorf("trace: %v of %d serials exceeds %d", ev.Kind, len(ev.Frames), MaxDepth)
+			return nil, fmt.Errorf("trace: %v of %d serials exceeds %d", ev.Kind, len(ev.Frames), MaxDepth)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(len(ev.Frames)))
@@ -203,31 +203,31 @@ func (w *Writer) encode(ev *Event) error {
 		}
 	case KindWarning:
 		if w.version < 3 {
-			return fmt.Errorf("trace: %v records need format version 3 or later, not %d", ev.Kind, w.version)
+			return nil, fmt.Errorf("trace: %v records need format version 3 or later, not %d", ev.Kind, w.version)
 		}
 		if len(ev.Text) > MaxString {
-			return fmt.Errorf("trace: %v message of %d bytes exceeds %d", ev.Kind, len(ev.Text), MaxString)
+			return nil, fmt.Errorf("trace: %v message of %d bytes exceeds %d", ev.Kind, len(ev.Text), MaxString)
 		}
 		b = append(b, byte(ev.Kind))
 		b = appendStr(b, ev.Text)
 	case KindFSOp:
 		if w.version < 6 {
-			return fmt.Errorf("trace: %v records need format version 6 or later, not %d", ev.Kind, w.version)
+			return nil, fmt.Errorf("trace: %v records need format version 6 or later, not %d", ev.Kind, w.version)
 		}
 		if !ev.FS.validIn(w.version) {
-			return fmt.Errorf("trace: %v op %d out of range", ev.Kind, ev.FS)
+			return nil, fmt.Errorf("trace: %v op %d out of range", ev.Kind, ev.FS)
 		}
 		if ev.FSFlags&^FSFlagsAll != 0 {
-			return fmt.Errorf("trace: %v flags %#x out of range", ev.Kind, ev.FSFlags)
+			return nil, fmt.Errorf("trace: %v flags %#x out of range", ev.Kind, ev.FSFlags)
 		}
 		if len(ev.Path) > MaxString {
-			return fmt.Errorf("trace: %v path of %d bytes exceeds %d", ev.Kind, len(ev.Path), MaxString)
+			return nil, fmt.Errorf("trace: %v path of %d bytes exceeds %d", ev.Kind, len(ev.Path), MaxString)
 		}
 		if len(ev.Path2) > MaxString {
-			return fmt.Errorf("trace: %v path2 of %d bytes exceeds %d", ev.Kind, len(ev.Path2), MaxString)
+			return nil, fmt.Errorf("trace: %v path2 of %d bytes exceeds %d", ev.Kind, len(ev.Path2), MaxString)
 		}
 		if len(ev.Data) > MaxPayload {
-			return fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
+			return nil, fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Site))
@@ -243,10 +243,10 @@ func (w *Writer) encode(ev *Event) error {
 		b = w.data(b, ev.Data)
 	case KindOutput:
 		if w.version < 6 {
-			return fmt.Errorf("trace: %v records need format version 6 or later, not %d", ev.Kind, w.version)
+			return nil, fmt.Errorf("trace: %v records need format version 6 or later, not %d", ev.Kind, w.version)
 		}
 		if len(ev.Data) > MaxPayload {
-			return fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
+			return nil, fmt.Errorf("trace: %v data of %d bytes exceeds %d", ev.Kind, len(ev.Data), MaxPayload)
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(ev.Site))
@@ -254,21 +254,7 @@ func (w *Writer) encode(ev *Event) error {
 		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
 		b = w.data(b, ev.Data)
 	default:
-		return fmt.Errorf("trace: unknown record kind 0x%02x", uint8(ev.Kind))
+		return nil, fmt.Errorf("trace: unknown record kind 0x%02x", uint8(ev.Kind))
 	}
-	w.scratch = b[:0]
-	if len(b) > 0 {
-		if _, err := w.bw.Write(b); err != nil {
-			w.err = err
-		}
-	}
-	return w.err
-}
-
-// bitIf returns mask when set, else 0.
-func bitIf(set bool, mask byte) byte {
-	if set {
-		return mask
-	}
-	return 0
+	return b, nil
 }

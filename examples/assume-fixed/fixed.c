@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NKEYS 16
 #define MAGIC 0x5343525950ULL
@@ -24,17 +26,7 @@ struct pool {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K, K < %d)\n", argv[0], NKEYS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct pool *p = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (p == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct pool *p = example_pmem(argc, argv, POOL_SIZE, "set K V | get K, K < %d", NKEYS);
 	if (p->magic != MAGIC) {
 		printf("new pool\n");
 		memset(p->recs, 0, sizeof p->recs);
@@ -65,6 +57,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(p, len);
+	pmem_unmap(p, POOL_SIZE);
 	return 0;
 }

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NACCOUNTS 2
 
@@ -29,18 +31,7 @@ struct bank {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: transfer A B N | print, A, B < %d)\n",
-			argv[0], NACCOUNTS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct bank *acct = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (acct == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct bank *acct = example_pmem(argc, argv, POOL_SIZE, "transfer A B N | print, A, B < %d", NACCOUNTS);
 
 	char line[256];
 	unsigned a, b;
@@ -67,6 +58,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(acct, len);
+	pmem_unmap(acct, POOL_SIZE);
 	return 0;
 }

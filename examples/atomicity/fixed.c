@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NACCOUNTS 2
 
@@ -42,19 +44,7 @@ static void apply_log(volatile struct bank *bk)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: transfer A B N | print, A, B < %d)\n",
-			argv[0], NACCOUNTS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	volatile struct bank *bk =
-		pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (bk == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	volatile struct bank *bk = example_pmem(argc, argv, POOL_SIZE, "transfer A B N | print, A, B < %d", NACCOUNTS);
 	if (bk->log.committed) /* recovery: redo a committed transfer */
 		apply_log(bk);
 
@@ -87,6 +77,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap((void *)bk, len);
+	pmem_unmap((void *)bk, POOL_SIZE);
 	return 0;
 }

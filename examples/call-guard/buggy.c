@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NSLOTS 8
 
@@ -50,17 +52,7 @@ __attribute__((noinline)) static struct slot *lookup(uint64_t k)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K | has K, 0 < K)\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	T = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (T == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	T = example_pmem(argc, argv, POOL_SIZE, "set K V | get K | has K, 0 < K");
 	char line[256];
 	unsigned long k, v;
 	while (fgets(line, sizeof line, stdin)) {
@@ -88,6 +80,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(T, len);
+	pmem_unmap(T, POOL_SIZE);
 	return 0;
 }

@@ -11,8 +11,9 @@
 #include <libpmem.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "example.h"
 
 #define POOL_SIZE 4096
 
@@ -45,17 +46,7 @@ static void append(struct log *log, const char *s, uint64_t n)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct log *log = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (log == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct log *log = example_pmem(argc, argv, POOL_SIZE, NULL);
 	if (log->committed) /* recovery: a committed entry is applied again */
 		apply(log, log->entry, log->len);
 
@@ -63,6 +54,6 @@ int main(int argc, char *argv[])
 	append(log, msg, sizeof msg);
 	apply(log, msg, sizeof msg);
 
-	pmem_unmap(log, len);
+	pmem_unmap(log, POOL_SIZE);
 	return 0;
 }

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NKEYS 8
 
@@ -68,17 +70,7 @@ static void print(volatile struct pool *p)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | print, K < %d)\n", argv[0], NKEYS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct pool *p = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (p == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct pool *p = example_pmem(argc, argv, POOL_SIZE, "set K V | print, K < %d", NKEYS);
 	rebuild_total(p);
 
 	char line[256];
@@ -94,6 +86,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(p, len);
+	pmem_unmap(p, POOL_SIZE);
 	return 0;
 }

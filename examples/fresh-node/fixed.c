@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "example.h"
+
 #define POOL_SIZE 8192
 #define NNODES 16
 
@@ -47,17 +49,7 @@ static void write_back(volatile void *p, size_t n)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: add K V | get K)\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct pool *p = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (p == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct pool *p = example_pmem(argc, argv, POOL_SIZE, "add K V | get K");
 	char line[256];
 	unsigned long k, v;
 	while (fgets(line, sizeof line, stdin)) {
@@ -86,6 +78,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(p, len);
+	pmem_unmap(p, POOL_SIZE);
 	return 0;
 }

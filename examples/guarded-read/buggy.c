@@ -24,12 +24,12 @@
 // scry: pm *.pool
 // scry: args {pool}
 // scry: exact-properties MPB MPA
-#include <fcntl.h>
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
-#include <unistd.h>
+
+#include "example.h"
 
 #define POOL_SIZE 4096
 #define NSLOTS 8
@@ -69,20 +69,7 @@ static void lookup(volatile struct slot *table, uint64_t k)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	int fd = open(argv[1], O_RDWR | O_CREAT, 0600);
-	if (fd < 0 || ftruncate(fd, POOL_SIZE) != 0) {
-		perror(argv[1]);
-		return 1;
-	}
-	struct slot *table = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (table == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
+	struct slot *table = example_mmap(argc, argv, POOL_SIZE, NULL);
 
 	insert(table, 1, 10);
 	insert(table, 2, 20);
@@ -93,6 +80,5 @@ int main(int argc, char *argv[])
 	lookup(table, 9); /* slot 1 in use by key 1 */
 
 	munmap(table, POOL_SIZE);
-	close(fd);
 	return 0;
 }

@@ -20,22 +20,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NKEYS 64
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K, K < %d, V > 0)\n", argv[0], NKEYS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	volatile uint64_t *vals = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (vals == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	volatile uint64_t *vals = example_pmem(argc, argv, POOL_SIZE, "set K V | get K, K < %d, V > 0", NKEYS);
 	char line[256];
 	unsigned long k, v;
 	while (fgets(line, sizeof line, stdin)) {
@@ -53,6 +45,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap((void *)vals, len);
+	pmem_unmap((void *)vals, POOL_SIZE);
 	return 0;
 }

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NSLOTS 8
 #define LEN 16
@@ -26,17 +28,7 @@ struct slot {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K)\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct slot *slots = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (slots == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct slot *slots = example_pmem(argc, argv, POOL_SIZE, "set K V | get K");
 
 	char line[256], k[LEN], v[LEN];
 	while (fgets(line, sizeof line, stdin)) {
@@ -59,6 +51,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(slots, len);
+	pmem_unmap(slots, POOL_SIZE);
 	return 0;
 }

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NBUCKETS 8
 
@@ -29,17 +31,7 @@ struct bucket {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: put K V | get K, K > 0)\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct bucket *t = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (t == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct bucket *t = example_pmem(argc, argv, POOL_SIZE, "put K V | get K, K > 0");
 	for (int i = 0; i < NBUCKETS; i++) /* recovery: no lock survives a restart */
 		((volatile struct bucket *)t)[i].lock = 0;
 	pmem_persist(t, NBUCKETS * sizeof *t);
@@ -70,6 +62,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(t, len);
+	pmem_unmap(t, POOL_SIZE);
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 8192
 #define NKEYS 4
 
@@ -29,17 +31,7 @@ struct record {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K | scan, K < %d, V > 0)\n", argv[0], NKEYS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct record *recs = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (recs == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct record *recs = example_pmem(argc, argv, POOL_SIZE, "set K V | get K | scan, K < %d, V > 0", NKEYS);
 	char line[256];
 	unsigned long k, v;
 	while (fgets(line, sizeof line, stdin)) {
@@ -96,6 +88,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(recs, len);
+	pmem_unmap(recs, POOL_SIZE);
 	return 0;
 }

@@ -28,6 +28,8 @@
 
 #include <scry.h> /* `scry cc` adds its include directory */
 
+#include "example.h"
+
 #define N 8
 
 struct index {
@@ -77,15 +79,7 @@ static void by_id(uint64_t id)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	pop = pmemobj_create(argv[1], POBJ_LAYOUT_NAME(index), PMEMOBJ_MIN_POOL, 0600);
-	if (pop == NULL) {
-		fprintf(stderr, "%s: %s\n", argv[1], pmemobj_errormsg());
-		return 1;
-	}
+	pop = example_pmemobj(argc, argv, POBJ_LAYOUT_NAME(index), NULL);
 	TOID(struct index) root = POBJ_ROOT(pop, struct index);
 	ix = D_RW(root);
 

@@ -4,7 +4,8 @@
 #include <immintrin.h>
 #include <libpmem.h>
 #include <stdint.h>
-#include <stdio.h>
+
+#include "example.h"
 
 struct entry {
 	volatile uint64_t state;
@@ -13,16 +14,7 @@ struct entry {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	struct entry *e = pmem_map_file(argv[1], 4096, PMEM_FILE_CREATE, 0600, &len, NULL);
-	if (e == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct entry *e = example_pmem(argc, argv, 4096, NULL);
 
 	e->state = 1;
 	_mm_clflushopt((void *)e);
@@ -32,6 +24,6 @@ int main(int argc, char *argv[])
 	_mm_clflushopt((void *)e);
 	_mm_sfence();
 
-	pmem_unmap(e, len);
+	pmem_unmap(e, 4096);
 	return 0;
 }

@@ -4,26 +4,18 @@
 // scry: args {pool}
 #include <libpmem.h>
 #include <stdint.h>
-#include <stdio.h>
+
+#include "example.h"
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	volatile uint64_t *counter = pmem_map_file(argv[1], 4096, PMEM_FILE_CREATE, 0600, &len, NULL);
-	if (counter == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	volatile uint64_t *counter = example_pmem(argc, argv, 4096, NULL);
 
 	*counter = 1;
 	pmem_flush((void *)counter, sizeof(*counter));
 	pmem_flush((void *)counter, sizeof(*counter)); // want "redundant-flush"
 	pmem_drain();
 
-	pmem_unmap((void *)counter, len);
+	pmem_unmap((void *)counter, 4096);
 	return 0;
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 struct node {
 	uint64_t key;
 	uint64_t value;
@@ -17,15 +19,7 @@ struct root {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	PMEMobjpool *pop = pmemobj_create(argv[1], "reserve", PMEMOBJ_MIN_POOL, 0600);
-	if (pop == NULL) {
-		fprintf(stderr, "%s: %s\n", argv[1], pmemobj_errormsg());
-		return 1;
-	}
+	PMEMobjpool *pop = example_pmemobj(argc, argv, "reserve", NULL);
 	struct root *r = pmemobj_direct(pmemobj_root(pop, sizeof(struct root)));
 	struct pobj_action act[2];
 	PMEMoid oid = pmemobj_reserve(pop, &act[0], sizeof(struct node), 1);

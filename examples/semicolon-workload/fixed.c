@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "example.h"
+
 #define POOL_SIZE 8192
 #define NKEYS 32
 
@@ -19,17 +21,7 @@ struct record {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: i;K;V; | g;K;   K < %d)\n", argv[0], NKEYS);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct record *recs = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (recs == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct record *recs = example_pmem(argc, argv, POOL_SIZE, "i;K;V; | g;K;   K < %d", NKEYS);
 
 	char line[256];
 	unsigned long k, v;
@@ -54,6 +46,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(recs, len);
+	pmem_unmap(recs, POOL_SIZE);
 	return 0;
 }

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define NBUCKETS 4
 #define ASSOC 4
@@ -44,17 +46,7 @@ struct bucket {
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: set K V | get K)\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	struct bucket *B = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (B == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	struct bucket *B = example_pmem(argc, argv, POOL_SIZE, "set K V | get K");
 	char line[256];
 	unsigned long k, v;
 	while (fgets(line, sizeof line, stdin)) {
@@ -92,6 +84,6 @@ int main(int argc, char *argv[])
 			return 1;
 		}
 	}
-	pmem_unmap(B, len);
+	pmem_unmap(B, POOL_SIZE);
 	return 0;
 }

@@ -3,13 +3,13 @@
 // are needed: each orders only the write-backs of its own thread, so neither is redundant.
 // scry: pm *.pool
 // scry: args {pool}
-#include <fcntl.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
-#include <unistd.h>
+
+#include "example.h"
 
 struct pair {
 	_Alignas(64) uint64_t worker; /* cache line 0 */
@@ -27,20 +27,7 @@ static void *work(void *arg)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	int fd = open(argv[1], O_RDWR | O_CREAT, 0600);
-	if (fd < 0 || ftruncate(fd, 4096) != 0) {
-		perror(argv[1]);
-		return 1;
-	}
-	struct pair *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
+	struct pair *p = example_mmap(argc, argv, 4096, NULL);
 	pthread_t t;
 	if (pthread_create(&t, NULL, work, p) != 0 || pthread_join(t, NULL) != 0) {
 		fprintf(stderr, "thread failed\n");
@@ -51,6 +38,5 @@ int main(int argc, char *argv[])
 	_mm_sfence();
 
 	munmap(p, 4096);
-	close(fd);
 	return 0;
 }

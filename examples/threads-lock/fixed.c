@@ -21,6 +21,8 @@
 
 #include <scry.h> /* `scry cc` adds its include directory */
 
+#include "example.h"
+
 #define POOL_SIZE 4096
 #define CAP 64       /* entries: cache lines 1..8 */
 #define MAXOPS 256
@@ -86,17 +88,7 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: add V)\n", argv[0]);
-		return 2;
-	}
-	size_t len;
-	int is_pmem;
-	plog = pmem_map_file(argv[1], POOL_SIZE, PMEM_FILE_CREATE, 0600, &len, &is_pmem);
-	if (plog == NULL) {
-		perror(argv[1]);
-		return 1;
-	}
+	plog = example_pmem(argc, argv, POOL_SIZE, "add V");
 
 	/* All of standard input at once (fread, not line by line: the operations are the threads'
 	 * scry_op_begin markers, not the lines main reads). */
@@ -133,6 +125,6 @@ int main(int argc, char *argv[])
 		printf(" %lu", (unsigned long)sorted[i]);
 	printf("\n");
 
-	pmem_unmap((void *)plog, len);
+	pmem_unmap((void *)plog, POOL_SIZE);
 	return 0;
 }

@@ -8,7 +8,8 @@
 #include <libpmemobj.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <unistd.h>
+
+#include "example.h"
 
 struct stats {
 	uint64_t count;
@@ -21,19 +22,7 @@ POBJ_LAYOUT_END(stats);
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL < OPS   (OPS: add V | print)\n", argv[0]);
-		return 2;
-	}
-	PMEMobjpool *pop;
-	if (access(argv[1], F_OK) == 0)
-		pop = pmemobj_open(argv[1], POBJ_LAYOUT_NAME(stats));
-	else
-		pop = pmemobj_create(argv[1], POBJ_LAYOUT_NAME(stats), PMEMOBJ_MIN_POOL, 0600);
-	if (pop == NULL) {
-		fprintf(stderr, "%s: %s\n", argv[1], pmemobj_errormsg());
-		return 1;
-	}
+	PMEMobjpool *pop = example_pmemobj(argc, argv, POBJ_LAYOUT_NAME(stats), "add V | print");
 	TOID(struct stats) root = POBJ_ROOT(pop, struct stats);
 
 	char line[256];

@@ -3,7 +3,8 @@
 // scry: args {pool}
 #include <libpmemobj.h>
 #include <stdint.h>
-#include <stdio.h>
+
+#include "example.h"
 
 struct bank {
 	_Alignas(64) uint64_t from; /* cache line 0 */
@@ -16,15 +17,7 @@ POBJ_LAYOUT_END(bank);
 
 int main(int argc, char *argv[])
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s POOL\n", argv[0]);
-		return 2;
-	}
-	PMEMobjpool *pop = pmemobj_create(argv[1], POBJ_LAYOUT_NAME(bank), PMEMOBJ_MIN_POOL, 0600);
-	if (pop == NULL) {
-		fprintf(stderr, "%s: %s\n", argv[1], pmemobj_errormsg());
-		return 1;
-	}
+	PMEMobjpool *pop = example_pmemobj(argc, argv, POBJ_LAYOUT_NAME(bank), NULL);
 	TOID(struct bank) root = POBJ_ROOT(pop, struct bank);
 
 	TX_BEGIN(pop) {

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,9 +54,7 @@ func TestForkServerCancel(t *testing.T) {
 		if !errors.Is(o.Err, context.Canceled) {
 			t.Errorf("run %d: cancelled run: %+v", i, o)
 		}
-		if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
-			t.Errorf("run %d: the cancelled run's child %d survived", i, pid)
-		}
+		childGone(t, dir, fmt.Sprintf("run %d: the cancelled run's child", i))
 	}
 	if m := fs.Mode(); m != "runs through fork servers" {
 		t.Errorf("mode %q", m)

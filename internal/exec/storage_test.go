@@ -14,7 +14,7 @@ func TestScratchParent(t *testing.T) {
 	var fs unix.Statfs_t
 	shm := unix.Statfs(ShmDir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC && unix.Access(ShmDir, unix.W_OK) == nil &&
 		fs.Bavail*uint64(fs.Bsize) >= minShmFree
-	tests := []struct {
+	type scratchCase struct {
 		name       string
 		dir        string
 		tmpdir     string
@@ -22,7 +22,8 @@ func TestScratchParent(t *testing.T) {
 		avoid      string
 		wantParent string
 		wantSay    string
-	}{
+	}
+	tests := []scratchCase{
 		{"explicit", "/explicit", "/from-env", 0, "", "/explicit", "in /explicit"},
 		{"TMPDIR", "", "/from-env", 0, "", "/from-env", "$TMPDIR"},
 		{"pool too large for any tmpfs", "", "", 1 << 60, "", os.TempDir(), "in "},
@@ -30,15 +31,7 @@ func TestScratchParent(t *testing.T) {
 		{"TMPDIR wins over avoiding", "", "/from-env", 1 << 20, "it allocates", "/from-env", "$TMPDIR"},
 	}
 	if shm {
-		tests = append(tests, struct {
-			name       string
-			dir        string
-			tmpdir     string
-			pool       uint64
-			avoid      string
-			wantParent string
-			wantSay    string
-		}{"tmpfs", "", "", 1 << 20, "", ShmDir, "on tmpfs"})
+		tests = append(tests, scratchCase{"tmpfs", "", "", 1 << 20, "", ShmDir, "on tmpfs"})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,6 +83,16 @@ func processGone(pid int) bool {
 	return testenv.Poll(killWait, func() bool { return testenv.ProcessGone(pid) })
 }
 
+// childGone fails the test, killing the process, unless the process whose pid the program wrote
+// to dir/child.pid (what: which it is, for the message) has exited.
+func childGone(t *testing.T, dir, what string) {
+	t.Helper()
+	if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("%s (pid %d) survived", what, pid)
+	}
+}
+
 func readPid(t *testing.T, path string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -231,20 +241,14 @@ func TestRun(t *testing.T) {
 				if !o.TimedOut || o.Signal != 0 || o.Err != nil {
 					t.Errorf("timed out %v signal %v err %v", o.TimedOut, o.Signal, o.Err)
 				}
-				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
-					syscall.Kill(pid, syscall.SIGKILL)
-					t.Errorf("the hung program's child %d survived", pid)
-				}
+				childGone(t, dir, "the hung program's child")
 			},
 		},
 		{
 			name: "background child killed at exit", args: []string{"bgchild", "{pool}", "child.pid"},
 			desc: "exited with status 0",
 			check: func(t *testing.T, o Outcome, dir, pool string) {
-				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
-					syscall.Kill(pid, syscall.SIGKILL)
-					t.Errorf("the program's background child %d survived", pid)
-				}
+				childGone(t, dir, "the program's background child")
 			},
 		},
 		{
@@ -253,10 +257,7 @@ func TestRun(t *testing.T) {
 			check: func(t *testing.T, o Outcome, dir, pool string) {
 				// Had the run waited for the escaped child, which holds its output open and
 				// pauses forever, it would have returned only after waitDelay, leaving it alive.
-				if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
-					syscall.Kill(pid, syscall.SIGKILL)
-					t.Errorf("the program's child %d in a session of its own survived", pid)
-				}
+				childGone(t, dir, "the program's child in a session of its own")
 			},
 		},
 	}
@@ -396,10 +397,7 @@ func TestRunCancel(t *testing.T) {
 	if !strings.HasPrefix(o.Describe(), "interrupted: ") {
 		t.Errorf("Describe() = %q", o.Describe())
 	}
-	if pid := readPid(t, filepath.Join(dir, "child.pid")); !processGone(pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("child %d survived the cancellation", pid)
-	}
+	childGone(t, dir, "the cancelled run's child")
 	// An already cancelled context starts nothing.
 	if o := tg.Run(ctx, "p", nil, dir); !errors.Is(o.Err, context.Canceled) {
 		t.Errorf("run with a cancelled context: %v", o.Err)

@@ -235,6 +235,21 @@ func run(t *testing.T, exe string, stdin string, env []string, args ...string) e
 	return err
 }
 
+// traceOf runs exe on a pool file in a fresh directory (named pm_a.pool, for the tests that map
+// it by a glob), with the environment variables env besides SCRY_TRACE, fails the test unless it
+// exits 0, and returns the trace it wrote, which must end with an END record.
+func traceOf(t *testing.T, exe string, env ...string) result {
+	t.Helper()
+	dir := t.TempDir()
+	pool, tr := filepath.Join(dir, "pm_a.pool"), filepath.Join(dir, "t.trace")
+	if err := run(t, exe, "", append([]string{"SCRY_TRACE=" + tr}, env...), pool); err != nil {
+		t.Fatal(err)
+	}
+	res := readTrace(t, tr)
+	res.end(t)
+	return res
+}
+
 func exitCode(err error) int {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -330,13 +345,7 @@ func TestBasic(t *testing.T) {
 func TestLibpmem(t *testing.T) {
 	havePMDK(t)
 	exe := compile(t, "libpmem", nil, "-lpmem")
-	dir := t.TempDir()
-	pool, tr := filepath.Join(dir, "pool"), filepath.Join(dir, "t.trace")
-	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "PMEM_IS_PMEM_FORCE=1"}, pool); err != nil {
-		t.Fatal(err)
-	}
-	res := readTrace(t, tr)
-	res.end(t)
+	res := traceOf(t, exe, "PMEM_IS_PMEM_FORCE=1")
 	maps := res.of(trace.KindRegionMap)
 	if len(maps) != 1 || maps[0].Flags != trace.RegionCreated || res.siteLine(maps[0].Site) != 1 {
 		t.Fatalf("REGION_MAP: %+v", maps)
@@ -371,13 +380,7 @@ func TestLibpmem(t *testing.T) {
 func TestLibpmemobj(t *testing.T) {
 	havePMDK(t)
 	exe := compile(t, "obj", nil, "-lpmemobj", "-lpmem")
-	dir := t.TempDir()
-	pool, tr := filepath.Join(dir, "pool"), filepath.Join(dir, "t.trace")
-	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "PMEM_IS_PMEM_FORCE=1"}, pool); err != nil {
-		t.Fatal(err)
-	}
-	res := readTrace(t, tr)
-	res.end(t)
+	res := traceOf(t, exe, "PMEM_IS_PMEM_FORCE=1")
 	maps := res.of(trace.KindRegionMap)
 	if len(maps) != 1 || maps[0].Flags != trace.RegionCreated || maps[0].Size != 8<<20 {
 		t.Fatalf("REGION_MAP: %+v", maps)
@@ -451,13 +454,7 @@ func TestMmapGlobs(t *testing.T) {
 
 func TestThreads(t *testing.T) {
 	exe := compile(t, "threads", nil)
-	dir := t.TempDir()
-	pool, tr := filepath.Join(dir, "pool"), filepath.Join(dir, "t.trace")
-	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr}, pool); err != nil {
-		t.Fatal(err)
-	}
-	res := readTrace(t, tr)
-	res.end(t)
+	res := traceOf(t, exe)
 	threads := map[uint32]int{}
 	for _, e := range res.of(trace.KindStore) {
 		threads[e.Thread]++
@@ -545,13 +542,7 @@ func TestSIGTERM(t *testing.T) {
 // sees).
 func TestDepsAndFrames(t *testing.T) {
 	exe := compile(t, "deps", nil)
-	dir := t.TempDir()
-	pool, tr := filepath.Join(dir, "pool"), filepath.Join(dir, "t.trace")
-	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr}, pool); err != nil {
-		t.Fatal(err)
-	}
-	res := readTrace(t, tr)
-	res.end(t)
+	res := traceOf(t, exe)
 	var sitesIdx []uint64
 	var deps [][]trace.Dep
 	for i, e := range res.recs {
@@ -602,13 +593,7 @@ func TestDepsAndFrames(t *testing.T) {
 // trace reports the results as incomplete.
 func TestDegradationRecord(t *testing.T) {
 	exe := compile(t, "degrade", nil)
-	dir := t.TempDir()
-	pm, tr := filepath.Join(dir, "pm_a.pool"), filepath.Join(dir, "t.trace")
-	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "SCRY_PM_GLOBS=*/pm_*.pool"}, pm); err != nil {
-		t.Fatal(err)
-	}
-	res := readTrace(t, tr)
-	res.end(t)
+	res := traceOf(t, exe, "SCRY_PM_GLOBS=*/pm_*.pool")
 	const msg = "partial unmap of a PM region: the whole region is treated as unmapped"
 	ws := res.of(trace.KindWarning)
 	if len(ws) != 1 || ws[0].Text != msg {

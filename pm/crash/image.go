@@ -23,11 +23,16 @@ func (cp *CrashPoint) region(id uint32) (*image.Region, error) {
 	return nil, fmt.Errorf("crash: no region %d at crash point %d", id, cp.Index)
 }
 
-// regionPatches returns the patches of st on region g.
-func (cp *CrashPoint) regionPatches(g *image.Region, st State) ([]Patch, error) {
+// regionPatches returns the region with id at the crash point (region) and the patches of st on
+// it.
+func (cp *CrashPoint) regionPatches(id uint32, st State) (*image.Region, []Patch, error) {
+	g, err := cp.region(id)
+	if err != nil {
+		return nil, nil, err
+	}
 	ps, err := cp.Patches(st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := 0
 	for _, p := range ps {
@@ -36,7 +41,7 @@ func (cp *CrashPoint) regionPatches(g *image.Region, st State) ([]Patch, error) 
 			n++
 		}
 	}
-	return ps[:n], nil
+	return g, ps[:n], nil
 }
 
 // WriteImage writes the crash image of state st for region (a region id of the trace) to the
@@ -48,11 +53,7 @@ func (cp *CrashPoint) regionPatches(g *image.Region, st State) ([]Patch, error) 
 // snapshots of Fernandes's thesis, Automatic Testing of PM Applications §5.1.2, serve the same purpose).
 // It must be called during the Walk callback that delivered cp.
 func (cp *CrashPoint) WriteImage(path string, region uint32, st State) error {
-	g, err := cp.region(region)
-	if err != nil {
-		return err
-	}
-	ps, err := cp.regionPatches(g, st)
+	g, ps, err := cp.regionPatches(region, st)
 	if err != nil {
 		return err
 	}
@@ -166,11 +167,8 @@ func ApplyPatches(path string, ps []Patch) error {
 
 // RegionPatches returns Patches(st) restricted to region (a region id of the trace).
 func (cp *CrashPoint) RegionPatches(region uint32, st State) ([]Patch, error) {
-	g, err := cp.region(region)
-	if err != nil {
-		return nil, err
-	}
-	return cp.regionPatches(g, st)
+	_, ps, err := cp.regionPatches(region, st)
+	return ps, err
 }
 
 func writePatches(f *os.File, ps []Patch) error {
@@ -211,11 +209,7 @@ func NewImageWriter(path string) *ImageWriter { return &ImageWriter{path: path} 
 // Write turns the working copy into the crash image of st for region at cp (during the Walk
 // callback that delivered cp). Crash points must come in trace order.
 func (w *ImageWriter) Write(cp *CrashPoint, region uint32, st State) error {
-	g, err := cp.region(region)
-	if err != nil {
-		return err
-	}
-	ps, err := cp.regionPatches(g, st)
+	g, ps, err := cp.regionPatches(region, st)
 	if err != nil {
 		return err
 	}

@@ -241,17 +241,27 @@ func evidenceRelated(pr *Property, rel []analysis.RelatedSite) []analysis.Relate
 	return append(rel, analysis.RelatedSite{Role: "dependent-load", Site: e.Dependent})
 }
 
-// settles tells what a transaction record did to the instances its thread keeps pending until
-// the commit: the outermost commit settles them and they are checked (settled and check); an
-// abort or the end of the outermost transaction drops them (settled only).
-func settles(tx *pmdk.Tx) (settled, check bool) {
+// settle handles transaction record ev (tx, its transaction) for the instances the record's
+// thread keeps pending until the commit (pending, by thread): the outermost commit settles them,
+// calling breached with each whose earlier store b is not durable; an abort or the end of the
+// outermost transaction drops them; any other record leaves them pending.
+func settle(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx, pending map[uint32][]pending, breached func(pending)) {
+	list := pending[ev.Thread]
+	if len(list) == 0 {
+		return
+	}
 	switch tx.Last() {
 	case pmdk.CommittedOutermost:
-		return true, true
+		for _, pd := range list {
+			if !durable(p.State.Model, pd.b) {
+				breached(pd)
+			}
+		}
 	case pmdk.Aborted, pmdk.EndedOutermost:
-		return true, false
+	default:
+		return
 	}
-	return false, false
+	pending[ev.Thread] = list[:0]
 }
 
 type pending struct {
@@ -298,20 +308,9 @@ func (c *mpbCheck) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 }
 
 func (c *mpbCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
-	list := c.pending[ev.Thread]
-	if len(list) == 0 {
-		return
-	}
-	settled, check := settles(tx)
-	if !settled {
-		return
-	}
-	for _, pd := range list {
-		if check && !durable(p.State.Model, pd.b) {
-			c.report(p, &c.res.Properties[pd.prop], pd.site, pd.a, pd.b, " when its transaction commits")
-		}
-	}
-	c.pending[ev.Thread] = list[:0]
+	settle(p, ev, tx, c.pending, func(pd pending) {
+		c.report(p, &c.res.Properties[pd.prop], pd.site, pd.a, pd.b, " when its transaction commits")
+	})
 }
 
 func (c *mpbCheck) report(p *analysis.Pass, pr *Property, site uint32, a, b storeRec, when string) {
@@ -364,20 +363,9 @@ func (c *mpaCheck) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 }
 
 func (c *mpaCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
-	list := c.pending[ev.Thread]
-	if len(list) == 0 {
-		return
-	}
-	settled, check := settles(tx)
-	if !settled {
-		return
-	}
-	for _, pd := range list {
-		if check && !durable(p.State.Model, pd.b) {
-			c.report(p, &c.res.Properties[pd.prop], pd.site, pd.other, pd.a, pd.b, " at its transaction's commit")
-		}
-	}
-	c.pending[ev.Thread] = list[:0]
+	settle(p, ev, tx, c.pending, func(pd pending) {
+		c.report(p, &c.res.Properties[pd.prop], pd.site, pd.other, pd.a, pd.b, " at its transaction's commit")
+	})
 }
 
 // report reports one violation of MPA property pr at the store a (site) against b (site other);

@@ -117,7 +117,9 @@ func fixExample(scry, src string) (*fixRow, error) {
 	if o := strings.Fields(d["opt"]); len(o) > 0 {
 		opt = o[0]
 	}
-	build := []string{scry, "cc", opt, "-g", "-mclflushopt", "-mclwb", "-o", "prog", "buggy.c", "-lpmemobj", "-lpmem", "-lpthread"}
+	// The examples' shared header, examples/include/example.h, is found where the example is.
+	inc := "-I" + filepath.Join(filepath.Dir(filepath.Dir(src)), "include")
+	build := []string{scry, "cc", opt, "-g", "-mclflushopt", "-mclwb", inc, "-o", "prog", "buggy.c", "-lpmemobj", "-lpmem", "-lpthread"}
 	if out, err := runIn(dir, build...); err != nil {
 		return nil, fmt.Errorf("%v\n%s", err, out)
 	}

@@ -114,15 +114,23 @@ func main() {
 	}
 }
 
-func run(build, mapName string, ops, runs int, seed uint64) error {
-	native := filepath.Join(build, "mapcli", "mapcli.native")
-	instr := filepath.Join(build, "mapcli", "mapcli")
+// mapcliSetup returns the native and the instrumented mapcli of build directory build (`make
+// mapcli`; the error names the one missing) and a fresh temporary directory named after prefix,
+// which the caller removes.
+func mapcliSetup(build, prefix string) (native, instr, dir string, err error) {
+	native = filepath.Join(build, "mapcli", "mapcli.native")
+	instr = filepath.Join(build, "mapcli", "mapcli")
 	for _, p := range []string{native, instr} {
 		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s missing: run `make mapcli`", p)
+			return "", "", "", fmt.Errorf("%s missing: run `make mapcli`", p)
 		}
 	}
-	dir, err := os.MkdirTemp("", "scry-bench-")
+	dir, err = os.MkdirTemp("", prefix)
+	return native, instr, dir, err
+}
+
+func run(build, mapName string, ops, runs int, seed uint64) error {
+	native, instr, dir, err := mapcliSetup(build, "scry-bench-")
 	if err != nil {
 		return err
 	}

@@ -35,14 +35,7 @@ type tracingConfig struct {
 // baseline, when not "", is another build directory (an older checkout's `make mapcli`): its
 // instrumented mapcli, tracing to a file, is timed in the same rounds, for before/after figures.
 func tracingCost(build, baseline, mapName string, sizes []int, rounds int) error {
-	native := filepath.Join(build, "mapcli", "mapcli.native")
-	instr := filepath.Join(build, "mapcli", "mapcli")
-	for _, p := range []string{native, instr} {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s missing: run `make mapcli`", p)
-		}
-	}
-	dir, err := os.MkdirTemp("", "scry-bench-tracing-")
+	native, instr, dir, err := mapcliSetup(build, "scry-bench-tracing-")
 	if err != nil {
 		return err
 	}

@@ -243,7 +243,8 @@ func TestAssumeFixed(t *testing.T) {
 	check := func(name string, cflags []string, flags ...string) outcome {
 		t.Helper()
 		bin := filepath.Join(dir, name)
-		args := append([]string{"cc", "-O0", "-g", "-mclwb", "-o", bin}, cflags...)
+		inc := "-I" + filepath.Join(testenv.Root(), "examples", "include") // example.h
+		args := append([]string{"cc", "-O0", "-g", "-mclwb", inc, "-o", bin}, cflags...)
 		if r := run(t, dir, "", scry, append(args, src, "-lpmem")...); r.code != 0 {
 			t.Fatalf("scry cc: %s", r.stderr)
 		}
@@ -369,22 +370,8 @@ func TestLevelHashing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out struct {
-		Findings []struct {
-			Kind    string
-			Related []struct {
-				Role string
-				Line int
-			}
-			Crash *struct {
-				ID             string `json:"id"`
-				DiffRolledBack string `json:"diff_rolled_back"`
-				VariantImages  []struct {
-					ID    string `json:"id"`
-					Input int    `json:"input_line"`
-				} `json:"variant_images"`
-			}
-		}
-		Stats struct {
+		Findings []levelFinding
+		Stats    struct {
 			AssumedDurable int `json:"assumed_durable"`
 			StatesTested   int `json:"states_tested"`
 		}
@@ -392,20 +379,11 @@ func TestLevelHashing(t *testing.T) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	var ordering, durability bool
-	for _, f := range out.Findings {
-		roles := map[string][]int{}
-		for _, rel := range f.Related {
-			roles[rel.Role] = append(roles[rel.Role], rel.Line)
-		}
-		switch f.Kind {
-		case "ordering-violation":
-			ordering = ordering || slices.Contains(roles["persisted"], levelTokenLine) && slices.Contains(roles["unpersisted"], levelValueLine)
-		case "durability-violation":
-			// The lost counter shows in the count printed at the end.
-			durability = durability || f.Crash != nil && strings.Contains(f.Crash.DiffRolledBack, "items:")
-		}
-	}
+	ordering := slices.ContainsFunc(out.Findings, levelOrdering)
+	durability := slices.ContainsFunc(out.Findings, func(f levelFinding) bool {
+		// The lost counter shows in the count printed at the end.
+		return f.Kind == "durability-violation" && f.Crash != nil && strings.Contains(f.Crash.DiffRolledBack, "items:")
+	})
 	if !ordering || !durability || out.Stats.AssumedDurable == 0 || out.Stats.StatesTested == 0 {
 		t.Errorf("ordering bug found: %v, counter's durability bug found: %v, stats %+v; report:\n%s", ordering, durability, out.Stats, b)
 	}
@@ -453,6 +431,41 @@ func TestLevelHashing(t *testing.T) {
 // The lines of level_hashing.c's write_slot: the value store and the token store after it.
 const levelValueLine, levelTokenLine = 168, 169
 
+// levelFinding is what the Level Hashing tests read of a finding in a JSON report.
+type levelFinding struct {
+	Kind     string
+	Class    string
+	Location struct{ Line int }
+	Related  []struct {
+		Role string
+		Line int
+	}
+	Crash *struct {
+		ID             string `json:"id"`
+		DiffRolledBack string `json:"diff_rolled_back"`
+		VariantImages  []struct {
+			ID    string `json:"id"`
+			Input int    `json:"input_line"`
+		} `json:"variant_images"`
+	}
+}
+
+// related reports whether one of f's related locations has the role at the line.
+func (f levelFinding) related(role string, line int) bool {
+	for _, r := range f.Related {
+		if r.Role == role && r.Line == line {
+			return true
+		}
+	}
+	return false
+}
+
+// levelOrdering reports whether f is write_slot's ordering bug: an ordering violation with the
+// token store persisted and the value store not.
+func levelOrdering(f levelFinding) bool {
+	return f.Kind == "ordering-violation" && f.related("persisted", levelTokenLine) && f.related("unpersisted", levelValueLine)
+}
+
 // levelHashing builds test/levelhash/level_hashing.c with `scry cc -O1` (its lookup loop
 // find_in inlined into locate) and writes 120 operations of `scry workload kv --seed 1`, in dir;
 // it returns the program and the workload.
@@ -484,30 +497,11 @@ func TestLevelHashingInvariants(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("scry check: exit %d, want 1\n%s", r.code, r.stderr)
 	}
-	out := readJSON[struct {
-		Findings []struct {
-			Kind     string
-			Class    string
-			Location struct{ Line int }
-			Related  []struct {
-				Role string
-				Line int
-			}
-		}
-	}](t, rep)
-	var ordering, mpb bool
-	for _, f := range out.Findings {
-		roles := map[string][]int{}
-		for _, rel := range f.Related {
-			roles[rel.Role] = append(roles[rel.Role], rel.Line)
-		}
-		switch f.Kind {
-		case "ordering-violation":
-			ordering = ordering || slices.Contains(roles["persisted"], levelTokenLine) && slices.Contains(roles["unpersisted"], levelValueLine)
-		case "mpb-violation":
-			mpb = mpb || f.Location.Line == levelTokenLine && f.Class == "correctness" && slices.Contains(roles["earlier-store"], levelValueLine)
-		}
-	}
+	out := readJSON[struct{ Findings []levelFinding }](t, rep)
+	ordering := slices.ContainsFunc(out.Findings, levelOrdering)
+	mpb := slices.ContainsFunc(out.Findings, func(f levelFinding) bool {
+		return f.Kind == "mpb-violation" && f.Location.Line == levelTokenLine && f.Class == "correctness" && f.related("earlier-store", levelValueLine)
+	})
 	if !ordering || !mpb {
 		b, _ := os.ReadFile(rep)
 		t.Errorf("value/token ordering violation found: %v, confirmed value-before-token mpb-violation: %v; report:\n%s", ordering, mpb, b)

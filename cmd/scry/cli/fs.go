@@ -17,14 +17,7 @@ import (
 )
 
 func newFSCommand() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "fs",
-		Short: "file-system mode: crash consistency of programs that persist through files (ALICE-style)",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  needSubcommand,
-	}
-	c.AddCommand(newFSCheckCommand())
-	return c
+	return groupCommand("fs", "file-system mode: crash consistency of programs that persist through files (ALICE-style)", newFSCheckCommand())
 }
 
 func apmHelp() string {

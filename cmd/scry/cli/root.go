@@ -67,6 +67,14 @@ func findings(rep *report.Report) error {
 	return nil
 }
 
+// groupCommand returns a command that only groups the subcommands cmds (use, short: its Use and
+// Short): run with an unknown subcommand, or none, it fails (needSubcommand).
+func groupCommand(use, short string, cmds ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs, RunE: needSubcommand}
+	c.AddCommand(cmds...)
+	return c
+}
+
 // needSubcommand is the RunE of a command that only groups subcommands: called with an unknown
 // subcommand, or none, it is an error (exit 2), not help and success.
 func needSubcommand(cmd *cobra.Command, args []string) error {

@@ -13,24 +13,15 @@ import (
 )
 
 func newTraceCommand() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "trace",
-		Short: "inspect a trace: dump, stats, verify",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  needSubcommand,
-	}
 	var dumpOpts trace.DumpOptions
 	dump := &cobra.Command{
 		Use:   "dump TRACE",
 		Short: "print every record of a trace, one per line",
 		Args:  exactArgs(1, "a trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := openTrace(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			return traceErr(cmd, args[0], trace.Dump(cmd.OutOrStdout(), r, dumpOpts))
+			return readTrace(cmd, args[0], func(r *trace.Reader) error {
+				return trace.Dump(cmd.OutOrStdout(), r, dumpOpts)
+			})
 		},
 	}
 	stats := &cobra.Command{
@@ -38,18 +29,15 @@ func newTraceCommand() *cobra.Command {
 		Short: "count a trace's records by kind, bytes stored, cache lines, regions, operations",
 		Args:  exactArgs(1, "a trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := openTrace(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			st, serr := trace.ComputeStats(r)
-			if st != nil {
-				if err := st.Write(cmd.OutOrStdout()); err != nil {
-					return err
+			return readTrace(cmd, args[0], func(r *trace.Reader) error {
+				st, err := trace.ComputeStats(r)
+				if st != nil {
+					if werr := st.Write(cmd.OutOrStdout()); werr != nil {
+						return werr
+					}
 				}
-			}
-			return traceErr(cmd, args[0], serr)
+				return err
+			})
 		},
 	}
 	var remap []string
@@ -67,18 +55,17 @@ func newTraceCommand() *cobra.Command {
 				}
 				opts.PathMap[old] = nw
 			}
-			r, err := openTrace(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			res, verr := replay.Verify(r, opts)
-			if res != nil {
-				if err := res.Write(cmd.OutOrStdout()); err != nil {
-					return err
+			var res *image.VerifyResult
+			if err := readTrace(cmd, args[0], func(r *trace.Reader) error {
+				var err error
+				res, err = replay.Verify(r, opts)
+				if res != nil {
+					if werr := res.Write(cmd.OutOrStdout()); werr != nil {
+						return werr
+					}
 				}
-			}
-			if err := traceErr(cmd, args[0], verr); err != nil {
+				return err
+			}); err != nil {
 				return err
 			}
 			if !res.OK {
@@ -88,16 +75,18 @@ func newTraceCommand() *cobra.Command {
 		},
 	}
 	verify.Flags().StringArrayVar(&remap, "pool", nil, "compare the region of pool `OLD=NEW` path OLD with file NEW")
-	c.AddCommand(dump, stats, verify)
-	return c
+	return groupCommand("trace", "inspect a trace: dump, stats, verify", dump, stats, verify)
 }
 
-func openTrace(path string) (*trace.Reader, error) {
+// readTrace opens the trace at path, calls read with its reader and closes it; read's error (the
+// reader's, or one of writing the output) is the command's result as traceErr makes it.
+func readTrace(cmd *cobra.Command, path string, read func(r *trace.Reader) error) error {
 	r, err := trace.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return r, nil
+	defer r.Close()
+	return traceErr(cmd, path, read(r))
 }
 
 // traceErr turns a reader error into the command's result: a truncated trace is a warning (the

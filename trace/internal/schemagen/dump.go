@@ -109,7 +109,7 @@ func dumpBody(s *schema, r *trace.RecordSpec) (string, error) {
 		}
 	}
 	if f := findField(r.Fields, "site"); f != nil && isSite(f) {
-		c.p("b = append(b, \" site=\"...)\nb = appendSiteRef(b, r, ev.Site)\n")
+		c.p("b = appendSiteField(b, r, ev.Site)\n")
 	}
 	return c.String(), nil
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
-// genWriter writes trace/writer_gen.go: Writer.encode (checks one Event against the format,
-// then writes its record) and the file header's encoding.
+// genWriter writes trace/writer_gen.go: Writer.appendRecord (checks one Event against the
+// format, then appends its record's bytes; Writer.encode in writer.go writes them) and the file
+// header's encoding.
 func genWriter(s *schema) ([]byte, error) {
 	var b buf
 	goHeader(&b, "encoding/binary", "fmt")
@@ -28,17 +29,17 @@ func genWriter(s *schema) ([]byte, error) {
 	}
 	b.p("\treturn b\n}\n\n")
 
-	b.p(`// encode checks ev against the format version of w, then writes its record: nothing when ev is
-// not valid (the error says why), so that the writer's state changes only with a record.
-func (w *Writer) encode(ev *Event) error {
-	b := w.scratch[:0]
+	b.p(`// appendRecord checks ev against the format version of w, then appends its record to b and
+// returns it; a payload over inlineData bytes is written to w's buffer after the bytes before it
+// (Writer.data). Errors: ev is not valid (the error says why; nothing is written then).
+func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 	switch ev.Kind {
 `)
 	var genErr error
 	groups := groupBy(s.Records, func(r *trace.RecordSpec) string {
 		var c buf
 		if r.Since > s.MinVersion {
-			c.p("if w.version < %d {\nreturn fmt.Errorf(\"trace: %%v records need format version %d or later, not %%d\", ev.Kind, w.version)\n}\n", r.Since, r.Since)
+			c.p("if w.version < %d {\nreturn nil, fmt.Errorf(\"trace: %%v records need format version %d or later, not %%d\", ev.Kind, w.version)\n}\n", r.Since, r.Since)
 		}
 		e := &encoder{s: s, b: &c}
 		if err := e.check(r.Fields, "ev", "ev.Kind"); err != nil && genErr == nil {
@@ -55,23 +56,9 @@ func (w *Writer) encode(ev *Event) error {
 		b.p("\tcase %s:\n%s", g.caseList(), g.body)
 	}
 	b.p(`	default:
-		return fmt.Errorf("trace: unknown record kind 0x%%02x", uint8(ev.Kind))
+		return nil, fmt.Errorf("trace: unknown record kind 0x%%02x", uint8(ev.Kind))
 	}
-	w.scratch = b[:0]
-	if len(b) > 0 {
-		if _, err := w.bw.Write(b); err != nil {
-			w.err = err
-		}
-	}
-	return w.err
-}
-
-// bitIf returns mask when set, else 0.
-func bitIf(set bool, mask byte) byte {
-	if set {
-		return mask
-	}
-	return 0
+	return b, nil
 }
 `)
 	return b.Bytes(), nil
@@ -108,24 +95,24 @@ func (e *encoder) check(fields []trace.FieldSpec, holder, in string) error {
 		case f.Max != "":
 			counted := countOf(fields, f.Name)
 			if counted.Enc == trace.EncBytes {
-				p("if %s > %s {\nreturn fmt.Errorf(\"trace: %%v %s of %%d bytes exceeds %%d\", %s, %s, %s)\n}\n", x, f.Max, counted.Name, in, x, f.Max)
+				p("if %s > %s {\nreturn nil, fmt.Errorf(\"trace: %%v %s of %%d bytes exceeds %%d\", %s, %s, %s)\n}\n", x, f.Max, counted.Name, in, x, f.Max)
 			} else {
-				p("if %s > %s {\nreturn fmt.Errorf(\"trace: %%v of %%d %ss exceeds %%d\", %s, %s, %s)\n}\n", x, f.Max, counted.ElemName, in, x, f.Max)
+				p("if %s > %s {\nreturn nil, fmt.Errorf(\"trace: %%v of %%d %ss exceeds %%d\", %s, %s, %s)\n}\n", x, f.Max, counted.ElemName, in, x, f.Max)
 			}
 			if g.name != "" {
 				y := holder + "." + g.name
-				p("if %s != 0 && %s != uint64(%s) {\nreturn fmt.Errorf(\"trace: %%v with %s %%d and %%d bytes of %s\", %s, %s, %s)\n}\n",
+				p("if %s != 0 && %s != uint64(%s) {\nreturn nil, fmt.Errorf(\"trace: %%v with %s %%d and %%d bytes of %s\", %s, %s, %s)\n}\n",
 					y, y, x, f.Name, counted.Name, in, y, x)
 			}
 		case f.Enc == trace.EncStr:
-			p("if len(%s) > MaxString {\nreturn fmt.Errorf(\"trace: %%v %s of %%d bytes exceeds %%d\", %s, len(%s), MaxString)\n}\n", x, f.Name, in, x)
+			p("if len(%s) > MaxString {\nreturn nil, fmt.Errorf(\"trace: %%v %s of %%d bytes exceeds %%d\", %s, len(%s), MaxString)\n}\n", x, f.Name, in, x)
 		case f.Enum != "":
-			p("if !%s.validIn(w.version) {\nreturn fmt.Errorf(\"trace: %%v %s %%d out of range\", %s, %s)\n}\n", x, f.Name, in, x)
+			p("if !%s.validIn(w.version) {\nreturn nil, fmt.Errorf(\"trace: %%v %s %%d out of range\", %s, %s)\n}\n", x, f.Name, in, x)
 		case f.StrictFlags != "":
-			p("if %s&^%s != 0 {\nreturn fmt.Errorf(\"trace: %%v %s %%#x out of range\", %s, %s)\n}\n", x, f.StrictFlags, f.Name, in, x)
+			p("if %s&^%s != 0 {\nreturn nil, fmt.Errorf(\"trace: %%v %s %%#x out of range\", %s, %s)\n}\n", x, f.StrictFlags, f.Name, in, x)
 		}
 		if f.NonZero != "" {
-			p("if %s == 0 {\nreturn fmt.Errorf(\"trace: bad %%v %s 0: %s\", %s)\n}\n", x, f.Name, f.NonZero, in)
+			p("if %s == 0 {\nreturn nil, fmt.Errorf(\"trace: bad %%v %s 0: %s\", %s)\n}\n", x, f.Name, f.NonZero, in)
 		}
 		if f.Enc == trace.EncList {
 			var c buf
