@@ -179,19 +179,46 @@ func TestMapCancelledBefore(t *testing.T) {
 	assertEmptyDir(t, parent)
 }
 
-// lineWriter sends each write (a progress line) on a channel.
-type lineWriter chan string
+// lineWriter passes each write on to its channel without ever blocking the writer (the progress
+// ticker writes while holding the lock Map's workers need): a goroutine queues what the reader
+// has not taken yet.
+type lineWriter struct {
+	in  chan string
+	out chan string
+}
+
+func newLineWriter() lineWriter {
+	w := lineWriter{in: make(chan string, 1), out: make(chan string)}
+	go func() {
+		var queue []string
+		for {
+			var out chan string
+			var next string
+			if len(queue) > 0 {
+				out, next = w.out, queue[0]
+			}
+			select {
+			case l := <-w.in:
+				queue = append(queue, l)
+			case out <- next:
+				queue = queue[1:]
+			}
+		}
+	}()
+	return w
+}
 
 func (w lineWriter) Write(p []byte) (int, error) {
-	w <- string(p)
+	w.in <- string(p)
 	return len(p), nil
 }
 
 // TestProgressOffTerminal: off a terminal, one Progress spanning two Map calls prints a line
 // every interval with the runs done and planned across both, and nothing after Finish.
 func TestProgressOffTerminal(t *testing.T) {
-	lines := make(lineWriter)
-	p := newProgress(lines, 20*time.Millisecond)
+	w := newLineWriter()
+	lines := w.out
+	p := newProgress(w, 20*time.Millisecond)
 	for range 2 {
 		if _, err := Map(context.Background(), Pool{Jobs: 2, Dir: t.TempDir(), Progress: p}, []int{1, 2, 3},
 			func(_ context.Context, _ *Worker, i int) int { return i }); err != nil {
@@ -219,7 +246,7 @@ func TestProgressOffTerminal(t *testing.T) {
 		}
 	}
 	// After Finish, a tick prints nothing (line is what the ticker calls).
-	go func() { p.line(); lines <- "" }()
+	go func() { p.line(); w.in <- "" }()
 	if l := <-lines; l != "" {
 		t.Errorf("progress printed after Finish: %q", l)
 	}
