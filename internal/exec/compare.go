@@ -153,28 +153,3 @@ func Diff(got, want []byte) string {
 	fmt.Fprintf(&b, "... (%d more diff lines)\n", len(lines)-DiffMaxLines)
 	return b.String()
 }
-
-// WrongLines returns the lines of want (0-based, ascending) that got does not reproduce: those it
-// changes or leaves out, and the line before which it inserts lines of its own (len(want's
-// lines) for an insertion at the end). Nil when the outputs are equal. It is what a failing run
-// gets wrong, comparable between runs against the same legal outcome.
-func WrongLines(got, want []byte) []int {
-	if bytes.Equal(got, want) {
-		return nil
-	}
-	w := string(want)
-	var out []int
-	for _, e := range udiff.Lines(w, string(got)) {
-		first := strings.Count(w[:e.Start], "\n")
-		last := first
-		if e.End > e.Start {
-			last = first + strings.Count(w[e.Start:e.End-1], "\n")
-		}
-		for l := first; l <= last; l++ {
-			if len(out) == 0 || out[len(out)-1] < l {
-				out = append(out, l)
-			}
-		}
-	}
-	return out
-}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,26 +93,6 @@ func TestDiff(t *testing.T) {
 		}
 		if n := strings.Count(d, "\n"); tc.maxLines > 0 && n > tc.maxLines {
 			t.Errorf("%s: %d lines, want at most %d", tc.name, n, tc.maxLines)
-		}
-	}
-}
-
-// TestWrongLines: the lines of the legal outcome a run changes, leaves out or inserts before.
-func TestWrongLines(t *testing.T) {
-	for _, tc := range []struct {
-		got, want string
-		lines     []int
-	}{
-		{"a\nb\nc\n", "a\nb\nc\n", nil},
-		{"a\nx\nc\n", "a\nb\nc\n", []int{1}},
-		{"a\nc\n", "a\nb\nc\n", []int{1}},
-		{"a\nb\nx\nc\n", "a\nb\nc\n", []int{2}},
-		{"x\nb\ny\n", "a\nb\nc\n", []int{0, 2}},
-		{"a\nb\nc\nd\n", "a\nb\nc\n", []int{3}},
-		{"", "a\nb\n", []int{0, 1}},
-	} {
-		if got := WrongLines([]byte(tc.got), []byte(tc.want)); !slices.Equal(got, tc.lines) {
-			t.Errorf("WrongLines(%q, %q) = %v, want %v", tc.got, tc.want, got, tc.lines)
 		}
 	}
 }

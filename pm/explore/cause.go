@@ -27,9 +27,9 @@ import (
 //     splits a node, an update that overwrites in place) has its own. The windows along one path
 //     where a program-order state fails, in whatever function (a split's allocation, its copy, its
 //     directory update), are steps of one operation that is not failure-atomic. Within a window
-//     whose program-order states fail, a failing reordering that gets nothing wrong in the output
-//     that they do not is no cause of its own either: it counts with the atomicity violation
-//     (foldOrdering);
+//     whose program-order states fail, a failing reordering is no cause of its own either: it
+//     counts with the atomicity violation, unless it reorders a pair of stores an inferred
+//     property asks to be ordered and the pair's twins confirmed it (foldOrdering);
 //   - a durability violation by where the store it lost was left pending: the function of the
 //     store's innermost user frame, or the setup before the first operation, whatever function
 //     it ran (each store has its own crash state, counted per store; the stores one function, or

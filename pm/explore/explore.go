@@ -164,13 +164,10 @@ type explorer struct {
 	// states per window and kind, for sampling.
 	opPaths        map[int]string
 	windowFailures map[string]int
-	// wrongLines holds, per window and kind, the output lines the first maxFoldSamples failing
-	// states got wrong (exec.WrongLines), for foldOrdering.
-	wrongLines map[string][][]int
-	msgs       []func(where string) string // the finding's message given where its crash point is
-	chains     map[uint32]string           // site -> its inlined chain's key (siteChain)
-	warned     map[string]bool
-	invText    map[int]string // invariant ID -> text
+	msgs           []func(where string) string // the finding's message given where its crash point is
+	chains         map[uint32]string           // site -> its inlined chain's key (siteChain)
+	warned         map[string]bool
+	invText        map[int]string // invariant ID -> text
 	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
 	// they are computed with and the number of sites those were classified from.
 	pointFrames map[report.Context]placedPoint
@@ -220,7 +217,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
-		opPaths: map[int]string{}, windowFailures: map[string]int{}, wrongLines: map[string][][]int{},
+		opPaths: map[int]string{}, windowFailures: map[string]int{},
 	}
 	res.Durability, res.Pairs = map[report.Location]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
@@ -690,12 +687,12 @@ func (e *explorer) place() {
 }
 
 // foldOrdering merges an ordering violation into the atomicity violation of its window, when
-// there is one and the reordered states get nothing wrong that the window's failing
-// program-order states do not (the output lines each got wrong, against the same legal outcome,
-// for the first maxFoldSamples failing states of each): then the window is not failure-atomic,
-// and its failing reorderings are variants of that finding, not a cause of their own. A
-// reordering that breaks lines the program-order states keep (a token persisted before its
-// value, beside a counter incremented after both) stays a finding of its own (cause.go).
+// there is one: a window whose program-order states fail is not failure-atomic, and its failing
+// reorderings are variants of that finding, unless they reorder a pair of stores that an inferred
+// property asks to be ordered and that its twins confirmed to be a cause (Result.Pairs: the
+// state fails, the same state without the store persisted too early does not, and the state with
+// only that pair out of order fails again): a token persisted before its value, in a window that
+// also fails because of a counter incremented after both, stays a finding of its own (cause.go).
 func (e *explorer) foldOrdering() {
 	folded := map[int]bool{}
 	for i := range e.res.Findings {
@@ -703,7 +700,7 @@ func (e *explorer) foldOrdering() {
 		if f.Kind != report.OrderingViolation {
 			continue
 		}
-		if j, ok := e.prefixWindows[e.windows[i]]; ok && e.explained(e.windows[i]) {
+		if j, ok := e.prefixWindows[e.windows[i]]; ok && !e.confirmedPair(f) {
 			mergeFinding(&e.res.Findings[j], f)
 			folded[i] = true
 		}
@@ -720,27 +717,25 @@ func (e *explorer) foldOrdering() {
 	e.res.Findings = kept
 }
 
-// maxFoldSamples bounds the failing states per window and kind whose wrong output lines are
-// kept for foldOrdering.
-const maxFoldSamples = 8
-
-// explained reports whether every output line the failing reordered states of window got wrong is
-// one its failing program-order states got wrong too.
-func (e *explorer) explained(window string) bool {
-	prefix := map[int]bool{}
-	for _, ls := range e.wrongLines[string(report.AtomicityViolation)+"|"+window] {
-		for _, l := range ls {
-			prefix[l] = true
+// confirmedPair reports whether ordering violation f's first failing state reorders a pair of
+// stores whose inferred property its twins confirmed: the pair's later store among those it
+// persisted, its earlier store among those it did not.
+func (e *explorer) confirmedPair(f *report.Finding) bool {
+	var persisted, unpersisted []report.Location
+	for _, r := range f.Related {
+		switch r.Role {
+		case "persisted":
+			persisted = append(persisted, r.Location())
+		case "unpersisted":
+			unpersisted = append(unpersisted, r.Location())
 		}
 	}
-	for _, ls := range e.wrongLines[string(report.OrderingViolation)+"|"+window] {
-		for _, l := range ls {
-			if !prefix[l] {
-				return false
-			}
+	for p, o := range e.res.Pairs {
+		if o.Confirmed > 0 && slices.Contains(persisted, p.After) && slices.Contains(unpersisted, p.Before) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // mergeFinding adds crash finding g to f: its count, its variants (g's own state becomes one of

@@ -204,16 +204,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	key := clusterKey(kind, it.pointKey, e.pathKey(it.op, it.pointKey), it.cause)
 	e.failures[key]++
 	if kind != report.DurabilityViolation {
-		wk := string(kind) + "|" + it.pointKey
-		e.windowFailures[wk]++
-		// What the first failing states of the window get wrong in the output, for foldOrdering.
-		if n := e.windowFailures[wk]; n <= maxFoldSamples {
-			want := ls.rolledBack
-			if ls.committed != nil && ls.committed.Completed() {
-				want = *ls.committed
-			}
-			e.wrongLines[wk] = append(e.wrongLines[wk], exec.WrongLines(t.Normalized(), want.Normalized()))
-		}
+		e.windowFailures[string(kind)+"|"+it.pointKey]++
 	}
 	if kind == report.AtomicityViolation {
 		defer func() { e.prefixWindows[it.pointKey] = e.clusters[key] }()
