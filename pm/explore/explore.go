@@ -156,9 +156,9 @@ type explorer struct {
 	// points are the finding's first crash point context, by finding index (findings are
 	// placed when the exploration ends).
 	points  []report.Context
-	windows []string // the finding's crash point window (pointKey), by finding index
-	// prefixWindows maps a window in which a program-order state failed to the atomicity
-	// violation it fell in (foldOrdering).
+	windows []string // the finding's first failing state's window and path (pointKey, pathKey), by finding index
+	// prefixWindows maps a window of a path in which a program-order state failed to the
+	// atomicity violation it fell in (foldOrdering).
 	prefixWindows map[string]int
 	// opPaths is each ended operation's persistent path (pathKey); windowFailures the failing
 	// states per window and kind, for sampling.
@@ -686,7 +686,8 @@ func (e *explorer) place() {
 	e.foldOrdering()
 }
 
-// foldOrdering merges an ordering violation into the atomicity violation of its window, when
+// foldOrdering merges an ordering violation into the atomicity violation of its window in the path
+// of its first failing state (a window a shrink and an insert share is two windows here), when
 // there is one: a window whose program-order states fail is not failure-atomic, and its failing
 // reorderings are variants of that finding, unless they reorder a pair of stores that an inferred
 // property asks to be ordered and that its twins confirmed to be a cause (Result.Pairs: the

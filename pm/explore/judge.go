@@ -207,7 +207,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		e.windowFailures[string(kind)+"|"+it.pointKey]++
 	}
 	if kind == report.AtomicityViolation {
-		defer func() { e.prefixWindows[it.pointKey] = e.clusters[key] }()
+		defer func() { e.prefixWindows[it.pointKey+"|"+e.pathKey(it.op, it.pointKey)] = e.clusters[key] }()
 	}
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if i, ok := e.clusters[key]; ok {
@@ -268,7 +268,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	msg := message(it.loc.String())
 	e.msgs = append(e.msgs, message)
 	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
-	e.windows = append(e.windows, it.pointKey)
+	e.windows = append(e.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))
 	related := []report.Related{it.loc.Related("crash-point")}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
