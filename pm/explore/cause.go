@@ -160,8 +160,14 @@ type PairOutcome struct {
 	Confirmed, FailedAnyway int
 }
 
-// MaxTwins bounds the states per pair that get repaired twins while the pair is not confirmed.
-const MaxTwins = 8
+// Twins are spent on a pair until it is confirmed, or until MaxTwinsFailed of its breaking states
+// failed without confirming it (they fail for another reason), and on at most MaxTwins of its
+// breaking states in all: twins are made with the state, before anyone knows whether it fails,
+// and most states that break a pair recover (the pair's other store not yet reachable).
+const (
+	MaxTwins       = 64
+	MaxTwinsFailed = 8
+)
 
 // brokenPair is a pair a state breaks: early is the position of the side persisted too early
 // (the group key), bound the program-order position (Unit.Seq) of its latest persisted unit, fix
@@ -368,7 +374,7 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		g := groups[early]
 		var want []int
 		for _, i := range g {
-			if p := b.pairs[i].pair; e.res.Pairs[p].Confirmed == 0 && e.twins[p] < MaxTwins {
+			if p := b.pairs[i].pair; e.res.Pairs[p].Confirmed == 0 && e.res.Pairs[p].FailedAnyway < MaxTwinsFailed && e.twins[p] < MaxTwins {
 				want = append(want, i)
 				e.twins[p]++
 			}
