@@ -13,13 +13,14 @@ import (
 // Root causes. A failing crash state becomes a finding, or counts in one, by its root cause
 // (clusterKey), named by source positions:
 //
-//   - an ordering violation by its window: the latest store the crash point's thread issued in
-//     its operation (CrashPoint.LastStore), or, before the operation's first store, the function
-//     of the point's innermost user frame (report.UserFrame: outside persistence helpers and
-//     system headers). The crash points between two stores, before each clflush and fence that
-//     writes back what the stores wrote (`pflush(key); pflush(value); mfence()`, in a helper or
-//     inlined, in the function that stored or one it calls), see the same stores issued and differ
-//     only in how many of them persisted: one place where a fence is missing;
+//   - an ordering violation by its window, in its operation's path (below): the latest store
+//     the crash point's thread issued in its operation (CrashPoint.LastStore), or, before the
+//     operation's first store, the function of the point's innermost user frame
+//     (report.UserFrame: outside persistence helpers and system headers). The crash points
+//     between two stores, before each clflush and fence that writes back what the stores wrote
+//     (`pflush(key); pflush(value); mfence()`, in a helper or inlined, in the function that
+//     stored or one it calls), see the same stores issued and differ only in how many of them
+//     persisted: one place where a fence is missing;
 //   - an atomicity violation by its operation's persistent path: the source positions of the
 //     distinct stores the operation issued (CrashPoint.OpStores, at its end), WITCHER's execution
 //     path restricted to what reaches PM. Operations that ran the same code (every insert into a
@@ -118,8 +119,9 @@ func (e *explorer) storeKey(site, stack, op uint32) string {
 }
 
 // clusterKey is the key of the finding a failing state of the given kind falls in (above): an
-// ordering violation's window, an atomicity violation's path, a durability violation's cause
-// (storeKey), wherever the crash.
+// ordering violation's window in its path (a window that an insert and a shrink re-inserting
+// items share is two: the two are different operations that may fail for different reasons), an
+// atomicity violation's path, a durability violation's cause (storeKey), wherever the crash.
 func clusterKey(kind report.Kind, window, path, cause string) string {
 	switch kind {
 	case report.DurabilityViolation:
@@ -127,7 +129,7 @@ func clusterKey(kind report.Kind, window, path, cause string) string {
 	case report.AtomicityViolation:
 		return string(kind) + "|" + path
 	}
-	return string(kind) + "|" + window
+	return string(kind) + "|" + window + "|" + path
 }
 
 // Pair is a pair of stores, by the source positions of their sites, that an inferred property

@@ -161,10 +161,7 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	}
 	// Sampled by the window the state is in (an operation's path is known only once it ended);
 	// windowFailures counts the failing states of each window and kind.
-	key := clusterKey(kind, e.pointKey(cp), "", "")
-	if kind == report.AtomicityViolation {
-		key = string(kind) + "|" + e.pointKey(cp)
-	}
+	key := string(kind) + "|" + e.pointKey(cp)
 	return e.sample(key, e.windowFailures[key] >= k)
 }
 
