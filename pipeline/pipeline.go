@@ -324,13 +324,15 @@ func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, 
 
 // settleDurability tests the trace oracles' claims that a store is not durable in time
 // (unpersisted-store; overwritten-unpersisted, about the earlier store it names) by the crash
-// states that lost that store alone right before the next operation (explore.Result.Durability):
+// states that lost that store alone right before the next operation, issued under the frame the
+// finding is reported at (explore.Result.Durability: a store a helper writes into a fresh node
+// for one caller and into a live one for another is settled per caller):
 // a claim stands, confirmed by a crash (a durability-violation finding), when such a state made
 // the program fail; otherwise the finding becomes unconfirmed (a warning) that says why: the
 // program recovered from every such state (recovery never reads the data, or rewrites it before
 // reading), or no state lost it (it was issued in the last operation, outside operations, or
 // made durable before the next one began).
-func settleDurability(rep *report.Report, outcomes map[report.Location]explore.InvariantOutcome) {
+func settleDurability(rep *report.Report, outcomes map[explore.StoreAt]explore.InvariantOutcome) {
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
 		if f.Class != report.Correctness {
@@ -349,7 +351,13 @@ func settleDurability(rep *report.Report, outcomes map[report.Location]explore.I
 		default:
 			continue
 		}
-		o := outcomes[loc]
+		// The states of the stores issued under the frame the finding is reported at, when it is
+		// reported at a caller (report.Place); at its own instruction, every state of the store.
+		at := loc
+		if f.Location != storeLocation(f) {
+			at = f.Location
+		}
+		o := outcomes[explore.StoreAt{Store: loc, At: at}]
 		switch {
 		case o.Failed > 0:
 			f.Evidence = report.EvidenceCrash

@@ -31,15 +31,22 @@ type Result struct {
 	// then stand).
 	Invariants map[int]InvariantOutcome
 	// Durability counts, per source position of a store never made durable in time (assumed
-	// durable from the next operation on: crash.Options.AssumeDurable and AssumeLate), the
-	// durability states judged that lost it alone and those of them that failed: a store whose
-	// state failed has a durability-violation finding, which confirms the trace oracles'
-	// unpersisted-store and overwritten-unpersisted findings at it.
-	Durability map[report.Location]InvariantOutcome
+	// durable from the next operation on: crash.Options.AssumeDurable and AssumeLate) and per
+	// frame of the context it was issued in (StoreAt), the durability states judged that lost it
+	// alone and those of them that failed: a store whose state failed has a durability-violation
+	// finding, which confirms the trace oracles' unpersisted-store and overwritten-unpersisted
+	// findings at it, in that context.
+	Durability map[StoreAt]InvariantOutcome
 	// Pairs is what the crash states breaking each pair of Config.ConfirmPairs showed, with
 	// their repaired twins (Pair).
 	Pairs map[Pair]PairOutcome
 }
+
+// StoreAt is a store's source position, Store, and one frame of the context it was issued in, At
+// (a location of report.FramesAt: the store itself, the calls its code was inlined at, its call
+// stack). A finding reported at a caller (report.Place: a helper used wrongly by one caller) is
+// settled by the states of the stores issued under that caller alone.
+type StoreAt struct{ Store, At report.Location }
 
 // InvariantOutcome is what the crash states breaking one invariant (or losing one store)
 // showed.
@@ -219,7 +226,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{},
 	}
-	res.Durability, res.Pairs = map[report.Location]InvariantOutcome{}, map[Pair]PairOutcome{}
+	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
 	jobs := cfg.Exec.Jobs
 	if jobs <= 0 {
@@ -551,7 +558,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	for _, g := range groups {
 		// Each store is tested until its states failed, or passed, often enough (its own counts,
 		// not its finding's: every store is settled on its own).
-		o := e.res.Durability[g.loc]
+		o := e.res.Durability[StoreAt{g.loc, g.loc}]
 		if kf >= 0 && e.sample("store="+g.loc.Key(), o.Failed >= kf || o.Tested-o.Failed >= kf) {
 			e.res.Stats.Sampled++
 			continue

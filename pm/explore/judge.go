@@ -81,12 +81,16 @@ func (e *explorer) verdict(it *item, failed bool) {
 	e.invariantOutcome(it, failed)
 	e.pairJudged(it, failed)
 	if it.durability {
-		o := e.res.Durability[it.durable]
-		o.Tested++
-		if failed {
-			o.Failed++
+		// Under every frame of the lost store's context (report.FramesAt), the store itself first.
+		for _, f := range report.FramesAt(e.r, it.site, it.stack) {
+			k := StoreAt{it.durable, f.Location()}
+			o := e.res.Durability[k]
+			o.Tested++
+			if failed {
+				o.Failed++
+			}
+			e.res.Durability[k] = o
 		}
-		e.res.Durability[it.durable] = o
 	}
 }
 
