@@ -20,10 +20,9 @@ func ClusterID(key string) string {
 // and the two legal outcomes it was compared with (WITCHER, SOSP'21,
 // §4.4-4.6; docs/crash-exploration.md). Finding.Crash is nil for trace-oracle findings.
 type Crash struct {
-	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: kind,
-	// operation type and the crash point's frames, report.FramesAt; for a durability violation
-	// the stores never made durable), accepted by `scry replay` like the 1-based index (and
-	// VariantImages' ids).
+	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: the kind
+	// and its root cause, package pm/explore's cause.go), accepted by `scry replay` like the
+	// 1-based index (and VariantImages' ids).
 	ID string `json:"id"`
 	// Variants is the number of distinct (crash point stack, persisted and unpersisted store
 	// sites) among the cluster's failing states (the finding shows the first).

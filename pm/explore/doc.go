@@ -47,10 +47,15 @@
 // A failing state that is a program-order prefix (crash.State.Prefix) shows that operation k is
 // not failure-atomic even without reordering: an atomicity-violation. A failing state that is
 // not a prefix persisted some unit while an earlier one (in program order) was not: an
-// ordering-violation, naming the persisted and unpersisted stores. Failures are clustered by
-// (kind, operation type, crash-point site and call stack), WITCHER's clustering by operation
-// type and execution path (§4.6), keeping the first failing state of each cluster, a count of
-// failing states and a count of distinct sets of stores involved (variants).
+// ordering-violation, naming the persisted and unpersisted stores. A state that loses only stores
+// an earlier operation left pending, right before the next operation, proves a
+// durability-violation. Failures are clustered by root cause (cause.go: an ordering violation's
+// window, an atomicity violation's persistent path, a durability violation's lost store's
+// function; WITCHER's clustering by operation type and execution path, §4.6, without the
+// workload's text), keeping the first failing state of each cluster, a count of failing states
+// and a count of distinct sets of stores involved (variants). Pairs of stores that inferred
+// properties ask to be ordered are confirmed differentially, with twins of the states that break
+// them (cause.go, Pair).
 //
 // # Images and parallelism
 //
