@@ -351,13 +351,7 @@ func settleDurability(rep *report.Report, outcomes map[explore.StoreAt]explore.I
 		default:
 			continue
 		}
-		// The states of the stores issued under the frame the finding is reported at, when it is
-		// reported at a caller (report.Place); at its own instruction, every state of the store.
-		at := loc
-		if f.Location != storeLocation(f) {
-			at = f.Location
-		}
-		o := outcomes[explore.StoreAt{Store: loc, At: at}]
+		o := durabilityOf(f, loc, outcomes)
 		switch {
 		case o.Failed > 0:
 			f.Evidence = report.EvidenceCrash
@@ -370,6 +364,30 @@ func settleDurability(rep *report.Report, outcomes map[explore.StoreAt]explore.I
 			f.Message += fmt.Sprintf("; not confirmed by a crash: no crash state lost the store at %s before an operation that could read it (it was issued in the last operation or outside operations, or was durable before the next operation began)", loc)
 		}
 	}
+}
+
+// durabilityOf returns what the durability states that lost the store at loc showed, for finding
+// f: the states of the stores issued under the frame f is reported at, when it is reported at a
+// caller (report.Place); for an overwritten-unpersisted finding, those of the earlier store issued
+// under a frame of the function the overwrite happened in (a constructor's store that a merge
+// rewrites in the node it just built is not confirmed by the same constructor's store in the
+// setup's root, left pending for good); otherwise every state of the store.
+func durabilityOf(f *report.Finding, loc report.Location, outcomes map[explore.StoreAt]explore.InvariantOutcome) explore.InvariantOutcome {
+	if f.Location != storeLocation(f) {
+		return outcomes[explore.StoreAt{Store: loc, At: f.Location}]
+	}
+	if f.Kind != report.OverwrittenUnpersisted {
+		return outcomes[explore.StoreAt{Store: loc, At: loc}]
+	}
+	// The counts under one frame of the function, the innermost such frame of each state (every
+	// state records all its frames: the one with the most states is the one all share).
+	var best explore.InvariantOutcome
+	for k, o := range outcomes {
+		if k.Store == loc && k.At.Function == f.Location.Function && k.At.File == f.Location.File && o.Tested > best.Tested {
+			best = o
+		}
+	}
+	return best
 }
 
 // Recording configures the recorded run of the program under test.
