@@ -141,7 +141,8 @@ type Stats struct {
 	PrepRuns          int `json:"prep_runs,omitempty"`
 	SkippedConcurrent int `json:"skipped_concurrent,omitempty"`
 	// Sampled counts the crash states not run because the finding they would fall in had
-	// already failed often enough (explore's cluster sampling).
+	// already failed often enough, or their operation had many states in the same window
+	// already (explore's cluster sampling).
 	Sampled int `json:"sampled,omitempty"`
 	// SkippedBudget counts the crash points left out to keep to --time-budget.
 	SkippedBudget int `json:"skipped_budget,omitempty"`

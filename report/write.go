@@ -114,7 +114,7 @@ func WriteText(w io.Writer, r *Report) error {
 			sampled = fmt.Sprintf(" (%d judged by the run of an identical image)", s.Reused)
 		}
 		if s.Sampled > 0 {
-			sampled += fmt.Sprintf(" (%d more left out: their findings had failed often enough)", s.Sampled)
+			sampled += fmt.Sprintf(" (%d more left out by sampling: their findings had failed often enough, or their operation had many states in one window)", s.Sampled)
 		}
 		images := ""
 		if s.Images != "" {

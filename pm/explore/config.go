@@ -28,9 +28,16 @@ const DefaultSamples = 8
 // further states that would fall in it are sampled: only one in ClusterSampleEvery is run.
 // They cannot add a finding (the cluster exists), only count; states that break an inferred
 // property (to confirm it) and durability states are always run.
+//
+// DefaultWindowStates bounds the states of one operation that fall in one window and kind (a
+// split's thousands of states between two stores): once that many were built, only one in
+// ClusterSampleEvery further ones is run, whether or not any failed yet. The states of an
+// operation are built before any of them runs (a batch ends only between operations), so
+// without this bound one operation could hold the whole time budget.
 const (
 	DefaultClusterFailures = 8
 	ClusterSampleEvery     = 16
+	DefaultWindowStates    = 256
 )
 
 // DefaultBatchStates is the number of crash images materialised before they are run.
@@ -88,6 +95,10 @@ type Config struct {
 	// ClusterFailures is the number of failing states after which a finding's cluster is
 	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
 	ClusterFailures int
+	// WindowStates is the number of states of one operation in one window and kind after
+	// which further ones are sampled (0: DefaultWindowStates); ClusterFailures < 0 turns it
+	// off too.
+	WindowStates int
 	// ConfirmPairs are the pairs of stores whose inferred properties' findings are to be
 	// confirmed differentially (Pair): the states of the invariants strategy that break one are
 	// each judged with a repaired twin, and Result.Pairs says what they showed.

@@ -171,6 +171,8 @@ type explorer struct {
 	// states per window and kind, for sampling.
 	opPaths        map[int]string
 	windowFailures map[string]int
+	// windowStates counts the states built per operation, window and kind (Config.WindowStates).
+	windowStates map[string]int
 	msgs           []func(where string) string // the finding's message given where its crash point is
 	chains         map[uint32]string           // site -> its inlined chain's key (siteChain)
 	warned         map[string]bool
@@ -224,7 +226,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
-		opPaths: map[int]string{}, windowFailures: map[string]int{},
+		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{},
 	}
 	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()

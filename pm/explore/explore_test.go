@@ -75,7 +75,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	}
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
-		ClusterFailures: testClusterFailures, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
+		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -107,6 +107,9 @@ func TestTimeBudget(t *testing.T) {
 // BatchStates (0: the defaults).
 var testClusterFailures, testBatchStates int
 
+// testWindowStates is exploreTrace's Config.WindowStates.
+var testWindowStates int
+
 // testNoPriority is exploreTrace's Config.NoPriority.
 var testNoPriority bool
 
@@ -134,6 +137,24 @@ func TestClusterSampling(t *testing.T) {
 	}
 	if all.Stats.Sampled != 0 || sampled.Stats.Sampled == 0 || sampled.Stats.StatesTested+sampled.Stats.Sampled != all.Stats.StatesTested {
 		t.Errorf("stats with sampling %+v, without %+v", sampled.Stats, all.Stats)
+	}
+}
+
+// TestWindowStates: the states of one operation in one window are sampled once WindowStates of
+// them were built, before any failed; the count says how many were left out.
+func TestWindowStates(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	defer func() { testClusterFailures, testWindowStates = 0, 0 }()
+	testClusterFailures = 1 << 20 // no sampling by failures
+	all := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	testWindowStates = 1
+	capped := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	if all.Stats.Sampled != 0 || capped.Stats.Sampled == 0 || capped.Stats.StatesTested+capped.Stats.Sampled != all.Stats.StatesTested {
+		t.Errorf("stats capped %+v, uncapped %+v", capped.Stats, all.Stats)
+	}
+	if len(capped.Findings) == 0 {
+		t.Errorf("no finding left with one state per window: %v (uncapped %v)", kinds(capped), kinds(all))
 	}
 }
 

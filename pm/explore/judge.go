@@ -150,10 +150,10 @@ func relText(rs []report.Related) string {
 // sampledOut reports whether state st at cp is left out by cluster sampling: the finding it
 // would fall in (its kind follows from the state: a program-order prefix is an atomicity
 // violation, anything else an ordering violation; its cause from what the state loses) has
-// failed on Config.ClusterFailures states already, and only one in ClusterSampleEvery further
-// states of it is run. Such a state cannot add a finding, only a count or a variant (AGAMOTTO's
-// and WITCHER's point: spend runs where new bugs can be); states that break inferred invariants
-// are never left out.
+// failed on Config.ClusterFailures states already, or the operation has Config.WindowStates states in
+// that window already, and only one in ClusterSampleEvery further states of it is run. Such a
+// state cannot add a finding, only a count or a variant (AGAMOTTO's and WITCHER's point: spend
+// runs where new bugs can be); states that break inferred invariants are never left out.
 func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	k := e.clusterFailures()
 	if k < 0 || len(st.Invariants) > 0 {
@@ -166,7 +166,12 @@ func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
 	// Sampled by the window the state is in (an operation's path is known only once it ended);
 	// windowFailures counts the failing states of each window and kind.
 	key := string(kind) + "|" + e.pointKey(cp)
-	return e.sample(key, e.windowFailures[key] >= k)
+	opKey := fmt.Sprintf("%d|%s", cp.Op, key)
+	if e.sample(key, e.windowFailures[key] >= k || e.windowStates[opKey] >= e.windowStatesCap()) {
+		return true
+	}
+	e.windowStates[opKey]++
+	return false
 }
 
 // sample counts one more state of a sampled cluster (key) and reports whether it is left out:
@@ -177,6 +182,14 @@ func (e *explorer) sample(key string, applies bool) bool {
 	}
 	e.sampled[key]++
 	return e.sampled[key]%ClusterSampleEvery != 0
+}
+
+// windowStatesCap is Config.WindowStates with its default.
+func (e *explorer) windowStatesCap() int {
+	if n := e.cfg.WindowStates; n > 0 {
+		return n
+	}
+	return DefaultWindowStates
 }
 
 // clusterFailures is Config.ClusterFailures with its default.
