@@ -40,6 +40,10 @@ const (
 	DefaultWindowStates    = 256
 )
 
+// BudgetHeadStart is the fraction of Config.TimeBudget the schedule of overBudget grants before
+// its per-operation shares: one quarter.
+const BudgetHeadStart = 0.25
+
 // DefaultBatchStates is the number of crash images materialised before they are run.
 const DefaultBatchStates = 512
 

@@ -300,10 +300,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // overBudget reports whether a crash point of operation k is left out to keep to
-// Config.TimeBudget: the time spent so far exceeds the budget's share of the operations explored
-// up to k (its rank in the order of exploration, plus one, of the workload's n). Points are left out while exploration is behind that schedule and
-// explored again once it has caught up, so a budget too short for everything still covers
-// crash points of every part of the workload, not only its first operations.
+// Config.TimeBudget. The schedule gives every operation an equal share of the budget after a
+// head start of BudgetHeadStart of it: a point of the operation at rank pos (its place in the
+// order of exploration, of the workload's n) is left out while the time spent exceeds
+// D·h + D·(1-h)·(pos+1)/n. Points are left out while exploration is behind that schedule and
+// explored again once it has caught up, so a budget too short for everything still covers crash
+// points of every part of the workload, not only its first operations; the head start keeps a
+// few expensive early operations (a table's first expansions, a tree's first splits, the batches
+// that start the pipeline) from leaving points out of a run that ends well inside its budget.
 func (e *explorer) overBudget(k int) bool {
 	d := e.cfg.TimeBudget
 	n := len(e.cfg.Workload.Ops)
@@ -318,7 +322,8 @@ func (e *explorer) overBudget(k int) bool {
 	if k < len(e.rank) {
 		pos = e.rank[k]
 	}
-	return spent > time.Duration(float64(d)*float64(pos+1)/float64(n))
+	h := BudgetHeadStart
+	return spent > time.Duration(float64(d)*(h+(1-h)*float64(pos+1)/float64(n)))
 }
 
 // testElapsed, when set (tests), replaces the clock of overBudget.
