@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/internal/exec"
@@ -102,7 +103,7 @@ type fakeRunner struct {
 	runs  atomic.Int64
 }
 
-func (f *fakeRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+func (f *fakeRunner) Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) exec.Outcome {
 	f.runs.Add(1)
 	img, err := os.ReadFile(image)
 	if err != nil || len(img) < poolSize {
@@ -248,9 +249,9 @@ type brokenRunner struct {
 	checkerOnly bool
 }
 
-func (b *brokenRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+func (b *brokenRunner) Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) exec.Outcome {
 	if b.checkerOnly {
-		return b.fakeRunner.Target(ctx, image, stdin, dir)
+		return b.fakeRunner.Target(ctx, image, stdin, dir, timeout)
 	}
 	return exec.Outcome{ExitCode: 127, Stderr: []byte("./prog: not found\n")}
 }

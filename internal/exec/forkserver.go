@@ -95,23 +95,33 @@ func (f *ForkServers) Mode() string {
 
 // Run runs the target on pool with stdin (Target.Run's contract).
 func (f *ForkServers) Run(ctx context.Context, pool string, stdin []byte, dir string) Outcome {
+	return f.RunWithin(ctx, pool, stdin, dir, 0)
+}
+
+// RunWithin is Run with the run bounded by timeout instead of the target's Timeout (when
+// timeout > 0).
+func (f *ForkServers) RunWithin(ctx context.Context, pool string, stdin []byte, dir string, timeout time.Duration) Outcome {
+	t := f.t
+	if timeout > 0 {
+		t.Timeout = timeout
+	}
 	s, err := f.get(dir)
 	if s == nil {
 		if err != nil {
 			f.disable(err.Error())
 		}
-		return f.t.Run(ctx, pool, stdin, dir)
+		return t.Run(ctx, pool, stdin, dir)
 	}
 	abs, err := filepath.Abs(pool)
 	if err != nil {
 		f.put(s)
-		return Outcome{ExitCode: -1, Err: fmt.Errorf("pool path %q: %w", pool, err), filter: f.t.OutputFilter}
+		return Outcome{ExitCode: -1, Err: fmt.Errorf("pool path %q: %w", pool, err), filter: t.OutputFilter}
 	}
 	args := make([]string, len(f.t.Args))
 	for i, a := range f.t.Args {
 		args[i] = strings.ReplaceAll(a, PoolPlaceholder, abs)
 	}
-	o, started, err := s.run(ctx, args, stdin, f.t.Timeout)
+	o, started, err := s.run(ctx, args, stdin, t.Timeout)
 	if err != nil {
 		s.stop()
 		f.drop(s)
@@ -122,7 +132,7 @@ func (f *ForkServers) Run(ctx context.Context, pool string, stdin []byte, dir st
 		if !started {
 			// Nothing ran: the run by exec is the same run.
 			f.disable("a fork server failed: " + err.Error())
-			return f.t.Run(ctx, pool, stdin, dir)
+			return t.Run(ctx, pool, stdin, dir)
 		}
 		o = Outcome{ExitCode: -1, Err: fmt.Errorf("the fork server running %s failed during the run: %w", args[0], err)}
 	} else {

@@ -276,10 +276,18 @@ func TestRun(t *testing.T) {
 				if tc.hangUntil != "" {
 					tg.Timeout = shortTimeout
 				}
+				// The fork servers' own bound is ten minutes: a run through them is bounded by
+				// the timeout RunWithin is given (tg.Timeout), as the explorer bounds runs on
+				// crash images.
 				var fs *ForkServers
+				servers := func() *ForkServers {
+					st := tg
+					st.Timeout = 10 * time.Minute
+					return NewForkServers(st, t.TempDir())
+				}
 				if mode == "fork server" {
 					tg.Args[0] = scryProg
-					fs = NewForkServers(tg, t.TempDir())
+					fs = servers()
 					defer fs.Close()
 				}
 				runs := func() Outcome {
@@ -291,7 +299,7 @@ func TestRun(t *testing.T) {
 					for i := 0; i < 2; i++ {
 						os.Remove(pool)
 						os.Remove(filepath.Join(dir, "child.pid"))
-						o = fs.Run(context.Background(), pool, []byte(tc.stdin), dir)
+						o = fs.RunWithin(context.Background(), pool, []byte(tc.stdin), dir, tg.Timeout)
 					}
 					return o
 				}
@@ -303,7 +311,7 @@ func TestRun(t *testing.T) {
 					tg.Timeout *= 2
 					if fs != nil {
 						fs.Close()
-						fs = NewForkServers(tg, t.TempDir())
+						fs = servers()
 						defer fs.Close()
 					}
 					o = runs()

@@ -40,6 +40,16 @@ const (
 	DefaultWindowStates    = 256
 )
 
+// HangFactor and MinHangTimeout make the adaptive bound of a run on a crash image (Config.Target
+// with no Timeout): a run taking more than HangFactor times the longest run on a consistent
+// image of the batches judged so far, and more than MinHangTimeout, is a hang. A crash image on
+// which recovery loops forever (CCEH's Insert retrying a segment whose pattern never matches)
+// then costs about a second instead of exec.DefaultTimeout.
+const (
+	HangFactor     = 10
+	MinHangTimeout = time.Second
+)
+
 // BudgetHeadStart is the fraction of Config.TimeBudget the schedule of overBudget grants before
 // its per-operation shares: one quarter.
 const BudgetHeadStart = 0.25
@@ -51,8 +61,11 @@ const DefaultBatchStates = 512
 type Config struct {
 	// Trace is the path of the recorded trace.
 	Trace string
-	// Target is the program, with {pool} where the image goes; its Timeout bounds every run
-	// and its OutputFilter normalises outputs.
+	// Target is the program, with {pool} where the image goes; its OutputFilter normalises
+	// outputs and its Timeout bounds every run. A Timeout <= 0 makes the bound of a run on a
+	// crash image adaptive (hangTimeout): HangFactor times the longest run on a consistent
+	// image so far, between MinHangTimeout and exec.DefaultTimeout; runs on consistent images
+	// get exec.DefaultTimeout.
 	Target exec.Target
 	// Workload is the workload: Ops[k] is operation k's line (without newline); Path its file
 	// (absolute, for reports).
@@ -113,8 +126,9 @@ type Config struct {
 // an image must not depend on anything but the image and its standard input.
 type Runner interface {
 	// Target runs the target on image with stdin; dir is the worker's private directory,
-	// which the runner may use for files of its own.
-	Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome
+	// which the runner may use for files of its own. timeout, when > 0, bounds the run instead
+	// of the runner's own limit (a longer run is a hang).
+	Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) exec.Outcome
 	// HasChecker reports whether there is a checker to run on every crash image.
 	HasChecker() bool
 	// Checker runs the checker on image (dir as for Target); ok is false when there is no
@@ -135,11 +149,15 @@ type ProcessRunner struct {
 }
 
 // Target runs the target process.
-func (r ProcessRunner) Target(ctx context.Context, image string, stdin []byte, dir string) exec.Outcome {
+func (r ProcessRunner) Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) exec.Outcome {
 	if r.Servers != nil {
-		return r.Servers.Run(ctx, image, stdin, "")
+		return r.Servers.RunWithin(ctx, image, stdin, "", timeout)
 	}
-	return r.Prog.Run(ctx, image, stdin, "")
+	t := r.Prog
+	if timeout > 0 {
+		t.Timeout = timeout
+	}
+	return t.Run(ctx, image, stdin, "")
 }
 
 // HasChecker reports whether a checker is set.

@@ -173,10 +173,13 @@ type explorer struct {
 	windowFailures map[string]int
 	// windowStates counts the states built per operation, window and kind (Config.WindowStates).
 	windowStates map[string]int
-	msgs           []func(where string) string // the finding's message given where its crash point is
-	chains         map[uint32]string           // site -> its inlined chain's key (siteChain)
-	warned         map[string]bool
-	invText        map[int]string // invariant ID -> text
+	// longestConsistent is the longest run on a consistent image that ended by itself, of the
+	// batches judged so far (hangTimeout).
+	longestConsistent time.Duration
+	msgs              []func(where string) string // the finding's message given where its crash point is
+	chains            map[uint32]string           // site -> its inlined chain's key (siteChain)
+	warned            map[string]bool
+	invText           map[int]string // invariant ID -> text
 	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
 	// they are computed with and the number of sites those were classified from.
 	pointFrames map[report.Context]placedPoint

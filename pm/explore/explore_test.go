@@ -243,10 +243,24 @@ func TestSymptoms(t *testing.T) {
 	for _, tc := range []struct {
 		def, want string
 		timeout   time.Duration
-	}{{"-DHANG", scryexec.SymptomHang, 2 * time.Second}, {"-DCRASH", scryexec.SymptomSignal, time.Minute}} {
-		t.Run(tc.def, func(t *testing.T) {
+	}{{"-DHANG", scryexec.SymptomHang, 2 * time.Second}, {"-DCRASH", scryexec.SymptomSignal, time.Minute},
+		// No timeout: after the first batch, hangs are runs longer than HangFactor times the
+		// consistent runs (at least MinHangTimeout).
+		{"-DHANG", scryexec.SymptomHang, 0}} {
+		t.Run(fmt.Sprint(tc.def, tc.timeout), func(t *testing.T) {
 			bin := compile(t, dir, "ordering.c", tc.def)
-			r := explore(t, dir, bin, "ordering.ops", 2, tc.timeout)
+			ops := "ordering.ops"
+			if tc.timeout == 0 {
+				// Batches of one state, more operations: the runs after the first batch are
+				// bounded by the consistent runs' times.
+				ops = "ordering-long.ops"
+				testBatchStates = 1
+				defer func() { testBatchStates = 0 }()
+			}
+			r := explore(t, dir, bin, ops, 2, tc.timeout)
+			for _, f := range r.Findings {
+				t.Logf("%s: %s (%d failing states)", f.Crash.Symptom, f.Crash.Detail, f.Count)
+			}
 			if len(r.Findings) == 0 {
 				t.Fatal("no finding")
 			}
@@ -256,6 +270,26 @@ func TestSymptoms(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHangTimeout: a run on a crash image is bounded by the target's timeout when it has one,
+// else by HangFactor times the longest consistent run so far, between MinHangTimeout and
+// exec.DefaultTimeout (0, the target's own bound, before any consistent run was timed).
+func TestHangTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		target, longest, want time.Duration
+	}{
+		{target: 2 * time.Second, longest: 50 * time.Millisecond, want: 0},
+		{longest: 0, want: 0},
+		{longest: 5 * time.Millisecond, want: MinHangTimeout},
+		{longest: 300 * time.Millisecond, want: 3 * time.Second},
+		{longest: 5 * time.Second, want: scryexec.DefaultTimeout},
+	} {
+		e := &explorer{cfg: &Config{Target: scryexec.Target{Timeout: tc.target}}, longestConsistent: tc.longest}
+		if got := e.hangTimeout(); got != tc.want {
+			t.Errorf("target timeout %v, longest consistent run %v: %v, want %v", tc.target, tc.longest, got, tc.want)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
@@ -26,6 +27,7 @@ type job struct {
 	copyFrom string        // the image is first made a copy of this file
 	patches  []crash.Patch // then these are written over it
 	keep     bool
+	timeout  time.Duration // bounds the run when > 0 (a crash image's: hangTimeout)
 }
 
 // outcome is a job's result; done is set when the job ran to its end (not interrupted).
@@ -73,6 +75,18 @@ func (e *explorer) flush() error {
 	return nil
 }
 
+// hangTimeout is the bound of the runs on the crash images of the next batch: the target's
+// Timeout when it has one, else (adaptive) HangFactor times the longest run on a consistent
+// image of the batches judged so far, at least MinHangTimeout and at most exec.DefaultTimeout
+// (0, the target's own bound, until a consistent run has been timed). Batch n+1 is planned
+// before batch n is judged, so its bound comes from the batches up to n-1.
+func (e *explorer) hangTimeout() time.Duration {
+	if e.cfg.Target.Timeout > 0 || e.longestConsistent == 0 {
+		return 0
+	}
+	return min(max(HangFactor*e.longestConsistent, MinHangTimeout), exec.DefaultTimeout)
+}
+
 // batchLimit is the number of states after which the walk hands its batch to the workers:
 // Config.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
 // workers start early and a first failure is reported soon.
@@ -91,6 +105,7 @@ type runningBatch struct {
 	gen        *generalOracles
 	genIdx     [][]int
 	pointFiles []string
+	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
 	// Set by run: the outcomes and the first error of exec.Map.
 	prepOut []outcome
 	outs    []outcome
@@ -105,7 +120,7 @@ type seqPair struct{ before, after int }
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
-	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}}
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout()}
 	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	b.genIdx = make([][]int, len(b.items))
@@ -165,7 +180,7 @@ func (b *runningBatch) planImages(e *explorer) {
 			byKey[it.key] = len(b.jobs)
 		}
 		b.jobOf[i] = len(b.jobs)
-		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker()})
+		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang})
 	}
 }
 
@@ -243,6 +258,9 @@ func (e *explorer) finish() error {
 	for i := 0; i < b.oracles; i++ {
 		if outs[i].done {
 			e.res.Stats.OracleRuns++
+			if t := outs[i].target; t.Completed() {
+				e.longestConsistent = max(e.longestConsistent, t.Duration)
+			}
 		}
 	}
 	for i, it := range b.items {
@@ -334,7 +352,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 		}
 		os.Remove(cp)
 	}
-	out.target = e.cfg.Runner.Target(ctx, j.image, j.stdin, w.Dir)
+	out.target = e.cfg.Runner.Target(ctx, j.image, j.stdin, w.Dir, j.timeout)
 	if !j.keep {
 		os.Remove(j.image)
 	}

@@ -53,7 +53,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.IntVar(&f.opts.Samples, "samples", explore.DefaultSamples, "states per crash point of the random strategy (`K`)")
 	fl.BoolVar(&f.opts.AfterStores, "after-stores", false, "also place a crash point after every store")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "run `J` crash images at once (default: the number of CPUs)")
-	fl.DurationVar(&f.timeout, "timeout", exec.DefaultTimeout, "a run on a crash image that takes longer than `D` is a hang")
+	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("a run on a crash image that takes longer than `D` is a hang (default: %d times the longest run on a consistent image, between %v and %v)", explore.HangFactor, explore.MinHangTimeout, exec.DefaultTimeout))
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
 	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
@@ -89,8 +89,8 @@ func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	if x.Strategies, err = f.strats(); err != nil {
 		return x, err
 	}
-	if f.timeout <= 0 {
-		return x, errors.New("--timeout must be positive")
+	if f.timeout < 0 {
+		return x, errors.New("--timeout must be positive (or 0: adaptive)")
 	}
 	if f.checker != "" {
 		c, err := exec.ParseChecker(f.checker)
