@@ -146,7 +146,8 @@ func clusterKey(kind report.Kind, window, path, cause string) string {
 // store (its stores at that position unpersisted, with what follows them on their lines), which
 // must pass for the store's early persistence to be a cause at all; and, for each pair, the state
 // with every store before it in program order persisted but the pair's earlier stores, which must
-// fail for that pair to be one (leave-one-out). The pair is confirmed when all three hold.
+// fail for that pair to be one (leave-one-out). The breaking state itself is run once more and
+// must fail again (twinRepeat). The pair is confirmed when all four hold.
 type Pair struct {
 	Before, After report.Location
 	Atomic        bool
@@ -330,12 +331,17 @@ func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site 
 }
 
 // twinRole is what a repaired twin repairs: the group's early store left unpersisted, or every
-// store before it persisted but its pair's earlier ones (leave-one-out).
+// store before it persisted but its pair's earlier ones (leave-one-out); or nothing: twinRepeat
+// is the breaking state itself, run once more on an image of its own, which must fail again for
+// its twins to confirm anything (a program whose outcome on one image varies, a run that reads
+// memory the recorded run left or hangs only under load, would otherwise confirm a pair by
+// chance: one failing state against one passing twin).
 type twinRole uint8
 
 const (
 	twinGroup twinRole = iota + 1
 	twinAllBut
+	twinRepeat
 )
 
 // twin is what a repaired twin item is about (item.twin).
@@ -372,6 +378,7 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		e.batch = append(e.batch, tw)
 		return nil
 	}
+	repeated := false
 	for _, early := range order {
 		g := groups[early]
 		var want []int
@@ -383,6 +390,14 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		}
 		if len(want) == 0 {
 			continue
+		}
+		if !repeated {
+			repeated = true
+			if err := add(it.state, twin{of: it, role: twinRepeat}); err != nil {
+				return err
+			}
+			rep := e.batch[len(e.batch)-1]
+			rep.key, rep.isBase = "", false // run, not answered by the state's own run
 		}
 		var grp []Pair
 		bound := uint64(0)
@@ -422,6 +437,8 @@ func (e *explorer) pairJudged(it *item, failed bool) {
 		return
 	}
 	switch t.role {
+	case twinRepeat:
+		orig.repeatFailed = failed
 	case twinGroup:
 		orig.groupPassed = append(orig.groupPassed, !failed)
 		if failed {
@@ -433,7 +450,7 @@ func (e *explorer) pairJudged(it *item, failed bool) {
 		}
 	case twinAllBut:
 		// The group twin was judged just before this one's group.
-		if n := len(orig.groupPassed); n > 0 && orig.groupPassed[n-1] && failed {
+		if n := len(orig.groupPassed); n > 0 && orig.groupPassed[n-1] && failed && orig.repeatFailed {
 			o := e.res.Pairs[t.pair]
 			o.Confirmed++
 			e.res.Pairs[t.pair] = o

@@ -103,11 +103,13 @@ type item struct {
 	// parts of its cluster key).
 	cause, pointKey string
 	// pairs are the Config.ConfirmPairs the state breaks; twin, for a repaired twin, what it
-	// repairs, and groupPassed, for a state with twins, whether each group twin passed (cause.go).
-	// judged and failed are the state's verdict, once judged.
+	// repairs, groupPassed, for a state with twins, whether each group twin passed, and
+	// repeatFailed whether the state failed again when run once more (cause.go). judged and
+	// failed are the state's verdict, once judged.
 	pairs          []Pair
 	twin           *twin
 	groupPassed    []bool
+	repeatFailed   bool
 	judged, failed bool
 }
 

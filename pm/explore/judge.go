@@ -62,6 +62,11 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 			return
 		}
 	}
+	if it.twin != nil && it.twin.role == twinRepeat {
+		// A state run again to see that it fails again: not a failing state of its own.
+		e.verdict(it, true)
+		return
+	}
 	if detail == "" {
 		detail = "the run on the crash image " + t.Describe() + exec.FirstLine(nil, t.Stderr)
 	}
