@@ -82,6 +82,10 @@ type Crash struct {
 	// durable durable in later operations (crash.Options.AssumeDurable); replaying a crash
 	// point needs the same set, which is recomputed from the trace.
 	AssumeFixed bool `json:"assume_fixed,omitempty"`
+	// AssumeLate: the exploration also assumed durable, from each operation on, the stores of
+	// earlier operations still not durable there (made durable late: crash.Options.AssumeLate);
+	// replaying a crash point needs the same walk.
+	AssumeLate bool `json:"assume_late,omitempty"`
 	// Workload is the absolute path of the workload file; Target the command line with {pool}.
 	Workload string   `json:"workload"`
 	Target   []string `json:"target"`

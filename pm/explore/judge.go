@@ -295,7 +295,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
 		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
 		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
-		AfterStores: e.cfg.Options.AfterStores, AssumeFixed: len(e.cfg.Options.AssumeDurable) > 0,
+		AfterStores: e.cfg.Options.AfterStores, AssumeFixed: len(e.cfg.Options.AssumeDurable) > 0, AssumeLate: e.cfg.Options.AssumeLate,
 		Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
 		Input: it.next + 1,
 	}

@@ -40,7 +40,8 @@ func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) 
 	found := false
 	// A durability violation's state is taken at an operation's OP_BEGIN (crash point -1).
 	boundary := c.CrashPoint < 0
-	_, err = crash.Walk(r, crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, OpBoundaries: boundary}, func(cp *crash.CrashPoint) error {
+	opts := crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, AssumeLate: c.AssumeLate, OpBoundaries: boundary}
+	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
 		if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
 			return nil
 		}
