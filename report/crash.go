@@ -150,6 +150,9 @@ type Stats struct {
 	Sampled int `json:"sampled,omitempty"`
 	// SkippedBudget counts the crash points left out to keep to --time-budget.
 	SkippedBudget int `json:"skipped_budget,omitempty"`
+	// SkippedMemory counts the crash points left out because the crash states of their
+	// operation, built before any of them can run, held more than explore.MaxOperationBytes.
+	SkippedMemory int `json:"skipped_memory,omitempty"`
 	// Reused counts the crash states judged by another run: their image was byte-identical to
 	// one already run in the batch with the same input, or to the consistent image before the
 	// operation (judged by its rolled-back run). They count in StatesTested.

@@ -175,6 +175,8 @@ type explorer struct {
 	windowFailures map[string]int
 	// windowStates counts the states built per operation, window and kind (Config.WindowStates).
 	windowStates map[string]int
+	// memoryOps are the operations whose later crash points MaxOperationBytes left out.
+	memoryOps map[int]bool
 	// longestConsistent is the longest run on a consistent image that ended by itself, of the
 	// batches judged so far (hangTimeout).
 	longestConsistent time.Duration
@@ -231,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
-		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{},
+		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, memoryOps: map[int]bool{},
 	}
 	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
@@ -296,6 +298,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	e.place()
+	if n := res.Stats.SkippedMemory; n > 0 {
+		e.warn(fmt.Sprintf("partial: %d crash points of %d operations were left out: the crash states of each of those operations held more than %d MiB before it ended (an operation's states run once it has ended); the results cover the others", n, len(e.memoryOps), maxOperationBytes>>20))
+	}
 	if n := res.Stats.SkippedBudget; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over the workload); the results cover the %d explored", n, cfg.TimeBudget, res.Stats.CrashPoints))
 	}
@@ -419,6 +424,11 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	}
 	if e.overBudget(k) {
 		e.res.Stats.SkippedBudget++
+		return nil
+	}
+	if e.batchBytes >= maxOperationBytes {
+		e.res.Stats.SkippedMemory++
+		e.memoryOps[k] = true
 		return nil
 	}
 	e.res.Stats.CrashPoints++
@@ -784,6 +794,18 @@ func mergeFinding(f, g *report.Finding) {
 // when no operation is in flight, like BatchStates).
 const MaxBatchBytes = 256 << 20
 
+// MaxOperationBytes bounds the memory the crash states of one operation (with those of the
+// batch it joins, at most MaxBatchBytes) hold before they run:
+// they run once the operation has ended (its committed outcome needs its end), so a resize that
+// copies a whole table, with thousands of crash points over thousands of cache lines, would
+// otherwise keep every state's patches and per-line vectors until then (P-CLHT's resize: more
+// than 20 GiB). Counted are the patches' bytes and 32 bytes per line of each state; once an
+// operation's states reach the bound, its further crash points are left out
+// (Stats.SkippedMemory) and the report says so.
+const MaxOperationBytes = 1 << 30
+
+var maxOperationBytes = MaxOperationBytes // tests lower it
+
 // MaxPointDelta bounds the bytes a crash point's images keep in memory as the pages written
 // since their period's consistent image; a point that changed more gets a base file of its own.
 const MaxPointDelta = 4 << 20
@@ -858,6 +880,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 	for _, l := range sp.Lines {
 		it.lines = append(it.lines, report.CrashLine{Addr: l.Addr, Units: len(l.Units)})
 	}
+	e.batchBytes += 32 * len(sp.Lines) // it.lines and it.state.K (MaxOperationBytes)
 	// The units a finding names: for a prefix state every unit not persisted (the operation's
 	// stores that did not make it); otherwise the persisted units later in program order than
 	// some unpersisted one, and the unpersisted units earlier than some persisted one.

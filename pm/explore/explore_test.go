@@ -273,6 +273,24 @@ func TestSymptoms(t *testing.T) {
 	}
 }
 
+// TestMaxOperationBytes: once the crash states built since the batch began hold
+// maxOperationBytes, the operation's further crash points are left out and the report says so.
+func TestMaxOperationBytes(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "atomicity.c")
+	all := explore(t, dir, bin, "atomicity.ops", 2, 5*time.Second)
+	maxOperationBytes, testBatchStates = 1, 1
+	defer func() { maxOperationBytes, testBatchStates = MaxOperationBytes, 0 }()
+	r := explore(t, dir, bin, "atomicity.ops", 2, 5*time.Second)
+	st := r.Stats
+	if st.SkippedMemory == 0 || st.CrashPoints == 0 || st.CrashPoints+st.SkippedMemory != all.Stats.CrashPoints {
+		t.Errorf("%d points explored, %d left out; %d in all", st.CrashPoints, st.SkippedMemory, all.Stats.CrashPoints)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "before it ended") }) {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
 // TestHangTimeout: a run on a crash image is bounded by the target's timeout when it has one,
 // else by HangFactor times the longest consistent run so far, between MinHangTimeout and
 // exec.DefaultTimeout (0, the target's own bound, before any consistent run was timed).
