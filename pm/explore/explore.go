@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
@@ -54,11 +55,12 @@ type InvariantOutcome struct {
 	Tested, Failed int
 }
 
-// unitRef is a store named by a finding (resolved inside the Walk callback).
+// unitRef is a store named by a finding (resolved inside the Walk callback; its source position
+// is explorer.location(Site)). 24 bytes: an item of a state over thousands of lines holds
+// thousands (MaxOperationBytes counts them).
 type unitRef struct {
 	Site  uint32
 	Stack uint32
-	Loc   report.Location
 	Seq   uint64
 	Event uint64
 }
@@ -596,7 +598,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 			}
 			for _, u := range l.Units[st.K[i]:] {
 				if assumed(u) {
-					lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store})
+					lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Seq: u.Seq, Event: u.Store})
 				}
 			}
 		}
@@ -616,11 +618,11 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		}
 		slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
 		// The store the state is about comes first: it is where the finding is reported.
-		if i := slices.IndexFunc(lost, func(u unitRef) bool { return u.Loc == g.loc }); i > 0 {
+		if i := slices.IndexFunc(lost, func(u unitRef) bool { return e.location(u.Site) == g.loc }); i > 0 {
 			lost[0], lost[i] = lost[i], lost[0]
 		}
 		it.persisted, it.unpersist, it.durability, it.durable = nil, lost, true, g.loc
-		it.loc, it.site, it.stack = lost[0].Loc, lost[0].Site, lost[0].Stack
+		it.loc, it.site, it.stack = e.location(lost[0].Site), lost[0].Site, lost[0].Stack
 		it.cause = e.storeKey(it.site, it.stack, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
 		e.batch = append(e.batch, it)
@@ -799,7 +801,8 @@ const MaxBatchBytes = 256 << 20
 // they run once the operation has ended (its committed outcome needs its end), so a resize that
 // copies a whole table, with thousands of crash points over thousands of cache lines, would
 // otherwise keep every state's patches and per-line vectors until then (P-CLHT's resize: more
-// than 20 GiB). Counted are the patches' bytes and 32 bytes per line of each state; once an
+// than 20 GiB). Counted are the patches (their bytes and headers), 32 bytes per line of each
+// state and the stores each state names (unitRef); once an
 // operation's states reach the bound, its further crash points are left out
 // (Stats.SkippedMemory) and the report says so.
 const MaxOperationBytes = 1 << 30
@@ -897,7 +900,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		}
 	}
 	ref := func(u crash.Unit) unitRef {
-		return unitRef{Site: u.Site, Stack: u.Stack, Loc: e.location(u.Site), Seq: u.Seq, Event: u.Store}
+		return unitRef{Site: u.Site, Stack: u.Stack, Seq: u.Seq, Event: u.Store}
 	}
 	for i, l := range sp.Lines {
 		for j, u := range l.Units {
@@ -912,6 +915,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 			}
 		}
 	}
+	e.batchBytes += int(unsafe.Sizeof(unitRef{}))*(cap(it.unpersist)+cap(it.persisted)) + int(unsafe.Sizeof(crash.Patch{}))*len(it.patches)
 	return it, nil
 }
 
