@@ -143,8 +143,9 @@ func clusterKey(kind report.Kind, window, path, cause string) string {
 // before any of its fields), not all of them pairs of findings, and may fail because of another
 // store persisted too early altogether. So the pairs a state breaks are grouped by the position of
 // the store persisted too early, and each group gets two kinds of twins: the state without that
-// store (its stores at that position unpersisted, with what follows them on their lines), which
-// must pass for the store's early persistence to be a cause at all; and, for each pair, the state
+// store (its stores at that position unpersisted, with what follows them on their lines, built
+// only when nothing else persisted follows them there), which must pass for the store's early
+// persistence to be a cause at all; and, for each pair, the state
 // with every store before it in program order persisted but the pair's earlier stores, which must
 // fail for that pair to be one (leave-one-out). The breaking state itself is run once more and
 // must fail again (twinRepeat). The pair is confirmed when all four hold.
@@ -234,8 +235,12 @@ func (b *breaks) repairedGroup(bound uint64, group []int, except int) crash.Stat
 }
 
 // without returns the state with every persisted store at position early unpersisted, with the
-// units after them on their lines.
-func (b *breaks) without(early report.Location) crash.State {
+// units after them on their lines, and whether that state differs from the state in those
+// stores alone: false when a line persists, after one of them, a store of another position that
+// px86's line order unpersists with it (a split's `local_depth` after the segment lock released
+// on the same line: such a twin would pass because it lost the other store, and say nothing of
+// the early one).
+func (b *breaks) without(early report.Location) (crash.State, bool) {
 	k := slices.Clone(b.st.K)
 	for s, units := range b.units {
 		if b.locs[s] != early {
@@ -245,7 +250,17 @@ func (b *breaks) without(early report.Location) crash.State {
 			k[r[0]] = min(k[r[0]], r[1])
 		}
 	}
-	return crash.State{K: k, Prefix: b.sp.IsPrefix(k)}
+	for s, units := range b.units {
+		if b.locs[s] == early {
+			continue
+		}
+		for _, r := range units {
+			if r[1] < b.st.K[r[0]] && r[1] >= k[r[0]] {
+				return crash.State{}, false
+			}
+		}
+	}
+	return crash.State{K: k, Prefix: b.sp.IsPrefix(k)}, true
 }
 
 // brokenPairs returns what state st of sp does to the pairs confirm (breaks), loc giving a site's
@@ -381,6 +396,10 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 	repeated := false
 	for _, early := range order {
 		g := groups[early]
+		without, isolated := b.without(early)
+		if !isolated {
+			continue // no twin can tell this early store's part (without)
+		}
 		var want []int
 		for _, i := range g {
 			if p := b.pairs[i].pair; e.res.Pairs[p].Confirmed == 0 && e.res.Pairs[p].FailedAnyway < MaxTwinsFailed && e.twins[p] < MaxTwins {
@@ -405,7 +424,7 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 			grp = append(grp, b.pairs[i].pair)
 			bound = max(bound, b.pairs[i].bound)
 		}
-		if err := add(b.without(early), twin{of: it, role: twinGroup, grp: grp}); err != nil {
+		if err := add(without, twin{of: it, role: twinGroup, grp: grp}); err != nil {
 			return err
 		}
 		for _, i := range want {

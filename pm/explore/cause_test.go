@@ -74,13 +74,40 @@ func TestBrokenPairs(t *testing.T) {
 		if len(all) == 0 {
 			continue
 		}
-		if got := b.without(b.pairs[0].early).K; fmt.Sprint(got) != fmt.Sprint(tc.group) {
-			t.Errorf("state %v: without the early store %v, want %v", tc.k, got, tc.group)
+		if got, ok := b.without(b.pairs[0].early); !ok || fmt.Sprint(got.K) != fmt.Sprint(tc.group) {
+			t.Errorf("state %v: without the early store %v (isolated %v), want %v", tc.k, got.K, ok, tc.group)
 		}
 		for _, i := range all {
 			if got := b.repairedGroup(bound, all, i).K; fmt.Sprint(got) != fmt.Sprint(tc.allBut[i]) {
 				t.Errorf("state %v: repaired but %v: %v, want %v", tc.k, pairs[i], got, tc.allBut[i])
 			}
+		}
+	}
+}
+
+// TestWithoutIsolated: the twin without the early store exists only when unpersisting it (with
+// what follows it on its line) unpersists no persisted store of another position: a lock word
+// released before a split's local_depth on the same line cannot be judged alone.
+func TestWithoutIsolated(t *testing.T) {
+	// Line 0: the lock release (store 2, site 20), then local_depth (store 3, site 21); line 1:
+	// the slot's key (store 1, site 22), issued before both.
+	sp := space([][2]int{{2, 20}, {3, 21}}, [][2]int{{1, 22}})
+	lockAfterKey := Pair{Before: siteLoc(22), After: siteLoc(20)}
+	for _, tc := range []struct {
+		k        []int
+		isolated bool
+		want     []int
+	}{
+		{[]int{1, 0}, true, []int{0, 0}}, // the release persisted, local_depth not
+		{[]int{2, 0}, false, nil},        // local_depth persisted after it on its line
+	} {
+		b := brokenPairs(sp, crash.State{K: tc.k}, []Pair{lockAfterKey}, siteLoc)
+		if len(b.pairs) != 1 {
+			t.Fatalf("state %v: pairs %v", tc.k, b.pairs)
+		}
+		got, ok := b.without(b.pairs[0].early)
+		if ok != tc.isolated || ok && fmt.Sprint(got.K) != fmt.Sprint(tc.want) {
+			t.Errorf("state %v: without %v, isolated %v; want %v, %v", tc.k, got.K, ok, tc.want, tc.isolated)
 		}
 	}
 }
