@@ -22,14 +22,21 @@ import (
 // a word its reason must contain: an operation that no reordering makes failure-atomic needs a
 // transaction or a log (atomicity: the fixed twin adds a redo log; lock-reset: a lock left taken
 // by a crash needs the recovery that resets it, which the fixed twin has; mpa-one-pair: stores
-// that must persist atomically). fresh-node is a limit of scry fix: its repair would move the
-// two stores that publish the node after the node's fence, and the moves it tries (one store at
-// a time, with inserted flushes and fences) leave the failure in place.
+// that must persist atomically).
 var unrepairable = map[string]string{
 	"atomicity":    "transaction",
 	"lock-reset":   "transaction",
 	"mpa-one-pair": "transaction",
-	"fresh-node":   "still failed",
+}
+
+// solverBound are the examples whose repair scry fix finds or not depending on how far the
+// solver gets within its per-query timeout, with the word its reason must contain when it does
+// not. fresh-node's repair moves the store that publishes the node after the node's fence with
+// four edits; a loaded machine makes the solver's queries time out at other points, so the
+// DefaultAlternatives candidates it tries differ between runs. Either outcome is checked: a
+// declined repair must say why, a repair must pass the independent check below.
+var solverBound = map[string]string{
+	"fresh-node": "still failed",
 }
 
 // repairNotes collects, per example, how its repair compares with the fixed twin; logged at
@@ -143,6 +150,13 @@ func TestRepairExamples(t *testing.T) {
 					t.Fatalf("%s: exit %d, want 1 with a reason naming %q:\n%s", strings.Join(fix, " "), code, want, out)
 				}
 				note(fmt.Sprintf("%s: not repaired, as expected (%s)", p.name, want))
+				return
+			}
+			if want, ok := solverBound[example]; ok && code == 1 {
+				if !strings.Contains(out, "not repaired") || !strings.Contains(out, want) {
+					t.Fatalf("%s: exit 1 without a reason naming %q:\n%s", strings.Join(fix, " "), want, out)
+				}
+				note(fmt.Sprintf("%s: not repaired in this run (%s; the solver's timeouts decide)", p.name, want))
 				return
 			}
 			if code != 0 {
