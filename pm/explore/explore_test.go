@@ -88,19 +88,29 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 // are left out (a quarter of the budget is a head start, the rest shared by the operations) and
 // the rest explored; the report says so.
 func TestTimeBudget(t *testing.T) {
+	checkLeftOut(t, "ordering", func() func() {
+		testElapsed = func() time.Duration { return 50 * time.Second }
+		testTimeBudget = 100 * time.Second
+		return func() { testElapsed, testTimeBudget = nil, 0 }
+	}, func(st report.Stats) int { return st.SkippedBudget }, "time budget")
+}
+
+// checkLeftOut explores testdata/<name>.c on <name>.ops twice, as it is and with set's knobs
+// (set returns their reset), and checks that the second run left out some crash points and
+// explored the others (left counts those left out), and that a warning contains warning.
+func checkLeftOut(t *testing.T, name string, set func() func(), left func(report.Stats) int, warning string) {
+	t.Helper()
 	dir := t.TempDir()
-	bin := compile(t, dir, "ordering.c")
-	all := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
-	testElapsed = func() time.Duration { return 50 * time.Second }
-	testTimeBudget = 100 * time.Second
-	defer func() { testElapsed, testTimeBudget = nil, 0 }()
-	half := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
-	st := half.Stats
-	if st.SkippedBudget == 0 || st.CrashPoints == 0 || st.CrashPoints+st.SkippedBudget != all.Stats.CrashPoints {
-		t.Errorf("with half the budget spent: %d points explored, %d left out; %d in all", st.CrashPoints, st.SkippedBudget, all.Stats.CrashPoints)
+	bin := compile(t, dir, name+".c")
+	all := explore(t, dir, bin, name+".ops", 2, 5*time.Second)
+	defer set()()
+	r := explore(t, dir, bin, name+".ops", 2, 5*time.Second)
+	st := r.Stats
+	if n := left(st); n == 0 || st.CrashPoints == 0 || st.CrashPoints+n != all.Stats.CrashPoints {
+		t.Errorf("%d points explored, %d left out; %d in all", st.CrashPoints, n, all.Stats.CrashPoints)
 	}
-	if !slices.ContainsFunc(half.Warnings, func(w string) bool { return strings.Contains(w, "time budget") }) {
-		t.Errorf("warnings %q", half.Warnings)
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, warning) }) {
+		t.Errorf("warnings %q", r.Warnings)
 	}
 }
 
@@ -276,19 +286,10 @@ func TestSymptoms(t *testing.T) {
 // TestMaxOperationBytes: once the crash states built since the batch began hold
 // maxOperationBytes, the operation's further crash points are left out and the report says so.
 func TestMaxOperationBytes(t *testing.T) {
-	dir := t.TempDir()
-	bin := compile(t, dir, "atomicity.c")
-	all := explore(t, dir, bin, "atomicity.ops", 2, 5*time.Second)
-	maxOperationBytes, testBatchStates = 1, 1
-	defer func() { maxOperationBytes, testBatchStates = MaxOperationBytes, 0 }()
-	r := explore(t, dir, bin, "atomicity.ops", 2, 5*time.Second)
-	st := r.Stats
-	if st.SkippedMemory == 0 || st.CrashPoints == 0 || st.CrashPoints+st.SkippedMemory != all.Stats.CrashPoints {
-		t.Errorf("%d points explored, %d left out; %d in all", st.CrashPoints, st.SkippedMemory, all.Stats.CrashPoints)
-	}
-	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "before it ended") }) {
-		t.Errorf("warnings %q", r.Warnings)
-	}
+	checkLeftOut(t, "atomicity", func() func() {
+		maxOperationBytes, testBatchStates = 1, 1
+		return func() { maxOperationBytes, testBatchStates = MaxOperationBytes, 0 }
+	}, func(st report.Stats) int { return st.SkippedMemory }, "before it ended")
 }
 
 // TestHangTimeout: a run on a crash image is bounded by the target's timeout when it has one,
