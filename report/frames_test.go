@@ -64,6 +64,10 @@ func TestUserFrame(t *testing.T) {
 		{"a helper called", []Frame{f("pflush", "pflush.c"), f("insert", "lh.c"), f("main", "main.c")}, 1},
 		{"helpers inlined in helpers", []Frame{f("clflush", "b.h"), f("pflush", "b.h"), f("split", "b.h")}, 2},
 		{"a system header", []Frame{f("atomic_store", "/usr/include/c++/12/bits/atomic_base.h"), f("push", "q.cpp")}, 1},
+		{"libstdc++ as clang names it", []Frame{
+			Loc(trace.Site{Function: "operator++", File: "/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/atomic_base.h", Line: 385}).Frame(),
+			f("insert", "skiplist.hpp")}, 1},
+		{"clang's own headers", []Frame{f("_mm_clwb", "/usr/lib/llvm-14/lib/clang/14.0.6/include/clwbintrin.h"), f("persist", "p.c")}, 1},
 		{"only helpers", []Frame{f("pflush", "pflush.c"), f("clflush", "b.h")}, 0},
 		{"no frame", nil, 0},
 	} {

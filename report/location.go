@@ -1,7 +1,10 @@
 package report
 
 import (
+	"path/filepath"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/scry-pm/scry/trace"
 )
@@ -13,9 +16,21 @@ type SiteTable interface {
 	StackOf(node uint32) []uint32
 }
 
-// Loc returns the location of a static site as the trace describes it (site 0 is unknown).
+// Loc returns the location of a static site as the trace describes it (site 0 is unknown), its
+// file path cleaned when absolute: clang names libstdc++'s headers through the driver's directory
+// (/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/atomic_base.h), which
+// reads as /usr/include/c++/12/bits/atomic_base.h, a system header (Frame.System).
 func Loc(s trace.Site) Location {
-	return Location{File: s.File, Line: int(s.Line), Column: int(s.Column), Function: s.Function}
+	return Location{File: cleanFile(s.File), Line: int(s.Line), Column: int(s.Column), Function: s.Function}
+}
+
+// cleanFile returns an absolute path with its "." and ".." elements resolved lexically, any other
+// path as it is (a relative path is relative to a build directory scry does not know).
+func cleanFile(file string) string {
+	if !filepath.IsAbs(file) || !strings.Contains(file, "/.") && !strings.Contains(file, "//") {
+		return file
+	}
+	return filepath.Clean(file)
 }
 
 // At returns the location of site id in t; the zero Location (unknown) for site 0 or a site t
@@ -60,6 +75,103 @@ func (l Location) String() string {
 		s += " (" + l.Function + ")"
 	}
 	return s
+}
+
+// Short formats l like String in at most width characters (runes), for tables: a C++ function name
+// loses its template arguments and parameters ("ns::map<…>::insert(…)"), then, when still too
+// long, the function and the file lose their leading characters ("…" marks each cut: the end of
+// a name and of a path is what tells them apart). A width below 20 is taken as 20.
+func (l Location) Short(width int) string {
+	width = max(width, 20)
+	s := l.String()
+	if utf8.RuneCountInString(s) <= width || l.File == "" {
+		return s
+	}
+	fn := ShortFunction(l.Function)
+	file := l.File + ":" + strconv.Itoa(l.Line)
+	// The function gets what the file leaves, but at least half the width.
+	fnRoom := 0
+	if fn != "" {
+		fnRoom = max(width-utf8.RuneCountInString(file)-3, width/2) // " (" and ")"
+		fn = cutFront(fn, fnRoom)
+	}
+	if fn == "" {
+		return cutFront(file, width)
+	}
+	file = cutFront(file, width-utf8.RuneCountInString(fn)-3)
+	return file + " (" + fn + ")"
+}
+
+// ShortFunction returns a C++ function name without its template arguments and parameter lists,
+// each replaced by "…" ("std::vector<int>::push_back(int const&)" → "std::vector<…>::push_back(…)");
+// "operator<", "operator<<" and the like keep their own angle brackets. A C name is returned as
+// it is.
+func ShortFunction(name string) string {
+	if !strings.ContainsAny(name, "<(") {
+		return name
+	}
+	const anon = "(anonymous namespace)"
+	var b strings.Builder
+	depth := 0
+	var open []byte // the bracket of each level
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if depth == 0 && strings.HasPrefix(name[i:], anon) {
+			b.WriteString(anon)
+			i += len(anon) - 1
+			continue
+		}
+		if depth == 0 && strings.HasSuffix(name[:i], "operator") {
+			// operator<, operator<<, operator<=, operator(), operator->: the brackets are the name.
+			j := i
+			if strings.HasPrefix(name[i:], "()") {
+				j += 2
+			}
+			for j < len(name) && strings.IndexByte("<>=-", name[j]) >= 0 && j-i < 3 {
+				j++
+			}
+			if j > i {
+				b.WriteString(name[i:j])
+				i = j - 1
+				continue
+			}
+		}
+		switch c {
+		case '<', '(':
+			if depth == 0 {
+				b.WriteByte(c)
+				b.WriteString("…")
+			}
+			open = append(open, c)
+			depth++
+			continue
+		case '>', ')':
+			if depth > 0 && (c == '>') == (open[depth-1] == '<') {
+				depth--
+				open = open[:depth]
+				if depth == 0 {
+					b.WriteByte(c)
+				}
+				continue
+			}
+		}
+		if depth == 0 {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// cutFront returns s, or when s has more than n runes its last n-1 runes after "…".
+func cutFront(s string, n int) string {
+	if n < 1 {
+		n = 1
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // Key returns a key that identifies l exactly (file, line, column and function), for grouping.

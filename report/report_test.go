@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/scry-pm/scry/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -230,5 +233,70 @@ func TestSummary(t *testing.T) {
 		if n >= SummaryMin && !regexp.MustCompile(`(?m)^  2\s+redundant-flush\s+a\.c:2 \(f\)\s+2$`).MatchString(out) {
 			t.Errorf("%d findings: no row for finding 2:\n%s", n, out)
 		}
+	}
+}
+
+// TestLocClean: an absolute file path is cleaned lexically (libstdc++'s headers as clang names
+// them), a relative one is kept as the trace gives it.
+func TestLocClean(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/atomic_base.h", "/usr/include/c++/12/bits/atomic_base.h"},
+		{"/src/./kv//map.cpp", "/src/kv/map.cpp"},
+		{"/src/kv/map.cpp", "/src/kv/map.cpp"},
+		{"../include/kv.h", "../include/kv.h"},
+		{"", ""},
+	} {
+		if got := Loc(trace.Site{File: tc.file}).File; got != tc.want {
+			t.Errorf("Loc(%q).File = %q, want %q", tc.file, got, tc.want)
+		}
+	}
+}
+
+// TestShortFunction: template arguments and parameter lists become "…"; operators keep their
+// brackets; C names are unchanged.
+func TestShortFunction(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"insert", "insert"},
+		{"std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector<…>::push_back(…)"},
+		{"pmem::obj::concurrent_hash_map<int, int, std::hash<int>, std::equal_to<int>, void, 8ul>::internal_insert<std::pair<int const, int> const&>(std::pair<int const, int> const&, bool (*)(int))",
+			"pmem::obj::concurrent_hash_map<…>::internal_insert<…>(…)"},
+		{"bool operator<<(std::ostream&, Key const&)", "bool operator<<(…)"},
+		{"Key::operator()(int) const", "Key::operator()(…) const"},
+		{"Key::operator<(Key const&) const", "Key::operator<(…) const"},
+		{"(anonymous namespace)::persist(void*)", "(anonymous namespace)::persist(…)"},
+		{"f(int", "f(…"},
+	} {
+		if got := ShortFunction(tc.in); got != tc.want {
+			t.Errorf("ShortFunction(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSummaryWidth: a table of C++ findings with very long names and paths stays within
+// SummaryWidth, and the per-finding section keeps the full name.
+func TestSummaryWidth(t *testing.T) {
+	long := "pmem::obj::concurrent_hash_map<" + strings.Repeat("std::basic_string<char, std::char_traits<char>, std::allocator<char> >, ", 40) + "8ul>::insert(int)"
+	path := "/home/user/" + strings.Repeat("very-long-directory-name/", 12) + "concurrent_hash_map.hpp"
+	r := &Report{}
+	for i, fn := range []string{long, "main", long + "::" + long} {
+		r.Findings = append(r.Findings, Finding{Kind: "overwritten-unpersisted", Class: Correctness, Message: "m",
+			Location: Location{File: path, Line: 1000 + i, Function: fn}, Count: 123456})
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	table, _, _ := strings.Cut(out, "\n\n")
+	for _, line := range strings.Split(table, "\n") {
+		if n := utf8.RuneCountInString(line); n > SummaryWidth {
+			t.Errorf("summary line of %d characters (> %d): %s", n, SummaryWidth, line)
+		}
+	}
+	if !strings.Contains(table, "concurrent_hash_map<…>::insert(…)") || !strings.Contains(table, "concurrent_hash_map.hpp:1000") {
+		t.Errorf("summary does not show the short name and the file's end:\n%s", table)
+	}
+	if !strings.Contains(out, "    in function "+long+"\n") {
+		t.Errorf("per-finding section lost the full name")
 	}
 }

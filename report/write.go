@@ -460,11 +460,17 @@ func Policy(force bool) safefile.Policy {
 }
 
 // SummaryMin is the number of findings from which the text report starts with a summary table;
-// SummaryRows bounds its rows (one screen).
+// SummaryRows bounds its rows (one screen); SummaryWidth bounds the width of its lines
+// (characters), which long C++ names would otherwise stretch to thousands.
 const (
-	SummaryMin  = 3
-	SummaryRows = 20
+	SummaryMin   = 3
+	SummaryRows  = 20
+	SummaryWidth = 200
 )
+
+// summaryLocationWidth is the widest location (characters) in the summary table: SummaryWidth
+// less the other columns at their widest (a row number, the longest kind, a count, the gaps).
+const summaryLocationWidth = SummaryWidth - 60
 
 // writeSummary writes the summary table: one row per finding in report order.
 func writeSummary(bw *bufio.Writer, r *Report) {
@@ -481,7 +487,7 @@ func writeSummary(bw *bufio.Writer, r *Report) {
 			break
 		}
 		f := &r.Findings[i]
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\n", i+1, f.Kind, f.Location.String(), f.Count)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\n", i+1, f.Kind, f.Location.Short(summaryLocationWidth), f.Count)
 	}
 	tw.Flush()
 	bw.WriteByte('\n')
