@@ -403,7 +403,7 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 				Stack: placed[i].Frames, Count: a.count, FirstEvent: a.diag.Event, Properties: slices.Clone(a.props),
 			}
 			for _, rel := range a.diag.Related {
-				f.Related = append(f.Related, report.At(d.r, rel.Site).Related(rel.Role))
+				f.Related = append(f.Related, report.UserAt(d.r, rel.Site, rel.Stack).Related(rel.Role))
 			}
 			if a.diag.Op > 0 {
 				f.Operation = &report.Operation{Index: uint64(a.diag.Op - 1), Text: d.opTextOf(a.diag.Op - 1)}

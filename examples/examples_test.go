@@ -98,12 +98,27 @@ var kinds = map[string]string{
 	"mpa-violation": "unconfirmed",
 }
 
-// The two layouts of an example directory: a twin (buggy.c and fixed.c) or a correct-only
-// program (correct.c alone), as file names in the directory.
+// The layouts of an example directory: a twin (buggy.c and fixed.c, or buggy.cpp and fixed.cpp
+// for C++) or a correct-only program (correct.c alone), as file names in the directory.
 var (
 	twin        = []string{"buggy.c", "fixed.c"}
+	twinCXX     = []string{"buggy.cpp", "fixed.cpp"}
 	correctOnly = []string{"correct.c"}
 )
+
+// isCXX reports whether the program at path is C++ (built with `scry c++`, clang++).
+func isCXX(path string) bool { return filepath.Ext(path) == ".cpp" }
+
+// isBuggy reports whether the program at path is a twin's buggy program.
+func isBuggy(path string) bool { return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) == "buggy" }
+
+// driver returns the scry subcommand that builds the program at path: cc, or c++ for C++.
+func driver(path string) string {
+	if isCXX(path) {
+		return "c++"
+	}
+	return "cc"
+}
 
 // ruleKinds maps the inference rules a property comment may name to their kind of property.
 var ruleKinds = map[string]string{
@@ -220,21 +235,27 @@ func layout(dir string) ([]string, error) {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil
 	}
-	nt := 0
-	for _, f := range twin {
-		if has(f) {
-			nt++
+	count := func(files []string) int {
+		n := 0
+		for _, f := range files {
+			if has(f) {
+				n++
+			}
 		}
+		return n
 	}
+	nc, nx := count(twin), count(twinCXX)
 	switch {
-	case has(correctOnly[0]) && nt == 0:
+	case has(correctOnly[0]) && nc+nx == 0:
 		return correctOnly, nil
 	case has(correctOnly[0]):
-		return nil, fmt.Errorf("%s: correct.c is a correct-only example and cannot have buggy.c or fixed.c", dir)
-	case nt == len(twin):
+		return nil, fmt.Errorf("%s: correct.c is a correct-only example and cannot have a buggy or fixed program", dir)
+	case nc == len(twin) && nx == 0:
 		return twin, nil
+	case nx == len(twinCXX) && nc == 0:
+		return twinCXX, nil
 	default:
-		return nil, fmt.Errorf("%s: an example is buggy.c and fixed.c, or correct.c alone", dir)
+		return nil, fmt.Errorf("%s: an example is buggy.c and fixed.c, buggy.cpp and fixed.cpp, or correct.c alone", dir)
 	}
 }
 
@@ -453,7 +474,7 @@ func (p *program) addClause(clause string, line int) error {
 func TestExamplesWellFormed(t *testing.T) {
 	covered := map[string]bool{}
 	for _, p := range loadPrograms(t) {
-		buggy := filepath.Base(p.path) == "buggy.c"
+		buggy := isBuggy(p.path)
 		switch {
 		case buggy && len(p.want) == 0:
 			t.Errorf("%s: no want comment", p.name)
@@ -491,7 +512,7 @@ var libs = []string{"-lpmemobj", "-lpmem", "-lpthread"}
 // TestExamplesNative compiles every example with plain clang-14 and runs it, without scry: the
 // programs must work (exit 0) on their own, so that a finding is never about a broken program.
 func TestExamplesNative(t *testing.T) {
-	cc := testenv.Tool(t, "clang-14")
+	cc := map[bool]string{false: testenv.Tool(t, "clang-14"), true: testenv.Tool(t, "clang++-14")}
 	// scry.h is included as <scry.h>: `scry cc` adds build/include/scry, here its source dir.
 	inc := filepath.Join(testenv.Root(), "native", "include")
 	for _, p := range loadPrograms(t) {
@@ -500,8 +521,8 @@ func TestExamplesNative(t *testing.T) {
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
 			args := append(append(withOpt(p.opt), "-I"+inc, "-o", bin, p.path), libs...)
-			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-				t.Fatalf("clang-14 %s: %v\n%s", strings.Join(args, " "), err, out)
+			if out, err := exec.Command(cc[isCXX(p.path)], args...).CombinedOutput(); err != nil {
+				t.Fatalf("%s %s: %v\n%s", filepath.Base(cc[isCXX(p.path)]), strings.Join(args, " "), err, out)
 			}
 			// A crash-only example reads its workload, and must also reopen its pool and go
 			// on (which is how it recovers from a crash image): it runs twice on one pool.
@@ -595,7 +616,7 @@ func TestExamples(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
-			args := append([]string{"cc"}, withOpt(p.opt)...)
+			args := append([]string{driver(p.path)}, withOpt(p.opt)...)
 			args = append(append(args, "-o", bin, p.path), libs...)
 			if out, err := exec.Command(scry, args...).CombinedOutput(); err != nil {
 				t.Fatalf("scry %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -70,14 +70,14 @@ func TestRepairExamples(t *testing.T) {
 	})
 	for _, p := range loadPrograms(t) {
 		// scry fix repairs scry's own kinds; a custom checker's (the checker directive) are not.
-		if !strings.HasSuffix(strings.Fields(p.name)[0], "buggy.c") || p.checker != "" {
+		if !isBuggy(p.path) || p.checker != "" {
 			continue
 		}
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			example := filepath.Dir(strings.Fields(p.name)[0])
 			dir := t.TempDir()
-			src := filepath.Join(dir, "buggy.c")
+			src := filepath.Join(dir, filepath.Base(p.path))
 			orig, err := os.ReadFile(p.path)
 			if err != nil {
 				t.Fatal(err)
@@ -85,8 +85,8 @@ func TestRepairExamples(t *testing.T) {
 			if err := os.WriteFile(src, orig, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			build := append([]string{scry, "cc"}, withOpt(p.opt)...)
-			build = append(append(build, "-o", "prog", "buggy.c"), libs...)
+			build := append([]string{scry, driver(p.path)}, withOpt(p.opt)...)
+			build = append(append(build, "-o", "prog", filepath.Base(p.path)), libs...)
 			run := func(args ...string) (string, int) {
 				t.Helper()
 				cmd := exec.Command(args[0], args[1:]...)
@@ -188,7 +188,7 @@ func TestRepairExamples(t *testing.T) {
 				t.Fatalf("the repaired program has %d correctness findings: %+v\npatch:\n%s", n, after.Findings, text)
 			}
 			repaired, _ := os.ReadFile(src)
-			fixed, err := os.ReadFile(filepath.Join(filepath.Dir(p.path), "fixed.c"))
+			fixed, err := os.ReadFile(filepath.Join(filepath.Dir(p.path), "fixed"+filepath.Ext(p.path)))
 			if err != nil {
 				t.Fatal(err)
 			}

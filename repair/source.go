@@ -296,19 +296,45 @@ func (f *srcFile) match(i int) int {
 	return len(f.toks) - 1
 }
 
-// parseTop finds the top-level brace blocks (function bodies; also struct bodies and
-// initializers, harmlessly) and parses their statements.
+// parseTop finds the top-level brace blocks (function bodies; also initializers, harmlessly)
+// and parses their statements. The body of a class, struct, union or namespace is a scope, not
+// a block: the member functions defined in it (C++) are found as top-level bodies too.
 func (f *srcFile) parseTop() {
 	for i := 0; i < len(f.toks); i++ {
 		switch {
 		case f.is(i, "(") || f.is(i, "["):
 			i = f.match(i)
+		case f.is(i, "{") && f.scopeBody(i):
+			// Go on inside: its members are top-level declarations.
 		case f.is(i, "{"):
 			body := f.parseCompound(i, nil)
 			f.top = append(f.top, body)
 			i = body.last
 		}
 	}
+}
+
+// scopeWords open a body that holds declarations, not statements.
+var scopeWords = map[string]bool{"struct": true, "class": true, "union": true, "namespace": true, "extern": true}
+
+// scopeBody reports whether the brace at token i opens the body of a class, struct, union or
+// namespace (or an extern "C" block): its head, back to the previous ";", "{" or "}", names one
+// of them and is not an initializer ("= {") or a function's parameter list ("(...) {").
+func (f *srcFile) scopeBody(i int) bool {
+	if i > 0 && (f.is(i-1, ")") || f.is(i-1, "=")) {
+		return false
+	}
+	for j := i - 1; j >= 0; j-- {
+		switch {
+		case f.is(j, ";") || f.is(j, "{") || f.is(j, "}"):
+			return false
+		case f.is(j, "=") || f.is(j, ")"):
+			return false
+		case f.toks[j].kind == tIdent && scopeWords[f.toks[j].text]:
+			return true
+		}
+	}
+	return false
 }
 
 func (f *srcFile) newStmt(k stmtKind, first, last int, parent *stmt) *stmt {

@@ -78,3 +78,36 @@ func TestStatements(t *testing.T) {
 		t.Errorf("lines %d, line 6 %q, indent %q", f.lines(), f.lineText(6), f.indent(9))
 	}
 }
+
+// TestScopeBodies: the bodies of classes, structs and namespaces are scopes, so the statements
+// of a member function defined in a class are top-level bodies' statements, as a C function's
+// are; an initializer stays a block.
+func TestScopeBodies(t *testing.T) {
+	const src = `namespace kv {
+template <typename T> struct plog : base {
+	std::atomic<uint64_t> count;
+	bool append(const T &v) const
+	{
+		++count;
+		return true;
+	}
+};
+}
+struct rec r = { 1, 2 };
+`
+	f := parseSource("s.cpp", []byte(src))
+	s := f.stmtAt(6, 3)
+	if s == nil || f.firstLine(s) != 6 || f.lastLine(s) != 6 {
+		t.Fatalf("6:3: statement %v, want the increment on line 6", s)
+	}
+	body := s.parent
+	if body == nil || body.kind != sCompound || f.firstLine(body) != 5 || f.lastLine(body) != 8 || body.parent != nil {
+		t.Fatalf("the increment's block is not the member function's top-level body (lines 5-8): %+v", body)
+	}
+	if lv, ok := f.lvalueAt(6, 3); !ok || lv != "count" {
+		t.Errorf("lvalue %q %v, want count", lv, ok)
+	}
+	if len(f.top) != 2 || f.firstLine(f.top[1]) != 11 {
+		t.Errorf("%d top-level blocks, want the member function's body and the initializer", len(f.top))
+	}
+}

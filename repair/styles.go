@@ -268,7 +268,9 @@ func (p *problem) addressOf(k int, sf *srcFile, fr report.Frame) (addr, size, lv
 // at the problem's level can write them: from the store's own statement, or, for a store in
 // a function the problem's function calls directly, from the callee's statement with its
 // parameters replaced by the call's arguments (Hippocrates, Neal et al., ASPLOS'21, §4: a
-// fix placed at the call site of the helper that needs it there only).
+// fix placed at the call site of the helper that needs it there only), or, for a callee in a
+// system header called by an operator (std::atomic's ++), from the operator's operand: a fix
+// is never placed in a system header.
 func (p *problem) storeAddress(k int) (addr, size, lv string, ok bool) {
 	st := p.stmtAt[k]
 	if st == nil {
@@ -280,6 +282,17 @@ func (p *problem) storeAddress(k int) (addr, size, lv string, ok bool) {
 	fr := p.frames[k]
 	if len(fr) < 2 || fr[1].Function != p.fn {
 		return "", "", "", false
+	}
+	if fr[0].System() {
+		// A store a system header's function makes for an operator of the caller's statement
+		// (++, --, = or a compound assignment on a std::atomic: libstdc++'s <atomic> writes
+		// the object the operator applies to): the operand is the address, as for a store of
+		// the program's own.
+		lv, ok := st.file.lvalueAt(fr[1].Line, fr[1].Column)
+		if !ok {
+			return "", "", "", false
+		}
+		return addrOf(lv), "sizeof(" + lv + ")", lv, true
 	}
 	hf := p.sources.get(fr[0].File)
 	if hf == nil {

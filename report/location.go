@@ -46,6 +46,18 @@ func At(t SiteTable, id uint32) Location {
 	return Loc(s)
 }
 
+// UserAt returns the location of an event at site in call-stack node stack: its innermost frame
+// outside system headers (FramesAt, Frame.System), so that a store libstdc++'s <atomic> makes
+// for the program is located at the program's line; At(t, site) when every frame is a system
+// one or there is none.
+func UserAt(t SiteTable, site, stack uint32) Location {
+	fr := FramesAt(t, site, stack)
+	if i := UserFrame(fr, nil); i < len(fr) && !fr[i].System() {
+		return fr[i].Location()
+	}
+	return At(t, site)
+}
+
 // Frame returns l as a call-stack frame.
 func (l Location) Frame() Frame {
 	return Frame{Function: l.Function, File: l.File, Line: l.Line, Column: l.Column}

@@ -74,7 +74,7 @@ type placedPoint struct {
 // pointKey is crash point cp's window (above).
 func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 	if cp.LastStore != 0 {
-		return "after=" + e.location(cp.LastStore).Key()
+		return "after=" + e.location(cp.LastStore, 0).Key()
 	}
 	return "start=" + e.userFunction(cp.Site, cp.Stack)
 }
@@ -93,7 +93,7 @@ func (e *explorer) pathKey(op int, window string) string {
 func (e *explorer) opPath(sites []uint32) string {
 	keys := make([]string, 0, len(sites))
 	for _, s := range sites {
-		keys = append(keys, e.location(s).Key())
+		keys = append(keys, e.location(s, 0).Key())
 	}
 	slices.Sort(keys)
 	sum := sha256.Sum256([]byte(strings.Join(slices.Compact(keys), "\n")))
@@ -370,7 +370,8 @@ type twin struct {
 // addTwins adds, after item it (a state that breaks inferred invariants), the repaired twins of
 // the pairs of Config.ConfirmPairs it breaks that are not confirmed yet (Pair), judged after it.
 func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32, path string) error {
-	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, e.location)
+	// Pairs name their stores as inference located them (report.At, the site alone).
+	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, func(site uint32) report.Location { return report.At(e.r, site) })
 	for _, bp := range b.pairs {
 		it.pairs = append(it.pairs, bp.pair)
 	}

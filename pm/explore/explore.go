@@ -182,8 +182,9 @@ type explorer struct {
 	// longestConsistent is the longest run on a consistent image that ended by itself, of the
 	// batches judged so far (hangTimeout).
 	longestConsistent time.Duration
-	msgs              []func(where string) string // the finding's message given where its crash point is
-	chains            map[uint32]string           // site -> its inlined chain's key (siteChain)
+	msgs              []func(where string) string   // the finding's message given where its crash point is
+	chains            map[uint32]string             // site -> its inlined chain's key (siteChain)
+	locs              map[[2]uint32]report.Location // (site, stack) -> location (location)
 	warned            map[string]bool
 	invText           map[int]string // invariant ID -> text
 	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
@@ -234,6 +235,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		failures: map[string]int{}, sampled: map[string]int{},
 		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
+		locs:        map[[2]uint32]report.Location{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, memoryOps: map[int]bool{},
 	}
@@ -567,7 +569,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 			if !assumed(u) {
 				continue
 			}
-			loc := e.location(u.Site)
+			loc := e.location(u.Site, u.Stack)
 			if i := slices.IndexFunc(groups, func(g group) bool { return g.loc == loc }); i >= 0 {
 				if u.Seq < groups[i].first {
 					groups[i].first, groups[i].op = u.Seq, u.Op
@@ -592,7 +594,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		for i, l := range cp.Space.Lines {
 			st.K[i] = len(l.Units)
 			for j, u := range l.Units {
-				if assumed(u) && e.location(u.Site) == g.loc && j < st.K[i] {
+				if assumed(u) && e.location(u.Site, u.Stack) == g.loc && j < st.K[i] {
 					st.K[i] = j
 				}
 			}
@@ -618,11 +620,11 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		}
 		slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
 		// The store the state is about comes first: it is where the finding is reported.
-		if i := slices.IndexFunc(lost, func(u unitRef) bool { return e.location(u.Site) == g.loc }); i > 0 {
+		if i := slices.IndexFunc(lost, func(u unitRef) bool { return e.location(u.Site, u.Stack) == g.loc }); i > 0 {
 			lost[0], lost[i] = lost[i], lost[0]
 		}
 		it.persisted, it.unpersist, it.durability, it.durable = nil, lost, true, g.loc
-		it.loc, it.site, it.stack = e.location(lost[0].Site), lost[0].Site, lost[0].Stack
+		it.loc, it.site, it.stack = e.location(lost[0].Site, lost[0].Stack), lost[0].Site, lost[0].Stack
 		it.cause = e.storeKey(it.site, it.stack, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
 		e.batch = append(e.batch, it)
@@ -675,8 +677,19 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 	return nil
 }
 
-// location resolves a site of the trace (report.At).
-func (e *explorer) location(site uint32) report.Location { return report.At(e.r, site) }
+// location resolves an event at site in call-stack node stack (0: the site with its inlined-at
+// chain only) to its innermost frame outside system headers (report.UserAt): a store libstdc++'s
+// <atomic> makes for the program is grouped, settled and reported at the program's line. Cached:
+// it runs for every unit of every state.
+func (e *explorer) location(site, stack uint32) report.Location {
+	k := [2]uint32{site, stack}
+	if l, ok := e.locs[k]; ok {
+		return l
+	}
+	l := report.UserAt(e.r, site, stack)
+	e.locs[k] = l
+	return l
+}
 
 // siteChain returns a key for site's source position with its inlined-at chain: the copies of
 // one helper inlined at different callers differ, the same instruction in different operations
@@ -875,7 +888,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		key: key, isBase: isBase,
 		base: base, patches: append(delta[:len(delta):len(delta)], ps...),
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
-		loc: e.location(cp.Site), stack: cp.Stack, opText: cp.OpText, state: st,
+		loc: e.location(cp.Site, cp.Stack), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
 		pointKey: e.pointKey(cp),
 	}

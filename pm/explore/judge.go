@@ -135,7 +135,7 @@ func (e *explorer) uniqueSites(us []unitRef, role string, limit int) (rel []repo
 		seen[key] = true
 		sites = append(sites, key)
 		if len(rel) < limit {
-			rel = append(rel, e.location(u.Site).Related(role))
+			rel = append(rel, e.location(u.Site, u.Stack).Related(role))
 		}
 	}
 	return rel, sites
