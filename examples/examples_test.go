@@ -110,7 +110,9 @@ var (
 func isCXX(path string) bool { return filepath.Ext(path) == ".cpp" }
 
 // isBuggy reports whether the program at path is a twin's buggy program.
-func isBuggy(path string) bool { return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) == "buggy" }
+func isBuggy(path string) bool {
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) == "buggy"
+}
 
 // driver returns the scry subcommand that builds the program at path: cc, or c++ for C++.
 func driver(path string) string {
