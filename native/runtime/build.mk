@@ -9,9 +9,15 @@ RT_SRCS := $(wildcard native/runtime/*.c)
 RT_HDRS := $(wildcard native/runtime/*.h) $(wildcard native/include/*.h) $(wildcard native/include/*.def)
 RT_OBJS := $(patsubst native/runtime/%.c,$(BUILD)/obj/runtime/%.o,$(RT_SRCS))
 RT_LIB := $(BUILD)/lib/scry/libscry_rt.a
+# The linker's dynamic list of the runtime's symbols, which `scry cc` exports from executables.
+RT_DYNLIST := $(BUILD)/lib/scry/scry_rt.dynlist
 
 .PHONY: runtime
-runtime: $(RT_LIB)
+runtime: $(RT_LIB) $(RT_DYNLIST)
+
+$(RT_DYNLIST): native/runtime/scry_rt.dynlist
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 $(RT_LIB): $(RT_OBJS)
 	@mkdir -p $(dir $@)
