@@ -59,7 +59,7 @@ func TestDropIn(t *testing.T) {
 	scry := testenv.Scry(t)
 	const src = "int main(void) { return 0; }\n"
 	// made: what the step leaves in the file "out": an executable with the runtime linked in
-	// (that runs), an object that only references it, or nothing.
+	// (that runs), an object or a shared library that only references it, or nothing.
 	const (
 		none = iota
 		executable
@@ -91,6 +91,7 @@ func TestDropIn(t *testing.T) {
 		{"-x c -E - from standard input", []string{"-x", "c", "-E", "-"}, false, "int from_stdin;\n", none, "int from_stdin;"},
 		{"compile in a response file", []string{"@compile.rsp"}, false, "", object, ""},
 		{"nested response files link", []string{"@link.rsp"}, false, "", executable, ""},
+		{"shared library in a response file", []string{"@shared.rsp"}, false, "", object, ""},
 		{"-Wl pass-through", []string{"a.c", "-Wl,-z,now,--build-id=none", "-Xlinker", "-rpath", "-Xlinker", "/opt/x", "-o", "out"}, false, "", executable, ""},
 	}
 	for _, tt := range tests {
@@ -102,6 +103,7 @@ func TestDropIn(t *testing.T) {
 				"compile.rsp": "-c 'a.c' -o out\n",
 				"link.rsp":    "-O1 @inner.rsp",
 				"inner.rsp":   "a.c -o \"out\"",
+				"shared.rsp":  "-shared -fPIC a.c -o out",
 			}
 			for name, text := range files {
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
