@@ -92,6 +92,8 @@ func TestDropIn(t *testing.T) {
 		{"compile in a response file", []string{"@compile.rsp"}, false, "", object, ""},
 		{"nested response files link", []string{"@link.rsp"}, false, "", executable, ""},
 		{"shared library in a response file", []string{"@shared.rsp"}, false, "", object, ""},
+		{"shared library with --no-undefined (Meson's default)", []string{"-shared", "-fPIC", "a.c", "-Wl,--no-undefined", "-o", "out"}, false, "", object, ""},
+		{"shared library with -z defs and gold", []string{"-fuse-ld=gold", "-shared", "-fPIC", "a.c", "-Wl,-z,defs", "-o", "out"}, false, "", object, ""},
 		{"-Wl pass-through", []string{"a.c", "-Wl,-z,now,--build-id=none", "-Xlinker", "-rpath", "-Xlinker", "/opt/x", "-o", "out"}, false, "", executable, ""},
 	}
 	for _, tt := range tests {
@@ -213,32 +215,38 @@ func TestSharedLibrary(t *testing.T) {
 }
 
 // TestLTO builds kvmain.c and kvlib.c with -flto and -flto=thin with each clang scry has a
-// plugin for: the pass runs at the compile step, the bitcode keeps its instrumentation through
-// the link (the linker's LLVM plugin), and `scry check` finds the store in kvlib.c at its line
-// though LTO may inline put into main.
+// plugin for, linked by ld.bfd (and by gold): the pass runs at the compile step, the bitcode
+// keeps its instrumentation through the link (the linker's LLVM plugin, LLVMgold.so), and
+// `scry check` finds the store in kvlib.c at its line though LTO may inline put into main.
 func TestLTO(t *testing.T) {
 	scry := testenv.Scry(t)
 	lib, main := testdata(t, "kvlib.c"), testdata(t, "kvmain.c")
-	for _, clang := range []string{"clang-14", "clang-16"} {
-		testenv.Tool(t, clang)
-		for _, lto := range []string{"-flto", "-flto=thin"} {
-			t.Run(clang+" "+lto, func(t *testing.T) {
-				t.Parallel()
-				dir := t.TempDir()
-				env := []string{"SCRY_CLANG=" + clang}
-				steps := [][]string{
-					{"cc", lto, "-O2", "-c", "-o", "kvlib.o", lib},
-					{"cc", lto, "-O2", "-c", "-o", "kvmain.o", main},
-					{"cc", lto, "-O2", "-o", "prog", "kvmain.o", "kvlib.o"},
+	tests := []struct{ clang, lto, linker string }{
+		{"clang-14", "-flto", "bfd"},
+		{"clang-14", "-flto=thin", "bfd"},
+		{"clang-16", "-flto", "bfd"},
+		{"clang-16", "-flto=thin", "bfd"},
+		{"clang-16", "-flto", "gold"},
+		{"clang-16", "-flto=thin", "gold"},
+	}
+	for _, tt := range tests {
+		testenv.Tool(t, tt.clang)
+		t.Run(tt.clang+" "+tt.lto+" "+tt.linker, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			env := []string{"SCRY_CLANG=" + tt.clang}
+			steps := [][]string{
+				{"cc", tt.lto, "-O2", "-c", "-o", "kvlib.o", lib},
+				{"cc", tt.lto, "-O2", "-c", "-o", "kvmain.o", main},
+				{"cc", tt.lto, "-O2", "-fuse-ld=" + tt.linker, "-o", "prog", "kvmain.o", "kvlib.o"},
+			}
+			for _, s := range steps {
+				if out, err := run(t, dir, "", env, scry, s...); err != nil {
+					t.Fatalf("SCRY_CLANG=%s scry %s: %v\n%s", tt.clang, strings.Join(s, " "), err, out)
 				}
-				for _, s := range steps {
-					if out, err := run(t, dir, "", env, scry, s...); err != nil {
-						t.Fatalf("SCRY_CLANG=%s scry %s: %v\n%s", clang, strings.Join(s, " "), err, out)
-					}
-				}
-				compare(t, check(t, scry, dir, "./prog", "kv.pool"), lib)
-			})
-		}
+			}
+			compare(t, check(t, scry, dir, "./prog", "kv.pool"), lib)
+		})
 	}
 }
 

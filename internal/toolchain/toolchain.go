@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -181,14 +182,29 @@ type invocation struct {
 	// lang: a -x other than `-x none` is in effect after the last argument, so that a file
 	// appended to the command line would be read as that language.
 	lang bool
+	// sharedDefs: it links a shared library (-shared) and forbids it undefined symbols
+	// (--no-undefined or -z defs, last of those and -z undefs wins), as Meson does by default.
+	sharedDefs bool
 }
 
 func scan(args []string) invocation {
 	var inv invocation
-	inputs, stop := false, false
+	inputs, stop, shared := false, false, false
+	var ld []string // the arguments clang passes the linker as they are
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a == "-shared" || a == "--shared" {
+			shared = true
+		}
 		switch {
+		case strings.HasPrefix(a, "-Wl,"):
+			ld = append(ld, strings.Split(a[len("-Wl,"):], ",")...)
+		case (a == "-Xlinker" || a == "-z") && i+1 < len(args):
+			if a == "-z" {
+				ld = append(ld, a)
+			}
+			ld = append(ld, args[i+1])
+			i++
 		case noLink[a] || strings.HasPrefix(a, "-print-") || strings.HasPrefix(a, "--print-"):
 			stop = true
 		case a == "-x":
@@ -208,6 +224,20 @@ func scan(args []string) invocation {
 		}
 	}
 	inv.links = inputs && !stop
+	for i, a := range ld {
+		z := ""
+		if a == "-z" && i+1 < len(ld) {
+			z = ld[i+1]
+		} else if strings.HasPrefix(a, "-z") {
+			z = a[2:]
+		}
+		switch {
+		case a == "--no-undefined" || z == "defs":
+			inv.sharedDefs = shared
+		case z == "undefs":
+			inv.sharedDefs = false
+		}
+	}
 	return inv
 }
 
@@ -280,13 +310,18 @@ func tokenizeGNU(s string) []string {
 	return toks
 }
 
-// hasDebug reports whether the arguments already ask for debug information.
+// notDebugLevel are the prefixes of -g options that tune debug information without asking for it
+// (-gz compresses it, -gsplit-dwarf splits it, -gno-... turns a feature off): with only these,
+// clang (14 and 16) emits none.
+var notDebugLevel = []string{"-gz", "-gsplit-dwarf", "-gno-", "-gcolumn-info", "-grecord-command-line",
+	"-grecord-gcc-switches", "-gpubnames", "-ggnu-pubnames", "-gstrict-dwarf", "-gsimple-template-names",
+	"-gdbx", "-gcodeview"}
+
+// hasDebug reports whether the arguments decide about debug information themselves: they ask for
+// it (-g, -g1..3, -ggdb, -gline-tables-only, -gdwarf-N...) or turn it off (-g0).
 func hasDebug(args []string) bool {
 	for _, a := range args {
-		if a == "-g0" {
-			return false
-		}
-		if strings.HasPrefix(a, "-g") || strings.HasPrefix(a, "-gdwarf") {
+		if strings.HasPrefix(a, "-g") && !slices.ContainsFunc(notDebugLevel, func(p string) bool { return strings.HasPrefix(a, p) }) {
 			return true
 		}
 	}
@@ -297,9 +332,10 @@ func hasDebug(args []string) bool {
 // invocation with the user's args, which are passed on unchanged (response files too: they are
 // read, with [ExpandResponseFiles], only to decide): the pass plugin is loaded (early, so
 // -mllvm -scry-stats works), -g is added when absent, scry.h's directory is on the include path,
-// _FORTIFY_SOURCE is undefined, and a step that links an executable ([Links]) gets the runtime
+// _FORTIFY_SOURCE is undefined, a step that links an executable ([Links]) gets the runtime
 // (whole, after `-x none` when a -x is in effect), the export of its symbols to shared libraries
-// and its libraries. The errors are a missing plugin or runtime and a response file nested in
+// and its libraries, and a shared library's link that forbids undefined symbols (--no-undefined,
+// -z defs) allows them in the end, the runtime's being defined by the executable. The errors are a missing plugin or runtime and a response file nested in
 // itself.
 func Args(in Install, c Compiler, user []string) ([]string, error) {
 	plugin, err := in.PassPlugin(c.Major)
@@ -320,6 +356,12 @@ func Args(in Install, c Compiler, user []string) ([]string, error) {
 	// Fortified libc calls (__memcpy_chk, ...) would hide copies into PM from the hooks.
 	args = append(args, "-U_FORTIFY_SOURCE")
 	inv := scan(expanded)
+	if inv.sharedDefs {
+		// The library's calls of the runtime are resolved in the executable that loads it (the
+		// runtime is linked into executables only): let the link leave undefined symbols. The
+		// option is ld.bfd's, gold's and lld's (-z undefs is not gold's).
+		args = append(args, "-Wl,--unresolved-symbols=ignore-in-object-files")
+	}
 	if !inv.links {
 		return args, nil
 	}

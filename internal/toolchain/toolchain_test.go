@@ -181,6 +181,14 @@ func TestArgs(t *testing.T) {
 		{"-x none already", []string{"-xc", "a", "-x", "none", "b.o", "-o", "a"}, cat(pre, []string{"-g", "-xc", "a", "-x", "none", "b.o", "-o", "a", "-U_FORTIFY_SOURCE"}, link)},
 		{"response file passed on, read", []string{"@link.rsp"}, cat(pre, []string{"@link.rsp", "-U_FORTIFY_SOURCE"}, link)},
 		{"response file of a library", []string{"@lib.rsp"}, cat(pre, []string{"@lib.rsp", "-U_FORTIFY_SOURCE"})},
+		{"-gz asks for no debug information", []string{"-gz", "-gsplit-dwarf", "-c", "a.c"}, cat(pre, []string{"-g", "-gz", "-gsplit-dwarf", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"-gline-tables-only does", []string{"-gline-tables-only", "-c", "a.c"}, cat(pre, []string{"-gline-tables-only", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"-g0 is kept", []string{"-g0", "-c", "a.c"}, cat(pre, []string{"-g0", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"shared library with --no-undefined", []string{"-shared", "a.o", "-Wl,-O1,--no-undefined", "-o", "liba.so"}, cat(pre, []string{"-g", "-shared", "a.o", "-Wl,-O1,--no-undefined", "-o", "liba.so", "-U_FORTIFY_SOURCE", "-Wl,--unresolved-symbols=ignore-in-object-files"})},
+		{"shared library with -Xlinker -z defs", []string{"-shared", "a.o", "-Xlinker", "-z", "-Xlinker", "defs", "-o", "liba.so"}, cat(pre, []string{"-g", "-shared", "a.o", "-Xlinker", "-z", "-Xlinker", "defs", "-o", "liba.so", "-U_FORTIFY_SOURCE", "-Wl,--unresolved-symbols=ignore-in-object-files"})},
+		{"shared library with -z defs", []string{"-shared", "a.o", "-z", "defs", "-o", "liba.so"}, cat(pre, []string{"-g", "-shared", "a.o", "-z", "defs", "-o", "liba.so", "-U_FORTIFY_SOURCE", "-Wl,--unresolved-symbols=ignore-in-object-files"})},
+		{"shared library, -z defs undone", []string{"-shared", "a.o", "-Wl,-zdefs", "-Wl,-z,undefs", "-o", "liba.so"}, cat(pre, []string{"-g", "-shared", "a.o", "-Wl,-zdefs", "-Wl,-z,undefs", "-o", "liba.so", "-U_FORTIFY_SOURCE"})},
+		{"executable with --no-undefined", []string{"a.o", "-Wl,--no-undefined", "-o", "a"}, cat(pre, []string{"-g", "a.o", "-Wl,--no-undefined", "-o", "a", "-U_FORTIFY_SOURCE"}, link)},
 		{"linker pass-throughs unchanged", []string{"a.o", "-Wl,-rpath,$ORIGIN/../lib,--as-needed", "-Xlinker", "-z", "-Xlinker", "now", "-o", "a"}, cat(pre, []string{"-g", "a.o", "-Wl,-rpath,$ORIGIN/../lib,--as-needed", "-Xlinker", "-z", "-Xlinker", "now", "-o", "a", "-U_FORTIFY_SOURCE"}, link)},
 	}
 	for _, tt := range tests {
