@@ -1,6 +1,7 @@
 // Package examples_test checks scry against the example programs in this directory
 // (docs/examples.md). Each examples/<name>/ holds either a twin, buggy.c (its expected findings
-// marked on their lines with `// want "kind"` comments) and fixed.c (its corrected twin, on which
+// marked on their lines with `// want "kind"` comments, read by internal/testenv as the other
+// tests that build programs read theirs) and fixed.c (its corrected twin, on which
 // scry must report nothing), or a correct-only program, correct.c alone (a correct program that a
 // looser analysis would flag: scry must report nothing). A finding's class is its kind's (or, for
 // an inferred property's breach in a crash-only example that expects a crash finding,

@@ -1,7 +1,8 @@
 # native/runtime/build.mk: the scry C runtime, linked into every instrumented program (included by the
 # top-level Makefile; BUILD is the build directory). `make runtime` builds
-# $(BUILD)/lib/scry/libscry_rt.a. Programs link it with
-#   -Wl,--whole-archive libscry_rt.a -Wl,--no-whole-archive -lpthread -ldl
+# $(BUILD)/lib/scry/libscry_rt.a and scry_rt.dynlist. Programs link it with
+#   -Wl,--whole-archive libscry_rt.a -Wl,--no-whole-archive -Wl,--dynamic-list=scry_rt.dynlist -lpthread -ldl
+# (the dynamic list exports the runtime's symbols to instrumented shared libraries).
 # The runtime never links libpmem/libpmemobj: it finds the PMDK functions it calls with dlsym.
 RT_CC ?= $(shell command -v gcc >/dev/null 2>&1 && echo gcc || echo clang)
 RT_CFLAGS ?= -O2 -g -fPIC -Wall -Wextra -pthread -fno-strict-aliasing
