@@ -120,14 +120,15 @@ func cacheValue(t *testing.T, cache, name string) string {
 	return string(m[1])
 }
 
-// configureCMake configures cmake-kv in a fresh build directory with scry's compilers (and
-// extra cmake arguments) and checks what CMake found: the compiler's ABI (which it detects by
-// linking a probe with -v), the library architecture, libpmem under it.
-func configureCMake(t *testing.T, scry string, extra ...string) (src, build string) {
+// configureCMake configures cmake-kv in a fresh build directory with scry's compilers (env
+// added to the environment, extra to cmake's arguments) and checks what CMake found: the
+// compiler's ABI (which it detects by linking a probe with -v), the library architecture,
+// libpmem under it.
+func configureCMake(t *testing.T, scry string, env []string, extra ...string) (src, build string) {
 	t.Helper()
 	src = filepath.Join(testenv.Root(), "test", "buildsys", "cmake-kv")
 	build = t.TempDir()
-	out := runIn(t, build, compilers(scry), testenv.Tool(t, "cmake"), append([]string{"-S", src, "-B", build}, extra...)...)
+	out := runIn(t, build, append(compilers(scry), env...), testenv.Tool(t, "cmake"), append([]string{"-S", src, "-B", build}, extra...)...)
 	if strings.Contains(out, "ABI info - failed") || !strings.Contains(out, "Detecting CXX compiler ABI info - done") {
 		t.Errorf("cmake did not detect the compiler's ABI with scry c++:\n%s", out)
 	}
@@ -153,7 +154,7 @@ func configureCMake(t *testing.T, scry string, extra ...string) (src, build stri
 // the library's bug.
 func TestCMake(t *testing.T) {
 	scry := testenv.Scry(t)
-	src, build := configureCMake(t, scry)
+	src, build := configureCMake(t, scry, nil)
 	runIn(t, build, nil, "cmake", "--build", build, "-j", "2")
 	if def, _ := runtimeIn(t, filepath.Join(build, "kvtool")); !def {
 		t.Errorf("kvtool: scry's runtime is not linked in")
@@ -171,8 +172,9 @@ func TestCMake(t *testing.T) {
 func TestCCache(t *testing.T) {
 	scry := testenv.Scry(t)
 	ccache := testenv.Tool(t, "ccache")
-	src, build := configureCMake(t, scry, "-DCMAKE_CXX_COMPILER_LAUNCHER="+ccache)
+	// The cache is the test's, from the configure step on (in case try_compile uses the launcher).
 	env := []string{"CCACHE_DIR=" + t.TempDir()}
+	src, build := configureCMake(t, scry, env, "-DCMAKE_CXX_COMPILER_LAUNCHER="+ccache)
 	runIn(t, build, env, "cmake", "--build", build, "-j", "2")
 	runIn(t, build, env, "cmake", "--build", build, "--target", "clean")
 	runIn(t, build, env, "cmake", "--build", build, "-j", "2")
