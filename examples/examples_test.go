@@ -1,6 +1,7 @@
 // Package examples_test checks scry against the example programs in this directory
 // (docs/examples.md). Each examples/<name>/ holds either a twin, buggy.c (its expected findings
-// marked on their lines with `// want "kind"` comments) and fixed.c (its corrected twin, on which
+// marked on their lines with `// want "kind"` comments, read by internal/testenv as the other
+// tests that build programs read theirs) and fixed.c (its corrected twin, on which
 // scry must report nothing), or a correct-only program, correct.c alone (a correct program that a
 // looser analysis would flag: scry must report nothing). A finding's class is its kind's (or, for
 // an inferred property's breach in a crash-only example that expects a crash finding,
@@ -177,12 +178,7 @@ func (f finding) String() string { return fmt.Sprintf("%s:%d: %s", f.File, f.Lin
 
 var (
 	directiveRE = regexp.MustCompile(`^\s*//\s*scry:\s*([\w-]+)\s*(.*?)\s*$`)
-	// markRE finds a trailing comment (after code on its line) that starts with a want or
-	// property clause; a whole-line comment is prose.
-	markRE     = regexp.MustCompile(`^(.*?)//\s*((?:want|property)\s.*)$`)
-	wantRE     = regexp.MustCompile(`^want\s+(.*)$`)
-	propertyRE = regexp.MustCompile(`^property\s+(\w+(?:\s*,\s*\w+)*)\s+(before|after|member)\s+"([^"]+)"$`)
-	quotedRE   = regexp.MustCompile(`"([^"]*)"`)
+	propertyRE  = regexp.MustCompile(`^property\s+(\w+(?:\s*,\s*\w+)*)\s+(before|after|member)\s+"([^"]+)"$`)
 )
 
 // loadPrograms reads every example program, sorted by directory name: buggy.c and fixed.c of a
@@ -359,15 +355,8 @@ func parseProgram(rel string) (program, error) {
 			}
 			continue
 		}
-		m := markRE.FindStringSubmatch(text)
-		if m == nil {
-			continue
-		}
-		if code := strings.TrimSpace(m[1]); code == "" || strings.HasPrefix(code, "//") {
-			continue // a whole-line comment is prose
-		}
-		for _, clause := range strings.Split(m[2], ";") {
-			if err := p.addClause(strings.TrimSpace(clause), line); err != nil {
+		for _, clause := range testenv.Clauses(text) {
+			if err := p.addClause(clause, line); err != nil {
 				return p, fmt.Errorf("%s:%d: %v", rel, line, err)
 			}
 		}
@@ -417,25 +406,19 @@ func parseProgram(rel string) (program, error) {
 
 // addClause records one clause of a want or property comment on line.
 func (p *program) addClause(clause string, line int) error {
-	if m := wantRE.FindStringSubmatch(clause); m != nil {
-		quoted := quotedRE.FindAllStringSubmatch(m[1], -1)
-		if len(quoted) == 0 {
-			return fmt.Errorf("want comment without a quoted kind")
-		}
-		for _, q := range quoted {
-			for _, kind := range strings.Fields(q[1]) {
-				kind, class, explicit := strings.Cut(kind, ":")
-				f := finding{filepath.Base(p.path), line, kind}
-				p.want = append(p.want, f)
-				if explicit {
-					if class != "correctness" && class != "performance" && class != "unconfirmed" {
-						return fmt.Errorf("want %q: unknown class %q (correctness, performance or unconfirmed)", kind, class)
-					}
-					if p.classes == nil {
-						p.classes = map[finding]string{}
-					}
-					p.classes[f] = class
+	wants, ok, err := testenv.ParseWant(filepath.Base(p.path), line, clause)
+	if err != nil {
+		return err
+	}
+	if ok {
+		for _, w := range wants {
+			f := finding{w.File, w.Line, w.Kind}
+			p.want = append(p.want, f)
+			if w.Class != "" {
+				if p.classes == nil {
+					p.classes = map[finding]string{}
 				}
+				p.classes[f] = w.Class
 			}
 		}
 		return nil

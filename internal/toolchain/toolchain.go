@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,13 +60,19 @@ func (in Install) PassPlugin(major int) (string, error) {
 	return p, nil
 }
 
-// Runtime returns the path of the runtime archive.
-func (in Install) Runtime() (string, error) {
-	p := filepath.Join(in.Root, "lib", "scry", "libscry_rt.a")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("scry runtime not found at %s: rebuild scry", p)
+// Runtime returns the paths of the runtime archive and of its dynamic list (the linker's
+// --dynamic-list file naming the runtime's symbols, __scry_* and scry_*, which an executable
+// exports so that an instrumented shared library resolves them, dlopen'ed ones too), or an error
+// naming the missing file.
+func (in Install) Runtime() (archive, dynamicList string, err error) {
+	archive = filepath.Join(in.Root, "lib", "scry", "libscry_rt.a")
+	dynamicList = filepath.Join(in.Root, "lib", "scry", "scry_rt.dynlist")
+	for _, p := range []string{archive, dynamicList} {
+		if _, err := os.Stat(p); err != nil {
+			return "", "", fmt.Errorf("scry runtime not found at %s: rebuild scry", p)
+		}
 	}
-	return p, nil
+	return archive, dynamicList, nil
 }
 
 // IncludeDir is the directory holding scry.h.
@@ -133,29 +140,188 @@ func MajorVersion(clang string) (int, error) {
 	return strconv.Atoi(string(m[1]))
 }
 
-// Links reports whether a clang command line (without the driver) links an executable: it does
-// unless it only compiles, assembles, preprocesses or checks syntax, or builds a shared
-// library (the runtime belongs in the executable, not in every library).
+// Links reports whether a clang command line (without the driver, response files expanded:
+// [ExpandResponseFiles]) links an executable. It does when it names an input (a file, `-` for
+// standard input, or a library with -l) and no option stops clang before the link or makes it link
+// something else: -c, -S, -E, -M, -MM, -fsyntax-only, --precompile, --analyze, -emit-llvm,
+// -emit-ast (earlier steps), -shared and -r (a shared library or relocatable object: the runtime
+// belongs once in the executable, not in every library), and --version, --help, -dumpmachine,
+// -dumpversion, -print-* (queries that print and compile nothing). -v and -### change nothing:
+// clang prints the commands it runs (or, with -###, would run), the runtime's link included.
+// -MD, -MMD, -MF, -MT, -MQ and -MP are side outputs of a compile and stop nothing.
 func Links(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "-shared", "--version", "-v", "-###", "-emit-llvm":
-			return false
-		}
-		if strings.HasPrefix(a, "-print-") || strings.HasPrefix(a, "--print-") {
-			return false
-		}
-	}
-	return true
+	return scan(args).links
 }
 
-// hasDebug reports whether the arguments already ask for debug information.
+// noLink are the options after which clang links no executable.
+var noLink = map[string]bool{
+	"-c": true, "--compile": true, "-S": true, "--assemble": true, "-E": true, "--preprocess": true,
+	"-M": true, "--dependencies": true, "-MM": true, "--user-dependencies": true,
+	"-fsyntax-only": true, "--precompile": true, "--analyze": true, "-emit-llvm": true, "-emit-ast": true,
+	"-shared": true, "--shared": true, "-r": true,
+	"--version": true, "-help": true, "--help": true, "--help-hidden": true, "-dumpmachine": true,
+	"-dumpversion": true,
+}
+
+// separate are the driver options whose value is the next argument (when not joined to them):
+// that argument is no input file.
+var separate = map[string]bool{
+	"-o": true, "-x": true, "-I": true, "-L": true, "-D": true, "-U": true, "-B": true, "-F": true,
+	"-include": true, "-imacros": true, "-isystem": true, "-idirafter": true, "-iquote": true,
+	"-isysroot": true, "-iprefix": true, "-iwithprefix": true, "-iwithprefixbefore": true,
+	"-cxx-isystem": true, "-MF": true, "-MT": true, "-MQ": true, "-MJ": true, "-Xlinker": true,
+	"-Xclang": true, "-Xassembler": true, "-Xpreprocessor": true, "-Xanalyzer": true, "-mllvm": true,
+	"-target": true, "-arch": true, "-z": true, "-T": true, "-e": true, "-u": true, "-rpath": true,
+	"--sysroot": true, "--param": true, "--config": true, "-dependency-file": true,
+	"-dependency-dot": true, "--serialize-diagnostics": true, "-resource-dir": true,
+}
+
+// invocation is what scan learns from a command line.
+type invocation struct {
+	links bool // it links an executable (Links)
+	// lang: a -x other than `-x none` is in effect after the last argument, so that a file
+	// appended to the command line would be read as that language.
+	lang bool
+	// sharedDefs: it links a shared library (-shared) and forbids it undefined symbols
+	// (--no-undefined or -z defs, last of those and -z undefs wins), as Meson does by default.
+	sharedDefs bool
+}
+
+func scan(args []string) invocation {
+	var inv invocation
+	inputs, stop, shared := false, false, false
+	var ld []string // the arguments clang passes the linker as they are
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-shared" || a == "--shared" {
+			shared = true
+		}
+		switch {
+		case strings.HasPrefix(a, "-Wl,"):
+			ld = append(ld, strings.Split(a[len("-Wl,"):], ",")...)
+		case (a == "-Xlinker" || a == "-z") && i+1 < len(args):
+			if a == "-z" {
+				ld = append(ld, a)
+			}
+			ld = append(ld, args[i+1])
+			i++
+		case noLink[a] || strings.HasPrefix(a, "-print-") || strings.HasPrefix(a, "--print-"):
+			stop = true
+		case a == "-x":
+			if i+1 < len(args) {
+				inv.lang = args[i+1] != "none"
+			}
+			i++
+		case strings.HasPrefix(a, "-x") && len(a) > 2:
+			inv.lang = a[2:] != "none"
+		case separate[a]:
+			i++
+		case a == "-l":
+			inputs = true
+			i++
+		case strings.HasPrefix(a, "-l") || a == "-" || !strings.HasPrefix(a, "-"):
+			inputs = true
+		}
+	}
+	inv.links = inputs && !stop
+	for i, a := range ld {
+		z := ""
+		if a == "-z" && i+1 < len(ld) {
+			z = ld[i+1]
+		} else if strings.HasPrefix(a, "-z") {
+			z = a[2:]
+		}
+		switch {
+		case a == "--no-undefined" || z == "defs":
+			inv.sharedDefs = shared
+		case z == "undefs":
+			inv.sharedDefs = false
+		}
+	}
+	return inv
+}
+
+// maxResponseDepth bounds the nesting of response files (clang's driver errors on a cycle).
+const maxResponseDepth = 32
+
+// ExpandResponseFiles returns args with every @FILE argument replaced by the arguments FILE
+// holds, split as clang's driver splits them on Linux (GNU quoting: white space separates
+// arguments, single and double quotes group, a backslash escapes the next character), nested
+// @FILEs expanded the same way, every path relative to the working directory as clang resolves
+// them. An @FILE that cannot be read stays as it is: clang takes it for an input file. The error
+// is a nesting deeper than 32 files (a response file that includes itself).
+func ExpandResponseFiles(args []string) ([]string, error) {
+	return expand(args, 0)
+}
+
+func expand(args []string, depth int) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "@") || len(a) == 1 {
+			out = append(out, a)
+			continue
+		}
+		data, err := os.ReadFile(a[1:])
+		if err != nil {
+			out = append(out, a)
+			continue
+		}
+		if depth >= maxResponseDepth {
+			return nil, fmt.Errorf("response file %s: nested more than %d deep (does it include itself?)", a[1:], maxResponseDepth)
+		}
+		inner, err := expand(tokenizeGNU(string(data)), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inner...)
+	}
+	return out, nil
+}
+
+// tokenizeGNU splits the text of a response file as LLVM's cl::TokenizeGNUCommandLine does.
+func tokenizeGNU(s string) []string {
+	var toks []string
+	var tok strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			if tok.Len() > 0 { // an empty token ("") is none, as in LLVM
+				toks = append(toks, tok.String())
+				tok.Reset()
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			tok.WriteByte(s[i])
+		case c == '\'' || c == '"':
+			for i++; i < len(s) && s[i] != c; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				tok.WriteByte(s[i])
+			}
+		default:
+			tok.WriteByte(c)
+		}
+	}
+	if tok.Len() > 0 {
+		toks = append(toks, tok.String())
+	}
+	return toks
+}
+
+// notDebugLevel are the prefixes of -g options that tune debug information without asking for it
+// (-gz compresses it, -gsplit-dwarf splits it, -gno-... turns a feature off): with only these,
+// clang (14 and 16) emits none.
+var notDebugLevel = []string{"-gz", "-gsplit-dwarf", "-gno-", "-gcolumn-info", "-grecord-command-line",
+	"-grecord-gcc-switches", "-gpubnames", "-ggnu-pubnames", "-gstrict-dwarf", "-gsimple-template-names",
+	"-gdbx", "-gcodeview"}
+
+// hasDebug reports whether the arguments decide about debug information themselves: they ask for
+// it (-g, -g1..3, -ggdb, -gline-tables-only, -gdwarf-N...) or turn it off (-g0).
 func hasDebug(args []string) bool {
 	for _, a := range args {
-		if a == "-g0" {
-			return false
-		}
-		if strings.HasPrefix(a, "-g") || strings.HasPrefix(a, "-gdwarf") {
+		if strings.HasPrefix(a, "-g") && !slices.ContainsFunc(notDebugLevel, func(p string) bool { return strings.HasPrefix(a, p) }) {
 			return true
 		}
 	}
@@ -163,31 +329,52 @@ func hasDebug(args []string) bool {
 }
 
 // Args returns the full clang argument list (without the driver itself) for a wrapped
-// invocation with the user's args: the pass plugin is loaded (early, so -mllvm -scry-stats
-// works), -g is added when absent, scry.h's
-// directory is on the include path, _FORTIFY_SOURCE is undefined, and link steps get the runtime and its libraries.
+// invocation with the user's args, which are passed on unchanged (response files too: they are
+// read, with [ExpandResponseFiles], only to decide): the pass plugin is loaded (early, so
+// -mllvm -scry-stats works), -g is added when absent, scry.h's directory is on the include path,
+// _FORTIFY_SOURCE is undefined, a step that links an executable ([Links]) gets the runtime
+// (whole, after `-x none` when a -x is in effect), the export of its symbols to shared libraries
+// and its libraries, and a shared library's link that forbids undefined symbols (--no-undefined,
+// -z defs) allows them in the end, the runtime's being defined by the executable. The errors are a missing plugin or runtime and a response file nested in
+// itself.
 func Args(in Install, c Compiler, user []string) ([]string, error) {
 	plugin, err := in.PassPlugin(c.Major)
+	if err != nil {
+		return nil, err
+	}
+	expanded, err := ExpandResponseFiles(user)
 	if err != nil {
 		return nil, err
 	}
 	// -fplugin loads the plugin before clang parses -mllvm options, so the pass's own options
 	// (-mllvm -scry-stats) are accepted; -fpass-plugin adds the pass to the pipeline.
 	args := []string{"-fplugin=" + plugin, "-fpass-plugin=" + plugin, "-Qunused-arguments", "-I" + in.IncludeDir()}
-	if !hasDebug(user) {
+	if !hasDebug(expanded) {
 		args = append(args, "-g")
 	}
 	args = append(args, user...)
 	// Fortified libc calls (__memcpy_chk, ...) would hide copies into PM from the hooks.
 	args = append(args, "-U_FORTIFY_SOURCE")
-	if Links(user) && len(user) > 0 {
-		rt, err := in.Runtime()
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-lpthread", "-ldl")
+	inv := scan(expanded)
+	if inv.sharedDefs {
+		// The library's calls of the runtime are resolved in the executable that loads it (the
+		// runtime is linked into executables only): let the link leave undefined symbols. The
+		// option is ld.bfd's, gold's and lld's (-z undefs is not gold's).
+		args = append(args, "-Wl,--unresolved-symbols=ignore-in-object-files")
 	}
-	return args, nil
+	if !inv.links {
+		return args, nil
+	}
+	rt, dynlist, err := in.Runtime()
+	if err != nil {
+		return nil, err
+	}
+	if inv.lang {
+		// Else clang would read the archive as the -x language (`-x c++ -`).
+		args = append(args, "-x", "none")
+	}
+	return append(args, "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-Wl,--dynamic-list="+dynlist,
+		"-lpthread", "-ldl"), nil
 }
 
 // Exec replaces the running process with clang (clang++ with cxx) run on the user's arguments as
