@@ -653,3 +653,44 @@ func TestInert(t *testing.T) {
 		t.Errorf("pool: %v %v", fi, err)
 	}
 }
+
+// TestClientRequests: pmemcheck's client requests become records (docs/pmemcheck.md); every
+// request, pmemcheck's or another tool's, answers its default result (the program exits 101
+// otherwise); the replay applies the records without a warning.
+func TestClientRequests(t *testing.T) {
+	exe := compile(t, "valgrind", nil)
+	res := traceOf(t, exe)
+	maps := res.of(trace.KindRegionMap)
+	if len(maps) != 1 || maps[0].Size != 1<<16 || res.siteLine(maps[0].Site) != 1 {
+		t.Fatalf("REGION_MAP: %+v", maps)
+	}
+	base := maps[0].Addr
+	var got []string
+	for _, e := range res.recs {
+		switch e.Kind {
+		case trace.KindStore:
+			got = append(got, fmt.Sprintf("STORE@%d:%d", e.Addr-base, e.Size))
+		case trace.KindFlush:
+			got = append(got, fmt.Sprintf("FLUSH-%v@%d", e.Flush, e.Addr-base))
+		case trace.KindFence:
+			got = append(got, fmt.Sprintf("FENCE-%v", e.Fence))
+		case trace.KindPMExclude, trace.KindSetClean, trace.KindTxIgnore, trace.KindTxAdd:
+			got = append(got, fmt.Sprintf("%v@%d:%d/%d", e.Kind, e.Addr-base, e.Size, e.Flags))
+		case trace.KindRegionUnmap:
+			got = append(got, "UNMAP")
+		}
+	}
+	want := []string{
+		"PM_EXCLUDE@64:8/0", "STORE@64:1", "PM_EXCLUDE@64:8/1",
+		"FLUSH-clwb@0", "FLUSH-clwb@64", "FENCE-sfence",
+		"SET_CLEAN@128:16/0", "TX_IGNORE@256:64/0",
+		"UNMAP",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("records:\n got %v\nwant %v", got, want)
+	}
+	vr := verify(t, res)
+	for _, w := range vr.Warnings {
+		t.Errorf("replay: %s", w)
+	}
+}
