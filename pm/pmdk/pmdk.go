@@ -142,15 +142,20 @@ type IntervalSet struct {
 	r []Range
 }
 
+// clampedEnd returns addr+size, or the top of the address space when that wraps.
+func clampedEnd(addr, size uint64) uint64 {
+	if end := addr + size; end >= addr {
+		return end
+	}
+	return ^uint64(0)
+}
+
 // Add inserts [addr, addr+size).
 func (s *IntervalSet) Add(addr, size uint64) {
 	if size == 0 {
 		return
 	}
-	end := addr + size
-	if end < addr {
-		end = ^uint64(0)
-	}
+	end := clampedEnd(addr, size)
 	// first range whose end >= addr (may merge), last range whose start <= end.
 	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].End() >= addr })
 	j := i
@@ -194,10 +199,7 @@ func (s *IntervalSet) Remove(addr, size uint64) {
 	if size == 0 {
 		return
 	}
-	end := addr + size
-	if end < addr {
-		end = ^uint64(0)
-	}
+	end := clampedEnd(addr, size)
 	out := s.r[:0:0]
 	for _, r := range s.r {
 		if r.End() <= addr || end <= r.Addr {
