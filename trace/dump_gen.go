@@ -94,6 +94,13 @@ func appendFields(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 		b = fmt.Appendf(b, " fd=%d size=%d", ev.Handle, len(ev.Data))
 		b = appendData(b, ev.Data, maxBytes)
 		b = appendSiteField(b, r, ev.Site)
+	case KindPMExclude:
+		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
+		b = appendFlags(b, uint64(ev.Flags), []string{"include"})
+		b = appendSiteField(b, r, ev.Site)
+	case KindSetClean, KindTxIgnore:
+		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
+		b = appendSiteField(b, r, ev.Site)
 	}
 	return b
 }

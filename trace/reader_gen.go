@@ -519,6 +519,55 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 		ev.Data = b[i : i+ln]
 		i += ln
 		return i, 0, nil
+	case KindPMExclude:
+		if r.hdr.Version < 7 {
+			break
+		}
+		var delta int64
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.over32(k, "site", v)
+		}
+		ev.Site = uint32(v)
+		if delta, i = svarint(b, i); i < 0 {
+			return r.short(b, i, k, "addr")
+		}
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "size")
+		}
+		ev.Size = v
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		ev.Flags = b[i]
+		i++
+		ev.Addr = r.last + uint64(delta)
+		r.last = ev.Addr
+		return i, 0, nil
+	case KindSetClean, KindTxIgnore:
+		if r.hdr.Version < 7 {
+			break
+		}
+		var delta int64
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.over32(k, "site", v)
+		}
+		ev.Site = uint32(v)
+		if delta, i = svarint(b, i); i < 0 {
+			return r.short(b, i, k, "addr")
+		}
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "size")
+		}
+		ev.Size = v
+		ev.Addr = r.last + uint64(delta)
+		r.last = ev.Addr
+		return i, 0, nil
 	}
 	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown record kind 0x%02x", uint8(k))
 }

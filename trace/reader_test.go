@@ -63,6 +63,10 @@ func sampleEvents() []Event {
 		{Kind: KindTxEnd, Thread: 100, Context: 1, Site: 10},
 		{Kind: KindExternalWrite, Thread: 100, Site: 10, Addr: base + 512, Data: []byte{0xff, 0xee}, Flags: ExternalPersisted},
 		{Kind: KindWarning, Thread: 100, Text: "more than 64 PM regions; the rest are not traced"},
+		{Kind: KindPMExclude, Thread: 100, Site: 10, Addr: base + 576, Size: 8},
+		{Kind: KindPMExclude, Thread: 100, Site: 10, Addr: base + 576, Size: 8, Flags: PMInclude},
+		{Kind: KindSetClean, Thread: 100, Site: 10, Addr: base + 64, Size: 16},
+		{Kind: KindTxIgnore, Thread: 101, Site: 10, Addr: base + 640, Size: 64},
 		{Kind: KindFSOp, Thread: 100, Site: 10, FS: FSOpen, FSFlags: FSCreate | FSTrunc | FSWriteOnly, Handle: 1, Result: 3, Path: "/w/out"},
 		{Kind: KindFSOp, Thread: 100, Site: 10, FS: FSWrite, Handle: 1, FileOffset: 4096, Size: 3, Result: 3, Data: []byte("abc")},
 		{Kind: KindFSOp, Thread: 101, Site: 4, FS: FSRename, FSFlags: FSNoReplace, Path: "/w/out", Path2: "/w/new"},
@@ -423,7 +427,7 @@ func TestHeaderErrors(t *testing.T) {
 	}{
 		{"empty", nil, ErrNotTrace, "0 bytes"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, "bad magic"},
-		{"version", func() []byte { h := header(); h[8] = 7; return h }(), ErrVersion, "version 7; this scry reads versions 1 to 6"},
+		{"version", func() []byte { h := header(); h[8] = 8; return h }(), ErrVersion, "version 8; this scry reads versions 1 to 7"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}

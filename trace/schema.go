@@ -191,7 +191,7 @@ var (
 
 var schema = FormatSpec{
 	Magic:      "SCRYTRC\x00",
-	Version:    6,
+	Version:    7,
 	MinVersion: 1,
 	Versions: []VersionSpec{
 		{2, "the `branch` site kind and the `DEPS` and `FRAME` records (static dependence facts and call-frame identity, for inference: docs/inference.md)"},
@@ -199,6 +199,7 @@ var schema = FormatSpec{
 		{4, "the `inlined` site kind and every site's `inlined_at` field (the call the compiler inlined the site's code into)"},
 		{5, "the `return` site kind (a function's returned value, whose dependence facts carry guards through calls)"},
 		{6, "the `FS_OP` and `OUTPUT` records of file-system mode (a program's file-system system calls and its own output, recorded by the strace front end)"},
+		{7, "the `PM_EXCLUDE`, `SET_CLEAN` and `TX_IGNORE` records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges exempt from transaction checks; docs/pmemcheck.md)"},
 	},
 	Header: []HeaderField{
 		{"", 8, "magic `SCRYTRC\\x00`"},
@@ -459,6 +460,36 @@ var schema = FormatSpec{
 				{Name: "fd", Enc: EncUvarint, Go: "Handle", Dump: "fd=%d"},
 				{Name: "n", Enc: EncUvarint, Max: "MaxPayload", Dump: "size=%d"},
 				{Name: "data", Enc: EncBytes, Len: "n", Go: "Data", Dump: "data"},
+			},
+		},
+		{
+			Code: 0x1C, Name: "PM_EXCLUDE", Go: "KindPMExclude", Since: 7, Short: "a range of a PM region is not PM from here on (or, with include, is PM again)",
+			Doc: "`size` bytes at `addr`, inside a mapped region, are not PM from this record on (pmemcheck's `VALGRIND_PMC_REMOVE_PMEM_MAPPING`: a field the program keeps volatile on purpose): later stores, non-temporal stores, external writes, loads and flushes there are no PM events (the replay still writes their bytes into the region's image, so that it equals the file) and the persistency model does not see them; stores made before stay as they are. With flag `include`, the range is PM again (`VALGRIND_PMC_REGISTER_PMEM_MAPPING` of an excluded range). Unmapping a region forgets its excluded ranges.",
+			Fields: []FieldSpec{
+				siteField,
+				addrField,
+				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
+				{Name: "flags", Enc: EncU8, Go: "Flags", Flags: []FlagSpec{
+					{Bit: 0, Name: "include", Go: "PMInclude", C: "SCRY_PM_INCLUDE", Short: "PM_EXCLUDE: the range is PM again", Doc: "the range is PM again"},
+				}},
+			},
+		},
+		{
+			Code: 0x1D, Name: "SET_CLEAN", Go: "KindSetClean", Since: 7, Short: "a range is declared durable now",
+			Doc: "the program declares that the `size` bytes at `addr` are durable now (pmemcheck's `VALGRIND_PMC_SET_CLEAN`): every unpersisted store to them is persisted, as if flushed and fenced at this point.",
+			Fields: []FieldSpec{
+				siteField,
+				addrField,
+				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
+			},
+		},
+		{
+			Code: 0x1E, Name: "TX_IGNORE", Go: "KindTxIgnore", Since: 7, Short: "stores to a range are exempt from transaction checks",
+			Doc: "stores to the `size` bytes at `addr`, by any thread, are exempt from the transaction checks from this record on (pmemcheck's `VALGRIND_PMC_ADD_TO_GLOBAL_TX_IGNORE`): inside a transaction they count as added to it. They stay PM stores for every other check.",
+			Fields: []FieldSpec{
+				siteField,
+				addrField,
+				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
 			},
 		},
 	},

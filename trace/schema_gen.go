@@ -16,8 +16,10 @@ const Magic = "SCRYTRC\x00"
 // the compiler inlined the site's code into); version 5 added the return site kind (a function's
 // returned value, whose dependence facts carry guards through calls); version 6 added the FS_OP and
 // OUTPUT records of file-system mode (a program's file-system system calls and its own output,
-// recorded by the strace front end).
-const Version = 6
+// recorded by the strace front end); version 7 added the PM_EXCLUDE, SET_CLEAN and TX_IGNORE
+// records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges
+// exempt from transaction checks; docs/pmemcheck.md).
+const Version = 7
 
 // MinVersion is the oldest format version this package reads. A trace of an older version is read
 // as one of Version without the records, fields and values added after its version.
@@ -58,9 +60,12 @@ const (
 	KindWarning       Kind = 0x19 // the runtime degraded: what follows is incomplete (version 3)
 	KindFSOp          Kind = 0x1A // a file-system system call of file-system mode (version 6)
 	KindOutput        Kind = 0x1B // the program wrote to its standard output or error (version 6)
+	KindPMExclude     Kind = 0x1C // a range of a PM region is not PM from here on (or, with include, is PM again) (version 7)
+	KindSetClean      Kind = 0x1D // a range is declared durable now (version 7)
+	KindTxIgnore      Kind = 0x1E // stores to a range are exempt from transaction checks (version 7)
 
 	// KindLast is the highest record kind of this version.
-	KindLast = KindOutput
+	KindLast = KindTxIgnore
 )
 
 // Bits and flags of the byte and flags fields of records (docs/trace-format.md).
@@ -86,6 +91,7 @@ const (
 	FSZeroRange       = 1 << 9    // FSFallocate: FALLOC_FL_ZERO_RANGE
 	FSWriteOnly       = 1 << 10   // FSOpen: opened for writing (O_WRONLY or O_RDWR)
 	FSFlagsAll        = 1<<11 - 1 // the bits of FS_OP flags defined by this version
+	PMInclude         = 1 << 0    // PM_EXCLUDE: the range is PM again
 )
 
 // FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).
@@ -186,7 +192,7 @@ const (
 	MaxDepth   = 1 << 10 // activations in one FRAME record
 )
 
-var kindNames = [...]string{KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP", KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE", KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD", KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC", KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK", KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME", KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT"}
+var kindNames = [...]string{KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP", KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE", KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD", KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC", KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK", KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME", KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT", KindPMExclude: "PM_EXCLUDE", KindSetClean: "SET_CLEAN", KindTxIgnore: "TX_IGNORE"}
 
 // String returns the record kind's name as docs/trace-format.md spells it ("STORE",
 // "NT_STORE", ...), or "KIND(0xNN)" for an unknown code.

@@ -253,6 +253,25 @@ func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 		b = binary.AppendUvarint(b, ev.Handle)
 		b = binary.AppendUvarint(b, uint64(len(ev.Data)))
 		b = w.data(b, ev.Data)
+	case KindPMExclude:
+		if w.version < 7 {
+			return nil, fmt.Errorf("trace: %v records need format version 7 or later, not %d", ev.Kind, w.version)
+		}
+		b = append(b, byte(ev.Kind))
+		b = binary.AppendUvarint(b, uint64(ev.Site))
+		b = binary.AppendVarint(b, int64(ev.Addr-w.last))
+		w.last = ev.Addr
+		b = binary.AppendUvarint(b, ev.Size)
+		b = append(b, ev.Flags)
+	case KindSetClean, KindTxIgnore:
+		if w.version < 7 {
+			return nil, fmt.Errorf("trace: %v records need format version 7 or later, not %d", ev.Kind, w.version)
+		}
+		b = append(b, byte(ev.Kind))
+		b = binary.AppendUvarint(b, uint64(ev.Site))
+		b = binary.AppendVarint(b, int64(ev.Addr-w.last))
+		w.last = ev.Addr
+		b = binary.AppendUvarint(b, ev.Size)
 	default:
 		return nil, fmt.Errorf("trace: unknown record kind 0x%02x", uint8(ev.Kind))
 	}

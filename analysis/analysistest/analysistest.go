@@ -168,6 +168,22 @@ func (b *Builder) TxAdd(site uint32, addr, size uint64, flags uint8) *Builder {
 	return b.add(trace.Event{Kind: trace.KindTxAdd, Site: site, Addr: addr, Size: size, Flags: flags}, trace.SiteLibCall)
 }
 
+// PMExclude is a PM_EXCLUDE of size bytes at addr (flags trace.PMInclude: PM again), as a
+// Valgrind client request's site records it.
+func (b *Builder) PMExclude(site uint32, addr, size uint64, flags uint8) *Builder {
+	return b.add(trace.Event{Kind: trace.KindPMExclude, Site: site, Addr: addr, Size: size, Flags: flags}, trace.SiteLibCall)
+}
+
+// SetClean is a SET_CLEAN of size bytes at addr.
+func (b *Builder) SetClean(site uint32, addr, size uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindSetClean, Site: site, Addr: addr, Size: size}, trace.SiteLibCall)
+}
+
+// TxIgnore is a TX_IGNORE of size bytes at addr.
+func (b *Builder) TxIgnore(site uint32, addr, size uint64) *Builder {
+	return b.add(trace.Event{Kind: trace.KindTxIgnore, Site: site, Addr: addr, Size: size}, trace.SiteLibCall)
+}
+
 // TxCommit is a TX_COMMIT.
 func (b *Builder) TxCommit(site uint32) *Builder {
 	return b.add(trace.Event{Kind: trace.KindTxCommit, Site: site}, trace.SiteLibCall)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x6 /* format version written */
+#define SCRY_TRACE_VERSION 0x7 /* format version written */
 #define SCRY_TRACE_MIN_VERSION 0x1 /* oldest format version read */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 
@@ -40,6 +40,9 @@
 #define SCRY_EV_WARNING 0x19 /* the runtime degraded: what follows is incomplete (version 3) */
 #define SCRY_EV_FS_OP 0x1a /* a file-system system call of file-system mode (version 6) */
 #define SCRY_EV_OUTPUT 0x1b /* the program wrote to its standard output or error (version 6) */
+#define SCRY_EV_PM_EXCLUDE 0x1c /* a range of a PM region is not PM from here on (or, with include, is PM again) (version 7) */
+#define SCRY_EV_SET_CLEAN 0x1d /* a range is declared durable now (version 7) */
+#define SCRY_EV_TX_IGNORE 0x1e /* stores to a range are exempt from transaction checks (version 7) */
 
 /* FlushKind: the instruction of a FLUSH record (low 7 bits of its kind byte). */
 #define SCRY_FLUSH_CLFLUSH 0x1
@@ -117,6 +120,7 @@
 #define SCRY_FS_PUNCH_HOLE 0x100 /* FSFallocate: FALLOC_FL_PUNCH_HOLE */
 #define SCRY_FS_ZERO_RANGE 0x200 /* FSFallocate: FALLOC_FL_ZERO_RANGE */
 #define SCRY_FS_WRITE 0x400 /* FSOpen: opened for writing (O_WRONLY or O_RDWR) */
+#define SCRY_PM_INCLUDE 0x1 /* PM_EXCLUDE: the range is PM again */
 
 /* Limits a reader enforces. */
 #define SCRY_MAX_PAYLOAD 0x4000000 /* bytes in one record's data */
@@ -266,8 +270,8 @@ static inline void scry_enc_tx_begin(uint8_t kind /* SCRY_EV_TX_BEGIN, SCRY_EV_T
 	scry_put_uv(site);
 }
 
-/* TX_ADD, ALLOC: uvarint site, addr, uvarint size, u8 flags */
-static inline void scry_enc_tx_add(uint8_t kind /* SCRY_EV_TX_ADD, SCRY_EV_ALLOC */, uint64_t site, uint64_t addr, uint64_t size, uint8_t flags)
+/* TX_ADD, ALLOC, PM_EXCLUDE: uvarint site, addr, uvarint size, u8 flags */
+static inline void scry_enc_tx_add(uint8_t kind /* SCRY_EV_TX_ADD, SCRY_EV_ALLOC, SCRY_EV_PM_EXCLUDE */, uint64_t site, uint64_t addr, uint64_t size, uint8_t flags)
 {
 	scry_need(32);
 	scry_put_u8(kind);
@@ -409,5 +413,15 @@ static inline void scry_enc_output(uint64_t site, uint64_t fd, uint64_t n, const
 	scry_put_uv(fd);
 	scry_put_uv(n);
 	scry_put_bytes(data, n);
+}
+
+/* SET_CLEAN, TX_IGNORE: uvarint site, addr, uvarint size */
+static inline void scry_enc_set_clean(uint8_t kind /* SCRY_EV_SET_CLEAN, SCRY_EV_TX_IGNORE */, uint64_t site, uint64_t addr, uint64_t size)
+{
+	scry_need(31);
+	scry_put_u8(kind);
+	scry_put_uv(site);
+	scry_put_addr(addr);
+	scry_put_uv(size);
 }
 #endif /* SCRY_TRACE_ENCODERS */

@@ -191,6 +191,13 @@ var cases = []struct {
 		// a libc read: a hook, never an external call
 		`call void @__scry_post_strlen\(i32 %[\w.]+, i64 %[\w.]+, (ptr|i8\*) %[\w.]+\)`,
 	}, mustNot: []string{`__scry_ext_pre\(.*@strlen`}},
+	{file: "valgrind.c", must: []string{
+		`%[\w.]+ = call i64 @__scry_client_request\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 0\)`,
+		`call i64 @__scry_client_request\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 7\)`,
+	}, mustNot: []string{`xchgq %rbx`, `@__scry_fence\(`}},
+	{file: "valgrind.cpp", must: []string{
+		`call i64 @__scry_client_request\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 0\)`,
+	}, mustNot: []string{`xchgq %rbx`}},
 	{file: "cxx.cpp", must: []string{
 		`call void @__scry_post_pmem_persist\(`,
 		`call void @__scry_ret\(`,

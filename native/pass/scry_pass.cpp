@@ -125,6 +125,21 @@ bool isReadOnlyLibc(StringRef Name) {
   return false;
 }
 
+// isClientRequestAsm: Valgrind's client request on amd64 as valgrind.h writes it
+// (VALGRIND_DO_CLIENT_REQUEST_EXPR): the "special instruction preamble", rotates of %rdi by 3, 13,
+// 61 and 51 bits (128 in all, so a no-op when not under Valgrind), then `xchgq %rbx,%rbx`, with
+// the request array's address in %rax and the default result in %rdx, which is also the result
+// ("={dx},{ax},0"). clang-14 and clang-16 emit it so for C and C++ at -O0 and -O2. The other
+// special instructions (`xchgq %rcx,%rcx`, `%rdx,%rdx`, `%rdi,%rdi`) are not requests.
+bool isClientRequestAsm(StringRef AsmStr, StringRef Constraints) {
+  std::string S; // the statements with white space removed
+  for (char C : AsmStr)
+    if (C != ' ' && C != '\t' && C != '\n')
+      S += C;
+  return S == "rolq$$3,%rdi;rolq$$13,%rdirolq$$61,%rdi;rolq$$51,%rdixchgq%rbx,%rbx" &&
+         startsWith(Constraints, "={dx},{ax},0,");
+}
+
 // parseAsm splits an inline-assembly string into the PM operations it performs, in textual order.
 // Statements are separated by ';' or newlines. Old toolchains spell clflushopt as
 // ".byte 0x66; clflush" and clwb as ".byte 0x66; xsaveopt" (PMDK, research code): the 0x66 prefix
@@ -209,7 +224,7 @@ struct SiteRec {
 };
 
 // What an instruction gets.
-enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, FlushIntr, FenceIntr, NTIntr, Asm, Call, Ret };
+enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, FlushIntr, FenceIntr, NTIntr, Asm, ClientRequest, Call, Ret };
 
 struct Item {
   What W;
@@ -246,6 +261,7 @@ private:
   };
   std::vector<DepRec> Deps;
   std::vector<Function *> Defined; // functions defined (and so instrumented) in this module
+  std::vector<Instruction *> Dead;  // replaced instructions, erased after the function's facts
   GlobalVariable *Base = nullptr, *PmLo = nullptr, *PmHi = nullptr;
   MDNode *Unlikely = nullptr;
   std::map<const DISubprogram *, std::string> SPNames;
@@ -304,12 +320,26 @@ private:
   void doAccess(Item &It);
   void doMemOp(Item &It);
   void doAsm(Item &It);
+  void doClientRequest(Item &It);
   void doCall(Item &It);
   void emitModuleCtor();
 };
 
 // isPMCandidate: false when the pointer provably points to the stack or to a global variable,
 // neither of which can be in a mapped PM file, so the access needs no callback at all.
+// isClientRequest: the call is Valgrind's client request on amd64 (isClientRequestAsm) with the
+// operands valgrind.h gives it: the address of the six-word request array (%rax) and the default
+// result (%rdx, tied to the i64 result).
+bool isClientRequest(CallBase *CB) {
+  auto *IA = dyn_cast<InlineAsm>(CB->getCalledOperand());
+  if (!IA || !isa<CallInst>(CB) || CB->arg_size() != 2 || !CB->getType()->isIntegerTy(64) ||
+      !CB->getArgOperand(1)->getType()->isIntegerTy(64))
+    return false;
+  Type *A0 = CB->getArgOperand(0)->getType();
+  return (A0->isPointerTy() || A0->isIntegerTy(64)) &&
+         isClientRequestAsm(IA->getAsmString(), IA->getConstraintString());
+}
+
 bool Instrumenter::isPMCandidate(Value *Ptr) {
   const Value *Obj = getUnderlyingObject(Ptr->stripPointerCasts());
   return !isa<AllocaInst>(Obj) && !isa<GlobalVariable>(Obj);
@@ -320,6 +350,10 @@ bool Instrumenter::isPMCandidate(Value *Ptr) {
 bool Instrumenter::classifyCall(CallBase *CB, std::vector<Item> &Items) {
   if (CB->isInlineAsm()) {
     auto *IA = cast<InlineAsm>(CB->getCalledOperand());
+    if (isClientRequest(CB)) {
+      Items.push_back({What::ClientRequest, CB, 0});
+      return true;
+    }
     if (parseAsm(IA->getAsmString()).empty() || isa<InvokeInst>(CB) || !isa<CallInst>(CB))
       return false;
     Items.push_back({What::Asm, CB, 0});
@@ -638,6 +672,21 @@ void Instrumenter::doMemOp(Item &It) {
                  TB.CreateZExtOrTrunc(Len, I64), ConstantInt::get(I32, Kind)});
 }
 
+// doClientRequest: a Valgrind client request (isClientRequest) becomes
+//     result = __scry_client_request(site, args, default)
+// in its place, with the same operands; the runtime answers the requests it understands and gives
+// the default for all others, as a program not running under Valgrind would see.
+void Instrumenter::doClientRequest(Item &It) {
+  auto *CB = cast<CallInst>(It.I);
+  IRBuilder<> B(CB);
+  B.SetCurrentDebugLocation(CB->getDebugLoc());
+  unsigned S = addSite(SCRY_SITE_LIBCALL, CB, "VALGRIND_DO_CLIENT_REQUEST");
+  Value *R = B.CreateCall(callback(Callback::__scry_client_request),
+                          {siteId(B, S), toI8Ptr(B, CB->getArgOperand(0)), CB->getArgOperand(1)});
+  CB->replaceAllUsesWith(R);
+  Dead.push_back(CB); // erased once the function's dependence facts are mapped to sites
+}
+
 // doAsm: flushes, fences, locked and non-temporal instructions written in inline assembly, in
 // the order the asm string has them, reported after the asm statement.
 void Instrumenter::doAsm(Item &It) {
@@ -865,6 +914,7 @@ void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
     switch (It.W) {
     case What::MemOp: doMemOp(It); break;
     case What::Asm: doAsm(It); break;
+    case What::ClientRequest: doClientRequest(It); break;
     case What::Call: doCall(It); break;
     case What::Ret: addSite(SCRY_SITE_RETURN, It.I); break; // a static fact: no callback
     case What::FlushIntr:
@@ -950,6 +1000,7 @@ std::vector<DepSite> Instrumenter::depSites(const std::vector<Item> &Items) {
           S.Addr.push_back(A);
       break;
     case What::Call:
+    case What::ClientRequest:
       S.Producer = true; // the returned value
       break;
     case What::Ret:
@@ -1096,6 +1147,9 @@ bool Instrumenter::run() {
       addSite(SCRY_SITE_BRANCH, T);
     addDeps(FD);
     SiteOf.clear();
+    for (Instruction *I : Dead)
+      I->eraseFromParent();
+    Dead.clear();
   }
   std::sort(Deps.begin(), Deps.end());
   Deps.erase(std::unique(Deps.begin(), Deps.end()), Deps.end());

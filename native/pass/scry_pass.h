@@ -28,6 +28,10 @@ struct AsmOp {
 // asm string (operands spelled $N), in textual order.
 std::vector<AsmOp> parseAsm(llvm::StringRef AsmStr);
 
+// isClientRequestAsm: an inline asm string and constraint string are Valgrind's client request
+// on amd64 (valgrind.h's VALGRIND_DO_CLIENT_REQUEST_EXPR).
+bool isClientRequestAsm(llvm::StringRef AsmStr, llvm::StringRef Constraints);
+
 // isReadOnlyLibc: a libc function that never writes PM, left uninstrumented.
 bool isReadOnlyLibc(llvm::StringRef Name);
 

@@ -8,6 +8,7 @@
  *              and the page diffs that become EXTERNAL_WRITE records.
  *   callbacks.c the ABI of scry_abi.h (__scry_load, __scry_store, ...) and the user API (scry.h).
  *   hooks_libc.c, hooks_pmem.c, hooks_pmemobj.c: the __scry_pre_/__scry_post_ hooks.
+ *   valgrind.c Valgrind client requests (__scry_client_request): pmemcheck's become records.
  */
 #ifndef SCRY_RT_H
 #define SCRY_RT_H
@@ -42,6 +43,7 @@
 #define pm_remove_begin __scry_rt_pm_remove_begin
 #define pm_remove_finish __scry_rt_pm_remove_finish
 #define pm_store_then_check __scry_rt_pm_store_then_check
+#define rec_addr_size __scry_rt_rec_addr_size
 #define rec_addr_size_flags __scry_rt_rec_addr_size_flags
 #define rec_ext_locked __scry_rt_rec_ext_locked
 #define rec_fence __scry_rt_rec_fence
@@ -146,7 +148,8 @@ void rec_region_unmap_locked(uint32_t id, uint32_t site);
 void rec_site_only(int kind, uint32_t site); /* TX_BEGIN, TX_COMMIT, TX_END */
 void rec_tx_abort(uint32_t site, uint64_t errnum);
 void rec_tx_abort_locked(uint32_t site, uint64_t errnum);
-void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size, uint8_t flags); /* TX_ADD, ALLOC */
+void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size, uint8_t flags); /* TX_ADD, ALLOC, PM_EXCLUDE */
+void rec_addr_size(int kind, uint32_t site, uintptr_t addr, uint64_t size); /* SET_CLEAN, TX_IGNORE */
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags);
 void rec_op_begin(const char *text, size_t len); /* ends the open operation first */
 void rec_op_end(void);

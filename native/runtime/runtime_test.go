@@ -172,6 +172,35 @@ func (res result) of(k trace.Kind) []rec {
 // siteLine returns the line of a site (the test programs number their sites by line).
 func (res result) siteLine(id uint32) uint32 { return res.sites[id].Line }
 
+// summary lists the trace's PM records, one short string each, at offsets from base: STORE,
+// FLUSH, FENCE, REGION_UNMAP and the records with a range and flags (TX_ADD and those of
+// pmemcheck's requests), each followed by its site's line when lines is set.
+func (res result) summary(base uint64, lines bool) []string {
+	var out []string
+	for _, e := range res.recs {
+		var s string
+		switch e.Kind {
+		case trace.KindStore:
+			s = fmt.Sprintf("STORE@%d:%d", e.Addr-base, e.Size)
+		case trace.KindFlush:
+			s = fmt.Sprintf("FLUSH-%v@%d", e.Flush, e.Addr-base)
+		case trace.KindFence:
+			s = "FENCE"
+		case trace.KindRegionUnmap:
+			s = "UNMAP"
+		case trace.KindPMExclude, trace.KindSetClean, trace.KindTxIgnore, trace.KindTxAdd:
+			s = fmt.Sprintf("%v@%d:%d-%d", e.Kind, e.Addr-base, e.Size, e.Flags)
+		default:
+			continue
+		}
+		if lines {
+			s += fmt.Sprintf("/%d", res.siteLine(e.Site))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 func (res result) end(t *testing.T) rec {
 	t.Helper()
 	ends := res.of(trace.KindEnd)
@@ -350,20 +379,7 @@ func TestLibpmem(t *testing.T) {
 	if len(maps) != 1 || maps[0].Flags != trace.RegionCreated || res.siteLine(maps[0].Site) != 1 {
 		t.Fatalf("REGION_MAP: %+v", maps)
 	}
-	base := maps[0].Addr
-	var got []string
-	for _, e := range res.recs {
-		switch e.Kind {
-		case trace.KindStore:
-			got = append(got, fmt.Sprintf("STORE@%d:%d/%d", e.Addr-base, e.Size, res.siteLine(e.Site)))
-		case trace.KindFlush:
-			got = append(got, fmt.Sprintf("FLUSH-%v@%d/%d", e.Flush, e.Addr-base, res.siteLine(e.Site)))
-		case trace.KindFence:
-			got = append(got, fmt.Sprintf("FENCE/%d", res.siteLine(e.Site)))
-		case trace.KindRegionUnmap:
-			got = append(got, fmt.Sprintf("UNMAP/%d", res.siteLine(e.Site)))
-		}
-	}
+	got := res.summary(maps[0].Addr, true)
 	want := []string{
 		"STORE@1000:10/2", "FLUSH-clwb@960/2", "FENCE/2", // pmem_memcpy_persist(pm+1000, 10)
 		"STORE@5000:200/3", "FLUSH-clwb@4992/3", "FLUSH-clwb@5056/3", "FLUSH-clwb@5120/3", "FLUSH-clwb@5184/3",
@@ -651,5 +667,31 @@ func TestInert(t *testing.T) {
 	}
 	if fi, err := os.Stat(pool); err != nil || fi.Size() == 0 {
 		t.Errorf("pool: %v %v", fi, err)
+	}
+}
+
+// TestClientRequests: pmemcheck's client requests become records (docs/pmemcheck.md); every
+// request, pmemcheck's or another tool's, answers its default result (the program exits 101
+// otherwise); the replay applies the records without a warning.
+func TestClientRequests(t *testing.T) {
+	exe := compile(t, "valgrind", nil)
+	res := traceOf(t, exe)
+	maps := res.of(trace.KindRegionMap)
+	if len(maps) != 1 || maps[0].Size != 1<<16 || res.siteLine(maps[0].Site) != 1 {
+		t.Fatalf("REGION_MAP: %+v", maps)
+	}
+	got := res.summary(maps[0].Addr, false)
+	want := []string{
+		"PM_EXCLUDE@64:8-0", "STORE@64:1", "PM_EXCLUDE@64:8-1",
+		"FLUSH-clwb@0", "FLUSH-clwb@64", "FENCE",
+		"SET_CLEAN@128:16-0", "TX_IGNORE@256:64-0",
+		"UNMAP",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("records:\n got %v\nwant %v", got, want)
+	}
+	vr := verify(t, res)
+	for _, w := range vr.Warnings {
+		t.Errorf("replay: %s", w)
 	}
 }

@@ -492,6 +492,14 @@ void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size,
 	small_end();
 }
 
+void rec_addr_size(int kind, uint32_t site, uintptr_t addr, uint64_t size)
+{
+	if (!small_begin(1))
+		return;
+	scry_enc_set_clean((uint8_t)kind, site, addr, size);
+	small_end();
+}
+
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags)
 {
 	if (!small_begin(1))

@@ -202,8 +202,10 @@ func (o *overwritten) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 
 // TxUnloggedStore reports an instrumented store made inside a PMDK transaction (work stage) to PM
 // bytes that are neither in a range added to the transaction (at any nesting level) nor in an
-// object allocated while it runs: PMDK cannot roll the store back if the transaction aborts or
-// the program crashes before commit, and does not flush it at commit. This is the PMDK misuse
+// object allocated while it runs (nor exempt from the check by pmemcheck's
+// VALGRIND_PMC_ADD_TO_GLOBAL_TX_IGNORE: pmdk.Tx.Ignored): PMDK cannot roll the store back if
+// the transaction aborts or the program crashes before commit, and does not flush it at
+// commit. This is the PMDK misuse
 // the custom transaction checkers of AGAMOTTO target (AGAMOTTO, OSDI'20, §4.2.2) and
 // the transactional persistent-interval rule of the dissertation
 // (Huang's dissertation, USC 2023, ch. 5).
@@ -222,7 +224,7 @@ func (txUnlogged) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 		return
 	}
 	ev := s.Event
-	if s.Tx.Covers(ev.Addr, ev.Size) || p.State.Reserved.Contains(ev.Addr, ev.Size) || p.Dup(ev.Site, ev.Context, ev.Index) {
+	if s.Tx.Covers(ev.Addr, ev.Size) || s.Tx.Ignored(ev.Addr, ev.Size) || p.State.Reserved.Contains(ev.Addr, ev.Size) || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	p.Report(analysis.Diagnostic{

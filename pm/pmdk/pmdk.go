@@ -142,15 +142,20 @@ type IntervalSet struct {
 	r []Range
 }
 
+// clampedEnd returns addr+size, or the top of the address space when that wraps.
+func clampedEnd(addr, size uint64) uint64 {
+	if end := addr + size; end >= addr {
+		return end
+	}
+	return ^uint64(0)
+}
+
 // Add inserts [addr, addr+size).
 func (s *IntervalSet) Add(addr, size uint64) {
 	if size == 0 {
 		return
 	}
-	end := addr + size
-	if end < addr {
-		end = ^uint64(0)
-	}
+	end := clampedEnd(addr, size)
 	// first range whose end >= addr (may merge), last range whose start <= end.
 	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].End() >= addr })
 	j := i
@@ -187,6 +192,28 @@ func (s *IntervalSet) Covers(addr, size uint64) bool {
 	}
 	i := sort.Search(n, func(i int) bool { return s.r[i].End() > addr })
 	return i < n && s.r[i].Addr <= addr && end <= s.r[i].End()
+}
+
+// Remove takes [addr, addr+size) out of the set (a range of it may split in two).
+func (s *IntervalSet) Remove(addr, size uint64) {
+	if size == 0 {
+		return
+	}
+	end := clampedEnd(addr, size)
+	out := s.r[:0:0]
+	for _, r := range s.r {
+		if r.End() <= addr || end <= r.Addr {
+			out = append(out, r)
+			continue
+		}
+		if r.Addr < addr {
+			out = append(out, Range{r.Addr, addr - r.Addr})
+		}
+		if end < r.End() {
+			out = append(out, Range{end, r.End() - end})
+		}
+	}
+	s.r = out
 }
 
 // Len returns the number of disjoint ranges.
@@ -273,6 +300,9 @@ type Tx struct {
 	aborted bool
 	// BeginSite and BeginStack locate the outermost TX_BEGIN of the open transaction.
 	BeginSite, BeginStack uint32
+	// ignored are the bytes exempt from the transaction checks, shared by every thread
+	// (Threads.Ignore).
+	ignored *IntervalSet
 	// prot caches the bytes the transaction protects (Protects), built for protKey.
 	prot    IntervalSet
 	protKey [2]int // len(Added), len(Allocs) when prot was built; -1: stale
@@ -311,6 +341,14 @@ func (t *Tx) Covers(addr, size uint64) bool {
 	return len(t.stages) > 0 && t.Logged.Covers(addr, size)
 }
 
+// Ignored reports whether [addr, addr+size) lies wholly in ranges exempt from the transaction
+// checks (TX_IGNORE records: pmemcheck's VALGRIND_PMC_ADD_TO_GLOBAL_TX_IGNORE, docs/pmemcheck.md).
+// Such bytes are neither logged nor protected: only the check that a transactional store was
+// added to its transaction skips them.
+func (t *Tx) Ignored(addr, size uint64) bool {
+	return t.ignored != nil && t.ignored.Len() > 0 && t.ignored.Covers(addr, size)
+}
+
 // Protects reports whether the open transaction, in its work stage, protects the bytes
 // [addr, addr+size): they lie wholly in ranges added with a snapshot and flushed at commit
 // (neither POBJ_XADD_NO_SNAPSHOT nor POBJ_XADD_NO_FLUSH) or in objects allocated
@@ -318,7 +356,7 @@ func (t *Tx) Covers(addr, size uint64) bool {
 // before rolls it back) and is durable after it: the persistent interval of a transactional
 // store in the dissertation's Algorithm 7 (Huang, USC 2023, §5.5.3).
 func (t *Tx) Protects(addr, size uint64) bool {
-	if !t.InWork() || !t.Covers(addr, size) {
+	if !t.InWork() || !t.Logged.Covers(addr, size) {
 		return false
 	}
 	plain := len(t.Origins) == len(t.Added)+len(t.Allocs)
@@ -489,7 +527,15 @@ type Threads struct {
 	m       map[uint32]*Tx
 	lastTid uint32
 	last    *Tx
+	ignored IntervalSet
 }
+
+// Ignore exempts [addr, addr+size) from the transaction checks of every thread (a TX_IGNORE
+// record; Tx.Ignored).
+func (ts *Threads) Ignore(addr, size uint64) { ts.ignored.Add(addr, size) }
+
+// Forget drops the exemptions inside [addr, addr+size) (an unmapped region).
+func (ts *Threads) Forget(addr, size uint64) { ts.ignored.Remove(addr, size) }
 
 // Get returns the transaction state of thread tid, creating it.
 func (ts *Threads) Get(tid uint32) *Tx {
@@ -501,7 +547,7 @@ func (ts *Threads) Get(tid uint32) *Tx {
 	}
 	t := ts.m[tid]
 	if t == nil {
-		t = &Tx{}
+		t = &Tx{ignored: &ts.ignored}
 		ts.m[tid] = t
 	}
 	ts.last, ts.lastTid = t, tid

@@ -37,6 +37,34 @@ func TestIntervalSet(t *testing.T) {
 	}
 }
 
+func TestIntervalSetRemove(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		add        []Range
+		addr, size uint64
+		want       []Range
+	}{
+		{"inside splits", []Range{{10, 20}}, 15, 5, []Range{{10, 5}, {20, 10}}},
+		{"the whole range", []Range{{10, 20}}, 10, 20, nil},
+		{"more than the range", []Range{{10, 20}}, 0, 100, nil},
+		{"the low end", []Range{{10, 20}}, 5, 10, []Range{{15, 15}}},
+		{"the high end", []Range{{10, 20}}, 25, 10, []Range{{10, 15}}},
+		{"across two", []Range{{10, 10}, {30, 10}}, 15, 20, []Range{{10, 5}, {35, 5}}},
+		{"between", []Range{{10, 10}, {30, 10}}, 20, 10, []Range{{10, 10}, {30, 10}}},
+		{"nothing", []Range{{10, 10}}, 12, 0, []Range{{10, 10}}},
+		{"to the end of the address space", []Range{{10, 10}}, 15, ^uint64(0), []Range{{10, 5}}},
+	} {
+		var s IntervalSet
+		for _, r := range tc.add {
+			s.Add(r.Addr, r.Size)
+		}
+		s.Remove(tc.addr, tc.size)
+		if got := s.Ranges(); !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+			t.Errorf("%s: Remove(%d, %d) leaves %v, want %v", tc.name, tc.addr, tc.size, got, tc.want)
+		}
+	}
+}
+
 type rec struct{ persisted, dropped []Range }
 
 func (r *rec) PersistRange(a, n uint64) int { r.persisted = append(r.persisted, Range{a, n}); return 0 }

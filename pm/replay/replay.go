@@ -15,6 +15,17 @@
 //     it is skipped (writes are counted, with one warning: the runtime records only PM
 //     writes, so such a write means an inconsistent trace). A write that runs past the end of
 //     its region is clipped to the region, with one warning.
+//   - What the program says is not PM. A PM_EXCLUDE record (pmemcheck's
+//     VALGRIND_PMC_REMOVE_PMEM_MAPPING, docs/pmemcheck.md) takes a range of a mapped region out
+//     of PM until a PM_EXCLUDE with flag include puts it back or the region is unmapped: a
+//     write, flush or load whose first byte lies there is no PM event (handlers and the model do
+//     not see it; the image still gets a write's bytes, so that it equals the file). A
+//     PM_EXCLUDE outside every mapped region is ignored, with a warning; one running past its
+//     region's end is clipped. A SET_CLEAN (VALGRIND_PMC_SET_CLEAN) persists exactly its bytes
+//     in the model (px86 DropRange: the parts of a store outside the range stay unpersisted),
+//     reported as a durable effect (BeforeDurable). A TX_IGNORE
+//     (VALGRIND_PMC_ADD_TO_GLOBAL_TX_IGNORE) exempts its bytes from the transaction checks of
+//     every thread (pmdk.Tx.Ignored) until their region is unmapped.
 //   - Mappings. A REGION_MAP whose id is still mapped, or whose range overlaps a mapped region,
 //     first unmaps the old region exactly as a REGION_UNMAP would (handlers see Unmapping),
 //     with a warning. A REGION_MAP whose range wraps the address space is ignored, with a
@@ -176,6 +187,9 @@ type Machine[P any] struct {
 	// Mapped counts the regions mapped so far (REGION_MAP records applied): 0 at the end of a
 	// trace means the program used no PM scry could see.
 	Mapped int
+	// Excluded holds the bytes of mapped regions that are not PM (PM_EXCLUDE records; see the
+	// package doc).
+	Excluded pmdk.IntervalSet
 
 	persister pmdk.Persister
 	warnings  []string
@@ -296,6 +310,9 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 	m.trackCall(ev)
 	switch ev.Kind {
 	case trace.KindLoad:
+		if m.excluded(ev.Addr) {
+			return
+		}
 		h.Load(ev)
 	case trace.KindStore:
 		m.write(ev, Store, h)
@@ -311,7 +328,7 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 			m.write(ev, LibraryStore, h)
 		}
 	case trace.KindFlush:
-		if !m.Regions.Contains(ev.Addr) {
+		if !m.Regions.Contains(ev.Addr) || m.excluded(ev.Addr) {
 			return
 		}
 		h.BeforeFlush(ev)
@@ -393,6 +410,41 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		h.Ended(ev)
 	case trace.KindWarning:
 		m.warn("runtime:"+ev.Text, "results incomplete: %s", ev.Text)
+	case trace.KindPMExclude, trace.KindSetClean, trace.KindTxIgnore:
+		m.declared(ev, h)
+	}
+}
+
+// excluded reports whether addr lies in a range the program took out of PM (PM_EXCLUDE).
+func (m *Machine[P]) excluded(addr uint64) bool {
+	return m.Excluded.Len() > 0 && m.Excluded.Covers(addr, 1)
+}
+
+// declared applies what a program declared through pmemcheck's client requests (PM_EXCLUDE,
+// SET_CLEAN, TX_IGNORE; see the package doc), clipped to the region holding the range's first
+// byte.
+func (m *Machine[P]) declared(ev *trace.Event, h Handler) {
+	r, ok := m.Regions.Find(ev.Addr)
+	if !ok {
+		m.warn(fmt.Sprint("declared", ev.Kind), "record %d: %v of %d bytes at %#x outside every mapped PM region (ignored)",
+			ev.Index, ev.Kind, ev.Size, ev.Addr)
+		return
+	}
+	size := min(ev.Size, r.Len-(ev.Addr-r.Base))
+	switch ev.Kind {
+	case trace.KindPMExclude:
+		if ev.Flags&trace.PMInclude != 0 {
+			m.Excluded.Remove(ev.Addr, size)
+		} else {
+			m.Excluded.Add(ev.Addr, size)
+		}
+	case trace.KindSetClean:
+		m.durable(ev, h)
+		if m.Model != nil {
+			m.Model.DropRange(ev.Addr, size)
+		}
+	case trace.KindTxIgnore:
+		m.Txs.Ignore(ev.Addr, size)
 	}
 }
 
@@ -428,6 +480,16 @@ func (m *Machine[P]) durable(ev *trace.Event, h Handler) {
 // write applies a write record of kind k.
 func (m *Machine[P]) write(ev *trace.Event, k WriteKind, h Handler) {
 	r, ok := m.Regions.Find(ev.Addr)
+	if ok && m.excluded(ev.Addr) {
+		if m.Image != nil {
+			data := ev.Data
+			if rest := r.Len - (ev.Addr - r.Base); uint64(len(data)) > rest {
+				data = data[:rest]
+			}
+			m.Image.Write(ev.Addr, data)
+		}
+		return
+	}
 	if !ok {
 		if len(ev.Data) > 0 {
 			m.Outside++
@@ -509,6 +571,8 @@ func (m *Machine[P]) unmap(ev *trace.Event, r pmdk.Region, h Handler) {
 		m.Model.RemoveRange(r.Base, r.Len)
 	}
 	m.Regions.Unmap(r.ID)
+	m.Excluded.Remove(r.Base, r.Len)
+	m.Txs.Forget(r.Base, r.Len)
 	if m.Image != nil {
 		m.Image.Unmap(r.ID, ev.Index)
 	}

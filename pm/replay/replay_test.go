@@ -37,6 +37,10 @@ func (r *recorder) BeforeDurable(ev *trace.Event, newCall bool) {
 func (r *recorder) Wrote(w *replay.Write) {
 	r.add("write %d %#x+%d op %d", w.Kind, w.Addr, w.Size, w.Origin.Op)
 }
+func (r *recorder) Load(ev *trace.Event) { r.add("load %#x", ev.Addr) }
+func (r *recorder) Flushed(ev *trace.Event, _ px86.FlushEffect) {
+	r.add("flush %#x", ev.Addr)
+}
 func (r *recorder) OpBegan(ev *trace.Event, op replay.Op) { r.add("begin %d t%d", op.Index, op.Thread) }
 func (r *recorder) OpEnded(ev *trace.Event, op replay.Op) { r.add("end %d t%d", op.Index, op.Thread) }
 func (r *recorder) Tx(_ *trace.Event, tx *pmdk.Tx) {
@@ -116,6 +120,21 @@ func TestDecisions(t *testing.T) {
 			analysistest.New().Map(1, base, 4096).Warning("more than 64 PM regions; the rest are not traced").
 				Store(10, A, 8).Warning("more than 64 PM regions; the rest are not traced"),
 			[]string{"map 1", "write 1 0x10100+8 op 0"}, "results incomplete: more than 64 PM regions; the rest are not traced"},
+		{"an excluded range is not PM until included again",
+			analysistest.New().Map(1, base, 4096).PMExclude(40, A, 8, 0).
+				Store(10, A, 8).NTStore(10, A, 8).External(20, A, 8, 0).Load(11, A, 8).Flush(12, trace.FlushCLWB, A).
+				Store(10, A+8, 8).Load(11, A+8, 8).
+				PMExclude(40, A, 8, trace.PMInclude).Store(10, A, 8).Load(11, A, 8).Flush(12, trace.FlushCLWB, A),
+			[]string{"map 1", "write 1 0x10108+8 op 0", "load 0x10108", "write 1 0x10100+8 op 0", "load 0x10100", "flush 0x10100"}, ""},
+		{"an excluded range is forgotten when its region is unmapped",
+			analysistest.New().Map(1, base, 4096).PMExclude(40, A, 8, 0).Unmap(1, 20).Map(1, base, 4096).Store(10, A, 8),
+			[]string{"map 1", "unmap 1", "map 1", "write 1 0x10100+8 op 0"}, ""},
+		{"PM_EXCLUDE outside every region",
+			analysistest.New().Map(1, base, 4096).PMExclude(40, 2*base, 8, 0),
+			[]string{"map 1"}, "PM_EXCLUDE of 8 bytes at 0x20000 outside every mapped PM region"},
+		{"SET_CLEAN is a durable effect",
+			analysistest.New().Map(1, base, 4096).Store(10, A, 16).SetClean(41, A, 8).SetClean(41, A+8, 8),
+			[]string{"map 1", "write 1 0x10100+16 op 0", "durable site 41 new true", "durable site 41 new true"}, ""},
 		{"outermost commit is durable, nested is not",
 			analysistest.New().Map(1, base, 4096).TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(31, A, 8, 0).TxBegin(30).TxCommit(32).TxEnd(33).TxCommit(32).TxEnd(33),
 			[]string{"map 1", "tx began depth 1 id 1", "txadd redundant false", "txadd redundant true",
@@ -145,6 +164,54 @@ func TestDecisions(t *testing.T) {
 				t.Errorf("warnings %q, want one with %q", w, tc.warning)
 			}
 		})
+	}
+}
+
+// TestDeclared checks what the records of pmemcheck's client requests do to the state: the
+// model after SET_CLEAN (exactly its bytes), the image under an excluded range (the bytes still
+// land there), and TX_IGNORE's exemption (every thread, until the region is unmapped).
+func TestDeclared(t *testing.T) {
+	b := analysistest.New().Map(1, base, 4096).
+		Store(10, A, 16).SetClean(41, A, 8).
+		PMExclude(40, A+64, 8, 0).StoreBytes(10, A+64, []byte{1, 2, 3, 4, 5, 6, 7, 8}).
+		Thread(1).TxIgnore(42, A+128, 64).
+		Exit(0)
+	r := b.Reader(t)
+	m, err := replay.New(r, replay.Options[px86.NoPayload]{Model: true, Image: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(replay.Nop{}); err != nil {
+		t.Fatal(err)
+	}
+	var store px86.StoreID
+	m.Model.ForEachOverlapping(A, 16, func(s px86.StoreState) bool { store = s.ID; return false })
+	if got := m.Model.Durable(A, 8); !got {
+		t.Errorf("SET_CLEAN's 8 bytes: durable %v, want true", got)
+	}
+	if got := m.Model.Durable(A+8, 8); got || store == 0 {
+		t.Errorf("the store's other 8 bytes: durable %v (store %d), want an unpersisted store", got, store)
+	}
+	if m.Model.Durable(A+64, 8) != true {
+		t.Errorf("the excluded store is in the model")
+	}
+	got := make([]byte, 8)
+	if _, err := m.Image.RegionAt(A).ReadAt(got, A+64-base); err != nil || string(got) != "\x01\x02\x03\x04\x05\x06\x07\x08" {
+		t.Errorf("image under the excluded range: %x, %v; want 0102030405060708", got, err)
+	}
+	for _, tid := range []uint32{0, 1, 2} {
+		if tx := m.Txs.Get(tid); !tx.Ignored(A+128, 64) || tx.Ignored(A+120, 16) || tx.Covers(A+128, 8) {
+			t.Errorf("thread %d: Ignored %v %v, Covers %v; want true false false", tid, tx.Ignored(A+128, 64), tx.Ignored(A+120, 16), tx.Covers(A+128, 8))
+		}
+	}
+
+	b = analysistest.New().Map(1, base, 4096).TxIgnore(42, A, 8).PMExclude(40, A+8, 8, 0).Unmap(1, 20).Exit(0)
+	m, _ = replay.New(b.Reader(t), replay.Options[px86.NoPayload]{})
+	if err := m.Run(replay.Nop{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Txs.Get(0).Ignored(A, 8) || m.Excluded.Len() != 0 {
+		t.Errorf("after unmap: Ignored %v, excluded ranges %v; want none", m.Txs.Get(0).Ignored(A, 8), m.Excluded.Ranges())
 	}
 }
 
