@@ -111,8 +111,8 @@ var apps = []app{
 		},
 		setup: []string{"@/driver", "init", "nommap"}, prog: []string{"@/driver", "run", "nommap"}, checker: "@/checker",
 		want: []expect{{
-			kind: "fs-ordering-violation", a: `write\("db\.gdbm", offset=\d+, count=\d+\) at .*_gdbm_full_write`, b: `write\("db\.gdbm", offset=8192, count=4096\)`, n: 2,
-			why: "ALICE: GDBM writes a new record's key and data, then the bucket that points to them, with no sync between: ext4 may persist the bucket block first (overwrites are not ordered in data=ordered), and the bucket then names a record that is not there (malformed bucket entry, wrong value)",
+			kind: "fs-ordering-violation", a: `write\("db\.gdbm", offset=\d+, count=(2|200)\) at .*_gdbm_full_write`, b: `write\("db\.gdbm", offset=8192, count=4096\)`, n: 2,
+			why: "ALICE: GDBM writes a new record (its key, then its data) and then the bucket that points to it, with no sync between: ext4 may write the bucket's block back before the record's (data=ordered does not order overwrites), and the bucket then points to a record that is not there (malformed bucket entry, wrong value)",
 		}},
 	},
 	{
@@ -131,8 +131,8 @@ var apps = []app{
 		tools: []string{"sqlite3"},
 		setup: []string{"sh", "./sqlite/setup.sh", "delete"}, prog: []string{"./sqlite/driver.sh"}, checker: "./sqlite/check.sh",
 		want: []expect{{
-			kind: "fs-durability-violation", a: `unlink\("db-journal"\)`, b: `stdout\("(ack k\d\\n)*ack k2\\n"\)`, n: 1,
-			why: "ALICE: SQLite commits a transaction by unlinking its rollback journal and, with synchronous=FULL, does not sync the directory afterwards (only synchronous=EXTRA does): a crash after `ack k2` can bring the hot journal back, and the next open rolls the acknowledged row back",
+			kind: "fs-durability-violation", a: `unlink\("db-journal"\)`, b: `stdout\("ack k\d\\n"\)`, n: 1,
+			why: "ALICE: SQLite commits a transaction by unlinking its rollback journal and, with synchronous=FULL, does not sync the directory afterwards (only synchronous=EXTRA does): a crash after `ack kN` can bring the hot journal back, and the next open rolls the acknowledged row back",
 		}},
 	},
 	{
