@@ -11,7 +11,7 @@
 
 #include <gdbm.h>
 
-#include "common.h"
+#include "../kv.h"
 
 int main(int argc, char **argv)
 {

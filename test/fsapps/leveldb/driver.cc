@@ -11,13 +11,15 @@
 
 #include <leveldb/db.h>
 
-#include "common.h"
+#include "../kv.h"
 
 static int put(leveldb::DB *db, const std::string &key, bool sync)
 {
 	leveldb::WriteOptions wo;
 	wo.sync = sync;
-	leveldb::Status s = db->Put(wo, key, value_of(key));
+	char val[VALUE_SIZE];
+	value_of(key.c_str(), val);
+	leveldb::Status s = db->Put(wo, key, leveldb::Slice(val, VALUE_SIZE));
 	if (!s.ok()) {
 		fprintf(stderr, "put %s: %s\n", key.c_str(), s.ToString().c_str());
 		return 1;

@@ -12,7 +12,8 @@
 
 #include <lmdb.h>
 
-#include "common.h"
+#include "../kv.h"
+#include "env.h"
 
 static int fail(const char *what, int rc)
 {
@@ -20,11 +21,20 @@ static int fail(const char *what, int rc)
 	return 1;
 }
 
-static int present(MDB_txn *txn, MDB_dbi dbi, const char *key, int *found)
+/* CHECK_KEY is the key the checker's own transaction writes. */
+#define CHECK_KEY "checker"
+
+struct ctx {
+	MDB_txn *txn;
+	MDB_dbi dbi;
+};
+
+static int present(void *arg, const char *key, int *found)
 {
+	struct ctx *c = (struct ctx *)arg;
 	MDB_val k = {strlen(key), (void *)key}, v;
 	char want[VALUE_SIZE];
-	int rc = mdb_get(txn, dbi, &k, &v);
+	int rc = mdb_get(c->txn, c->dbi, &k, &v);
 	*found = 0;
 	if (rc == MDB_NOTFOUND)
 		return 0;
@@ -46,25 +56,18 @@ int main(void)
 	MDB_dbi dbi;
 	MDB_cursor *cur;
 	MDB_val k, v;
-	char key[64], word[16];
+	char key[64];
 	int rc, found;
-	const char *out = getenv("SCRY_STDOUT");
-	FILE *f;
+	struct ctx c;
 
-	if (out == NULL) {
-		printf("SCRY_STDOUT is not set\n");
+	if (open_env(&env) != 0)
 		return 1;
-	}
-	if ((rc = mdb_env_create(&env)) != 0)
-		return fail("mdb_env_create", rc);
-	if ((rc = mdb_env_set_mapsize(env, MAP_SIZE)) != 0)
-		return fail("mdb_env_set_mapsize", rc);
-	if ((rc = mdb_env_open(env, "db", 0, 0644)) != 0)
-		return fail("mdb_env_open", rc);
 	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) != 0)
 		return fail("mdb_txn_begin", rc);
 	if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi)) != 0)
 		return fail("mdb_dbi_open", rc);
+	c.txn = txn;
+	c.dbi = dbi;
 	/* Every key's value. */
 	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
 		return fail("mdb_cursor_open", rc);
@@ -75,42 +78,20 @@ int main(void)
 		}
 		memcpy(key, k.mv_data, k.mv_size);
 		key[k.mv_size] = 0;
-		if (present(txn, dbi, key, &found) != 0)
+		if (strcmp(key, CHECK_KEY) != 0 && present(&c, key, &found) != 0)
 			return 1;
 	}
 	if (rc != MDB_NOTFOUND)
 		return fail("mdb_cursor_get", rc);
 	mdb_cursor_close(cur);
-	for (int i = 0; i < NKEYS; i++) {
-		snprintf(key, sizeof key, "init%d", i);
-		if (present(txn, dbi, key, &found) != 0)
-			return 1;
-		if (!found) {
-			printf("initial key %s lost\n", key);
-			return 1;
-		}
-	}
-	if ((f = fopen(out, "r")) == NULL) {
-		printf("%s: cannot open\n", out);
+	if (check_keys(present, &c) != 0)
 		return 1;
-	}
-	while (fscanf(f, "%15s %63s", word, key) == 2) {
-		if (strcmp(word, "ack") != 0)
-			continue;
-		if (present(txn, dbi, key, &found) != 0)
-			return 1;
-		if (!found) {
-			printf("acknowledged key %s lost\n", key);
-			return 1;
-		}
-	}
-	fclose(f);
 	mdb_txn_abort(txn);
 	/* The store takes a new transaction. */
 	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0)
 		return fail("mdb_txn_begin (write)", rc);
-	k.mv_size = 5;
-	k.mv_data = "check";
+	k.mv_size = strlen(CHECK_KEY);
+	k.mv_data = CHECK_KEY;
 	v.mv_size = 2;
 	v.mv_data = "ok";
 	if ((rc = mdb_put(txn, dbi, &k, &v, 0)) != 0)

@@ -10,7 +10,8 @@
 
 #include <lmdb.h>
 
-#include "common.h"
+#include "../kv.h"
+#include "env.h"
 
 static int fail(const char *what, int rc)
 {
@@ -32,12 +33,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	init = strcmp(argv[1], "init") == 0;
-	if ((rc = mdb_env_create(&env)) != 0)
-		return fail("mdb_env_create", rc);
-	if ((rc = mdb_env_set_mapsize(env, MAP_SIZE)) != 0)
-		return fail("mdb_env_set_mapsize", rc);
-	if ((rc = mdb_env_open(env, "db", 0, 0644)) != 0)
-		return fail("mdb_env_open", rc);
+	if (open_env(&env) != 0)
+		return 1;
 	for (int i = 0; i < NKEYS; i++) {
 		snprintf(key, sizeof key, "%s%d", init ? "init" : "k", i);
 		value_of(key, val);
