@@ -101,6 +101,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fs/strace
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMarker -fuzztime 15s ./fs/strace
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzFSState -fuzztime 15s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define MAGIC "SCRYMAP1"
@@ -63,6 +64,11 @@ static size_t nmaps, capmaps;
 static uint64_t counter;
 static size_t pagesz;
 static unsigned char buf[sizeof(struct marker) + CHUNK];
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_pwritev2)(int, const struct iovec *, int, off_t, int);
 
 static void emit(uint32_t kind, uint64_t serial, uint64_t a, uint64_t b, const void *data, size_t n) {
 	struct marker m;
@@ -81,8 +87,14 @@ static void emit(uint32_t kind, uint64_t serial, uint64_t a, uint64_t b, const v
 }
 
 static void init_once(void) {
-	if (!pagesz)
-		pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	if (pagesz)
+		return;
+	pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	real_write = dlsym(RTLD_NEXT, "write");
+	real_pwrite = dlsym(RTLD_NEXT, "pwrite");
+	real_writev = dlsym(RTLD_NEXT, "writev");
+	real_pwritev = dlsym(RTLD_NEXT, "pwritev");
+	real_pwritev2 = dlsym(RTLD_NEXT, "pwritev2");
 }
 
 // file_bytes is how many bytes of m are backed by the file now (reading past them faults).
@@ -348,6 +360,108 @@ void _exit(int status) {
 }
 
 void _Exit(int status) __attribute__((alias("_exit")));
+
+// Writes to a mapped file. The stores made through its mappings before a write(2) precede the
+// write in program order: their pages are reported first (the kernel may write them back at any
+// time after the stores). After the write, the written range of the mapping shows the new bytes
+// (the page cache is shared): the shadow takes them, so that they are not reported again as a
+// store.
+
+static int before_write(int fd, struct stat *st) {
+	if (__atomic_load_n(&nmaps, __ATOMIC_RELAXED) == 0 || fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+		return 0;
+	int any = 0;
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < nmaps; i++)
+		if (maps[i].dev == st->st_dev && maps[i].ino == st->st_ino) {
+			report(&maps[i], 0, maps[i].len);
+			any = 1;
+		}
+	pthread_mutex_unlock(&mu);
+	return any;
+}
+
+// after_write copies the file's bytes [off, off+n), just written, from each mapping of the file
+// into its shadow; off < 0 means the descriptor's position after the write is off+n's end.
+static void after_write(int fd, const struct stat *st, off_t off, ssize_t n) {
+	if (n <= 0)
+		return;
+	int e = errno;
+	if (off < 0) {
+		off_t end = lseek(fd, 0, SEEK_CUR);
+		if (end < 0) {
+			errno = e;
+			return;
+		}
+		off = end - n;
+	}
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < nmaps; i++) {
+		struct map *m = &maps[i];
+		if (m->dev != st->st_dev || m->ino != st->st_ino)
+			continue;
+		off_t lo = off > m->off ? off : m->off;
+		off_t hi = off + n;
+		off_t valid = m->off + (off_t)file_bytes(m);
+		if (hi > valid)
+			hi = valid;
+		if (lo < hi)
+			memcpy(m->shadow + (lo - m->off), (const unsigned char *)m->addr + (lo - m->off), (size_t)(hi - lo));
+	}
+	pthread_mutex_unlock(&mu);
+	errno = e;
+}
+
+ssize_t write(int fd, const void *b, size_t n) {
+	struct stat st;
+	int mapped = before_write(fd, &st);
+	ssize_t r = real_write(fd, b, n);
+	if (mapped)
+		after_write(fd, &st, -1, r);
+	return r;
+}
+
+ssize_t pwrite(int fd, const void *b, size_t n, off_t off) {
+	struct stat st;
+	int mapped = before_write(fd, &st);
+	ssize_t r = real_pwrite(fd, b, n, off);
+	if (mapped)
+		after_write(fd, &st, off, r);
+	return r;
+}
+
+ssize_t pwrite64(int fd, const void *b, size_t n, off_t off) __attribute__((alias("pwrite")));
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+	struct stat st;
+	int mapped = before_write(fd, &st);
+	ssize_t r = real_writev(fd, iov, cnt);
+	if (mapped)
+		after_write(fd, &st, -1, r);
+	return r;
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) {
+	struct stat st;
+	int mapped = before_write(fd, &st);
+	ssize_t r = real_pwritev(fd, iov, cnt, off);
+	if (mapped)
+		after_write(fd, &st, off, r);
+	return r;
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off) __attribute__((alias("pwritev")));
+
+ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags) {
+	struct stat st;
+	int mapped = before_write(fd, &st);
+	ssize_t r = real_pwritev2(fd, iov, cnt, off, flags);
+	if (mapped)
+		after_write(fd, &st, off, r);
+	return r;
+}
+
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off_t off, int flags) __attribute__((alias("pwritev2")));
 
 static void prepare(void) { pthread_mutex_lock(&mu); }
 static void parent(void) { pthread_mutex_unlock(&mu); }
