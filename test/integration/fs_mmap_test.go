@@ -18,9 +18,9 @@ type fsReport struct {
 	Warnings []string  `json:"warnings"`
 }
 
-// fsCheckJSON runs `scry fs check --format json` with env added and returns its exit status and
-// report.
-func fsCheckJSON(t *testing.T, env []string, dir, checker string, args ...string) (int, fsReport) {
+// fsCheckJSON runs `scry fs check --format json` with env added and returns its exit status,
+// report (none for exit status 2) and what it printed.
+func fsCheckJSON(t *testing.T, env []string, dir, checker string, args ...string) (int, fsReport, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "rep.json")
 	cmd := exec.Command(testenv.Scry(t), append([]string{"fs", "check", "--dir", dir, "--checker", checker, "-j", "2",
@@ -43,7 +43,7 @@ func fsCheckJSON(t *testing.T, env []string, dir, checker string, args ...string
 			t.Fatalf("report: %v", err)
 		}
 	}
-	return code, rep
+	return code, rep, string(b)
 }
 
 // markedLine returns the 1-based line of src holding the comment "// L:name".
@@ -69,7 +69,8 @@ func markedLine(t *testing.T, src, name string) int {
 // issue the write (msync(2)): a durability violation at that call. Without any of them the
 // write is placed at the process's exit, after the output: the crash between the output and
 // the exit is an atomicity violation of the two (the shim cannot see the store earlier). Every
-// run's model must rebuild the directory it left (no warning).
+// run's model must rebuild the directory it left (no warning). A static binary (no shim) keeps
+// the warning.
 func TestFSMappedWrites(t *testing.T) {
 	testenv.Tools(t, "strace", "gcc")
 	testenv.Built(t, "lib/scry/libscry_fsshim.so")
@@ -100,7 +101,7 @@ exit 1
 			if err := os.WriteFile(filepath.Join(dir, "db"), make([]byte, 8192), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, rep := fsCheckJSON(t, nil, dir, checker, bin, tc.mode)
+			code, rep, _ := fsCheckJSON(t, nil, dir, checker, bin, tc.mode)
 			if len(rep.Warnings) > 0 {
 				t.Errorf("warnings: %q", rep.Warnings)
 			}
@@ -117,6 +118,22 @@ exit 1
 			}
 		})
 	}
+	// A static binary cannot load the shim: its stores stay invisible, the warning says so, and
+	// the checker rejects the model of the finished run (exit 2).
+	t.Run("static", func(t *testing.T) {
+		static := filepath.Join(t.TempDir(), "mapped-static")
+		if out, err := exec.Command("gcc", "-static", "-g", "-O0", "-o", static, src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc -static: %v\n%s", err, out)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "db"), make([]byte, 8192), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, out := fsCheckJSON(t, nil, dir, checker, static, "sync")
+		if code != 2 || !strings.Contains(out, "mapped shared and writable by a process without scry's mapping shim") {
+			t.Errorf("exit %d, want 2 and the warning about the shim:\n%s", code, out)
+		}
+	})
 }
 
 // TestFSGDBMMapped runs `scry fs check` on Debian's GDBM 1.23 in its default mode, which
@@ -160,7 +177,7 @@ func TestFSGDBMMapped(t *testing.T) {
 			if r := run(t, dir, "", bins[0], "0"); r.code != 0 { // an empty database
 				t.Fatalf("gdbm_store 0: %d %s", r.code, r.stderr)
 			}
-			code, rep := fsCheckJSON(t, tc.env, dir, checker, bins[0], "4")
+			code, rep, _ := fsCheckJSON(t, tc.env, dir, checker, bins[0], "4")
 			if code != tc.wantCode || len(rep.Findings) > 0 || len(rep.Warnings) > 0 {
 				t.Errorf("exit %d, findings %v, warnings %q; want exit %d and none", code, rep.Findings, rep.Warnings, tc.wantCode)
 			}
