@@ -86,15 +86,17 @@ static void emit(uint32_t kind, uint64_t serial, uint64_t a, uint64_t b, const v
 	errno = e;
 }
 
+// init_once finds the C library's write functions; pagesz, set last, says it is done (a thread
+// racing it repeats the same assignments).
 static void init_once(void) {
-	if (pagesz)
+	if (__atomic_load_n(&pagesz, __ATOMIC_ACQUIRE))
 		return;
-	pagesz = (size_t)sysconf(_SC_PAGESIZE);
 	real_write = dlsym(RTLD_NEXT, "write");
 	real_pwrite = dlsym(RTLD_NEXT, "pwrite");
 	real_writev = dlsym(RTLD_NEXT, "writev");
 	real_pwritev = dlsym(RTLD_NEXT, "pwritev");
 	real_pwritev2 = dlsym(RTLD_NEXT, "pwritev2");
+	__atomic_store_n(&pagesz, (size_t)sysconf(_SC_PAGESIZE), __ATOMIC_RELEASE);
 }
 
 // file_bytes is how many bytes of m are backed by the file now (reading past them faults).
@@ -368,6 +370,7 @@ void _Exit(int status) __attribute__((alias("_exit")));
 // store.
 
 static int before_write(int fd, struct stat *st) {
+	init_once(); // a library's constructor may write before the shim's runs
 	if (__atomic_load_n(&nmaps, __ATOMIC_RELAXED) == 0 || fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
 		return 0;
 	int any = 0;
