@@ -9,7 +9,9 @@
 // changes nothing, but whose whole buffer strace prints (-xx -s 16MiB). The points are those of
 // msync(2) and mmap(2): msync (MS_SYNC: the pages, then a sync of the range; MS_ASYNC: the
 // pages only), munmap and mremap (the pages), fsync and fdatasync of the mapped file (the pages,
-// then the real call syncs them), sync, and the process's end (exit's destructors, _exit).
+// then the real call syncs them), sync, the process's end (exit's destructors, _exit), and just
+// before a write(2) (pwrite, writev, pwritev, pwritev2) to the mapped file, whose bytes the
+// shadow then takes.
 //
 // A marker is a header (struct marker, little-endian) and, for MARK_DATA, the bytes:
 //   HELLO  the shim is loaded in this process (at load and in a forked child)
