@@ -90,7 +90,9 @@ const (
 	FSPunchHole       = 1 << 8    // FSFallocate: FALLOC_FL_PUNCH_HOLE
 	FSZeroRange       = 1 << 9    // FSFallocate: FALLOC_FL_ZERO_RANGE
 	FSWriteOnly       = 1 << 10   // FSOpen: opened for writing (O_WRONLY or O_RDWR)
-	FSFlagsAll        = 1<<11 - 1 // the bits of FS_OP flags defined by this version
+	FSDataSync        = 1 << 11   // FSWrite: through an O_DSYNC descriptor or with RWF_DSYNC: durable with the metadata to read it back when it returned; FSOpen: O_DSYNC
+	FSFileSync        = 1 << 12   // FSWrite: through an O_SYNC descriptor or with RWF_SYNC: durable with the file's metadata when it returned; FSOpen: O_SYNC
+	FSFlagsAll        = 1<<13 - 1 // the bits of FS_OP flags defined by this version
 	PMInclude         = 1 << 0    // PM_EXCLUDE: the range is PM again
 )
 

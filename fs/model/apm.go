@@ -257,12 +257,13 @@ func (mi *Micro) entryParents() []int {
 // covers reports whether sync op s (a logical fsync or sync) persists micro-operation mi under
 // ALICE's default rules: a file's writes in the synced range and its truncations; a directory's
 // entries (with fdatasync too: they are the directory's data); sync_file_range its range's
-// writes only; sync() everything.
-func covers(s *Op, mi *Micro) bool {
+// overwrites only (sync_file_range(2): "none of these operations writes out the file's
+// metadata", so an append's bytes, which need the size, are not guaranteed); sync() everything.
+func covers(m *Model, s *Op, mi *Micro) bool {
 	if s.Kind == OpSync {
 		return true
 	}
-	if s.DataOnly && mi.Kind != MWrite {
+	if s.DataOnly && (mi.Kind != MWrite || m.Ops[mi.Op].Kind != OpWrite) {
 		return false
 	}
 	switch mi.Kind {
@@ -335,7 +336,7 @@ func barrierDeps(ms []Micro, m *Model, _ bool) {
 		if mi.Kind == MSync {
 			s := &m.Ops[mi.Op]
 			for j := 0; j < i; j++ {
-				if d.pending(j) && !ms[j].Barrier() && covers(s, &ms[j]) {
+				if d.pending(j) && !ms[j].Barrier() && covers(m, s, &ms[j]) {
 					d.add(i, j)
 				}
 			}
@@ -397,7 +398,7 @@ func ext4Deps(ms []Micro, m *Model, journalData bool) {
 				if !d.pending(j) || ms[j].Kind != MWrite {
 					continue
 				}
-				if (mi.Kind == MSync && covers(o, &ms[j])) || (mi.Kind == MRename && ms[j].Inode == mi.Inode) {
+				if (mi.Kind == MSync && covers(m, o, &ms[j])) || (mi.Kind == MRename && ms[j].Inode == mi.Inode) {
 					d.add(i, j)
 				}
 			}

@@ -75,9 +75,15 @@ type Op struct {
 	// fsync (a file's size changes and a directory's entries are their data).
 	SyncOff, SyncLen int64
 	Datasync         bool
-	// DataOnly: sync_file_range, which writes the range's data and nothing else (no size
-	// change, no journal commit).
+	// DataOnly: sync_file_range(SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER), which writes
+	// out the range's dirty pages and no metadata (sync_file_range(2)): it persists overwrites
+	// of the range only (not appends, whose size is metadata), and commits no journal.
 	DataOnly bool
+	// WriteSync names the flag that made the write just before this sync durable when it
+	// returned ("O_DSYNC", "O_SYNC"; pwritev2's RWF_DSYNC and RWF_SYNC are named as their
+	// open(2) equivalents): the sync
+	// is implied by that write, over its range (SyncOff, SyncLen), not a call of its own.
+	WriteSync string
 	// Fd of an output (1 or 2).
 	Fd int
 	// Path is the operation's path relative to the workload directory ("" the directory
@@ -104,6 +110,9 @@ func (o *Op) Describe() string {
 	case OpRename, OpLink:
 		return fmt.Sprintf("%s(%q, %q)", o.Kind, o.Path, o.Path2)
 	case OpFsync:
+		if o.WriteSync != "" {
+			return fmt.Sprintf("%s(%q, offset=%d, count=%d)", o.WriteSync, o.Path, o.SyncOff, o.SyncLen)
+		}
 		if o.Datasync {
 			return fmt.Sprintf("fdatasync(%q)", o.Path)
 		}
@@ -400,6 +409,9 @@ func (s *state) fsop(ev *trace.Event) {
 		if id == 0 || s.m.Inodes[id].Type != TypeFile {
 			return
 		}
+		if ev.FSFlags&(trace.FSDataSync|trace.FSFileSync) != 0 && len(ev.Data) > 0 {
+			defer s.writeSync(id, rel, ev)
+		}
 		off := int64(ev.FileOffset)
 		size := s.sizes[id]
 		if ev.FSFlags&trace.FSAppend != 0 {
@@ -432,14 +444,8 @@ func (s *state) fsop(ev *trace.Event) {
 		}
 	case trace.FSFallocate:
 		id, rel := s.inodeOf(ev)
-		if id == 0 || ev.FSFlags&trace.FSKeepSize != 0 {
-			if ev.FSFlags&(trace.FSPunchHole|trace.FSZeroRange) != 0 {
-				s.warn("fallocate punching holes or zeroing ranges in %s is not modeled", rel)
-			}
-			return
-		}
-		if end := int64(ev.FileOffset + ev.Size); end > s.sizes[id] {
-			s.truncTo(id, end, rel, ev)
+		if id != 0 && s.m.Inodes[id].Type == TypeFile {
+			s.fallocate(id, rel, ev)
 		}
 	case trace.FSMkdir, trace.FSSymlink:
 		target := ev.Path
@@ -542,3 +548,51 @@ func (s *state) fsop(ev *trace.Event) {
 		s.add(&Op{Kind: OpSync}, ev)
 	}
 }
+
+// writeSync adds the sync a write through an O_DSYNC or O_SYNC descriptor, or with RWF_DSYNC or
+// RWF_SYNC, implies (open(2): "by the time write(2) returns, the output data has been
+// transferred to the underlying hardware, along with any file metadata that would be required
+// to retrieve that data"; O_SYNC adds the rest of the file's metadata; pwritev2(2): RWF_DSYNC
+// and RWF_SYNC are their per-write equivalents): an fdatasync (fsync) of the write's byte range
+// issued right after it. Neither persists the file's directory entry, as fdatasync and fsync
+// do not. The models give a sync of a range exactly that: the range's data and the file's size
+// changes, durable before anything issued later.
+func (s *state) writeSync(id int, rel string, ev *trace.Event) {
+	off := int64(ev.FileOffset)
+	if ev.FSFlags&trace.FSAppend != 0 {
+		off = s.sizes[id] - int64(len(ev.Data))
+	}
+	name := "O_DSYNC"
+	if ev.FSFlags&trace.FSFileSync != 0 {
+		name = "O_SYNC"
+	}
+	s.add(&Op{Kind: OpFsync, Inode: id, Path: rel, SyncOff: off, SyncLen: int64(len(ev.Data)),
+		Datasync: ev.FSFlags&trace.FSFileSync == 0, WriteSync: name}, ev)
+}
+
+// fallocate models fallocate(2) on file id by its mode: plain allocation extends the size to
+// the range's end when it is past it (the new bytes read as zeros); FALLOC_FL_KEEP_SIZE alone
+// allocates without any visible change; FALLOC_FL_PUNCH_HOLE (always with KEEP_SIZE) zeros the
+// range's bytes inside the file; FALLOC_FL_ZERO_RANGE zeros the range and, without KEEP_SIZE,
+// extends the size to its end. Zeroing is an overwrite of zeros (OpWrite); an extension a size
+// change (OpTrunc). The converter refuses COLLAPSE_RANGE and INSERT_RANGE.
+func (s *state) fallocate(id int, rel string, ev *trace.Event) {
+	off, end := int64(ev.FileOffset), int64(ev.FileOffset+ev.Size)
+	size := s.sizes[id]
+	if ev.FSFlags&(trace.FSPunchHole|trace.FSZeroRange) != 0 {
+		if zEnd := min(end, size); zEnd > off {
+			if zEnd-off > maxZeroRange {
+				s.warn("fallocate zeroing %d bytes of %s is modeled only up to %d bytes", zEnd-off, rel, maxZeroRange)
+				zEnd = off + maxZeroRange
+			}
+			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: make([]byte, zEnd-off), Path: rel}, ev)
+		}
+	}
+	if ev.FSFlags&(trace.FSKeepSize|trace.FSPunchHole) == 0 && end > size {
+		s.truncTo(id, end, rel, ev)
+	}
+}
+
+// maxZeroRange bounds the bytes one fallocate zeroing is modeled with (64 MiB): its zeros are
+// held in memory as a write's data.
+const maxZeroRange = 64 << 20

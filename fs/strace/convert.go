@@ -41,6 +41,22 @@ type openFile struct {
 	input    bool // the program's standard input (inherited): the workload
 	inDir    bool // path is under the workload directory
 	writable bool
+	// sync is trace.FSDataSync (O_DSYNC) or trace.FSFileSync (O_SYNC), set at open: every
+	// write through it is durable when it returns (open(2)). fcntl(F_SETFL) cannot change it.
+	sync uint32
+}
+
+// syncFlags returns the durability an open(2) flag set or a pwritev2(2) flag set asks of a
+// write: trace.FSFileSync for O_SYNC (strace prints O_SYNC for __O_SYNC|O_DSYNC; O_RSYNC is
+// O_SYNC on Linux) or RWF_SYNC, trace.FSDataSync for O_DSYNC or RWF_DSYNC, 0 otherwise.
+func syncFlags(flags string) uint32 {
+	switch {
+	case hasFlag(flags, "O_SYNC") || hasFlag(flags, "O_RSYNC") || hasFlag(flags, "RWF_SYNC"):
+		return trace.FSFileSync
+	case hasFlag(flags, "O_DSYNC") || hasFlag(flags, "RWF_DSYNC"):
+		return trace.FSDataSync
+	}
+	return 0
 }
 
 type fdEntry struct {
@@ -283,7 +299,7 @@ func (c *converter) call(cl *straceCall) error {
 		}
 		c.nextH++
 		of := &openFile{handle: c.nextH, path: path, inDir: c.inDir(path), append: hasFlag(flags, "O_APPEND"),
-			writable: hasFlag(flags, "O_WRONLY") || hasFlag(flags, "O_RDWR")}
+			writable: hasFlag(flags, "O_WRONLY") || hasFlag(flags, "O_RDWR"), sync: syncFlags(flags)}
 		p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: hasFlag(flags, "O_CLOEXEC")}
 		if !of.inDir {
 			return nil
@@ -300,6 +316,7 @@ func (c *converter) call(cl *straceCall) error {
 		if of.writable {
 			fl |= trace.FSWriteOnly
 		}
+		fl |= of.sync
 		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSOpen, FSFlags: fl, Handle: of.handle, Path: path, Result: cl.Ret})
 	case "close":
 		of, fd := c.file(p, arg(0))
@@ -331,6 +348,8 @@ func (c *converter) call(cl *straceCall) error {
 		case cmd == "F_DUPFD" || cmd == "F_DUPFD_CLOEXEC":
 			p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: cmd == "F_DUPFD_CLOEXEC"}
 		case cmd == "F_SETFL":
+			// fcntl(2): on Linux F_SETFL changes only O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME and
+			// O_NONBLOCK; O_DSYNC and O_SYNC are silently ignored, so of.sync stays as opened.
 			of.append = hasFlag(arg(2), "O_APPEND")
 		case cmd == "F_SETFD":
 			e := p.fds.fds[fd]
@@ -379,20 +398,37 @@ func (c *converter) call(cl *straceCall) error {
 		}
 		positional := strings.HasPrefix(cl.Name, "pwrite")
 		off := of.offset
+		appendWrite := of.append
+		sync := of.sync
 		if positional { // pwrite64(fd, buf, count, offset), pwritev(fd, iov, iovcnt, offset[, flags])
 			v, _ := numArg(arg(3))
 			off = v
+		}
+		if cl.Name == "pwritev2" {
+			// pwritev2(2): offset -1 writes at (and moves) the file offset; RWF_APPEND writes
+			// at the end of the file whatever the offset, leaving the file offset alone;
+			// RWF_DSYNC and RWF_SYNC make this write durable as O_DSYNC and O_SYNC would.
+			if off == -1 {
+				positional, off = false, of.offset
+			}
+			if hasFlag(arg(4), "RWF_APPEND") {
+				appendWrite, positional = true, false
+			}
+			if f := syncFlags(arg(4)); f > sync {
+				sync = f
+			}
 		}
 		if of.output != 0 {
 			return c.emit(cl, &trace.Event{Kind: trace.KindOutput, Handle: uint64(of.output), Data: []byte(data)})
 		}
 		ev := &trace.Event{Kind: trace.KindFSOp, FS: trace.FSWrite, Handle: of.handle, Path: of.path, FileOffset: uint64(max(off, 0)),
 			Size: uint64(len(data)), Result: cl.Ret, Data: []byte(data)}
-		if of.append && !positional {
+		ev.FSFlags |= sync
+		if appendWrite && !positional {
 			ev.FSFlags |= trace.FSAppend
 			ev.FileOffset = 0
 		}
-		if !positional {
+		if !positional && !(cl.Name == "pwritev2" && hasFlag(arg(4), "RWF_APPEND")) {
 			of.offset += cl.Ret
 		}
 		return c.emit(cl, ev)
@@ -424,6 +460,12 @@ func (c *converter) call(cl *straceCall) error {
 		}
 		if hasFlag(arg(1), "FALLOC_FL_ZERO_RANGE") {
 			fl |= trace.FSZeroRange
+		}
+		if hasFlag(arg(1), "FALLOC_FL_COLLAPSE_RANGE") || hasFlag(arg(1), "FALLOC_FL_INSERT_RANGE") {
+			// fallocate(2): these shift the bytes after the range; scry's writes are at fixed
+			// offsets, so what follows in the file would be modeled wrong: refused.
+			c.warn("fallocate(%s) on %s shifts the file's bytes, which scry does not model: the crash states of %s after it are wrong", arg(1), of.path, of.path)
+			return nil
 		}
 		off, _ := numArg(arg(2))
 		n, _ := numArg(arg(3))
@@ -526,8 +568,13 @@ func (c *converter) call(cl *straceCall) error {
 			off, _ := numArg(arg(1))
 			n, _ := numArg(arg(2))
 			ev.FileOffset, ev.Size = uint64(max(off, 0)), uint64(max(n, 0))
-			if !hasFlag(arg(3), "SYNC_FILE_RANGE_WAIT_AFTER") {
-				c.warn("sync_file_range without SYNC_FILE_RANGE_WAIT_AFTER guarantees nothing; it is modeled as a sync of its range")
+			// sync_file_range(2): only SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER waits
+			// until the range's dirty pages are written out; without both the call returns with
+			// nothing written, so it is no sync at all (and it never writes metadata: the model
+			// makes it persist overwrites of the range only).
+			if !hasFlag(arg(3), "SYNC_FILE_RANGE_WRITE") || !hasFlag(arg(3), "SYNC_FILE_RANGE_WAIT_AFTER") {
+				c.warn("sync_file_range(%s) on %s waits for no write-out (it needs SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER): it persists nothing and is not modeled as a sync", arg(3), of.path)
+				return nil
 			}
 		}
 		return c.emit(cl, ev)

@@ -50,7 +50,17 @@ func convertText(t *testing.T, strace string, input []string) (got, warnings []s
 		}
 		switch ev.Kind {
 		case trace.KindFSOp:
-			got = append(got, strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " "))
+			line := strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " ")
+			if ev.FSFlags&trace.FSDataSync != 0 {
+				line += " +dsync"
+			}
+			if ev.FSFlags&trace.FSFileSync != 0 {
+				line += " +sync"
+			}
+			if ev.FS == trace.FSWrite && ev.FSFlags&trace.FSAppend != 0 {
+				line += " +append"
+			}
+			got = append(got, line)
 		case trace.KindOutput:
 			got = append(got, "output "+string(ev.Data))
 		case trace.KindOpBegin:
@@ -94,6 +104,41 @@ func TestConvertOperations(t *testing.T) {
 	want := "op 0 set a|open /w/a 0|op 1 g|write /w/a 0 x|op 2 x y z|op 3 w"
 	if strings.Join(got, "|") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+// TestConvertDurability: the calls whose durability the model needs. Writes through O_DSYNC
+// and O_SYNC descriptors and with pwritev2's RWF_DSYNC/RWF_SYNC carry flags dsync and sync
+// (open(2), pwritev2(2)); fcntl(F_SETFL) cannot set them (fcntl(2)); pwritev2's RWF_APPEND
+// appends and offset -1 writes at the file offset; sync_file_range without
+// SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER, and fallocate's COLLAPSE_RANGE and
+// INSERT_RANGE, are warned about and not recorded.
+func TestConvertDurability(t *testing.T) {
+	const st = `5 openat(AT_FDCWD<\x2f\x77>, "\x6d", O_RDWR|O_DSYNC|O_CLOEXEC) = 3<\x2f\x77\x2f\x6d>
+5 pwrite64(3<\x2f\x77\x2f\x6d>, "\x4d", 1, 4096) = 1
+5 openat(AT_FDCWD<\x2f\x77>, "\x61", O_WRONLY|O_CREAT, 0644) = 4<\x2f\x77\x2f\x61>
+5 fcntl(4<\x2f\x77\x2f\x61>, F_SETFL, O_WRONLY|O_SYNC) = 0
+5 write(4<\x2f\x77\x2f\x61>, "\x78", 1) = 1
+5 pwritev2(4<\x2f\x77\x2f\x61>, [{iov_base="\x79", iov_len=1}], 1, 8, RWF_DSYNC) = 1
+5 pwritev2(4<\x2f\x77\x2f\x61>, [{iov_base="\x7a", iov_len=1}], 1, 0, RWF_SYNC|RWF_APPEND) = 1
+5 pwritev2(4<\x2f\x77\x2f\x61>, [{iov_base="\x77", iov_len=1}], 1, -1, 0) = 1
+5 openat(AT_FDCWD<\x2f\x77>, "\x62", O_WRONLY|O_CREAT|O_SYNC, 0644) = 5<\x2f\x77\x2f\x62>
+5 write(5<\x2f\x77\x2f\x62>, "\x71", 1) = 1
+5 sync_file_range(4<\x2f\x77\x2f\x61>, 0, 0, SYNC_FILE_RANGE_WRITE) = 0
+5 sync_file_range(4<\x2f\x77\x2f\x61>, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE|SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER) = 0
+5 fallocate(4<\x2f\x77\x2f\x61>, FALLOC_FL_COLLAPSE_RANGE, 0, 4096) = 0
+5 fallocate(4<\x2f\x77\x2f\x61>, FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE, 0, 2) = 0
+`
+	got, warns := convertText(t, st, nil)
+	want := []string{"open /w/m 0 +dsync", "write /w/m 4096 M +dsync", "open /w/a 0", "write /w/a 0 x",
+		"write /w/a 8 y +dsync", "write /w/a 0 z +sync +append", "write /w/a 1 w", "open /w/b 0 +sync", "write /w/b 0 q +sync",
+		"sync_file_range /w/a 0", "fallocate /w/a 0"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if len(warns) != 2 || !strings.Contains(warns[0], "SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER") ||
+		!strings.Contains(warns[1], "FALLOC_FL_COLLAPSE_RANGE") {
+		t.Errorf("warnings %q", warns)
 	}
 }
 

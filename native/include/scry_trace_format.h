@@ -120,6 +120,8 @@
 #define SCRY_FS_PUNCH_HOLE 0x100 /* FSFallocate: FALLOC_FL_PUNCH_HOLE */
 #define SCRY_FS_ZERO_RANGE 0x200 /* FSFallocate: FALLOC_FL_ZERO_RANGE */
 #define SCRY_FS_WRITE 0x400 /* FSOpen: opened for writing (O_WRONLY or O_RDWR) */
+#define SCRY_FS_DSYNC 0x800 /* FSWrite: through an O_DSYNC descriptor or with RWF_DSYNC: durable with the metadata to read it back when it returned; FSOpen: O_DSYNC */
+#define SCRY_FS_SYNC 0x1000 /* FSWrite: through an O_SYNC descriptor or with RWF_SYNC: durable with the file's metadata when it returned; FSOpen: O_SYNC */
 #define SCRY_PM_INCLUDE 0x1 /* PM_EXCLUDE: the range is PM again */
 
 /* Limits a reader enforces. */

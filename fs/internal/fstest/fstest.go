@@ -24,8 +24,11 @@ const Root = "/w"
 //
 //	creat P | opentrunc P | append P DATA | write P OFF DATA | trunc P SIZE | fsync P |
 //	fdatasync P | sfr P OFF LEN | sync | rename P Q | link P Q | unlink P | mkdir P | rmdir P |
-//	out TEXT
+//	falloc P MODE OFF LEN | out TEXT
 //
+// An append or write ending in +dsync or +sync is durable when it returns (an O_DSYNC or O_SYNC
+// descriptor: flags dsync, sync). falloc's MODE is alloc, keep (FALLOC_FL_KEEP_SIZE), punch
+// (PUNCH_HOLE|KEEP_SIZE), zero (ZERO_RANGE) or zerokeep (ZERO_RANGE|KEEP_SIZE).
 // The calls become the trace records a recorded run has, with paths under Root.
 func RecordRun(t testing.TB, init map[string]string, ops []string) (base, tracePath string) {
 	t.Helper()
@@ -68,6 +71,13 @@ func RecordRun(t testing.TB, init map[string]string, ops []string) (base, traceP
 	for _, op := range ops {
 		f := strings.Fields(op)
 		ev := &trace.Event{Kind: trace.KindFSOp}
+		var syncFlag uint32
+		switch f[len(f)-1] {
+		case "+dsync":
+			syncFlag, f = trace.FSDataSync, f[:len(f)-1]
+		case "+sync":
+			syncFlag, f = trace.FSFileSync, f[:len(f)-1]
+		}
 		switch f[0] {
 		case "creat":
 			ev.FS, ev.FSFlags, ev.Path = trace.FSOpen, trace.FSCreate|trace.FSWriteOnly, abs(f[1])
@@ -100,11 +110,20 @@ func RecordRun(t testing.TB, init map[string]string, ops []string) (base, traceP
 			ev.FS, ev.Path = trace.FSMkdir, abs(f[1])
 		case "rmdir":
 			ev.FS, ev.Path = trace.FSRmdir, abs(f[1])
+		case "falloc":
+			modes := map[string]uint32{"alloc": 0, "keep": trace.FSKeepSize, "punch": trace.FSPunchHole | trace.FSKeepSize,
+				"zero": trace.FSZeroRange, "zerokeep": trace.FSZeroRange | trace.FSKeepSize}
+			mode, ok := modes[f[2]]
+			if !ok {
+				t.Fatalf("unknown fallocate mode %q", f[2])
+			}
+			ev.FS, ev.Path, ev.FSFlags, ev.FileOffset, ev.Size = trace.FSFallocate, abs(f[1]), mode, num(f[3]), num(f[4])
 		case "out":
 			ev = &trace.Event{Kind: trace.KindOutput, Handle: 1, Data: []byte(f[1])}
 		default:
 			t.Fatalf("unknown test operation %q", op)
 		}
+		ev.FSFlags |= syncFlag
 		if err := w.Write(ev); err != nil {
 			t.Fatal(err)
 		}
