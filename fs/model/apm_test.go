@@ -342,6 +342,7 @@ func TestPersistenceModels(t *testing.T) {
 				if got := crashResults(t, m, ms); !slices.Equal(got, want) {
 					t.Errorf("crash states:\n got %q\nwant %q", got, want)
 				}
+				checkLegalUnder(t, m, apm, ms, c.want)
 				if exp, ok := c.deps[apm.Name]; ok {
 					if got := opBefore(ms); !slices.Equal(got, exp) {
 						t.Errorf("persist-before: got %q, want %q", got, exp)
@@ -349,6 +350,46 @@ func TestPersistenceModels(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// checkLegalUnder checks LegalUnder on every legal state of build ms (of apm) at the end of
+// the run: it holds under apm itself, and under another model only when that model's list of
+// directories (want) has the state's directory (an equivalent state leaves the same one). It
+// logs the states whose directory another model allows but LegalUnder does not find (an
+// equivalent state with other invisible effects), and fails when there are more than a third.
+func checkLegalUnder(t *testing.T, m *Model, apm *APM, ms []Micro, want map[string][]string) {
+	t.Helper()
+	states, _ := LegalStates(ms, len(ms), 1<<16)
+	point := len(m.Ops) - 1
+	tmp := t.TempDir()
+	missed, total := 0, 0
+	for i, st := range states {
+		dst := filepath.Join(tmp, strconv.Itoa(i))
+		stdout, _, err := Materialize(m, ms, st, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := fstest.DescribeDir(t, dst, stdout)
+		for _, other := range APMs() {
+			legal := LegalUnder(m, ms, st, point, other, nil)
+			allowed := slices.Contains(want[other.Name], dir)
+			switch {
+			case other == apm && !legal:
+				t.Errorf("state %d (%s) is not legal under its own model", i, dir)
+			case legal && !allowed:
+				t.Errorf("state %d (%s) legal under %s, which does not allow its directory", i, dir, other.Name)
+			case !legal && allowed:
+				t.Logf("state %d (%s): %s allows the directory, LegalUnder finds no equivalent state", i, dir, other.Name)
+				missed++
+			}
+			if allowed {
+				total++
+			}
+		}
+	}
+	if missed*3 > total {
+		t.Errorf("LegalUnder misses %d of %d states another model allows", missed, total)
 	}
 }
 
