@@ -27,7 +27,7 @@ type FSCrash struct {
 	// unlink landing as a truncation, is ["default"]). Absent from reports of scry versions
 	// before it.
 	Models []string `json:"models,omitempty"`
-	Split    string `json:"split,omitempty"`
+	Split  string   `json:"split,omitempty"`
 	// Dynamic lists the cluster's dynamic vulnerabilities (at most MaxFSDynamic), the first
 	// one first; Count is how many there were.
 	Dynamic []FSVulnerability `json:"dynamic"`

@@ -64,10 +64,10 @@ type effect struct {
 	any, whole bool
 	// free: the operation changed a file no name reaches in the state, so its effect is not
 	// visible: an equivalent state may persist any of it.
-	free bool
-	bytes      []paint // the operation's persisted write micro-operations, painted in order
-	written    []Micro // those write micro-operations
-	other      []Micro // its persisted micro-operations that are not writes
+	free    bool
+	bytes   []paint // the operation's persisted write micro-operations, painted in order
+	written []Micro // those write micro-operations
+	other   []Micro // its persisted micro-operations that are not writes
 }
 
 // paint is a byte range [Off, End) last written with Fill.
