@@ -319,6 +319,27 @@ func TestPersistenceModels(t *testing.T) {
 			},
 		},
 		{
+			// open(2)'s O_TMPFILE: a file without a name, written, then named by linkat
+			// (AT_EMPTY_PATH). The name may persist before the data except under data=journal.
+			name: "O_TMPFILE, then linkat", ops: []string{"tmpfile . 7", "fdappend 7 obj", "fdlink 7 o"},
+			want: map[string][]string{
+				"default":      {"-", "o=", "o=000", "o=???", "o=obj"},
+				"ext4-ordered": {"-", "o=", "o=obj"},
+				"ext4-journal": {"-", "o=obj"},
+			},
+		},
+		{
+			// copy_file_range writes the source's bytes as the run left them at that point (a's
+			// first byte rewritten before the copy), not the snapshot's.
+			name: "copy_file_range", init: map[string]string{"a": "hello"},
+			ops: []string{"write a 0 J", "creat b", "copy a 0 b 0 2", "fsync b", "fsync ."},
+			want: map[string][]string{
+				"default":      {"a=Jello b=Je", "a=hello b=Je"},
+				"ext4-ordered": {"a=Jello b=Je", "a=hello b=Je"},
+				"ext4-journal": {"a=Jello b=Je"},
+			},
+		},
+		{
 			// git's loose objects: written to a temporary name, linked to the final one, the
 			// temporary unlinked, with no fsync (core.fsyncObjectFiles off). The name may
 			// persist without the data under the default model and ext4 with delayed

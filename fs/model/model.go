@@ -385,6 +385,14 @@ func (s *state) fsop(ev *trace.Event) {
 		if !ok {
 			return
 		}
+		if ev.FSFlags&trace.FSTmpfile != 0 {
+			// open(2), O_TMPFILE: a new empty file without a name (nothing persists until
+			// linkat names it).
+			id := s.newInode(TypeFile)
+			s.sizes[id] = 0
+			s.handles[ev.Handle] = id
+			return
+		}
 		parent, name, id, found := s.lookup(rel)
 		if !found {
 			s.warn("open of %s: its directory is not in the model", rel)
@@ -409,34 +417,18 @@ func (s *state) fsop(ev *trace.Event) {
 		if id == 0 || s.m.Inodes[id].Type != TypeFile {
 			return
 		}
-		if ev.FSFlags&(trace.FSDataSync|trace.FSFileSync) != 0 && len(ev.Data) > 0 {
-			defer s.writeSync(id, rel, ev)
-		}
-		off := int64(ev.FileOffset)
-		size := s.sizes[id]
-		if ev.FSFlags&trace.FSAppend != 0 {
-			off = size
-		}
-		data := ev.Data
-		if off > size { // a write past the end leaves a hole of zeros: a size change first
-			s.truncTo(id, off, rel, ev)
-			size = off
-		}
-		if end := off + int64(len(data)); off < size && end > size {
-			// Split: the part inside the file overwrites, the rest appends.
-			n := size - off
-			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
-			off, data = size, data[n:]
-		}
-		if len(data) == 0 {
+		s.write(id, rel, int64(ev.FileOffset), ev.FSFlags&trace.FSAppend != 0, ev.Data, ev)
+	case trace.FSCopyFileRange:
+		id, rel := s.inodeOf(ev)
+		if id == 0 || s.m.Inodes[id].Type != TypeFile {
 			return
 		}
-		if off >= size {
-			s.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
-			s.sizes[id] = off + int64(len(data))
-		} else {
-			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
+		data, err := s.bytesOf(ev.Path2, int64(ev.Size), ev.Result)
+		if err != nil {
+			s.warn("copy_file_range into %s: %v; the copy is missing from the crash states", rel, err)
+			return
 		}
+		s.write(id, rel, int64(ev.FileOffset), false, data, ev)
 	case trace.FSTruncate:
 		id, rel := s.inodeOf(ev)
 		if id != 0 && s.m.Inodes[id].Type == TypeFile {
@@ -498,6 +490,9 @@ func (s *state) fsop(ev *trace.Event) {
 			return
 		}
 		_, _, id, f1 := s.lookup(from)
+		if h, ok := s.handles[ev.Handle]; ok && ev.Handle != 0 {
+			id, f1 = h, true // linkat of an open file (AT_EMPTY_PATH, /proc/self/fd/N): O_TMPFILE's
+		}
 		parent, name, old, f2 := s.lookup(to)
 		if !f1 || !f2 || id == 0 || old != 0 {
 			s.warn("link %s -> %s does not fit the model", from, to)
@@ -557,16 +552,16 @@ func (s *state) fsop(ev *trace.Event) {
 // issued right after it. Neither persists the file's directory entry, as fdatasync and fsync
 // do not. The models give a sync of a range exactly that: the range's data and the file's size
 // changes, durable before anything issued later.
-func (s *state) writeSync(id int, rel string, ev *trace.Event) {
+func (s *state) writeSync(id int, rel string, n int64, ev *trace.Event) {
 	off := int64(ev.FileOffset)
 	if ev.FSFlags&trace.FSAppend != 0 {
-		off = s.sizes[id] - int64(len(ev.Data))
+		off = s.sizes[id] - n
 	}
 	name := "O_DSYNC"
 	if ev.FSFlags&trace.FSFileSync != 0 {
 		name = "O_SYNC"
 	}
-	s.add(&Op{Kind: OpFsync, Inode: id, Path: rel, SyncOff: off, SyncLen: int64(len(ev.Data)),
+	s.add(&Op{Kind: OpFsync, Inode: id, Path: rel, SyncOff: off, SyncLen: n,
 		Datasync: ev.FSFlags&trace.FSFileSync == 0, WriteSync: name}, ev)
 }
 
@@ -596,3 +591,85 @@ func (s *state) fallocate(id int, rel string, ev *trace.Event) {
 // maxZeroRange bounds the bytes one fallocate zeroing is modeled with (64 MiB): its zeros are
 // held in memory as a write's data.
 const maxZeroRange = 64 << 20
+
+// write records data written to file id at off (at its end when atEnd): an overwrite of the
+// bytes inside the file and an append of the rest, after a size change when off is past the
+// end (a hole of zeros). With flag dsync or sync (an O_DSYNC or O_SYNC descriptor, RWF_DSYNC or
+// RWF_SYNC) the sync the write implies follows (writeSync).
+func (s *state) write(id int, rel string, off int64, atEnd bool, data []byte, ev *trace.Event) {
+	if ev.FSFlags&(trace.FSDataSync|trace.FSFileSync) != 0 && len(data) > 0 {
+		defer s.writeSync(id, rel, int64(len(data)), ev)
+	}
+	size := s.sizes[id]
+	if atEnd {
+		off = size
+	}
+	if off > size { // a write past the end leaves a hole of zeros: a size change first
+		s.truncTo(id, off, rel, ev)
+		size = off
+	}
+	if end := off + int64(len(data)); off < size && end > size {
+		// Split: the part inside the file overwrites, the rest appends.
+		n := size - off
+		s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
+		off, data = size, data[n:]
+	}
+	if len(data) == 0 {
+		return
+	}
+	if off >= size {
+		s.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
+		s.sizes[id] = off + int64(len(data))
+	} else {
+		s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
+	}
+}
+
+// bytesOf returns n bytes at off of the file at path (absolute) as the run has left it so far:
+// its snapshot's bytes with the logical operations on it applied (copy_file_range's source).
+// Errors: a path outside the workload directory or not in the model, or a file shorter than
+// off+n (the model and the run disagree).
+func (s *state) bytesOf(path string, off, n int64) ([]byte, error) {
+	rel, ok := s.rel(path)
+	if !ok {
+		return nil, fmt.Errorf("the source %s is outside the workload directory", path)
+	}
+	id, _ := s.inodeOf(&trace.Event{Path: path})
+	if id == 0 || s.m.Inodes[id].Type != TypeFile {
+		return nil, fmt.Errorf("the source %s is not a file of the model", rel)
+	}
+	var buf []byte
+	if in := s.m.Inodes[id]; in.Initial != "" {
+		b, err := os.ReadFile(filepath.Join(s.m.Base, in.Initial))
+		if err != nil {
+			return nil, fmt.Errorf("reading the snapshot of %s: %w", rel, err)
+		}
+		buf = b
+	}
+	resize := func(size int64) {
+		if size <= int64(len(buf)) {
+			buf = buf[:size]
+			return
+		}
+		buf = append(buf, make([]byte, size-int64(len(buf)))...)
+	}
+	for i := range s.m.Ops {
+		o := &s.m.Ops[i]
+		if o.Inode != id {
+			continue
+		}
+		switch o.Kind {
+		case OpTrunc:
+			resize(o.NewSize)
+		case OpWrite, OpAppend:
+			if end := o.Offset + int64(len(o.Data)); end > int64(len(buf)) {
+				resize(end)
+			}
+			copy(buf[o.Offset:], o.Data)
+		}
+	}
+	if off < 0 || n < 0 || off+n > int64(len(buf)) {
+		return nil, fmt.Errorf("the source %s holds %d bytes, not the %d at offset %d the call copied", rel, len(buf), n, off)
+	}
+	return buf[off : off+n], nil
+}

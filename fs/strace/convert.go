@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -294,6 +295,12 @@ func (c *converter) call(cl *straceCall) error {
 		if err != nil {
 			return err
 		}
+		// open(2): O_TMPFILE opens a new file without a name in directory path (strace shows
+		// it as "path/#INODE (deleted)"); linkat can give it one later.
+		tmpDir := ""
+		if hasFlag(flags, "O_TMPFILE") {
+			tmpDir = path
+		}
 		if cl.RetTag != "" && filepath.IsAbs(cl.RetTag) {
 			path = strings.TrimSuffix(cl.RetTag, " (deleted)")
 		}
@@ -317,6 +324,13 @@ func (c *converter) call(cl *straceCall) error {
 			fl |= trace.FSWriteOnly
 		}
 		fl |= of.sync
+		if tmpDir != "" {
+			fl |= trace.FSTmpfile
+			path = tmpDir
+			if !c.inDir(path) {
+				return nil
+			}
+		}
 		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSOpen, FSFlags: fl, Handle: of.handle, Path: path, Result: cl.Ret})
 	case "close":
 		of, fd := c.file(p, arg(0))
@@ -494,6 +508,17 @@ func (c *converter) call(cl *straceCall) error {
 			if from, err = c.resolve(p, arg(0), arg(1)); err == nil {
 				to, err = c.resolve(p, arg(2), arg(3))
 			}
+			if cl.Name == "linkat" && err == nil {
+				if of := c.linkSource(p, arg(0), arg(1), arg(4)); of != nil {
+					if !of.inDir || !c.inDir(to) {
+						if of.inDir || c.inDir(to) {
+							c.warn("linkat of %s to %s crosses the workload directory: not modeled", of.path, to)
+						}
+						return nil
+					}
+					return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSLink, Handle: of.handle, Path: of.path, Path2: to})
+				}
+			}
 			if cl.Name == "renameat2" {
 				if hasFlag(arg(4), "RENAME_NOREPLACE") {
 					fl |= trace.FSNoReplace
@@ -635,7 +660,9 @@ func (c *converter) call(cl *straceCall) error {
 			}
 		}
 		*p.maps = nil
-	case "copy_file_range", "sendfile", "splice":
+	case "copy_file_range":
+		return c.copyFileRange(cl, p)
+	case "sendfile", "splice":
 		idx := 2
 		if cl.Name == "sendfile" {
 			idx = 0
@@ -645,6 +672,124 @@ func (c *converter) call(cl *straceCall) error {
 		}
 	}
 	return nil
+}
+
+// linkSource returns the open file linkat(2) gives a name to: its descriptor's with
+// AT_EMPTY_PATH and an empty path, or the descriptor N of "/proc/self/fd/N" (or /proc/PID/fd/N)
+// with AT_SYMLINK_FOLLOW (open(2), O_TMPFILE: the two ways to link such a file); nil otherwise.
+func (c *converter) linkSource(p *proc, dirArg, pathArg, flags string) *openFile {
+	path, _, err := unquote(pathArg)
+	if err != nil {
+		return nil
+	}
+	if path == "" && hasFlag(flags, "AT_EMPTY_PATH") {
+		of, _ := c.file(p, dirArg)
+		return of
+	}
+	if !hasFlag(flags, "AT_SYMLINK_FOLLOW") || !strings.HasPrefix(path, "/proc/") {
+		return nil
+	}
+	parts := strings.Split(path[len("/proc/"):], "/")
+	if len(parts) != 3 || parts[1] != "fd" {
+		return nil
+	}
+	q := p
+	if parts[0] != "self" && parts[0] != "thread-self" {
+		pid, err := strconv.Atoi(parts[0])
+		if err != nil || c.procs[pid] == nil {
+			return nil
+		}
+		q = c.procs[pid]
+	}
+	fd, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return nil
+	}
+	if e, ok := q.fds.fds[fd]; ok {
+		return e.of
+	}
+	return nil
+}
+
+// ptrOffset reads an offset passed by pointer, as strace prints it: "NULL" (use the file
+// offset), "[N]" or "[N => M]" (the value before the call).
+func ptrOffset(a string) (off int64, null, ok bool) {
+	if a == "NULL" {
+		return 0, true, true
+	}
+	a = strings.TrimSuffix(strings.TrimPrefix(a, "["), "]")
+	if i := strings.Index(a, " =>"); i >= 0 {
+		a = a[:i]
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(a), 0, 64)
+	return v, false, err == nil
+}
+
+// copyFileRange handles copy_file_range(fd_in, off_in, fd_out, off_out, len, flags)
+// (copy_file_range(2)): a NULL offset is the descriptor's, which moves by the bytes copied. A
+// copy into the workload directory from a file in it is an FSCopyFileRange record (the model
+// knows the source's bytes at that point); from a file outside it, a write of the bytes that
+// file holds now, when the trace is written (a warning says so: exact only if the run did not
+// change them after the copy).
+func (c *converter) copyFileRange(cl *straceCall, p *proc) error {
+	arg := func(i int) string {
+		if i < len(cl.Args) {
+			return cl.Args[i]
+		}
+		return ""
+	}
+	src, _ := c.file(p, arg(0))
+	dst, _ := c.file(p, arg(2))
+	if src == nil || dst == nil {
+		return nil
+	}
+	n := cl.Ret
+	srcOff, srcNull, ok1 := ptrOffset(arg(1))
+	dstOff, dstNull, ok2 := ptrOffset(arg(3))
+	if !ok1 || !ok2 {
+		return fmt.Errorf("copy_file_range: unreadable offsets %q, %q", arg(1), arg(3))
+	}
+	if srcNull {
+		srcOff = src.offset
+		src.offset += n
+	}
+	if dstNull {
+		dstOff = dst.offset
+		dst.offset += n
+	}
+	if !dst.inDir || n <= 0 {
+		return nil
+	}
+	if src.inDir {
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSCopyFileRange, Handle: dst.handle, Path: dst.path,
+			FileOffset: uint64(max(dstOff, 0)), Size: uint64(max(srcOff, 0)), Result: n, Path2: src.path})
+	}
+	data, err := readRange(src.path, srcOff, n)
+	if err != nil {
+		c.warn("copy_file_range wrote %d bytes of %s to %s that scry cannot read (%v): they are missing from the crash states", n, src.path, dst.path, err)
+		return nil
+	}
+	c.warn("copy_file_range copied %s, outside the workload directory, into %s: its bytes are read when the trace is written, exact only if the file did not change since", src.path, dst.path)
+	return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSWrite, Handle: dst.handle, Path: dst.path,
+		FileOffset: uint64(max(dstOff, 0)), Size: uint64(len(data)), Result: n, Data: data})
+}
+
+// readRange reads n bytes of file path at off. Errors: the file cannot be read, or holds
+// fewer bytes.
+func readRange(path string, off, n int64) ([]byte, error) {
+	if n > stringLimit {
+		return nil, fmt.Errorf("over %d bytes", stringLimit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // readInput accounts for n bytes the program read from its standard input: each workload line

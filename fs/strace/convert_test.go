@@ -3,6 +3,9 @@ package strace
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -138,6 +141,75 @@ func TestConvertDurability(t *testing.T) {
 	}
 	if len(warns) != 2 || !strings.Contains(warns[0], "SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER") ||
 		!strings.Contains(warns[1], "FALLOC_FL_COLLAPSE_RANGE") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
+// TestConvertTmpfileAndCopy: an O_TMPFILE file is opened in its directory (flag tmpfile) and
+// named by linkat with AT_EMPTY_PATH or through /proc/self/fd/N with AT_SYMLINK_FOLLOW (a link
+// of its handle); copy_file_range between files of the directory is a copy record (NULL offsets
+// the descriptors', which move), and from a file outside a write of that file's bytes, with a
+// warning.
+func TestConvertTmpfileAndCopy(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(outside, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hex := func(s string) string {
+		var b strings.Builder
+		for i := range len(s) {
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		}
+		return b.String()
+	}
+	st := `5 openat(AT_FDCWD<\x2f\x77>, "\x2e", O_RDWR|O_CLOEXEC|O_TMPFILE, 0600) = 3<\x2f\x77\x2f\x23\x31\x32>(deleted)
+5 write(3<\x2f\x77\x2f\x23\x31\x32>(deleted), "\x61\x62", 2) = 2
+5 linkat(3<\x2f\x77\x2f\x23\x31\x32>(deleted), "", AT_FDCWD<\x2f\x77>, "\x6f", AT_EMPTY_PATH) = 0
+5 openat(AT_FDCWD<\x2f\x77>, "\x2e", O_WRONLY|O_TMPFILE, 0600) = 4<\x2f\x77\x2f\x23\x31\x33>(deleted)
+5 linkat(AT_FDCWD<\x2f\x77>, "\x2f\x70\x72\x6f\x63\x2f\x73\x65\x6c\x66\x2f\x66\x64\x2f\x34", AT_FDCWD<\x2f\x77>, "\x70", AT_SYMLINK_FOLLOW) = 0
+5 openat(AT_FDCWD<\x2f\x77>, "\x71", O_WRONLY|O_CREAT, 0644) = 5<\x2f\x77\x2f\x71>
+5 copy_file_range(3<\x2f\x77\x2f\x6f>, NULL, 5<\x2f\x77\x2f\x71>, NULL, 1, 0) = 1
+5 copy_file_range(3<\x2f\x77\x2f\x6f>, NULL, 5<\x2f\x77\x2f\x71>, [7 => 8], 1, 0) = 1
+5 openat(AT_FDCWD<\x2f\x77>, "` + hex(outside) + `", O_RDONLY) = 6<` + hex(outside) + `>
+5 copy_file_range(6<` + hex(outside) + `>, [2], 5<\x2f\x77\x2f\x71>, NULL, 3, 0) = 3
+`
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, 64)
+	_, warns, err := convert(strings.NewReader(st), "/w", w, newSymbolizer(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
+	w.Flush()
+	r, _ := trace.NewReader(&buf)
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == trace.KindFSOp {
+			got = append(got, fmt.Sprintf("%s h%d %s %s off=%d size=%d res=%d %q tmp=%v", ev.FS, ev.Handle, ev.Path, ev.Path2,
+				ev.FileOffset, ev.Size, ev.Result, ev.Data, ev.FSFlags&trace.FSTmpfile != 0))
+		}
+	}
+	want := []string{
+		`open h1 /w  off=0 size=0 res=3 "" tmp=true`,
+		`write h1 /w/#12  off=0 size=2 res=2 "ab" tmp=false`,
+		`link h1 /w/#12 /w/o off=0 size=0 res=0 "" tmp=false`,
+		`open h2 /w  off=0 size=0 res=4 "" tmp=true`,
+		`link h2 /w/#13 /w/p off=0 size=0 res=0 "" tmp=false`,
+		`open h3 /w/q  off=0 size=0 res=5 "" tmp=false`,
+		// the source's offset moved by the write (2), then by the first copy
+		`copy_file_range h3 /w/q /w/o off=0 size=2 res=1 "" tmp=false`,
+		`copy_file_range h3 /w/q /w/o off=7 size=3 res=1 "" tmp=false`,
+		// the destination's offset moved by the first copy only
+		`write h3 /w/q  off=1 size=3 res=3 "234" tmp=false`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "outside the workload directory") {
 		t.Errorf("warnings %q", warns)
 	}
 }
