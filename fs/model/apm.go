@@ -69,15 +69,24 @@ func (s Split) String() string {
 	return fmt.Sprintf("%d pieces", s.Count)
 }
 
-// pieces cuts [off, off+n) by s.
+// maxPieces bounds the pieces of one operation under an aligned split: a longer range (a
+// hole of terabytes before a write far past the end) is cut at multiples of a multiple of the
+// alignment, so that a model stays as small as its trace.
+const maxPieces = 1024
+
+// pieces cuts [off, off+n) by s: at most maxPieces pieces for an aligned split.
 func (s Split) pieces(off, n int64) [][2]int64 {
 	var out [][2]int64
 	if n <= 0 {
 		return nil
 	}
 	if s.Aligned > 0 {
+		a := s.Aligned
+		if blocks := n / a; blocks >= maxPieces {
+			a *= (blocks + maxPieces - 1) / (maxPieces - 1)
+		}
 		for n > 0 {
-			c := min(s.Aligned-off%s.Aligned, n)
+			c := min(a-off%a, n)
 			out = append(out, [2]int64{off, c})
 			off, n = off+c, n-c
 		}

@@ -573,6 +573,10 @@ func (s *state) writeSync(id int, rel string, n int64, ev *trace.Event) {
 // change (OpTrunc). The converter refuses COLLAPSE_RANGE and INSERT_RANGE.
 func (s *state) fallocate(id int, rel string, ev *trace.Event) {
 	off, end := int64(ev.FileOffset), int64(ev.FileOffset+ev.Size)
+	if off < 0 || end < off { // past what a file can hold: no record of a real call
+		s.warn("fallocate on %s at offset %d of %d bytes is out of range: not modeled", rel, ev.FileOffset, ev.Size)
+		return
+	}
 	size := s.sizes[id]
 	if ev.FSFlags&(trace.FSPunchHole|trace.FSZeroRange) != 0 {
 		if zEnd := min(end, size); zEnd > off {
@@ -668,7 +672,7 @@ func (s *state) bytesOf(path string, off, n int64) ([]byte, error) {
 			copy(buf[o.Offset:], o.Data)
 		}
 	}
-	if off < 0 || n < 0 || off+n > int64(len(buf)) {
+	if off < 0 || n < 0 || off > int64(len(buf)) || n > int64(len(buf))-off {
 		return nil, fmt.Errorf("the source %s holds %d bytes, not the %d at offset %d the call copied", rel, len(buf), n, off)
 	}
 	return buf[off : off+n], nil

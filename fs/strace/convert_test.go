@@ -235,6 +235,11 @@ func FuzzParseStrace(f *testing.F) {
 	f.Add("1 write(1<\\x2f>, \"\\x\", 1) = 1\n")
 	f.Add("1 openat(AT_FDCWD, \"a\" <unfinished ...>\n1 <... openat resumed>) = 3\n > /x(y+0x1) [0x2]\n")
 	f.Add("12  rename(\"\\x61\", \"\\x62\") = 0\n")
+	f.Add("1 openat(AT_FDCWD<\\x2f\\x77>, \"\\x2e\", O_RDWR|O_TMPFILE, 0600) = 3<\\x2f\\x77\\x2f\\x23\\x31>(deleted)\n1 linkat(3, \"\", AT_FDCWD, \"\\x6f\", AT_EMPTY_PATH) = 0\n" +
+		"1 linkat(AT_FDCWD, \"\\x2f\\x70\\x72\\x6f\\x63\\x2f\\x31\\x2f\\x66\\x64\\x2f\\x33\", AT_FDCWD, \"\\x70\", AT_SYMLINK_FOLLOW) = 0\n")
+	f.Add("1 openat(AT_FDCWD<\\x2f\\x77>, \"\\x61\", O_RDWR|O_DSYNC) = 3\n1 copy_file_range(3, [1 => 2], 3, NULL, 1, 0) = 1\n" +
+		"1 pwritev2(3, [{iov_base=\"\\x61\", iov_len=1}], 1, -1, RWF_DSYNC|RWF_APPEND) = 1\n1 fallocate(3, FALLOC_FL_INSERT_RANGE, 0, 4096) = 0\n" +
+		"1 sync_file_range(3, 0, 0, SYNC_FILE_RANGE_WRITE) = 0\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		var buf bytes.Buffer
 		w, _ := trace.NewWriter(&buf, 64)
