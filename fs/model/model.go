@@ -28,9 +28,9 @@ const (
 	OpRmdir                     // a directory's entry removed
 	OpRename                    // an entry moved, replacing the destination's
 	OpTrunc                     // a file's size changed (truncate, O_TRUNC, fallocate)
-	OpWrite                     // bytes overwritten inside the file
+	OpWrite                     // bytes overwritten inside the file (fallocate's zeroing: zeros)
 	OpAppend                    // bytes written at or past the end of the file
-	OpFsync                     // fsync / fdatasync / msync / sync_file_range of one inode
+	OpFsync                     // fsync / fdatasync / msync / sync_file_range of one inode; the sync an O_DSYNC/O_SYNC write implies
 	OpSync                      // sync / syncfs: everything
 	OpOutput                    // the program wrote to its standard output or error
 )
