@@ -676,7 +676,8 @@ func (c *converter) call(cl *straceCall) error {
 
 // linkSource returns the open file linkat(2) gives a name to: its descriptor's with
 // AT_EMPTY_PATH and an empty path, or the descriptor N of "/proc/self/fd/N" (or /proc/PID/fd/N)
-// with AT_SYMLINK_FOLLOW (open(2), O_TMPFILE: the two ways to link such a file); nil otherwise.
+// with AT_SYMLINK_FOLLOW (open(2), O_TMPFILE, and linkat(2): the two ways to link such a file);
+// nil otherwise.
 func (c *converter) linkSource(p *proc, dirArg, pathArg, flags string) *openFile {
 	path, _, err := unquote(pathArg)
 	if err != nil {
