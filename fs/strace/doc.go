@@ -21,8 +21,8 @@
 //   - OUTPUT records, the bytes the program wrote to its standard output and error;
 //   - OP_BEGIN records, with a workload, at the read that begins each of its lines;
 //   - SITES and STACK records, the call stacks of the calls (strace -k) symbolized into
-//     function, file and line through the binary's DWARF line table when it has one, as
-//     symbol+offset and binary otherwise;
+//     function, file and line through the binary's DWARF line table when it has one, as the
+//     demangled symbol+offset and the binary's path otherwise;
 //   - WARNING records for what the trace cannot show (writes through shared writable mappings,
 //     writes cut at strace's string limit, copy_file_range and the like), and END, the
 //     program's exit status or signal.
