@@ -24,8 +24,8 @@
 //   - OUTPUT records, the bytes the program wrote to its standard output and error;
 //   - OP_BEGIN records, with a workload, at the read that begins each of its lines;
 //   - SITES and STACK records, the call stacks of the calls (strace -k) symbolized into
-//     function, file and line through the binary's DWARF line table when it has one, as
-//     symbol+offset and binary otherwise;
+//     function, file and line through the binary's DWARF line table when it has one, as the
+//     demangled symbol+offset and the binary's path otherwise;
 //   - FS_OP writes for the stores through shared writable mappings of files under the
 //     directory: the program runs with scry's mapping shim (native/fsshim) in LD_PRELOAD, which
 //     reports the changed pages by marker calls strace prints (mmap.go);
