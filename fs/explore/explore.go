@@ -171,46 +171,90 @@ func (p *plan) prefix() []item {
 	return items
 }
 
-// omitOne returns, for each logical operation i outside a failing prefix run (patch) that is
-// not only barriers, the states that lose i and persist everything else up to a later crash
-// point j, as long as that is legal (ALICE, OSDI'14 §4.3: ordering vulnerabilities). Once a
-// later operation depends on i, every later state is illegal, so the walk over j stops there.
-func (p *plan) omitOne(patch map[int]bool) []item {
+// failingRuns are the failing prefix runs of an exploration (runPrefix), what omit-one and split
+// judge with those failures assumed fixed.
+type failingRuns struct {
+	// failed holds the crash points whose prefix state failed.
+	failed map[int]bool
+	// units are the runs as the fix of their atomicity violation makes them: the logical
+	// operations from the first failing crash point to the first passing one after it
+	// (inclusive; to the last crash point when none passes), which persist as one.
+	units [][2]int
+}
+
+// unit returns the index of the unit holding logical operation i, or -1.
+func (r failingRuns) unit(i int) int {
+	for u, x := range r.units {
+		if i >= x[0] && i <= x[1] {
+			return u
+		}
+	}
+	return -1
+}
+
+// omitOne returns, for each logical operation i that is not only barriers, the states that lose
+// i and persist everything else up to a later crash point j, as long as that is legal (ALICE,
+// OSDI'14 §4.3: ordering vulnerabilities). Once a later operation depends on i, every later state
+// is illegal, so the walk over j stops there. A failing prefix run (r) is judged as if its
+// atomicity violation were fixed, as PM mode assumes an earlier bug fixed so that it does not
+// hide later ones (pm/explore, AssumeDurable): its operations persist as one unit, so the unit is
+// lost as a whole (never a part of it: that is the run's own failure) and j is never a crash
+// point whose prefix state failed (such a state would fail for the run's reason). Each
+// vulnerability is then its own finding: the run's atomicity, and any operation (or the run as a
+// whole) that must persist before a later one.
+func (p *plan) omitOne(r failingRuns) []item {
 	ms, rg := p.micro[0], p.ranges[0]
 	var items []item
 	for _, i := range p.points {
-		if patch[i] || patch[i-1] || onlyBarriers(ms, rg[i]) {
+		lo, hi, what := i, i, ""
+		if u := r.unit(i); u >= 0 {
+			if i != r.units[u][0] {
+				continue // the unit is lost from its first operation
+			}
+			lo, hi = r.units[u][0], r.units[u][1]
+			what = fmt.Sprintf("operations %d to %d lost, the failing prefix run they form assumed fixed (persisting as one)", lo, hi)
+		}
+		barriers := true
+		for x := lo; x <= hi; x++ {
+			if rg[x][0] >= 0 && !onlyBarriers(ms, rg[x]) {
+				barriers = false
+			}
+		}
+		if barriers {
 			continue
 		}
 		for _, j := range p.points {
-			if j <= i || patch[j] {
+			if j <= hi || r.failed[j] {
 				continue
 			}
 			st := p.upTo(0, j)
-			for x := rg[i][0]; x < rg[i][1]; x++ {
-				st.Persisted[x] = false
+			for x := lo; x <= hi; x++ {
+				for y := rg[x][0]; y >= 0 && y < rg[x][1]; y++ {
+					st.Persisted[y] = false
+				}
 			}
 			if !model.Legal(ms, st) {
 				break
 			}
-			items = append(items, item{strategy: strategyOmitOne, st: st, point: j, a: i, b: j})
+			items = append(items, item{strategy: strategyOmitOne, st: st, point: j, a: lo, b: j, what: what})
 		}
 	}
 	return items
 }
 
-// split returns, for each logical operation i outside a failing prefix run and each build, the
+// split returns, for each logical operation i outside a failing prefix run's unit (failingRuns:
+// fixing the run's atomicity makes its operations persist as one) and each build, the
 // states after operation i-1 that persist the micro-operations of i up to each but its last one,
 // and, when the build cuts i into pieces, the same with one earlier piece lost (ALICE, OSDI'14
 // §4.3: atomicity vulnerabilities, under splits into 1 and 3 pieces and 4 KiB blocks). States
 // that are illegal or repeat one of another build are left out.
-func (p *plan) split(patch map[int]bool) []item {
+func (p *plan) split(r failingRuns) []item {
 	var items []item
 	seen := map[string]bool{}
 	for b, sp := range p.builds {
 		bm, br := p.micro[b], p.ranges[b]
 		for _, i := range p.points {
-			if patch[i] || patch[i-1] || br[i][0] < 0 {
+			if r.unit(i) >= 0 || br[i][0] < 0 {
 				continue
 			}
 			lo, hi := br[i][0], br[i][1]
@@ -333,6 +377,10 @@ type explorer struct {
 	first  time.Duration // the first failing state, when it was judged
 	judged map[string]bool
 	legal  map[int]*legalPair // by workload operation (Equivalence)
+	// stopped counts the crash states whose checker or re-execution was stopped from outside
+	// (verdict.stopped), stoppedHow says how the first was.
+	stopped    int
+	stoppedHow string
 }
 
 // Explore tests the crash states of model m that the strategies choose under the persistence
@@ -378,7 +426,7 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	if err := e.sane(); err != nil {
 		return e.finish(err)
 	}
-	patch := map[int]bool{}
+	runs := failingRuns{failed: map[int]bool{}}
 	for _, s := range Strategies { // in their order: omit-one and split use prefix's runs
 		if !slices.Contains(strats, s) {
 			continue
@@ -386,11 +434,11 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 		var err error
 		switch s {
 		case strategyPrefix:
-			err = e.runPrefix(patch)
+			err = e.runPrefix(&runs)
 		case strategyOmitOne:
-			err = e.runOmitOne(patch)
+			err = e.runOmitOne(runs)
 		case strategySplit:
-			err = e.runSplit(patch)
+			err = e.runSplit(runs)
 		case strategyExhaustive:
 			err = e.runExhaustive()
 		}
@@ -402,6 +450,9 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 }
 
 func (e *explorer) finish(err error) (*Explored, error) {
+	if e.stopped > 0 {
+		e.warn(fmt.Sprintf("inconclusive: %d crash states were not judged: their checker or re-execution was stopped before it could say (the first: %s); they are neither findings nor passes (raise --timeout when runs hang at it)", e.stopped, e.stoppedHow))
+	}
 	e.res.Findings = e.cl.findings()
 	e.res.Stats.ElapsedSeconds = e.o.Now().Sub(e.start).Seconds()
 	e.res.Stats.FirstFailureSeconds = e.first.Seconds()
@@ -419,23 +470,27 @@ func (e *explorer) sane() error {
 		return err
 	}
 	for i, v := range vs {
+		which := "the initial state (the workload directory before the run)"
+		if i == 1 {
+			which = "the state of the finished run"
+		}
+		if v.stopped != "" {
+			return fmt.Errorf("%s on %s: no state can be judged (raise --timeout)", v.stopped, which)
+		}
 		if v.failed {
-			which := "the initial state (the workload directory before the run)"
-			if i == 1 {
-				which = "the state of the finished run"
-			}
 			return fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail)
 		}
 	}
-	e.res.Stats.Failures, e.res.Stats.StatesTested = 0, 0 // they are no crash states
+	e.stopped, e.stoppedHow = 0, ""
+	e.res.Stats.Failures, e.res.Stats.StatesTested, e.res.Stats.Inconclusive = 0, 0, 0 // they are no crash states
 	e.first = 0
 	return nil
 }
 
 // runPrefix judges the prefix states; a run of failing ones is one across-operation atomicity
 // violation, from the first failing crash point to the first passing one after it (ALICE's
-// across-syscall atomicity), and its operations are left out of omit-one and split (patch).
-func (e *explorer) runPrefix(patch map[int]bool) error {
+// across-syscall atomicity), which omit-one and split then judge as fixed (r).
+func (e *explorer) runPrefix(r *failingRuns) error {
 	items := e.p.prefix()
 	vs, err := e.run(items)
 	points := e.p.points
@@ -443,17 +498,21 @@ func (e *explorer) runPrefix(patch map[int]bool) error {
 		if !vs[i].failed {
 			continue
 		}
+		// A stopped state (inconclusive) between failing ones does not cut the run in two.
 		j := i
-		for j+1 < len(vs) && vs[j+1].failed {
-			j++
+		for k := i + 1; k < len(vs) && (vs[k].failed || vs[k].stopped != ""); k++ {
+			if vs[k].failed {
+				j = k
+			}
 		}
 		end := len(points) - 1
 		if j+1 < len(points) {
 			end = j + 1
 		}
 		for x := i; x <= j; x++ {
-			patch[points[x]] = true
+			r.failed[points[x]] = true
 		}
+		r.units = append(r.units, [2]int{points[i], points[end]})
 		it := items[i]
 		it.a, it.b = points[i], points[end]
 		e.cl.add(report.FSAtomicityViolation, it, vs[i])
@@ -464,8 +523,8 @@ func (e *explorer) runPrefix(patch map[int]bool) error {
 
 // runOmitOne judges the omit-one states: the first failing state of each lost operation is an
 // ordering violation, or a durability violation when the later operation is an output.
-func (e *explorer) runOmitOne(patch map[int]bool) error {
-	items := e.p.omitOne(patch)
+func (e *explorer) runOmitOne(r failingRuns) error {
+	items := e.p.omitOne(r)
 	vs, err := e.run(items)
 	done := map[int]bool{}
 	for x, v := range vs {
@@ -488,8 +547,8 @@ func (e *explorer) orderKind(it item) report.Kind {
 }
 
 // runSplit judges the split states: each failing one is an atomicity violation.
-func (e *explorer) runSplit(patch map[int]bool) error {
-	items := e.p.split(patch)
+func (e *explorer) runSplit(r failingRuns) error {
+	items := e.p.split(r)
 	vs, err := e.run(items)
 	for x, v := range vs {
 		if v.failed {

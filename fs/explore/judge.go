@@ -15,9 +15,13 @@ import (
 
 // verdict is how one crash state was judged.
 type verdict struct {
-	judged       bool // the state ran (not left out by --max-states, not interrupted)
+	judged       bool // the state ran (not left out by --max-states or the time budget, not interrupted)
 	inconclusive bool // no legal outcome of its operation ran to its end: not judged
-	failed       bool
+	// stopped, when not "", says how the checker or the re-execution was stopped from outside
+	// (exec.Outcome.Stopped: it timed out, or was killed by a signal not its own): the state
+	// ran but is inconclusive, never a finding.
+	stopped string
+	failed  bool
 	// symptom is exec's: SymptomChecker, or how the re-execution differs (Mismatch).
 	symptom string
 	detail  string
@@ -150,9 +154,18 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		return v
 	})
 	for i, v := range vs {
-		if v.inconclusive {
+		switch {
+		case v.inconclusive:
+			e.res.Stats.StatesTested++
 			e.res.Stats.Inconclusive++
 			e.warn(fmt.Sprintf("operation %d: neither legal outcome ran to its end: its crash states are not judged by output equivalence", e.p.m.Ops[items[i].point].Operation))
+		case v.stopped != "":
+			e.res.Stats.StatesTested++
+			e.res.Stats.Inconclusive++
+			e.stopped++
+			if e.stoppedHow == "" {
+				e.stoppedHow = v.stopped
+			}
 		}
 		if !v.judged {
 			continue
@@ -205,6 +218,8 @@ func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict 
 		return verdict{err: ctx.Err()}
 	case got.Err != nil:
 		return verdict{err: fmt.Errorf("running the program on a crash directory: %s", got.Describe())}
+	case got.Stopped():
+		return verdict{stopped: "the re-execution " + got.Describe()}
 	}
 	lp := e.legal[k]
 	if !lp.rolledBack.Completed() && !lp.committed.Completed() {
@@ -250,6 +265,9 @@ func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 	}
 	if out.Err != nil && !out.TimedOut && out.ExitCode == -1 && out.Signal == 0 {
 		return verdict{err: fmt.Errorf("checker: %s", out.Describe())}
+	}
+	if out.Stopped() {
+		return verdict{stopped: "the checker " + out.Describe(), stdout: string(stdout)}
 	}
 	v := verdict{judged: true, failed: out.Failed(), stdout: string(stdout), detail: "the checker " + out.Describe() + exec.FirstLine(out.Stdout, out.Stderr)}
 	if v.failed {
