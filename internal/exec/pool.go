@@ -310,21 +310,41 @@ func (e *Interrupted) Error() string {
 
 // SignalContext returns a context cancelled on the first SIGINT (Ctrl-C) or SIGTERM, with an
 // *Interrupted as its cause (context.Cause), for Map: the runs are killed and the temporary
-// files removed, and the caller reports what it found so far. From then on the two signals
-// have their default action again, so that a second Ctrl-C stops scry at once. Targets run in
-// their own process groups, so a Ctrl-C on the terminal reaches scry only, which kills them.
-// stop releases the signals (call it when done).
+// files removed, and the caller reports what it found so far. A second SIGINT or SIGTERM stops
+// scry at once. When the first came while runs were alive (crash exploration: a process carrying
+// this scry's SCRY_RUN_ID), SignalContext handles the second: it kills every process of the runs
+// (KillRuns) and raises the signal again with its default action, so that scry dies by it and
+// leaves no run behind. Otherwise (recording: the recorder handles a second signal itself, as
+// pm/record does) the two signals get their default action back after the first. Targets run in
+// their own process groups, so a Ctrl-C on the terminal reaches scry only, which kills them. stop
+// releases the signals (call it when done).
 func SignalContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	stopped := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
-			signal.Stop(ch)
 			sig, _ := s.(syscall.Signal)
+			runs := runsAlive()
+			if !runs {
+				signal.Stop(ch)
+			}
 			cancel(&Interrupted{Signal: sig})
+			if !runs {
+				return
+			}
+		case <-stopped:
+			return
+		}
+		select {
+		case s := <-ch:
+			KillRuns()
+			signal.Stop(ch)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			sig, _ := s.(syscall.Signal)
+			_ = syscall.Kill(os.Getpid(), sig)
 		case <-stopped:
 		}
 	}()

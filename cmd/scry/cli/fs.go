@@ -96,6 +96,9 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
+			// The last sweep, on every way out: no checker or re-execution, nor a child of
+			// one, outlives scry (each run kills its own when it ends).
+			defer exec.KillRuns()
 			rep, err := f.Run(ctx)
 			if rep != nil {
 				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
