@@ -39,6 +39,8 @@ type FSCheck struct {
 	Strategies []string
 	MaxStates  int
 	Jobs       int
+	// TimeBudget bounds the exploration's time (explore.Options.TimeBudget; 0: none).
+	TimeBudget time.Duration
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
 	NoStack bool
 	// Workload, if set, is fed to the program's standard input one line (operation) at a time
@@ -192,7 +194,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		rs.oracle = oracle
 	}
 	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
-		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
 	var st report.Stats
 	if x != nil {
 		rep.Findings = x.Findings

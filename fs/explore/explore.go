@@ -56,10 +56,14 @@ type Options struct {
 	// (0: 10, at most 2^10 states per crash point).
 	MaxStates int
 	MaxFree   int
-	Pool      exec.Pool
+	// TimeBudget, when positive, bounds the exploration's wall clock (the CLI's --time-budget,
+	// PM mode's semantics: pm/explore's Config.TimeBudget): see budget.
+	TimeBudget time.Duration
+	Pool       exec.Pool
 	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
 	Sites report.SiteTable
-	// Now is the clock (nil: time.Now), for tests.
+	// Now is the clock (nil: time.Now), for tests (with a clock of its own, the time budget
+	// stops runs from starting but kills none).
 	Now func() time.Time
 }
 
@@ -381,6 +385,10 @@ type explorer struct {
 	// (verdict.stopped), stoppedHow says how the first was.
 	stopped    int
 	stoppedHow string
+	// With a time budget: bctx ends at its end (runs still going then are killed and left
+	// out), and until is when the strategy running must stop starting runs (budget.go).
+	bctx  context.Context
+	until time.Time
 }
 
 // Explore tests the crash states of model m that the strategies choose under the persistence
@@ -410,14 +418,20 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	if o.MaxFree <= 0 {
 		o.MaxFree = defaultMaxFree
 	}
-	if o.Now == nil {
+	realClock := o.Now == nil
+	if realClock {
 		o.Now = time.Now
 	}
 	p := newPlan(m, o.APM)
 	if o.Oracle != nil {
 		p.workload = &o.Oracle.Workload
 	}
-	e := &explorer{ctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	e := &explorer{ctx: ctx, bctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	if o.TimeBudget > 0 && realClock { // a test's clock has no deadline on the wall clock
+		var cancel context.CancelFunc
+		e.bctx, cancel = context.WithDeadline(ctx, e.start.Add(o.TimeBudget))
+		defer cancel()
+	}
 	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
 	if e.res.Stats.Jobs <= 0 {
 		e.res.Stats.Jobs = max(1, runtimeCPUs())
@@ -427,10 +441,14 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 		return e.finish(err)
 	}
 	runs := failingRuns{failed: map[int]bool{}}
+	var order []string
 	for _, s := range Strategies { // in their order: omit-one and split use prefix's runs
-		if !slices.Contains(strats, s) {
-			continue
+		if slices.Contains(strats, s) {
+			order = append(order, s)
 		}
+	}
+	for k, s := range order {
+		e.until = e.schedule(k, len(order))
 		var err error
 		switch s {
 		case strategyPrefix:
@@ -450,6 +468,12 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 }
 
 func (e *explorer) finish(err error) (*Explored, error) {
+	if n := e.res.Stats.SkippedBudget; n > 0 {
+		e.warn(fmt.Sprintf("partial: %d crash states were left out to keep to the time budget of %v (spread over the run: every operation's states got their first runs before any got more); the results cover the %d tested", n, e.o.TimeBudget, e.res.Stats.StatesTested))
+		if err == nil && e.res.Stats.StatesTested == 0 {
+			err = fmt.Errorf("--time-budget %v: the budget ended before any crash state was judged (%d left out): nothing was tested; give a longer budget", e.o.TimeBudget, n)
+		}
+	}
 	if e.stopped > 0 {
 		e.warn(fmt.Sprintf("inconclusive: %d crash states were not judged: their checker or re-execution was stopped before it could say (the first: %s); they are neither findings nor passes (raise --timeout when runs hang at it)", e.stopped, e.stoppedHow))
 	}
@@ -477,6 +501,9 @@ func (e *explorer) sane() error {
 		if v.stopped != "" {
 			return fmt.Errorf("%s on %s: no state can be judged (raise --timeout)", v.stopped, which)
 		}
+		if !v.judged && e.budgetEnded() {
+			return fmt.Errorf("--time-budget %v: the budget ended before the checker judged %s: nothing was tested; give a longer budget", e.o.TimeBudget, which)
+		}
 		if v.failed {
 			return fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail)
 		}
@@ -498,9 +525,10 @@ func (e *explorer) runPrefix(r *failingRuns) error {
 		if !vs[i].failed {
 			continue
 		}
-		// A stopped state (inconclusive) between failing ones does not cut the run in two.
+		// A state not judged (inconclusive, left out) between failing ones does not cut the
+		// run in two.
 		j := i
-		for k := i + 1; k < len(vs) && (vs[k].failed || vs[k].stopped != ""); k++ {
+		for k := i + 1; k < len(vs) && (vs[k].failed || !vs[k].judged); k++ {
 			if vs[k].failed {
 				j = k
 			}

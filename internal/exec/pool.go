@@ -31,6 +31,10 @@ type Pool struct {
 	Dir string
 	// Progress, if non-nil, counts the runs (one Progress may span several Map calls).
 	Progress *Progress
+	// Ordered hands the items out in their order instead of the shuffled one: for a caller
+	// that ordered them itself (file-system mode's time budget spreads its first runs over the
+	// whole program run).
+	Ordered bool
 }
 
 // Worker is one of a Pool's workers, handed to each call of the work function it runs.
@@ -53,7 +57,8 @@ func (w *Worker) reset() error {
 
 // Map calls work on every item with p.Jobs workers and returns the results in the order of
 // items, so that they do not depend on the number of jobs (as long as work depends only on its
-// item). Items are handed out from one queue in a fixed pseudo-random order (ShuffleSeed):
+// item). Items are handed out from one queue in a fixed pseudo-random order (ShuffleSeed; in their
+// own order with Pool.Ordered):
 // neighbouring crash images tend to cost alike (the thousands of images inside a pool's
 // initialisation recover quickly, later ones slowly), so shuffling spreads the expensive ones
 // over all workers and over the whole run, which keeps the workers evenly loaded and the
@@ -144,6 +149,11 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 		})
 	}
 	order := rand.New(rand.NewPCG(ShuffleSeed, uint64(len(items)))).Perm(len(items))
+	if p.Ordered {
+		for i := range order {
+			order[i] = i
+		}
+	}
 feed:
 	for _, idx := range order {
 		select {
