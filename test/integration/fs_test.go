@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -597,4 +598,55 @@ func marked(kv string) []int {
 		}
 	}
 	return out
+}
+
+// TestFSOutput: `scry fs check` treats the recorded program's output as PM mode's `scry check`
+// does (TestOutputAndStatus): on standard error, with or without -o, so that standard output
+// holds the report only (nothing at all with -o FILE).
+func TestFSOutput(t *testing.T) {
+	testenv.Tools(t, "strace")
+	for _, c := range []struct {
+		name string
+		o    bool
+	}{{"report on stdout", false}, {"-o FILE", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			wd := filepath.Join(d, "w")
+			if err := os.Mkdir(wd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rep := filepath.Join(d, "rep.json")
+			args := []string{"fs", "check", "--dir", wd, "--checker", "true", "--format", "json"}
+			if c.o {
+				args = append(args, "-o", rep)
+			}
+			args = append(args, "--", "sh", "-c", "echo data > f; echo program-says-out; echo program-says-err >&2")
+			r := run(t, d, "", testenv.Scry(t), args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			for _, s := range []string{"program-says-out", "program-says-err"} {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("standard error lacks the program's %q:\n%s", s, r.stderr)
+				}
+				if strings.Contains(r.stdout, s) {
+					t.Errorf("standard output has the program's %q:\n%s", s, r.stdout)
+				}
+			}
+			report := r.stdout
+			if c.o {
+				if r.stdout != "" {
+					t.Errorf("standard output with -o: %q, want nothing", r.stdout)
+				}
+				b, err := os.ReadFile(rep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				report = string(b)
+			}
+			if !json.Valid([]byte(report)) {
+				t.Errorf("the report is no JSON:\n%s", report)
+			}
+		})
+	}
 }
