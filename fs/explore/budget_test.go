@@ -124,3 +124,29 @@ func TestTimeBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestBudgetUnspent: a budget the exploration does not use up changes nothing but the order of
+// the runs: the same findings, the same states tested (the exhaustive strategy leaves out the
+// same states judged before), nothing left out.
+func TestBudgetUnspent(t *testing.T) {
+	base, tr := fstest.RecordRun(t, map[string]string{"f": "ba"}, rewriteRun)
+	m := buildModelFrom(t, base, tr)
+	apm, _ := model.APMByName("default")
+	chk := exec.Checker{Args: []string{"/bin/sh", "-c", logCheck}}
+	var got [2]*Explored
+	for i, budget := range []time.Duration{0, time.Hour} {
+		x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
+			Strategies: Strategies, TimeBudget: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = x
+	}
+	a, b := got[0], got[1]
+	if pa, pb := findingPairs(a), findingPairs(b); !slices.Equal(pa, pb) {
+		t.Errorf("findings %v without budget, %v with", pa, pb)
+	}
+	if a.Stats.StatesTested != b.Stats.StatesTested || a.Stats.Failures != b.Stats.Failures || b.Stats.SkippedBudget != 0 {
+		t.Errorf("stats %+v without budget, %+v with", a.Stats, b.Stats)
+	}
+}

@@ -151,7 +151,7 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		}
 		return make([]verdict, len(items)), err
 	}
-	pool, order := e.o.Pool, []int(nil)
+	pool, order, orig := e.o.Pool, []int(nil), items
 	if e.o.TimeBudget > 0 {
 		order = budgetOrder(items)
 		ordered := make([]item, len(items))
@@ -189,11 +189,11 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		for k, i := range order {
 			back[i] = vs[k]
 		}
-		vs = back
+		vs, items = back, orig
 	}
 	if e.o.TimeBudget > 0 && e.ctx.Err() == nil {
-		for _, v := range vs {
-			if !v.judged && !v.inconclusive && v.stopped == "" && v.err == nil {
+		for i, v := range vs {
+			if !v.judged && !v.inconclusive && v.stopped == "" && v.err == nil && !items[i].consistent() {
 				e.res.Stats.SkippedBudget++
 			}
 		}
