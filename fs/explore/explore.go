@@ -207,43 +207,73 @@ func (r failingRuns) unit(i int) int {
 // vulnerability is then its own finding: the run's atomicity, and any operation (or the run as a
 // whole) that must persist before a later one.
 func (p *plan) omitOne(r failingRuns) []item {
-	ms, rg := p.micro[0], p.ranges[0]
 	var items []item
+	for _, l := range p.omitLost(r) {
+		for x := range p.points {
+			it, ok, legal := p.omitState(r, l, x)
+			if !legal {
+				break
+			}
+			if ok {
+				items = append(items, it)
+			}
+		}
+	}
+	return items
+}
+
+// omitted is what an omit-one state loses: logical operations lo..hi (one operation, or a
+// failing prefix run's unit).
+type omitted struct {
+	lo, hi int
+	what   string
+}
+
+// omitLost returns what omit-one loses, in program order (see omitOne).
+func (p *plan) omitLost(r failingRuns) []omitted {
+	ms, rg := p.micro[0], p.ranges[0]
+	var out []omitted
 	for _, i := range p.points {
-		lo, hi, what := i, i, ""
+		l := omitted{lo: i, hi: i}
 		if u := r.unit(i); u >= 0 {
 			if i != r.units[u][0] {
 				continue // the unit is lost from its first operation
 			}
-			lo, hi = r.units[u][0], r.units[u][1]
-			what = fmt.Sprintf("operations %d to %d lost, the failing prefix run they form assumed fixed (persisting as one)", lo, hi)
+			l.lo, l.hi = r.units[u][0], r.units[u][1]
+			l.what = fmt.Sprintf("operations %d to %d lost, the failing prefix run they form assumed fixed (persisting as one)", l.lo, l.hi)
 		}
 		barriers := true
-		for x := lo; x <= hi; x++ {
+		for x := l.lo; x <= l.hi; x++ {
 			if rg[x][0] >= 0 && !onlyBarriers(ms, rg[x]) {
 				barriers = false
 			}
 		}
-		if barriers {
-			continue
-		}
-		for _, j := range p.points {
-			if j <= hi || r.failed[j] {
-				continue
-			}
-			st := p.upTo(0, j)
-			for x := lo; x <= hi; x++ {
-				for y := rg[x][0]; y >= 0 && y < rg[x][1]; y++ {
-					st.Persisted[y] = false
-				}
-			}
-			if !model.Legal(ms, st) {
-				break
-			}
-			items = append(items, item{strategy: strategyOmitOne, st: st, point: j, a: lo, b: j, what: what})
+		if !barriers {
+			out = append(out, l)
 		}
 	}
-	return items
+	return out
+}
+
+// omitState returns the omit-one state that loses l and persists everything else up to crash
+// point p.points[x]: ok false when that crash point is not one to test (not after l, or its
+// prefix state failed), legal false when the state is illegal (and so is every later one).
+func (p *plan) omitState(r failingRuns, l omitted, x int) (it item, ok, legal bool) {
+	j := p.points[x]
+	if j <= l.hi || r.failed[j] {
+		return item{}, false, true
+	}
+	ms, rg := p.micro[0], p.ranges[0]
+	st := p.upTo(0, j)
+	for o := l.lo; o <= l.hi; o++ {
+		for y := rg[o][0]; y >= 0 && y < rg[o][1]; y++ {
+			st.Persisted[y] = false
+		}
+	}
+	if !model.Legal(ms, st) {
+		return item{}, false, false
+	}
+	return item{strategy: strategyOmitOne, st: st, point: j, a: l.lo, b: j, what: l.what}, true, true
 }
 
 // split returns, for each logical operation i outside a failing prefix run's unit (failingRuns:
@@ -552,18 +582,77 @@ func (e *explorer) runPrefix(r *failingRuns) error {
 // runOmitOne judges the omit-one states: the first failing state of each lost operation is an
 // ordering violation, or a durability violation when the later operation is an output.
 func (e *explorer) runOmitOne(r failingRuns) error {
+	if e.o.TimeBudget > 0 {
+		return e.runOmitOneRounds(r)
+	}
 	items := e.p.omitOne(r)
 	vs, err := e.run(items)
 	done := map[int]bool{}
 	for x, v := range vs {
-		it := items[x]
-		if !v.failed || done[it.a] {
-			continue
-		}
-		done[it.a] = true
-		e.cl.add(e.orderKind(it), it, v)
+		e.omitVerdict(done, items[x], v)
 	}
 	return err
+}
+
+// omitVerdict records an omit-one verdict: the first failing state of each lost operation is a
+// finding (done: the operations with one).
+func (e *explorer) omitVerdict(done map[int]bool, it item, v verdict) {
+	if !v.failed || done[it.a] {
+		return
+	}
+	done[it.a] = true
+	e.cl.add(e.orderKind(it), it, v)
+}
+
+// runOmitOneRounds is runOmitOne under a time budget: omit-one has up to one state per pair of
+// crash points (quadratic: 8 million for 4 000 crash points, too many to build before running
+// any), so its states are built round by round, one state per lost operation and round (the
+// next later crash point), and building stops with the budget. The pairs never built are
+// counted as left out (Stats.SkippedBudget: an upper bound, as some would be illegal).
+func (e *explorer) runOmitOneRounds(r failingRuns) error {
+	lost := e.p.omitLost(r)
+	next := make([]int, len(lost)) // per lost operation: the index of the next crash point to try
+	alive := make([]bool, len(lost))
+	for i := range alive {
+		alive[i] = true
+	}
+	done := map[int]bool{}
+	for {
+		var items []item
+		for u, l := range lost {
+			for alive[u] && next[u] < len(e.p.points) {
+				it, ok, legal := e.p.omitState(r, l, next[u])
+				next[u]++
+				if !legal {
+					alive[u] = false
+				}
+				if ok {
+					items = append(items, it)
+					break
+				}
+			}
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		vs, err := e.run(items)
+		for x, v := range vs {
+			e.omitVerdict(done, items[x], v)
+		}
+		if err != nil {
+			return err
+		}
+		if e.overBudget() {
+			for u := range lost {
+				for x := next[u]; alive[u] && x < len(e.p.points); x++ {
+					if j := e.p.points[x]; j > lost[u].hi && !r.failed[j] {
+						e.res.Stats.SkippedBudget++
+					}
+				}
+			}
+			return nil
+		}
+	}
 }
 
 // orderKind is the kind of a failing state that lost operation it.a and kept it.b.
