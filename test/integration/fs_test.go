@@ -601,8 +601,9 @@ func marked(kv string) []int {
 }
 
 // TestFSOutput: `scry fs check` treats the recorded program's output as PM mode's `scry check`
-// does (TestOutputAndStatus): on standard error, with or without -o, so that standard output
-// holds the report only (nothing at all with -o FILE).
+// does (TestOutputAndStatus): on standard error when the report is on standard output, so that
+// standard output holds the report only; with -o FILE nowhere: the terminal has scry's
+// messages only, and standard output nothing at all.
 func TestFSOutput(t *testing.T) {
 	testenv.Tools(t, "strace")
 	for _, c := range []struct {
@@ -626,8 +627,8 @@ func TestFSOutput(t *testing.T) {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
 			for _, s := range []string{"program-says-out", "program-says-err"} {
-				if !strings.Contains(r.stderr, s) {
-					t.Errorf("standard error lacks the program's %q:\n%s", s, r.stderr)
+				if strings.Contains(r.stderr, s) == c.o {
+					t.Errorf("-o %v: the program's %q on standard error: %v, want %v:\n%s", c.o, s, c.o, !c.o, r.stderr)
 				}
 				if strings.Contains(r.stdout, s) {
 					t.Errorf("standard output has the program's %q:\n%s", s, r.stdout)

@@ -95,7 +95,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 				f.Report = abs
 			}
 			f.Args = args
-			f.Stdout, f.Stderr, f.Notes = cmd.ErrOrStderr(), cmd.ErrOrStderr(), cmd.ErrOrStderr()
+			f.Stdout, f.Stderr, f.Notes = programOutput(cmd, output), programOutput(cmd, output), cmd.ErrOrStderr()
 			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
