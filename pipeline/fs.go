@@ -42,7 +42,10 @@ type FSCheck struct {
 	// TimeBudget bounds the exploration's time (explore.Options.TimeBudget; 0: none).
 	TimeBudget time.Duration
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
-	NoStack bool
+	// Stack turns it on for a program an interpreter runs, which is recorded without stacks
+	// otherwise (strace.Interpreter: its frames are the interpreter's, at about 90 times the
+	// run's cost).
+	NoStack, Stack bool
 	// Workload, if set, is fed to the program's standard input one line (operation) at a time
 	// and judges crash states by output equivalence (explore.Equivalence).
 	Workload string
@@ -146,7 +149,16 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	} else if tracePath, err = filepath.Abs(tracePath); err != nil {
 		return nil, err
 	}
-	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
+	stack := !c.NoStack
+	if stack && !c.Stack {
+		if in := strace.Interpreter(args[0]); in != "" {
+			stack = false
+			if c.Notes != nil {
+				fmt.Fprintf(c.Notes, "scry: %s runs under %s: recorded without call stacks (their frames would be %s's own, not the script's lines, at about 90 times the run's cost; --stack records them)\n", args[0], in, in)
+			}
+		}
+	}
+	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: stack,
 		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
 	if res == nil {
 		return nil, err

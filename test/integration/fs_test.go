@@ -651,3 +651,37 @@ func TestFSOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestFSInterpreterNoStack: a Python script is recorded without call stacks (its frames would be
+// the interpreter's) and scry says so; --stack records them; --stack with --no-stack is an error.
+func TestFSInterpreterNoStack(t *testing.T) {
+	testenv.Tools(t, "strace", "python3")
+	d := t.TempDir()
+	script := writeFile(t, d, "save.py", "#!/usr/bin/python3\nwith open('f', 'w') as fh:\n    fh.write('data\\n')\nprint('saved')\n", 0o755)
+	note := "runs under python3: recorded without call stacks"
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		code  int
+		note  bool
+	}{
+		{"default", nil, 0, true},
+		{"--stack", []string{"--stack"}, 0, false},
+		{"--stack --no-stack", []string{"--stack", "--no-stack"}, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wd := filepath.Join(t.TempDir(), "w")
+			if err := os.Mkdir(wd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"fs", "check", "--dir", wd, "--checker", "true"}, tc.flags...)
+			r := run(t, d, "", testenv.Scry(t), append(args, "--", script)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tc.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, note) != tc.note {
+				t.Errorf("note %q shown: %v, want %v\n%s", note, !tc.note, tc.note, r.stderr)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,9 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			if f.TimeBudget < 0 {
 				return fmt.Errorf("--time-budget %v: give a positive duration, or 0 for no budget", f.TimeBudget)
 			}
+			if f.Stack && f.NoStack {
+				return errors.New("--stack and --no-stack: give one of them")
+			}
 			if output != "" {
 				if err := safefile.Check(output, report.Policy(force)); err != nil {
 					return err
@@ -125,6 +129,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); a state whose run hangs is inconclusive, not a finding")
 	fl.DurationVar(&f.TimeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
 	fl.BoolVar(&f.NoStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
+	fl.BoolVar(&f.Stack, "stack", false, "record call stacks even when PROG is a script a language interpreter runs (Python, Perl, ...: not recorded by default)")
 	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
 	fl.StringSliceVar(&f.Env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
 	fl.StringVar(&format, "format", "text", "output format: text, json or sarif")
