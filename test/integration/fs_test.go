@@ -226,7 +226,8 @@ func TestInterruptFS(t *testing.T) {
 			writeFile(t, wd, "keep", "the user's file\n", 0o644)
 			before := dirSums(t, wd)
 			rep := filepath.Join(d, "rep.json")
-			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready; sleep 60"
+			ready := filepath.Join(d, "ready") // outside the workload directory: not recorded
+			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready > '" + ready + "'; sleep 60"
 			checker := "true"
 			judged := filepath.Join(d, "judged") // a line per checker run, as it starts
 			if tc.phase == "explore" {
@@ -236,7 +237,11 @@ func TestInterruptFS(t *testing.T) {
 			b := startScry(t, d, []string{"TMPDIR=" + tmp}, "fs", "check", "--dir", wd, "--checker", checker, "-j", "2",
 				"--format", "json", "-o", rep, "--", "sh", "-c", prog)
 			if tc.phase == "record" {
-				b.waitFor(t, "ready")
+				// The program's output is not shown with -o: it says it is ready in a file.
+				testenv.WaitFor(t, func() bool {
+					_, err := os.Stat(ready)
+					return err == nil
+				}, exitTimeout, "the recorded program to be ready")
 			} else {
 				// The checker runs first on the two consistent states (not counted as crash
 				// states), then on the crash states, one at a time on each of the two workers.
