@@ -695,3 +695,54 @@ func TestClientRequests(t *testing.T) {
 		t.Errorf("replay: %s", w)
 	}
 }
+
+// TestStdinUnseen: a program that consumed its workload file (standard input with an offset, as
+// `scry check --workload` gives it) without a hooked read and without an operation gets a WARNING
+// saying so; one whose reads are hooked, or whose input is a pipe (no offset to tell), does not.
+func TestStdinUnseen(t *testing.T) {
+	exe := compile(t, "stdinread", nil)
+	const input = "set 1 10\nget 1\n"
+	for _, c := range []struct {
+		mode     string
+		file     bool
+		wantWarn bool
+	}{
+		{"unseen", true, true},
+		{"hooked", true, false},
+		{"unseen", false, false},
+	} {
+		t.Run(fmt.Sprintf("%s-file=%v", c.mode, c.file), func(t *testing.T) {
+			dir := t.TempDir()
+			tr := filepath.Join(dir, "t.trace")
+			cmd := exec.Command(exe, c.mode)
+			cmd.Env = append(os.Environ(), "SCRY_TRACE="+tr)
+			if c.file {
+				w := filepath.Join(dir, "workload")
+				if err := os.WriteFile(w, []byte(input), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.Open(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				cmd.Stdin = f
+			} else {
+				cmd.Stdin = strings.NewReader(input)
+			}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			res := readTrace(t, tr)
+			res.end(t)
+			ws := res.of(trace.KindWarning)
+			got := len(ws) == 1 && strings.HasPrefix(ws[0].Text, fmt.Sprintf("the program read %d bytes of standard input, but through no call scry hooks", len(input)))
+			if got != c.wantWarn || len(ws) > 1 {
+				t.Errorf("WARNING records %+v, want the unseen-input warning: %v", ws, c.wantWarn)
+			}
+			if ops := len(res.of(trace.KindOpBegin)); (c.mode == "hooked") != (ops == 2) {
+				t.Errorf("%d OP_BEGIN records", ops)
+			}
+		})
+	}
+}

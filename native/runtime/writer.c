@@ -54,6 +54,8 @@ static int g_exit_status;
 static RT_TLS int g_op_open;
 static RT_TLS uint64_t g_op_cur;
 static uint64_t g_op_next;
+/* A hooked read of standard input returned (a line or its end): see stdin_unseen_locked. */
+static int g_stdin_hooked;
 
 /* Site ids. */
 static uint32_t g_next_site = 1;
@@ -648,6 +650,7 @@ void op_marker_slow(uint32_t site)
 void rec_op_line(const char *line, size_t len)
 {
 	rt_lock();
+	g_stdin_hooked = 1;
 	markers_init_locked();
 	int marked = g_mark_names[0] != NULL;
 	if (marked && line) {
@@ -738,9 +741,24 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 	return base;
 }
 
+/* Warns when the program consumed standard input (its offset moved: a workload file, as `scry
+ * check --workload` gives it) with no operation recorded and no hooked read of it: the reads were
+ * made where scry sees no call (std::cin and std::getline inside libstdc++, fread, scanf), so the
+ * workload's lines are no operations. A pipe has no offset: nothing is said. */
+static void stdin_unseen_locked(void)
+{
+	if (g_stdin_hooked || g_op_next > 0)
+		return;
+	off_t off = lseek(0, 0, SEEK_CUR);
+	if (off > 0)
+		rt_warn("the program read %lld bytes of standard input, but through no call scry hooks (fgets, getline, getdelim, read in instrumented code): no operation was recorded. Reads inside libraries (std::cin, std::getline of a stream, fread, scanf) are not seen; read the workload with fgets or getline, or mark operations with --op-begin/--op-end",
+			(long long)off);
+}
+
 /* END record followed by the final write; lock held. */
 static void end_locked(uint8_t how, int64_t status)
 {
+	stdin_unseen_locked();
 	markers_init_locked();
 	for (int end = 0; end < 2; end++) {
 		int seen = 0;
