@@ -696,6 +696,40 @@ func TestClientRequests(t *testing.T) {
 	}
 }
 
+// TestProgramSignalHandlers: a program's own SIGSEGV handler, installed with sigaction, signal or
+// sysv_signal, does not replace the runtime's (whose faults make protected PM writable): the
+// program's PM writes reach the trace, a genuine fault reaches the program's handler, and the
+// program sees its own handler as the installed one (testdata/sighandlers.c's exit status names
+// the check that failed).
+func TestProgramSignalHandlers(t *testing.T) {
+	exe := compile(t, "sighandlers", nil)
+	for _, mode := range []string{"sigaction", "signal", "sysv"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			pool, tr := filepath.Join(dir, "p.pool"), filepath.Join(dir, "t.trace")
+			err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "SCRY_PM_GLOBS=" + filepath.Join(dir, "*.pool")}, pool, mode)
+			if code := exitCode(err); code != 0 {
+				t.Fatalf("exit status %d (%v): check %d of sighandlers.c failed", code, err, code)
+			}
+			res := readTrace(t, tr)
+			res.end(t)
+			maps := res.of(trace.KindRegionMap)
+			if len(maps) != 1 {
+				t.Fatalf("REGION_MAP: %+v", maps)
+			}
+			var got []string
+			for _, e := range res.of(trace.KindExternalWrite) {
+				got = append(got, fmt.Sprintf("%d:%q", e.Addr-maps[0].Addr, e.Data))
+			}
+			want := []string{`0:"a"`, `4096:"b"`, `8192:"c"`}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("EXTERNAL_WRITE (offset:data): got %v, want %v", got, want)
+			}
+			replayed(t, res)
+		})
+	}
+}
+
 // TestStdinUnseen: a program that consumed its workload file (standard input with an offset, as
 // `scry check --workload` gives it) without a hooked read and without an operation gets a WARNING
 // saying so; one whose reads are hooked, or whose input is a pipe (no offset to tell), does not.
