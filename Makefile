@@ -16,7 +16,7 @@ llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-
 LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 gcc valgrind \
-	cmake autoconf automake libtool ccache
+	cmake autoconf automake libtool ccache libgdbm-dev
 
 .PHONY: all deps scry native headers test test-run generate-check demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
@@ -36,7 +36,7 @@ scry:
 	@mkdir -p $(BUILD)/bin
 	$(GO) build -o $(BUILD)/bin/scry ./cmd/scry
 
-native: check-llvm runtime pass headers
+native: check-llvm runtime fsshim pass headers
 
 check-llvm:
 	@if [ -z "$(strip $(LLVM_VERSIONS))" ]; then \
@@ -45,6 +45,7 @@ check-llvm:
 SCRY := $(BUILD)/bin/scry
 
 include native/runtime/build.mk
+include native/fsshim/build.mk
 include native/pass/build.mk
 include test/mapcli/build.mk
 
@@ -102,6 +103,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fs/strace
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMarker -fuzztime 15s ./fs/strace
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzFSState -fuzztime 15s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report

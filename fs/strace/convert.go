@@ -60,6 +60,7 @@ type proc struct {
 	cwd  *string
 	fds  *fdTable
 	maps *[]mapping
+	shim bool // scry's mapping shim is loaded (mmap.go)
 }
 
 // converter turns strace calls into FS_OP and OUTPUT records (docs/trace-format.md): it keeps
@@ -82,6 +83,8 @@ type converter struct {
 	inputOff int64
 	nextOp   int
 	lineEnd  int64 // offset just past line nextOp-1 (its newline)
+	// mapped binds the mapping shim's serials to the files mapped (mmap.go).
+	mapped map[uint64]*openFile
 }
 
 func newConverter(root string, w *trace.Writer, sym *symbolizer) *converter {
@@ -118,7 +121,7 @@ func (c *converter) proc(pid int) *proc {
 }
 
 func (p *proc) fork(shareFiles, shareFS bool) *proc {
-	q := &proc{}
+	q := &proc{shim: p.shim}
 	if shareFS {
 		q.cwd = p.cwd
 	} else {
@@ -245,6 +248,9 @@ func (c *converter) emit(cl *straceCall, ev *trace.Event) error {
 // call handles one system call.
 func (c *converter) call(cl *straceCall) error {
 	p := c.proc(cl.PID)
+	if done, err := c.mappingCall(p, cl); done {
+		return err
+	}
 	if cl.Failed || cl.NoReturn {
 		return nil
 	}
@@ -533,37 +539,6 @@ func (c *converter) call(cl *straceCall) error {
 		return c.emit(cl, ev)
 	case "sync":
 		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSSync})
-	case "mmap":
-		if !hasFlag(arg(3), "MAP_SHARED") || !hasFlag(arg(2), "PROT_WRITE") {
-			return nil
-		}
-		of, _ := c.file(p, arg(4))
-		if of == nil || !of.inDir {
-			return nil
-		}
-		n, _ := numArg(arg(1))
-		off, _ := numArg(arg(5))
-		*p.maps = append(*p.maps, mapping{addr: uint64(cl.Ret), length: uint64(n), of: of, off: uint64(off)})
-		c.warn("%s is mapped shared and writable: stores through the mapping are not visible to strace, so the crash states miss them (msync is modeled as a sync of the range)", of.path)
-		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSMmap, Handle: of.handle, Path: of.path, FileOffset: uint64(off), Size: uint64(n)})
-	case "munmap":
-		addr, _ := numArg(arg(0))
-		m := *p.maps
-		for i := range m {
-			if m[i].addr == uint64(addr) {
-				*p.maps = append(m[:i:i], m[i+1:]...)
-				break
-			}
-		}
-	case "msync":
-		addr, _ := numArg(arg(0))
-		n, _ := numArg(arg(1))
-		for _, m := range *p.maps {
-			if uint64(addr) >= m.addr && uint64(addr) < m.addr+m.length {
-				return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSMsync, Handle: m.of.handle, Path: m.of.path,
-					FileOffset: m.off + uint64(addr) - m.addr, Size: uint64(n)})
-			}
-		}
 	case "chdir":
 		path, err := c.resolve(p, "", arg(0))
 		if err != nil {

@@ -23,9 +23,12 @@
 //   - SITES and STACK records, the call stacks of the calls (strace -k) symbolized into
 //     function, file and line through the binary's DWARF line table when it has one, as
 //     symbol+offset and binary otherwise;
-//   - WARNING records for what the trace cannot show (writes through shared writable mappings,
-//     writes cut at strace's string limit, copy_file_range and the like), and END, the
-//     program's exit status or signal.
+//   - FS_OP writes for the stores through shared writable mappings of files under the
+//     directory: the program runs with scry's mapping shim (native/fsshim) in LD_PRELOAD, which
+//     reports the changed pages by marker calls strace prints (mmap.go);
+//   - WARNING records for what the trace cannot show (stores through shared writable mappings
+//     of a process without the shim, writes cut at strace's string limit, copy_file_range and
+//     the like), and END, the program's exit status or signal.
 //
 // It returns a [Recorded]: how the program ended, the number of records and the warnings.
 //

@@ -116,6 +116,7 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	cmd := osexec.Command(args[0], args[1:]...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Env = append(cmd.Env, shimEnv(cmd.Env)...) // writes through shared mappings (mmap.go)
 	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
 	var feed *os.File
 	if o.Workload != nil {
