@@ -467,7 +467,7 @@ var schema = FormatSpec{
 		},
 		{
 			Code: 0x1C, Name: "PM_EXCLUDE", Go: "KindPMExclude", Since: 7, Short: "a range of a PM region is not PM from here on (or, with include, is PM again)",
-			Doc: "`size` bytes at `addr`, inside a mapped region, are not PM from this record on (pmemcheck's `VALGRIND_PMC_REMOVE_PMEM_MAPPING`: a field the program keeps volatile on purpose): later stores, non-temporal stores, external writes, loads and flushes there are no PM events (the replay still writes their bytes into the region's image, so that it equals the file) and the persistency model does not see them; stores made before stay as they are. With flag `include`, the range is PM again (`VALGRIND_PMC_REGISTER_PMEM_MAPPING` of an excluded range). Unmapping a region forgets its excluded ranges.",
+			Doc: "`size` bytes at `addr`, inside a mapped region, are not PM from this record on (pmemcheck's `VALGRIND_PMC_REMOVE_PMEM_MAPPING`: a field the program keeps volatile on purpose; also a `pmemobj_volatile(3)` variable and its run id, recorded before each call): later stores, non-temporal stores, external writes, loads and flushes there are no PM events (the replay still writes their bytes into the region's image, so that it equals the file) and the persistency model does not see them; stores made before stay as they are. With flag `include`, the range is PM again (`VALGRIND_PMC_REGISTER_PMEM_MAPPING` of an excluded range). Unmapping a region forgets its excluded ranges.",
 			Fields: []FieldSpec{
 				siteField,
 				addrField,
