@@ -15,8 +15,8 @@ export GOFLAGS ?= -mod=mod
 llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-config-$(1) --includedir 2>/dev/null)/llvm/Passes/PassPlugin.h"; test -f "$$f" && echo y))
 LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
-DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 gcc valgrind \
-	cmake autoconf automake libtool ccache
+DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 lmdb-utils gcc valgrind \
+	cmake autoconf automake libtool ccache libgdbm-dev libleveldb-dev
 
 .PHONY: all deps scry native headers test test-run generate-check demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
@@ -36,7 +36,7 @@ scry:
 	@mkdir -p $(BUILD)/bin
 	$(GO) build -o $(BUILD)/bin/scry ./cmd/scry
 
-native: check-llvm runtime pass headers
+native: check-llvm runtime fsshim pass headers
 
 check-llvm:
 	@if [ -z "$(strip $(LLVM_VERSIONS))" ]; then \
@@ -45,6 +45,7 @@ check-llvm:
 SCRY := $(BUILD)/bin/scry
 
 include native/runtime/build.mk
+include native/fsshim/build.mk
 include native/pass/build.mk
 include test/mapcli/build.mk
 
@@ -52,6 +53,8 @@ headers:
 	@mkdir -p $(BUILD)/include/scry
 	cp native/include/scry.h $(BUILD)/include/scry/scry.h
 	cp native/include/pmemcheck.h $(BUILD)/include/scry/pmemcheck.h
+	@mkdir -p $(BUILD)/include/scry-compat
+	cp native/include/compat/valgrind.h $(BUILD)/include/scry-compat/valgrind.h
 
 # The README's test command. Strict: a test that needs a part of the build or a Debian package
 # fails (not skips) when it is missing, and test/skipcheck fails the run when any test skipped
@@ -100,6 +103,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 60s ./trace
 	$(GO) test -run '^$$' -fuzz FuzzParseSuppressions -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseStrace -fuzztime 30s ./fs/strace
+	$(GO) test -run '^$$' -fuzz FuzzDecodeMarker -fuzztime 15s ./fs/strace
+	$(GO) test -run '^$$' -fuzz FuzzParseFrame -fuzztime 30s ./fs/strace
 	$(GO) test -run '^$$' -fuzz FuzzCrashFinding -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzFSState -fuzztime 15s ./report
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report

@@ -30,6 +30,9 @@ func TestFSExamples(t *testing.T) {
 	for _, tool := range []string{"strace", "gcc"} {
 		testenv.Tool(t, tool)
 	}
+	// The recording loads scry's mapping shim from the build (examples/fs/mmap needs it).
+	testenv.Built(t, "lib/scry/libscry_fsshim.so")
+	t.Setenv("SCRY_HOME", testenv.BuildDir())
 	dirs, _ := filepath.Glob("fs/*")
 	want := regexp.MustCompile(`// want "([a-z-]+)"`)
 	for _, dir := range dirs {

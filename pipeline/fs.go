@@ -39,8 +39,13 @@ type FSCheck struct {
 	Strategies []string
 	MaxStates  int
 	Jobs       int
+	// TimeBudget bounds the exploration's time (explore.Options.TimeBudget; 0: none).
+	TimeBudget time.Duration
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
-	NoStack bool
+	// Stack turns it on for a program an interpreter runs, which is recorded without stacks
+	// otherwise (strace.Interpreter: its frames are the interpreter's, at about 90 times the
+	// run's cost).
+	NoStack, Stack bool
 	// Workload, if set, is fed to the program's standard input one line (operation) at a time
 	// and judges crash states by output equivalence (explore.Equivalence).
 	Workload string
@@ -144,7 +149,16 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	} else if tracePath, err = filepath.Abs(tracePath); err != nil {
 		return nil, err
 	}
-	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: !c.NoStack,
+	stack := !c.NoStack
+	if stack && !c.Stack {
+		if in := strace.Interpreter(args[0]); in != "" {
+			stack = false
+			if c.Notes != nil {
+				fmt.Fprintf(c.Notes, "scry: %s runs under %s: recorded without call stacks (their frames would be %s's own, not the script's lines, at about 90 times the run's cost; --stack records them)\n", args[0], in, in)
+			}
+		}
+	}
+	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: stack,
 		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
 	if res == nil {
 		return nil, err
@@ -192,7 +206,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		rs.oracle = oracle
 	}
 	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
-		MaxStates: c.MaxStates, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
 	var st report.Stats
 	if x != nil {
 		rep.Findings = x.Findings
@@ -310,23 +324,31 @@ func dirBytes(dir string) uint64 {
 
 // resolveChecker makes the program of a checker command named by a relative path (./check.sh,
 // tools/check) absolute, against scry's working directory, since the checker runs inside each
-// crash directory: as the user typed it, it names their file. Only a plain first word that
-// names an existing file is changed; anything else (a name in $PATH, shell syntax) is left as is.
+// crash directory (/bin/sh -c CMD there): as the user typed it, it names their file. The program
+// is the command's first shell word (POSIX, Shell Command Language §2.3, token recognition):
+// after leading blanks, the characters up to the first blank, newline or operator character
+// (; & | < > ( )), so that in `./check.sh; exit 1` or `./check.sh>log` it is ./check.sh. It is
+// replaced by its absolute path, quoted for the shell, when it contains a slash, is not
+// absolute, names an existing file (not a directory), and has no character the shell would expand or unquote
+// (quotes, backslash, $, backquote, glob and brace characters, ~) nor an = (an assignment
+// such as `A=./x ./check.sh`); anything else (a name looked up in $PATH, a shell keyword, an
+// absolute path) is left as is, and so is the rest of the command.
 func resolveChecker(cmd string) string {
-	trimmed := strings.TrimLeft(cmd, " \t")
-	first, rest, _ := strings.Cut(trimmed, " ")
-	if !strings.Contains(first, "/") || filepath.IsAbs(first) || strings.ContainsAny(first, "'\"\\$`;&|<>(){}*?[]~") {
+	lead := len(cmd) - len(strings.TrimLeft(cmd, " \t"))
+	word := cmd[lead:]
+	if i := strings.IndexAny(word, " \t\n;&|<>()"); i >= 0 {
+		word = word[:i]
+	}
+	rest := cmd[lead+len(word):]
+	if !strings.Contains(word, "/") || filepath.IsAbs(word) || strings.ContainsAny(word, "'\"\\$`*?[]{}~=") {
 		return cmd
 	}
-	abs, err := filepath.Abs(first)
+	abs, err := filepath.Abs(word)
 	if err != nil {
 		return cmd
 	}
-	if _, err := os.Stat(abs); err != nil {
+	if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
 		return cmd
 	}
-	if rest == "" {
-		return exec.ShellQuote(abs)
-	}
-	return exec.ShellQuote(abs) + " " + rest
+	return cmd[:lead] + exec.ShellQuote(abs) + rest
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scry-pm/scry/internal/exec"
 )
 
 // TestFSCheckErrors: bad input to scry fs check is an error naming the problem, before anything
@@ -47,25 +49,77 @@ func TestFSCheckErrors(t *testing.T) {
 }
 
 // TestResolveChecker: a checker named by a relative path runs from the crash directory as the
-// file the user named.
+// file the user named; the program is the command's first shell word.
 func TestResolveChecker(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if err := os.WriteFile("check.sh", []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.MkdirAll("tools", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	abs, _ := filepath.Abs("check.sh")
-	for in, want := range map[string]string{
-		"./check.sh":          "'" + abs + "'",
-		"./check.sh --full x": "'" + abs + "' --full x",
-		"./missing.sh":        "./missing.sh",
-		"git fsck --full":     "git fsck --full",
-		"/bin/true":           "/bin/true",
-		"./check.sh; rm x":    "./check.sh; rm x",
-		"test -f ./check.sh":  "test -f ./check.sh",
-	} {
-		if got := resolveChecker(in); got != want {
-			t.Errorf("resolveChecker(%q) = %q, want %q", in, got, want)
+	for _, f := range []string{"check.sh", "tools/check"} {
+		if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
+	abs, _ := filepath.Abs("check.sh")
+	q := "'" + abs + "'"
+	tools, _ := filepath.Abs("tools/check")
+	for _, c := range []struct{ in, want string }{
+		{"./check.sh", q},
+		{"./check.sh --full x", q + " --full x"},
+		{"  ./check.sh", "  " + q},
+		{"./check.sh\t-v", q + "\t-v"},
+		{"./check.sh; exit 1", q + "; exit 1"},
+		{"./check.sh;exit 1", q + ";exit 1"},
+		{"./check.sh && echo ok", q + " && echo ok"},
+		{"./check.sh|grep ok", q + "|grep ok"},
+		{"./check.sh>log 2>&1", q + ">log 2>&1"},
+		{"./check.sh<in", q + "<in"},
+		{"./check.sh&", q + "&"},
+		{"./check.sh)", q + ")"},
+		{"./check.sh\nexit 1", q + "\nexit 1"},
+		{"tools/check", "'" + tools + "'"},
+		{"./missing.sh", "./missing.sh"},
+		{"./missing.sh; ./check.sh", "./missing.sh; ./check.sh"},
+		{"git fsck --full", "git fsck --full"},
+		{"/bin/true", "/bin/true"},
+		{"test -f ./check.sh", "test -f ./check.sh"},
+		{"'./check.sh'", "'./check.sh'"},
+		{"\"./check.sh\"", "\"./check.sh\""},
+		{"./check$X.sh", "./check$X.sh"},
+		{"./check.s?", "./check.s?"},
+		{"A=./check.sh ./check.sh", "A=./check.sh ./check.sh"},
+		{"(./check.sh)", "(./check.sh)"},
+		{"", ""},
+	} {
+		if got := resolveChecker(c.in); got != c.want {
+			t.Errorf("resolveChecker(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzResolveChecker: resolveChecker never panics and changes at most the first word, into the
+// quoted absolute path of the file it names.
+func FuzzResolveChecker(f *testing.F) {
+	for _, s := range []string{"./check.sh; exit 1", "  ./x|y", "", "a b", "./check.sh"} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Chdir(dir)
+	if err := os.WriteFile("check.sh", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		got := resolveChecker(cmd)
+		if got == cmd {
+			return
+		}
+		abs, _ := filepath.Abs("check.sh")
+		lead := len(cmd) - len(strings.TrimLeft(cmd, " \t"))
+		word, _ := filepath.Abs(cmd[lead:])
+		q := exec.ShellQuote(abs)
+		if !strings.HasPrefix(got, cmd[:lead]+q) || !strings.HasSuffix(cmd, got[lead+len(q):]) {
+			t.Fatalf("resolveChecker(%q) = %q: changed, but not the first word into the checker's path %s (%s)", cmd, got, q, word)
+		}
+	})
 }

@@ -148,7 +148,8 @@ type Stats struct {
 	// already failed often enough, or their operation had many states in the same window
 	// already (explore's cluster sampling).
 	Sampled int `json:"sampled,omitempty"`
-	// SkippedBudget counts the crash points left out to keep to --time-budget.
+	// SkippedBudget counts the crash points left out to keep to --time-budget (file-system
+	// mode: the crash states).
 	SkippedBudget int `json:"skipped_budget,omitempty"`
 	// SkippedMemory counts the crash points left out because the crash states of their
 	// operation, built before any of them can run, held more than explore.MaxOperationBytes.

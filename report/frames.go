@@ -50,9 +50,12 @@ func (f Frame) Location() Location {
 }
 
 // System reports whether the frame is in code the user did not write: a file under /usr/include
-// or /usr/lib (inline functions of libc, libpmem, libpmemobj headers) or an unknown file.
+// or /usr/lib (inline functions of libc, libpmem, libpmemobj headers; libstdc++'s and clang's
+// headers, once their paths are cleaned: Loc), under /usr/local/include (the headers of a
+// library installed from source, such as libpmemobj-cpp's default install), or an unknown file.
 func (f Frame) System() bool {
-	return f.File == "" || strings.HasPrefix(f.File, "/usr/include/") || strings.HasPrefix(f.File, "/usr/lib/")
+	return f.File == "" || strings.HasPrefix(f.File, "/usr/include/") || strings.HasPrefix(f.File, "/usr/lib/") ||
+		strings.HasPrefix(f.File, "/usr/local/include/")
 }
 
 // Context is one calling context in which an event happened: its site and call-stack node.

@@ -67,6 +67,7 @@ func TestUserFrame(t *testing.T) {
 		{"libstdc++ as clang names it", []Frame{
 			Loc(trace.Site{Function: "operator++", File: "/usr/bin/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/atomic_base.h", Line: 385}).Frame(),
 			f("insert", "skiplist.hpp")}, 1},
+		{"a library installed from source", []Frame{f("pmem::obj::p<int>::operator=(int const&)", "/usr/local/include/libpmemobj++/p.hpp"), f("push", "q.cpp")}, 1},
 		{"clang's own headers", []Frame{f("_mm_clwb", "/usr/lib/llvm-14/lib/clang/14.0.6/include/clwbintrin.h"), f("persist", "p.c")}, 1},
 		{"only helpers", []Frame{f("pflush", "pflush.c"), f("clflush", "b.h")}, 0},
 		{"no frame", nil, 0},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // FSCrash describes a file-system crash finding (fs-ordering-violation,
@@ -20,7 +21,13 @@ type FSCrash struct {
 	// "split", "exhaustive"); Split how writes were cut into blocks for it.
 	APM      string `json:"apm"`
 	Strategy string `json:"strategy"`
-	Split    string `json:"split,omitempty"`
+	// Models are the persistence models under which the first failing state, or one that leaves
+	// the same directory, is legal: APM and each other model that allows it, in the order
+	// default, ext4-ordered, ext4-journal (a finding of ALICE's default model alone, such as an
+	// unlink landing as a truncation, is ["default"]). Absent from reports of scry versions
+	// before it.
+	Models []string `json:"models,omitempty"`
+	Split  string   `json:"split,omitempty"`
 	// Dynamic lists the cluster's dynamic vulnerabilities (at most MaxFSDynamic), the first
 	// one first; Count is how many there were.
 	Dynamic []FSVulnerability `json:"dynamic"`
@@ -188,6 +195,9 @@ func writeFSText(bw *bufio.Writer, n int, c *FSCrash) {
 		fmt.Fprintf(bw, " (%s)", c.Split)
 	}
 	fmt.Fprintf(bw, ", crash after operation %d\n", c.CrashPoint)
+	if len(c.Models) > 0 {
+		fmt.Fprintf(bw, "    legal under: %s\n", strings.Join(c.Models, ", "))
+	}
 	for i, d := range c.Dynamic {
 		if d.A == d.B {
 			fmt.Fprintf(bw, "    dynamic: %d %s\n", d.A, d.CallA)

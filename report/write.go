@@ -324,6 +324,9 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			props["crash_id"] = c.ID
 			props["crash_symptom"] = c.Symptom
 			props["fs_apm"] = c.APM
+			if len(c.Models) > 0 {
+				props["fs_models"] = c.Models
+			}
 			props["fs_strategy"] = c.Strategy
 			dyn := make([]FSVulnerability, len(c.Dynamic))
 			for i, d := range c.Dynamic {

@@ -85,7 +85,7 @@ func appendFields(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 		if ev.Path2 != "" {
 			b = fmt.Appendf(b, " path2=%q", ev.Path2)
 		}
-		b = appendFlags(b, uint64(ev.FSFlags), []string{"create", "trunc", "append", "excl", "directory", "noreplace", "exchange", "keep_size", "punch_hole", "zero_range", "write"})
+		b = appendFlags(b, uint64(ev.FSFlags), []string{"create", "trunc", "append", "excl", "directory", "noreplace", "exchange", "keep_size", "punch_hole", "zero_range", "write", "dsync", "sync", "tmpfile"})
 		if len(ev.Data) > 0 {
 			b = appendData(b, ev.Data, maxBytes)
 		}

@@ -90,7 +90,10 @@ const (
 	FSPunchHole       = 1 << 8    // FSFallocate: FALLOC_FL_PUNCH_HOLE
 	FSZeroRange       = 1 << 9    // FSFallocate: FALLOC_FL_ZERO_RANGE
 	FSWriteOnly       = 1 << 10   // FSOpen: opened for writing (O_WRONLY or O_RDWR)
-	FSFlagsAll        = 1<<11 - 1 // the bits of FS_OP flags defined by this version
+	FSDataSync        = 1 << 11   // FSWrite: through an O_DSYNC descriptor or with RWF_DSYNC: durable with the metadata to read it back when it returned; FSOpen: O_DSYNC
+	FSFileSync        = 1 << 12   // FSWrite: through an O_SYNC descriptor or with RWF_SYNC: durable with the file's metadata when it returned; FSOpen: O_SYNC
+	FSTmpfile         = 1 << 13   // FSOpen: O_TMPFILE: Handle is a new file without a name in directory Path
+	FSFlagsAll        = 1<<14 - 1 // the bits of FS_OP flags defined by this version
 	PMInclude         = 1 << 0    // PM_EXCLUDE: the range is PM again
 )
 
@@ -165,7 +168,7 @@ const (
 	FSTruncate      FSOpKind = 3  // truncate (Path) or ftruncate (Handle) to Size bytes
 	FSFallocate     FSOpKind = 4  // fallocate on Handle: FileOffset, Size (FSKeepSize, FSPunchHole, FSZeroRange)
 	FSRename        FSOpKind = 5  // rename/renameat/renameat2: Path to Path2 (FSNoReplace, FSExchange)
-	FSLink          FSOpKind = 6  // link/linkat: new name Path2 for Path
+	FSLink          FSOpKind = 6  // link/linkat: new name Path2 for Path (for Handle when not 0)
 	FSSymlink       FSOpKind = 7  // symlink/symlinkat: Path2 is created pointing to the text Path
 	FSUnlink        FSOpKind = 8  // unlink/unlinkat: Path removed
 	FSRmdir         FSOpKind = 9  // rmdir/unlinkat(AT_REMOVEDIR): directory Path removed
@@ -178,9 +181,10 @@ const (
 	FSMsync         FSOpKind = 16 // msync of a shared mapping of Handle: FileOffset, Size bytes of the file
 	FSClose         FSOpKind = 17 // close(Handle's descriptor); the open file lives on in other descriptors
 	FSMmap          FSOpKind = 18 // mmap(MAP_SHARED) of Handle writable: FileOffset, Size (writes through it are invisible)
+	FSCopyFileRange FSOpKind = 19 // copy_file_range: Result bytes of Path2 from offset Size written to Handle at FileOffset
 
 	// FSOpLast is the highest FSOpKind of this version.
-	FSOpLast = FSMmap
+	FSOpLast = FSCopyFileRange
 )
 
 // Limits a reader enforces; larger values are reported as corruption.
@@ -295,12 +299,12 @@ func (d DepKind) validIn(v uint16) bool {
 	return d >= DepControl && d <= DepAddress
 }
 
-var fSOpKindNames = [...]string{FSOpen: "open", FSWrite: "write", FSTruncate: "truncate", FSFallocate: "fallocate", FSRename: "rename", FSLink: "link", FSSymlink: "symlink", FSUnlink: "unlink", FSRmdir: "rmdir", FSMkdir: "mkdir", FSFsync: "fsync", FSFdatasync: "fdatasync", FSSync: "sync", FSSyncfs: "syncfs", FSSyncFileRange: "sync_file_range", FSMsync: "msync", FSClose: "close", FSMmap: "mmap"}
+var fSOpKindNames = [...]string{FSOpen: "open", FSWrite: "write", FSTruncate: "truncate", FSFallocate: "fallocate", FSRename: "rename", FSLink: "link", FSSymlink: "symlink", FSUnlink: "unlink", FSRmdir: "rmdir", FSMkdir: "mkdir", FSFsync: "fsync", FSFdatasync: "fdatasync", FSSync: "sync", FSSyncfs: "syncfs", FSSyncFileRange: "sync_file_range", FSMsync: "msync", FSClose: "close", FSMmap: "mmap", FSCopyFileRange: "copy_file_range"}
 
 // String returns the name of the FSOpKind as docs/trace-format.md spells it ("open", "write",
 // "truncate", "fallocate", "rename", "link", "symlink", "unlink", "rmdir", "mkdir", "fsync",
-// "fdatasync", "sync", "syncfs", "sync_file_range", "msync", "close", "mmap"), or "fsop(N)" for an
-// unknown value.
+// "fdatasync", "sync", "syncfs", "sync_file_range", "msync", "close", "mmap", "copy_file_range"),
+// or "fsop(N)" for an unknown value.
 func (f FSOpKind) String() string {
 	if int(f) < len(fSOpKindNames) && fSOpKindNames[f] != "" {
 		return fSOpKindNames[f]
@@ -310,5 +314,5 @@ func (f FSOpKind) String() string {
 
 // validIn reports whether f is a FSOpKind of format version v.
 func (f FSOpKind) validIn(v uint16) bool {
-	return f >= FSOpen && f <= FSMmap
+	return f >= FSOpen && f <= FSCopyFileRange
 }

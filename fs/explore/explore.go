@@ -56,10 +56,14 @@ type Options struct {
 	// (0: 10, at most 2^10 states per crash point).
 	MaxStates int
 	MaxFree   int
-	Pool      exec.Pool
+	// TimeBudget, when positive, bounds the exploration's wall clock (the CLI's --time-budget,
+	// PM mode's semantics: pm/explore's Config.TimeBudget): see budget.
+	TimeBudget time.Duration
+	Pool       exec.Pool
 	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
 	Sites report.SiteTable
-	// Now is the clock (nil: time.Now), for tests.
+	// Now is the clock (nil: time.Now), for tests (with a clock of its own, the time budget
+	// stops runs from starting but kills none).
 	Now func() time.Time
 }
 
@@ -171,46 +175,120 @@ func (p *plan) prefix() []item {
 	return items
 }
 
-// omitOne returns, for each logical operation i outside a failing prefix run (patch) that is
-// not only barriers, the states that lose i and persist everything else up to a later crash
-// point j, as long as that is legal (ALICE, OSDI'14 §4.3: ordering vulnerabilities). Once a
-// later operation depends on i, every later state is illegal, so the walk over j stops there.
-func (p *plan) omitOne(patch map[int]bool) []item {
-	ms, rg := p.micro[0], p.ranges[0]
-	var items []item
-	for _, i := range p.points {
-		if patch[i] || patch[i-1] || onlyBarriers(ms, rg[i]) {
-			continue
+// failingRuns are the failing prefix runs of an exploration (runPrefix), what omit-one and split
+// judge with those failures assumed fixed.
+type failingRuns struct {
+	// failed holds the crash points whose prefix state failed.
+	failed map[int]bool
+	// units are the runs as the fix of their atomicity violation makes them: the logical
+	// operations from the first failing crash point to the first passing one after it
+	// (inclusive; to the last crash point when none passes), which persist as one.
+	units [][2]int
+}
+
+// unit returns the index of the unit holding logical operation i, or -1.
+func (r failingRuns) unit(i int) int {
+	for u, x := range r.units {
+		if i >= x[0] && i <= x[1] {
+			return u
 		}
-		for _, j := range p.points {
-			if j <= i || patch[j] {
-				continue
-			}
-			st := p.upTo(0, j)
-			for x := rg[i][0]; x < rg[i][1]; x++ {
-				st.Persisted[x] = false
-			}
-			if !model.Legal(ms, st) {
+	}
+	return -1
+}
+
+// omitOne returns, for each logical operation i that is not only barriers, the states that lose
+// i and persist everything else up to a later crash point j, as long as that is legal (ALICE,
+// OSDI'14 §4.3: ordering vulnerabilities). Once a later operation depends on i, every later state
+// is illegal, so the walk over j stops there. A failing prefix run (r) is judged as if its
+// atomicity violation were fixed, as PM mode assumes an earlier bug fixed so that it does not
+// hide later ones (pm/explore, AssumeDurable): its operations persist as one unit, so the unit is
+// lost as a whole (never a part of it: that is the run's own failure) and j is never a crash
+// point whose prefix state failed (such a state would fail for the run's reason). Each
+// vulnerability is then its own finding: the run's atomicity, and any operation (or the run as a
+// whole) that must persist before a later one.
+func (p *plan) omitOne(r failingRuns) []item {
+	var items []item
+	for _, l := range p.omitLost(r) {
+		for x := range p.points {
+			it, ok, legal := p.omitState(r, l, x)
+			if !legal {
 				break
 			}
-			items = append(items, item{strategy: strategyOmitOne, st: st, point: j, a: i, b: j})
+			if ok {
+				items = append(items, it)
+			}
 		}
 	}
 	return items
 }
 
-// split returns, for each logical operation i outside a failing prefix run and each build, the
+// omitted is what an omit-one state loses: logical operations lo..hi (one operation, or a
+// failing prefix run's unit).
+type omitted struct {
+	lo, hi int
+	what   string
+}
+
+// omitLost returns what omit-one loses, in program order (see omitOne).
+func (p *plan) omitLost(r failingRuns) []omitted {
+	ms, rg := p.micro[0], p.ranges[0]
+	var out []omitted
+	for _, i := range p.points {
+		l := omitted{lo: i, hi: i}
+		if u := r.unit(i); u >= 0 {
+			if i != r.units[u][0] {
+				continue // the unit is lost from its first operation
+			}
+			l.lo, l.hi = r.units[u][0], r.units[u][1]
+			l.what = fmt.Sprintf("operations %d to %d lost, the failing prefix run they form assumed fixed (persisting as one)", l.lo, l.hi)
+		}
+		barriers := true
+		for x := l.lo; x <= l.hi; x++ {
+			if rg[x][0] >= 0 && !onlyBarriers(ms, rg[x]) {
+				barriers = false
+			}
+		}
+		if !barriers {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// omitState returns the omit-one state that loses l and persists everything else up to crash
+// point p.points[x]: ok false when that crash point is not one to test (not after l, or its
+// prefix state failed), legal false when the state is illegal (and so is every later one).
+func (p *plan) omitState(r failingRuns, l omitted, x int) (it item, ok, legal bool) {
+	j := p.points[x]
+	if j <= l.hi || r.failed[j] {
+		return item{}, false, true
+	}
+	ms, rg := p.micro[0], p.ranges[0]
+	st := p.upTo(0, j)
+	for o := l.lo; o <= l.hi; o++ {
+		for y := rg[o][0]; y >= 0 && y < rg[o][1]; y++ {
+			st.Persisted[y] = false
+		}
+	}
+	if !model.Legal(ms, st) {
+		return item{}, false, false
+	}
+	return item{strategy: strategyOmitOne, st: st, point: j, a: l.lo, b: j, what: l.what}, true, true
+}
+
+// split returns, for each logical operation i outside a failing prefix run's unit (failingRuns:
+// fixing the run's atomicity makes its operations persist as one) and each build, the
 // states after operation i-1 that persist the micro-operations of i up to each but its last one,
 // and, when the build cuts i into pieces, the same with one earlier piece lost (ALICE, OSDI'14
 // §4.3: atomicity vulnerabilities, under splits into 1 and 3 pieces and 4 KiB blocks). States
 // that are illegal or repeat one of another build are left out.
-func (p *plan) split(patch map[int]bool) []item {
+func (p *plan) split(r failingRuns) []item {
 	var items []item
 	seen := map[string]bool{}
 	for b, sp := range p.builds {
 		bm, br := p.micro[b], p.ranges[b]
 		for _, i := range p.points {
-			if patch[i] || patch[i-1] || br[i][0] < 0 {
+			if r.unit(i) >= 0 || br[i][0] < 0 {
 				continue
 			}
 			lo, hi := br[i][0], br[i][1]
@@ -333,6 +411,14 @@ type explorer struct {
 	first  time.Duration // the first failing state, when it was judged
 	judged map[string]bool
 	legal  map[int]*legalPair // by workload operation (Equivalence)
+	// stopped counts the crash states whose checker or re-execution was stopped from outside
+	// (verdict.stopped), stoppedHow says how the first was.
+	stopped    int
+	stoppedHow string
+	// With a time budget: bctx ends at its end (runs still going then are killed and left
+	// out), and until is when the strategy running must stop starting runs (budget.go).
+	bctx  context.Context
+	until time.Time
 }
 
 // Explore tests the crash states of model m that the strategies choose under the persistence
@@ -362,14 +448,20 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	if o.MaxFree <= 0 {
 		o.MaxFree = defaultMaxFree
 	}
-	if o.Now == nil {
+	realClock := o.Now == nil
+	if realClock {
 		o.Now = time.Now
 	}
 	p := newPlan(m, o.APM)
 	if o.Oracle != nil {
 		p.workload = &o.Oracle.Workload
 	}
-	e := &explorer{ctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	e := &explorer{ctx: ctx, bctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	if o.TimeBudget > 0 && realClock { // a test's clock has no deadline on the wall clock
+		var cancel context.CancelFunc
+		e.bctx, cancel = context.WithDeadline(ctx, e.start.Add(o.TimeBudget))
+		defer cancel()
+	}
 	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
 	if e.res.Stats.Jobs <= 0 {
 		e.res.Stats.Jobs = max(1, runtimeCPUs())
@@ -378,19 +470,23 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	if err := e.sane(); err != nil {
 		return e.finish(err)
 	}
-	patch := map[int]bool{}
+	runs := failingRuns{failed: map[int]bool{}}
+	var order []string
 	for _, s := range Strategies { // in their order: omit-one and split use prefix's runs
-		if !slices.Contains(strats, s) {
-			continue
+		if slices.Contains(strats, s) {
+			order = append(order, s)
 		}
+	}
+	for k, s := range order {
+		e.until = e.schedule(k, len(order))
 		var err error
 		switch s {
 		case strategyPrefix:
-			err = e.runPrefix(patch)
+			err = e.runPrefix(&runs)
 		case strategyOmitOne:
-			err = e.runOmitOne(patch)
+			err = e.runOmitOne(runs)
 		case strategySplit:
-			err = e.runSplit(patch)
+			err = e.runSplit(runs)
 		case strategyExhaustive:
 			err = e.runExhaustive()
 		}
@@ -402,6 +498,15 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 }
 
 func (e *explorer) finish(err error) (*Explored, error) {
+	if n := e.res.Stats.SkippedBudget; n > 0 {
+		e.warn(fmt.Sprintf("partial: %d crash states were left out to keep to the time budget of %v (spread over the run: every operation's states got their first runs before any got more); the results cover the %d tested", n, e.o.TimeBudget, e.res.Stats.StatesTested))
+		if err == nil && e.res.Stats.StatesTested == 0 {
+			err = fmt.Errorf("--time-budget %v: the budget ended before any crash state was judged (%d left out): nothing was tested; give a longer budget", e.o.TimeBudget, n)
+		}
+	}
+	if e.stopped > 0 {
+		e.warn(fmt.Sprintf("inconclusive: %d crash states were not judged: their checker or re-execution was stopped before it could say (the first: %s); they are neither findings nor passes (raise --timeout when runs hang at it)", e.stopped, e.stoppedHow))
+	}
 	e.res.Findings = e.cl.findings()
 	e.res.Stats.ElapsedSeconds = e.o.Now().Sub(e.start).Seconds()
 	e.res.Stats.FirstFailureSeconds = e.first.Seconds()
@@ -419,23 +524,30 @@ func (e *explorer) sane() error {
 		return err
 	}
 	for i, v := range vs {
+		which := "the initial state (the workload directory before the run)"
+		if i == 1 {
+			which = "the state of the finished run"
+		}
+		if v.stopped != "" {
+			return fmt.Errorf("%s on %s: no state can be judged (raise --timeout)", v.stopped, which)
+		}
+		if !v.judged && e.budgetEnded() {
+			return fmt.Errorf("--time-budget %v: the budget ended before the checker judged %s: nothing was tested; give a longer budget", e.o.TimeBudget, which)
+		}
 		if v.failed {
-			which := "the initial state (the workload directory before the run)"
-			if i == 1 {
-				which = "the state of the finished run"
-			}
 			return fmt.Errorf("%w: %s: %s", ErrCheckerFails, which, v.detail)
 		}
 	}
-	e.res.Stats.Failures, e.res.Stats.StatesTested = 0, 0 // they are no crash states
+	e.stopped, e.stoppedHow = 0, ""
+	e.res.Stats.Failures, e.res.Stats.StatesTested, e.res.Stats.Inconclusive = 0, 0, 0 // they are no crash states
 	e.first = 0
 	return nil
 }
 
 // runPrefix judges the prefix states; a run of failing ones is one across-operation atomicity
 // violation, from the first failing crash point to the first passing one after it (ALICE's
-// across-syscall atomicity), and its operations are left out of omit-one and split (patch).
-func (e *explorer) runPrefix(patch map[int]bool) error {
+// across-syscall atomicity), which omit-one and split then judge as fixed (r).
+func (e *explorer) runPrefix(r *failingRuns) error {
 	items := e.p.prefix()
 	vs, err := e.run(items)
 	points := e.p.points
@@ -443,17 +555,22 @@ func (e *explorer) runPrefix(patch map[int]bool) error {
 		if !vs[i].failed {
 			continue
 		}
+		// A state not judged (inconclusive, left out) between failing ones does not cut the
+		// run in two.
 		j := i
-		for j+1 < len(vs) && vs[j+1].failed {
-			j++
+		for k := i + 1; k < len(vs) && (vs[k].failed || !vs[k].judged); k++ {
+			if vs[k].failed {
+				j = k
+			}
 		}
 		end := len(points) - 1
 		if j+1 < len(points) {
 			end = j + 1
 		}
 		for x := i; x <= j; x++ {
-			patch[points[x]] = true
+			r.failed[points[x]] = true
 		}
+		r.units = append(r.units, [2]int{points[i], points[end]})
 		it := items[i]
 		it.a, it.b = points[i], points[end]
 		e.cl.add(report.FSAtomicityViolation, it, vs[i])
@@ -464,19 +581,78 @@ func (e *explorer) runPrefix(patch map[int]bool) error {
 
 // runOmitOne judges the omit-one states: the first failing state of each lost operation is an
 // ordering violation, or a durability violation when the later operation is an output.
-func (e *explorer) runOmitOne(patch map[int]bool) error {
-	items := e.p.omitOne(patch)
+func (e *explorer) runOmitOne(r failingRuns) error {
+	if e.o.TimeBudget > 0 {
+		return e.runOmitOneRounds(r)
+	}
+	items := e.p.omitOne(r)
 	vs, err := e.run(items)
 	done := map[int]bool{}
 	for x, v := range vs {
-		it := items[x]
-		if !v.failed || done[it.a] {
-			continue
-		}
-		done[it.a] = true
-		e.cl.add(e.orderKind(it), it, v)
+		e.omitVerdict(done, items[x], v)
 	}
 	return err
+}
+
+// omitVerdict records an omit-one verdict: the first failing state of each lost operation is a
+// finding (done: the operations with one).
+func (e *explorer) omitVerdict(done map[int]bool, it item, v verdict) {
+	if !v.failed || done[it.a] {
+		return
+	}
+	done[it.a] = true
+	e.cl.add(e.orderKind(it), it, v)
+}
+
+// runOmitOneRounds is runOmitOne under a time budget: omit-one has up to one state per pair of
+// crash points (quadratic: 8 million for 4 000 crash points, too many to build before running
+// any), so its states are built round by round, one state per lost operation and round (the
+// next later crash point), and building stops with the budget. The pairs never built are
+// counted as left out (Stats.SkippedBudget: an upper bound, as some would be illegal).
+func (e *explorer) runOmitOneRounds(r failingRuns) error {
+	lost := e.p.omitLost(r)
+	next := make([]int, len(lost)) // per lost operation: the index of the next crash point to try
+	alive := make([]bool, len(lost))
+	for i := range alive {
+		alive[i] = true
+	}
+	done := map[int]bool{}
+	for {
+		var items []item
+		for u, l := range lost {
+			for alive[u] && next[u] < len(e.p.points) {
+				it, ok, legal := e.p.omitState(r, l, next[u])
+				next[u]++
+				if !legal {
+					alive[u] = false
+				}
+				if ok {
+					items = append(items, it)
+					break
+				}
+			}
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		vs, err := e.run(items)
+		for x, v := range vs {
+			e.omitVerdict(done, items[x], v)
+		}
+		if err != nil {
+			return err
+		}
+		if e.overBudget() {
+			for u := range lost {
+				for x := next[u]; alive[u] && x < len(e.p.points); x++ {
+					if j := e.p.points[x]; j > lost[u].hi && !r.failed[j] {
+						e.res.Stats.SkippedBudget++
+					}
+				}
+			}
+			return nil
+		}
+	}
 }
 
 // orderKind is the kind of a failing state that lost operation it.a and kept it.b.
@@ -488,8 +664,8 @@ func (e *explorer) orderKind(it item) report.Kind {
 }
 
 // runSplit judges the split states: each failing one is an atomicity violation.
-func (e *explorer) runSplit(patch map[int]bool) error {
-	items := e.p.split(patch)
+func (e *explorer) runSplit(r failingRuns) error {
+	items := e.p.split(r)
 	vs, err := e.run(items)
 	for x, v := range vs {
 		if v.failed {

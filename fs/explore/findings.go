@@ -2,7 +2,9 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
@@ -23,10 +25,13 @@ type clusters struct {
 	order   []string
 	by      map[string]*report.Finding
 	dyn     map[string]map[[2]int]bool
+	// builds caches the other models' micro-operations, by model and split (models).
+	builds map[string]map[model.Split][]model.Micro
 }
 
 func newClusters(p *plan, sites report.SiteTable, scratch string) *clusters {
-	return &clusters{p: p, sites: sites, scratch: scratch, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{}}
+	return &clusters{p: p, sites: sites, scratch: scratch, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{},
+		builds: map[string]map[model.Split][]model.Micro{}}
 }
 
 func (c *clusters) frames(op int) []report.Frame {
@@ -95,6 +100,8 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 				msg = fmt.Sprintf("operations %d (%s) to %d (%s) must persist atomically: a crash between them %s", it.a, oa.Describe(), it.b, ob.Describe(), sym)
 			}
 		}
+		models := c.models(it)
+		msg += " (" + modelsText(models) + ")"
 		f = &report.Finding{Kind: kind, Class: report.Correctness, Message: msg, FirstEvent: oa.Event, Stack: fa}
 		if len(fa) > 0 {
 			f.Location = fa[0].Location()
@@ -111,7 +118,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 		if k := m.Ops[it.point].Operation; c.p.workload != nil && k >= 0 && k < len(c.p.workload.Ops) {
 			f.Operation = &report.Operation{Index: uint64(k), Text: c.p.workload.Ops[k]}
 		}
-		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
+		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Models: models, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
 			Symptom: v.symptom, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
 		if it.strategy == strategySplit {
 			fs.Split = c.p.builds[it.build].String()
@@ -142,6 +149,45 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 		}
 		f.FS.Dynamic = append(f.FS.Dynamic, d)
 	}
+}
+
+// models returns the persistence models under which failing state it, or one that leaves the
+// same directory, is legal (model.LegalUnder), in model.APMs's order: the exploring model, and
+// each other one whose micro-operations allow it. Each other model's builds are made once.
+func (c *clusters) models(it item) []string {
+	var out []string
+	for _, a := range model.APMs() {
+		if a == c.p.apm {
+			out = append(out, a.Name)
+			continue
+		}
+		if c.builds[a.Name] == nil {
+			c.builds[a.Name] = map[model.Split][]model.Micro{}
+		}
+		if model.LegalUnder(c.p.m, c.p.micro[it.build], it.st, it.point, a, c.builds[a.Name]) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// modelsText says under which models a finding occurs: "under every model", "default only;
+// not under ext4-ordered or ext4-journal", "default and ext4-ordered; not under ext4-journal".
+func modelsText(models []string) string {
+	var not []string
+	for _, a := range model.APMs() {
+		if !slices.Contains(models, a.Name) {
+			not = append(not, a.Name)
+		}
+	}
+	if len(not) == 0 {
+		return "under every persistence model: " + strings.Join(models, ", ")
+	}
+	in := strings.Join(models, " and ")
+	if len(models) == 1 {
+		in += " only"
+	}
+	return in + "; not under " + strings.Join(not, " or ")
 }
 
 // describeState lists the logical operations a state persisted (whole or in part) and lost,

@@ -15,9 +15,13 @@ import (
 
 // verdict is how one crash state was judged.
 type verdict struct {
-	judged       bool // the state ran (not left out by --max-states, not interrupted)
+	judged       bool // the state ran (not left out by --max-states or the time budget, not interrupted)
 	inconclusive bool // no legal outcome of its operation ran to its end: not judged
-	failed       bool
+	// stopped, when not "", says how the checker or the re-execution was stopped from outside
+	// (exec.Outcome.Stopped: it timed out, or was killed by a signal not its own): the state
+	// ran but is inconclusive, never a finding.
+	stopped string
+	failed  bool
 	// symptom is exec's: SymptomChecker, or how the re-execution differs (Mismatch).
 	symptom string
 	detail  string
@@ -87,7 +91,7 @@ func (e *explorer) oracles(items []item) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	outs, err := exec.Map(e.ctx, e.o.Pool, jobs, func(ctx context.Context, w *exec.Worker, j oracleJob) exec.Outcome {
+	outs, err := exec.Map(e.bctx, e.o.Pool, jobs, func(ctx context.Context, w *exec.Worker, j oracleJob) exec.Outcome {
 		before, through := e.p.span(j.k)
 		last := before
 		if j.committed {
@@ -125,7 +129,9 @@ func (e *explorer) reexec(ctx context.Context, st model.State, k int, dir string
 // run judges items on the pool's workers and returns their verdicts, in order, with the first
 // error (a crash directory that could not be built, a checker that could not start) unless the
 // context was cancelled. With --max-states, the items past the bound are left out (warned
-// about). The first failing state's time is taken when it is judged, not when its batch ends.
+// about); with a time budget, the items it leaves no time for (budget.go: counted in
+// Stats.SkippedBudget, not judged). The first failing state's time is taken when it is judged,
+// not when its batch ends.
 func (e *explorer) run(items []item) ([]verdict, error) {
 	if n := e.o.MaxStates; n > 0 && e.res.Stats.StatesTested+len(items) > n {
 		keep := max(0, n-e.res.Stats.StatesTested)
@@ -134,10 +140,30 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 			items = items[:keep]
 		}
 	}
+	if e.overBudget() {
+		e.res.Stats.SkippedBudget += len(items)
+		return make([]verdict, len(items)), nil
+	}
 	if err := e.oracles(items); err != nil {
+		if e.budgetEnded() {
+			e.res.Stats.SkippedBudget += len(items)
+			return make([]verdict, len(items)), nil
+		}
 		return make([]verdict, len(items)), err
 	}
-	vs, err := exec.Map(e.ctx, e.o.Pool, items, func(ctx context.Context, w *exec.Worker, it item) verdict {
+	pool, order, orig := e.o.Pool, []int(nil), items
+	if e.o.TimeBudget > 0 {
+		order = budgetOrder(items)
+		ordered := make([]item, len(items))
+		for k, i := range order {
+			ordered[k] = items[i]
+		}
+		items, pool.Ordered = ordered, true
+	}
+	vs, err := exec.Map(e.bctx, pool, items, func(ctx context.Context, w *exec.Worker, it item) verdict {
+		if e.overBudget() {
+			return verdict{}
+		}
 		v := e.judge(ctx, it, w.Dir)
 		if v.failed {
 			t := e.o.Now().Sub(e.start)
@@ -149,10 +175,42 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		}
 		return v
 	})
+	if e.budgetEnded() {
+		// The budget's end killed the runs still going: left out, as those not started.
+		err = nil
+		for i := range vs {
+			if vs[i].err != nil {
+				vs[i] = verdict{}
+			}
+		}
+	}
+	if order != nil {
+		back := make([]verdict, len(vs))
+		for k, i := range order {
+			back[i] = vs[k]
+		}
+		vs, items = back, orig
+	}
+	if e.o.TimeBudget > 0 && e.ctx.Err() == nil {
+		for i, v := range vs {
+			if !v.judged && !v.inconclusive && v.stopped == "" && v.err == nil && !items[i].consistent() {
+				e.res.Stats.SkippedBudget++
+			}
+		}
+	}
 	for i, v := range vs {
-		if v.inconclusive {
+		switch {
+		case v.inconclusive:
+			e.res.Stats.StatesTested++
 			e.res.Stats.Inconclusive++
 			e.warn(fmt.Sprintf("operation %d: neither legal outcome ran to its end: its crash states are not judged by output equivalence", e.p.m.Ops[items[i].point].Operation))
+		case v.stopped != "":
+			e.res.Stats.StatesTested++
+			e.res.Stats.Inconclusive++
+			e.stopped++
+			if e.stoppedHow == "" {
+				e.stoppedHow = v.stopped
+			}
 		}
 		if !v.judged {
 			continue
@@ -205,8 +263,13 @@ func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict 
 		return verdict{err: ctx.Err()}
 	case got.Err != nil:
 		return verdict{err: fmt.Errorf("running the program on a crash directory: %s", got.Describe())}
+	case got.Stopped():
+		return verdict{stopped: "the re-execution " + got.Describe()}
 	}
 	lp := e.legal[k]
+	if lp == nil { // its legal outcomes did not run (the time budget ended)
+		return verdict{}
+	}
 	if !lp.rolledBack.Completed() && !lp.committed.Completed() {
 		return verdict{inconclusive: true}
 	}
@@ -251,6 +314,9 @@ func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 	if out.Err != nil && !out.TimedOut && out.ExitCode == -1 && out.Signal == 0 {
 		return verdict{err: fmt.Errorf("checker: %s", out.Describe())}
 	}
+	if out.Stopped() {
+		return verdict{stopped: "the checker " + out.Describe(), stdout: string(stdout)}
+	}
 	v := verdict{judged: true, failed: out.Failed(), stdout: string(stdout), detail: "the checker " + out.Describe() + exec.FirstLine(out.Stdout, out.Stderr)}
 	if v.failed {
 		v.symptom = exec.SymptomChecker
@@ -259,3 +325,7 @@ func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 }
 
 func runtimeCPUs() int { return runtime.NumCPU() }
+
+// budgetEnded reports whether the time budget is over while the exploration itself was not
+// cancelled.
+func (e *explorer) budgetEnded() bool { return e.bctx.Err() != nil && e.ctx.Err() == nil }

@@ -39,7 +39,7 @@ func TestReplayEveryState(t *testing.T) {
 				m := buildModelFrom(t, base, tr)
 				p := newPlan(m, apm)
 				cl := newClusters(p, nil, t.TempDir())
-				items := append(append(p.prefix(), p.omitOne(nil)...), p.split(nil)...)
+				items := append(append(p.prefix(), p.omitOne(failingRuns{})...), p.split(failingRuns{})...)
 				ex, _ := p.exhaustive(defaultMaxFree)
 				items = append(items, ex...)
 				if len(items) == 0 {

@@ -29,7 +29,8 @@ func TestStrategies(t *testing.T) {
 		name, apm string
 		init      map[string]string
 		ops       []string
-		patch     []int // operations inside failing prefix runs
+		failed    []int    // crash points whose prefix state fails
+		units     [][2]int // failing prefix runs as units (failingRuns)
 		points    []int
 		omitOne   []string
 		split     int
@@ -48,11 +49,20 @@ func TestStrategies(t *testing.T) {
 		{name: "rename over a file", apm: "ext4-ordered", init: map[string]string{"f": "old"},
 			ops: []string{"creat t", "append t new", "rename t f"}, points: []int{0, 1, 2},
 			split: 0, exhaust: 3},
-		// Operations in a failing prefix run, and the one after it, are left to prefix by
-		// omit-one and split; exhaustive tries them all (the truncation, then 14 states of
-		// the truncation and the append's zeros, garbage and data).
+		// Operations in a failing prefix run, and the one after it, are one unit: split leaves
+		// them to prefix, omit-one loses the unit whole, and there is no later crash point;
+		// exhaustive tries them all (the truncation, then 14 states of the truncation and the
+		// append's zeros, garbage and data).
 		{name: "patched", apm: "default", init: map[string]string{"f": "ba"},
-			ops: []string{"opentrunc f", "append f ab"}, patch: []int{0}, points: []int{0, 1}, exhaust: 15},
+			ops: []string{"opentrunc f", "append f ab"}, failed: []int{0}, units: [][2]int{{0, 1}}, points: []int{0, 1}, exhaust: 15},
+		// The same unit followed by a log: omit-one loses the unit whole before the log's
+		// creation and append (0-2, 0-3), never its truncation alone (that is the run's own
+		// failure), and the log's creation before its append; split cuts the log's creation and
+		// append only (the unit persists as one), 18 states under the model's splits, where
+		// without the unit the truncation and the first append would add theirs.
+		{name: "patched then log", apm: "default", init: map[string]string{"f": "ba"},
+			ops: []string{"opentrunc f", "append f ab", "creat l", "append l ok"}, failed: []int{0}, units: [][2]int{{0, 1}},
+			points: []int{0, 1, 2, 3}, omitOne: []string{"0-2", "0-3", "2-3"}, split: 18, exhaust: 255},
 		// The output is kept by every later state; the write may be lost before it only.
 		// split: the write's 3 one-byte pieces, the first, two, the second alone.
 		// exhaustive: {write}, {out}, {write, out}, {write, out, fsync}.
@@ -67,9 +77,9 @@ func TestStrategies(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := newPlan(buildTestModel(t, c.init, c.ops), apm)
-			patch := map[int]bool{}
-			for _, i := range c.patch {
-				patch[i] = true
+			patch := failingRuns{failed: map[int]bool{}, units: c.units}
+			for _, i := range c.failed {
+				patch.failed[i] = true
 			}
 			var points []int
 			for _, it := range p.prefix() {

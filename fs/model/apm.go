@@ -69,15 +69,24 @@ func (s Split) String() string {
 	return fmt.Sprintf("%d pieces", s.Count)
 }
 
-// pieces cuts [off, off+n) by s.
+// maxPieces bounds the pieces of one operation under an aligned split: a longer range (a
+// hole of terabytes before a write far past the end) is cut at multiples of a multiple of the
+// alignment, so that a model stays as small as its trace.
+const maxPieces = 1024
+
+// pieces cuts [off, off+n) by s: at most maxPieces pieces for an aligned split.
 func (s Split) pieces(off, n int64) [][2]int64 {
 	var out [][2]int64
 	if n <= 0 {
 		return nil
 	}
 	if s.Aligned > 0 {
+		a := s.Aligned
+		if blocks := n / a; blocks >= maxPieces {
+			a *= (blocks + maxPieces - 1) / (maxPieces - 1)
+		}
 		for n > 0 {
-			c := min(s.Aligned-off%s.Aligned, n)
+			c := min(a-off%a, n)
 			out = append(out, [2]int64{off, c})
 			off, n = off+c, n-c
 		}
@@ -257,12 +266,13 @@ func (mi *Micro) entryParents() []int {
 // covers reports whether sync op s (a logical fsync or sync) persists micro-operation mi under
 // ALICE's default rules: a file's writes in the synced range and its truncations; a directory's
 // entries (with fdatasync too: they are the directory's data); sync_file_range its range's
-// writes only; sync() everything.
-func covers(s *Op, mi *Micro) bool {
+// overwrites only (sync_file_range(2): "none of these operations writes out the file's
+// metadata", so an append's bytes, which need the size, are not guaranteed); sync() everything.
+func covers(m *Model, s *Op, mi *Micro) bool {
 	if s.Kind == OpSync {
 		return true
 	}
-	if s.DataOnly && mi.Kind != MWrite {
+	if s.DataOnly && (mi.Kind != MWrite || m.Ops[mi.Op].Kind != OpWrite) {
 		return false
 	}
 	switch mi.Kind {
@@ -335,7 +345,7 @@ func barrierDeps(ms []Micro, m *Model, _ bool) {
 		if mi.Kind == MSync {
 			s := &m.Ops[mi.Op]
 			for j := 0; j < i; j++ {
-				if d.pending(j) && !ms[j].Barrier() && covers(s, &ms[j]) {
+				if d.pending(j) && !ms[j].Barrier() && covers(m, s, &ms[j]) {
 					d.add(i, j)
 				}
 			}
@@ -397,7 +407,7 @@ func ext4Deps(ms []Micro, m *Model, journalData bool) {
 				if !d.pending(j) || ms[j].Kind != MWrite {
 					continue
 				}
-				if (mi.Kind == MSync && covers(o, &ms[j])) || (mi.Kind == MRename && ms[j].Inode == mi.Inode) {
+				if (mi.Kind == MSync && covers(m, o, &ms[j])) || (mi.Kind == MRename && ms[j].Inode == mi.Inode) {
 					d.add(i, j)
 				}
 			}

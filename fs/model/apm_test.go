@@ -245,6 +245,101 @@ func TestPersistenceModels(t *testing.T) {
 			want: all("f=UVWXYZ", "f=UVWdef"),
 		},
 		{
+			// LMDB's meta page: an overwrite through an O_DSYNC descriptor is durable when the
+			// write returns (open(2)), under every model: the output cannot outlive it.
+			name: "O_DSYNC overwrite", init: map[string]string{"f": "abcd"},
+			ops:  []string{"write f 0 XY +dsync", "out ok"},
+			want: all("f=XYcd | ok"),
+			// 0 the write, 1 the sync it implies, 2 the output
+			deps: map[string][]string{"default": {"0<1", "1<2"}},
+		},
+		{
+			// The durability is the write's byte range only: an earlier unsynced overwrite of
+			// other bytes may still be lost, except where program order holds (data=journal).
+			name: "O_DSYNC overwrite after an unsynced one", init: map[string]string{"f": "abcdef"},
+			ops: []string{"write f 4 QQ", "write f 0 XY +dsync"},
+			want: map[string][]string{
+				"default":      {"f=XYcdQQ", "f=XYcdef"},
+				"ext4-ordered": {"f=XYcdQQ", "f=XYcdef"},
+				"ext4-journal": {"f=XYcdQQ"},
+			},
+		},
+		{
+			// O_DSYNC persists the data and the size that reads it back, not the new file's name
+			// under the default model (as fdatasync); ext4 commits the journal, creat with it.
+			name: "O_DSYNC append to a new file", ops: []string{"creat a", "append a xy +dsync", "out ok"},
+			want: map[string][]string{
+				"default":      {"- | ok", "a=xy | ok"},
+				"ext4-ordered": {"a=xy | ok"},
+				"ext4-journal": {"a=xy | ok"},
+			},
+		},
+		{
+			// O_SYNC (and RWF_SYNC): as O_DSYNC, with the rest of the file's metadata.
+			name: "O_SYNC append", init: map[string]string{"f": "ab"}, ops: []string{"append f cd +sync"},
+			want: all("f=abcd"),
+		},
+		{
+			// sync_file_range writes no metadata (sync_file_range(2)): an append's bytes, which
+			// need the new size, are not guaranteed by it.
+			name: "sync_file_range of an append", init: map[string]string{"f": "ab"},
+			ops: []string{"append f cd", "sfr f 0 0", "out ok"},
+			want: map[string][]string{
+				"default":      {"f=ab | ok", "f=ab00 | ok", "f=ab?? | ok", "f=abcd | ok"},
+				"ext4-ordered": {"f=ab | ok", "f=abcd | ok"},
+				"ext4-journal": {"f=ab | ok", "f=abcd | ok"},
+			},
+		},
+		{
+			// fallocate(2): FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE zeros the range inside the
+			// file, an overwrite; KEEP_SIZE alone changes nothing visible.
+			name: "fallocate punch hole", init: map[string]string{"f": "abcdef"},
+			ops:  []string{"falloc f keep 0 100", "falloc f punch 1 2"},
+			want: all("f=a00def", "f=abcdef"),
+		},
+		{
+			// Plain allocation past the end extends the size (the new bytes read as zeros).
+			name: "fallocate extends", init: map[string]string{"f": "abc"}, ops: []string{"falloc f alloc 0 5"},
+			want: map[string][]string{
+				"default":      {"f=abc", "f=abc00", "f=abc??"},
+				"ext4-ordered": {"f=abc", "f=abc00"},
+				"ext4-journal": {"f=abc", "f=abc00"},
+			},
+		},
+		{
+			// FALLOC_FL_ZERO_RANGE zeros the bytes inside the file and extends it to the range's
+			// end; with KEEP_SIZE it stops at the end (g: 9 bytes from 1 zero 2).
+			name: "fallocate zero range", init: map[string]string{"f": "abcdef", "g": "abc"},
+			ops: []string{"falloc f zero 4 4", "falloc g zerokeep 1 9", "fsync g"},
+			want: map[string][]string{
+				"default": {"f=abcd0000 g=a00", "f=abcd00 g=a00", "f=abcd00?? g=a00", "f=abcdef g=a00", "f=abcdef00 g=a00", "f=abcdef?? g=a00"},
+				// ext4's fsync of g commits the journal, f's new size with it
+				"ext4-ordered": {"f=abcd0000 g=a00", "f=abcdef00 g=a00"},
+				"ext4-journal": {"f=abcd0000 g=a00"},
+			},
+		},
+		{
+			// open(2)'s O_TMPFILE: a file without a name, written, then named by linkat
+			// (AT_EMPTY_PATH). The name may persist before the data except under data=journal.
+			name: "O_TMPFILE, then linkat", ops: []string{"tmpfile . 7", "fdappend 7 obj", "fdlink 7 o"},
+			want: map[string][]string{
+				"default":      {"-", "o=", "o=000", "o=???", "o=obj"},
+				"ext4-ordered": {"-", "o=", "o=obj"},
+				"ext4-journal": {"-", "o=obj"},
+			},
+		},
+		{
+			// copy_file_range writes the source's bytes as the run left them at that point (a's
+			// first byte rewritten before the copy), not the snapshot's.
+			name: "copy_file_range", init: map[string]string{"a": "hello"},
+			ops: []string{"write a 0 J", "creat b", "copy a 0 b 0 2", "fsync b", "fsync ."},
+			want: map[string][]string{
+				"default":      {"a=Jello b=Je", "a=hello b=Je"},
+				"ext4-ordered": {"a=Jello b=Je", "a=hello b=Je"},
+				"ext4-journal": {"a=Jello b=Je"},
+			},
+		},
+		{
 			// git's loose objects: written to a temporary name, linked to the final one, the
 			// temporary unlinked, with no fsync (core.fsyncObjectFiles off). The name may
 			// persist without the data under the default model and ext4 with delayed
@@ -268,6 +363,7 @@ func TestPersistenceModels(t *testing.T) {
 				if got := crashResults(t, m, ms); !slices.Equal(got, want) {
 					t.Errorf("crash states:\n got %q\nwant %q", got, want)
 				}
+				checkLegalUnder(t, m, apm, ms, c.want)
 				if exp, ok := c.deps[apm.Name]; ok {
 					if got := opBefore(ms); !slices.Equal(got, exp) {
 						t.Errorf("persist-before: got %q, want %q", got, exp)
@@ -275,6 +371,46 @@ func TestPersistenceModels(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// checkLegalUnder checks LegalUnder on every legal state of build ms (of apm) at the end of
+// the run: it holds under apm itself, and under another model only when that model's list of
+// directories (want) has the state's directory (an equivalent state leaves the same one). It
+// logs the states whose directory another model allows but LegalUnder does not find (an
+// equivalent state with other invisible effects), and fails when there are more than a third.
+func checkLegalUnder(t *testing.T, m *Model, apm *APM, ms []Micro, want map[string][]string) {
+	t.Helper()
+	states, _ := LegalStates(ms, len(ms), 1<<16)
+	point := len(m.Ops) - 1
+	tmp := t.TempDir()
+	missed, total := 0, 0
+	for i, st := range states {
+		dst := filepath.Join(tmp, strconv.Itoa(i))
+		stdout, _, err := Materialize(m, ms, st, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := fstest.DescribeDir(t, dst, stdout)
+		for _, other := range APMs() {
+			legal := LegalUnder(m, ms, st, point, other, nil)
+			allowed := slices.Contains(want[other.Name], dir)
+			switch {
+			case other == apm && !legal:
+				t.Errorf("state %d (%s) is not legal under its own model", i, dir)
+			case legal && !allowed:
+				t.Errorf("state %d (%s) legal under %s, which does not allow its directory", i, dir, other.Name)
+			case !legal && allowed:
+				t.Logf("state %d (%s): %s allows the directory, LegalUnder finds no equivalent state", i, dir, other.Name)
+				missed++
+			}
+			if allowed {
+				total++
+			}
+		}
+	}
+	if missed*3 > total {
+		t.Errorf("LegalUnder misses %d of %d states another model allows", missed, total)
 	}
 }
 

@@ -13,7 +13,11 @@
 // link, unlink, rmdir, rename, trunc, write, append, fsync, sync, and stdout for an output), in
 // the order of the trace, each with its system call, its trace record, its site and call stack
 // and the workload operation it belongs to. A write past a file's end becomes a size change and
-// an append; offsets and sizes are in bytes. [Verify] checks the model: every operation
+// an append; offsets and sizes are in bytes. A write the kernel makes durable on return (an
+// O_DSYNC or O_SYNC descriptor, RWF_DSYNC or RWF_SYNC: open(2), pwritev2(2)) is followed by the
+// fdatasync or fsync of its byte range it implies; fallocate's zeroing is an overwrite of
+// zeros, its allocation a size change; copy_file_range a write of the source's bytes as the run
+// left them; an O_TMPFILE file has no name until a link gives it one. [Verify] checks the model: every operation
 // persisted must rebuild the directory the run left (names, types, contents, link targets).
 //
 // # Persistence models
@@ -42,7 +46,9 @@
 // (FICLONE, copy-on-write) or copied from the snapshot, changed ones patched with their
 // persisted writes and size changes; it returns what the persisted outputs printed. [Digest]
 // identifies a crash directory and that output by a SHA-256 hash, so that a finding's state can
-// be rebuilt and checked later (package fs/explore's Replay).
+// be rebuilt and checked later (package fs/explore's Replay). [LegalUnder] says whether a
+// state of one model, or one leaving the same directory, is legal under another: the models a
+// finding names.
 //
 // # Sources
 //

@@ -28,9 +28,9 @@ const (
 	OpRmdir                     // a directory's entry removed
 	OpRename                    // an entry moved, replacing the destination's
 	OpTrunc                     // a file's size changed (truncate, O_TRUNC, fallocate)
-	OpWrite                     // bytes overwritten inside the file
+	OpWrite                     // bytes overwritten inside the file (fallocate's zeroing: zeros)
 	OpAppend                    // bytes written at or past the end of the file
-	OpFsync                     // fsync / fdatasync / msync / sync_file_range of one inode
+	OpFsync                     // fsync / fdatasync / msync / sync_file_range of one inode; the sync an O_DSYNC/O_SYNC write implies
 	OpSync                      // sync / syncfs: everything
 	OpOutput                    // the program wrote to its standard output or error
 )
@@ -75,9 +75,15 @@ type Op struct {
 	// fsync (a file's size changes and a directory's entries are their data).
 	SyncOff, SyncLen int64
 	Datasync         bool
-	// DataOnly: sync_file_range, which writes the range's data and nothing else (no size
-	// change, no journal commit).
+	// DataOnly: sync_file_range(SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER), which writes
+	// out the range's dirty pages and no metadata (sync_file_range(2)): it persists overwrites
+	// of the range only (not appends, whose size is metadata), and commits no journal.
 	DataOnly bool
+	// WriteSync names the flag that made the write just before this sync durable when it
+	// returned ("O_DSYNC", "O_SYNC"; pwritev2's RWF_DSYNC and RWF_SYNC are named as their
+	// open(2) equivalents): the sync
+	// is implied by that write, over its range (SyncOff, SyncLen), not a call of its own.
+	WriteSync string
 	// Fd of an output (1 or 2).
 	Fd int
 	// Path is the operation's path relative to the workload directory ("" the directory
@@ -104,6 +110,9 @@ func (o *Op) Describe() string {
 	case OpRename, OpLink:
 		return fmt.Sprintf("%s(%q, %q)", o.Kind, o.Path, o.Path2)
 	case OpFsync:
+		if o.WriteSync != "" {
+			return fmt.Sprintf("%s(%q, offset=%d, count=%d)", o.WriteSync, o.Path, o.SyncOff, o.SyncLen)
+		}
 		if o.Datasync {
 			return fmt.Sprintf("fdatasync(%q)", o.Path)
 		}
@@ -376,6 +385,14 @@ func (s *state) fsop(ev *trace.Event) {
 		if !ok {
 			return
 		}
+		if ev.FSFlags&trace.FSTmpfile != 0 {
+			// open(2), O_TMPFILE: a new empty file without a name (nothing persists until
+			// linkat names it).
+			id := s.newInode(TypeFile)
+			s.sizes[id] = 0
+			s.handles[ev.Handle] = id
+			return
+		}
 		parent, name, id, found := s.lookup(rel)
 		if !found {
 			s.warn("open of %s: its directory is not in the model", rel)
@@ -400,31 +417,18 @@ func (s *state) fsop(ev *trace.Event) {
 		if id == 0 || s.m.Inodes[id].Type != TypeFile {
 			return
 		}
-		off := int64(ev.FileOffset)
-		size := s.sizes[id]
-		if ev.FSFlags&trace.FSAppend != 0 {
-			off = size
-		}
-		data := ev.Data
-		if off > size { // a write past the end leaves a hole of zeros: a size change first
-			s.truncTo(id, off, rel, ev)
-			size = off
-		}
-		if end := off + int64(len(data)); off < size && end > size {
-			// Split: the part inside the file overwrites, the rest appends.
-			n := size - off
-			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
-			off, data = size, data[n:]
-		}
-		if len(data) == 0 {
+		s.write(id, rel, int64(ev.FileOffset), ev.FSFlags&trace.FSAppend != 0, ev.Data, ev)
+	case trace.FSCopyFileRange:
+		id, rel := s.inodeOf(ev)
+		if id == 0 || s.m.Inodes[id].Type != TypeFile {
 			return
 		}
-		if off >= size {
-			s.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
-			s.sizes[id] = off + int64(len(data))
-		} else {
-			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
+		data, err := s.bytesOf(ev.Path2, int64(ev.Size), ev.Result)
+		if err != nil {
+			s.warn("copy_file_range into %s: %v; the copy is missing from the crash states", rel, err)
+			return
 		}
+		s.write(id, rel, int64(ev.FileOffset), false, data, ev)
 	case trace.FSTruncate:
 		id, rel := s.inodeOf(ev)
 		if id != 0 && s.m.Inodes[id].Type == TypeFile {
@@ -432,14 +436,8 @@ func (s *state) fsop(ev *trace.Event) {
 		}
 	case trace.FSFallocate:
 		id, rel := s.inodeOf(ev)
-		if id == 0 || ev.FSFlags&trace.FSKeepSize != 0 {
-			if ev.FSFlags&(trace.FSPunchHole|trace.FSZeroRange) != 0 {
-				s.warn("fallocate punching holes or zeroing ranges in %s is not modeled", rel)
-			}
-			return
-		}
-		if end := int64(ev.FileOffset + ev.Size); end > s.sizes[id] {
-			s.truncTo(id, end, rel, ev)
+		if id != 0 && s.m.Inodes[id].Type == TypeFile {
+			s.fallocate(id, rel, ev)
 		}
 	case trace.FSMkdir, trace.FSSymlink:
 		target := ev.Path
@@ -492,6 +490,9 @@ func (s *state) fsop(ev *trace.Event) {
 			return
 		}
 		_, _, id, f1 := s.lookup(from)
+		if h, ok := s.handles[ev.Handle]; ok && ev.Handle != 0 {
+			id, f1 = h, true // linkat of an open file (AT_EMPTY_PATH, /proc/self/fd/N): O_TMPFILE's
+		}
 		parent, name, old, f2 := s.lookup(to)
 		if !f1 || !f2 || id == 0 || old != 0 {
 			s.warn("link %s -> %s does not fit the model", from, to)
@@ -541,4 +542,138 @@ func (s *state) fsop(ev *trace.Event) {
 	case trace.FSSync, trace.FSSyncfs:
 		s.add(&Op{Kind: OpSync}, ev)
 	}
+}
+
+// writeSync adds the sync a write through an O_DSYNC or O_SYNC descriptor, or with RWF_DSYNC or
+// RWF_SYNC, implies (open(2): "by the time write(2) returns, the output data has been
+// transferred to the underlying hardware, along with any file metadata that would be required
+// to retrieve that data"; O_SYNC adds the rest of the file's metadata; pwritev2(2): RWF_DSYNC
+// and RWF_SYNC are their per-write equivalents): an fdatasync (fsync) of the write's byte range
+// issued right after it. Neither persists the file's directory entry, as fdatasync and fsync
+// do not. The models give a sync of a range exactly that: the range's data and the file's size
+// changes, durable before anything issued later.
+func (s *state) writeSync(id int, rel string, n int64, ev *trace.Event) {
+	off := int64(ev.FileOffset)
+	if ev.FSFlags&trace.FSAppend != 0 {
+		off = s.sizes[id] - n
+	}
+	name := "O_DSYNC"
+	if ev.FSFlags&trace.FSFileSync != 0 {
+		name = "O_SYNC"
+	}
+	s.add(&Op{Kind: OpFsync, Inode: id, Path: rel, SyncOff: off, SyncLen: n,
+		Datasync: ev.FSFlags&trace.FSFileSync == 0, WriteSync: name}, ev)
+}
+
+// fallocate models fallocate(2) on file id by its mode: plain allocation extends the size to
+// the range's end when it is past it (the new bytes read as zeros); FALLOC_FL_KEEP_SIZE alone
+// allocates without any visible change; FALLOC_FL_PUNCH_HOLE (always with KEEP_SIZE) zeros the
+// range's bytes inside the file; FALLOC_FL_ZERO_RANGE zeros the range and, without KEEP_SIZE,
+// extends the size to its end. Zeroing is an overwrite of zeros (OpWrite); an extension a size
+// change (OpTrunc). The converter refuses COLLAPSE_RANGE and INSERT_RANGE.
+func (s *state) fallocate(id int, rel string, ev *trace.Event) {
+	off, end := int64(ev.FileOffset), int64(ev.FileOffset+ev.Size)
+	if off < 0 || end < off { // past what a file can hold: no record of a real call
+		s.warn("fallocate on %s at offset %d of %d bytes is out of range: not modeled", rel, ev.FileOffset, ev.Size)
+		return
+	}
+	size := s.sizes[id]
+	if ev.FSFlags&(trace.FSPunchHole|trace.FSZeroRange) != 0 {
+		if zEnd := min(end, size); zEnd > off {
+			if zEnd-off > maxZeroRange {
+				s.warn("fallocate zeroing %d bytes of %s is modeled only up to %d bytes", zEnd-off, rel, maxZeroRange)
+				zEnd = off + maxZeroRange
+			}
+			s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: make([]byte, zEnd-off), Path: rel}, ev)
+		}
+	}
+	if ev.FSFlags&(trace.FSKeepSize|trace.FSPunchHole) == 0 && end > size {
+		s.truncTo(id, end, rel, ev)
+	}
+}
+
+// maxZeroRange bounds the bytes one fallocate zeroing is modeled with (64 MiB): its zeros are
+// held in memory as a write's data.
+const maxZeroRange = 64 << 20
+
+// write records data written to file id at off (at its end when atEnd): an overwrite of the
+// bytes inside the file and an append of the rest, after a size change when off is past the
+// end (a hole of zeros). With flag dsync or sync (an O_DSYNC or O_SYNC descriptor, RWF_DSYNC or
+// RWF_SYNC) the sync the write implies follows (writeSync).
+func (s *state) write(id int, rel string, off int64, atEnd bool, data []byte, ev *trace.Event) {
+	if ev.FSFlags&(trace.FSDataSync|trace.FSFileSync) != 0 && len(data) > 0 {
+		defer s.writeSync(id, rel, int64(len(data)), ev)
+	}
+	size := s.sizes[id]
+	if atEnd {
+		off = size
+	}
+	if off > size { // a write past the end leaves a hole of zeros: a size change first
+		s.truncTo(id, off, rel, ev)
+		size = off
+	}
+	if end := off + int64(len(data)); off < size && end > size {
+		// Split: the part inside the file overwrites, the rest appends.
+		n := size - off
+		s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data[:n]...), Path: rel}, ev)
+		off, data = size, data[n:]
+	}
+	if len(data) == 0 {
+		return
+	}
+	if off >= size {
+		s.add(&Op{Kind: OpAppend, Inode: id, Offset: off, Size: size, Data: append([]byte(nil), data...), Path: rel}, ev)
+		s.sizes[id] = off + int64(len(data))
+	} else {
+		s.add(&Op{Kind: OpWrite, Inode: id, Offset: off, Data: append([]byte(nil), data...), Path: rel}, ev)
+	}
+}
+
+// bytesOf returns n bytes at off of the file at path (absolute) as the run has left it so far:
+// its snapshot's bytes with the logical operations on it applied (copy_file_range's source).
+// Errors: a path outside the workload directory or not in the model, or a file shorter than
+// off+n (the model and the run disagree).
+func (s *state) bytesOf(path string, off, n int64) ([]byte, error) {
+	rel, ok := s.rel(path)
+	if !ok {
+		return nil, fmt.Errorf("the source %s is outside the workload directory", path)
+	}
+	id, _ := s.inodeOf(&trace.Event{Path: path})
+	if id == 0 || s.m.Inodes[id].Type != TypeFile {
+		return nil, fmt.Errorf("the source %s is not a file of the model", rel)
+	}
+	var buf []byte
+	if in := s.m.Inodes[id]; in.Initial != "" {
+		b, err := os.ReadFile(filepath.Join(s.m.Base, in.Initial))
+		if err != nil {
+			return nil, fmt.Errorf("reading the snapshot of %s: %w", rel, err)
+		}
+		buf = b
+	}
+	resize := func(size int64) {
+		if size <= int64(len(buf)) {
+			buf = buf[:size]
+			return
+		}
+		buf = append(buf, make([]byte, size-int64(len(buf)))...)
+	}
+	for i := range s.m.Ops {
+		o := &s.m.Ops[i]
+		if o.Inode != id {
+			continue
+		}
+		switch o.Kind {
+		case OpTrunc:
+			resize(o.NewSize)
+		case OpWrite, OpAppend:
+			if end := o.Offset + int64(len(o.Data)); end > int64(len(buf)) {
+				resize(end)
+			}
+			copy(buf[o.Offset:], o.Data)
+		}
+	}
+	if off < 0 || n < 0 || off > int64(len(buf)) || n > int64(len(buf))-off {
+		return nil, fmt.Errorf("the source %s holds %d bytes, not the %d at offset %d the call copied", rel, len(buf), n, off)
+	}
+	return buf[off : off+n], nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,6 +42,22 @@ type openFile struct {
 	input    bool // the program's standard input (inherited): the workload
 	inDir    bool // path is under the workload directory
 	writable bool
+	// sync is trace.FSDataSync (O_DSYNC) or trace.FSFileSync (O_SYNC), set at open: every
+	// write through it is durable when it returns (open(2)). fcntl(F_SETFL) cannot change it.
+	sync uint32
+}
+
+// syncFlags returns the durability an open(2) flag set or a pwritev2(2) flag set asks of a
+// write: trace.FSFileSync for O_SYNC (strace prints O_SYNC for __O_SYNC|O_DSYNC; O_RSYNC is
+// O_SYNC on Linux) or RWF_SYNC, trace.FSDataSync for O_DSYNC or RWF_DSYNC, 0 otherwise.
+func syncFlags(flags string) uint32 {
+	switch {
+	case hasFlag(flags, "O_SYNC") || hasFlag(flags, "O_RSYNC") || hasFlag(flags, "RWF_SYNC"):
+		return trace.FSFileSync
+	case hasFlag(flags, "O_DSYNC") || hasFlag(flags, "RWF_DSYNC"):
+		return trace.FSDataSync
+	}
+	return 0
 }
 
 type fdEntry struct {
@@ -60,6 +77,7 @@ type proc struct {
 	cwd  *string
 	fds  *fdTable
 	maps *[]mapping
+	shim bool // scry's mapping shim is loaded (mmap.go)
 }
 
 // converter turns strace calls into FS_OP and OUTPUT records (docs/trace-format.md): it keeps
@@ -82,6 +100,8 @@ type converter struct {
 	inputOff int64
 	nextOp   int
 	lineEnd  int64 // offset just past line nextOp-1 (its newline)
+	// mapped binds the mapping shim's serials to the files mapped (mmap.go).
+	mapped map[uint64]*openFile
 }
 
 func newConverter(root string, w *trace.Writer, sym *symbolizer) *converter {
@@ -118,7 +138,7 @@ func (c *converter) proc(pid int) *proc {
 }
 
 func (p *proc) fork(shareFiles, shareFS bool) *proc {
-	q := &proc{}
+	q := &proc{shim: p.shim}
 	if shareFS {
 		q.cwd = p.cwd
 	} else {
@@ -245,6 +265,9 @@ func (c *converter) emit(cl *straceCall, ev *trace.Event) error {
 // call handles one system call.
 func (c *converter) call(cl *straceCall) error {
 	p := c.proc(cl.PID)
+	if done, err := c.mappingCall(p, cl); done {
+		return err
+	}
 	if cl.Failed || cl.NoReturn {
 		return nil
 	}
@@ -278,12 +301,18 @@ func (c *converter) call(cl *straceCall) error {
 		if err != nil {
 			return err
 		}
+		// open(2): O_TMPFILE opens a new file without a name in directory path (strace shows
+		// it as "path/#INODE (deleted)"); linkat can give it one later.
+		tmpDir := ""
+		if hasFlag(flags, "O_TMPFILE") {
+			tmpDir = path
+		}
 		if cl.RetTag != "" && filepath.IsAbs(cl.RetTag) {
 			path = strings.TrimSuffix(cl.RetTag, " (deleted)")
 		}
 		c.nextH++
 		of := &openFile{handle: c.nextH, path: path, inDir: c.inDir(path), append: hasFlag(flags, "O_APPEND"),
-			writable: hasFlag(flags, "O_WRONLY") || hasFlag(flags, "O_RDWR")}
+			writable: hasFlag(flags, "O_WRONLY") || hasFlag(flags, "O_RDWR"), sync: syncFlags(flags)}
 		p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: hasFlag(flags, "O_CLOEXEC")}
 		if !of.inDir {
 			return nil
@@ -299,6 +328,14 @@ func (c *converter) call(cl *straceCall) error {
 		}
 		if of.writable {
 			fl |= trace.FSWriteOnly
+		}
+		fl |= of.sync
+		if tmpDir != "" {
+			fl |= trace.FSTmpfile
+			path = tmpDir
+			if !c.inDir(path) {
+				return nil
+			}
 		}
 		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSOpen, FSFlags: fl, Handle: of.handle, Path: path, Result: cl.Ret})
 	case "close":
@@ -331,6 +368,8 @@ func (c *converter) call(cl *straceCall) error {
 		case cmd == "F_DUPFD" || cmd == "F_DUPFD_CLOEXEC":
 			p.fds.fds[int(cl.Ret)] = fdEntry{of: of, cloexec: cmd == "F_DUPFD_CLOEXEC"}
 		case cmd == "F_SETFL":
+			// fcntl(2): on Linux F_SETFL changes only O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME and
+			// O_NONBLOCK; O_DSYNC and O_SYNC are silently ignored, so of.sync stays as opened.
 			of.append = hasFlag(arg(2), "O_APPEND")
 		case cmd == "F_SETFD":
 			e := p.fds.fds[fd]
@@ -379,20 +418,37 @@ func (c *converter) call(cl *straceCall) error {
 		}
 		positional := strings.HasPrefix(cl.Name, "pwrite")
 		off := of.offset
+		appendWrite := of.append
+		sync := of.sync
 		if positional { // pwrite64(fd, buf, count, offset), pwritev(fd, iov, iovcnt, offset[, flags])
 			v, _ := numArg(arg(3))
 			off = v
+		}
+		if cl.Name == "pwritev2" {
+			// pwritev2(2): offset -1 writes at (and moves) the file offset; RWF_APPEND writes
+			// at the end of the file whatever the offset, leaving the file offset alone;
+			// RWF_DSYNC and RWF_SYNC make this write durable as O_DSYNC and O_SYNC would.
+			if off == -1 {
+				positional, off = false, of.offset
+			}
+			if hasFlag(arg(4), "RWF_APPEND") {
+				appendWrite, positional = true, false
+			}
+			if f := syncFlags(arg(4)); f > sync {
+				sync = f
+			}
 		}
 		if of.output != 0 {
 			return c.emit(cl, &trace.Event{Kind: trace.KindOutput, Handle: uint64(of.output), Data: []byte(data)})
 		}
 		ev := &trace.Event{Kind: trace.KindFSOp, FS: trace.FSWrite, Handle: of.handle, Path: of.path, FileOffset: uint64(max(off, 0)),
 			Size: uint64(len(data)), Result: cl.Ret, Data: []byte(data)}
-		if of.append && !positional {
+		ev.FSFlags |= sync
+		if appendWrite && !positional {
 			ev.FSFlags |= trace.FSAppend
 			ev.FileOffset = 0
 		}
-		if !positional {
+		if !positional && !(cl.Name == "pwritev2" && hasFlag(arg(4), "RWF_APPEND")) {
 			of.offset += cl.Ret
 		}
 		return c.emit(cl, ev)
@@ -425,6 +481,12 @@ func (c *converter) call(cl *straceCall) error {
 		if hasFlag(arg(1), "FALLOC_FL_ZERO_RANGE") {
 			fl |= trace.FSZeroRange
 		}
+		if hasFlag(arg(1), "FALLOC_FL_COLLAPSE_RANGE") || hasFlag(arg(1), "FALLOC_FL_INSERT_RANGE") {
+			// fallocate(2): these shift the bytes after the range; scry's writes are at fixed
+			// offsets, so what follows in the file would be modeled wrong: refused.
+			c.warn("fallocate(%s) on %s shifts the file's bytes, which scry does not model: the crash states of %s after it are wrong", arg(1), of.path, of.path)
+			return nil
+		}
 		off, _ := numArg(arg(2))
 		n, _ := numArg(arg(3))
 		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSFallocate, Handle: of.handle, Path: of.path, FSFlags: fl,
@@ -451,6 +513,17 @@ func (c *converter) call(cl *straceCall) error {
 		default:
 			if from, err = c.resolve(p, arg(0), arg(1)); err == nil {
 				to, err = c.resolve(p, arg(2), arg(3))
+			}
+			if cl.Name == "linkat" && err == nil {
+				if of := c.linkSource(p, arg(0), arg(1), arg(4)); of != nil {
+					if !of.inDir || !c.inDir(to) {
+						if of.inDir || c.inDir(to) {
+							c.warn("linkat of %s to %s crosses the workload directory: not modeled", of.path, to)
+						}
+						return nil
+					}
+					return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSLink, Handle: of.handle, Path: of.path, Path2: to})
+				}
 			}
 			if cl.Name == "renameat2" {
 				if hasFlag(arg(4), "RENAME_NOREPLACE") {
@@ -526,44 +599,18 @@ func (c *converter) call(cl *straceCall) error {
 			off, _ := numArg(arg(1))
 			n, _ := numArg(arg(2))
 			ev.FileOffset, ev.Size = uint64(max(off, 0)), uint64(max(n, 0))
-			if !hasFlag(arg(3), "SYNC_FILE_RANGE_WAIT_AFTER") {
-				c.warn("sync_file_range without SYNC_FILE_RANGE_WAIT_AFTER guarantees nothing; it is modeled as a sync of its range")
+			// sync_file_range(2): only SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER waits
+			// until the range's dirty pages are written out; without both the call returns with
+			// nothing written, so it is no sync at all (and it never writes metadata: the model
+			// makes it persist overwrites of the range only).
+			if !hasFlag(arg(3), "SYNC_FILE_RANGE_WRITE") || !hasFlag(arg(3), "SYNC_FILE_RANGE_WAIT_AFTER") {
+				c.warn("sync_file_range(%s) on %s waits for no write-out (it needs SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER): it persists nothing and is not modeled as a sync", arg(3), of.path)
+				return nil
 			}
 		}
 		return c.emit(cl, ev)
 	case "sync":
 		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSSync})
-	case "mmap":
-		if !hasFlag(arg(3), "MAP_SHARED") || !hasFlag(arg(2), "PROT_WRITE") {
-			return nil
-		}
-		of, _ := c.file(p, arg(4))
-		if of == nil || !of.inDir {
-			return nil
-		}
-		n, _ := numArg(arg(1))
-		off, _ := numArg(arg(5))
-		*p.maps = append(*p.maps, mapping{addr: uint64(cl.Ret), length: uint64(n), of: of, off: uint64(off)})
-		c.warn("%s is mapped shared and writable: stores through the mapping are not visible to strace, so the crash states miss them (msync is modeled as a sync of the range)", of.path)
-		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSMmap, Handle: of.handle, Path: of.path, FileOffset: uint64(off), Size: uint64(n)})
-	case "munmap":
-		addr, _ := numArg(arg(0))
-		m := *p.maps
-		for i := range m {
-			if m[i].addr == uint64(addr) {
-				*p.maps = append(m[:i:i], m[i+1:]...)
-				break
-			}
-		}
-	case "msync":
-		addr, _ := numArg(arg(0))
-		n, _ := numArg(arg(1))
-		for _, m := range *p.maps {
-			if uint64(addr) >= m.addr && uint64(addr) < m.addr+m.length {
-				return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSMsync, Handle: m.of.handle, Path: m.of.path,
-					FileOffset: m.off + uint64(addr) - m.addr, Size: uint64(n)})
-			}
-		}
 	case "chdir":
 		path, err := c.resolve(p, "", arg(0))
 		if err != nil {
@@ -588,7 +635,9 @@ func (c *converter) call(cl *straceCall) error {
 			}
 		}
 		*p.maps = nil
-	case "copy_file_range", "sendfile", "splice":
+	case "copy_file_range":
+		return c.copyFileRange(cl, p)
+	case "sendfile", "splice":
 		idx := 2
 		if cl.Name == "sendfile" {
 			idx = 0
@@ -598,6 +647,125 @@ func (c *converter) call(cl *straceCall) error {
 		}
 	}
 	return nil
+}
+
+// linkSource returns the open file linkat(2) gives a name to: its descriptor's with
+// AT_EMPTY_PATH and an empty path, or the descriptor N of "/proc/self/fd/N" (or /proc/PID/fd/N)
+// with AT_SYMLINK_FOLLOW (open(2), O_TMPFILE, and linkat(2): the two ways to link such a file);
+// nil otherwise.
+func (c *converter) linkSource(p *proc, dirArg, pathArg, flags string) *openFile {
+	path, _, err := unquote(pathArg)
+	if err != nil {
+		return nil
+	}
+	if path == "" && hasFlag(flags, "AT_EMPTY_PATH") {
+		of, _ := c.file(p, dirArg)
+		return of
+	}
+	if !hasFlag(flags, "AT_SYMLINK_FOLLOW") || !strings.HasPrefix(path, "/proc/") {
+		return nil
+	}
+	parts := strings.Split(path[len("/proc/"):], "/")
+	if len(parts) != 3 || parts[1] != "fd" {
+		return nil
+	}
+	q := p
+	if parts[0] != "self" && parts[0] != "thread-self" {
+		pid, err := strconv.Atoi(parts[0])
+		if err != nil || c.procs[pid] == nil {
+			return nil
+		}
+		q = c.procs[pid]
+	}
+	fd, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return nil
+	}
+	if e, ok := q.fds.fds[fd]; ok {
+		return e.of
+	}
+	return nil
+}
+
+// ptrOffset reads an offset passed by pointer, as strace prints it: "NULL" (use the file
+// offset), "[N]" or "[N => M]" (the value before the call).
+func ptrOffset(a string) (off int64, null, ok bool) {
+	if a == "NULL" {
+		return 0, true, true
+	}
+	a = strings.TrimSuffix(strings.TrimPrefix(a, "["), "]")
+	if i := strings.Index(a, " =>"); i >= 0 {
+		a = a[:i]
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(a), 0, 64)
+	return v, false, err == nil
+}
+
+// copyFileRange handles copy_file_range(fd_in, off_in, fd_out, off_out, len, flags)
+// (copy_file_range(2)): a NULL offset is the descriptor's, which moves by the bytes copied. A
+// copy into the workload directory from a file in it is an FSCopyFileRange record (the model
+// knows the source's bytes at that point); from a file outside it, a write of the bytes that
+// file holds now, when the trace is written (a warning says so: exact only if the run did not
+// change them after the copy).
+func (c *converter) copyFileRange(cl *straceCall, p *proc) error {
+	arg := func(i int) string {
+		if i < len(cl.Args) {
+			return cl.Args[i]
+		}
+		return ""
+	}
+	src, _ := c.file(p, arg(0))
+	dst, _ := c.file(p, arg(2))
+	if src == nil || dst == nil {
+		return nil
+	}
+	n := cl.Ret
+	srcOff, srcNull, ok1 := ptrOffset(arg(1))
+	dstOff, dstNull, ok2 := ptrOffset(arg(3))
+	if !ok1 || !ok2 {
+		return fmt.Errorf("copy_file_range: unreadable offsets %q, %q", arg(1), arg(3))
+	}
+	if srcNull {
+		srcOff = src.offset
+		src.offset += n
+	}
+	if dstNull {
+		dstOff = dst.offset
+		dst.offset += n
+	}
+	if !dst.inDir || n <= 0 {
+		return nil
+	}
+	if src.inDir {
+		return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSCopyFileRange, Handle: dst.handle, Path: dst.path,
+			FileOffset: uint64(max(dstOff, 0)), Size: uint64(max(srcOff, 0)), Result: n, Path2: src.path})
+	}
+	data, err := readRange(src.path, srcOff, n)
+	if err != nil {
+		c.warn("copy_file_range wrote %d bytes of %s to %s that scry cannot read (%v): they are missing from the crash states", n, src.path, dst.path, err)
+		return nil
+	}
+	c.warn("copy_file_range copied %s, outside the workload directory, into %s: its bytes are read when the trace is written, exact only if the file did not change since", src.path, dst.path)
+	return c.emit(cl, &trace.Event{Kind: trace.KindFSOp, FS: trace.FSWrite, Handle: dst.handle, Path: dst.path,
+		FileOffset: uint64(max(dstOff, 0)), Size: uint64(len(data)), Result: n, Data: data})
+}
+
+// readRange reads n bytes of file path at off. Errors: the file cannot be read, or holds
+// fewer bytes.
+func readRange(path string, off, n int64) ([]byte, error) {
+	if n > stringLimit {
+		return nil, fmt.Errorf("over %d bytes", stringLimit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // readInput accounts for n bytes the program read from its standard input: each workload line

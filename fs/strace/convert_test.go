@@ -3,6 +3,9 @@ package strace
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,7 +53,17 @@ func convertText(t *testing.T, strace string, input []string) (got, warnings []s
 		}
 		switch ev.Kind {
 		case trace.KindFSOp:
-			got = append(got, strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " "))
+			line := strings.Join(strings.Fields(strings.Join([]string{ev.FS.String(), ev.Path, ev.Path2, itoa(ev.FileOffset), string(ev.Data)}, " ")), " ")
+			if ev.FSFlags&trace.FSDataSync != 0 {
+				line += " +dsync"
+			}
+			if ev.FSFlags&trace.FSFileSync != 0 {
+				line += " +sync"
+			}
+			if ev.FS == trace.FSWrite && ev.FSFlags&trace.FSAppend != 0 {
+				line += " +append"
+			}
+			got = append(got, line)
 		case trace.KindOutput:
 			got = append(got, "output "+string(ev.Data))
 		case trace.KindOpBegin:
@@ -97,6 +110,110 @@ func TestConvertOperations(t *testing.T) {
 	}
 }
 
+// TestConvertDurability: the calls whose durability the model needs. Writes through O_DSYNC
+// and O_SYNC descriptors and with pwritev2's RWF_DSYNC/RWF_SYNC carry flags dsync and sync
+// (open(2), pwritev2(2)); fcntl(F_SETFL) cannot set them (fcntl(2)); pwritev2's RWF_APPEND
+// appends and offset -1 writes at the file offset; sync_file_range without
+// SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER, and fallocate's COLLAPSE_RANGE and
+// INSERT_RANGE, are warned about and not recorded.
+func TestConvertDurability(t *testing.T) {
+	const st = `5 openat(AT_FDCWD<\x2f\x77>, "\x6d", O_RDWR|O_DSYNC|O_CLOEXEC) = 3<\x2f\x77\x2f\x6d>
+5 pwrite64(3<\x2f\x77\x2f\x6d>, "\x4d", 1, 4096) = 1
+5 openat(AT_FDCWD<\x2f\x77>, "\x61", O_WRONLY|O_CREAT, 0644) = 4<\x2f\x77\x2f\x61>
+5 fcntl(4<\x2f\x77\x2f\x61>, F_SETFL, O_WRONLY|O_SYNC) = 0
+5 write(4<\x2f\x77\x2f\x61>, "\x78", 1) = 1
+5 pwritev2(4<\x2f\x77\x2f\x61>, [{iov_base="\x79", iov_len=1}], 1, 8, RWF_DSYNC) = 1
+5 pwritev2(4<\x2f\x77\x2f\x61>, [{iov_base="\x7a", iov_len=1}], 1, 0, RWF_SYNC|RWF_APPEND) = 1
+5 pwritev2(4<\x2f\x77\x2f\x61>, [{iov_base="\x77", iov_len=1}], 1, -1, 0) = 1
+5 openat(AT_FDCWD<\x2f\x77>, "\x62", O_WRONLY|O_CREAT|O_SYNC, 0644) = 5<\x2f\x77\x2f\x62>
+5 write(5<\x2f\x77\x2f\x62>, "\x71", 1) = 1
+5 sync_file_range(4<\x2f\x77\x2f\x61>, 0, 0, SYNC_FILE_RANGE_WRITE) = 0
+5 sync_file_range(4<\x2f\x77\x2f\x61>, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE|SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER) = 0
+5 fallocate(4<\x2f\x77\x2f\x61>, FALLOC_FL_COLLAPSE_RANGE, 0, 4096) = 0
+5 fallocate(4<\x2f\x77\x2f\x61>, FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE, 0, 2) = 0
+`
+	got, warns := convertText(t, st, nil)
+	want := []string{"open /w/m 0 +dsync", "write /w/m 4096 M +dsync", "open /w/a 0", "write /w/a 0 x",
+		"write /w/a 8 y +dsync", "write /w/a 0 z +sync +append", "write /w/a 1 w", "open /w/b 0 +sync", "write /w/b 0 q +sync",
+		"sync_file_range /w/a 0", "fallocate /w/a 0"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if len(warns) != 2 || !strings.Contains(warns[0], "SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER") ||
+		!strings.Contains(warns[1], "FALLOC_FL_COLLAPSE_RANGE") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
+// TestConvertTmpfileAndCopy: an O_TMPFILE file is opened in its directory (flag tmpfile) and
+// named by linkat with AT_EMPTY_PATH or through /proc/self/fd/N with AT_SYMLINK_FOLLOW (a link
+// of its handle); copy_file_range between files of the directory is a copy record (NULL offsets
+// the descriptors', which move), and from a file outside a write of that file's bytes, with a
+// warning.
+func TestConvertTmpfileAndCopy(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(outside, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hex := func(s string) string {
+		var b strings.Builder
+		for i := range len(s) {
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		}
+		return b.String()
+	}
+	st := `5 openat(AT_FDCWD<\x2f\x77>, "\x2e", O_RDWR|O_CLOEXEC|O_TMPFILE, 0600) = 3<\x2f\x77\x2f\x23\x31\x32>(deleted)
+5 write(3<\x2f\x77\x2f\x23\x31\x32>(deleted), "\x61\x62", 2) = 2
+5 linkat(3<\x2f\x77\x2f\x23\x31\x32>(deleted), "", AT_FDCWD<\x2f\x77>, "\x6f", AT_EMPTY_PATH) = 0
+5 openat(AT_FDCWD<\x2f\x77>, "\x2e", O_WRONLY|O_TMPFILE, 0600) = 4<\x2f\x77\x2f\x23\x31\x33>(deleted)
+5 linkat(AT_FDCWD<\x2f\x77>, "\x2f\x70\x72\x6f\x63\x2f\x73\x65\x6c\x66\x2f\x66\x64\x2f\x34", AT_FDCWD<\x2f\x77>, "\x70", AT_SYMLINK_FOLLOW) = 0
+5 openat(AT_FDCWD<\x2f\x77>, "\x71", O_WRONLY|O_CREAT, 0644) = 5<\x2f\x77\x2f\x71>
+5 copy_file_range(3<\x2f\x77\x2f\x6f>, NULL, 5<\x2f\x77\x2f\x71>, NULL, 1, 0) = 1
+5 copy_file_range(3<\x2f\x77\x2f\x6f>, NULL, 5<\x2f\x77\x2f\x71>, [7 => 8], 1, 0) = 1
+5 openat(AT_FDCWD<\x2f\x77>, "` + hex(outside) + `", O_RDONLY) = 6<` + hex(outside) + `>
+5 copy_file_range(6<` + hex(outside) + `>, [2], 5<\x2f\x77\x2f\x71>, NULL, 3, 0) = 3
+`
+	var buf bytes.Buffer
+	w, _ := trace.NewWriter(&buf, 64)
+	_, warns, err := convert(strings.NewReader(st), "/w", w, newSymbolizer(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
+	w.Flush()
+	r, _ := trace.NewReader(&buf)
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == trace.KindFSOp {
+			got = append(got, fmt.Sprintf("%s h%d %s %s off=%d size=%d res=%d %q tmp=%v", ev.FS, ev.Handle, ev.Path, ev.Path2,
+				ev.FileOffset, ev.Size, ev.Result, ev.Data, ev.FSFlags&trace.FSTmpfile != 0))
+		}
+	}
+	want := []string{
+		`open h1 /w  off=0 size=0 res=3 "" tmp=true`,
+		`write h1 /w/#12  off=0 size=2 res=2 "ab" tmp=false`,
+		`link h1 /w/#12 /w/o off=0 size=0 res=0 "" tmp=false`,
+		`open h2 /w  off=0 size=0 res=4 "" tmp=true`,
+		`link h2 /w/#13 /w/p off=0 size=0 res=0 "" tmp=false`,
+		`open h3 /w/q  off=0 size=0 res=5 "" tmp=false`,
+		// the source's offset moved by the write (2), then by the first copy
+		`copy_file_range h3 /w/q /w/o off=0 size=2 res=1 "" tmp=false`,
+		`copy_file_range h3 /w/q /w/o off=7 size=3 res=1 "" tmp=false`,
+		// the destination's offset moved by the first copy only
+		`write h3 /w/q  off=1 size=3 res=3 "234" tmp=false`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "outside the workload directory") {
+		t.Errorf("warnings %q", warns)
+	}
+}
+
 func itoa(v uint64) string { return uitoa(v) }
 
 func uitoa(v uint64) string {
@@ -118,6 +235,11 @@ func FuzzParseStrace(f *testing.F) {
 	f.Add("1 write(1<\\x2f>, \"\\x\", 1) = 1\n")
 	f.Add("1 openat(AT_FDCWD, \"a\" <unfinished ...>\n1 <... openat resumed>) = 3\n > /x(y+0x1) [0x2]\n")
 	f.Add("12  rename(\"\\x61\", \"\\x62\") = 0\n")
+	f.Add("1 openat(AT_FDCWD<\\x2f\\x77>, \"\\x2e\", O_RDWR|O_TMPFILE, 0600) = 3<\\x2f\\x77\\x2f\\x23\\x31>(deleted)\n1 linkat(3, \"\", AT_FDCWD, \"\\x6f\", AT_EMPTY_PATH) = 0\n" +
+		"1 linkat(AT_FDCWD, \"\\x2f\\x70\\x72\\x6f\\x63\\x2f\\x31\\x2f\\x66\\x64\\x2f\\x33\", AT_FDCWD, \"\\x70\", AT_SYMLINK_FOLLOW) = 0\n")
+	f.Add("1 openat(AT_FDCWD<\\x2f\\x77>, \"\\x61\", O_RDWR|O_DSYNC) = 3\n1 copy_file_range(3, [1 => 2], 3, NULL, 1, 0) = 1\n" +
+		"1 pwritev2(3, [{iov_base=\"\\x61\", iov_len=1}], 1, -1, RWF_DSYNC|RWF_APPEND) = 1\n1 fallocate(3, FALLOC_FL_INSERT_RANGE, 0, 4096) = 0\n" +
+		"1 sync_file_range(3, 0, 0, SYNC_FILE_RANGE_WRITE) = 0\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		var buf bytes.Buffer
 		w, _ := trace.NewWriter(&buf, 64)

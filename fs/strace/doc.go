@@ -15,16 +15,24 @@
 //
 //   - FS_OP records, one per successful call on a file or directory under the workload
 //     directory: the opens and closes that name its descriptors, and every call that changes
-//     it (write and its vector and positional forms, truncate, fallocate, rename, link,
-//     symlink, unlink, mkdir, rmdir, fsync, fdatasync, sync_file_range, msync; sync and syncfs
-//     too), with absolute paths, the bytes written, and file offsets and sizes in bytes;
+//     it (write and its vector and positional forms, with flags dsync and sync when an O_DSYNC
+//     or O_SYNC descriptor or pwritev2's RWF_DSYNC or RWF_SYNC made it durable on return,
+//     truncate, fallocate, rename, link, linkat of an O_TMPFILE file, symlink, unlink, mkdir,
+//     rmdir, copy_file_range, fsync, fdatasync, sync_file_range with
+//     SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER, msync; sync and syncfs too), with
+//     absolute paths, the bytes written, and file offsets and sizes in bytes;
 //   - OUTPUT records, the bytes the program wrote to its standard output and error;
 //   - OP_BEGIN records, with a workload, at the read that begins each of its lines;
 //   - SITES and STACK records, the call stacks of the calls (strace -k) symbolized into
-//     function, file and line through the binary's DWARF line table when it has one, as
-//     symbol+offset and binary otherwise;
-//   - WARNING records for what the trace cannot show (writes through shared writable mappings,
-//     writes cut at strace's string limit, copy_file_range and the like), and END, the
+//     function, file and line through the binary's DWARF line table when it has one, as the
+//     demangled symbol+offset and the binary's path otherwise;
+//   - FS_OP writes for the stores through shared writable mappings of files under the
+//     directory: the program runs with scry's mapping shim (native/fsshim) in LD_PRELOAD, which
+//     reports the changed pages by marker calls strace prints (mmap.go);
+//   - WARNING records for what the trace cannot show (stores through shared writable mappings
+//     of a process without the shim, writes cut at strace's string limit, sendfile and splice,
+//     fallocate's COLLAPSE_RANGE and INSERT_RANGE, a sync_file_range that waits for nothing, a
+//     copy_file_range source outside the directory read after the run), and END, the
 //     program's exit status or signal.
 //
 // It returns a [Recorded]: how the program ended, the number of records and the warnings.

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // straceCall is one system call as strace printed it (one line, or an "<unfinished ...>" line
@@ -256,26 +258,77 @@ func splitArgs(s string) (args []string, rest string, err error) {
 	return nil, "", errors.New("unterminated argument list")
 }
 
-// parseFrame parses "binary(symbol+0xoff) [0xaddr]"; what it cannot read stays empty.
+// parseFrame parses one frame strace -k prints (after " > "), as strace 6.1's unwinder writes
+// it (strace(1) -k): "BINARY(SYMBOL+0xOFF) [0xADDR]", "BINARY(+0xOFF) [0xADDR]" and
+// "BINARY() [0xADDR]" (no symbol), "ERROR [0xADDR]" (strace could not unwind:
+// "unexpected_backtracing_error"). BINARY is the mapping's path as /proc/PID/maps gives it,
+// " (deleted)" included. SYMBOL may hold parentheses (a C++ name strace demangled:
+// "ns::f(int) const", "operator()", "(anonymous namespace)::g()"), so the symbol is the
+// parenthesized group that ends the text before " [0x", matched from the right; a mangled
+// symbol (strace built without demangling) is demangled here ([demangleSymbol]). What cannot be
+// read stays empty; parseFrame never panics.
 func parseFrame(s string) rawFrame {
 	var f rawFrame
 	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, " ["); i >= 0 && strings.HasSuffix(s, "]") {
+	if i := strings.LastIndex(s, " [0x"); i >= 0 && strings.HasSuffix(s, "]") {
 		f.Addr, _ = strconv.ParseUint(s[i+2:len(s)-1], 0, 64)
 		s = s[:i]
 	}
-	if i := strings.LastIndexByte(s, '('); i >= 0 && strings.HasSuffix(s, ")") {
-		sym := s[i+1 : len(s)-1]
-		f.Binary = s[:i]
-		if j := strings.LastIndex(sym, "+0x"); j >= 0 {
-			f.SymOff, _ = strconv.ParseUint(sym[j+1:], 0, 64)
-			sym = sym[:j]
-		}
-		f.Symbol = sym
-	} else {
+	open := symbolOpen(s)
+	if open < 0 {
 		f.Binary = s
+		return f
 	}
+	f.Binary = s[:open]
+	sym := s[open+1 : len(s)-1]
+	if j := strings.LastIndex(sym, "+0x"); j >= 0 {
+		if off, err := strconv.ParseUint(sym[j+1:], 0, 64); err == nil {
+			f.SymOff, sym = off, sym[:j]
+		}
+	}
+	f.Symbol = demangleSymbol(sym)
 	return f
+}
+
+// symbolOpen returns the index of the '(' that opens the symbol group ending s, or -1 when s
+// does not end with one. The group is matched from the right, parentheses balanced; a symbol
+// whose parentheses do not balance is taken to start after the binary: at " (deleted)(" when the
+// mapping was deleted, else at the first '('.
+func symbolOpen(s string) int {
+	if !strings.HasSuffix(s, ")") {
+		return -1
+	}
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	if i := strings.Index(s, deletedSuffix+"("); i >= 0 {
+		return i + len(deletedSuffix)
+	}
+	return strings.IndexByte(s, '(')
+}
+
+// deletedSuffix ends the path of a mapping whose file was deleted (proc(5), /proc/PID/maps).
+const deletedSuffix = " (deleted)"
+
+// demangleSymbol returns a mangled C++ (Itanium ABI, "_Z...") or Rust ("_R...") symbol
+// demangled, and any other symbol (C, or already demangled by strace) as it is.
+func demangleSymbol(sym string) string {
+	if !strings.HasPrefix(sym, "_Z") && !strings.HasPrefix(sym, "_R") {
+		return sym
+	}
+	if d, err := demangle.ToString(sym); err == nil {
+		return d
+	}
+	return sym
 }
 
 // unescape decodes a string as strace -xx prints it: the text between the quotes, with \xNN,

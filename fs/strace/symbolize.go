@@ -12,8 +12,10 @@ import (
 )
 
 // symbolizer turns strace -k frames into source locations: file, line and function from the
-// binary's DWARF line table when it has one (Go's debug/dwarf), the symbol and offset strace
-// printed otherwise. It caches what it read of each binary. Not safe for concurrent use.
+// binary's DWARF line table when it has one (Go's debug/dwarf); otherwise (a stripped binary or
+// library, a deleted mapping) the binary's path as file and the demangled symbol and offset
+// strace printed ("leveldb::DB::Open(...)+0x5c") as function, or the frame's file offset when
+// strace found no symbol. It reads each binary once. Not safe for concurrent use.
 type symbolizer struct {
 	bins map[string]*binInfo
 }
@@ -107,6 +109,11 @@ func (s *symbolizer) load(path string) *binInfo {
 	}
 	bi := &binInfo{}
 	s.bins[path] = bi
+	if strings.HasSuffix(path, deletedSuffix) {
+		// The mapped file is gone; a file now at its path may be another one.
+		bi.err = fmt.Errorf("%s: mapping of a deleted file", path)
+		return bi
+	}
 	f, err := elf.Open(path)
 	if err != nil {
 		bi.err = err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"syscall"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 )
@@ -67,6 +68,24 @@ const (
 // a signal (a program that crashes without a crash, or lacks the environment it needs) would
 // make every crash image that dies the same way look legal.
 func (o Outcome) Completed() bool { return o.Err == nil && !o.TimedOut && o.Signal == 0 }
+
+// Stopped reports whether a run was stopped from outside before it could give a verdict: it
+// timed out (scry killed its process group: TimedOut), or it was killed by a signal that is no
+// fault of its own: SIGKILL (the kernel's out-of-memory killer, a user), SIGTERM, SIGINT, SIGHUP
+// or SIGQUIT. A run that died of a signal its own code raised (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGTRAP, SIGABRT, SIGSYS, SIGPIPE, ...: signal(7)'s synchronous and self-sent signals) was not
+// stopped: it crashed. A stopped run says nothing about the image it ran on: its state is
+// inconclusive (Stats.Inconclusive), not a failure.
+func (o Outcome) Stopped() bool {
+	if o.Err != nil {
+		return false
+	}
+	switch o.Signal {
+	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT:
+		return true
+	}
+	return o.TimedOut
+}
 
 // Mismatch compares a crash image's run with the legal outcomes (WITCHER, SOSP'21, §4.5): ""
 // when it is Equivalent to one of those that Completed, else its symptom: SymptomHang,

@@ -31,6 +31,10 @@ type Pool struct {
 	Dir string
 	// Progress, if non-nil, counts the runs (one Progress may span several Map calls).
 	Progress *Progress
+	// Ordered hands the items out in their order instead of the shuffled one: for a caller
+	// that ordered them itself (file-system mode's time budget spreads its first runs over the
+	// whole program run).
+	Ordered bool
 }
 
 // Worker is one of a Pool's workers, handed to each call of the work function it runs.
@@ -53,7 +57,8 @@ func (w *Worker) reset() error {
 
 // Map calls work on every item with p.Jobs workers and returns the results in the order of
 // items, so that they do not depend on the number of jobs (as long as work depends only on its
-// item). Items are handed out from one queue in a fixed pseudo-random order (ShuffleSeed):
+// item). Items are handed out from one queue in a fixed pseudo-random order (ShuffleSeed; in their
+// own order with Pool.Ordered):
 // neighbouring crash images tend to cost alike (the thousands of images inside a pool's
 // initialisation recover quickly, later ones slowly), so shuffling spreads the expensive ones
 // over all workers and over the whole run, which keeps the workers evenly loaded and the
@@ -144,6 +149,11 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 		})
 	}
 	order := rand.New(rand.NewPCG(ShuffleSeed, uint64(len(items)))).Perm(len(items))
+	if p.Ordered {
+		for i := range order {
+			order[i] = i
+		}
+	}
 feed:
 	for _, idx := range order {
 		select {
@@ -310,21 +320,41 @@ func (e *Interrupted) Error() string {
 
 // SignalContext returns a context cancelled on the first SIGINT (Ctrl-C) or SIGTERM, with an
 // *Interrupted as its cause (context.Cause), for Map: the runs are killed and the temporary
-// files removed, and the caller reports what it found so far. From then on the two signals
-// have their default action again, so that a second Ctrl-C stops scry at once. Targets run in
-// their own process groups, so a Ctrl-C on the terminal reaches scry only, which kills them.
-// stop releases the signals (call it when done).
+// files removed, and the caller reports what it found so far. A second SIGINT or SIGTERM stops
+// scry at once. When the first came while runs were alive (crash exploration: a process carrying
+// this scry's SCRY_RUN_ID), SignalContext handles the second: it kills every process of the runs
+// (KillRuns) and raises the signal again with its default action, so that scry dies by it and
+// leaves no run behind. Otherwise (recording: the recorder handles a second signal itself, as
+// pm/record does) the two signals get their default action back after the first. Targets run in
+// their own process groups, so a Ctrl-C on the terminal reaches scry only, which kills them. stop
+// releases the signals (call it when done).
 func SignalContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	stopped := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
-			signal.Stop(ch)
 			sig, _ := s.(syscall.Signal)
+			runs := runsAlive()
+			if !runs {
+				signal.Stop(ch)
+			}
 			cancel(&Interrupted{Signal: sig})
+			if !runs {
+				return
+			}
+		case <-stopped:
+			return
+		}
+		select {
+		case s := <-ch:
+			KillRuns()
+			signal.Stop(ch)
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			sig, _ := s.(syscall.Signal)
+			_ = syscall.Kill(os.Getpid(), sig)
 		case <-stopped:
 		}
 	}()

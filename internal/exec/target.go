@@ -392,16 +392,53 @@ var runSerial atomic.Uint64
 // killTagged sends SIGKILL to every process, but the one numbered except (0: none), whose
 // environment holds one of tags (VAR=value): the processes of a run that escaped its process
 // group (setsid, a daemon), which killGroup misses. It reads /proc/PID/environ, the environment
-// each process was started with, in one scan; a process that rewrote its environment, or one
-// that is not ours to read, escapes.
+// each process was started with; a process that rewrote its environment, or one that is not ours
+// to read, escapes. The scan is repeated until one finds no such process alive (killTagged gives
+// up after waitDelay): a process forking while the scan passed may leave a child the scan had
+// already passed, while one killed cannot fork any more (fork(2) fails once a fatal signal is
+// pending), so a scan that finds none means none is left.
 func killTagged(except int, tags ...string) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
 	want := make([][]byte, len(tags))
 	for i, t := range tags {
 		want[i] = []byte(t)
+	}
+	killMatching(except, func(kv []byte) bool {
+		return slices.ContainsFunc(want, func(w []byte) bool { return bytes.Equal(kv, w) })
+	})
+}
+
+// KillRuns kills every process still alive that a run of this scry process started (Target.Run,
+// Checker.Run, RunCommand, the fork servers: every process whose environment carries
+// SCRY_RUN_ID=PID.N, PID scry's), as killTagged does: the last sweep when scry stops, on every
+// path (the commands call it before they exit, SignalContext on a second signal). A run kills its
+// own processes when it ends; KillRuns catches those of runs cut short.
+func KillRuns() {
+	prefix := []byte(fmt.Sprintf("%s=%d.", runTagVar, os.Getpid()))
+	killMatching(0, func(kv []byte) bool { return bytes.HasPrefix(kv, prefix) })
+}
+
+// runsAlive reports whether a process a run of this scry started is alive (see KillRuns).
+func runsAlive() bool {
+	prefix := []byte(fmt.Sprintf("%s=%d.", runTagVar, os.Getpid()))
+	found := false
+	scanProcs(0, func(pid int, env []byte) bool {
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.HasPrefix(kv, prefix) {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// scanProcs calls f with the number and the environment (/proc/PID/environ) of every process
+// but this one and except, while f returns true.
+func scanProcs(except int, f func(pid int, env []byte) bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
 	}
 	self := os.Getpid()
 	for _, e := range ents {
@@ -413,11 +450,30 @@ func killTagged(except int, tags ...string) {
 		if err != nil {
 			continue
 		}
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if slices.ContainsFunc(want, func(w []byte) bool { return bytes.Equal(kv, w) }) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				break
+		if !f(pid, b) {
+			return
+		}
+	}
+}
+
+// killMatching sends SIGKILL to every process but this one and except whose environment has a
+// variable match accepts, scanning /proc until a scan finds none (see killTagged).
+func killMatching(except int, match func(kv []byte) bool) {
+	deadline := time.Now().Add(waitDelay)
+	for {
+		found := false
+		scanProcs(except, func(pid int, env []byte) bool {
+			for _, kv := range bytes.Split(env, []byte{0}) {
+				if match(kv) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					found = true
+					break
+				}
 			}
+			return true
+		})
+		if !found || time.Now().After(deadline) {
+			return
 		}
 	}
 }

@@ -75,8 +75,11 @@ func (in Install) Runtime() (archive, dynamicList string, err error) {
 	return archive, dynamicList, nil
 }
 
-// IncludeDir is the directory holding scry.h.
+// IncludeDir is the directory holding scry.h and pmemcheck.h.
 func (in Install) IncludeDir() string { return filepath.Join(in.Root, "include", "scry") }
+
+// CompatIncludeDir is the directory holding the fallback valgrind.h (searched last).
+func (in Install) CompatIncludeDir() string { return filepath.Join(in.Root, "include", "scry-compat") }
 
 // Compiler is a clang driver and its LLVM major version.
 type Compiler struct {
@@ -332,7 +335,7 @@ func hasDebug(args []string) bool {
 // invocation with the user's args, which are passed on unchanged (response files too: they are
 // read, with [ExpandResponseFiles], only to decide): the pass plugin is loaded (early, so
 // -mllvm -scry-stats works), -g is added when absent, scry.h's directory is on the include path,
-// _FORTIFY_SOURCE is undefined, a step that links an executable ([Links]) gets the runtime
+// pmemcheck annotations are compiled in (pmemcheckArgs), _FORTIFY_SOURCE is undefined, a step that links an executable ([Links]) gets the runtime
 // (whole, after `-x none` when a -x is in effect), the export of its symbols to shared libraries
 // and its libraries, and a shared library's link that forbids undefined symbols (--no-undefined,
 // -z defs) allows them in the end, the runtime's being defined by the executable. The errors are a missing plugin or runtime and a response file nested in
@@ -349,6 +352,7 @@ func Args(in Install, c Compiler, user []string) ([]string, error) {
 	// -fplugin loads the plugin before clang parses -mllvm options, so the pass's own options
 	// (-mllvm -scry-stats) are accepted; -fpass-plugin adds the pass to the pipeline.
 	args := []string{"-fplugin=" + plugin, "-fpass-plugin=" + plugin, "-Qunused-arguments", "-I" + in.IncludeDir()}
+	args = append(args, pmemcheckArgs(in, expanded)...)
 	if !hasDebug(expanded) {
 		args = append(args, "-g")
 	}
@@ -375,6 +379,38 @@ func Args(in Install, c Compiler, user []string) ([]string, error) {
 	}
 	return append(args, "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-Wl,--dynamic-list="+dynlist,
 		"-lpthread", "-ldl"), nil
+}
+
+// PmemcheckMacro is the macro libpmemobj-cpp compiles its pmemcheck annotations under
+// (libpmemobj++/detail/common.hpp: it then includes <valgrind.h> and <pmemcheck.h>).
+const PmemcheckMacro = "LIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED"
+
+// valgrindHeader is Debian's valgrind.h (a variable for tests).
+var valgrindHeader = "/usr/include/valgrind/valgrind.h"
+
+// pmemcheckArgs returns the arguments that compile a program's pmemcheck annotations in, so
+// that scry honours them (docs/pmemcheck.md), when Valgrind's valgrind.h is installed (the
+// annotations cannot compile without it): PmemcheckMacro defined as 1, unless the user's
+// arguments define or undefine it themselves, and scry's fallback valgrind.h searched after
+// every other include directory (-idirafter CompatIncludeDir: libpmemobj-cpp includes
+// <valgrind.h> without its directory); scry's pmemcheck.h is in IncludeDir.
+func pmemcheckArgs(in Install, user []string) []string {
+	if _, err := os.Stat(valgrindHeader); err != nil {
+		return nil
+	}
+	after := []string{"-idirafter", in.CompatIncludeDir()}
+	for i, a := range user {
+		for _, opt := range []string{"-D", "-U"} {
+			v, ok := strings.CutPrefix(a, opt)
+			if ok && v == "" && i+1 < len(user) {
+				v = user[i+1]
+			}
+			if ok && (v == PmemcheckMacro || strings.HasPrefix(v, PmemcheckMacro+"=")) {
+				return after
+			}
+		}
+	}
+	return append([]string{"-D" + PmemcheckMacro + "=1"}, after...)
 }
 
 // Exec replaces the running process with clang (clang++ with cxx) run on the user's arguments as

@@ -163,7 +163,16 @@ func TestArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(root)
-	pre := []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc}
+	vh := filepath.Join(root, "valgrind.h")
+	if err := os.WriteFile(vh, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(old string) { valgrindHeader = old }(valgrindHeader)
+	valgrindHeader = vh
+	vg := in.CompatIncludeDir()
+	pmc := []string{"-D" + PmemcheckMacro + "=1", "-idirafter", vg}
+	pre := append([]string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc}, pmc...)
+	plain := []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc}
 	link := []string{"-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", dl, "-lpthread", "-ldl"}
 	cat := func(parts ...[]string) []string { return slices.Concat(parts...) }
 	tests := []struct {
@@ -171,8 +180,11 @@ func TestArgs(t *testing.T) {
 		user []string
 		want []string
 	}{
-		{"compile adds -g", []string{"-c", "a.c"}, []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc, "-g", "-c", "a.c", "-U_FORTIFY_SOURCE"}},
-		{"keeps user -g", []string{"-g3", "-c", "a.c"}, []string{"-fplugin=" + so, "-fpass-plugin=" + so, "-Qunused-arguments", inc, "-g3", "-c", "a.c", "-U_FORTIFY_SOURCE"}},
+		{"compile adds -g", []string{"-c", "a.c"}, cat(pre, []string{"-g", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"keeps user -g", []string{"-g3", "-c", "a.c"}, cat(pre, []string{"-g3", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"pmemcheck macro the user's", []string{"-D" + PmemcheckMacro + "=0", "-c", "a.c"}, cat(plain, []string{"-idirafter", vg, "-g", "-D" + PmemcheckMacro + "=0", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"pmemcheck macro undefined", []string{"-U", PmemcheckMacro, "-c", "a.c"}, cat(plain, []string{"-idirafter", vg, "-g", "-U", PmemcheckMacro, "-c", "a.c", "-U_FORTIFY_SOURCE"})},
+		{"another macro", []string{"-D", PmemcheckMacro + "X", "-c", "a.c"}, cat(pre, []string{"-g", "-D", PmemcheckMacro + "X", "-c", "a.c", "-U_FORTIFY_SOURCE"})},
 		{"link adds runtime", []string{"-g", "a.o", "-o", "a"}, cat(pre, []string{"-g", "a.o", "-o", "a", "-U_FORTIFY_SOURCE"}, link)},
 		{"-v link adds runtime", []string{"-v", "a.c", "-o", "a"}, cat(pre, []string{"-g", "-v", "a.c", "-o", "a", "-U_FORTIFY_SOURCE"}, link)},
 		{"-v alone", []string{"-v"}, cat(pre, []string{"-g", "-v", "-U_FORTIFY_SOURCE"})},
@@ -202,5 +214,15 @@ func TestArgs(t *testing.T) {
 	}
 	if _, err := Args(in, Compiler{Path: "clang-14", Major: 14}, []string{"-c", "a.c"}); err == nil {
 		t.Error("Args with no LLVM 14 plugin: want an error")
+	}
+}
+
+// TestPmemcheckArgsWithoutValgrind: without Valgrind's valgrind.h the annotations could not
+// compile, so scry cc neither defines the macro nor adds the fallback directory.
+func TestPmemcheckArgsWithoutValgrind(t *testing.T) {
+	defer func(old string) { valgrindHeader = old }(valgrindHeader)
+	valgrindHeader = filepath.Join(t.TempDir(), "absent", "valgrind.h")
+	if got := pmemcheckArgs(Install{Root: "/opt/scry"}, []string{"-c", "a.c"}); got != nil {
+		t.Errorf("pmemcheckArgs = %q, want nothing", got)
 	}
 }

@@ -46,6 +46,8 @@ typedef int (*scry_pmemobj_constr)(PMEMobjpool *pop, void *ptr, void *arg);
 
 /* Reservations (libpmemobj/action_base.h): struct pobj_action is only passed by pointer. */
 struct pobj_action;
+/* pmemobj_volatile's run-id word (libpmemobj/base.h): only passed by pointer. */
+struct pmemvlt;
 
 /* One pre and one post hook per line of scry_hooks.def. */
 #define SCRY_RET(type) , type ret

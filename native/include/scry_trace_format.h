@@ -85,7 +85,7 @@
 #define SCRY_FSOP_TRUNCATE 0x3 /* truncate (Path) or ftruncate (Handle) to Size bytes */
 #define SCRY_FSOP_FALLOCATE 0x4 /* fallocate on Handle: FileOffset, Size (FSKeepSize, FSPunchHole, FSZeroRange) */
 #define SCRY_FSOP_RENAME 0x5 /* rename/renameat/renameat2: Path to Path2 (FSNoReplace, FSExchange) */
-#define SCRY_FSOP_LINK 0x6 /* link/linkat: new name Path2 for Path */
+#define SCRY_FSOP_LINK 0x6 /* link/linkat: new name Path2 for Path (for Handle when not 0) */
 #define SCRY_FSOP_SYMLINK 0x7 /* symlink/symlinkat: Path2 is created pointing to the text Path */
 #define SCRY_FSOP_UNLINK 0x8 /* unlink/unlinkat: Path removed */
 #define SCRY_FSOP_RMDIR 0x9 /* rmdir/unlinkat(AT_REMOVEDIR): directory Path removed */
@@ -98,6 +98,7 @@
 #define SCRY_FSOP_MSYNC 0x10 /* msync of a shared mapping of Handle: FileOffset, Size bytes of the file */
 #define SCRY_FSOP_CLOSE 0x11 /* close(Handle's descriptor); the open file lives on in other descriptors */
 #define SCRY_FSOP_MMAP 0x12 /* mmap(MAP_SHARED) of Handle writable: FileOffset, Size (writes through it are invisible) */
+#define SCRY_FSOP_COPY_FILE_RANGE 0x13 /* copy_file_range: Result bytes of Path2 from offset Size written to Handle at FileOffset */
 
 /* Bits and flags of the byte and flags fields of records. */
 #define SCRY_REGION_CREATED 0x1 /* REGION_MAP: the file was created by this call */
@@ -120,6 +121,9 @@
 #define SCRY_FS_PUNCH_HOLE 0x100 /* FSFallocate: FALLOC_FL_PUNCH_HOLE */
 #define SCRY_FS_ZERO_RANGE 0x200 /* FSFallocate: FALLOC_FL_ZERO_RANGE */
 #define SCRY_FS_WRITE 0x400 /* FSOpen: opened for writing (O_WRONLY or O_RDWR) */
+#define SCRY_FS_DSYNC 0x800 /* FSWrite: through an O_DSYNC descriptor or with RWF_DSYNC: durable with the metadata to read it back when it returned; FSOpen: O_DSYNC */
+#define SCRY_FS_SYNC 0x1000 /* FSWrite: through an O_SYNC descriptor or with RWF_SYNC: durable with the file's metadata when it returned; FSOpen: O_SYNC */
+#define SCRY_FS_TMPFILE 0x2000 /* FSOpen: O_TMPFILE: Handle is a new file without a name in directory Path */
 #define SCRY_PM_INCLUDE 0x1 /* PM_EXCLUDE: the range is PM again */
 
 /* Limits a reader enforces. */

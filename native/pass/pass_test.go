@@ -271,6 +271,43 @@ func TestSites(t *testing.T) {
 	}
 }
 
+// TestGetlineHooked: every call of getline, getdelim and __getdelim (glibc's inline getline when
+// optimizing) has its post hook, in C and in C++, unoptimized and optimized: each line read is an
+// operation boundary.
+func TestGetlineHooked(t *testing.T) {
+	src, _ := filepath.Abs(filepath.Join("testdata", "getline.c"))
+	for _, v := range versions {
+		for _, lang := range []string{"c", "c++"} {
+			for _, opt := range []string{"-O0", "-O1", "-O2"} {
+				t.Run(fmt.Sprintf("llvm%s/%s%s", v, lang, opt), func(t *testing.T) {
+					plug := plugin(t, v)
+					out := filepath.Join(t.TempDir(), "out.ll")
+					args := []string{"-x", lang, "-g", opt, "-fpass-plugin=" + plug, "-S", "-emit-llvm", "-o", out, src}
+					if b, err := exec.Command("clang-"+v, args...).CombinedOutput(); err != nil {
+						t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
+					}
+					b, err := os.ReadFile(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ir, hooked := string(b), 0
+					for _, f := range []string{"getline", "getdelim", "__getdelim"} {
+						calls := strings.Count(ir, "call i64 @"+f+"(")
+						posts := strings.Count(ir, "call void @__scry_post_"+f+"(")
+						if calls != posts {
+							t.Errorf("%d calls of %s, %d post hooks", calls, f, posts)
+						}
+						hooked += posts
+					}
+					if hooked < 2 {
+						t.Errorf("%d hooked reads, want at least the two of the source", hooked)
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestFunctionNames checks demangled C++ names, and that no __scry_ function is instrumented.
 func TestFunctionNames(t *testing.T) {
 	for _, v := range versions {

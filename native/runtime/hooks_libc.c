@@ -173,6 +173,29 @@ void __scry_post_getline(uint32_t site, ssize_t ret, char **lineptr, size_t *n, 
 	HOOK_LEAVE();
 }
 
+/* getdelim(3) with any delimiter: a record of standard input is an operation, as a line is. */
+void __scry_pre_getdelim(uint32_t site, char **lineptr, size_t *n, int delim, FILE *stream)
+{
+	(void)site, (void)lineptr, (void)n, (void)delim, (void)stream;
+}
+
+void __scry_post_getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *n, int delim, FILE *stream)
+{
+	(void)delim;
+	__scry_post_getline(site, ret, lineptr, n, stream);
+}
+
+void __scry_pre___getdelim(uint32_t site, char **lineptr, size_t *n, int delim, FILE *stream)
+{
+	(void)site, (void)lineptr, (void)n, (void)delim, (void)stream;
+}
+
+void __scry_post___getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *n, int delim, FILE *stream)
+{
+	(void)delim;
+	__scry_post_getline(site, ret, lineptr, n, stream);
+}
+
 void __scry_pre_read(uint32_t site, int fd, void *buf, size_t count)
 {
 	(void)site, (void)fd;

@@ -17,6 +17,7 @@
  *   pmemobj_tx_*alloc        ALLOC flag tx (+ zeroed); *realloc also FREE of the old object
  *   pmemobj_tx_free/xfree    FREE flag tx (before the call)
  *   pmemobj_alloc & co.      ALLOC from *oidp after the call; pmemobj_free: FREE before it
+ *   pmemobj_volatile         PM_EXCLUDE of the variable and of its run id, before the call
  * Everything else these calls write to PM (undo logs, allocator metadata, a commit's log
  * processing, an abort's rollback) is caught by a protection window and recorded as
  * EXTERNAL_WRITE flag persisted. A call that moves the transaction from stage WORK to ONABORT
@@ -206,6 +207,28 @@ void __scry_post_pmemobj_root_size(uint32_t site, size_t ret, PMEMobjpool *pop)
 }
 
 /* ---------------------------------------------------------------- persistence */
+
+/* pmemobj_volatile(3): [ptr, ptr+size) is a volatile variable in the pool, which libpmemobj
+ * (re)initializes with constr on the first call of each run, tracked by the run id it writes
+ * into *vlt; neither is meant to be persisted (libpmemobj tells pmemcheck so itself:
+ * REMOVE_PMEM_MAPPING of the variable, SET_CLEAN of vlt). Both are excluded from PM before the
+ * call, so that constr's stores and the library's write of vlt are no PM events. Every call
+ * records the exclusion again (cheap; a pool mapped anew forgets it, trace-format.md). */
+void __scry_pre_pmemobj_volatile(uint32_t site, PMEMobjpool *pop, struct pmemvlt *vlt, void *ptr, size_t size,
+				 void *constr, void *arg)
+{
+	(void)pop, (void)constr, (void)arg;
+	HOOK_ENTER();
+	rt_pm_exclude(site, (uintptr_t)vlt, sizeof(uint64_t)); /* struct pmemvlt { uint64_t runid; } */
+	rt_pm_exclude(site, (uintptr_t)ptr, size);
+	HOOK_LEAVE();
+}
+
+void __scry_post_pmemobj_volatile(uint32_t site, void *ret, PMEMobjpool *pop, struct pmemvlt *vlt, void *ptr,
+				  size_t size, void *constr, void *arg)
+{
+	(void)site, (void)ret, (void)pop, (void)vlt, (void)ptr, (void)size, (void)constr, (void)arg;
+}
 
 void __scry_pre_pmemobj_persist(uint32_t site, PMEMobjpool *pop, const void *addr, size_t len)
 {

@@ -70,6 +70,7 @@
 #define rt_is_pmdk __scry_rt_rt_is_pmdk
 #define rt_lock __scry_rt_rt_lock
 #define rt_lock_mine __scry_rt_rt_lock_mine
+#define rt_pm_exclude __scry_rt_rt_pm_exclude
 #define rt_pmem_copy __scry_rt_rt_pmem_copy
 #define rt_self __scry_rt_rt_self
 #define rt_unlock __scry_rt_rt_unlock
@@ -263,6 +264,9 @@ int obj_tx_errno(void);
 void rt_flush_lines(uint32_t site, const void *addr, size_t len);
 /* FENCE sfence when any region is mapped. */
 void rt_fence(uint32_t site);
+/* PM_EXCLUDE of [addr, addr+len) when its first byte is PM (valgrind.c): the range is no PM from
+ * now on (pmemcheck's REMOVE_PMEM_MAPPING, pmemobj_volatile). Caller sets in_rt. */
+void rt_pm_exclude(uint32_t site, uint64_t addr, uint64_t len);
 /* STORE of dest, then FLUSHes unless flags has NOFLUSH, FENCE unless NODRAIN or NOFLUSH. */
 void rt_pmem_copy(uint32_t site, void *dest, size_t len, unsigned flags);
 

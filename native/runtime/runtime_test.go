@@ -695,3 +695,88 @@ func TestClientRequests(t *testing.T) {
 		t.Errorf("replay: %s", w)
 	}
 }
+
+// TestProgramSignalHandlers: a program's own SIGSEGV handler, installed with sigaction, signal or
+// sysv_signal, does not replace the runtime's (whose faults make protected PM writable): the
+// program's PM writes reach the trace, a genuine fault reaches the program's handler, and the
+// program sees its own handler as the installed one (testdata/sighandlers.c's exit status names
+// the check that failed).
+func TestProgramSignalHandlers(t *testing.T) {
+	exe := compile(t, "sighandlers", nil)
+	for _, mode := range []string{"sigaction", "signal", "sysv"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			pool, tr := filepath.Join(dir, "p.pool"), filepath.Join(dir, "t.trace")
+			err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "SCRY_PM_GLOBS=" + filepath.Join(dir, "*.pool")}, pool, mode)
+			if code := exitCode(err); code != 0 {
+				t.Fatalf("exit status %d (%v): check %d of sighandlers.c failed", code, err, code)
+			}
+			res := readTrace(t, tr)
+			res.end(t)
+			maps := res.of(trace.KindRegionMap)
+			if len(maps) != 1 {
+				t.Fatalf("REGION_MAP: %+v", maps)
+			}
+			var got []string
+			for _, e := range res.of(trace.KindExternalWrite) {
+				got = append(got, fmt.Sprintf("%d:%q", e.Addr-maps[0].Addr, e.Data))
+			}
+			want := []string{`0:"a"`, `4096:"b"`, `8192:"c"`}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("EXTERNAL_WRITE (offset:data): got %v, want %v", got, want)
+			}
+			replayed(t, res)
+		})
+	}
+}
+
+// TestStdinUnseen: a program that consumed its workload file (standard input with an offset, as
+// `scry check --workload` gives it) without a hooked read and without an operation gets a WARNING
+// saying so; one whose reads are hooked, or whose input is a pipe (no offset to tell), does not.
+func TestStdinUnseen(t *testing.T) {
+	exe := compile(t, "stdinread", nil)
+	const input = "set 1 10\nget 1\n"
+	for _, c := range []struct {
+		mode     string
+		file     bool
+		wantWarn bool
+	}{
+		{"unseen", true, true},
+		{"hooked", true, false},
+		{"unseen", false, false},
+	} {
+		t.Run(fmt.Sprintf("%s-file=%v", c.mode, c.file), func(t *testing.T) {
+			dir := t.TempDir()
+			tr := filepath.Join(dir, "t.trace")
+			cmd := exec.Command(exe, c.mode)
+			cmd.Env = append(os.Environ(), "SCRY_TRACE="+tr)
+			if c.file {
+				w := filepath.Join(dir, "workload")
+				if err := os.WriteFile(w, []byte(input), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.Open(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				cmd.Stdin = f
+			} else {
+				cmd.Stdin = strings.NewReader(input)
+			}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			res := readTrace(t, tr)
+			res.end(t)
+			ws := res.of(trace.KindWarning)
+			got := len(ws) == 1 && strings.HasPrefix(ws[0].Text, fmt.Sprintf("the program read %d bytes of standard input, but through no call scry hooks", len(input)))
+			if got != c.wantWarn || len(ws) > 1 {
+				t.Errorf("WARNING records %+v, want the unseen-input warning: %v", ws, c.wantWarn)
+			}
+			if ops := len(res.of(trace.KindOpBegin)); (c.mode == "hooked") != (ops == 2) {
+				t.Errorf("%d OP_BEGIN records", ops)
+			}
+		})
+	}
+}

@@ -49,6 +49,12 @@ static int in_pm(uint64_t addr, uint64_t len)
 	return len > 0 && pm_find((uintptr_t)addr) != NULL;
 }
 
+void rt_pm_exclude(uint32_t site, uint64_t addr, uint64_t len)
+{
+	if (in_pm(addr, len))
+		rec_addr_size_flags(SCRY_EV_PM_EXCLUDE, site, addr, len, 0);
+}
+
 uint64_t __scry_client_request(uint32_t site, const uint64_t *args, uint64_t dflt)
 {
 	if (!args || !rt_ready() || (args[0] & 0xffff0000u) != PMC_BASE)
@@ -66,8 +72,7 @@ uint64_t __scry_client_request(uint32_t site, const uint64_t *args, uint64_t dfl
 			pm_add(a1, a2, NULL, -1, 0, site, 0, PM_WRITABLE);
 		break;
 	case PMC_REMOVE_PMEM_MAPPING:
-		if (in_pm(a1, a2))
-			rec_addr_size_flags(SCRY_EV_PM_EXCLUDE, site, a1, a2, 0);
+		rt_pm_exclude(site, a1, a2);
 		break;
 	case PMC_DO_FLUSH:
 		rt_flush_lines(site, (const void *)(uintptr_t)a1, a2);

@@ -54,6 +54,8 @@ static int g_exit_status;
 static RT_TLS int g_op_open;
 static RT_TLS uint64_t g_op_cur;
 static uint64_t g_op_next;
+/* A hooked read of standard input returned (a line or its end): see stdin_unseen_locked. */
+static int g_stdin_hooked;
 
 /* Site ids. */
 static uint32_t g_next_site = 1;
@@ -648,6 +650,7 @@ void op_marker_slow(uint32_t site)
 void rec_op_line(const char *line, size_t len)
 {
 	rt_lock();
+	g_stdin_hooked = 1;
 	markers_init_locked();
 	int marked = g_mark_names[0] != NULL;
 	if (marked && line) {
@@ -738,9 +741,24 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 	return base;
 }
 
+/* Warns when the program consumed standard input (its offset moved: a workload file, as `scry
+ * check --workload` gives it) with no operation recorded and no hooked read of it: the reads were
+ * made where scry sees no call (std::cin and std::getline inside libstdc++, fread, scanf), so the
+ * workload's lines are no operations. A pipe has no offset: nothing is said. */
+static void stdin_unseen_locked(void)
+{
+	if (g_stdin_hooked || g_op_next > 0)
+		return;
+	off_t off = lseek(0, 0, SEEK_CUR);
+	if (off > 0)
+		rt_warn("the program read %lld bytes of standard input, but through no call scry hooks (fgets, getline, getdelim, read in instrumented code): no operation was recorded. Reads inside libraries (std::cin, std::getline of a stream, fread, scanf) are not seen; read the workload with fgets or getline, or mark operations with --op-begin/--op-end",
+			(long long)off);
+}
+
 /* END record followed by the final write; lock held. */
 static void end_locked(uint8_t how, int64_t status)
 {
+	stdin_unseen_locked();
 	markers_init_locked();
 	for (int end = 0; end < 2; end++) {
 		int seen = 0;
@@ -785,7 +803,15 @@ __attribute__((destructor(101))) static void rt_fini(void)
 }
 
 static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM, SIGINT};
+/* The action each signal had before the runtime's handler, or the program set since (sigaction
+ * below): what fatal_handler chains to. g_sig_owned: the runtime's handler is installed. */
 static struct sigaction g_prev[NSIG];
+static _Atomic int g_sig_owned[NSIG];
+static void runtime_action(struct sigaction *sa, int onstack);
+static void default_action(int sig);
+/* The C library's sigaction (glibc exports it under this name too), which the runtime's own
+ * definition of sigaction below calls. */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* Writes what is complete and END how=2. Async-signal-safe: no malloc, no stdio. */
 static void final_signal(int sig)
@@ -831,20 +857,25 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 		return;
 	}
-	struct sigaction *p = &g_prev[sig];
-	if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
-		p->sa_sigaction(sig, si, uc);
+	struct sigaction p = g_prev[sig];
+	if (p.sa_flags & SA_RESETHAND && p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+		/* A one-shot handler of the program: the next signal gets the default action. */
+		g_prev[sig].sa_handler = SIG_DFL;
+		g_prev[sig].sa_flags = 0;
+	}
+	if ((p.sa_flags & SA_SIGINFO) && p.sa_sigaction) {
+		p.sa_sigaction(sig, si, uc);
 		return;
 	}
-	if (!(p->sa_flags & SA_SIGINFO) && p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
-		p->sa_handler(sig);
+	if (!(p.sa_flags & SA_SIGINFO) && p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+		p.sa_handler(sig);
 		return;
 	}
-	if (p->sa_handler == SIG_IGN && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL &&
+	if (p.sa_handler == SIG_IGN && sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL &&
 	    sig != SIGABRT)
 		return;
 	final_signal(sig);
-	signal(sig, SIG_DFL);
+	default_action(sig);
 	/* Synchronous faults re-fault on return; the others are delivered when we return. */
 	raise(sig);
 }
@@ -854,7 +885,7 @@ static void deliver_pending(void)
 	int sig = g_pending_sig;
 	g_pending_sig = 0;
 	final_signal(sig);
-	signal(sig, SIG_DFL);
+	default_action(sig);
 	raise(sig);
 }
 
@@ -863,13 +894,104 @@ static void install_signals(void)
 	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
 		int sig = fatal_sigs[i];
 		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = fatal_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(sig, &sa, &g_prev[sig]) < 0)
+		runtime_action(&sa, 0);
+		if (__sigaction(sig, &sa, &g_prev[sig]) < 0)
 			rt_warn("cannot install the handler of signal %d", sig);
+		else
+			atomic_store(&g_sig_owned[sig], 1);
 	}
+}
+
+/* ------------------------------------------------ the program's own handlers */
+
+/*
+ * The runtime's handler must stay first for the signals above: SIGSEGV carries the faults of
+ * write-protected PM (region.c), the others write the trace's end. A program that installs a
+ * handler of its own (libpmemobj-cpp's tests do, test_register_sighandlers) would replace it,
+ * and its first write into a protected page would then reach the program's handler, or kill
+ * it. So the runtime defines sigaction(2), signal(2) and sysv_signal(3) (__sysv_signal, which
+ * <signal.h> names signal in strict ISO C modes), as hooks_pmem.c defines libpmem's functions:
+ * linked into the executable, these definitions take the program's calls, and those of the
+ * libraries it loads. For a signal the runtime handles, the program's action is kept as the
+ * runtime's previous one (g_prev), which fatal_handler chains to for every signal that is not a
+ * fault of protected PM (its handler, SA_SIGINFO or not; SA_RESETHAND honoured; SIG_DFL and
+ * SIG_IGN as before), and the old action the program gets back is its own, never the runtime's.
+ * The program's sa_mask is not applied while its handler runs (the runtime's handler runs with
+ * none); its SA_ONSTACK is, by the runtime's handler. Other signals, and every call before the
+ * runtime installed its handlers, go to the C library (__sigaction) unchanged. They are weak: a
+ * program defining one of these names keeps its own. Not covered: sigset(3), bsd_signal(3),
+ * ssignal(3), and the rt_sigaction system call made directly.
+ */
+static void runtime_action(struct sigaction *sa, int onstack)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sa_sigaction = fatal_handler;
+	sa->sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | (onstack ? SA_ONSTACK : 0);
+	sigemptyset(&sa->sa_mask);
+}
+
+/* The default action of sig again, for the runtime's own use (not a program's action). */
+static void default_action(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&g_sig_owned[sig], 0);
+	__sigaction(sig, &sa, NULL);
+}
+
+__attribute__((weak)) int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig <= 0 || sig >= NSIG || !atomic_load(&g_sig_owned[sig]))
+		return __sigaction(sig, act, old);
+	struct sigaction prev = g_prev[sig];
+	if (act) {
+		struct sigaction sa;
+		runtime_action(&sa, (act->sa_flags & SA_ONSTACK) != 0);
+		if (__sigaction(sig, &sa, NULL) < 0)
+			return -1;
+		g_prev[sig] = *act;
+	}
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int mask_sig)
+{
+	struct sigaction sa, old;
+	if (handler == SIG_ERR || sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	if (mask_sig)
+		sigaddset(&sa.sa_mask, sig);
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* glibc's signal(2): BSD semantics (the handler stays, the signal is blocked while it runs,
+ * interrupted system calls restart). */
+__attribute__((weak)) sighandler_t signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, 1);
+}
+
+/* System V semantics: a one-shot handler, the signal not blocked while it runs. */
+__attribute__((weak)) sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+__attribute__((weak)) sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return __sysv_signal(sig, handler);
 }
 
 static void atfork_child(void)

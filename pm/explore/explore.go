@@ -351,13 +351,18 @@ func (e *explorer) warn(msg string) {
 	e.res.Warnings = append(e.res.Warnings, msg)
 }
 
-// region returns the id of the pool's region at cp, or false when it is not mapped.
+// region returns the id of the pool's region at cp, or false when it is not mapped. At an
+// operation's boundary (OP_BEGIN, OP_END) a pool the program has unmapped counts too, its latest
+// mapping: a program that opens its pool inside each operation and closes it before the next
+// leaves the file as that mapping's bytes, the consistent image the operation starts from or
+// ends with.
 func (e *explorer) region(cp *crash.CrashPoint) (uint32, string, bool, error) {
 	rs := cp.Regions()
+	boundary := cp.Kind == crash.OpBegin || cp.Kind == crash.OpEnd
 	var found *int
 	for i := len(rs) - 1; i >= 0; i-- {
 		g := rs[i]
-		if !g.Mapped && g.UnmapIndex < cp.Event {
+		if !g.Mapped && g.UnmapIndex < cp.Event && !boundary {
 			continue
 		}
 		if e.cfg.Pool != "" {
@@ -433,6 +438,13 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	if e.batchBytes >= maxOperationBytes {
 		e.res.Stats.SkippedMemory++
 		e.memoryOps[k] = true
+		return nil
+	}
+	if !p.image {
+		// The pool did not exist when the operations began: the program creates it inside them,
+		// and there is no consistent image to roll back to.
+		e.warn("crash points in an operation that begins before its pool exists (the program creates the pool inside it) are not explored")
+		e.res.Stats.Skipped++
 		return nil
 	}
 	e.res.Stats.CrashPoints++

@@ -3,9 +3,12 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -223,7 +226,8 @@ func TestInterruptFS(t *testing.T) {
 			writeFile(t, wd, "keep", "the user's file\n", 0o644)
 			before := dirSums(t, wd)
 			rep := filepath.Join(d, "rep.json")
-			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready; sleep 60"
+			ready := filepath.Join(d, "ready") // outside the workload directory: not recorded
+			prog := "for i in 1 2 3 4 5 6 7 8; do echo $i >> log; done; echo ready > '" + ready + "'; sleep 60"
 			checker := "true"
 			judged := filepath.Join(d, "judged") // a line per checker run, as it starts
 			if tc.phase == "explore" {
@@ -233,7 +237,11 @@ func TestInterruptFS(t *testing.T) {
 			b := startScry(t, d, []string{"TMPDIR=" + tmp}, "fs", "check", "--dir", wd, "--checker", checker, "-j", "2",
 				"--format", "json", "-o", rep, "--", "sh", "-c", prog)
 			if tc.phase == "record" {
-				b.waitFor(t, "ready")
+				// The program's output is not shown with -o: it says it is ready in a file.
+				testenv.WaitFor(t, func() bool {
+					_, err := os.Stat(ready)
+					return err == nil
+				}, exitTimeout, "the recorded program to be ready")
 			} else {
 				// The checker runs first on the two consistent states (not counted as crash
 				// states), then on the crash states, one at a time on each of the two workers.
@@ -489,4 +497,196 @@ func TestFSReplay(t *testing.T) {
 		t.Errorf("the fixed twin's check left %s in the temporary directory", ents[0].Name())
 	}
 	fail("has no crash finding to replay", rep, "1", "--out", filepath.Join(d, "c5"))
+}
+
+// TestFSNoProcessLeft (docs/reliability.md): every process a `scry fs check` run started is gone
+// when scry exits, on every path: the normal end, an error (the checker hangs on the initial
+// state), SIGINT, SIGTERM and a second SIGINT (scry stops at once). The checker starts a
+// background child in its process group and a double-forked one in a session of its own
+// (setsid), both sleeping, and says so in a file; scry's environment carries a marker every
+// process it starts inherits, and no process with the marker may survive scry.
+func TestFSNoProcessLeft(t *testing.T) {
+	testenv.Tools(t, "strace", "setsid", "sleep")
+	for _, tc := range []struct {
+		name    string
+		sigs    []syscall.Signal
+		timeout string // --timeout
+		code    int    // -1: killed by the signal (or 130, stopped by the first one)
+	}{
+		{"normal end", nil, "", 0},
+		{"error: checker hangs", nil, "1s", 2},
+		{"SIGINT", []syscall.Signal{syscall.SIGINT}, "", 130},
+		{"SIGTERM", []syscall.Signal{syscall.SIGTERM}, "", 143},
+		{"second SIGINT", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, "", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			wd := filepath.Join(d, "w")
+			if err := os.Mkdir(wd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			started := filepath.Join(d, "started")
+			mark := "FSLEAK_MARK=" + filepath.Base(d)
+			// The first two runs judge the consistent states and exit; later ones (crash
+			// states) keep running when scry is to be interrupted, or hang when it is to time
+			// out.
+			block := tc.sigs != nil || tc.timeout != ""
+			keep := 2
+			if tc.timeout != "" {
+				keep = 0
+			}
+			checker := filepath.Join(d, "check.sh")
+			script := "#!/bin/sh\nsleep 1000 </dev/null >/dev/null 2>&1 &\n" +
+				"setsid sh -c 'sleep 1000 & exec sleep 1000' </dev/null >/dev/null 2>&1 &\n" +
+				"echo started >> '" + started + "'\n"
+			if block {
+				script += fmt.Sprintf("[ $(wc -l < '%s') -le %d ] && exit 0\nexec sleep 1000\n", started, keep)
+			}
+			if err := os.WriteFile(checker, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"fs", "check", "--dir", wd, "--checker", checker, "-j", "2", "--format", "json", "-o", filepath.Join(d, "rep.json")}
+			if tc.timeout != "" {
+				args = append(args, "--timeout", tc.timeout)
+			}
+			args = append(args, "--", "sh", "-c", "for i in 1 2 3 4; do echo $i >> log; done")
+			b := startScry(t, d, []string{mark}, args...)
+			if tc.sigs != nil {
+				// Two crash states' checkers have started their children.
+				testenv.WaitFor(t, func() bool {
+					b, _ := os.ReadFile(started)
+					return bytes.Count(b, []byte("\n")) >= keep+2
+				}, exitTimeout, "the checker to start on two crash states")
+				for _, s := range tc.sigs {
+					b.signal(t, s)
+				}
+			}
+			code := b.wait(t)
+			// A second signal: scry dies by it, or it had already stopped (130).
+			if code != tc.code && !(tc.code == -1 && code == 130) {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, b.stderr.String())
+			}
+			if n, _ := os.ReadFile(started); len(n) == 0 {
+				t.Fatal("the checker never ran")
+			}
+			var left []int
+			gone := testenv.Poll(exitTimeout, func() bool {
+				left = marked(mark)
+				return len(left) == 0
+			})
+			if !gone {
+				for _, pid := range left {
+					cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+					t.Errorf("process %d (%s) outlived scry", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
+	}
+}
+
+// marked returns the processes alive (not zombies) whose environment holds kv.
+func marked(kv string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || testenv.ProcessGone(pid) {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		for _, v := range bytes.Split(b, []byte{0}) {
+			if err == nil && string(v) == kv {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestFSOutput: `scry fs check` treats the recorded program's output as PM mode's `scry check`
+// does (TestOutputAndStatus): on standard error when the report is on standard output, so that
+// standard output holds the report only; with -o FILE nowhere: the terminal has scry's
+// messages only, and standard output nothing at all.
+func TestFSOutput(t *testing.T) {
+	testenv.Tools(t, "strace")
+	for _, c := range []struct {
+		name string
+		o    bool
+	}{{"report on stdout", false}, {"-o FILE", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			wd := filepath.Join(d, "w")
+			if err := os.Mkdir(wd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rep := filepath.Join(d, "rep.json")
+			args := []string{"fs", "check", "--dir", wd, "--checker", "true", "--format", "json"}
+			if c.o {
+				args = append(args, "-o", rep)
+			}
+			args = append(args, "--", "sh", "-c", "echo data > f; echo program-says-out; echo program-says-err >&2")
+			r := run(t, d, "", testenv.Scry(t), args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			for _, s := range []string{"program-says-out", "program-says-err"} {
+				if strings.Contains(r.stderr, s) == c.o {
+					t.Errorf("-o %v: the program's %q on standard error: %v, want %v:\n%s", c.o, s, c.o, !c.o, r.stderr)
+				}
+				if strings.Contains(r.stdout, s) {
+					t.Errorf("standard output has the program's %q:\n%s", s, r.stdout)
+				}
+			}
+			report := r.stdout
+			if c.o {
+				if r.stdout != "" {
+					t.Errorf("standard output with -o: %q, want nothing", r.stdout)
+				}
+				b, err := os.ReadFile(rep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				report = string(b)
+			}
+			if !json.Valid([]byte(report)) {
+				t.Errorf("the report is no JSON:\n%s", report)
+			}
+		})
+	}
+}
+
+// TestFSInterpreterNoStack: a Python script is recorded without call stacks (its frames would be
+// the interpreter's) and scry says so; --stack records them; --stack with --no-stack is an error.
+func TestFSInterpreterNoStack(t *testing.T) {
+	testenv.Tools(t, "strace", "python3")
+	d := t.TempDir()
+	script := writeFile(t, d, "save.py", "#!/usr/bin/python3\nwith open('f', 'w') as fh:\n    fh.write('data\\n')\nprint('saved')\n", 0o755)
+	note := "runs under python3: recorded without call stacks"
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		code  int
+		note  bool
+	}{
+		{"default", nil, 0, true},
+		{"--stack", []string{"--stack"}, 0, false},
+		{"--stack --no-stack", []string{"--stack", "--no-stack"}, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wd := filepath.Join(t.TempDir(), "w")
+			if err := os.Mkdir(wd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"fs", "check", "--dir", wd, "--checker", "true"}, tc.flags...)
+			r := run(t, d, "", testenv.Scry(t), append(args, "--", script)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tc.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, note) != tc.note {
+				t.Errorf("note %q shown: %v, want %v\n%s", note, !tc.note, tc.note, r.stderr)
+			}
+		})
+	}
 }

@@ -47,13 +47,14 @@ func TestGrammarWorkloadMapcli(t *testing.T) {
 	if len(lines) != 300 || checks == 0 {
 		t.Fatalf("%d lines, %d checks", len(lines), checks)
 	}
-	rep := filepath.Join(dir, "report.json")
-	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--workload", ops, "--", mapcli, "btree", filepath.Join(dir, "btree.pool"), "1")
-	js, _ := os.ReadFile(rep)
+	// The report on standard output, the program's output on standard error (with -o it would
+	// not be shown).
+	r := run(t, dir, "", scry, "check", "--format", "json", "--workload", ops, "--", mapcli, "btree", filepath.Join(dir, "btree.pool"), "1")
+	js := r.stdout
 	if r.code != 0 {
 		t.Fatalf("scry check: exit %d\n%s\n%s", r.code, r.stderr, js)
 	}
-	for _, f := range parseFindings(t, string(js)) {
+	for _, f := range parseFindings(t, js) {
 		if f.Class == "correctness" {
 			t.Errorf("correctness finding: %+v", f)
 		}

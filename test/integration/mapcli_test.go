@@ -40,9 +40,10 @@ func TestMapcliTraces(t *testing.T) {
 			}
 			tr := filepath.Join(dir, m+".trace")
 			pool := filepath.Join(dir, m+".pool")
-			rep := filepath.Join(dir, "report.json")
-			r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--trace", tr, "--workload", ops, "--", mapcli, m, pool, "1")
-			js, _ := os.ReadFile(rep)
+			// The report on standard output, the program's output on standard error (with -o it
+			// would not be shown).
+			r := run(t, dir, "", scry, "check", "--format", "json", "--trace", tr, "--workload", ops, "--", mapcli, m, pool, "1")
+			js := []byte(r.stdout)
 			if r.code != 0 {
 				t.Fatalf("scry check on mapcli %s: exit %d\nstderr: %s\nreport: %s", m, r.code, r.stderr, js)
 			}

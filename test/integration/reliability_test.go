@@ -619,6 +619,15 @@ func TestOutputAndStatus(t *testing.T) {
 	if !strings.Contains(r.stderr, "5 \n") {
 		t.Errorf("the program's output is not on standard error:\n%s", r.stderr)
 	}
+	// With -o FILE the terminal is scry's: the program's output is not shown.
+	out := filepath.Join(dir, "quiet.json")
+	r = run(t, dir, "set 5\nget\n", scry, "check", "--format", "json", "-o", out, "--pm", pm, "--", rel, filepath.Join(dir, "quiet.pool"), "ops")
+	if r.code != 0 {
+		t.Errorf("check -o: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "5 \n") || r.stdout != "" {
+		t.Errorf("check -o: the program's output is shown:\nstdout %q\nstderr %q", r.stdout, r.stderr)
+	}
 
 	for _, tc := range []struct {
 		name string

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,12 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
+			if f.TimeBudget < 0 {
+				return fmt.Errorf("--time-budget %v: give a positive duration, or 0 for no budget", f.TimeBudget)
+			}
+			if f.Stack && f.NoStack {
+				return errors.New("--stack and --no-stack: give one of them")
+			}
 			if output != "" {
 				if err := safefile.Check(output, report.Policy(force)); err != nil {
 					return err
@@ -92,10 +99,13 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 				f.Report = abs
 			}
 			f.Args = args
-			f.Stdout, f.Stderr, f.Notes = cmd.ErrOrStderr(), cmd.ErrOrStderr(), cmd.ErrOrStderr()
+			f.Stdout, f.Stderr, f.Notes = programOutput(cmd, output), programOutput(cmd, output), cmd.ErrOrStderr()
 			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
+			// The last sweep, on every way out: no checker or re-execution, nor a child of
+			// one, outlives scry (each run kills its own when it ends).
+			defer exec.KillRuns()
 			rep, err := f.Run(ctx)
 			if rep != nil {
 				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
@@ -116,8 +126,10 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
 	fl.IntVar(&f.MaxStates, "max-states", 0, "test at most `N` crash states (0: all the strategies choose)")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
-	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); one that hangs fails the state")
+	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); a state whose run hangs is inconclusive, not a finding")
+	fl.DurationVar(&f.TimeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
 	fl.BoolVar(&f.NoStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
+	fl.BoolVar(&f.Stack, "stack", false, "record call stacks even when PROG is a script a language interpreter runs (Python, Perl, ...: not recorded by default)")
 	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
 	fl.StringSliceVar(&f.Env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
 	fl.StringVar(&format, "format", "text", "output format: text, json or sarif")

@@ -67,6 +67,17 @@ func findings(rep *report.Report) error {
 	return nil
 }
 
+// programOutput is where the output of the program a command records and checks goes: standard
+// error when the report is on standard output; nowhere with -o FILE (output, the report's path),
+// which keeps the terminal to scry's own messages. The output is in the trace either way
+// (OUTPUT records: `scry trace dump`), and crash findings show what it was.
+func programOutput(cmd *cobra.Command, output string) io.Writer {
+	if output != "" {
+		return io.Discard
+	}
+	return cmd.ErrOrStderr()
+}
+
 // groupCommand returns a command that only groups the subcommands cmds (use, short: its Use and
 // Short): run with an unknown subcommand, or none, it fails (needSubcommand).
 func groupCommand(use, short string, cmds ...*cobra.Command) *cobra.Command {

@@ -237,7 +237,8 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 				return err
 			}
 			rc := rf.recording(cmd, args)
-			rc.Stdout = cmd.ErrOrStderr() // standard output is the report's
+			rc.Stdout = programOutput(cmd, af.output) // standard output is the report's
+			rc.Stderr = programOutput(cmd, af.output)
 			chk := &pipeline.Check{
 				Recording: rc, Analysis: a, Explore: x, Output: af.output, JSON: af.format == "json",
 				Notes: cmd.ErrOrStderr(),

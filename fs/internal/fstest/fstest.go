@@ -24,8 +24,14 @@ const Root = "/w"
 //
 //	creat P | opentrunc P | append P DATA | write P OFF DATA | trunc P SIZE | fsync P |
 //	fdatasync P | sfr P OFF LEN | sync | rename P Q | link P Q | unlink P | mkdir P | rmdir P |
-//	out TEXT
+//	falloc P MODE OFF LEN | copy SRC SRCOFF DST DSTOFF N | tmpfile DIR H | fdappend H DATA |
+//	fdlink H P | out TEXT
 //
+// An append or write ending in +dsync or +sync is durable when it returns (an O_DSYNC or O_SYNC
+// descriptor: flags dsync, sync). falloc's MODE is alloc, keep (FALLOC_FL_KEEP_SIZE), punch
+// (PUNCH_HOLE|KEEP_SIZE), zero (ZERO_RANGE) or zerokeep (ZERO_RANGE|KEEP_SIZE). copy is
+// copy_file_range of N bytes. tmpfile opens an O_TMPFILE file in DIR as handle H (a number),
+// fdappend appends to it, fdlink names it P (linkat with AT_EMPTY_PATH).
 // The calls become the trace records a recorded run has, with paths under Root.
 func RecordRun(t testing.TB, init map[string]string, ops []string) (base, tracePath string) {
 	t.Helper()
@@ -68,6 +74,13 @@ func RecordRun(t testing.TB, init map[string]string, ops []string) (base, traceP
 	for _, op := range ops {
 		f := strings.Fields(op)
 		ev := &trace.Event{Kind: trace.KindFSOp}
+		var syncFlag uint32
+		switch f[len(f)-1] {
+		case "+dsync":
+			syncFlag, f = trace.FSDataSync, f[:len(f)-1]
+		case "+sync":
+			syncFlag, f = trace.FSFileSync, f[:len(f)-1]
+		}
 		switch f[0] {
 		case "creat":
 			ev.FS, ev.FSFlags, ev.Path = trace.FSOpen, trace.FSCreate|trace.FSWriteOnly, abs(f[1])
@@ -100,11 +113,32 @@ func RecordRun(t testing.TB, init map[string]string, ops []string) (base, traceP
 			ev.FS, ev.Path = trace.FSMkdir, abs(f[1])
 		case "rmdir":
 			ev.FS, ev.Path = trace.FSRmdir, abs(f[1])
+		case "falloc":
+			modes := map[string]uint32{"alloc": 0, "keep": trace.FSKeepSize, "punch": trace.FSPunchHole | trace.FSKeepSize,
+				"zero": trace.FSZeroRange, "zerokeep": trace.FSZeroRange | trace.FSKeepSize}
+			mode, ok := modes[f[2]]
+			if !ok {
+				t.Fatalf("unknown fallocate mode %q", f[2])
+			}
+			ev.FS, ev.Path, ev.FSFlags, ev.FileOffset, ev.Size = trace.FSFallocate, abs(f[1]), mode, num(f[3]), num(f[4])
+		case "copy":
+			ev.FS, ev.Path2, ev.Size, ev.Path, ev.FileOffset = trace.FSCopyFileRange, abs(f[1]), num(f[2]), abs(f[3]), num(f[4])
+			ev.Result = int64(num(f[5]))
+		case "tmpfile":
+			ev.FS, ev.FSFlags, ev.Path, ev.Handle = trace.FSOpen, trace.FSTmpfile|trace.FSWriteOnly, abs(f[1]), num(f[2])
+			if f[1] == "." {
+				ev.Path = root
+			}
+		case "fdappend":
+			ev.FS, ev.FSFlags, ev.Handle, ev.Path, ev.Data = trace.FSWrite, trace.FSAppend, num(f[1]), abs("#"+f[1]), []byte(f[2])
+		case "fdlink":
+			ev.FS, ev.Handle, ev.Path, ev.Path2 = trace.FSLink, num(f[1]), abs("#"+f[1]), abs(f[2])
 		case "out":
 			ev = &trace.Event{Kind: trace.KindOutput, Handle: 1, Data: []byte(f[1])}
 		default:
 			t.Fatalf("unknown test operation %q", op)
 		}
+		ev.FSFlags |= syncFlag
 		if err := w.Write(ev); err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,14 @@
 // skiplist-size.cpp: a C++ list in PM keeps its element count in a std::atomic that recovery
 // recomputes, so its increments are never flushed; like libpmemobj-cpp's concurrent skip list
 // (concurrent_skip_list_impl.hpp), it declares them flushed to pmemcheck with
-// VALGRIND_PMC_DO_FLUSH when built with SKIPLIST_PMEMCHECK=1. Usage: skiplist-size POOL
+// VALGRIND_PMC_DO_FLUSH under libpmemobj-cpp's macro LIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED, and
+// includes the headers as libpmemobj-cpp does (<valgrind.h>, then <pmemcheck.h>). Usage:
+// skiplist-size POOL
 #include <atomic>
 #include <cstdint>
 #include <libpmem.h>
-#if SKIPLIST_PMEMCHECK
+#if LIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED
+#include <valgrind.h>
 #include <pmemcheck.h>
 #endif
 
@@ -20,7 +23,7 @@ static void insert(list *l, uint64_t key)
 	l->keys[n] = key;
 	pmem_persist(&l->keys[n], sizeof(l->keys[n]));
 	++l->size;
-#if SKIPLIST_PMEMCHECK
+#if LIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED
 	VALGRIND_PMC_DO_FLUSH(&l->size, sizeof(l->size));
 #endif
 }
