@@ -137,8 +137,19 @@ var apps = []app{
 			why: "ALICE: git writes each loose object (the blob, the tree, the commit) to a temporary file and links it to its name without fsync (core.fsync leaves loose objects unsynced by default): with delayed allocation the name persists before the data, and `git fsck` finds an empty object",
 		}},
 	},
-	// Mercurial (hg/) is measured in docs/fs-mode.md, not run here: every crash state costs two
-	// or three Python start-ups of hg, several minutes for its ~670 states on two cores.
+	{
+		// The slowest: each of its ~670 crash states costs two or three starts of Python.
+		name:  "hg",
+		tools: []string{"hg"},
+		setup: []string{"sh", "./hg/setup.sh"}, prog: []string{"./hg/driver.sh"}, checker: "./hg/check.sh",
+		want: []expect{{
+			kind: "fs-ordering-violation", a: `append\("\.hg/store/(data/b\.txt|00manifest|00changelog)\.i", `, b: `rename\("\.hg/store/journal", "\.hg/store/undo"\)`, n: 2,
+			why: "ALICE: Mercurial closes its transaction by renaming the journal to undo without syncing the revlogs it appended to (it issues no fsync): with delayed allocation the rename persists first, and after a crash there is no journal to roll the half-written revlogs back (`hg verify`: a manifest pointing to a changeset that is not there)",
+		}, {
+			kind: "fs-ordering-violation", a: `append\("\.hg/store/journal", `, b: `append\("\.hg/store/(00manifest|00changelog)\.i", `, n: 2,
+			why: "ALICE: the journal's entry for a revlog (its length before the transaction) is appended, unsynced, before the revlog grows: a crash that keeps the revlog's append and loses the entry leaves `hg recover` nothing to truncate (`hg verify`: a revision pointing to a changeset that is not there)",
+		}},
+	},
 }
 
 // resolve turns a corpus path into an absolute one: "@/x" in bin, "./x" in the application's
