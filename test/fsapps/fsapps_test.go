@@ -30,7 +30,7 @@ import (
 
 // expect is a finding the corpus expects: its kind, and regular expressions over the two calls of
 // one of its dynamic vulnerabilities (report.FSVulnerability's CallA and CallB: the system call,
-// the logical operation with its file, and where it was issued; "" matches anything). N is how many
+// the logical operation with its file, and where it was issued; "" matches anything). n is how many
 // findings (static vulnerabilities: clusters of call stacks) it matches.
 type expect struct {
 	kind string
