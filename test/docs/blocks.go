@@ -24,7 +24,7 @@
 // standard error of the block before it (merged as a terminal shows them); other lines may come
 // between them. Leading and trailing blanks are ignored, and "..." in a line matches any text
 // within that line (times, paths, ids), so a line that shows a count fails when the count
-// changes. A block that shows output without a marker is not checked.
+// changes; a line that is only "..." marks lines left out. A block that shows output without a marker is not checked.
 //
 // Unmarked shell blocks (those that need the network, WITCHER, root or many minutes, and the
 // synopses) are counted per document in the test's log, so that coverage is visible.
@@ -194,14 +194,14 @@ func Script(b Block, docLine int) string {
 }
 
 // Match checks that the lines of want appear in got in order, each against one line of got (both
-// trimmed; "..." in a want line matches any text). It returns "" when they do, and otherwise a
+// trimmed; "..." in a want line matches any text, a want line "..." alone is skipped). It returns "" when they do, and otherwise a
 // description of the first want line that is missing, with its 0-based index.
 func Match(want []string, got string) (string, int) {
 	gotLines := strings.Split(got, "\n")
 	j := 0
 	for i, w := range want {
 		w = strings.TrimSpace(w)
-		if w == "" {
+		if w == "" || w == "..." { // a line of its own "..." stands for the lines left out
 			continue
 		}
 		re := linePattern(w)

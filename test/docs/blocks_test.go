@@ -77,6 +77,7 @@ func TestMatch(t *testing.T) {
 		line int // -1: matches
 	}{
 		{"excerpt in order", []string{"foo.c:3: unpersisted-store (2 occurrences)", "scry: 1 correctness findings in 44 events, ...s"}, -1},
+		{"lines left out", []string{"...", "foo.c:3: ...", "...", "scry: 1 correctness findings in 44 events, ...s"}, -1},
 		{"indentation ignored", []string{"foo.c:3: ...", "in function main"}, -1},
 		{"stale count", []string{"foo.c:3: unpersisted-store (3 occurrences)"}, 0},
 		{"out of order", []string{"in function main", "foo.c:3: ..."}, 1},

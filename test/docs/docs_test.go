@@ -26,6 +26,7 @@ func TestDocs(t *testing.T) {
 	build := testenv.BuildDir()
 	testenv.Scry(t)
 	testenv.Built(t, "mapcli/mapcli")
+	testenv.Built(t, "mapcli/mapcli-injected") // docs/pmdk-examples.md; make test builds it
 	testenv.Tools(t, "bash", "clang-14")
 	build, err := filepath.Abs(build)
 	if err != nil {
