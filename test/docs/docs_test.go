@@ -85,7 +85,7 @@ func runDoc(t *testing.T, rel string, blocks []Block, root, build string) {
 		}
 		if b.Output {
 			if msg, i := Match(b.Lines, last); msg != "" {
-				t.Errorf("%s:%d: the output the doc shows is not what the block before printed: %s\n--- output:\n%s", rel, b.Line+1+i, msg, last)
+				t.Errorf("%s:%d: the output the doc shows is not what the block before printed: %s\n--- output:\n%s", rel, b.Line+1+i, msg, tail(last))
 			}
 			continue
 		}
@@ -94,9 +94,19 @@ func runDoc(t *testing.T, rel string, blocks []Block, root, build string) {
 		last = out
 		t.Logf("%s:%d: ran in %.1fs", rel, b.Line, time.Since(start).Seconds())
 		if err != nil {
-			t.Fatalf("%s:%d: block failed: %v\n--- block:\n%s\n--- output:\n%s", rel, b.Line, err, strings.Join(b.Lines, "\n"), out)
+			t.Fatalf("%s:%d: block failed: %v\n--- block:\n%s\n--- output:\n%s", rel, b.Line, err, strings.Join(b.Lines, "\n"), tail(out))
 		}
 	}
+}
+
+// tail returns the end of a block's output, at most 32 KiB of it: enough to show what failed
+// without flooding the log with a long report.
+func tail(out string) string {
+	const max = 32 << 10
+	if len(out) <= max {
+		return out
+	}
+	return fmt.Sprintf("[%d bytes left out]\n%s", len(out)-max, out[len(out)-max:])
 }
 
 // runBlock runs b's script with bash -euo pipefail in dir and returns its merged output.
