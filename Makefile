@@ -61,6 +61,7 @@ headers:
 # that test/skip-allowlist.txt does not list; the skipped tests land in build/test-skips.txt.
 test: deps
 	@$(MAKE) --no-print-directory test-run
+# mapcli-injected: docs/pmdk-examples.md's injected bug, whose blocks test/docs runs.
 test-run: all mapcli mapcli-injected
 	$(GO) vet ./...
 	set -o pipefail; SCRY_REQUIRE_BUILD=1 SCRY_EXAMPLES_STRICT=1 BUILD=$(BUILD) $(GO) test -count=1 -json ./... 2>&1 \
