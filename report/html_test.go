@@ -51,7 +51,7 @@ func crashTimeline() *CrashTimeline {
 				{Event: 12, Kind: "store", Addr: 0x1048, Size: 8, Fate: FateLost, Location: at(48)}}},
 		},
 		Fences: []TimelineEvent{{Event: 13, Kind: "fence", What: "sfence", Location: at(50)}},
-		Bytes: []ByteDiff{{Addr: 0x1000, Offset: 0x80, Fate: FateLost, Image: []byte{0, 0}, Other: []byte{0x0a, 0}, Store: 10, Location: at(47)}},
+		Bytes:  []ByteDiff{{Addr: 0x1000, Offset: 0x80, Fate: FateLost, Image: []byte{0, 0}, Other: []byte{0x0a, 0}, Store: 10, Location: at(47)}},
 	}
 }
 
