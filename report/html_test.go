@@ -42,13 +42,14 @@ func crashTimeline() *CrashTimeline {
 	at := func(line int) Location { return Location{File: "kv.c", Line: line, Function: "main"} }
 	return &CrashTimeline{Start: 9, Crash: 14,
 		Lines: []TimelineLine{
-			{Addr: 0x1000, Events: []TimelineEvent{
-				{Event: 10, Kind: "store", Addr: 0x1000, Size: 8, Fate: FateLost, Location: at(47)},
+			{Addr: 0x1000, Offset: 0x80, Events: []TimelineEvent{
+				{Event: 8, Kind: "store", Addr: 0x1010, Size: 16, Fate: FateTorn, Units: 2, Kept: 1, Location: at(45)},
+				{Event: 10, Kind: "store", Addr: 0x1000, Size: 8, Fate: FateLost, Units: 1, Location: at(47)},
 				{Event: 12, Kind: "flush", What: "clwb", Addr: 0x1000, Location: at(49)}}},
-			{Addr: 0x1040, Events: []TimelineEvent{
+			{Addr: 0x1040, Offset: 0xc0, Events: []TimelineEvent{
 				{Event: 9, Kind: "store", Addr: 0x1040, Size: 8, Fate: FateDurable, Location: at(46)},
-				{Event: 11, Kind: "store", Addr: 0x1040, Size: 8, Fate: FateKept, Location: at(48)},
-				{Event: 12, Kind: "store", Addr: 0x1048, Size: 8, Fate: FateLost, Location: at(48)}}},
+				{Event: 11, Kind: "store", Addr: 0x1040, Size: 8, Fate: FateKept, Units: 1, Kept: 1, Location: at(48)},
+				{Event: 12, Kind: "store", Addr: 0x1048, Size: 8, Fate: FateLost, Units: 1, Location: at(48)}}},
 		},
 		Fences: []TimelineEvent{{Event: 13, Kind: "fence", What: "sfence", Location: at(50)}},
 		Bytes:  []ByteDiff{{Addr: 0x1000, Offset: 0x80, Fate: FateLost, Image: []byte{0, 0}, Other: []byte{0x0a, 0}, Store: 10, Location: at(47)}},
@@ -89,9 +90,9 @@ func TestWriteHTML(t *testing.T) {
 				`scry replay r.json c0123456789ab --out crash.img`, `data-crash-id="c0123456789ab"`, `crash (before the fence)`},
 			[]string{`<b>&</b>`, `class="flush-ev"`, `<script`}},
 		{"timeline", crashSample(), HTMLOptions{ReadFile: sourceOf(nil), Timelines: map[int]*CrashTimeline{0: crashTimeline()}},
-			[]string{`data-exact="true" data-kept="1" data-lost="2"`, `<g class="flush-ev" data-event="12">`, `<g class="fence-ev" data-event="13">`,
+			[]string{`data-exact="true" data-kept="2" data-lost="3"`, `<g class="store-ev" data-fate="torn" data-event="8"><title>event 8: store of 16 bytes at 0x1010, torn: 1 of its 2 units kept by the crash state`, `<g class="flush-ev" data-event="12">`, `<g class="fence-ev" data-event="13">`,
 				`<g class="store-ev" data-fate="durable" data-event="9">`, `<g class="store-ev" data-fate="lost" data-event="10">`,
-				`<span class="d">00</span>`, `<span class="d">0a</span>`, `<tr data-fate="lost">`, `>sfence</text>`, `>:47</text>`},
+				`<span class="d">00</span>`, `<span class="d">0a</span>`, `<tr data-fate="lost">`, `>sfence</text>`, `>:47</text>`, `pool&#43;0xc0</text>`},
 			nil},
 		{"summary rows", many, HTMLOptions{ReadFile: sourceOf(nil)},
 			[]string{fmt.Sprintf(`<tr data-finding="%d">`, SummaryRows), `5 more`, fmt.Sprintf(`id="finding-%d"`, SummaryRows+5)},

@@ -68,9 +68,16 @@ func (t *svgTimeline) frame(rows, cols int) int {
 	return step
 }
 
-func (t *svgTimeline) row(i int, addr uint64, title string) int {
+// row adds the row of the cache line at addr (its pool-file offset off, -1 when unknown) and
+// returns its y.
+func (t *svgTimeline) row(i int, addr uint64, off int64, title string) int {
 	y := svgTop + i*svgRowH + svgRowH/2
-	t.Rows = append(t.Rows, svgRow{Y: y, Label: fmt.Sprintf("line %#x", addr), Title: title})
+	label := fmt.Sprintf("line %#x", addr)
+	if off >= 0 {
+		label = fmt.Sprintf("pool+%#x", off)
+		title += fmt.Sprintf(" (address %#x)", addr)
+	}
+	t.Rows = append(t.Rows, svgRow{Y: y, Label: label, Title: title})
 	return y
 }
 
@@ -99,7 +106,7 @@ func drawTimeline(tl *CrashTimeline, pointKind string) *svgTimeline {
 		return svgLeft + i*step + step/2
 	}
 	for i, l := range tl.Lines {
-		y := t.row(i, l.Addr, fmt.Sprintf("cache line %#x: %d events in the window", l.Addr, len(l.Events)))
+		y := t.row(i, l.Addr, l.Offset, fmt.Sprintf("cache line at pool offset %#x: %d events in the window", l.Offset, len(l.Events)))
 		for _, e := range l.Events {
 			where := e.Location.String()
 			if e.Kind == "flush" {
@@ -108,14 +115,14 @@ func drawTimeline(tl *CrashTimeline, pointKind string) *svgTimeline {
 					Title: fmt.Sprintf("event %d: %s of %#x at %s", e.Event, e.What, e.Addr, where)})
 				continue
 			}
-			switch e.Fate {
-			case FateKept:
-				t.Kept++
-			case FateLost:
-				t.Lost++
+			t.Kept += e.Kept
+			t.Lost += e.Units - e.Kept
+			fate := fateText(e.Fate)
+			if e.Fate == FateTorn {
+				fate = fmt.Sprintf("torn: %d of its %d units kept by the crash state", e.Kept, e.Units)
 			}
 			m := storeMark(x(e.Event), y, e.Fate,
-				fmt.Sprintf("event %d: %s of %d bytes at %#x, %s, at %s", e.Event, e.Kind, e.Size, e.Addr, fateText(e.Fate), where), e.Event)
+				fmt.Sprintf("event %d: %s of %d bytes at %#x, %s, at %s", e.Event, e.Kind, e.Size, e.Addr, fate, where), e.Event)
 			m.Label = lineLabel(e.Location)
 			t.Marks = append(t.Marks, m)
 		}
@@ -138,7 +145,7 @@ func drawState(c *Crash) *svgTimeline {
 	}
 	step := t.frame(n, cols)
 	for i, l := range c.Lines[:n] {
-		y := t.row(i, l.Addr, fmt.Sprintf("cache line %#x: %d units not durable at the crash point, %d persisted by the crash state", l.Addr, l.Units, c.State[i]))
+		y := t.row(i, l.Addr, -1, fmt.Sprintf("cache line %#x: %d units not durable at the crash point, %d persisted by the crash state", l.Addr, l.Units, c.State[i]))
 		for j := range min(l.Units, MaxTimelineEvents) {
 			fate := FateLost
 			if j < c.State[i] {

@@ -24,10 +24,12 @@ type CrashTimeline struct {
 	Omitted int
 }
 
-// TimelineLine is one cache line of a crash state: its address and its stores and flushes in the
-// window, ascending by event (at most MaxTimelineEvents).
+// TimelineLine is one cache line of a crash state: its address, its offset in the pool file
+// (bytes; -1 when unknown), and its stores and flushes in the window, ascending by event (at most
+// MaxTimelineEvents).
 type TimelineLine struct {
 	Addr   uint64
+	Offset int64
 	Events []TimelineEvent
 }
 
@@ -38,16 +40,21 @@ type TimelineEvent struct {
 	// wrote), "flush" or "fence"; What the instruction ("clwb", "sfence", ...) for a flush or fence.
 	Kind, What string
 	Addr, Size uint64 // bytes written or the flushed address (bytes)
-	// Fate of a store: "kept" (the crash state persisted it), "lost" (it did not), "durable"
+	// Fate of a store: "kept" (the crash state persisted it), "lost" (it did not), "torn" (it
+	// persisted some of its units, failure-atomic 8-byte pieces, and not others), "durable"
 	// (durable before the crash point: flushed and fenced in the window); "" for a flush or fence.
-	Fate     string
-	Location Location
+	Fate string
+	// Units are the store's units on the line that were not durable at the crash point, Kept
+	// how many of them the crash state persisted (0 and 0 for a durable store).
+	Units, Kept int
+	Location    Location
 }
 
 // Fates of a TimelineEvent's store.
 const (
 	FateKept    = "kept"
 	FateLost    = "lost"
+	FateTorn    = "torn"
 	FateDurable = "durable"
 )
 

@@ -90,7 +90,11 @@ func timelineAt(r *trace.Reader, cp *crash.CrashPoint, k []int) *report.CrashTim
 			tl.Omitted += len(cp.Space.Lines) - i
 			break
 		}
-		tl.Lines = append(tl.Lines, report.TimelineLine{Addr: l.Addr})
+		off := int64(-1)
+		if l.Region != nil {
+			off = int64(l.Region.FileOffset + l.Addr - l.Region.Base)
+		}
+		tl.Lines = append(tl.Lines, report.TimelineLine{Addr: l.Addr, Offset: off})
 		// The line's bytes in the image with every issued store persisted (full) and in the
 		// crash image (full with the state's patches).
 		full := make([]byte, len(lineBytes(l)))
@@ -103,42 +107,79 @@ func timelineAt(r *trace.Reader, cp *crash.CrashPoint, k []int) *report.CrashTim
 				copy(img[p.Addr-l.Addr:], p.Data)
 			}
 		}
+		byStore := map[uint64]int{} // the line's event of each store
 		for j, u := range l.Units {
 			fate, other := report.FateKept, u.Old
 			if j >= k[i] {
 				fate, other = report.FateLost, full[u.Addr-l.Addr:][:u.Size]
 			}
-			kind := "store"
-			switch {
-			case u.Flags&crash.UnitExternal != 0:
-				kind = "library"
-			case u.Flags&crash.UnitNT != 0:
-				kind = "nt-store"
-			}
 			loc := report.UserAt(r, u.Site, u.Stack)
 			tl.Start = min(tl.Start, u.First)
-			tl.Lines[i].Events = append(tl.Lines[i].Events, report.TimelineEvent{
-				Event: u.Store, Kind: kind, Addr: u.Addr, Size: uint64(u.Size), Fate: fate, Location: loc,
-			})
+			tl.Lines[i].Events = addUnit(tl.Lines[i].Events, byStore, u, fate, loc)
 			im := img[u.Addr-l.Addr:][:u.Size]
 			if u.Keep != nil || bytes.Equal(im, other) {
 				continue // a merged unit's bytes are not one store's; equal bytes change nothing
+			}
+			if n := len(tl.Bytes); n > 0 {
+				// The next unit of the same store with the same fate extends its range.
+				if b := &tl.Bytes[n-1]; b.Store == u.Store && b.Fate == fate && b.Addr+uint64(len(b.Image)) == u.Addr {
+					b.Image, b.Other = append(b.Image, im...), append(b.Other, other...)
+					continue
+				}
 			}
 			if len(tl.Bytes) == report.MaxTimelineBytes {
 				tl.Omitted++
 				continue
 			}
-			off := int64(-1)
-			if l.Region != nil {
-				off = int64(l.Region.FileOffset + u.Addr - l.Region.Base)
-			}
 			tl.Bytes = append(tl.Bytes, report.ByteDiff{
-				Addr: u.Addr, Offset: off, Fate: fate, Image: bytes.Clone(im), Other: bytes.Clone(other),
+				Addr: u.Addr, Offset: unitOffset(off, l.Addr, u.Addr), Fate: fate, Image: bytes.Clone(im), Other: bytes.Clone(other),
 				Store: u.Store, Location: loc,
 			})
 		}
 	}
 	return tl
+}
+
+// addUnit adds unit u of a crash state's line, kept or lost (fate), to the line's events: a new
+// store event, or one more unit of the store's event (byStore: index by store), whose fate is
+// then torn when the state kept some of its units and lost others.
+func addUnit(events []report.TimelineEvent, byStore map[uint64]int, u crash.Unit, fate string, loc report.Location) []report.TimelineEvent {
+	kept := 0
+	if fate == report.FateKept {
+		kept = 1
+	}
+	if i, ok := byStore[u.Store]; ok {
+		e := &events[i]
+		end := max(e.Addr+e.Size, u.Addr+uint64(u.Size))
+		e.Addr = min(e.Addr, u.Addr)
+		e.Size = end - e.Addr
+		e.Units++
+		e.Kept += kept
+		if e.Fate != fate {
+			e.Fate = report.FateTorn
+		}
+		return events
+	}
+	kind := "store"
+	switch {
+	case u.Flags&crash.UnitExternal != 0:
+		kind = "library"
+	case u.Flags&crash.UnitNT != 0:
+		kind = "nt-store"
+	}
+	byStore[u.Store] = len(events)
+	return append(events, report.TimelineEvent{
+		Event: u.Store, Kind: kind, Addr: u.Addr, Size: uint64(u.Size), Fate: fate, Units: 1, Kept: kept, Location: loc,
+	})
+}
+
+// unitOffset is the pool-file offset of the byte at addr on a line at lineAddr whose offset is
+// lineOff (-1: unknown).
+func unitOffset(lineOff int64, lineAddr, addr uint64) int64 {
+	if lineOff < 0 {
+		return -1
+	}
+	return lineOff + int64(addr-lineAddr)
 }
 
 // lineBytes returns a slice as long as line l spans: up to the end of its last unit, at least

@@ -41,8 +41,8 @@ func TestTimeline(t *testing.T) {
 	kept, lost := 0, 0
 	for i, l := range tl.Lines {
 		k0, l0 := kept, lost
-		if l.Addr != c.Lines[i].Addr {
-			t.Errorf("line %d at %#x, the report says %#x", i, l.Addr, c.Lines[i].Addr)
+		if l.Addr != c.Lines[i].Addr || l.Offset < 0 || l.Offset%64 != 0 {
+			t.Errorf("line %d at %#x (pool offset %#x), the report says %#x", i, l.Addr, l.Offset, c.Lines[i].Addr)
 		}
 		flushes := 0
 		for j, e := range l.Events {
@@ -55,10 +55,9 @@ func TestTimeline(t *testing.T) {
 				if e.What != "clwb" || e.Location.Line == 0 {
 					t.Errorf("line %#x: flush %+v, want a clwb with its source line", l.Addr, e)
 				}
-			case e.Fate == report.FateKept:
-				kept++
-			case e.Fate == report.FateLost:
-				lost++
+			case e.Fate != report.FateDurable:
+				kept += e.Kept
+				lost += e.Units - e.Kept
 			}
 		}
 		if kept-k0 != c.State[i] || lost-l0 != c.Lines[i].Units-c.State[i] {
