@@ -3,6 +3,7 @@ package explore
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -62,7 +63,8 @@ func Timeline(c *report.Crash, assume []px86.StoreState) (*report.CrashTimeline,
 			h.units[ev.Event] = true
 		}
 	}
-	if err := m.Run(h); err != nil {
+	// A trace cut short ends with a crash point (crash.AtEnd) the replay reads up to the cut.
+	if err := m.Run(h); err != nil && !errors.Is(err, trace.ErrTruncated) {
 		return nil, err
 	}
 	for i := range tl.Lines {
