@@ -144,6 +144,19 @@ func htmlFinding(i int, f *Finding, src *sources, opts HTMLOptions) findingView 
 	for _, rel := range f.Related {
 		named = append(named, namedLoc{rel.Role, rel.Location()})
 	}
+	if tl := opts.Timelines[i]; tl != nil {
+		// The flushes and fences of the crash state's lines are named by their instruction.
+		for _, l := range tl.Lines {
+			for _, e := range l.Events {
+				if e.Kind == "flush" {
+					named = append(named, namedLoc{e.What, e.Location})
+				}
+			}
+		}
+		for _, e := range tl.Fences {
+			named = append(named, namedLoc{e.What, e.Location})
+		}
+	}
 	fv.Excerpts = src.excerpts(named)
 	if c := f.Crash; c != nil {
 		cv := &crashView{C: c, Order: "a program-order prefix"}
