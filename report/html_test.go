@@ -90,7 +90,7 @@ func TestWriteHTML(t *testing.T) {
 				`scry replay r.json c0123456789ab --out crash.img`, `data-crash-id="c0123456789ab"`, `crash (before the fence)`},
 			[]string{`<b>&</b>`, `class="flush-ev"`, `<script`}},
 		{"timeline", crashSample(), HTMLOptions{ReadFile: sourceOf(map[string]int{"kv.c": 60}), Timelines: map[int]*CrashTimeline{0: crashTimeline()}},
-			[]string{`<tr class="hl" data-line="49" data-roles="clwb">`, `<tr class="hl" data-line="50" data-roles="sfence">`,`data-exact="true" data-kept="2" data-lost="3"`, `<g class="store-ev" data-fate="torn" data-event="8"><title>event 8: store of 16 bytes at 0x1010, torn: 1 of its 2 units kept by the crash state`, `<g class="flush-ev" data-event="12">`, `<g class="fence-ev" data-event="13">`,
+			[]string{`<tr class="hl" data-line="49" data-roles="clwb">`, `<tr class="hl" data-line="50" data-roles="sfence">`, `data-exact="true" data-kept="2" data-lost="3"`, `<g class="store-ev" data-fate="torn" data-event="8"><title>event 8: store of 16 bytes at 0x1010, torn: 1 of its 2 units kept by the crash state`, `<g class="flush-ev" data-event="12">`, `<g class="fence-ev" data-event="13">`,
 				`<g class="store-ev" data-fate="durable" data-event="9">`, `<g class="store-ev" data-fate="lost" data-event="10">`,
 				`<span class="d">00</span>`, `<span class="d">0a</span>`, `<tr data-fate="lost">`, `>sfence</text>`, `>:47</text>`, `pool&#43;0xc0</text>`},
 			nil},
