@@ -744,7 +744,7 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeF
 	return sum, warning, err
 }
 
-// WriteReport writes rep in format ("text", "json", "sarif") to the file path, or to w when path
+// WriteReport writes rep in format ("text", "json", "sarif", "html") to the file path, or to w when path
 // is "". An existing file at path is replaced only when it is a report of scry or force is set
 // (report.Policy). With a format other than text, the warnings also go to warn (the user sees
 // them on a terminal). Errors: an unknown format, a path that may not be replaced, the file
@@ -761,7 +761,7 @@ func WriteReport(rep *report.Report, format, path string, force bool, w, warn io
 		defer f.Close()
 		w = f
 	}
-	if err := report.Write(w, rep, format); err != nil {
+	if err := writeFormat(w, rep, format); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	if format != "text" && warn != nil {

@@ -1,4 +1,4 @@
-// Package report holds scry's findings and writes them as text, JSON and SARIF 2.1.0.
+// Package report holds scry's findings and writes them as text, JSON, SARIF 2.1.0 and HTML.
 //
 // A Finding is one record per (kind, static location) as docs/findings-json.md describes: the
 // analysis driver (package analysis) deduplicates dynamic occurrences, counts them and keeps the

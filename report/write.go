@@ -412,7 +412,7 @@ func writeDiffs(bw *bufio.Writer, ds []namedDiff) {
 }
 
 // Formats lists the report formats Write accepts.
-var Formats = []string{"text", "json", "sarif"}
+var Formats = []string{"text", "json", "sarif", "html"}
 
 // CheckFormat returns an error naming the known formats when format is not one of Formats.
 func CheckFormat(format string) error {
@@ -421,11 +421,11 @@ func CheckFormat(format string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown --format %q: want text, json or sarif", format)
+	return fmt.Errorf("unknown --format %q: want text, json, sarif or html", format)
 }
 
-// Write writes the report in format ("text", "json" or "sarif"). Errors: an unknown format, a
-// write error.
+// Write writes the report in format ("text", "json", "sarif" or "html": WriteHTML without
+// HTMLOptions). Errors: an unknown format, a write error.
 func Write(w io.Writer, r *Report, format string) error {
 	switch format {
 	case "text":
@@ -434,6 +434,8 @@ func Write(w io.Writer, r *Report, format string) error {
 		return WriteJSON(w, r)
 	case "sarif":
 		return WriteSARIF(w, r)
+	case "html":
+		return WriteHTML(w, r, HTMLOptions{})
 	}
 	return CheckFormat(format)
 }
@@ -451,6 +453,8 @@ func Recognize(head []byte) bool {
 	case strings.HasPrefix(s, "{\n  \"findings\": ["):
 		return true
 	case strings.HasPrefix(s, "{\n  \"version\": \"2.1.0\"") && strings.Contains(s, `"name": "`+ToolName+`"`):
+		return true
+	case strings.HasPrefix(s, htmlHead):
 		return true
 	}
 	return textStart.MatchString(s)
@@ -475,22 +479,45 @@ const (
 // less the other columns at their widest (a row number, the longest kind, a count, the gaps).
 const summaryLocationWidth = SummaryWidth - 60
 
-// writeSummary writes the summary table: one row per finding in report order.
-func writeSummary(bw *bufio.Writer, r *Report) {
+// summaryRow is one row of the summary table: finding N (1-based), its kind, its location cut to
+// the table's width and its count.
+type summaryRow struct {
+	N        int
+	Kind     Kind
+	Location string
+	Count    int
+}
+
+// summaryTable returns the summary table of r, the text and the HTML report's: its title ("3
+// findings (2 correctness, 1 performance)"), its rows (one per finding in report order, at most
+// SummaryRows) and how many findings the rows leave out.
+func summaryTable(r *Report) (title string, rows []summaryRow, more int) {
 	classes := plural(r.Count(Correctness), "correctness", "correctness") + ", " + plural(r.Count(Performance), "performance", "performance")
 	if n := r.Count(Unconfirmed); n > 0 {
 		classes += ", " + plural(n, "unconfirmed", "unconfirmed")
 	}
-	fmt.Fprintf(bw, "scry: %s (%s):\n", plural(len(r.Findings), "finding", "findings"), classes)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tkind\tlocation\tcount")
+	title = plural(len(r.Findings), "finding", "findings") + " (" + classes + ")"
 	for i := range r.Findings {
 		if i == SummaryRows {
-			fmt.Fprintf(tw, "  ...\t%d more\t\t\n", len(r.Findings)-SummaryRows)
-			break
+			return title, rows, len(r.Findings) - SummaryRows
 		}
 		f := &r.Findings[i]
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\n", i+1, f.Kind, f.Location.Short(summaryLocationWidth), f.Count)
+		rows = append(rows, summaryRow{N: i + 1, Kind: f.Kind, Location: f.Location.Short(summaryLocationWidth), Count: f.Count})
+	}
+	return title, rows, 0
+}
+
+// writeSummary writes the summary table: one row per finding in report order.
+func writeSummary(bw *bufio.Writer, r *Report) {
+	title, rows, more := summaryTable(r)
+	fmt.Fprintf(bw, "scry: %s:\n", title)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tkind\tlocation\tcount")
+	for _, row := range rows {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\n", row.N, row.Kind, row.Location, row.Count)
+	}
+	if more > 0 {
+		fmt.Fprintf(tw, "  ...\t%d more\t\t\n", more)
 	}
 	tw.Flush()
 	bw.WriteByte('\n')

@@ -113,7 +113,7 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	f.BoolVar(&noH1, "no-h1", false, "heuristic: no limit of stores per segment")
 	f.BoolVar(&noH2, "no-h2", false, "heuristic: no age to persist")
 	f.BoolVar(&cf.opts.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")
-	f.StringVar(&format, "format", "text", "output `format`: text or json (and sarif without --dry-run)")
+	f.StringVar(&format, "format", "text", "output `format`: text or json (and sarif or html without --dry-run)")
 	f.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	f.BoolVar(&strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
 	f.BoolVar(&force, "force", false, "let -o replace an existing file that is not a report of scry")

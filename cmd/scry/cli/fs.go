@@ -132,7 +132,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 	fl.BoolVar(&f.Stack, "stack", false, "record call stacks even when PROG is a script a language interpreter runs (Python, Perl, ...: not recorded by default)")
 	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
 	fl.StringSliceVar(&f.Env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
-	fl.StringVar(&format, "format", "text", "output format: text, json or sarif")
+	fl.StringVar(&format, "format", "text", "output format: text, json, sarif or html (one self-contained page, docs/html-report.md)")
 	fl.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	fl.BoolVar(&strict, "strict", false, "exit with status 2 when the report has a warning: for CI")
 	fl.BoolVar(&force, "force", false, "let -o replace an existing file that is not a report of scry")

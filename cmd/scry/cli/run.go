@@ -122,7 +122,7 @@ func kindsText(cat *pipeline.Catalogue) string {
 }
 
 func (f *analyzeFlags) add(c *cobra.Command) {
-	c.Flags().StringVar(&f.format, "format", "text", "output format: text, json or sarif")
+	c.Flags().StringVar(&f.format, "format", "text", "output format: text, json, sarif or html (one self-contained page, docs/html-report.md)")
 	c.Flags().StringSliceVar(&f.oracles, "oracles", nil, "report only these kinds (comma-separated; default all): "+strings.Join(f.cat.Names(), ", "))
 	c.Flags().StringVar(&f.suppressions, "suppressions", "", "drop findings accepted in `FILE` (docs/oracles.md)")
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
