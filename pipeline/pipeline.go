@@ -781,7 +781,7 @@ func WriteReport(rep *report.Report, format, path string, force bool, w, warn io
 func InferTrace(path string, opts infer.Options, format string, w io.Writer) error {
 	r, err := trace.Open(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err // names path
 	}
 	defer r.Close()
 	start := time.Now()
