@@ -18,6 +18,7 @@ import (
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -199,7 +200,7 @@ func writeTrace(straceOut, root, path string, input []string, res *Recorded) err
 		return err
 	}
 	defer in.Close()
-	f, err := safefile.Create(path, safefile.Policy{What: "the trace", Ours: func(h []byte) bool { return bytes.HasPrefix(h, []byte(trace.Magic)) }})
+	f, err := safefile.Create(path, record.TracePolicy("the trace"))
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func (e *Stopped) Error() string {
 // TracePolicy is the rule for an existing file at a trace path: an earlier trace (it starts
 // with the trace magic) or an empty file is replaced, anything else is kept and is an error.
 func TracePolicy(what string) safefile.Policy {
-	return safefile.Policy{What: what, Ours: func(head []byte) bool {
+	return safefile.Policy{What: what, NoForce: true, Ours: func(head []byte) bool {
 		return len(head) == 0 || bytes.HasPrefix(head, []byte(trace.Magic))
 	}}
 }

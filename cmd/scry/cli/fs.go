@@ -14,6 +14,7 @@ import (
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -87,7 +88,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 				}
 			}
 			if f.Trace != "" {
-				if err := safefile.Check(f.Trace, safefile.Policy{}); err != nil {
+				if err := safefile.Check(f.Trace, record.TracePolicy("the trace")); err != nil {
 					return err
 				}
 			}
