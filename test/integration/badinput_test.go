@@ -172,10 +172,14 @@ func TestCrashedProgram(t *testing.T) {
 	}
 }
 
-// TestVersion: scry --version names the build and exits 0.
+// TestVersion: scry version and scry --version name the build, the trace format versions and
+// the LLVM versions the install has pass plugins for, and exit 0.
 func TestVersion(t *testing.T) {
-	r := run(t, t.TempDir(), "", testenv.Scry(t), "--version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "scry version ") || !strings.Contains(r.stdout, "go1.") {
-		t.Errorf("scry --version: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	for _, arg := range []string{"version", "--version"} {
+		r := run(t, t.TempDir(), "", testenv.Scry(t), arg)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "scry version ") || !strings.Contains(r.stdout, "go1.") ||
+			!strings.Contains(r.stdout, "trace format: writes version ") || !strings.Contains(r.stdout, "pass plugins: LLVM ") {
+			t.Errorf("scry %s: exit %d\n%s%s", arg, r.code, r.stdout, r.stderr)
+		}
 	}
 }
