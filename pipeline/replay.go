@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	fsexplore "github.com/scry-pm/scry/fs/explore"
@@ -33,7 +32,7 @@ type Replayed struct {
 // apply). Errors: the report cannot be read or has no such crash finding; out may not be written;
 // the trace, snapshot or workload are gone or changed since the report was written.
 func Replay(reportPath, id, out string, force bool) (*Replayed, error) {
-	b, err := os.ReadFile(reportPath)
+	b, err := report.ReadFile(reportPath, "a JSON report")
 	if err != nil {
 		return nil, err
 	}

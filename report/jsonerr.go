@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 )
@@ -70,4 +71,14 @@ func jsonKind(t reflect.Type) string {
 		return "a boolean"
 	}
 	return "a number"
+}
+
+// ReadFile reads the file at path that the user named as what ("a JSON report", "a
+// suppressions file"). Errors name path once: a directory ("PATH is a directory, not WHAT"), or
+// os.ReadFile's error.
+func ReadFile(path, what string) ([]byte, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not %s", path, what)
+	}
+	return os.ReadFile(path)
 }

@@ -68,6 +68,9 @@ func (f *recordFlags) check() error {
 	if err := checkDuration("--record-timeout", f.timeout, "no limit"); err != nil {
 		return err
 	}
+	if fi, err := os.Stat(f.workload); f.workload != "" && err == nil && fi.IsDir() {
+		return fmt.Errorf("--workload %s is a directory, not a file of operations (one a line)", f.workload)
+	}
 	return exec.CheckEnv(f.env)
 }
 
