@@ -37,7 +37,7 @@ const (
 // DefaultKeys is the key space when KVOptions.Keys is 0 and Ops is small.
 const DefaultKeys = 1024
 
-// MaxOps is the most operations (lines) one workload may have: about 10 MB of key-value
+// MaxOps is the most operations (lines) a KV workload may have: about 10 MB of key-value
 // commands. Crash exploration re-executes the program on crash states inside every operation,
 // so workloads of thousands of operations are the practical size; the bound keeps a mistyped
 // count from writing (and remembering keys) without end.

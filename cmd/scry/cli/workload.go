@@ -126,8 +126,8 @@ Values given with --value are written as given.`,
 			if len(parsed) == 0 {
 				return errors.New("no usage: give at least one --usage 'PROG [-q] <file>' or --usage-from 'PROG --help'")
 			}
-			if err := workload.CheckCount("--count", count); err != nil {
-				return err
+			if count < 0 { // no upper bound: the fuzzer streams, and stops cleanly on Ctrl-C
+				return fmt.Errorf("--count %d: negative", count)
 			}
 			if forms {
 				w, closeOut, err := createOutput(cmd, out, force)
