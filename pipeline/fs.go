@@ -33,6 +33,9 @@ type FSCheck struct {
 	Checker string
 	// CheckerTimeout bounds one checker run (0: exec.DefaultTimeout).
 	CheckerTimeout time.Duration
+	// RecordTimeout bounds the recorded run (strace.RecordOptions.Timeout; 0: none). A run
+	// stopped there is modeled but not explored: *ProgramFailed says so.
+	RecordTimeout time.Duration
 	// APM names the persistence model ("" default).
 	APM string
 	// Strategies (nil: explore.DefaultStrategies), MaxStates (0: no bound), Jobs (0: all CPUs).
@@ -159,7 +162,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		}
 	}
 	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: stack,
-		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath})
+		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath, Timeout: c.RecordTimeout})
 	if res == nil {
 		return nil, err
 	}
@@ -178,7 +181,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	}
 	rep.Events = uint64(len(m.Ops))
 	rep.Warnings = append(rep.Warnings, m.Warnings...)
-	if res.Interrupted != 0 {
+	if res.Interrupted != 0 || res.TimedOut > 0 {
 		return rep, Verdict(rep, args[0], res, res.Interrupted, nil, nil, c.Trace)
 	}
 	if diffs, err := model.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {

@@ -409,6 +409,8 @@ type Recording struct {
 	Stdin    io.Reader
 	// Stdout and Stderr receive the program's output.
 	Stdout, Stderr io.Writer
+	// Timeout is the recorded run's time limit (record.Options.Timeout; 0: none).
+	Timeout time.Duration
 }
 
 // ProgramFailed is the error for a recorded program that did not exit with status 0: the
@@ -456,6 +458,7 @@ func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result
 	return record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
 		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Args: rc.Args, Env: rc.Env, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
+		Timeout: rc.Timeout,
 	})
 }
 
@@ -781,7 +784,7 @@ func WriteReport(rep *report.Report, format, path string, force bool, w, warn io
 func InferTrace(path string, opts infer.Options, format string, w io.Writer) error {
 	r, err := trace.Open(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err // names path
 	}
 	defer r.Close()
 	start := time.Now()

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	fsexplore "github.com/scry-pm/scry/fs/explore"
@@ -15,10 +14,13 @@ import (
 
 // Replayed is what `scry replay` rebuilt: the notes for the user (one line each, on standard
 // error) and the shell command that reproduces the failure ("" when the finding names no checker
-// or program to reproduce it with).
+// or program to reproduce it with). The command of a PM crash image runs the program on a fresh
+// copy of the image each time (repeatable), and Debug is the same run under gdb ("" in
+// file-system mode).
 type Replayed struct {
 	Notes   []string
 	Command string
+	Debug   string
 }
 
 // Replay rebuilds the crash image (PM) or crash directory (file-system mode) of the crash finding
@@ -30,7 +32,7 @@ type Replayed struct {
 // apply). Errors: the report cannot be read or has no such crash finding; out may not be written;
 // the trace, snapshot or workload are gone or changed since the report was written.
 func Replay(reportPath, id, out string, force bool) (*Replayed, error) {
-	b, err := os.ReadFile(reportPath)
+	b, err := report.ReadFile(reportPath, "a JSON report")
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +79,36 @@ func replayCrash(f *report.Finding, out string, force bool) (*Replayed, error) {
 	if f.Operation != nil {
 		op = int(f.Operation.Index)
 	}
-	r.Notes = append(r.Notes, fmt.Sprintf("crash image of %s (%s, operation %d) written to %s; reproduce with:", c.ID, f.Kind, op, out))
 	env := c.Env
 	if env == nil { // a report written before reports carried it
 		env = exec.Target{}.ReproduceEnv()
 	}
-	r.Command = explore.ReproduceCommand(c.Target, env, c.Workload, c.Input-2, nops, out)
+	run := out + ".run"
+	r.Command, r.Debug = reproduceCopy(c.Target, env, c.Workload, c.Input-2, nops, out, run)
+	r.Notes = append(r.Notes, fmt.Sprintf("crash image of %s (%s, operation %d) written to %s", c.ID, f.Kind, op, out),
+		"under gdb: "+r.Debug,
+		fmt.Sprintf("reproduce with the command below: the program changes the image it runs on, so the command runs it on a fresh copy, %s, each time", run))
 	return &r, nil
+}
+
+// reproduceCopy returns the shell command that reproduces a PM crash finding on a copy of its
+// image (copied afresh from image to copyPath each time, so the command can be run again) with the
+// rest of the workload from operation k+1 on (explore.ReproduceCommand), and the same run under
+// gdb, whose standard input is that rest written to copyPath.stdin.
+func reproduceCopy(target, env []string, workload string, k, nops int, image, copyPath string) (command, debug string) {
+	cp := fmt.Sprintf("cp -f %s %s && ", exec.ShellQuote(image), exec.ShellQuote(copyPath))
+	command = cp + explore.ReproduceCommand(target, env, workload, k, nops, copyPath)
+	vars, args := explore.ReproduceWords(target, env, copyPath)
+	stdin := "/dev/null"
+	if k+1 < nops {
+		stdin = copyPath + ".stdin"
+		cp += fmt.Sprintf("tail -n +%d %s > %s && ", k+2, exec.ShellQuote(workload), exec.ShellQuote(stdin))
+	}
+	// gdb's run takes the arguments and the redirection in one shell command line (arguments
+	// given to run replace those of --args).
+	run := strings.Join(append(args[1:], "<", exec.ShellQuote(stdin)), " ")
+	gdb := append(vars, "gdb", "-ex", exec.ShellQuote("run "+run), args[0])
+	return command, cp + "env " + strings.Join(gdb, " ")
 }
 
 // replayFS rebuilds the crash directory of file-system finding f at out (fsexplore.Replay).

@@ -160,7 +160,7 @@ func Fix(ctx context.Context, o Options) (*Result, error) {
 	if o.Alternatives <= 0 {
 		o.Alternatives = DefaultAlternatives
 	}
-	data, err := os.ReadFile(o.Report)
+	data, err := report.ReadFile(o.Report, "a JSON report")
 	if err != nil {
 		return nil, err
 	}

@@ -36,9 +36,16 @@ type scratch struct {
 	written map[string]string // files overwritten in the copy -> their original content
 }
 
-// newScratch copies the tree at src (without .git directories) into a new temporary directory.
+// newScratch copies the tree at src (without .git directories) into a new temporary directory,
+// outside src (scratchParents).
 func newScratch(src string) (*scratch, error) {
-	dir, err := os.MkdirTemp("", "scry-fix-")
+	var dir string
+	err := fmt.Errorf("no temporary directory outside the source tree %s to copy it into: set TMPDIR to one", src)
+	for _, parent := range scratchParents(src) {
+		if dir, err = os.MkdirTemp(parent, "scry-fix-"); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +66,30 @@ func newScratch(src string) (*scratch, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// scratchParents returns where the scratch copy of the source tree src may be made, in order of
+// preference: the temporary directory ($TMPDIR), then /var/tmp, /tmp and src's parent, less
+// those inside src (a copy made inside the tree it copies would copy itself: TMPDIR set to a
+// directory of the source tree).
+func scratchParents(src string) []string {
+	real := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return p
+	}
+	root := real(src)
+	var out []string
+	for _, p := range []string{os.TempDir(), "/var/tmp", "/tmp", filepath.Dir(root)} {
+		if !under(real(p), root) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (s *scratch) remove() { os.RemoveAll(filepath.Dir(s.root)) }

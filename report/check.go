@@ -85,7 +85,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 		Check *Check `json:"check"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON report of scry: %w", name, err)
+		return nil, notReport(name, data, err)
 	}
 	if doc.Findings == nil {
 		return nil, fmt.Errorf("%s is not a JSON report of scry: it has no \"findings\" array (write one with --format json)", name)

@@ -191,7 +191,7 @@ func CrashFinding(data []byte, name, id string) (*Finding, error) {
 		Findings []Finding `json:"findings"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON report of scry: %w", name, err)
+		return nil, notReport(name, data, err)
 	}
 	crashes := 0
 	for i := range doc.Findings {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -47,12 +48,11 @@ type suppRule struct {
 
 // LoadSuppressions reads a suppressions file. Errors name the file and the line.
 func LoadSuppressions(name string) (*Suppressions, error) {
-	f, err := os.Open(name)
+	b, err := ReadFile(name, "a suppressions file")
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	s, err := ParseSuppressions(f, name)
+	s, err := ParseSuppressions(bytes.NewReader(b), name)
 	if s != nil {
 		s.path, _ = filepath.Abs(name)
 	}

@@ -35,8 +35,13 @@ type FormatError struct {
 	Detail string // what was wrong
 }
 
-// Error returns "<sentinel> at byte <offset> (record <index>): <detail>".
+// Error returns "<sentinel> at byte <offset> (record <index>): <detail>", or "<sentinel>:
+// <detail>" for a problem of the file header (ErrNotTrace, ErrVersion, or a bad header field),
+// which is in no record.
 func (e *FormatError) Error() string {
+	if e.Offset < HeaderSize && e.Record == 0 {
+		return fmt.Sprintf("%v: %s", e.Err, e.Detail)
+	}
 	return fmt.Sprintf("%v at byte %d (record %d): %s", e.Err, e.Offset, e.Record, e.Detail)
 }
 
@@ -107,9 +112,9 @@ type Header struct {
 
 // NewReader reads and checks the header of the trace r and returns a Reader positioned on the
 // first record. It reads r through its own buffer (DefaultBufferSize bytes), so r need not be
-// buffered. Errors wrap ErrNotTrace (no magic, or fewer than 16 bytes: then also ErrTruncated
-// when the bytes present are a prefix of the magic), ErrVersion, ErrCorrupt (a cache-line size
-// that is not a power of two), or are the I/O error of r.
+// buffered. Errors wrap ErrNotTrace (no magic, or fewer than 16 bytes, even when those begin
+// the magic), ErrVersion, ErrCorrupt (a cache-line size that is not a power of two), or are the
+// I/O error of r.
 func NewReader(r io.Reader) (*Reader, error) {
 	return newReaderSize(r, DefaultBufferSize)
 }
@@ -133,12 +138,17 @@ func newReaderSize(r io.Reader, size int) (*Reader, error) {
 	return rd, nil
 }
 
-// Open opens the trace file at path and reads its header. Close closes the file. Errors are
-// those of os.Open and NewReader.
+// Open opens the trace file at path and reads its header. Close closes the file. Every error
+// names path once: those of os.Open, "PATH: is a directory, not a trace file", and "PATH: "
+// followed by NewReader's.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
 	r, err := NewReader(f)
 	if err != nil {
@@ -263,17 +273,22 @@ func (r *Reader) readHeader() error {
 		if r.srcErr != nil {
 			return r.srcErr
 		}
+		// Not even a header: nothing of a run to analyse, whether the bytes present begin the
+		// magic (a file cut before the runtime wrote its header) or not.
 		got := r.buf[:r.end]
-		if m := min(len(got), len(Magic)); m > 0 && string(got[:m]) == Magic[:m] {
-			return &FormatError{Err: errors.Join(ErrNotTrace, ErrTruncated), Offset: int64(len(got)),
-				Detail: fmt.Sprintf("file of %d bytes cut inside the %d-byte header", len(got), HeaderSize)}
+		switch m := min(len(got), len(Magic)); {
+		case len(got) == 0:
+			return &FormatError{Err: ErrNotTrace, Detail: "the file is empty"}
+		case string(got[:m]) == Magic[:m]:
+			return &FormatError{Err: ErrNotTrace, Offset: int64(len(got)),
+				Detail: fmt.Sprintf("the file of %d bytes ends inside the %d-byte header", len(got), HeaderSize)}
 		}
-		return &FormatError{Err: ErrNotTrace, Offset: 0,
-			Detail: fmt.Sprintf("file of %d bytes, shorter than the %d-byte header", len(got), HeaderSize)}
+		return &FormatError{Err: ErrNotTrace,
+			Detail: fmt.Sprintf("the file of %d bytes is shorter than the %d-byte header, and does not begin with its magic %q", len(got), HeaderSize, Magic)}
 	}
 	b := r.buf[:HeaderSize]
 	if string(b[:8]) != Magic {
-		return &FormatError{Err: ErrNotTrace, Offset: 0, Detail: fmt.Sprintf("bad magic %q", b[:8])}
+		return &FormatError{Err: ErrNotTrace, Detail: fmt.Sprintf("it begins with %q, not the magic %q", b[:8], Magic)}
 	}
 	r.hdr = decodeHeader(b)
 	if r.hdr.Version < MinVersion || r.hdr.Version > Version {

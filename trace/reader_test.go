@@ -345,7 +345,7 @@ func TestThreadContexts(t *testing.T) {
 }
 
 // TestTruncatedEverywhere cuts the sample trace at every byte offset: the reader must deliver
-// every complete record, then report ErrTruncated (ErrNotTrace inside the header).
+// every complete record, then report ErrTruncated (ErrNotTrace alone inside the header).
 func TestTruncatedEverywhere(t *testing.T) {
 	data := writeTrace(t, sampleEvents())
 	r, _ := NewReader(bytes.NewReader(data))
@@ -371,8 +371,8 @@ func TestTruncatedEverywhere(t *testing.T) {
 				if !errors.Is(err, ErrNotTrace) {
 					t.Fatalf("cut %d: NewReader error %v, want ErrNotTrace", cut, err)
 				}
-				if cut > 0 && !errors.Is(err, ErrTruncated) {
-					t.Fatalf("cut %d: NewReader error %v, want also ErrTruncated", cut, err)
+				if errors.Is(err, ErrTruncated) {
+					t.Fatalf("cut %d: NewReader error %v is also ErrTruncated: a file without a header is no trace, not a cut one", cut, err)
 				}
 				continue
 			}
@@ -425,8 +425,10 @@ func TestHeaderErrors(t *testing.T) {
 		want error
 		msg  string
 	}{
-		{"empty", nil, ErrNotTrace, "0 bytes"},
-		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, "bad magic"},
+		{"empty", nil, ErrNotTrace, "not a scry trace: the file is empty"},
+		{"short text", []byte("hello\n"), ErrNotTrace, "the file of 6 bytes is shorter than the 16-byte header"},
+		{"magic prefix", []byte("SCRYTRC"), ErrNotTrace, "not a scry trace: the file of 7 bytes ends inside the 16-byte header"},
+		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, `not a scry trace: it begins with "hello, t", not the magic`},
 		{"version", func() []byte { h := header(); h[8] = 8; return h }(), ErrVersion, "version 8; this scry reads versions 1 to 7"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},

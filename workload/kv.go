@@ -37,9 +37,15 @@ const (
 // DefaultKeys is the key space when KVOptions.Keys is 0 and Ops is small.
 const DefaultKeys = 1024
 
+// MaxOps is the most operations (lines) a KV workload may have: about 10 MB of key-value
+// commands. Crash exploration re-executes the program on crash states inside every operation,
+// so workloads of thousands of operations are the practical size; the bound keeps a mistyped
+// count from writing (and remembering keys) without end.
+const MaxOps = 1_000_000
+
 // KVOptions configures KV.
 type KVOptions struct {
-	// Ops is the number of operations (lines) to write; it must not be negative.
+	// Ops is the number of operations (lines) to write: 0 to MaxOps.
 	Ops int
 	// Seed seeds the generator: equal options give byte-identical output.
 	Seed uint64
@@ -61,10 +67,11 @@ type KVOptions struct {
 //     removed; otherwise (20%, or when nothing was inserted yet) a uniformly random key.
 //
 // Randomness is math/rand/v2's PCG seeded with (Seed, Seed^0x5c5279706b760001); the output
-// depends only on opts. Errors: a negative Ops, an unknown MapStyle, or the first error writing to w.
+// depends only on opts. Errors: Ops negative or over MaxOps, an unknown MapStyle, or the first
+// error writing to w.
 func KV(w io.Writer, opts KVOptions) error {
-	if opts.Ops < 0 {
-		return fmt.Errorf("workload: negative operation count %d", opts.Ops)
+	if err := CheckCount("--ops", opts.Ops); err != nil {
+		return err
 	}
 	style := opts.MapStyle
 	if style == "" {
@@ -88,6 +95,17 @@ func KV(w io.Writer, opts KVOptions) error {
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("workload: writing: %w", err)
+	}
+	return nil
+}
+
+// CheckCount rejects a number of operations n (given with flag) that is negative or over MaxOps.
+func CheckCount(flag string, n int) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("%s %d: negative operation count", flag, n)
+	case n > MaxOps:
+		return fmt.Errorf("%s %d: a workload has at most %d operations (crash exploration runs the program on crash states inside every one: thousands are the practical size)", flag, n, MaxOps)
 	}
 	return nil
 }

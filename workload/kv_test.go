@@ -167,6 +167,8 @@ func TestKVErrors(t *testing.T) {
 		want string
 	}{
 		{"negative ops", KVOptions{Ops: -1}, "negative operation count"},
+		{"ops over the bound", KVOptions{Ops: 999999999999999}, "--ops 999999999999999: a workload has at most 1000000 operations"},
+		{"ops just over the bound", KVOptions{Ops: MaxOps + 1}, "at most 1000000 operations"},
 		{"unknown style", KVOptions{Ops: 1, MapStyle: "redis"}, `unknown map style "redis"`},
 	}
 	for _, tc := range tests {
@@ -174,6 +176,9 @@ func TestKVErrors(t *testing.T) {
 		err := KV(&b, tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: KV(%+v) = %v, want an error containing %q", tc.name, tc.opts, err, tc.want)
+		}
+		if b.Len() != 0 {
+			t.Errorf("%s: KV wrote %d bytes before its error", tc.name, b.Len())
 		}
 	}
 	errWrite := errors.New("disk full")

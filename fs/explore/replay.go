@@ -122,7 +122,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 	files := ForDir(abs)
 	reexec := st.Symptom != exec.SymptomChecker && st.Symptom != "" && len(fc.Target) > 0
 	if _, err := os.Lstat(abs); err == nil {
-		return files, "", fmt.Errorf("--out %s exists: scry writes the crash directory into a new directory only, never into or over an existing path; name another: %w", out, safefile.ErrExists)
+		return files, "", safefile.Exists("--out %s exists: scry writes the crash directory into a new directory only, never into or over an existing path; name another", out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return files, "", fmt.Errorf("--out %s: %w", out, err)
 	}
@@ -131,7 +131,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		side = append(side, files.Stdin)
 	}
 	for _, p := range side {
-		if err := safefile.Check(p, safefile.Policy{What: "the crash's file"}); err != nil {
+		if err := safefile.Check(p, safefile.Policy{What: "the crash's file", NoForce: true}); err != nil {
 			return files, "", err
 		}
 	}
@@ -199,7 +199,7 @@ func Replay(fc *report.FSCrash, st *report.FSState, out string) (ReplayFiles, st
 		}
 	}
 	write := func(p string, data []byte) error {
-		f, err := safefile.Create(p, safefile.Policy{What: "the crash's file"})
+		f, err := safefile.Create(p, safefile.Policy{What: "the crash's file", NoForce: true})
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -44,6 +45,9 @@ type RecordOptions struct {
 	Trace string
 	// Strace is the strace binary ("" looks up "strace" in $PATH).
 	Strace string
+	// Timeout, if positive, is the run's time limit: then the process group gets SIGTERM, then
+	// SIGKILL after 5 s, and Recorded.TimedOut is set (0: no limit).
+	Timeout time.Duration
 }
 
 // Recorded tells how a recorded run went.
@@ -53,6 +57,9 @@ type Recorded struct {
 	Signal   syscall.Signal
 	// Interrupted is the signal (SIGINT, SIGTERM) that stopped the recording, or 0.
 	Interrupted syscall.Signal
+	// TimedOut is RecordOptions.Timeout when the program was stopped for running longer (0:
+	// it was not); the trace covers its run up to that point.
+	TimedOut time.Duration
 	// Records is the number of FS_OP and OUTPUT records; Warnings what the trace cannot show.
 	Records  int
 	Warnings []string
@@ -61,13 +68,15 @@ type Recorded struct {
 }
 
 // Failed reports whether the program did not exit with status 0.
-func (r *Recorded) Failed() bool { return r.ExitCode != 0 || r.Signal != 0 }
+func (r *Recorded) Failed() bool { return r.ExitCode != 0 || r.Signal != 0 || r.TimedOut > 0 }
 
 // String says how the program ended ("exited with status 1", "was killed by signal 9").
 func (r *Recorded) String() string {
 	switch {
 	case r.Interrupted != 0:
 		return fmt.Sprintf("was interrupted by %v", r.Interrupted)
+	case r.TimedOut > 0:
+		return record.TimedOut(r.TimedOut, r.Signal)
 	case r.Signal != 0:
 		return fmt.Sprintf("was killed by signal %d (%v)", int(r.Signal), r.Signal)
 	}
@@ -93,7 +102,7 @@ func straceArgs(strace, out string, stack bool, args []string) []string {
 // Record runs the program under strace in o.Dir and writes its trace to o.Trace. The program
 // runs in its own process group; when ctx is cancelled (Ctrl-C, SIGTERM through
 // exec.SignalContext) the group gets SIGTERM, then SIGKILL after 5 s, and the trace holds what
-// ran (Recorded.Interrupted says so). Errors: strace or the program cannot be found or started,
+// ran (Recorded.Interrupted says so); the same at o.Timeout (Recorded.TimedOut). Errors: strace or the program cannot be found or started,
 // the strace output cannot be read (the trace so far is kept), the trace cannot be written.
 func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	if len(o.Args) == 0 {
@@ -147,7 +156,15 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 	if feed != nil {
 		go feedLines(feed, o.Workload.Lines(allOps(len(o.Workload.Ops))), done)
 	}
+	var limit <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		limit = t.C
+	}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		select {
 		case <-ctx.Done():
 			var ie *exec.Interrupted
@@ -156,17 +173,24 @@ func Record(ctx context.Context, o RecordOptions) (*Recorded, error) {
 			} else {
 				res.Interrupted = syscall.SIGTERM
 			}
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			}
+		case <-limit:
+			res.TimedOut = o.Timeout
 		case <-done:
+			return
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}()
 	werr := cmd.Wait()
 	close(done)
+	<-stopped // res is the goroutine's no more
+	if res.TimedOut > 0 {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the children it left behind
+	}
 	res.Elapsed = time.Since(start)
 	ps := cmd.ProcessState
 	if ps == nil {
@@ -199,7 +223,7 @@ func writeTrace(straceOut, root, path string, input []string, res *Recorded) err
 		return err
 	}
 	defer in.Close()
-	f, err := safefile.Create(path, safefile.Policy{What: "the trace", Ours: func(h []byte) bool { return bytes.HasPrefix(h, []byte(trace.Magic)) }})
+	f, err := safefile.Create(path, record.TracePolicy("the trace"))
 	if err != nil {
 		return err
 	}

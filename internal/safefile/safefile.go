@@ -24,48 +24,85 @@ type Policy struct {
 	Ours func(head []byte) bool
 	// Force replaces any existing regular file (the user's --force).
 	Force bool
+	// NoForce says the command has no --force for this file: the messages do not suggest it.
+	NoForce bool
 }
 
 // HeadSize is how many bytes of an existing file Policy.Ours sees.
 const HeadSize = 4096
 
-// ErrExists is wrapped by the errors of Check and Create for a path scry may not replace.
+// ErrExists is matched (errors.Is) by the errors of Check and Create for a path scry may not
+// replace. Their messages are whole sentences saying what exists and what to do; they do not
+// end in this error's text.
 var ErrExists = errors.New("exists")
+
+// existsError is an error for a path scry may not replace: its message, and errors.Is(err,
+// ErrExists).
+type existsError struct{ msg string }
+
+func (e *existsError) Error() string        { return e.msg }
+func (e *existsError) Is(target error) bool { return target == ErrExists }
+
+// Exists returns an error with the message fmt.Sprintf(format, args...) that matches ErrExists:
+// for callers with a rule of their own about an existing path (a crash directory that must be
+// new).
+func Exists(format string, args ...any) error {
+	return &existsError{fmt.Sprintf(format, args...)}
+}
+
+// refusal is the error for the regular file path that p does not allow replacing: what exists,
+// why scry keeps it, and what to do (remove it, name another path, or pass --force where the
+// command has it).
+func (p Policy) refusal(path, why string) error {
+	do := "remove it or name another path"
+	if !p.NoForce {
+		do = "remove it, name another path, or pass --force to replace it"
+	}
+	return Exists("%s %s exists%s; %s", p.name(), path, why, do)
+}
+
+// name is What, or "the file".
+func (p Policy) name() string {
+	if p.What == "" {
+		return "the file"
+	}
+	return p.What
+}
 
 // Check tells whether path may be created or replaced under p, without changing anything: nil
 // when it does not exist or is a regular file p allows replacing. Errors: a symbolic link, a
 // directory or another non-regular file (never replaced, even with Force), a regular file p does
-// not allow replacing (wrapping ErrExists, naming --force when it would help), or a path that
-// cannot be examined.
+// not allow replacing (matching ErrExists, naming --force unless NoForce), or a path that cannot
+// be examined.
 func Check(path string, p Policy) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", p.What, path, err)
+		return fmt.Errorf("%s %s: %w", p.name(), path, err)
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%s %s is a symbolic link: scry does not write through links; name the file itself or another path: %w", p.What, path, ErrExists)
+		return Exists("%s %s is a symbolic link: scry does not write through links; name the file itself or another path", p.name(), path)
 	case fi.IsDir():
-		return fmt.Errorf("%s %s is a directory: name a file: %w", p.What, path, ErrExists)
+		return Exists("%s %s is a directory: name a file", p.name(), path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s %s exists and is not a regular file: %w", p.What, path, ErrExists)
+		return Exists("%s %s exists and is not a regular file: scry never replaces it; name another path", p.name(), path)
 	case p.Force:
 		return nil
 	}
 	if p.Ours != nil {
 		head, err := readHead(path)
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", p.What, path, err)
+			return fmt.Errorf("%s %s: %w", p.name(), path, err)
 		}
 		if p.Ours(head) {
 			return nil
 		}
-		return fmt.Errorf("%s %s exists and is not a file scry wrote: scry does not replace it; remove it yourself or name another path: %w", p.What, path, ErrExists)
+		return p.refusal(path, " and scry did not write it: scry does not overwrite files it did not create")
 	}
-	return fmt.Errorf("%s %s exists: scry does not replace files; remove it, name another path, or pass --force: %w", p.What, path, ErrExists)
+	return p.refusal(path, ": scry does not overwrite files")
 }
 
 func readHead(path string) ([]byte, error) {
@@ -90,14 +127,14 @@ func Create(path string, p Policy) (*os.File, error) {
 		return nil, err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s %s: replacing it: %w", p.What, path, err)
+		return nil, fmt.Errorf("%s %s: replacing it: %w", p.name(), path, err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("%s %s appeared while scry was creating it: %w", p.What, path, ErrExists)
+			return nil, Exists("%s %s appeared while scry was creating it: scry does not overwrite it; name another path", p.name(), path)
 		}
-		return nil, fmt.Errorf("%s %s: %w", p.What, path, err)
+		return nil, fmt.Errorf("%s %s: %w", p.name(), path, err)
 	}
 	return f, nil
 }

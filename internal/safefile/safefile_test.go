@@ -18,8 +18,10 @@ func TestCreate(t *testing.T) {
 		msg    string // in the error
 	}{
 		{"new file", func(*testing.T, string) {}, Policy{What: "x"}, true, ""},
-		{"user's file", write("precious"), Policy{What: "x", Ours: ours}, false, "not a file scry wrote"},
-		{"user's file, no recogniser", write("precious"), Policy{What: "x"}, false, "pass --force"},
+		{"user's file", write("precious"), Policy{What: "x", Ours: ours}, false, "exists and scry did not write it: scry does not overwrite files it did not create; remove it, name another path, or pass --force to replace it"},
+		{"user's file, no --force", write("precious"), Policy{What: "x", Ours: ours, NoForce: true}, false, "it did not create; remove it or name another path"},
+		{"user's file, no recogniser", write("precious"), Policy{What: "x"}, false, "exists: scry does not overwrite files; remove it, name another path, or pass --force"},
+		{"user's file, no name", write("precious"), Policy{}, false, "the file "},
 		{"our file", write("OURS v1"), Policy{What: "x", Ours: ours}, true, ""},
 		{"user's file with force", write("precious"), Policy{What: "x", Force: true}, true, ""},
 		{"directory with force", func(t *testing.T, p string) { mkdir(t, p) }, Policy{What: "x", Force: true}, false, "is a directory"},
@@ -58,6 +60,9 @@ func TestCreate(t *testing.T) {
 			}
 			if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %v, want ErrExists saying %q", err, tt.msg)
+			}
+			if strings.HasSuffix(err.Error(), ": exists") || strings.Count(err.Error(), p) != 1 {
+				t.Errorf("error %q: want a sentence naming %s once, not ending in \": exists\"", err, p)
 			}
 			if after, _ := os.ReadFile(p); string(after) != string(before) {
 				t.Errorf("the existing file changed: %q -> %q", before, after)

@@ -60,6 +60,20 @@ func (in Install) PassPlugin(major int) (string, error) {
 	return p, nil
 }
 
+// PluginMajors returns the LLVM major versions that have a pass plugin in the install, in
+// increasing order (none: nil).
+func (in Install) PluginMajors() []int {
+	dirs, _ := filepath.Glob(filepath.Join(in.Root, "lib", "scry", "llvm-*", "scry-pass.so"))
+	var majors []int
+	for _, d := range dirs {
+		if n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(d)), "llvm-")); err == nil {
+			majors = append(majors, n)
+		}
+	}
+	slices.Sort(majors)
+	return majors
+}
+
 // Runtime returns the paths of the runtime archive and of its dynamic list (the linker's
 // --dynamic-list file naming the runtime's symbols, __scry_* and scry_*, which an executable
 // exports so that an instrumented shared library resolves them, dlopen'ed ones too), or an error

@@ -207,19 +207,27 @@ func (c *Config) check() error {
 	return nil
 }
 
+// ReproduceWords returns the shell words of a command that runs target on image with env set
+// (ReproduceCommand), each quoted for the shell: the NAME=VALUE variables, and the program and
+// its arguments with {pool} replaced by image.
+func ReproduceWords(target, env []string, image string) (vars, args []string) {
+	args = make([]string, len(target))
+	for i, a := range target {
+		args[i] = exec.ShellQuote(strings.ReplaceAll(a, exec.PoolPlaceholder, image))
+	}
+	vars = make([]string, len(env))
+	for i, kv := range env {
+		vars[i] = exec.ShellQuote(kv)
+	}
+	return vars, args
+}
+
 // ReproduceCommand is the shell command that runs target on image with the workload from
 // operation k+1 on (line k+2) on standard input, with env set (exec.Target.ReproduceEnv: the
 // variables the runs of scry had that the command must carry, among them PMDK forced to treat
 // the file as PM and an instrumented program tracing into /dev/null).
 func ReproduceCommand(target, env []string, workload string, k, nops int, image string) string {
-	args := make([]string, len(target))
-	for i, a := range target {
-		args[i] = exec.ShellQuote(strings.ReplaceAll(a, exec.PoolPlaceholder, image))
-	}
-	vars := make([]string, len(env))
-	for i, kv := range env {
-		vars[i] = exec.ShellQuote(kv)
-	}
+	vars, args := ReproduceWords(target, env, image)
 	cmd := "env " + strings.Join(append(vars, args...), " ")
 	if k+1 >= nops {
 		return cmd + " < /dev/null"

@@ -49,6 +49,10 @@ type Options struct {
 	// Grace is how long the program has to write its trace and exit after scry passes it
 	// SIGTERM, before it is killed (0: DefaultGrace).
 	Grace time.Duration
+	// Timeout, if positive, is the run's time limit: a program still running then gets SIGTERM
+	// (its runtime writes the trace so far), then SIGKILL after Grace, and Result.TimedOut is
+	// set (0: no limit).
+	Timeout time.Duration
 }
 
 // DefaultGrace is the time a program has after SIGTERM before it is killed: the runtime writes
@@ -62,18 +66,37 @@ type Result struct {
 	// Interrupted is the first SIGINT or SIGTERM scry received while the program ran (0:
 	// none): the run was stopped by the user, and the trace covers it up to that point.
 	Interrupted syscall.Signal
+	// TimedOut is Options.Timeout when the program was stopped for running longer (0: it was
+	// not): the trace covers its run up to that point.
+	TimedOut time.Duration
 }
 
-// Failed reports whether the program did not exit with status 0.
-func (r *Result) Failed() bool { return r.ExitCode != 0 }
+// Failed reports whether the program did not exit with status 0, or was stopped at its time
+// limit.
+func (r *Result) Failed() bool { return r.ExitCode != 0 || r.TimedOut > 0 }
 
 // String describes how the program ended, e.g. "exited with status 1" or "killed by signal
 // segmentation fault (SIGSEGV)".
 func (r *Result) String() string {
+	if r.TimedOut > 0 {
+		return TimedOut(r.TimedOut, r.Signal)
+	}
 	if r.Signal != 0 {
 		return fmt.Sprintf("killed by signal %d (%v)", int(r.Signal), r.Signal)
 	}
 	return fmt.Sprintf("exited with status %d", r.ExitCode)
+}
+
+// TimedOut says how a program stopped at its time limit limit ended (sig: the signal that
+// killed it, 0 when it exited on SIGTERM by itself), for Result and the file-system mode's
+// recording alike: "ran longer than its time limit of 5s (--record-timeout) and was stopped
+// (killed by signal 15 (terminated))".
+func TimedOut(limit time.Duration, sig syscall.Signal) string {
+	how := "SIGTERM"
+	if sig != 0 {
+		how = fmt.Sprintf("killed by signal %d (%v)", int(sig), sig)
+	}
+	return fmt.Sprintf("ran longer than its time limit of %v (--record-timeout) and was stopped (%s)", limit, how)
 }
 
 // ErrNoTrace is returned (wrapped) when the program ran but wrote no trace: it was not built
@@ -94,7 +117,7 @@ func (e *Stopped) Error() string {
 // TracePolicy is the rule for an existing file at a trace path: an earlier trace (it starts
 // with the trace magic) or an empty file is replaced, anything else is kept and is an error.
 func TracePolicy(what string) safefile.Policy {
-	return safefile.Policy{What: what, Ours: func(head []byte) bool {
+	return safefile.Policy{What: what, NoForce: true, Ours: func(head []byte) bool {
 		return len(head) == 0 || bytes.HasPrefix(head, []byte(trace.Magic))
 	}}
 }
@@ -110,7 +133,10 @@ func TracePolicy(what string) safefile.Policy {
 // Ctrl-C reaches it from the terminal itself; otherwise (CI, scripts) it gets a process group
 // of its own and scry passes both signals on to that group. After SIGTERM the program has
 // opts.Grace to exit before its process (group) is killed; a second signal kills it at once.
-// Cancelling ctx acts as SIGTERM.
+// Cancelling ctx acts as SIGTERM. A program still running after opts.Timeout is stopped the
+// same way: SIGTERM, then SIGKILL after opts.Grace, to its process group when it has one of its
+// own (outside a terminal's foreground), and whatever is left of that group is killed once it
+// has exited (Result.TimedOut).
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if len(opts.Args) == 0 {
 		return nil, errors.New("no program to run: give it after `--`")
@@ -191,13 +217,25 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	res := &Result{}
-	var kill <-chan time.Time
+	var kill, limit <-chan time.Time
+	if opts.Timeout > 0 {
+		t := time.NewTimer(opts.Timeout)
+		defer t.Stop()
+		limit = t.C
+	}
 	ctxDone := ctx.Done()
 wait:
 	for {
 		select {
 		case err = <-done:
 			break wait
+		case <-limit:
+			limit = nil
+			if res.Interrupted == 0 && kill == nil {
+				res.TimedOut = opts.Timeout
+				send(syscall.SIGTERM)
+				kill = time.After(grace)
+			}
 		case <-ctxDone:
 			ctxDone = nil
 			if res.Interrupted == 0 {
@@ -224,6 +262,9 @@ wait:
 			kill = nil
 			send(syscall.SIGKILL)
 		}
+	}
+	if res.TimedOut > 0 && !interactive {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // the children it left behind
 	}
 	// An ExitError or ErrWaitDelay (a background child kept the output open) leave the exit
 	// status valid.

@@ -3,9 +3,12 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/internal/testenv"
 )
 
@@ -172,10 +175,170 @@ func TestCrashedProgram(t *testing.T) {
 	}
 }
 
-// TestVersion: scry --version names the build and exits 0.
+// TestVersion: scry version and scry --version name the build, the trace format versions and
+// the LLVM versions the install has pass plugins for, and exit 0.
 func TestVersion(t *testing.T) {
-	r := run(t, t.TempDir(), "", testenv.Scry(t), "--version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "scry version ") || !strings.Contains(r.stdout, "go1.") {
-		t.Errorf("scry --version: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	for _, arg := range []string{"version", "--version"} {
+		r := run(t, t.TempDir(), "", testenv.Scry(t), arg)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "scry version ") || !strings.Contains(r.stdout, "go1.") ||
+			!strings.Contains(r.stdout, "trace format: writes version ") || !strings.Contains(r.stdout, "pass plugins: LLVM ") {
+			t.Errorf("scry %s: exit %d\n%s%s", arg, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// goTypes matches what only Go's own error texts show: its type names ("Go value of type
+// struct { Findings *[]report.Finding }", "a result of type <nil>, declared *infer.Result").
+var goTypes = regexp.MustCompile(`Go (value|struct)|of type|struct \{|interface \{|<nil>|\*?\[\][a-z]+\.[A-Z]|\b(report|trace|infer|analysis|explore|pipeline|exec|crash|px86|safefile|record|strace)\.[A-Z][A-Za-z]*`)
+
+// TestBadInputSweep gives every command that reads a file the wrong file (empty, another kind,
+// a directory, missing, a trace cut inside its header or in its records, a JSON report of the
+// wrong shape) and every command that writes one an existing file of the user's. Each case ends
+// with the documented status (2; 0 with a warning for a trace cut in its records), a message
+// naming the file once and the problem, never a Go type name, a repeated file name or a bare
+// ": exists", and never a panic.
+func TestBadInputSweep(t *testing.T) {
+	scry := testenv.Scry(t)
+	dir := t.TempDir()
+	write := func(name string, content []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, err := analysistest.New().Map(1, 0x10000, 0x1000).Store(3, 0x10000, 8).Persist(4, 0x10000, 8).
+		Store(5, 0x10040, 8).Persist(6, 0x10040, 8).Exit(0).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []struct {
+		kind, path, msg string
+	}{
+		{"empty", write("empty.trace", nil), "the file is empty"},
+		{"text", write("notes.txt", []byte("hello, this is not a trace nor a report\n")), "not"},
+		{"magic prefix", write("cut-header.trace", []byte("SCRYTRC")), "not a scry trace: the file of 7 bytes ends inside the 16-byte header"},
+		{"directory", filepath.Join(dir, "adir"), "is a directory"},
+		{"missing", filepath.Join(dir, "missing.trace"), "no such file"},
+		{"array JSON", write("array.json", []byte("[1, 2]\n")), "not"},
+		{"findings a number", write("number.json", []byte(`{"findings": 3}`)), "not"},
+	}
+	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trace := write("good.trace", good)
+	cut := write("cut.trace", good[:len(good)-3])
+	user := write("user.txt", []byte("the user's notes\n"))
+	prog := filepath.Join(dir, "never-run") // where the program is not looked up
+	ops := write("ops.txt", []byte("op\n"))
+	const cat = "/bin/cat" // a program that exists, never run: the bad file stops scry first
+
+	type tcase struct {
+		args []string
+		code int
+		msg  string
+		file string // the file the message must name, once
+	}
+	var cases []tcase
+	traceCmds := [][]string{{"analyze"}, {"infer"}, {"trace", "dump"}, {"trace", "stats"}, {"trace", "verify"}, {"explore", "--dry-run"}}
+	reportCmds := []func(string) []string{
+		func(p string) []string { return []string{"replay", p, "1", "--out", filepath.Join(dir, "x.img")} },
+		func(p string) []string { return []string{"fix", p} },
+	}
+	for _, in := range inputs {
+		msg := in.msg
+		if msg == "not" {
+			msg = "not a scry trace"
+		}
+		for _, c := range traceCmds {
+			cases = append(cases, tcase{append(slices.Clone(c), in.path), 2, msg, in.path})
+		}
+		cases = append(cases, tcase{[]string{"explore", "--trace", in.path, "--workload", ops, "--", cat, "{pool}"}, 2, msg, in.path})
+		msg = in.msg
+		switch in.kind {
+		case "text", "array JSON", "findings a number", "magic prefix":
+			msg = "is not a JSON report of scry"
+		}
+		for _, c := range reportCmds {
+			cases = append(cases, tcase{c(in.path), 2, msg, in.path})
+		}
+		if in.kind == "directory" || in.kind == "missing" {
+			cases = append(cases, tcase{[]string{"analyze", "--suppressions", in.path, trace}, 2, in.msg, in.path},
+				tcase{[]string{"check", "--workload", in.path, "--", cat, "{pool}"}, 2, in.msg, in.path})
+		}
+	}
+	// A trace cut in its records is analysed up to the cut, with a warning (verify: see
+	// TestCrashedProgram).
+	for _, c := range traceCmds {
+		if c[0] != "trace" || c[1] != "verify" {
+			cases = append(cases, tcase{append(slices.Clone(c), cut), 0, "truncated", ""})
+		}
+	}
+	// A trace where a report belongs.
+	for _, c := range reportCmds {
+		cases = append(cases, tcase{c(trace), 2, "is not a JSON report of scry: not JSON", trace})
+	}
+	// An existing file of the user's where scry would write.
+	exists := "exists"
+	for _, args := range [][]string{
+		{"analyze", "-o", user, trace},
+		{"infer", "-o", user, trace},
+		{"workload", "kv", "-o", user},
+		{"workload", "grammar", "--usage", "prog a", "-o", user},
+		{"fix", "-o", user, trace},
+		{"record", "--trace", user, "--", "true"},
+		{"check", "-o", user, "--", prog},
+		{"check", "--trace", user, "--", "true"},
+		{"explore", "-o", user, "--trace", trace, "--workload", ops, "--", prog, "{pool}"},
+		{"fs", "check", "-o", user, "--dir", dir, "--checker", "true", "--", "true"},
+		{"fs", "check", "--trace", user, "--dir", dir, "--checker", "true", "--", "true"},
+	} {
+		cases = append(cases, tcase{args, 2, exists, user})
+	}
+	// Counts and durations: one meaning in check and fs check.
+	for _, c := range [][]string{{"check"}, {"fs", "check", "--dir", dir, "--checker", "true"}} {
+		for _, f := range []struct{ flag, value, msg string }{
+			{"--max-states", "0", "--max-states 0: give a positive number of states, or -1 for no cap"},
+			{"--max-states", "-2", "--max-states -2"},
+			{"--jobs", "-1", "--jobs -1"},
+			{"--timeout", "-1s", "--timeout -1s: give a positive duration, or 0 for"},
+			{"--time-budget", "-1s", "--time-budget -1s"},
+			{"--record-timeout", "-1s", "--record-timeout -1s: give a positive duration, or 0 for no limit"},
+		} {
+			args := append(slices.Clone(c), f.flag, f.value, "--", prog, "{pool}")
+			cases = append(cases, tcase{args, 2, f.msg, ""})
+		}
+	}
+	// workload kv --ops over the bound: TestWorkloadBound (package cli), whose output is bounded.
+
+	for _, tc := range cases {
+		name := strings.ReplaceAll(strings.Join(tc.args, " "), dir+"/", "")
+		t.Run(name, func(t *testing.T) {
+			r := run(t, dir, "", scry, tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			msg := r.stderr
+			if !strings.Contains(r.stdout+msg, tc.msg) { // a text report's warnings are on stdout
+				t.Errorf("stderr does not say %q:\n%s", tc.msg, msg)
+			}
+			if tc.file != "" && strings.Count(msg, filepath.Base(tc.file)) != 1 {
+				t.Errorf("stderr does not name %s exactly once:\n%s", filepath.Base(tc.file), msg)
+			}
+			if m := goTypes.FindString(msg); m != "" {
+				t.Errorf("stderr shows Go's %q:\n%s", m, msg)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(msg), "\n") {
+				if strings.HasSuffix(line, ": exists") {
+					t.Errorf("a message ends in a bare \": exists\": %s", line)
+				}
+			}
+			if strings.Contains(msg, "panic:") || strings.Contains(msg, "goroutine ") {
+				t.Errorf("Go panic:\n%s", msg)
+			}
+			if b, _ := os.ReadFile(user); string(b) != "the user's notes\n" {
+				t.Fatalf("the user's file changed: %q", b)
+			}
+		})
 	}
 }

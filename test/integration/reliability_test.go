@@ -452,11 +452,11 @@ func TestUserFiles(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"trace is a user file", []string{"check", "--trace", data, "--pm", pm, "--", rel, filepath.Join(dir, "a.pool"), "ops"}, "not a file scry wrote"},
+		{"trace is a user file", []string{"check", "--trace", data, "--pm", pm, "--", rel, filepath.Join(dir, "a.pool"), "ops"}, "scry did not write it"},
 		{"trace is a link", []string{"check", "--trace", link, "--pm", pm, "--", rel, filepath.Join(dir, "b.pool"), "ops"}, "symbolic link"},
 		{"trace is a directory", []string{"record", "--trace", sub, "--pm", pm, "--", rel, filepath.Join(dir, "c.pool"), "ops"}, "is a directory"},
 		{"trace is the pool", []string{"check", "--trace", pool, "--pm", pm, "--", rel, pool, "ops"}, "also an argument of the program"},
-		{"report is a user file", []string{"check", "-o", data, "--pm", pm, "--", rel, filepath.Join(dir, "d.pool"), "ops"}, "not a file scry wrote"},
+		{"report is a user file", []string{"check", "-o", data, "--pm", pm, "--", rel, filepath.Join(dir, "d.pool"), "ops"}, "scry did not write it"},
 		{"report through a link", []string{"check", "-o", link, "--pm", pm, "--", rel, filepath.Join(dir, "e.pool"), "ops"}, "symbolic link"},
 	}
 	for _, tt := range tests {

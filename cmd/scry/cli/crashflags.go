@@ -48,12 +48,12 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl := c.Flags()
 	fl.StringVar(&f.pool, "pool", "", poolHelp)
 	fl.StringArrayVar(&f.strategies, "strategy", nil, "crash-state strategy `S` (repeatable or comma-separated; default "+strings.Join(explore.DefaultStrategies, ",")+"; known: "+strings.Join(strategyNames(), ", ")+")")
-	fl.IntVar(&f.opts.MaxStates, "max-states", crash.DefaultMaxStates, "test at most `N` states per crash point and strategy (-1: no cap)")
+	fl.IntVar(&f.opts.MaxStates, "max-states", crash.DefaultMaxStates, "test at most `N` states per crash point and strategy (-1: no cap; 0 is an error)")
 	fl.Uint64Var(&f.opts.Seed, "seed", 1, "seed of the random strategy")
 	fl.IntVar(&f.opts.Samples, "samples", explore.DefaultSamples, "states per crash point of the random strategy (`K`)")
 	fl.BoolVar(&f.opts.AfterStores, "after-stores", false, "also place a crash point after every store")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "run `J` crash images at once (default: the number of CPUs)")
-	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("a run on a crash image that takes longer than `D` is a hang (default: %d times the longest run on a consistent image, between %v and %v)", explore.HangFactor, explore.MinHangTimeout, exec.DefaultTimeout))
+	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("a run on a crash image that takes longer than `D` is a hang (0, the default: %d times the longest run on a consistent image, between %v and %v)", explore.HangFactor, explore.MinHangTimeout, exec.DefaultTimeout))
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
 	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
@@ -89,8 +89,8 @@ func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	if x.Strategies, err = f.strats(); err != nil {
 		return x, err
 	}
-	if f.timeout < 0 {
-		return x, errors.New("--timeout must be positive (or 0: adaptive)")
+	if err := checkDuration("--timeout", f.timeout, "the adaptive default"); err != nil {
+		return x, err
 	}
 	if f.checker != "" {
 		c, err := exec.ParseChecker(f.checker)
@@ -114,22 +114,38 @@ func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 }
 
 // checkCounts rejects counts that mean nothing: --max-states 0 or below -1, --samples below 1,
-// --jobs below 0.
+// --jobs or --time-budget below 0.
 func (f *crashFlags) checkCounts() error {
-	if f.opts.MaxStates == 0 || f.opts.MaxStates < -1 {
-		return fmt.Errorf("--max-states %d: give a positive number of states, or -1 for no cap", f.opts.MaxStates)
+	if err := checkShared(f.opts.MaxStates, f.jobs, f.timeBudget); err != nil {
+		return err
 	}
 	if f.opts.Samples < 1 {
 		return fmt.Errorf("--samples %d: give a positive number of states", f.opts.Samples)
 	}
-	if f.jobs < 0 {
-		return fmt.Errorf("--jobs %d: give a positive number of runs at once, or 0 for one per CPU", f.jobs)
-	}
-	if f.timeBudget < 0 {
-		return fmt.Errorf("--time-budget %v: give a positive duration, or 0 for no budget", f.timeBudget)
-	}
 	if f.clusterFailures == 0 || f.clusterFailures < -1 {
 		return fmt.Errorf("--cluster-failures %d: give a positive number of failing states, or -1 to run every state", f.clusterFailures)
+	}
+	return nil
+}
+
+// checkShared checks the flags `check` (and `explore`) and `fs check` share, which mean the same
+// in both: --max-states N (positive, or -1 for no cap; 0 is an error), --jobs J (0: one per
+// CPU) and --time-budget D (0: no budget).
+func checkShared(maxStates, jobs int, timeBudget time.Duration) error {
+	if maxStates == 0 || maxStates < -1 {
+		return fmt.Errorf("--max-states %d: give a positive number of states, or -1 for no cap", maxStates)
+	}
+	if jobs < 0 {
+		return fmt.Errorf("--jobs %d: give a positive number of runs at once, or 0 for one per CPU", jobs)
+	}
+	return checkDuration("--time-budget", timeBudget, "no budget")
+}
+
+// checkDuration rejects a negative duration for flag, whose 0 means zero (e.g. "the default of
+// 10s"): every duration flag of scry is a positive duration or 0 for its default.
+func checkDuration(flag string, d time.Duration, zero string) error {
+	if d < 0 {
+		return fmt.Errorf("%s %v: give a positive duration, or 0 for %s", flag, d, zero)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // newExploreCommand is `scry explore`: crash-state exploration of a recorded trace. With
@@ -127,6 +128,13 @@ func dryRunExplore(cmd *cobra.Command, path string, strats []*crash.Strategy, op
 	if format != "text" && format != "json" {
 		return fmt.Errorf("--format %q: want text or json", format)
 	}
+	// A file that is no trace is an error of its own, before the strategies say what they could
+	// not count in it.
+	r, err := trace.Open(path)
+	if err != nil {
+		return err // names path
+	}
+	r.Close()
 	sum, warning, serr := pipeline.DryRun(path, strats, opts, noAssumeFixed)
 	if warning != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", warning)

@@ -14,6 +14,7 @@ import (
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -75,8 +76,14 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			if f.TimeBudget < 0 {
-				return fmt.Errorf("--time-budget %v: give a positive duration, or 0 for no budget", f.TimeBudget)
+			if err := checkShared(f.MaxStates, f.Jobs, f.TimeBudget); err != nil {
+				return err
+			}
+			if err := checkDuration("--timeout", f.CheckerTimeout, fmt.Sprintf("the default of %v", exec.DefaultTimeout)); err != nil {
+				return err
+			}
+			if err := checkDuration("--record-timeout", f.RecordTimeout, "no limit"); err != nil {
+				return err
 			}
 			if f.Stack && f.NoStack {
 				return errors.New("--stack and --no-stack: give one of them")
@@ -87,7 +94,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 				}
 			}
 			if f.Trace != "" {
-				if err := safefile.Check(f.Trace, safefile.Policy{}); err != nil {
+				if err := safefile.Check(f.Trace, record.TracePolicy("the trace")); err != nil {
 					return err
 				}
 			}
@@ -124,9 +131,10 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 	fl.StringVar(&f.APM, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
 	fl.StringVar(&f.Workload, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
 	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
-	fl.IntVar(&f.MaxStates, "max-states", 0, "test at most `N` crash states (0: all the strategies choose)")
+	fl.IntVar(&f.MaxStates, "max-states", -1, "test at most `N` crash states in all (-1: no cap; 0 is an error)")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
-	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, "time limit of one checker run or re-execution (default 10s); a state whose run hangs is inconclusive, not a finding")
+	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, fmt.Sprintf("time limit `D` of one checker run or re-execution (0, the default: %v); a state whose run hangs is inconclusive, not a finding", exec.DefaultTimeout))
+	fl.DurationVar(&f.RecordTimeout, "record-timeout", 0, recordTimeoutHelp)
 	fl.DurationVar(&f.TimeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
 	fl.BoolVar(&f.NoStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
 	fl.BoolVar(&f.Stack, "stack", false, "record call stacks even when PROG is a script a language interpreter runs (Python, Perl, ...: not recorded by default)")

@@ -13,16 +13,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/toolchain"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // statusError ends a command with an exit status other than 2: 1 for correctness findings or a
@@ -119,17 +123,52 @@ func version() string {
 			}
 		}
 	}
+	rev, modified := "", ""
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			v += " " + s.Value
+			rev = " " + s.Value
 		case "vcs.modified":
 			if s.Value == "true" {
-				v += " (modified)"
+				modified = " (modified)"
 			}
 		}
 	}
-	return v + " " + bi.GoVersion
+	if rev == "" {
+		rev = " (no VCS revision recorded: built outside a git checkout, or with -buildvcs=false)"
+	}
+	return v + rev + modified + " " + bi.GoVersion
+}
+
+// versionText is what `scry version` and `scry --version` print (name: the command's name): the
+// build (version), the trace format versions this scry writes and reads, and the LLVM major
+// versions its install has pass plugins for (`scry cc` works with their clang).
+func versionText(name string) string {
+	plugins := "none installed"
+	if in, err := toolchain.FindInstall(); err != nil {
+		plugins += " (" + err.Error() + ")"
+	} else if m := in.PluginMajors(); len(m) > 0 {
+		var s []string
+		for _, v := range m {
+			s = append(s, strconv.Itoa(v))
+		}
+		plugins = "LLVM " + strings.Join(s, ", ") + " (" + filepath.Join(in.Root, "lib", "scry") + ")"
+	}
+	return fmt.Sprintf("%s version %s\ntrace format: writes version %d, reads versions %d to %d\npass plugins: %s\n",
+		name, version(), trace.Version, trace.MinVersion, trace.Version, plugins)
+}
+
+// newVersionCommand is `scry version`: versionText.
+func newVersionCommand(name string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print scry's version, the trace format versions it writes and reads, and the LLVM versions it has pass plugins for",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprint(cmd.OutOrStdout(), versionText(name))
+			return err
+		},
+	}
 }
 
 // Config is what a command line is built from.
@@ -179,7 +218,9 @@ Exit status: 0 no correctness finding, 1 correctness findings, 2 error, 130/143 
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
-		newAnalyzeCommand(cat), newCheckCommand(cat), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand(), newFSCommand())
+		newAnalyzeCommand(cat), newCheckCommand(cat), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand(), newFSCommand(),
+		newVersionCommand(cfg.Name))
+	root.SetVersionTemplate(versionText(cfg.Name))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())
 	})

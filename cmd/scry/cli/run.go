@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,11 @@ type recordFlags struct {
 	opBegin  string
 	opEnd    string
 	env      []string
+	timeout  time.Duration
 }
+
+// recordTimeoutHelp is --record-timeout's help, in `record`, `check` and `fs check`.
+const recordTimeoutHelp = "stop the recorded run of PROG after `D` (e.g. 2m): its process group gets SIGTERM, then SIGKILL 5s later; the trace so far is kept and analysed, and scry says the run was stopped (exit 2 unless there are findings; 0, the default: no limit)"
 
 // envHelp is --env's help.
 const envHelp = "add `NAME=VALUE` to the program's environment (repeatable); in crash mode its re-executions and the printed reproduce commands get it too"
@@ -39,6 +44,7 @@ func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().StringVar(&f.opBegin, "op-begin", "", "a call of `FUNC` begins a workload operation (instead of each line read from standard input; its text is the last line read, else FUNC)")
 	c.Flags().StringVar(&f.opEnd, "op-end", "", "a call of `FUNC` ends the thread's operation (with --op-begin)")
 	c.Flags().StringArrayVar(&f.env, "env", nil, envHelp)
+	c.Flags().DurationVar(&f.timeout, "record-timeout", 0, recordTimeoutHelp)
 }
 
 // check rejects a --pm pattern that is not a valid glob.
@@ -59,6 +65,12 @@ func (f *recordFlags) check() error {
 	if f.opBegin != "" && f.opBegin == f.opEnd {
 		return fmt.Errorf("--op-begin and --op-end name the same function %q", f.opBegin)
 	}
+	if err := checkDuration("--record-timeout", f.timeout, "no limit"); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(f.workload); f.workload != "" && err == nil && fi.IsDir() {
+		return fmt.Errorf("--workload %s is a directory, not a file of operations (one a line)", f.workload)
+	}
 	return exec.CheckEnv(f.env)
 }
 
@@ -67,6 +79,7 @@ func (f *recordFlags) recording(cmd *cobra.Command, args []string) pipeline.Reco
 	return pipeline.Recording{
 		Args: args, Trace: f.trace, PM: f.pm, NoLoads: f.noLoads, NoForcePMEM: f.noForce,
 		OpBegin: f.opBegin, OpEnd: f.opEnd, Env: f.env, Workload: f.workload, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		Timeout: f.timeout,
 	}
 }
 

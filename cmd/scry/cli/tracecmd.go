@@ -83,7 +83,7 @@ func newTraceCommand() *cobra.Command {
 func readTrace(cmd *cobra.Command, path string, read func(r *trace.Reader) error) error {
 	r, err := trace.Open(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err // names path
 	}
 	defer r.Close()
 	return traceErr(cmd, path, read(r))

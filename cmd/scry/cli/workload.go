@@ -21,6 +21,9 @@ func newWorkloadCommand() *cobra.Command {
 		Short: "a seeded sequence of key-value commands for PMDK's mapcli (insert, remove, check)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := workload.CheckCount("--ops", opts.Ops); err != nil {
+				return err // before -o is created
+			}
 			w, closeOut, err := createOutput(cmd, out, force)
 			if err != nil {
 				return err
@@ -28,7 +31,7 @@ func newWorkloadCommand() *cobra.Command {
 			return errors.Join(workload.KV(w, opts), closeOut())
 		},
 	}
-	kv.Flags().IntVar(&opts.Ops, "ops", 1000, "number of operations")
+	kv.Flags().IntVar(&opts.Ops, "ops", 1000, fmt.Sprintf("number of operations `N` (at most %d)", workload.MaxOps))
 	kv.Flags().BoolVar(&force, "force", false, "let -o replace an existing file")
 	kv.Flags().Uint64Var(&opts.Seed, "seed", 1, "random seed (same seed, same workload)")
 	kv.Flags().Uint64Var(&opts.Keys, "keys", 0, "size of the key space (0: scales with --ops)")
@@ -123,7 +126,7 @@ Values given with --value are written as given.`,
 			if len(parsed) == 0 {
 				return errors.New("no usage: give at least one --usage 'PROG [-q] <file>' or --usage-from 'PROG --help'")
 			}
-			if count < 0 {
+			if count < 0 { // no upper bound: the fuzzer streams, and stops cleanly on Ctrl-C
 				return fmt.Errorf("--count %d: negative", count)
 			}
 			if forms {
