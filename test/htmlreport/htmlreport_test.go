@@ -10,7 +10,6 @@ package htmlreport_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
@@ -23,7 +22,6 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/internal/testenv"
-	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -119,25 +117,15 @@ func check(t *testing.T, scry string, ex example, dir string) (*report.Report, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Findings []report.Finding `json:"findings"`
-		Warnings []string         `json:"warnings"`
-		Summary  struct {
-			Trace  string `json:"trace"`
-			Events uint64 `json:"events"`
-		} `json:"summary"`
-		Stats *report.Stats `json:"stats"`
+	rep, err := report.ReadJSON(data, jsonPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", jsonPath, err)
-	}
-	rep := &report.Report{Findings: doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats}
 	if len(rep.Findings) == 0 {
 		t.Fatalf("%s has no finding", jsonPath)
 	}
-	if err := pipeline.WriteReport(rep, "html", htmlPath, false, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	// The page of the saved report, as `scry report` writes it.
+	run(t, exec.Command(scry, "report", "--format", "html", "-o", htmlPath, jsonPath))
 	if ex.cli {
 		// The command's own --format html: a report of scry (which -o may replace) with a
 		// section of each kind. Its crash states may be others than the JSON run's (the jobs

@@ -244,6 +244,7 @@ func TestBadInputSweep(t *testing.T) {
 	reportCmds := []func(string) []string{
 		func(p string) []string { return []string{"replay", p, "1", "--out", filepath.Join(dir, "x.img")} },
 		func(p string) []string { return []string{"fix", p} },
+		func(p string) []string { return []string{"report", "--format", "html", p} },
 	}
 	for _, in := range inputs {
 		msg := in.msg
@@ -286,6 +287,7 @@ func TestBadInputSweep(t *testing.T) {
 		{"workload", "kv", "-o", user},
 		{"workload", "grammar", "--usage", "prog a", "-o", user},
 		{"fix", "-o", user, trace},
+		{"report", "--format", "html", "-o", user, write("empty-report.json", []byte(`{"findings": []}`))},
 		{"record", "--trace", user, "--", "true"},
 		{"check", "-o", user, "--", prog},
 		{"check", "--trace", user, "--", "true"},
