@@ -62,11 +62,13 @@ func (e *explorer) flush() error {
 	b := e.prepare()
 	e.flushes++
 	if len(b.gen.preps) > 0 {
+		b.began = e.now()
 		b.run(e)
 		e.running = b
 		return e.finish()
 	}
 	b.done = make(chan struct{})
+	b.began = e.now()
 	go func() {
 		defer close(b.done)
 		b.run(e)
@@ -106,10 +108,13 @@ type runningBatch struct {
 	genIdx     [][]int
 	pointFiles []string
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
-	// Set by run: the outcomes and the first error of exec.Map.
+	points     int           // the crash points whose states it holds (explorer.batchPoints)
+	began      time.Time     // when it was handed to the workers
+	// Set by run: the outcomes and the first error of exec.Map, and when it ended.
 	prepOut []outcome
 	outs    []outcome
 	err     error
+	ended   time.Time
 	done    chan struct{} // closed when run returns (nil: ran synchronously)
 }
 
@@ -120,7 +125,8 @@ type seqPair struct{ before, after int }
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
-	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout()}
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints}
+	e.batchPoints = 0
 	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	b.genIdx = make([][]int, len(b.items))
@@ -191,13 +197,14 @@ func (b *runningBatch) run(e *explorer) {
 		var err error
 		b.prepOut, err = exec.Map(e.ctx, e.cfg.Exec, b.gen.preps, e.runJob)
 		if err != nil {
-			b.err = err
+			b.err, b.ended = err, e.now()
 			return
 		}
 		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
 		b.planImages(e)
 	}
 	b.outs, b.err = exec.Map(e.ctx, e.cfg.Exec, b.jobs, e.runJob)
+	b.ended = e.now()
 }
 
 // finish waits for the batch handed to the workers, if any, judges its crash images in order and
@@ -211,8 +218,13 @@ func (e *explorer) finish() error {
 	if b.done != nil {
 		<-b.done
 	}
-	// Images are consumed: remove whatever is left of this batch.
+	e.ranTime += b.ended.Sub(b.began)
+	e.ranStates += len(b.items)
+	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
+		e.prog.Advance(b.points)
+		st := &e.res.Stats
+		e.prog.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.res.Findings)})
 		for _, j := range b.gen.preps {
 			os.Remove(j.image)
 		}
