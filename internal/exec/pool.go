@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
-
 )
 
 // ShuffleSeed seeds the permutation in which Map hands items to workers. It is fixed so that
