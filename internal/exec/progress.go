@@ -18,7 +18,8 @@ import (
 // time elapsed and an estimate of the time left (ETA), through to the end: a phase without a
 // total (clustering the findings, writing the report) is a named, ticking line. On a terminal,
 // one progress bar per phase (github.com/schollz/progressbar), redrawn every TermInterval;
-// elsewhere (CI logs, files) a line every ProgressInterval. A nil
+// elsewhere (CI logs, files) a line every ProgressInterval. A phase with a total ends with a line
+// of its last figures, in both cases. A nil
 // *Progress reports nothing. Safe for concurrent use.
 type Progress struct {
 	w    io.Writer
@@ -84,15 +85,27 @@ func NewProgress(w io.Writer) *Progress {
 	return p
 }
 
-// newProgress returns a Progress without its ticker (tests call tick with a clock of their own).
+// NewProgressClock returns a Progress writing lines to w with the clock now and no ticker: the
+// caller prints each line with Tick (tests, with a fake clock).
+func NewProgressClock(w io.Writer, now func() time.Time) *Progress {
+	return newProgress(w, nil, now)
+}
+
+// newProgress returns a Progress without its ticker.
 func newProgress(w io.Writer, tty *os.File, now func() time.Time) *Progress {
 	return &Progress{w: w, term: tty, now: now, start: now(), stop: make(chan struct{})}
 }
 
+// Tick prints a line (off a terminal) or redraws the bar: what the ticker does every interval.
+func (p *Progress) Tick() {
+	if p != nil {
+		p.tick()
+	}
+}
+
 // Phase begins a phase named name (a verb: "exploring", "clustering findings"), whose total
 // units are total (0: none known: a ticking line) of unit (plural: "crash points"). The
-// previous phase's bar is completed. Off a terminal the next tick's line names it (a log gets a
-// line every ProgressInterval, not one per phase).
+// previous phase is ended (endPhase). Off a terminal the next tick's line names it.
 func (p *Progress) Phase(name, unit string, total int) {
 	if p == nil {
 		return
@@ -102,23 +115,26 @@ func (p *Progress) Phase(name, unit string, total int) {
 	if p.finished {
 		return
 	}
-	p.endBar()
+	p.endPhase()
 	p.phase, p.unit, p.total, p.done, p.phaseStart = name, unit, max(total, 0), 0, p.now()
 	if p.term != nil {
-		max := p.total
-		if max == 0 {
-			max = -1 // a spinner
-		}
-		p.bar = progressbar.NewOptions(max,
+		max, opts := p.total, []progressbar.Option{
 			progressbar.OptionSetWriter(p.term),
-			progressbar.OptionShowCount(),
 			progressbar.OptionSetDescription(p.describe(false)),
 			progressbar.OptionShowDescriptionAtLineEnd(),
-			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionThrottle(100 * time.Millisecond),
 			progressbar.OptionSetWidth(30),
-			progressbar.OptionSpinnerType(14),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.term) }),
-		)
+			progressbar.OptionSetElapsedTime(false),
+			progressbar.OptionSetPredictTime(false),
+		}
+		if max > 0 {
+			opts = append(opts, progressbar.OptionShowCount())
+		} else {
+			// A spinner turned by the ticks (its own goroutine would outlive the phase).
+			max = -1
+			opts = append(opts, progressbar.OptionSpinnerType(14), progressbar.OptionSetSpinnerChangeInterval(0))
+		}
+		p.bar = progressbar.NewOptions(max, opts...)
 		_ = p.bar.RenderBlank()
 	}
 }
@@ -168,7 +184,7 @@ func (p *Progress) Ran() {
 	p.runs++
 }
 
-// Finish ends the report: the last bar is completed (or left where it stopped), the ticks stop.
+// Finish ends the report: the last phase is ended (endPhase), the ticks stop.
 func (p *Progress) Finish() {
 	if p == nil {
 		return
@@ -179,7 +195,7 @@ func (p *Progress) Finish() {
 		return
 	}
 	p.finished = true
-	p.endBar()
+	p.endPhase()
 	close(p.stop)
 }
 
@@ -208,18 +224,17 @@ func (p *Progress) redraw() {
 	}
 }
 
-// endBar completes the phase's bar (or leaves it where it stopped).
-func (p *Progress) endBar() {
-	if p.bar == nil {
-		return
+// endPhase ends the phase: its bar, if any, is cleared (the next phase draws on the same line),
+// and a phase with a total leaves its last figures as a line, on a terminal or not, so that a log
+// shows what each phase did.
+func (p *Progress) endPhase() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+		p.bar = nil
 	}
-	p.bar.Describe(p.describe(false))
-	if p.total > 0 && p.done == p.total {
-		_ = p.bar.Finish()
-	} else {
-		_ = p.bar.Exit()
+	if p.total > 0 {
+		fmt.Fprintln(p.w, p.describe(true))
 	}
-	p.bar = nil
 }
 
 // describe returns the phase's figures: as a whole line (off a terminal: "scry: exploring: 846

@@ -13,8 +13,8 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-// TestProgressLines: off a terminal, a Progress prints a line per tick, none when a phase
-// begins, against the phase's fixed total, with the figures, the elapsed time and an ETA from the
+// TestProgressLines: off a terminal, a Progress prints a line per tick and one when a phase with
+// a total ends, none when a phase begins, against the phase's fixed total, with the figures, the elapsed time and an ETA from the
 // phase's rate, at most the time left to the deadline; a phase without a total is a named
 // ticking line; nothing is printed after Finish.
 func TestProgressLines(t *testing.T) {
@@ -52,7 +52,8 @@ func TestProgressLines(t *testing.T) {
 			p.tick()
 		}, "scry: exploring: 400 of 400 crash points (100%); 1500 states judged, 3 failed, 1 findings; 700 runs; 57s elapsed, ETA 0s"},
 		{"the final phase", func() { clock.advance(90 * time.Second); p.Phase("clustering findings", "", 0); p.tick() },
-			"scry: clustering findings; 1500 states judged, 3 failed, 1 findings; 700 runs; 2m27s elapsed, ETA 0s"},
+			"scry: exploring: 400 of 400 crash points (100%); 1500 states judged, 3 failed, 1 findings; 700 runs; 2m27s elapsed, ETA 0s\n" +
+				"scry: clustering findings; 1500 states judged, 3 failed, 1 findings; 700 runs; 2m27s elapsed, ETA 0s"},
 		{"finished", func() { p.Finish(); clock.advance(time.Hour); p.tick(); p.Phase("late", "", 1) }, ""},
 	}
 	for _, s := range steps {

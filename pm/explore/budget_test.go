@@ -1,9 +1,12 @@
 package explore
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -71,5 +74,32 @@ func TestOverBudget(t *testing.T) {
 	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: ops}}}
 	if e.overBudget(0) {
 		t.Error("no budget: a point was left out")
+	}
+}
+
+// TestProgress: the exploration reports its crash points against the total counted before any
+// run (all done at the end), then the findings' clustering, with the figures of the exploration
+// (a fake clock: the times are 0).
+func TestProgress(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	var out strings.Builder
+	testProgress = scryexec.NewProgressClock(&out, func() time.Time { return time.Unix(0, 0) })
+	defer func() { testProgress = nil }()
+	r := explore(t, dir, bin, "ordering.ops", 2, 5*time.Second)
+	testProgress.Tick()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	st := r.Stats
+	figures := fmt.Sprintf("%d states judged, %d failed, %d findings", st.StatesTested, st.Failures, len(r.Findings))
+	if len(lines) != 2 {
+		t.Fatalf("lines:\n%s\nwant the exploration's and the clustering's", out.String())
+	}
+	var done, total int
+	rest, ok := strings.CutPrefix(lines[0], "scry: exploring: ")
+	if _, err := fmt.Sscanf(rest, "%d of %d crash points", &done, &total); !ok || err != nil || done != total || total != st.CrashPoints || !strings.Contains(lines[0], figures) {
+		t.Errorf("line %q: want all of the %d crash points done and %q", lines[0], st.CrashPoints, figures)
+	}
+	if want := "scry: clustering and placing the findings; " + figures; !strings.HasPrefix(lines[1], want) {
+		t.Errorf("line %q, want %q", lines[1], want)
 	}
 }

@@ -74,7 +74,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), Config{
-		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
+		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir, Progress: testProgress},
 		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
 		Start: testStart, Now: testNow,
 	})
@@ -130,11 +130,12 @@ var testNoPriority bool
 var testNoForkServer bool
 
 // testTimeBudget, testStart and testNow are exploreTrace's Config.TimeBudget, Start and Now (a
-// fake clock: time stands still).
+// fake clock: time stands still); testProgress its Exec.Progress.
 var (
 	testTimeBudget time.Duration
 	testStart      time.Time
 	testNow        func() time.Time
+	testProgress   *scryexec.Progress
 )
 
 // TestClusterSampling: once a finding has failed on ClusterFailures states, the states of later
