@@ -214,7 +214,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		rs.oracle = oracle
 	}
 	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
-		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Start: start, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Start: start, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp}, Progress: c.Progress, Sites: r})
 	var st report.Stats
 	if x != nil {
 		rep.Findings = x.Findings

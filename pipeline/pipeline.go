@@ -225,7 +225,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
 		ConfirmPairs: confirmPairs(rep), Start: x.Start,
-		Exec: exec.Pool{Jobs: x.Jobs, Progress: x.Progress},
+		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})
 	if xerr == nil {
 		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0)

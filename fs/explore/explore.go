@@ -63,9 +63,12 @@ type Options struct {
 	// Start is when the time budget began (zero: when Explore begins): a command that records
 	// and models the run first counts that time too (the budget is the command's).
 	Start time.Time
-	// Pool runs the crash states; its Progress, if non-nil, gets a phase per strategy against
-	// the strategy's states (the crash points for prefix) and the figures after each round.
+	// Pool runs the crash states.
 	Pool exec.Pool
+	// Progress, if non-nil, gets a phase per strategy against the strategy's states (the crash
+	// points for prefix), each state counted when judged or left out, the runs of the program
+	// and the figures after each round.
+	Progress *exec.Progress
 	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
 	Sites report.SiteTable
 	// Now is the clock (nil: time.Now), for tests (with a clock of its own, the time budget
@@ -472,7 +475,7 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 		e.budgetStart = e.start
 	}
 	if o.TimeBudget > 0 {
-		o.Pool.Progress.Deadline(e.budgetStart.Add(o.TimeBudget))
+		o.Progress.Deadline(e.budgetStart.Add(o.TimeBudget))
 	}
 	if o.TimeBudget > 0 && realClock { // a test's clock has no deadline on the wall clock
 		var cancel context.CancelFunc
@@ -516,7 +519,7 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 }
 
 func (e *explorer) finish(err error) (*Explored, error) {
-	e.o.Pool.Progress.Phase("clustering the findings", "", 0)
+	e.o.Progress.Phase("clustering the findings", "", 0)
 	if n := e.res.Stats.SkippedBudget; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash states were left out to keep to the time budget of %v (spread over the run: every operation's states got their first runs before any got more); the results cover the %d tested", n, e.o.TimeBudget, e.res.Stats.StatesTested))
 		if err == nil && e.res.Stats.StatesTested == 0 {
@@ -538,19 +541,19 @@ func (e *explorer) warn(s string) { e.res.Warnings = appendOnce(e.res.Warnings, 
 // phase begins the progress phase of the strategy running, named name, against total units
 // (states; crash points for prefix, one state each).
 func (e *explorer) phase(name, unit string, total int) {
-	e.o.Pool.Progress.Phase(fmt.Sprintf("exploring: %s (strategy %d of %d)", name, e.strategy+1, e.strategies), unit, total)
+	e.o.Progress.Phase(fmt.Sprintf("exploring: %s (strategy %d of %d)", name, e.strategy+1, e.strategies), unit, total)
 }
 
 // figures shows the states judged, failed and the findings so far.
 func (e *explorer) figures() {
 	st := &e.res.Stats
-	e.o.Pool.Progress.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.cl.order)})
+	e.o.Progress.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.cl.order)})
 }
 
 // sane judges the consistent states (before the run, after it): the oracles must accept them.
 func (e *explorer) sane() error {
 	items := e.p.sane()
-	e.o.Pool.Progress.Phase("checking the consistent states", "states", len(items))
+	e.o.Progress.Phase("checking the consistent states", "states", len(items))
 	vs, err := e.run(items)
 	if err != nil {
 		return err

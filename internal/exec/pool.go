@@ -24,9 +24,6 @@ type Pool struct {
 	Jobs int
 	// Dir is the parent of the run's temporary directory; "" means os.TempDir().
 	Dir string
-	// Progress, if non-nil, counts the runs (Progress.Ran; one Progress spans a command's Map
-	// calls).
-	Progress *Progress
 	// Ordered hands the items out in their order instead of the shuffled one: for a caller
 	// that ordered them itself (file-system mode's time budget spreads its first runs over the
 	// whole program run).
@@ -107,7 +104,6 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bar := p.Progress
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -139,7 +135,6 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 				mu.Lock()
 				done++
 				mu.Unlock()
-				bar.Ran()
 			}
 		})
 	}

@@ -174,7 +174,7 @@ func (p *Progress) Deadline(t time.Time) {
 	p.deadline = t
 }
 
-// Ran counts one run finished (Map calls it; the count is shown with the figures).
+// Ran counts one run of the program finished (shown with the figures).
 func (p *Progress) Ran() {
 	if p == nil {
 		return

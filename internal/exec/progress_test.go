@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -65,23 +64,8 @@ func TestProgressLines(t *testing.T) {
 	}
 }
 
-// TestProgressMap: Map counts its runs on the Progress of its Pool, across calls.
-func TestProgressMap(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-	var out strings.Builder
-	p := newProgress(&out, nil, clock.now)
-	p.Phase("running", "", 0)
-	for range 2 {
-		if _, err := Map(context.Background(), Pool{Jobs: 2, Dir: t.TempDir(), Progress: p}, []int{1, 2, 3},
-			func(_ context.Context, _ *Worker, i int) int { return i }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out.Reset()
-	p.tick()
-	if want := "scry: running; 6 runs; 0s elapsed\n"; out.String() != want {
-		t.Errorf("printed %q, want %q", out.String(), want)
-	}
+// TestProgressNil: a nil Progress reports nothing.
+func TestProgressNil(t *testing.T) {
 	var none *Progress // a nil Progress reports nothing
 	none.Phase("x", "y", 1)
 	none.Advance(1)

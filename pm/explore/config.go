@@ -111,8 +111,12 @@ type Config struct {
 	// Runner runs the target and the checker on images (nil: ProcessRunner of Target and
 	// Checker, real processes). Tests give a fake to explore without compiling anything.
 	Runner Runner
-	// Pool of workers: Jobs, temporary directory parent, progress output.
+	// Pool of workers: Jobs, temporary directory parent.
 	Exec exec.Pool
+	// Progress, if non-nil, reports the exploration: the planning walk, then the crash points
+	// explored or left out against their total, the runs and the figures of the states judged,
+	// then the findings' clustering.
+	Progress *exec.Progress
 	// BatchStates bounds the images materialised at once (0: DefaultBatchStates); a batch
 	// always holds whole operations, so one operation's states may exceed it.
 	BatchStates int

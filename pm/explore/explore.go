@@ -182,7 +182,7 @@ type explorer struct {
 	budgetStart time.Time
 	ranTime     time.Duration
 	ranStates   int
-	// prog reports the progress (Config.Exec.Progress); batchPoints counts the crash points the
+	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
 	// batch being built explores (counted done once it is judged).
 	prog        *exec.Progress
 	batchPoints int
@@ -248,7 +248,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, memoryOps: map[int]bool{},
 	}
-	e.budgetStart, e.prog = cfg.Start, cfg.Exec.Progress
+	e.budgetStart, e.prog = cfg.Start, cfg.Progress
 	if e.budgetStart.IsZero() {
 		e.budgetStart = e.now()
 	}

@@ -342,6 +342,7 @@ func quoteStderr(out, stderr []byte) string {
 // it sees the raw crash image and cannot change what the target sees), then the target on the
 // image itself, which the job owns.
 func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
+	defer e.prog.Ran()
 	var out outcome
 	if j.copyFrom != "" {
 		err := exec.CopyFile(j.image, j.copyFrom)
