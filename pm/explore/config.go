@@ -65,6 +65,10 @@ const (
 	MinBudgetReserve = time.Second
 )
 
+// BudgetBatches is the number of batches a time budget's exploration is at least cut into
+// (batchLimit).
+const BudgetBatches = 20
+
 // ScheduleEnd is the part of a time budget d its exploration may use: d less the reserve for
 // the final phase (BudgetReserve, at least MinBudgetReserve, at most a quarter of d).
 func ScheduleEnd(d time.Duration) time.Duration {

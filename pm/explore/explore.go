@@ -136,6 +136,8 @@ type explorer struct {
 	cfg   *Config
 	r     *trace.Reader
 	ctx   context.Context
+	// runCtx is the runs' context: ctx, ending at the time budget's schedule end (budgetEnded).
+	runCtx context.Context
 	tmp   string
 	bw    *crash.ImageWriter
 	res   *Result
@@ -182,6 +184,9 @@ type explorer struct {
 	budgetStart time.Time
 	ranTime     time.Duration
 	ranStates   int
+	// budgetStopped counts the crash states not judged because the budget's end stopped their
+	// runs.
+	budgetStopped int
 	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
 	// batch being built explores (counted done once it is judged).
 	prog        *exec.Progress
@@ -248,9 +253,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, memoryOps: map[int]bool{},
 	}
-	e.budgetStart, e.prog = cfg.Start, cfg.Progress
+	e.budgetStart, e.prog, e.runCtx = cfg.Start, cfg.Progress, ctx
 	if e.budgetStart.IsZero() {
 		e.budgetStart = e.now()
+	}
+	if cfg.TimeBudget > 0 && cfg.Now == nil { // a test's clock has no deadline on the wall clock
+		// The runs still going at the schedule's end are stopped: the final phase has its reserve
+		// whatever the runs cost (a hang bound under load, a slow last batch).
+		var cancel context.CancelFunc
+		e.runCtx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(ScheduleEnd(cfg.TimeBudget)))
+		defer cancel()
 	}
 	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
@@ -333,6 +345,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if n := res.Stats.SkippedBudget; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over the workload); the results cover the %d explored", n, cfg.TimeBudget, res.Stats.CrashPoints))
 	}
+	if n := e.budgetStopped; n > 0 {
+		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report) and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
+	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
 	return res, werr
@@ -363,6 +378,10 @@ func (e *explorer) overBudget(k int) bool {
 	}
 	return e.spent()+e.queued() > Schedule(d, pos, n)
 }
+
+// budgetEnded reports whether the time budget's end stopped the runs (not a cancellation of
+// ctx: Ctrl-C).
+func (e *explorer) budgetEnded() bool { return e.runCtx.Err() != nil && e.ctx.Err() == nil }
 
 // spent is the time since the budget began (Config.Start).
 func (e *explorer) spent() time.Duration { return e.now().Sub(e.budgetStart) }
@@ -622,7 +641,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		return nil
 	}
 	k := int(cp.Op)
-	if k+1 > len(e.cfg.Workload.Ops) {
+	if k+1 > len(e.cfg.Workload.Ops) || e.overBudget(k) {
 		return nil
 	}
 	assumed := func(u crash.Unit) bool {

@@ -91,9 +91,17 @@ func (e *explorer) hangTimeout() time.Duration {
 
 // batchLimit is the number of states after which the walk hands its batch to the workers:
 // Config.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
-// workers start early and a first failure is reported soon.
+// workers start early and a first failure is reported soon. Under a time budget a batch is also
+// kept to about 1/BudgetBatches of the budget's exploration (ScheduleEnd) at the wall time per
+// state measured so far (at least 32 states): the walk stops adding states once those queued
+// would end past the schedule (overBudget), and smaller batches let it stop closer to the end.
 func (e *explorer) batchLimit() int {
-	return min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
+	n := min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
+	if d := e.cfg.TimeBudget; d > 0 && e.ranStates > 0 && e.ranTime > 0 {
+		per := e.ranTime / time.Duration(e.ranStates)
+		n = min(n, max(32, int(ScheduleEnd(d)/BudgetBatches/max(per, 1))))
+	}
+	return n
 }
 
 // runningBatch is a batch handed to the workers (flush) and not yet judged (finish).
@@ -195,7 +203,7 @@ func (b *runningBatch) planImages(e *explorer) {
 func (b *runningBatch) run(e *explorer) {
 	if len(b.gen.preps) > 0 {
 		var err error
-		b.prepOut, err = exec.Map(e.ctx, e.cfg.Exec, b.gen.preps, e.runJob)
+		b.prepOut, err = exec.Map(e.runCtx, e.cfg.Exec, b.gen.preps, e.runJob)
 		if err != nil {
 			b.err, b.ended = err, e.now()
 			return
@@ -203,12 +211,13 @@ func (b *runningBatch) run(e *explorer) {
 		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
 		b.planImages(e)
 	}
-	b.outs, b.err = exec.Map(e.ctx, e.cfg.Exec, b.jobs, e.runJob)
+	b.outs, b.err = exec.Map(e.runCtx, e.cfg.Exec, b.jobs, e.runJob)
 	b.ended = e.now()
 }
 
 // finish waits for the batch handed to the workers, if any, judges its crash images in order and
-// removes its images. Runs on the walk's goroutine.
+// removes its images. Runs on the walk's goroutine. The states whose runs (or legal outcomes'
+// runs) the time budget's end stopped are not judged (explorer.budgetStopped).
 func (e *explorer) finish() error {
 	b := e.running
 	if b == nil {
@@ -241,11 +250,19 @@ func (e *explorer) finish() error {
 			}
 		}
 	}()
+	// The runs stopped at the time budget's end (Config.TimeBudget) are left out, not an error.
+	budgetEnded := b.err != nil && e.budgetEnded()
+	if budgetEnded {
+		b.err = nil
+	}
 	if len(b.gen.preps) > 0 {
 		if b.prepOut != nil {
 			e.res.Stats.PrepRuns += len(b.gen.preps)
 		}
 		if b.outs == nil {
+			if budgetEnded {
+				e.budgetStopped += len(b.items)
+			}
 			return b.err // the prep runs were interrupted
 		}
 	}
@@ -266,7 +283,7 @@ func (e *explorer) finish() error {
 			}
 		}
 	}
-	interrupted := err != nil
+	interrupted := err != nil || budgetEnded
 	for i := 0; i < b.oracles; i++ {
 		if outs[i].done {
 			e.res.Stats.OracleRuns++
@@ -291,6 +308,10 @@ func (e *explorer) finish() error {
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		if !ready {
+			if budgetEnded {
+				e.budgetStopped++
+				continue
+			}
 			if got.done {
 				// Interrupted before its legal outcomes ran: run, but not judged.
 				e.res.Stats.StatesTested++
