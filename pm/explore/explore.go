@@ -133,16 +133,16 @@ func (p *period) sequential() bool { return len(p.ops) == 1 }
 
 // explorer is the state of one Run.
 type explorer struct {
-	cfg   *Config
-	r     *trace.Reader
-	ctx   context.Context
+	cfg *Config
+	r   *trace.Reader
+	ctx context.Context
 	// runCtx is the runs' context: ctx, ending at the time budget's schedule end (budgetEnded).
 	runCtx context.Context
-	tmp   string
-	bw    *crash.ImageWriter
-	res   *Result
-	nimg  atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
-	batch []*item
+	tmp    string
+	bw     *crash.ImageWriter
+	res    *Result
+	nimg   atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
+	batch  []*item
 	// The base of the crash point items are being made at: its trace event, the file and the delta
 	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
 	// points' own base files (removed after the batch).
