@@ -291,17 +291,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	e.rank = exploreRanks(passes, len(cfg.Workload.Ops))
-	// Plan first: the crash points to explore are counted before any run, so that progress is
-	// reported against a fixed total.
-	e.prog.Phase("planning: counting the crash points", "", 0)
-	total, err := countPoints(cfg.Trace, cfg.Options)
-	if err != nil {
-		return res, err
+	if e.prog != nil {
+		// Plan first: the crash points to explore are counted before any run, so that progress
+		// is reported against a fixed total.
+		e.prog.Phase("planning: counting the crash points", "", 0)
+		total, err := countPoints(cfg.Trace, cfg.Options)
+		if err != nil {
+			return res, err
+		}
+		if cfg.TimeBudget > 0 {
+			e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
+		}
+		e.prog.Phase("exploring", "crash points", total)
 	}
-	if cfg.TimeBudget > 0 {
-		e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
-	}
-	e.prog.Phase("exploring", "crash points", total)
 	var werr error
 	for i, pass := range passes {
 		e.pass, e.walk = pass, i
