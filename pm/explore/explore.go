@@ -185,8 +185,12 @@ type explorer struct {
 	ranTime     time.Duration
 	ranStates   int
 	// budgetStopped counts the crash states not judged because the budget's end stopped their
-	// runs.
+	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
 	budgetStopped int
+	budgetStop    bool
+	// allPoints is the number of crash points inside operations (countPoints; counted when
+	// progress is reported or under a budget), visited those the walks reached.
+	allPoints, visited int
 	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
 	// batch being built explores (counted done once it is judged).
 	prog        *exec.Progress
@@ -291,21 +295,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	e.rank = exploreRanks(passes, len(cfg.Workload.Ops))
-	if e.prog != nil {
+	if e.prog != nil || cfg.TimeBudget > 0 {
 		// Plan first: the crash points to explore are counted before any run, so that progress
-		// is reported against a fixed total.
+		// is reported against a fixed total, and a walk stopped at the budget's end knows how
+		// many it left out.
 		e.prog.Phase("planning: counting the crash points", "", 0)
-		total, err := countPoints(cfg.Trace, cfg.Options)
-		if err != nil {
+		if e.allPoints, err = countPoints(cfg.Trace, cfg.Options); err != nil {
 			return res, err
 		}
 		if cfg.TimeBudget > 0 {
 			e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
 		}
-		e.prog.Phase("exploring", "crash points", total)
+		e.prog.Phase("exploring", "crash points", e.allPoints)
 	}
 	var werr error
 	for i, pass := range passes {
+		if e.budgetStop {
+			break
+		}
 		e.pass, e.walk = pass, i
 		if i > 0 {
 			if r, err = trace.Open(cfg.Trace); err != nil {
@@ -475,6 +482,20 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	if !e.inPass(k) {
 		return nil
 	}
+	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= ScheduleEnd(d) {
+		// The budget has ended: the rest of the trace is not walked (a long trace takes a
+		// while), its crash points are left out.
+		// The states built and not yet handed to the workers are not run: their runs would
+		// be stopped at once (runCtx has ended).
+		left := max(e.allPoints-e.visited, 0)
+		e.res.Stats.SkippedBudget += left
+		e.budgetStopped += len(e.batch)
+		e.prog.Advance(left + e.batchPoints)
+		e.batch, e.batchPoints, e.batchBytes = nil, 0, 0
+		e.budgetStop = true
+		return crash.ErrStop
+	}
+	e.visited++
 	explored := e.res.Stats.CrashPoints
 	err := e.visitPoint(cp, k)
 	if e.res.Stats.CrashPoints == explored {
