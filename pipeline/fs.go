@@ -42,8 +42,10 @@ type FSCheck struct {
 	Strategies []string
 	MaxStates  int
 	Jobs       int
-	// TimeBudget bounds the exploration's time (explore.Options.TimeBudget; 0: none).
+	// TimeBudget bounds the command's time (explore.Options.TimeBudget; 0: none), counted from
+	// Start (zero: when Run begins), so that the recording and the modelling are inside it.
 	TimeBudget time.Duration
+	Start      time.Time
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
 	// Stack turns it on for a program an interpreter runs, which is recorded without stacks
 	// otherwise (strace.Interpreter: its frames are the interpreter's, at about 90 times the
@@ -60,7 +62,8 @@ type FSCheck struct {
 	// KeepDir is where the directory keeping the trace and the snapshot of Dir for `scry
 	// replay` is created when there are findings ("" the temporary directory, $TMPDIR).
 	KeepDir string
-	// Stdout and Stderr receive the program's output; Progress, if non-nil, the progress bar.
+	// Stdout and Stderr receive the program's output; Progress, if non-nil, the progress of the
+	// phases after the recording (the caller finishes it once the report is written).
 	Stdout, Stderr io.Writer
 	Progress       *exec.Progress
 	// Notes receives messages for the user.
@@ -80,6 +83,10 @@ type FSRecording = strace.Recorded
 // there are findings, the snapshot and the trace are first moved to a directory of their own
 // (keep) so that `scry replay` can rebuild the findings' crash directories.
 func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
+	start := c.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
 	apm, err := model.APMByName(cmpOr(c.APM, "default"))
 	if err != nil {
 		return nil, err
@@ -170,6 +177,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	rep := &report.Report{Trace: c.Trace, Rules: explore.Kinds()}
+	c.Progress.Phase("modelling the run", "", 0)
 	r, err := trace.Open(tracePath)
 	if err != nil {
 		return nil, err
@@ -209,7 +217,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		rs.oracle = oracle
 	}
 	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
-		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp, Progress: c.Progress}, Sites: r})
+		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Start: start, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp}, Progress: c.Progress, Sites: r})
 	var st report.Stats
 	if x != nil {
 		rep.Findings = x.Findings

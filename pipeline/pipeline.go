@@ -84,11 +84,15 @@ type Exploration struct {
 	NoPriority bool
 	// NoForkServer runs the program by exec on every image (explore.Config.NoForkServer).
 	NoForkServer bool
-	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none).
+	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none), counted
+	// from Start (zero: when the command's work begins: Check.Run, ExploreTrace), so that the
+	// recording and the trace analyses are inside it too.
 	TimeBudget time.Duration
-	// Progress receives the progress of the runs: a bar on a terminal, else a line every
-	// exec.ProgressInterval (nil: nothing).
-	Progress io.Writer
+	Start      time.Time
+	// Progress reports the phases after the recording (analysing, planning, exploring against
+	// the crash points counted first, clustering the findings; nil: nothing). The caller makes
+	// it (exec.NewProgress) and finishes it once the report is written.
+	Progress *exec.Progress
 	// Runner runs the target on images (nil: processes, explore.ProcessRunner).
 	Runner explore.Runner
 	// Pool is the pool path the trace was recorded with ("" picks the only file it maps).
@@ -216,15 +220,13 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		}
 		opts.AssumeDurable = stores
 	}
-	prog := exec.NewProgress(x.Progress)
 	res, xerr := explore.Run(ctx, explore.Config{
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
-		ConfirmPairs: confirmPairs(rep),
-		Exec:         exec.Pool{Jobs: x.Jobs, Progress: prog},
+		ConfirmPairs: confirmPairs(rep), Start: x.Start,
+		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})
-	prog.Finish()
 	if xerr == nil {
 		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0)
 		if opts.AssumeLate {
@@ -595,6 +597,9 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if _, err := exec.ParseTarget(rc.Args); err != nil {
 		return nil, err
 	}
+	if c.Explore.Start.IsZero() {
+		c.Explore.Start = time.Now()
+	}
 	dir, err := os.MkdirTemp("", "scry-check-")
 	if err != nil {
 		return nil, err
@@ -648,6 +653,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	}
 	x.confirm = !c.Analysis.NoInfer
 	explores := c.Analysis.explores() && !res.Failed() && res.Interrupted == 0
+	x.Progress.Phase("analysing the trace", "", 0)
 	var props *infer.Result
 	var warning string
 	if explores {
@@ -707,6 +713,10 @@ func ExploreTrace(ctx context.Context, path, workload string, target []string, x
 		return nil, err
 	}
 	rep := &report.Report{Trace: abs}
+	if x.Start.IsZero() {
+		x.Start = time.Now()
+	}
+	x.Progress.Phase("analysing the trace", "", 0)
 	props, warning, err := Infer(abs, &x)
 	if err != nil {
 		return rep, err

@@ -302,3 +302,36 @@ func TestExploreCancelled(t *testing.T) {
 		t.Errorf("report warnings do not say the exploration was interrupted: %+v", rep)
 	}
 }
+
+// stuckRunner is the slots program whose runs, after the first few, never end by themselves:
+// each waits for its context (a hang bound longer than the budget, a machine under load).
+type stuckRunner struct {
+	fakeRunner
+	free int64 // runs that end normally
+}
+
+func (s *stuckRunner) Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) exec.Outcome {
+	if s.runs.Load() < s.free {
+		return s.fakeRunner.Target(ctx, image, stdin, dir, timeout)
+	}
+	<-ctx.Done()
+	return exec.Outcome{ExitCode: -1, Err: ctx.Err()}
+}
+
+// TestExploreBudgetStopsRuns: the runs still going at the end of the time budget's schedule are
+// stopped, their crash states are not judged and the report says so, and the exploration is no
+// error: the final phase has its reserve whatever the runs cost. (The budget is real time; the
+// test waits for its end, an event, and asserts no duration.)
+func TestExploreBudgetStopsRuns(t *testing.T) {
+	tr, wl := slotsTrace(t, t.TempDir(), ops, true)
+	rep, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t),
+		pipeline.Exploration{Runner: &stuckRunner{free: 4}, Jobs: 2, TimeBudget: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool {
+		return strings.Contains(w, "crash states were stopped at the end of the time budget of 2s")
+	}) {
+		t.Errorf("warnings %q do not say runs were stopped at the budget's end", rep.Warnings)
+	}
+}

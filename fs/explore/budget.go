@@ -13,10 +13,13 @@ import (
 // (pm/explore's Config.TimeBudget): explore for about that long, leave out what does not fit,
 // spread what is tested over the whole run, and say what was left out (Stats.SkippedBudget,
 // a warning; nothing tested at all is an error). Explore's strategies run one after the other,
-// so they share it as PM mode's operations do: after a head start of pmexplore.BudgetHeadStart of
-// the budget D, strategy k of n stops starting runs once D·h + D·(1-h)·(k+1)/n has passed since
-// the exploration began (time a strategy leaves unused goes to the next ones), and at D every
-// run still going is killed and left out: the exploration ends within its budget. Inside a
+// so they share it as PM mode's operations do (pmexplore.Schedule): after a head start of
+// pmexplore.BudgetHeadStart of the budget D less its reserve for the final phase (clustering the
+// findings, keeping the snapshot, writing the report: pmexplore.ScheduleEnd), strategy k of n
+// stops starting runs once E·h + E·(1-h)·(k+1)/n has passed since the budget began (Options.Start:
+// the command's start, so recording and modelling count), E = ScheduleEnd(D); time a strategy
+// leaves unused goes to the next ones; at E every run still going is killed and left out: the
+// command ends within its budget. Inside a
 // strategy the states run in rounds: first one state of each operation the strategy tests (the
 // lost operation of omit-one, the cut one of split, the crash point of prefix and exhaustive),
 // the operations in an order that spreads over the run (spread), then a second state of each,
@@ -29,8 +32,7 @@ func (e *explorer) schedule(k, n int) time.Time {
 	if d <= 0 {
 		return time.Time{}
 	}
-	h := pmexplore.BudgetHeadStart
-	return e.start.Add(time.Duration(float64(d) * (h + (1-h)*float64(k+1)/float64(n))))
+	return e.budgetStart.Add(pmexplore.Schedule(d, k, n))
 }
 
 // overBudget reports whether a run may no longer start.

@@ -150,3 +150,62 @@ func TestBudgetUnspent(t *testing.T) {
 		t.Errorf("stats %+v without budget, %+v with", a.Stats, b.Stats)
 	}
 }
+
+// TestSchedule: the strategies share the budget as PM mode's operations do, from the budget's
+// start (Options.Start: the command's), ending its reserve for the final phase before it.
+func TestSchedule(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	e := &explorer{o: Options{TimeBudget: time.Minute}, budgetStart: t0}
+	// 60s less 3 %: 58.2s; strategy k of 3 ends at 58.2s·(1/4 + 3/4·(k+1)/3).
+	for k, want := range []time.Duration{29100 * time.Millisecond, 43650 * time.Millisecond, 58200 * time.Millisecond} {
+		if got := e.schedule(k, 3).Sub(t0); got != want {
+			t.Errorf("strategy %d of 3 ends at %v, want %v", k, got, want)
+		}
+	}
+	if e.o.TimeBudget = 0; !e.schedule(0, 1).IsZero() {
+		t.Error("no budget: a schedule")
+	}
+}
+
+// TestProgress: the exploration reports a phase per strategy, each against a total fixed when
+// it begins (the consistent states, the prefix states' crash points, the omit-one and split
+// states), each ending with all its states judged, then the findings' clustering, with the
+// figures of the exploration (a fake clock: the times are 0).
+func TestProgress(t *testing.T) {
+	var ops []string
+	for i := range 4 {
+		ops = append(ops, fmt.Sprintf("creat f%02d", i), fmt.Sprintf("append f%02d x", i))
+	}
+	base, tr := fstest.RecordRun(t, map[string]string{}, ops)
+	m := buildModelFrom(t, base, tr)
+	apm, _ := model.APMByName("default")
+	var out strings.Builder
+	p := exec.NewProgressClock(&out, func() time.Time { return time.Unix(0, 0) })
+	x, err := Explore(context.Background(), m, Options{APM: apm, Checker: exec.Checker{Args: []string{"true"}},
+		Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()}, Progress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tick()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	phases := []string{"checking the consistent states", "exploring: prefix (strategy 1 of 3)", "exploring: omit-one (strategy 2 of 3)", "exploring: split (strategy 3 of 3)"}
+	if len(lines) != len(phases)+1 {
+		t.Fatalf("lines:\n%s\nwant one per phase and the clustering's", out.String())
+	}
+	states := 0
+	for i, name := range phases {
+		var done, total int
+		rest, ok := strings.CutPrefix(lines[i], "scry: "+name+": ")
+		if _, err := fmt.Sscanf(rest, "%d of %d", &done, &total); !ok || err != nil || done != total || total == 0 {
+			t.Errorf("line %q: want %q with all of its states done", lines[i], name)
+		}
+		if i > 0 {
+			states += total
+		}
+	}
+	st := x.Stats
+	want := fmt.Sprintf("scry: clustering the findings; %d states judged, %d failed, %d findings; 0s elapsed", st.StatesTested, st.Failures, len(x.Findings))
+	if lines[len(phases)] != want || states != st.StatesTested {
+		t.Errorf("last line %q, want %q (the phases' totals add up to %d states)", lines[len(phases)], want, states)
+	}
+}

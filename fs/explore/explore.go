@@ -11,6 +11,7 @@ import (
 
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
+	pmexplore "github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )
@@ -59,7 +60,15 @@ type Options struct {
 	// TimeBudget, when positive, bounds the exploration's wall clock (the CLI's --time-budget,
 	// PM mode's semantics: pm/explore's Config.TimeBudget): see budget.
 	TimeBudget time.Duration
-	Pool       exec.Pool
+	// Start is when the time budget began (zero: when Explore begins): a command that records
+	// and models the run first counts that time too (the budget is the command's).
+	Start time.Time
+	// Pool runs the crash states.
+	Pool exec.Pool
+	// Progress, if non-nil, gets a phase per strategy against the strategy's states (the crash
+	// points for prefix), each state counted when judged or left out, the runs of the program
+	// and the figures after each round.
+	Progress *exec.Progress
 	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
 	Sites report.SiteTable
 	// Now is the clock (nil: time.Now), for tests (with a clock of its own, the time budget
@@ -419,6 +428,10 @@ type explorer struct {
 	// out), and until is when the strategy running must stop starting runs (budget.go).
 	bctx  context.Context
 	until time.Time
+	// budgetStart is when the budget began (Options.Start); strategy is the index of the
+	// strategy running, of strategies (progress).
+	budgetStart          time.Time
+	strategy, strategies int
 }
 
 // Explore tests the crash states of model m that the strategies choose under the persistence
@@ -457,9 +470,16 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 		p.workload = &o.Oracle.Workload
 	}
 	e := &explorer{ctx: ctx, bctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	e.budgetStart = o.Start
+	if e.budgetStart.IsZero() {
+		e.budgetStart = e.start
+	}
+	if o.TimeBudget > 0 {
+		o.Progress.Deadline(e.budgetStart.Add(o.TimeBudget))
+	}
 	if o.TimeBudget > 0 && realClock { // a test's clock has no deadline on the wall clock
 		var cancel context.CancelFunc
-		e.bctx, cancel = context.WithDeadline(ctx, e.start.Add(o.TimeBudget))
+		e.bctx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(pmexplore.ScheduleEnd(o.TimeBudget)))
 		defer cancel()
 	}
 	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
@@ -477,8 +497,9 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 			order = append(order, s)
 		}
 	}
+	e.strategies = len(order)
 	for k, s := range order {
-		e.until = e.schedule(k, len(order))
+		e.until, e.strategy = e.schedule(k, len(order)), k
 		var err error
 		switch s {
 		case strategyPrefix:
@@ -498,6 +519,7 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 }
 
 func (e *explorer) finish(err error) (*Explored, error) {
+	e.o.Progress.Phase("clustering the findings", "", 0)
 	if n := e.res.Stats.SkippedBudget; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash states were left out to keep to the time budget of %v (spread over the run: every operation's states got their first runs before any got more); the results cover the %d tested", n, e.o.TimeBudget, e.res.Stats.StatesTested))
 		if err == nil && e.res.Stats.StatesTested == 0 {
@@ -516,9 +538,22 @@ func (e *explorer) finish(err error) (*Explored, error) {
 
 func (e *explorer) warn(s string) { e.res.Warnings = appendOnce(e.res.Warnings, s) }
 
+// phase begins the progress phase of the strategy running, named name, against total units
+// (states; crash points for prefix, one state each).
+func (e *explorer) phase(name, unit string, total int) {
+	e.o.Progress.Phase(fmt.Sprintf("exploring: %s (strategy %d of %d)", name, e.strategy+1, e.strategies), unit, total)
+}
+
+// figures shows the states judged, failed and the findings so far.
+func (e *explorer) figures() {
+	st := &e.res.Stats
+	e.o.Progress.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.cl.order)})
+}
+
 // sane judges the consistent states (before the run, after it): the oracles must accept them.
 func (e *explorer) sane() error {
 	items := e.p.sane()
+	e.o.Progress.Phase("checking the consistent states", "states", len(items))
 	vs, err := e.run(items)
 	if err != nil {
 		return err
@@ -549,7 +584,9 @@ func (e *explorer) sane() error {
 // across-syscall atomicity), which omit-one and split then judge as fixed (r).
 func (e *explorer) runPrefix(r *failingRuns) error {
 	items := e.p.prefix()
+	e.phase(strategyPrefix, "crash points", len(items))
 	vs, err := e.run(items)
+	defer e.figures()
 	points := e.p.points
 	for i := 0; i < len(vs); i++ {
 		if !vs[i].failed {
@@ -586,11 +623,13 @@ func (e *explorer) runOmitOne(r failingRuns) error {
 		return e.runOmitOneRounds(r)
 	}
 	items := e.p.omitOne(r)
+	e.phase(strategyOmitOne, "crash states", len(items))
 	vs, err := e.run(items)
 	done := map[int]bool{}
 	for x, v := range vs {
 		e.omitVerdict(done, items[x], v)
 	}
+	e.figures()
 	return err
 }
 
@@ -611,6 +650,7 @@ func (e *explorer) omitVerdict(done map[int]bool, it item, v verdict) {
 // counted as left out (Stats.SkippedBudget: an upper bound, as some would be illegal).
 func (e *explorer) runOmitOneRounds(r failingRuns) error {
 	lost := e.p.omitLost(r)
+	e.phase(strategyOmitOne, "crash states at most", e.omitLeft(r, lost, make([]int, len(lost)), nil))
 	next := make([]int, len(lost)) // per lost operation: the index of the next crash point to try
 	alive := make([]bool, len(lost))
 	for i := range alive {
@@ -639,20 +679,30 @@ func (e *explorer) runOmitOneRounds(r failingRuns) error {
 		for x, v := range vs {
 			e.omitVerdict(done, items[x], v)
 		}
+		e.figures()
 		if err != nil {
 			return err
 		}
 		if e.overBudget() {
-			for u := range lost {
-				for x := next[u]; alive[u] && x < len(e.p.points); x++ {
-					if j := e.p.points[x]; j > lost[u].hi && !r.failed[j] {
-						e.res.Stats.SkippedBudget++
-					}
-				}
-			}
+			e.res.Stats.SkippedBudget += e.omitLeft(r, lost, next, alive)
 			return nil
 		}
 	}
+}
+
+// omitLeft counts the omit-one states not yet built of each lost operation u (from crash point
+// next[u] on, while alive[u]; nil: all alive): the later crash points whose prefix state did not
+// fail (an upper bound: some would be illegal).
+func (e *explorer) omitLeft(r failingRuns, lost []omitted, next []int, alive []bool) int {
+	n := 0
+	for u := range lost {
+		for x := next[u]; (alive == nil || alive[u]) && x < len(e.p.points); x++ {
+			if j := e.p.points[x]; j > lost[u].hi && !r.failed[j] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // orderKind is the kind of a failing state that lost operation it.a and kept it.b.
@@ -666,12 +716,14 @@ func (e *explorer) orderKind(it item) report.Kind {
 // runSplit judges the split states: each failing one is an atomicity violation.
 func (e *explorer) runSplit(r failingRuns) error {
 	items := e.p.split(r)
+	e.phase(strategySplit, "crash states", len(items))
 	vs, err := e.run(items)
 	for x, v := range vs {
 		if v.failed {
 			e.cl.add(report.FSAtomicityViolation, items[x], v)
 		}
 	}
+	e.figures()
 	return err
 }
 
@@ -682,7 +734,9 @@ func (e *explorer) runExhaustive() error {
 		e.warn(fmt.Sprintf("exhaustive: %d crash points where more than %d micro-operations may be lost were left to the other strategies", skipped, e.o.MaxFree))
 	}
 	items := slices.DeleteFunc(all, func(it item) bool { return e.judged[stateKey(it.st)] })
+	e.phase(strategyExhaustive, "crash states", len(items))
 	vs, err := e.run(items)
+	defer e.figures()
 	for x, v := range vs {
 		if !v.failed {
 			continue

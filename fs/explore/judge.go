@@ -160,6 +160,7 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		items, pool.Ordered = ordered, true
 	}
 	vs, err := exec.Map(e.bctx, pool, items, func(ctx context.Context, w *exec.Worker, it item) verdict {
+		defer e.o.Progress.Advance(1) // judged or left out
 		if e.overBudget() {
 			return verdict{}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -13,10 +12,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // ShuffleSeed seeds the permutation in which Map hands items to workers. It is fixed so that
@@ -29,8 +24,6 @@ type Pool struct {
 	Jobs int
 	// Dir is the parent of the run's temporary directory; "" means os.TempDir().
 	Dir string
-	// Progress, if non-nil, counts the runs (one Progress may span several Map calls).
-	Progress *Progress
 	// Ordered hands the items out in their order instead of the shuffled one: for a caller
 	// that ordered them itself (file-system mode's time budget spreads its first runs over the
 	// whole program run).
@@ -115,8 +108,6 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bar := p.Progress
-	bar.Plan(len(items))
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -148,7 +139,6 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 				mu.Lock()
 				done++
 				mu.Unlock()
-				bar.Done()
 			}
 		})
 	}
@@ -201,120 +191,6 @@ func call[T, R any](ctx context.Context, w *Worker, idx int, item T, work func(c
 		}
 	}()
 	return work(ctx, w, item), nil
-}
-
-// Progress reports the runs of an exploration across all its Map calls (batches): on a
-// terminal, one progress bar whose total grows as batches are planned; elsewhere (CI logs,
-// files) a line every Interval. A nil *Progress reports nothing. Safe for concurrent use.
-type Progress struct {
-	w        io.Writer
-	bar      *progressbar.ProgressBar
-	mu       sync.Mutex
-	planned  int
-	done     int
-	start    time.Time
-	stop     chan struct{}
-	finished bool
-}
-
-// ProgressInterval is how often a Progress off a terminal prints a line.
-const ProgressInterval = 10 * time.Second
-
-// NewProgress returns a Progress writing to w, or nil when w is nil.
-func NewProgress(w io.Writer) *Progress {
-	return newProgress(w, ProgressInterval)
-}
-
-func newProgress(w io.Writer, every time.Duration) *Progress {
-	if w == nil {
-		return nil
-	}
-	p := &Progress{w: w, start: time.Now(), stop: make(chan struct{})}
-	if f, ok := w.(*os.File); ok && f != nil && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(0,
-			progressbar.OptionSetWriter(f),
-			progressbar.OptionSetDescription("running"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("runs"),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(f) }),
-		)
-		return p
-	}
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				p.line()
-			case <-p.stop:
-				return
-			}
-		}
-	}()
-	return p
-}
-
-func (p *Progress) line() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.finished || p.planned == 0 {
-		return
-	}
-	fmt.Fprintf(p.w, "scry: %d of %d runs planned so far done, %.0fs elapsed\n", p.done, p.planned, time.Since(p.start).Seconds())
-}
-
-// Plan adds n runs to the total (a batch about to run).
-func (p *Progress) Plan(n int) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.planned += n
-	if p.bar != nil {
-		p.bar.ChangeMax(p.planned)
-	}
-}
-
-// Done counts one run finished.
-func (p *Progress) Done() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done++
-	if p.bar != nil {
-		_ = p.bar.Add(1)
-	}
-}
-
-// Finish ends the report: the bar is completed (or left where it stopped), the lines stop.
-func (p *Progress) Finish() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.finished {
-		return
-	}
-	p.finished = true
-	if p.bar != nil {
-		if p.done == p.planned {
-			_ = p.bar.Finish()
-		} else {
-			_ = p.bar.Exit()
-		}
-		return
-	}
-	close(p.stop)
 }
 
 // Interrupted is the cause of a context SignalContext cancelled: the signal scry received.

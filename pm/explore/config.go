@@ -54,6 +54,37 @@ const (
 // its per-operation shares: one quarter.
 const BudgetHeadStart = 0.25
 
+// BudgetReserve is the fraction of a time budget kept for the final phase, what runs after the
+// last crash state is judged (clustering and placing the findings, writing the report), at
+// least MinBudgetReserve: the exploration's schedule ends that much before the budget does.
+// Measured on mapcli btree (2 000 operations, docs/crash-exploration.md) the final phase takes
+// well under a second; the reserve also absorbs the error of the estimate of the runs still
+// queued when the schedule ends (overBudget).
+const (
+	BudgetReserve    = 0.03
+	MinBudgetReserve = time.Second
+)
+
+// BudgetBatches is the number of batches a time budget's exploration is at least cut into
+// (batchLimit).
+const BudgetBatches = 20
+
+// ScheduleEnd is the part of a time budget d its exploration may use: d less the reserve for
+// the final phase (BudgetReserve, at least MinBudgetReserve, at most a quarter of d).
+func ScheduleEnd(d time.Duration) time.Duration {
+	r := max(time.Duration(float64(d)*BudgetReserve), MinBudgetReserve)
+	return d - min(r, d/4)
+}
+
+// Schedule is the time since a budget of d began by which the operation explored pos-th (from
+// 0) of n must be done: after a head start of BudgetHeadStart of the exploration's part of d
+// (ScheduleEnd), an equal share of the rest per operation, so that the last one ends at
+// ScheduleEnd(d).
+func Schedule(d time.Duration, pos, n int) time.Duration {
+	h := BudgetHeadStart
+	return time.Duration(float64(ScheduleEnd(d)) * (h + (1-h)*float64(pos+1)/float64(n)))
+}
+
 // DefaultBatchStates is the number of crash images materialised before they are run.
 const DefaultBatchStates = 512
 
@@ -84,8 +115,12 @@ type Config struct {
 	// Runner runs the target and the checker on images (nil: ProcessRunner of Target and
 	// Checker, real processes). Tests give a fake to explore without compiling anything.
 	Runner Runner
-	// Pool of workers: Jobs, temporary directory parent, progress output.
+	// Pool of workers: Jobs, temporary directory parent.
 	Exec exec.Pool
+	// Progress, if non-nil, reports the exploration: the planning walk, then the crash points
+	// explored or left out against their total, the runs and the figures of the states judged,
+	// then the findings' clustering.
+	Progress *exec.Progress
 	// BatchStates bounds the images materialised at once (0: DefaultBatchStates); a batch
 	// always holds whole operations, so one operation's states may exceed it.
 	BatchStates int
@@ -99,6 +134,11 @@ type Config struct {
 	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
 	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
 	TimeBudget time.Duration
+	// Start is when the time budget began (zero: when Run begins): a command that records and
+	// analyses the trace first counts that time too (the budget is the command's).
+	Start time.Time
+	// Now is the clock (nil: time.Now), for tests.
+	Now func() time.Time
 	// AvoidTmpfs, when not "", says why crash images should not go on the tmpfs (the program
 	// allocates its whole pool every time it opens it: pipeline.AllocatesPool); they go in the
 	// temporary directory (exec.ScratchParent).

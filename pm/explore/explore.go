@@ -133,14 +133,16 @@ func (p *period) sequential() bool { return len(p.ops) == 1 }
 
 // explorer is the state of one Run.
 type explorer struct {
-	cfg   *Config
-	r     *trace.Reader
-	ctx   context.Context
-	tmp   string
-	bw    *crash.ImageWriter
-	res   *Result
-	nimg  atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
-	batch []*item
+	cfg *Config
+	r   *trace.Reader
+	ctx context.Context
+	// runCtx is the runs' context: ctx, ending at the time budget's schedule end (budgetEnded).
+	runCtx context.Context
+	tmp    string
+	bw     *crash.ImageWriter
+	res    *Result
+	nimg   atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
+	batch  []*item
 	// The base of the crash point items are being made at: its trace event, the file and the delta
 	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
 	// points' own base files (removed after the batch).
@@ -177,6 +179,22 @@ type explorer struct {
 	windowFailures map[string]int
 	// windowStates counts the states built per operation, window and kind (Config.WindowStates).
 	windowStates map[string]int
+	// budgetStart is when the time budget began (Config.Start); ranTime and ranStates the wall
+	// time of the batches judged so far and their states (queued).
+	budgetStart time.Time
+	ranTime     time.Duration
+	ranStates   int
+	// budgetStopped counts the crash states not judged because the budget's end stopped their
+	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
+	budgetStopped int
+	budgetStop    bool
+	// allPoints is the number of crash points inside operations (countPoints; counted when
+	// progress is reported or under a budget), visited those the walks reached.
+	allPoints, visited int
+	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
+	// batch being built explores (counted done once it is judged).
+	prog        *exec.Progress
+	batchPoints int
 	// memoryOps are the operations whose later crash points MaxOperationBytes left out.
 	memoryOps map[int]bool
 	// longestConsistent is the longest run on a consistent image that ended by itself, of the
@@ -239,6 +257,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, memoryOps: map[int]bool{},
 	}
+	e.budgetStart, e.prog, e.runCtx = cfg.Start, cfg.Progress, ctx
+	if e.budgetStart.IsZero() {
+		e.budgetStart = e.now()
+	}
+	if cfg.TimeBudget > 0 && cfg.Now == nil { // a test's clock has no deadline on the wall clock
+		// The runs still going at the schedule's end are stopped: the final phase has its reserve
+		// whatever the runs cost (a hang bound under load, a slow last batch).
+		var cancel context.CancelFunc
+		e.runCtx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(ScheduleEnd(cfg.TimeBudget)))
+		defer cancel()
+	}
 	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
 	defer func() { e.bw.Close() }()
 	jobs := cfg.Exec.Jobs
@@ -266,8 +295,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	e.rank = exploreRanks(passes, len(cfg.Workload.Ops))
+	if e.prog != nil || cfg.TimeBudget > 0 {
+		// Plan first: the crash points to explore are counted before any run, so that progress
+		// is reported against a fixed total, and a walk stopped at the budget's end knows how
+		// many it left out.
+		e.prog.Phase("planning: counting the crash points", "", 0)
+		if e.allPoints, err = countPoints(cfg.Trace, cfg.Options); err != nil {
+			return res, err
+		}
+		if cfg.TimeBudget > 0 {
+			e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
+		}
+		e.prog.Phase("exploring", "crash points", e.allPoints)
+	}
 	var werr error
 	for i, pass := range passes {
+		if e.budgetStop {
+			break
+		}
 		e.pass, e.walk = pass, i
 		if i > 0 {
 			if r, err = trace.Open(cfg.Trace); err != nil {
@@ -301,6 +346,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 	}
+	e.prog.Phase("clustering and placing the findings", "", 0)
 	e.place()
 	if n := res.Stats.SkippedMemory; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash points of %d operations were left out: the crash states of each of those operations held more than %d MiB before it ended (an operation's states run once it has ended); the results cover the others", n, len(e.memoryOps), maxOperationBytes>>20))
@@ -308,40 +354,69 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if n := res.Stats.SkippedBudget; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over the workload); the results cover the %d explored", n, cfg.TimeBudget, res.Stats.CrashPoints))
 	}
+	if n := e.budgetStopped; n > 0 {
+		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report) and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
+	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
 	return res, werr
 }
 
 // overBudget reports whether a crash point of operation k is left out to keep to
-// Config.TimeBudget. The schedule gives every operation an equal share of the budget after a
-// head start of BudgetHeadStart of it: a point of the operation at rank pos (its place in the
-// order of exploration, of the workload's n) is left out while the time spent exceeds
-// D·h + D·(1-h)·(pos+1)/n. Points are left out while exploration is behind that schedule and
+// Config.TimeBudget. The schedule (Schedule) gives every operation an equal share of the budget
+// after a head start of BudgetHeadStart of it, and ends a reserve for the final phase before the
+// budget does (ScheduleEnd): a point of the operation at rank pos (its place in the order of
+// exploration, of the workload's n) is left out while the time spent since the budget began,
+// plus the estimated time of the crash states built but not yet judged (queued), exceeds
+// Schedule(D, pos, n). Points are left out while exploration is behind that schedule and
 // explored again once it has caught up, so a budget too short for everything still covers crash
 // points of every part of the workload, not only its first operations; the head start keeps a
 // few expensive early operations (a table's first expansions, a tree's first splits, the batches
 // that start the pipeline) from leaving points out of a run that ends well inside its budget.
+// Counting the queued states makes the last batches end by the schedule's end instead of after
+// it (a batch holds hundreds of states).
 func (e *explorer) overBudget(k int) bool {
 	d := e.cfg.TimeBudget
 	n := len(e.cfg.Workload.Ops)
 	if d <= 0 || n == 0 {
 		return false
 	}
-	spent := time.Since(e.start)
-	if testElapsed != nil {
-		spent = testElapsed()
-	}
 	pos := k
 	if k < len(e.rank) {
 		pos = e.rank[k]
 	}
-	h := BudgetHeadStart
-	return spent > time.Duration(float64(d)*(h+(1-h)*float64(pos+1)/float64(n)))
+	return e.spent()+e.queued() > Schedule(d, pos, n)
 }
 
-// testElapsed, when set (tests), replaces the clock of overBudget.
-var testElapsed func() time.Duration
+// budgetEnded reports whether the time budget's end stopped the runs (not a cancellation of
+// ctx: Ctrl-C).
+func (e *explorer) budgetEnded() bool { return e.runCtx.Err() != nil && e.ctx.Err() == nil }
+
+// spent is the time since the budget began (Config.Start).
+func (e *explorer) spent() time.Duration { return e.now().Sub(e.budgetStart) }
+
+// queued estimates the time the crash states built but not yet judged will take: the batch the
+// walk is building and what is left of the one running, at the wall time per state of the
+// batches judged so far (0 before any).
+func (e *explorer) queued() time.Duration {
+	if e.ranStates == 0 {
+		return 0
+	}
+	per := e.ranTime / time.Duration(e.ranStates)
+	q := per * time.Duration(len(e.batch))
+	if b := e.running; b != nil {
+		q += max(per*time.Duration(len(b.items))-e.now().Sub(b.began), 0)
+	}
+	return q
+}
+
+// now is the exploration's clock (Config.Now).
+func (e *explorer) now() time.Time {
+	if e.cfg.Now != nil {
+		return e.cfg.Now()
+	}
+	return time.Now()
+}
 
 func (e *explorer) warn(msg string) {
 	if e.warned[msg] {
@@ -407,6 +482,32 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	if !e.inPass(k) {
 		return nil
 	}
+	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= ScheduleEnd(d) {
+		// The budget has ended: the rest of the trace is not walked (a long trace takes a
+		// while), its crash points are left out.
+		// The states built and not yet handed to the workers are not run: their runs would
+		// be stopped at once (runCtx has ended).
+		left := max(e.allPoints-e.visited, 0)
+		e.res.Stats.SkippedBudget += left
+		e.budgetStopped += len(e.batch)
+		e.prog.Advance(left + e.batchPoints)
+		e.batch, e.batchPoints, e.batchBytes = nil, 0, 0
+		e.budgetStop = true
+		return crash.ErrStop
+	}
+	e.visited++
+	explored := e.res.Stats.CrashPoints
+	err := e.visitPoint(cp, k)
+	if e.res.Stats.CrashPoints == explored {
+		e.prog.Advance(1) // left out: done
+	} else {
+		e.batchPoints++ // done once its batch is judged
+	}
+	return err
+}
+
+// visitPoint explores crash point cp of operation k (of this walk), or leaves it out.
+func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 	p := e.cur
 	if p == nil {
 		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
@@ -563,7 +664,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		return nil
 	}
 	k := int(cp.Op)
-	if k+1 > len(e.cfg.Workload.Ops) {
+	if k+1 > len(e.cfg.Workload.Ops) || e.overBudget(k) {
 		return nil
 	}
 	assumed := func(u crash.Unit) bool {
@@ -942,6 +1043,30 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 	}
 	e.batchBytes += int(unsafe.Sizeof(unitRef{}))*(cap(it.unpersist)+cap(it.persisted)) + int(unsafe.Sizeof(crash.Patch{}))*len(it.patches)
 	return it, nil
+}
+
+// countPoints walks the trace at path once (crash.Walk with opts, building no state) and
+// returns its crash points inside operations: the total the exploration's progress is
+// reported against (each is explored or left out once, in whichever walk takes its operation).
+// A truncated trace counts up to its end. Errors: the trace cannot be read.
+func countPoints(path string, opts crash.Options) (int, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	opts.OpBoundaries = false
+	n := 0
+	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
+		if cp.Op >= 0 {
+			n++
+		}
+		return nil
+	})
+	if errors.Is(err, trace.ErrTruncated) {
+		err = nil
+	}
+	return n, err
 }
 
 // defaultJobs is exec.Pool's default.

@@ -74,8 +74,9 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 		t.Fatal(err)
 	}
 	r, err := Run(context.Background(), Config{
-		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir},
+		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir}, Progress: testProgress,
 		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
+		Start: testStart, Now: testNow,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -89,9 +90,10 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 // the rest explored; the report says so.
 func TestTimeBudget(t *testing.T) {
 	checkLeftOut(t, "ordering", func() func() {
-		testElapsed = func() time.Duration { return 50 * time.Second }
+		testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+		testNow = func() time.Time { return testStart.Add(50 * time.Second) }
 		testTimeBudget = 100 * time.Second
-		return func() { testElapsed, testTimeBudget = nil, 0 }
+		return func() { testStart, testNow, testTimeBudget = time.Time{}, nil, 0 }
 	}, func(st report.Stats) int { return st.SkippedBudget }, "time budget")
 }
 
@@ -127,8 +129,14 @@ var testNoPriority bool
 // testNoForkServer is exploreTrace's Config.NoForkServer.
 var testNoForkServer bool
 
-// testTimeBudget is exploreTrace's Config.TimeBudget.
-var testTimeBudget time.Duration
+// testTimeBudget, testStart and testNow are exploreTrace's Config.TimeBudget, Start and Now (a
+// fake clock: time stands still); testProgress its Exec.Progress.
+var (
+	testTimeBudget time.Duration
+	testStart      time.Time
+	testNow        func() time.Time
+	testProgress   *scryexec.Progress
+)
 
 // TestClusterSampling: once a finding has failed on ClusterFailures states, the states of later
 // batches that would fall in it are sampled; the findings stay the same.

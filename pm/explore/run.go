@@ -62,11 +62,13 @@ func (e *explorer) flush() error {
 	b := e.prepare()
 	e.flushes++
 	if len(b.gen.preps) > 0 {
+		b.began = e.now()
 		b.run(e)
 		e.running = b
 		return e.finish()
 	}
 	b.done = make(chan struct{})
+	b.began = e.now()
 	go func() {
 		defer close(b.done)
 		b.run(e)
@@ -89,9 +91,17 @@ func (e *explorer) hangTimeout() time.Duration {
 
 // batchLimit is the number of states after which the walk hands its batch to the workers:
 // Config.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
-// workers start early and a first failure is reported soon.
+// workers start early and a first failure is reported soon. Under a time budget a batch is also
+// kept to about 1/BudgetBatches of the budget's exploration (ScheduleEnd) at the wall time per
+// state measured so far (at least 32 states): the walk stops adding states once those queued
+// would end past the schedule (overBudget), and smaller batches let it stop closer to the end.
 func (e *explorer) batchLimit() int {
-	return min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
+	n := min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
+	if d := e.cfg.TimeBudget; d > 0 && e.ranStates > 0 && e.ranTime > 0 {
+		per := e.ranTime / time.Duration(e.ranStates)
+		n = min(n, max(32, int(ScheduleEnd(d)/BudgetBatches/max(per, 1))))
+	}
+	return n
 }
 
 // runningBatch is a batch handed to the workers (flush) and not yet judged (finish).
@@ -106,10 +116,13 @@ type runningBatch struct {
 	genIdx     [][]int
 	pointFiles []string
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
-	// Set by run: the outcomes and the first error of exec.Map.
+	points     int           // the crash points whose states it holds (explorer.batchPoints)
+	began      time.Time     // when it was handed to the workers
+	// Set by run: the outcomes and the first error of exec.Map, and when it ended.
 	prepOut []outcome
 	outs    []outcome
 	err     error
+	ended   time.Time
 	done    chan struct{} // closed when run returns (nil: ran synchronously)
 }
 
@@ -120,7 +133,8 @@ type seqPair struct{ before, after int }
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
-	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout()}
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints}
+	e.batchPoints = 0
 	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	b.genIdx = make([][]int, len(b.items))
@@ -190,9 +204,9 @@ func (b *runningBatch) planImages(e *explorer) {
 func (b *runningBatch) run(e *explorer) {
 	if len(b.gen.preps) > 0 {
 		var err error
-		b.prepOut, err = exec.Map(e.ctx, e.cfg.Exec, b.gen.preps, e.runJob)
+		b.prepOut, err = exec.Map(e.runCtx, e.cfg.Exec, b.gen.preps, e.runJob)
 		if err != nil {
-			b.err = err
+			b.err, b.ended = err, e.now()
 			return
 		}
 		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
@@ -202,11 +216,13 @@ func (b *runningBatch) run(e *explorer) {
 	// after them, then differs from its first run wherever theirs could (vary.go).
 	pool := e.cfg.Exec
 	pool.First = b.oracles
-	b.outs, b.err = exec.Map(e.ctx, pool, b.jobs, e.runJob)
+	b.outs, b.err = exec.Map(e.runCtx, pool, b.jobs, e.runJob)
+	b.ended = e.now()
 }
 
 // finish waits for the batch handed to the workers, if any, judges its crash images in order and
-// removes its images. Runs on the walk's goroutine.
+// removes its images. Runs on the walk's goroutine. The states whose runs (or legal outcomes'
+// runs) the time budget's end stopped are not judged (explorer.budgetStopped).
 func (e *explorer) finish() error {
 	b := e.running
 	if b == nil {
@@ -216,8 +232,13 @@ func (e *explorer) finish() error {
 	if b.done != nil {
 		<-b.done
 	}
-	// Images are consumed: remove whatever is left of this batch.
+	e.ranTime += b.ended.Sub(b.began)
+	e.ranStates += len(b.items)
+	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
+		e.prog.Advance(b.points)
+		st := &e.res.Stats
+		e.prog.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.res.Findings)})
 		for _, j := range b.gen.preps {
 			os.Remove(j.image)
 		}
@@ -234,11 +255,19 @@ func (e *explorer) finish() error {
 			}
 		}
 	}()
+	// The runs stopped at the time budget's end (Config.TimeBudget) are left out, not an error.
+	budgetEnded := b.err != nil && e.budgetEnded()
+	if budgetEnded {
+		b.err = nil
+	}
 	if len(b.gen.preps) > 0 {
 		if b.prepOut != nil {
 			e.res.Stats.PrepRuns += len(b.gen.preps)
 		}
 		if b.outs == nil {
+			if budgetEnded {
+				e.budgetStopped += len(b.items)
+			}
 			return b.err // the prep runs were interrupted
 		}
 	}
@@ -259,11 +288,16 @@ func (e *explorer) finish() error {
 			}
 		}
 	}
-	interrupted := err != nil
+	interrupted := err != nil || budgetEnded
 	var unjudged map[int]bool // their legal outcomes' second runs were interrupted (vary.go)
 	if !interrupted {
 		unjudged, err = b.learnVariance(e, outs)
-		interrupted = err != nil
+		if err != nil && e.budgetEnded() {
+			// Stopped at the budget's end: the states that needed the second runs are left
+			// out, the others judged.
+			budgetEnded, err = true, nil
+		}
+		interrupted = err != nil || budgetEnded
 	}
 	for i := 0; i < b.oracles; i++ {
 		if outs[i].done {
@@ -290,6 +324,10 @@ func (e *explorer) finish() error {
 		}
 		ready = ready && !unjudged[i]
 		if !ready {
+			if budgetEnded {
+				e.budgetStopped++
+				continue
+			}
 			if got.done {
 				// Interrupted before its legal outcomes ran: run, but not judged.
 				e.res.Stats.StatesTested++
@@ -341,6 +379,7 @@ func quoteStderr(out, stderr []byte) string {
 // it sees the raw crash image and cannot change what the target sees), then the target on the
 // image itself, which the job owns.
 func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
+	defer e.prog.Ran()
 	var out outcome
 	if j.copyFrom != "" {
 		err := exec.CopyFile(j.image, j.copyFrom)

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -83,7 +82,7 @@ func (f *crashFlags) strats() ([]*crash.Strategy, error) {
 func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	x := pipeline.Exploration{
 		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures, TimeBudget: f.timeBudget, NoPriority: f.noPriority, NoForkServer: f.noForkServer,
-		Progress: os.Stderr, Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
+		Start: time.Now(), Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
 	}
 	var err error
 	if x.Strategies, err = f.strats(); err != nil {

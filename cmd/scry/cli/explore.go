@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -101,7 +102,9 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 			}
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
+			x.Progress = exec.NewProgress(os.Stderr)
 			rep, xerr := pipeline.ExploreTrace(ctx, tracePath, workload, args, x)
+			x.Progress.Finish()
 			return af.finish(cmd, rep, xerr)
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -107,6 +108,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			}
 			f.Args = args
 			f.Stdout, f.Stderr, f.Notes = programOutput(cmd, output), programOutput(cmd, output), cmd.ErrOrStderr()
+			f.Start = time.Now()
 			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
@@ -114,6 +116,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			// one, outlives scry (each run kills its own when it ends).
 			defer exec.KillRuns()
 			rep, err := f.Run(ctx)
+			f.Progress.Finish()
 			if rep != nil {
 				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
 					return werr

@@ -258,7 +258,9 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 			}
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
+			chk.Explore.Progress = exec.NewProgress(os.Stderr)
 			rep, err := chk.Run(ctx)
+			chk.Explore.Progress.Finish()
 			return af.finish(cmd, rep, err)
 		},
 	}
