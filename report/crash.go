@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ClusterID is the stable id of a crash finding: "c" and 12 hex digits of the SHA-256 of its
@@ -190,7 +192,8 @@ type Stats struct {
 // returns the crash finding id names: its 1-based position ("finding N" of the text report), its
 // crash id ("c" and 12 hex digits: Crash.ID or FSCrash.ID), or a variant's id (the crash id,
 // "-", a number: CrashVariant.ID, FSVulnerability.ID), whose state then replaces the finding's
-// (Crash.State and its crash point, FSCrash.State). The finding has Crash (PM mode) or FS
+// (Crash.State and its crash point, FSCrash.State), or a kind ("atomicity-violation": the first
+// crash finding of that kind, for scripts and docs whose ids change with the exploration). The finding has Crash (PM mode) or FS
 // (file-system mode) set. Errors: data is not a JSON report, it has no crash finding at all,
 // there is no such finding, it is not a crash finding (it has no crash image), or a PM finding
 // names no trace.
@@ -247,7 +250,22 @@ func CrashFinding(data []byte, name, id string) (*Finding, error) {
 			}
 		}
 		if f == nil {
-			return nil, fmt.Errorf("%s has no finding with id %q", name, id)
+			// A kind: the first crash finding of that kind.
+			for i := range doc.Findings {
+				if string(doc.Findings[i].Kind) == id && (doc.Findings[i].Crash != nil || doc.Findings[i].FS != nil) {
+					f = &doc.Findings[i]
+					break
+				}
+			}
+		}
+		if f == nil {
+			var kinds []string
+			for _, g := range doc.Findings {
+				if (g.Crash != nil || g.FS != nil) && !slices.Contains(kinds, string(g.Kind)) {
+					kinds = append(kinds, string(g.Kind))
+				}
+			}
+			return nil, fmt.Errorf("%s has no finding with id %q and no crash finding of that kind (its crash findings: %s)", name, id, strings.Join(kinds, ", "))
 		}
 	}
 	if f.Crash == nil && f.FS == nil {

@@ -41,7 +41,7 @@ func TestCrashFields(t *testing.T) {
 }
 
 // TestCrashFindingFS: scry replay's selection of a file-system finding by number, id or a
-// variant's id (whose state replaces the finding's), and its errors: no crash finding at all
+// variant's id (whose state replaces the finding's) or kind, and its errors: no crash finding at all
 // (a fixed program's report), an unknown id, a finding that is no crash finding. A report
 // written before file-system replay (no state) still reads.
 func TestCrashFindingFS(t *testing.T) {
@@ -64,7 +64,9 @@ func TestCrashFindingFS(t *testing.T) {
 		{"2", st1, ""},
 		{"c0123456789ab", st1, ""},
 		{"c0123456789ab-2", st2, ""},
-		{"c0123456789ab-3", nil, `no finding with id "c0123456789ab-3"`},
+		{"c0123456789ab-3", nil, `no finding with id "c0123456789ab-3" and no crash finding of that kind (its crash findings: fs-ordering-violation)`},
+		{"fs-ordering-violation", st1, ""},
+		{"redundant-fence", nil, `no crash finding of that kind`},
 		{"3", nil, "has 2 findings: no finding 3"},
 		{"1", nil, "not a crash finding"},
 	} {

@@ -20,7 +20,8 @@ func newReplayCommand() *cobra.Command {
 		Short: "rebuild the crash image (or crash directory) of a crash finding and print the command that reproduces it",
 		Long: `REPORT is a JSON report of ` + "`scry check --format json -o REPORT`" + ` (or ` + "`scry explore`" + `, or ` + "`scry fs check`" + `); ID
 is a finding's number (1-based, as the text report numbers them: "finding N"), its crash id
-("c" and 12 hex digits) or a variant's id (the crash id, "-", a number).
+("c" and 12 hex digits), a variant's id (the crash id, "-", a number) or a kind (the first crash
+finding of that kind, e.g. ordering-violation).
 
 PM findings: the crash image is rebuilt into FILE from the trace the report names; the command
 printed on standard output runs the program on it with the rest of the workload.
