@@ -41,6 +41,8 @@ type Result struct {
 	// Pairs is what the crash states breaking each pair of Config.ConfirmPairs showed, with
 	// their repaired twins (Pair).
 	Pairs map[Pair]PairOutcome
+	// Shard is set when Config.Shard selects a shard: what `scry merge` needs (shard.go).
+	Shard *report.Shard
 }
 
 // StoreAt is a store's source position, Store, and one frame of the context it was issued in, At
@@ -193,6 +195,7 @@ type explorer struct {
 	helpers     report.Helpers
 	helperSites int
 	twins       map[Pair]int // repaired twins made per pair
+	shard       *shardLog    // a shard's failing states (shard.go)
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
@@ -398,8 +401,8 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return e.opEnd(cp)
 	}
 	if cp.Op < 0 {
-		if e.walk == 0 {
-			e.res.Stats.Skipped++
+		if e.walk == 0 && e.cfg.Shard.Index == 0 {
+			e.res.Stats.Skipped++ // once, by the first shard
 		}
 		return nil
 	}
@@ -739,6 +742,10 @@ func (e *explorer) place() {
 			f.Related[0] = f.Location.Related("crash-point")
 		}
 	}
+	if e.cfg.Shard.active() {
+		e.res.Shard = e.shardReport() // folded when the shards are merged
+		return
+	}
 	e.foldOrdering()
 }
 
@@ -947,8 +954,10 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 // defaultJobs is exec.Pool's default.
 func defaultJobs() int { return max(1, numCPU()) }
 
-// inPass reports whether this walk explores operation k.
-func (e *explorer) inPass(k int) bool { return e.pass == nil || k >= len(e.pass) || e.pass[k] }
+// inPass reports whether this walk explores operation k (in this shard: Config.Shard).
+func (e *explorer) inPass(k int) bool {
+	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.cfg.Shard.has(k)
+}
 
 // exploreRanks returns each of n operations' position in the order the passes explore them.
 func exploreRanks(passes [][]bool, n int) []int {
