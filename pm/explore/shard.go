@@ -75,9 +75,16 @@ func (s Shard) check() error {
 // writes what the merge needs).
 func (s *Shard) active() bool { return s.Count > 0 }
 
-// has reports whether operation k is this shard's (always, unsharded).
+// has reports whether operation k is this shard's (always, unsharded). An operation the plan
+// did not see (none: it walks the whole trace) would be the first shard's.
 func (s *Shard) has(k int) bool {
-	return !s.active() || k >= len(s.ops) || s.ops[k]
+	if !s.active() {
+		return true
+	}
+	if k >= len(s.ops) {
+		return s.Index == 0
+	}
+	return s.ops[k]
 }
 
 // durabilityCost bounds the durability states counted for one OP_BEGIN in the cost estimate:
