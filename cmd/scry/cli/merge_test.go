@@ -44,3 +44,25 @@ func TestResolveShard(t *testing.T) {
 		})
 	}
 }
+
+// TestShardCommandErrors: a bad --shard, a shard without a JSON report and a merge of nothing or
+// of missing files end with status 2 and say why.
+func TestShardCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explore", "--shard", "4/4", "--trace", "t", "--workload", "w", "--", "p", "{pool}"}, "0 <= I < N"},
+		{[]string{"explore", "--shard", "x", "--trace", "t", "--workload", "w", "--", "p", "{pool}"}, "want I/N"},
+		{[]string{"explore", "--shard", "0/2", "--trace", "t", "--workload", "w", "--", "p", "{pool}"}, "--format json"},
+		{[]string{"merge"}, "requires at least 1 arg"},
+		{[]string{"merge", dir + "/none.json"}, "none.json"},
+		{[]string{"merge", "--format", "xml", dir + "/none.json"}, "unknown --format"},
+	} {
+		var out, errOut strings.Builder
+		if code := Run(Config{}, tc.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("scry %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, errOut.String(), tc.want)
+		}
+	}
+}
