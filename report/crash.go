@@ -169,6 +169,14 @@ type Stats struct {
 	// inferred property (the same state with the pair in order), to confirm the property's
 	// finding differentially; they count in StatesTested.
 	Twins int `json:"twins,omitempty"`
+	// RepeatRuns counts the legal outcomes run a second time, on the same consistent image with
+	// the same input, because a crash state's run matched none of them: VaryingOutcomes of them
+	// printed something else the second time, and the output lines that differed (at most
+	// VaryingLines in one legal outcome) are compared without the fields, lines or block of
+	// lines that varied (exec.Variance). Two runs without a crash never make a finding.
+	RepeatRuns      int `json:"repeat_runs,omitempty"`
+	VaryingOutcomes int `json:"varying_outcomes,omitempty"`
+	VaryingLines    int `json:"varying_lines,omitempty"`
 	// Images says where the crash images (file-system mode: crash directories) were built: on a
 	// tmpfs (/dev/shm) when one is large enough, else in the temporary directory, and why
 	// (exec.ScratchParent).

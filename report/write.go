@@ -125,6 +125,14 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs%s\n",
 			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs, images)
+		if s.VaryingOutcomes > 0 {
+			are := "are"
+			if s.VaryingLines == 1 {
+				are = "is"
+			}
+			fmt.Fprintf(bw, "scry: %s between identical runs and %s not compared where they vary (%d of the %d legal outcomes run a second time printed something else)\n",
+				plural(s.VaryingLines, "output line varies", "output lines vary"), are, s.VaryingOutcomes, s.RepeatRuns)
+		}
 		if s.PrepRuns > 0 || s.SkippedConcurrent > 0 {
 			fmt.Fprintf(bw, "scry: concurrent operations: %d oracle runs on %d prepared images, %d crash points skipped (too many operations in flight)\n",
 				s.OracleRuns, s.PrepRuns, s.SkippedConcurrent)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
@@ -46,9 +47,12 @@ type Equivalence struct {
 	Workload workload.Workload
 }
 
-// legalPair holds the two legal outcomes of a workload operation.
+// legalPair holds the two legal outcomes of a workload operation, and the same with what
+// varies between two runs of each (vary.go: varied, once).
 type legalPair struct {
 	rolledBack, committed exec.Outcome
+	vary                  sync.Once
+	varied                [2]exec.Outcome
 }
 
 // span returns the last logical operations issued before workload operation k began and by its
@@ -92,12 +96,7 @@ func (e *explorer) oracles(items []item) error {
 		return nil
 	}
 	outs, err := exec.Map(e.bctx, e.o.Pool, jobs, func(ctx context.Context, w *exec.Worker, j oracleJob) exec.Outcome {
-		before, through := e.p.span(j.k)
-		last := before
-		if j.committed {
-			last = through
-		}
-		return e.reexec(ctx, e.p.upTo(0, last), j.k, filepath.Join(w.Dir, "oracle"))
+		return e.reexec(ctx, e.legalState(j.k, j.committed), j.k, filepath.Join(w.Dir, "oracle"))
 	})
 	if err != nil {
 		return err
@@ -274,16 +273,22 @@ func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict 
 		return verdict{inconclusive: true}
 	}
 	v := verdict{judged: true, stdout: string(stdout)}
-	if v.symptom = exec.Mismatch(got, lp.rolledBack, lp.committed); v.symptom == "" {
+	rb, c := lp.rolledBack, lp.committed
+	if v.symptom = exec.Mismatch(got, rb, c); v.symptom == exec.SymptomOutput {
+		// Not a failure if the legal outcomes' output varies there too (vary.go).
+		rb, c = e.varied(ctx, k, lp, filepath.Dir(dir))
+		v.symptom = exec.Mismatch(got, rb, c)
+	}
+	if v.symptom == "" {
 		return v
 	}
 	v.failed = true
 	v.detail = "the program re-run on the rest of the workload " + got.Describe() + exec.FirstLine(got.Stderr, nil)
-	if lp.committed.Completed() {
-		v.diffCommitted = exec.Diff(got.Normalized(), lp.committed.Normalized())
+	if c.Completed() {
+		v.diffCommitted = exec.DiffOutcomes(got, c)
 	}
-	if lp.rolledBack.Completed() {
-		v.diffRolledBack = exec.Diff(got.Normalized(), lp.rolledBack.Normalized())
+	if rb.Completed() {
+		v.diffRolledBack = exec.DiffOutcomes(got, rb)
 	}
 	return v
 }

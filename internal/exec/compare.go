@@ -17,7 +17,8 @@ import (
 //
 //   - they ended the same way: both exited with the same status, or both were killed by the same
 //     signal; and
-//   - their normalized standard outputs (Outcome.Normalized, each with its own target's filter)
+//   - their normalized standard outputs (Outcome.Normalized, each with its own target's filter,
+//     got masked by the legal outcome's Variance: what varies between two identical runs of it)
 //     are equal byte for byte.
 //
 // Consequences, which are the rules for failing runs:
@@ -46,7 +47,7 @@ func Equivalent(got Outcome, legal ...Outcome) bool {
 		if got.Signal != l.Signal || (got.Signal == 0 && got.ExitCode != l.ExitCode) {
 			continue
 		}
-		if bytes.Equal(got.Normalized(), l.Normalized()) {
+		if bytes.Equal(got.WithVariance(l.vary).Normalized(), l.Normalized()) {
 			return true
 		}
 	}

@@ -35,6 +35,10 @@ type Pool struct {
 	// that ordered them itself (file-system mode's time budget spreads its first runs over the
 	// whole program run).
 	Ordered bool
+	// First items are handed out before the others, in their order: runs that others are
+	// compared with and that must start no later than them (pm/explore's legal outcomes, for
+	// a program that seeds its output with the time).
+	First int
 }
 
 // Worker is one of a Pool's workers, handed to each call of the work function it runs.
@@ -153,6 +157,18 @@ func Map[T, R any](ctx context.Context, p Pool, items []T, work func(ctx context
 		for i := range order {
 			order[i] = i
 		}
+	}
+	if p.First > 0 {
+		first := make([]int, 0, len(order))
+		for i := range min(p.First, len(items)) {
+			first = append(first, i)
+		}
+		for _, i := range order {
+			if i >= p.First {
+				first = append(first, i)
+			}
+		}
+		order = first
 	}
 feed:
 	for _, idx := range order {

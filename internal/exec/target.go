@@ -133,7 +133,8 @@ type Outcome struct {
 	Timeout time.Duration
 
 	filter *regexp.Regexp
-	pool   string // the image's absolute path, which Normalized writes as {pool}
+	pool   string    // the image's absolute path, which Normalized writes as {pool}
+	vary   *Variance // what varies between identical runs, which Normalized masks (WithVariance)
 }
 
 // Failed reports whether the run is a failure by itself: it could not start or was
@@ -164,7 +165,9 @@ func (o Outcome) Describe() string {
 // Normalized returns the standard output as outputs are compared: without the lines the
 // target's OutputFilter matches (the filter sees a line without its newline), and with the path
 // of the image the run worked on written as {pool}, since every run works on an image of its
-// own while the program may print its pool's path. Without either it is Stdout itself.
+// own while the program may print its pool's path; then, with a Variance (WithVariance), with
+// the fields, lines or block of lines that vary between identical runs written as VariesMark.
+// Without any of these it is Stdout itself.
 func (o Outcome) Normalized() []byte {
 	out := o.Stdout
 	if o.filter != nil {
@@ -172,6 +175,9 @@ func (o Outcome) Normalized() []byte {
 	}
 	if o.pool != "" && bytes.Contains(out, []byte(o.pool)) {
 		out = bytes.ReplaceAll(out, []byte(o.pool), []byte(PoolPlaceholder))
+	}
+	if o.vary != nil {
+		out = o.vary.mask(out)
 	}
 	return out
 }

@@ -77,6 +77,9 @@ func slotsMain(pool string) int {
 			put(int64(64*i), v)
 			put(int64(validOff+64*i), 1)
 		case line == "get":
+			if os.Getenv("SLOTS_STAMP") == "1" { // output that varies between runs (vary_test.go)
+				fmt.Printf("at %d pid %d\n", time.Now().UnixNano(), os.Getpid())
+			}
 			for i := int64(0); i < 32; i++ {
 				if word(validOff+64*i) != 0 {
 					fmt.Printf("%d:%d\n", i, word(64*i))

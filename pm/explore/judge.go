@@ -306,10 +306,10 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	// With overlapping operations a legal outcome whose prep or oracle run failed has no
 	// output to compare with.
 	if ls.committed != nil && (!ls.general || ls.committed.Completed()) {
-		c.DiffCommitted = exec.Diff(t.Normalized(), ls.committed.Normalized())
+		c.DiffCommitted = exec.DiffOutcomes(t, *ls.committed)
 	}
 	if !ls.general || ls.rolledBack.Completed() {
-		c.DiffRolledBack = exec.Diff(t.Normalized(), ls.rolledBack.Normalized())
+		c.DiffRolledBack = exec.DiffOutcomes(t, ls.rolledBack)
 	}
 	if ls.general {
 		for _, o := range it.inflight {
@@ -331,7 +331,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 			if !o.out.Completed() {
 				continue
 			}
-			if d := exec.Diff(t.Normalized(), o.out.Normalized()); best < 0 || diffSize(d) < best {
+			if d := exec.DiffOutcomes(t, o.out); best < 0 || diffSize(d) < best {
 				best, c.Closest, c.DiffClosest = diffSize(d), o.name, d
 			}
 		}

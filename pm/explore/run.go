@@ -145,7 +145,8 @@ func (e *explorer) prepare() *runningBatch {
 		b.jobs = append(b.jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		if p.after != "" {
 			pr.after = len(b.jobs)
-			b.jobs = append(b.jobs, job{image: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+			// On a copy too: p.after stays as the operation left it for a second run (vary.go).
+			b.jobs = append(b.jobs, job{image: e.newImage("committed"), copyFrom: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
 		} else {
 			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
 		}
@@ -197,7 +198,11 @@ func (b *runningBatch) run(e *explorer) {
 		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
 		b.planImages(e)
 	}
-	b.outs, b.err = exec.Map(e.ctx, e.cfg.Exec, b.jobs, e.runJob)
+	// The legal outcomes' runs start before the crash images': a second run of one, made
+	// after them, then differs from its first run wherever theirs could (vary.go).
+	pool := e.cfg.Exec
+	pool.First = b.oracles
+	b.outs, b.err = exec.Map(e.ctx, pool, b.jobs, e.runJob)
 }
 
 // finish waits for the batch handed to the workers, if any, judges its crash images in order and
@@ -255,6 +260,11 @@ func (e *explorer) finish() error {
 		}
 	}
 	interrupted := err != nil
+	var unjudged map[int]bool // their legal outcomes' second runs were interrupted (vary.go)
+	if !interrupted {
+		unjudged, err = b.learnVariance(e, outs)
+		interrupted = err != nil
+	}
 	for i := 0; i < b.oracles; i++ {
 		if outs[i].done {
 			e.res.Stats.OracleRuns++
@@ -278,6 +288,7 @@ func (e *explorer) finish() error {
 			ls = b.gen.legal(it, b.genIdx[i], outs)
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
+		ready = ready && !unjudged[i]
 		if !ready {
 			if got.done {
 				// Interrupted before its legal outcomes ran: run, but not judged.
