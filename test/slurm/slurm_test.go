@@ -60,14 +60,15 @@ func TestSlurmArray(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// --wait returns when every task of the array has ended, with a failure if one failed.
-	if out, err := command(env, "sbatch", "--wait", fmt.Sprintf("--array=0-%d", shards-1), "--chdir", dir,
+	// --wait returns when every task of the array has ended, with a failure if one failed. The
+	// array's ids start at 1: the shard index is the id less SLURM_ARRAY_TASK_MIN.
+	if out, err := command(env, "sbatch", "--wait", fmt.Sprintf("--array=1-%d", shards), "--chdir", dir,
 		"-o", filepath.Join(dir, "task-%a.out"), script).CombinedOutput(); err != nil {
 		t.Fatalf("sbatch --wait: %v\n%s%s", err, out, taskOutputs(dir))
 	}
 	var reports []string
 	for i := 0; i < shards; i++ {
-		reports = append(reports, filepath.Join(dir, fmt.Sprintf("shard-%d.json", i)))
+		reports = append(reports, filepath.Join(dir, fmt.Sprintf("shard-%d.json", i+1)))
 	}
 	merged := filepath.Join(dir, "merged.json")
 	run(t, nil, scry, append([]string{"merge", "--format", "json", "-o", merged}, reports...)...)
