@@ -88,7 +88,7 @@ func checkShards(paths []string, reps []*report.Report) error {
 		case s.Count != s0.Count:
 			return fmt.Errorf("%s is shard %d/%d but %s is shard %d/%d: merge the shards of one split", paths[0], s0.Index, s0.Count, paths[i], s.Index, s.Count)
 		case s.Partition != s0.Partition:
-			return fmt.Errorf("%s and %s split the trace differently (partition %s and %s): the shards were explored with different options (strategies, --max-states, --samples, --seed, --after-stores, --no-assume-fixed); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
+			return fmt.Errorf("%s and %s split the trace differently (partition %s and %s): the shards were explored with different workloads or options (--strategy, --max-states, --samples, --seed, --after-stores, --no-assume-fixed, --cluster-failures, --max-in-flight, --no-priority, the heuristic's); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
 		case s.Index < 0 || s.Index >= s0.Count:
 			return fmt.Errorf("%s: shard %d/%d is out of range", paths[i], s.Index, s.Count)
 		case seen[s.Index] != "":

@@ -14,8 +14,8 @@ type Shard struct {
 	Index int `json:"index"`
 	Count int `json:"count"`
 	// TraceDigest is the SHA-256 of the trace file (hex); Partition a hash of the assignment of
-	// the trace's operations to shards, which also depends on the exploration's options (the
-	// states estimated per crash point): shards of different traces or options are refused.
+	// the trace's operations to shards, of the workload and of the options that choose or sample
+	// the states: shards of different traces, workloads or options are refused.
 	TraceDigest string `json:"trace_digest"`
 	Partition   string `json:"partition"`
 	// Operations is the number of operations this shard explored; Cost their estimated cost

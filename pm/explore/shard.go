@@ -173,6 +173,7 @@ func (c *Config) plan() error {
 	s.ops = make([]bool, n)
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\n", s.Count)
+	c.hashOptions(h)
 	s.info = report.Shard{Index: s.Index, Count: s.Count}
 	for i, p := range periods {
 		for _, k := range p.ops {
@@ -190,6 +191,22 @@ func (c *Config) plan() error {
 	s.info.Partition = hex.EncodeToString(h.Sum(nil)[:12])
 	s.info.TraceDigest, err = FileDigest(c.Trace)
 	return err
+}
+
+// hashOptions writes to h what must be the same in every shard of one exploration for the
+// merge to be the unsharded run's: the workload's operations and the options that choose or
+// sample the states (not the program's path, which may differ between machines).
+func (c *Config) hashOptions(h io.Writer) {
+	var names []string
+	for _, st := range c.Strategies {
+		names = append(names, st.Name)
+	}
+	o := c.Options
+	fmt.Fprintf(h, "%q %d %d %d %v %v %d %v %d %d %d %v %d %v\n", names, o.MaxStates, o.Seed, o.Samples, o.AfterStores,
+		o.AssumeLate, len(o.AssumeDurable), o.NoH3, o.H1, o.H2, c.ClusterFailures, c.WindowStates, c.MaxInFlight, c.NoPriority)
+	for _, op := range c.Workload.Ops {
+		fmt.Fprintf(h, "%q\n", op)
+	}
 }
 
 func isTruncated(err error) bool { return errors.Is(err, trace.ErrTruncated) }

@@ -35,9 +35,10 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
-// exploreShard explores trace tr of bin on testdata/ops as shard sh (the zero Shard: all of
-// it), without cluster sampling (the setting in which sharded and unsharded runs agree).
-func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard) *Result {
+// shardConfig is the exploration of trace tr of bin on testdata/ops as shard sh (the zero
+// Shard: all of it), without cluster sampling (the setting in which sharded and unsharded runs
+// agree).
+func shardConfig(t *testing.T, dir, bin, ops, tr string, sh Shard) Config {
 	t.Helper()
 	target, err := scryexec.ParseTarget([]string{bin, "{pool}"})
 	if err != nil {
@@ -48,10 +49,16 @@ func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), Config{
+	return Config{
 		Trace: tr, Target: target, Workload: w, Pool: filepath.Join(dir, "pool"), Exec: scryexec.Pool{Jobs: 2, Dir: dir},
 		ClusterFailures: -1, BatchStates: 1, Shard: sh,
-	})
+	}
+}
+
+// exploreShard runs shardConfig's exploration.
+func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard) *Result {
+	t.Helper()
+	r, err := Run(context.Background(), shardConfig(t, dir, bin, ops, tr, sh))
 	if err != nil {
 		t.Fatalf("explore shard %d/%d: %v", sh.Index, sh.Count, err)
 	}
@@ -83,9 +90,7 @@ func TestShardsMerge(t *testing.T) {
 			owner := map[int]int{}
 			for i := 0; i < tc.n; i++ {
 				r := exploreShard(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n})
-				again := Shard{Index: i, Count: tc.n}
-				cfg := Config{Trace: tr, Workload: workload.Workload{Ops: make([]string, 1)}, Shard: again}
-				cfg.Target.Args = []string{bin}
+				cfg := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n})
 				if err := cfg.check(); err != nil {
 					t.Fatal(err)
 				}
@@ -99,6 +104,14 @@ func TestShardsMerge(t *testing.T) {
 						}
 						owner[k] = i
 					}
+				}
+				other := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n})
+				other.Options.Seed = 2
+				if err := other.check(); err != nil {
+					t.Fatal(err)
+				}
+				if other.Shard.info.Partition == cfg.Shard.info.Partition {
+					t.Errorf("shard %d: the partition does not change with the random strategy's seed", i)
 				}
 				parts = append(parts, ShardFindings{Findings: r.Findings, Shard: r.Shard})
 				sum.CrashPoints += r.Stats.CrashPoints
