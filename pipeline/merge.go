@@ -110,7 +110,8 @@ func checkShards(paths []string, reps []*report.Report) error {
 
 // addStats adds a shard's statistics to sum: the counts of states and runs add up; those of the
 // whole trace (AssumedDurable: every shard walks it all) are the first shard's; elapsed time is
-// the longest shard's (the shards run in parallel), the first failure the earliest.
+// the longest shard's (the shards run in parallel), the first failure the earliest, the most
+// varying lines of one legal outcome the largest.
 func addStats(sum, s *report.Stats, first bool) {
 	sum.CrashPoints += s.CrashPoints
 	sum.Skipped += s.Skipped
@@ -125,6 +126,9 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.SkippedMemory += s.SkippedMemory
 	sum.Reused += s.Reused
 	sum.Twins += s.Twins
+	sum.RepeatRuns += s.RepeatRuns
+	sum.VaryingOutcomes += s.VaryingOutcomes
+	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
 	sum.ElapsedSeconds = max(sum.ElapsedSeconds, s.ElapsedSeconds)
 	if s.FirstFailureSeconds > 0 && (sum.FirstFailureSeconds == 0 || s.FirstFailureSeconds < sum.FirstFailureSeconds) {
 		sum.FirstFailureSeconds = s.FirstFailureSeconds

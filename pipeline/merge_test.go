@@ -3,6 +3,7 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // with one crash finding of cluster id when id is set.
 func writeShard(t *testing.T, dir, name string, i, n int, digest, id string) string {
 	t.Helper()
-	r := &report.Report{Trace: "/t.trace", Stats: &report.Stats{CrashPoints: 2, StatesTested: 5, Failures: 1, Jobs: 2}}
+	r := &report.Report{Trace: "/t.trace", Stats: &report.Stats{CrashPoints: 2, StatesTested: 5, Failures: 1, Jobs: 2, RepeatRuns: 1, VaryingLines: i}}
 	r.Shard = &report.Shard{Index: i, Count: n, TraceDigest: digest, Partition: "p", Clusters: []report.ShardCluster{}}
 	if id != "" {
 		o := report.ShardOrder{Walk: 0, Event: uint64(10 * (i + 1)), Seq: 1}
@@ -62,7 +63,7 @@ func TestMergeReports(t *testing.T) {
 		!strings.Contains(c.ImageCommand, "merged.json' c1") {
 		t.Errorf("merged finding: count %d, crash %+v", f.Count, c)
 	}
-	if st := rep.Stats; st.CrashPoints != 6 || st.StatesTested != 15 || st.Failures != 3 || st.Findings != 1 || st.Jobs != 2 {
+	if st := rep.Stats; st.CrashPoints != 6 || st.StatesTested != 15 || st.Failures != 3 || st.Findings != 1 || st.Jobs != 2 || st.RepeatRuns != 3 || st.VaryingLines != 2 {
 		t.Errorf("merged stats %+v", st)
 	}
 	for _, tc := range []struct {
@@ -79,6 +80,38 @@ func TestMergeReports(t *testing.T) {
 	} {
 		if _, err := MergeReports(tc.paths, ""); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("MergeReports(%v): %v, want an error with %q", tc.paths, err, tc.want)
+		}
+	}
+}
+
+// TestAddStatsEveryField: every statistic of a shard reaches the merged report (a field added to
+// report.Stats and forgotten by addStats would be 0 there), but the count of findings, which
+// MergeReports takes from the merged findings.
+func TestAddStatsEveryField(t *testing.T) {
+	var one report.Stats
+	v := reflect.ValueOf(&one).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int:
+			f.SetInt(1)
+		case reflect.Float64:
+			f.SetFloat(1)
+		case reflect.String:
+			f.SetString("x")
+		default:
+			t.Fatalf("report.Stats.%s: a %s, which this test does not know", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var sum report.Stats
+	addStats(&sum, &one, true)
+	addStats(&sum, &one, false)
+	s := reflect.ValueOf(sum)
+	for i := 0; i < s.NumField(); i++ {
+		if s.Type().Field(i).Name == "Findings" {
+			continue // MergeReports counts the merged findings
+		}
+		if s.Field(i).IsZero() {
+			t.Errorf("report.Stats.%s is not merged (addStats)", s.Type().Field(i).Name)
 		}
 	}
 }
