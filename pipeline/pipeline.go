@@ -105,6 +105,9 @@ type Exploration struct {
 	NoAssumeFixed bool
 	// Env are NAME=VALUE variables added to every re-execution's environment (exec.Target.Env).
 	Env []string
+	// Shard, when its Count is set, explores one shard of the trace (explore.Config.Shard); the
+	// report then has the data MergeReports needs.
+	Shard explore.Shard
 	// confirm: the checks of inferred properties run too, so properties are inferred once for
 	// both (Infer), and the properties their findings break are confirmed with crash images
 	// (Explore; confirmIDs are those properties' IDs).
@@ -224,7 +227,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
-		ConfirmPairs: confirmPairs(rep), Start: x.Start,
+		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard,
 		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})
 	if xerr == nil {
@@ -237,6 +240,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	}
 	rep.Findings = append(rep.Findings, res.Findings...)
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
+	rep.Shard = res.Shard
 	for _, k := range explore.Kinds() {
 		if !slices.ContainsFunc(rep.Rules, func(r report.Rule) bool { return r.Kind == k.Kind }) {
 			rep.Rules = append(rep.Rules, k)

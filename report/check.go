@@ -70,7 +70,7 @@ type CheckCrash struct {
 }
 
 // ReadJSON reads a report written by WriteJSON (docs/findings-json.md; name is its path, for
-// messages): its findings, warnings, trace, events, statistics and check. Rules and suppression
+// messages): its findings, warnings, trace, events, statistics, check and shard. Rules and suppression
 // counts are not read. Errors: data is not a JSON report of scry (an object with a "findings"
 // array), or a finding has no kind.
 func ReadJSON(data []byte, name string) (*Report, error) {
@@ -83,6 +83,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 		} `json:"summary"`
 		Stats *Stats `json:"stats"`
 		Check *Check `json:"check"`
+		Shard *Shard `json:"shard"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, notReport(name, data, err)
@@ -90,7 +91,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 	if doc.Findings == nil {
 		return nil, fmt.Errorf("%s is not a JSON report of scry: it has no \"findings\" array (write one with --format json)", name)
 	}
-	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check}
+	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard}
 	for i, f := range r.Findings {
 		if f.Kind == "" {
 			return nil, fmt.Errorf("%s: finding %d has no kind", name, i+1)

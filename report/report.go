@@ -122,6 +122,9 @@ type Report struct {
 	Stats *Stats
 	// Check is how the check ran (`scry check`; the JSON "check" object), nil otherwise.
 	Check *Check
+	// Shard is set in the report of one shard of a sharded exploration (`scry explore --shard`;
+	// the JSON "shard" object), for `scry merge`.
+	Shard *Shard
 }
 
 // HasCorrectness reports whether any finding is of class correctness.

@@ -148,6 +148,7 @@ type jsonReport struct {
 	Summary  jsonSummry `json:"summary"`
 	Stats    *Stats     `json:"stats,omitempty"`
 	Check    *Check     `json:"check,omitempty"`
+	Shard    *Shard     `json:"shard,omitempty"`
 }
 
 type jsonSummry struct {
@@ -174,6 +175,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		},
 		Stats: r.Stats,
 		Check: r.Check,
+		Shard: r.Shard,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}

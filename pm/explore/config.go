@@ -160,6 +160,9 @@ type Config struct {
 	// confirmed differentially (Pair): the states of the invariants strategy that break one are
 	// each judged with a repaired twin, and Result.Pairs says what they showed.
 	ConfirmPairs []Pair
+	// Shard, when its Count is set, explores one shard of the trace's busy periods and fills
+	// Result.Shard for the merge (shard.go).
+	Shard Shard
 }
 
 // Runner runs the program under test, and the checker, on an image. The run of the target on
@@ -244,7 +247,7 @@ func (c *Config) check() error {
 		}
 		c.Pool = abs
 	}
-	return nil
+	return c.plan()
 }
 
 // ReproduceWords returns the shell words of a command that runs target on image with env set

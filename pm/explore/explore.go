@@ -41,6 +41,8 @@ type Result struct {
 	// Pairs is what the crash states breaking each pair of Config.ConfirmPairs showed, with
 	// their repaired twins (Pair).
 	Pairs map[Pair]PairOutcome
+	// Shard is set when Config.Shard selects a shard: what `scry merge` needs (shard.go).
+	Shard *report.Shard
 }
 
 // StoreAt is a store's source position, Store, and one frame of the context it was issued in, At
@@ -211,6 +213,7 @@ type explorer struct {
 	helpers     report.Helpers
 	helperSites int
 	twins       map[Pair]int // repaired twins made per pair
+	shard       *shardLog    // a shard's failing states (shard.go)
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
@@ -300,7 +303,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// is reported against a fixed total, and a walk stopped at the budget's end knows how
 		// many it left out.
 		e.prog.Phase("planning: counting the crash points", "", 0)
-		if e.allPoints, err = countPoints(cfg.Trace, cfg.Options); err != nil {
+		if e.allPoints, err = countPoints(cfg.Trace, cfg.Options, cfg.Shard.has); err != nil {
 			return res, err
 		}
 		if cfg.TimeBudget > 0 {
@@ -473,8 +476,8 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return e.opEnd(cp)
 	}
 	if cp.Op < 0 {
-		if e.walk == 0 {
-			e.res.Stats.Skipped++
+		if e.walk == 0 && e.cfg.Shard.Index == 0 {
+			e.res.Stats.Skipped++ // once, by the first shard
 		}
 		return nil
 	}
@@ -840,6 +843,10 @@ func (e *explorer) place() {
 			f.Related[0] = f.Location.Related("crash-point")
 		}
 	}
+	if e.cfg.Shard.active() {
+		e.res.Shard = e.shardReport() // folded when the shards are merged
+		return
+	}
 	e.foldOrdering()
 }
 
@@ -1047,9 +1054,10 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 
 // countPoints walks the trace at path once (crash.Walk with opts, building no state) and
 // returns its crash points inside operations: the total the exploration's progress is
-// reported against (each is explored or left out once, in whichever walk takes its operation).
-// A truncated trace counts up to its end. Errors: the trace cannot be read.
-func countPoints(path string, opts crash.Options) (int, error) {
+// reported against (each is explored or left out once, in whichever walk takes its operation),
+// only those of the operations k for which keep(k) holds (a shard's: Config.Shard). A truncated
+// trace counts up to its end. Errors: the trace cannot be read.
+func countPoints(path string, opts crash.Options, keep func(int) bool) (int, error) {
 	r, err := trace.Open(path)
 	if err != nil {
 		return 0, err
@@ -1058,7 +1066,7 @@ func countPoints(path string, opts crash.Options) (int, error) {
 	opts.OpBoundaries = false
 	n := 0
 	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
-		if cp.Op >= 0 {
+		if cp.Op >= 0 && keep(int(cp.Op)) {
 			n++
 		}
 		return nil
@@ -1072,8 +1080,10 @@ func countPoints(path string, opts crash.Options) (int, error) {
 // defaultJobs is exec.Pool's default.
 func defaultJobs() int { return max(1, numCPU()) }
 
-// inPass reports whether this walk explores operation k.
-func (e *explorer) inPass(k int) bool { return e.pass == nil || k >= len(e.pass) || e.pass[k] }
+// inPass reports whether this walk explores operation k (in this shard: Config.Shard).
+func (e *explorer) inPass(k int) bool {
+	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.cfg.Shard.has(k)
+}
 
 // exploreRanks returns each of n operations' position in the order the passes explore them.
 func exploreRanks(passes [][]bool, n int) []int {

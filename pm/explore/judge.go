@@ -229,6 +229,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		defer func() { e.prefixWindows[it.pointKey+"|"+e.pathKey(it.op, it.pointKey)] = e.clusters[key] }()
 	}
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
+	e.logFailure(kind, key, variant, it)
 	if i, ok := e.clusters[key]; ok {
 		f := &e.res.Findings[i]
 		f.Count++

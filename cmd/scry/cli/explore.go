@@ -34,6 +34,7 @@ func newExploreCommand() *cobra.Command {
 		strict    bool
 		force     bool
 		env       []string
+		shard     string
 		cf        crashFlags
 	)
 	list := strategyNames()
@@ -85,6 +86,12 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 				return err
 			}
 			x.Env = env
+			if x.Shard, err = shardFromEnv(shard); err != nil {
+				return err
+			}
+			if x.Shard.Count > 0 && format != "json" {
+				return errors.New("--shard writes what scry merge needs in the JSON report: add --format json -o FILE")
+			}
 			if tracePath == "" || workload == "" || !pipeline.HasPool(args) {
 				return errors.New("explore needs --trace T, --workload FILE and the program after `--` with {pool} (or --dry-run TRACE)")
 			}
@@ -123,6 +130,7 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	f.BoolVar(&force, "force", false, "let -o replace an existing file that is not a report of scry")
 	f.StringVar(&tracePath, "trace", "", "the recorded trace `T`")
 	f.StringVar(&workload, "workload", "", "the workload `FILE` the trace was recorded with (one operation per line)")
+	f.StringVar(&shard, "shard", "", "explore shard `I/N` (from 0) of the trace's operations, balanced by estimated cost; \"auto\" or \"auto/N\" takes I (and N) from a Slurm array, a Kubernetes Indexed Job or SCRY_SHARD_INDEX/SCRY_SHARD_COUNT; combine the shards' JSON reports with scry merge (docs/distributed.md)")
 	return c
 }
 

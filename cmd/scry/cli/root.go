@@ -219,7 +219,7 @@ Exit status: 0 no correctness finding, 1 correctness findings, 2 error, 130/143 
 	}
 	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
 		newAnalyzeCommand(cat), newCheckCommand(cat), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand(), newFSCommand(),
-		newReportCommand(), newVersionCommand(cfg.Name))
+		newReportCommand(), newMergeCommand(), newVersionCommand(cfg.Name))
 	root.SetVersionTemplate(versionText(cfg.Name))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())

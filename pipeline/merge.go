@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/report"
+)
+
+// MergeReports is `scry merge`: it reads the JSON reports of the shards of one sharded
+// exploration (`scry explore --shard I/N --format json`, docs/distributed.md) and returns the
+// report the unsharded exploration gives (explore.MergeShards: the same findings, counts and
+// variants; the statistics added up), its replay commands naming out (the merged report's path;
+// "" keeps REPORT.json). Errors: a report cannot be read or is no shard's report; the reports are
+// of different traces (their digests differ) or partitions (shard counts or exploration options
+// differ); a shard is given twice or missing.
+func MergeReports(paths []string, out string) (*report.Report, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("merge: no report given")
+	}
+	var reps []*report.Report
+	for _, p := range paths {
+		b, err := report.ReadFile(p, "a JSON report")
+		if err != nil {
+			return nil, err
+		}
+		r, err := report.ReadJSON(b, p)
+		if err != nil {
+			return nil, err
+		}
+		if r.Shard == nil {
+			return nil, fmt.Errorf("%s is not the report of a shard (it has no \"shard\" object): write shards with scry explore --shard I/N --format json", p)
+		}
+		reps = append(reps, r)
+	}
+	if err := checkShards(paths, reps); err != nil {
+		return nil, err
+	}
+	merged := &report.Report{Trace: reps[0].Trace, Events: reps[0].Events, Stats: &report.Stats{}}
+	var parts []explore.ShardFindings
+	for _, r := range reps {
+		parts = append(parts, explore.ShardFindings{Findings: r.Findings, Shard: r.Shard})
+		for _, w := range r.Warnings {
+			// A shard without crash points says so; the merged report only if no shard had one.
+			if w != NoCrashPointWarning && !slices.Contains(merged.Warnings, w) {
+				merged.Warnings = append(merged.Warnings, w)
+			}
+		}
+		if r.Stats != nil {
+			addStats(merged.Stats, r.Stats, r.Shard.Index == 0)
+		}
+	}
+	fs, err := explore.MergeShards(parts)
+	if err != nil {
+		return nil, err
+	}
+	rep := out
+	if rep == "" {
+		rep = "REPORT.json"
+	}
+	for i := range fs {
+		if c := fs[i].Crash; c != nil {
+			c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), c.ID)
+		}
+	}
+	merged.Findings = fs
+	if st := merged.Stats; st.StatesTested == 0 && st.CrashPoints == 0 {
+		merged.Warnings = append(merged.Warnings, NoCrashPointWarning)
+	}
+	merged.Stats.Findings = len(fs)
+	merged.Rules = explore.Kinds()
+	merged.Sort()
+	return merged, nil
+}
+
+// checkShards checks that reps (read from paths) are the shards of one exploration, each once.
+func checkShards(paths []string, reps []*report.Report) error {
+	s0 := reps[0].Shard
+	seen := make([]string, s0.Count)
+	for i, r := range reps {
+		s := r.Shard
+		switch {
+		case s.TraceDigest != s0.TraceDigest:
+			return fmt.Errorf("%s and %s are shards of different traces (SHA-256 %.12s… and %.12s…): merge the shards of one trace", paths[0], paths[i], s0.TraceDigest, s.TraceDigest)
+		case s.Count != s0.Count:
+			return fmt.Errorf("%s is shard %d/%d but %s is shard %d/%d: merge the shards of one split", paths[0], s0.Index, s0.Count, paths[i], s.Index, s.Count)
+		case s.Partition != s0.Partition:
+			return fmt.Errorf("%s and %s split the trace differently (partition %s and %s): the shards were explored with different workloads or options (--strategy, --max-states, --samples, --seed, --after-stores, --no-assume-fixed, --cluster-failures, --max-in-flight, --no-priority, the heuristic's); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
+		case s.Index < 0 || s.Index >= s0.Count:
+			return fmt.Errorf("%s: shard %d/%d is out of range", paths[i], s.Index, s.Count)
+		case seen[s.Index] != "":
+			return fmt.Errorf("shard %d/%d is given twice (%s and %s): each shard once", s.Index, s.Count, seen[s.Index], paths[i])
+		}
+		seen[s.Index] = paths[i]
+	}
+	var missing []string
+	for i, p := range seen {
+		if p == "" {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("shard(s) %s of %d missing: merge the reports of all %d shards", strings.Join(missing, ", "), s0.Count, s0.Count)
+	}
+	return nil
+}
+
+// addStats adds a shard's statistics to sum: the counts of states and runs add up; those of the
+// whole trace (AssumedDurable: every shard walks it all) are the first shard's; elapsed time is
+// the longest shard's (the shards run in parallel), the first failure the earliest, the most
+// varying lines of one legal outcome the largest.
+func addStats(sum, s *report.Stats, first bool) {
+	sum.CrashPoints += s.CrashPoints
+	sum.Skipped += s.Skipped
+	sum.StatesTested += s.StatesTested
+	sum.OracleRuns += s.OracleRuns
+	sum.Failures += s.Failures
+	sum.Inconclusive += s.Inconclusive
+	sum.PrepRuns += s.PrepRuns
+	sum.SkippedConcurrent += s.SkippedConcurrent
+	sum.Sampled += s.Sampled
+	sum.SkippedBudget += s.SkippedBudget
+	sum.SkippedMemory += s.SkippedMemory
+	sum.Reused += s.Reused
+	sum.Twins += s.Twins
+	sum.RepeatRuns += s.RepeatRuns
+	sum.VaryingOutcomes += s.VaryingOutcomes
+	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
+	sum.ElapsedSeconds = max(sum.ElapsedSeconds, s.ElapsedSeconds)
+	if s.FirstFailureSeconds > 0 && (sum.FirstFailureSeconds == 0 || s.FirstFailureSeconds < sum.FirstFailureSeconds) {
+		sum.FirstFailureSeconds = s.FirstFailureSeconds
+	}
+	if first {
+		sum.AssumedDurable, sum.Invariants, sum.Jobs, sum.Images, sum.Runs = s.AssumedDurable, s.Invariants, s.Jobs, s.Images, s.Runs
+	}
+}

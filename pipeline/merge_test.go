@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/scry-pm/scry/report"
+)
+
+// writeShard writes a shard's JSON report to dir/name: shard i of n of the trace with digest,
+// with one crash finding of cluster id when id is set.
+func writeShard(t *testing.T, dir, name string, i, n int, digest, id string) string {
+	t.Helper()
+	r := &report.Report{Trace: "/t.trace", Stats: &report.Stats{CrashPoints: 2, StatesTested: 5, Failures: 1, Jobs: 2, RepeatRuns: 1, VaryingLines: i}}
+	r.Shard = &report.Shard{Index: i, Count: n, TraceDigest: digest, Partition: "p", Clusters: []report.ShardCluster{}}
+	if id != "" {
+		o := report.ShardOrder{Walk: 0, Event: uint64(10 * (i + 1)), Seq: 1}
+		r.Findings = []report.Finding{{Kind: report.AtomicityViolation, Class: report.Correctness, Count: 1,
+			Location: report.Location{File: "a.c", Line: 3},
+			Crash:    &report.Crash{ID: id, Variants: 1, Operations: []uint64{uint64(i)}, CrashPoint: i, Event: o.Event, State: []int{0}}}}
+		r.Shard.Clusters = []report.ShardCluster{{ID: id, First: o, Window: "w|p",
+			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: &report.CrashVariant{CrashPoint: i, Event: o.Event, State: []int{0}, Operation: uint64(i), Input: i + 2}}},
+			Operations: []report.ShardOperation{{Index: uint64(i), Order: o}}}}
+	}
+	p := filepath.Join(dir, name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := report.WriteJSON(f, r); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMergeReports(t *testing.T) {
+	dir := t.TempDir()
+	s0 := writeShard(t, dir, "s0.json", 0, 3, "d1", "c1")
+	s1 := writeShard(t, dir, "s1.json", 1, 3, "d1", "c1")
+	s2 := writeShard(t, dir, "s2.json", 2, 3, "d1", "c1")
+	other := writeShard(t, dir, "other.json", 2, 3, "d2", "")
+	four := writeShard(t, dir, "four.json", 2, 4, "d1", "")
+	plain := filepath.Join(dir, "plain.json")
+	if err := os.WriteFile(plain, []byte(`{"findings":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := MergeReports([]string{s2, s0, s1}, "/out/merged.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 {
+		t.Fatalf("merged findings %+v", rep.Findings)
+	}
+	f := rep.Findings[0]
+	c := f.Crash
+	// The first state is shard 0's; three states, two distinct variants, three operations.
+	if f.Count != 3 || c.Variants != 2 || c.CrashPoint != 0 || len(c.Operations) != 3 || c.Operations[0] != 0 ||
+		len(c.VariantImages) != 1 || c.VariantImages[0].ID != "c1-2" || c.VariantImages[0].Operation != 1 ||
+		!strings.Contains(c.ImageCommand, "merged.json' c1") {
+		t.Errorf("merged finding: count %d, crash %+v", f.Count, c)
+	}
+	if st := rep.Stats; st.CrashPoints != 6 || st.StatesTested != 15 || st.Failures != 3 || st.Findings != 1 || st.Jobs != 2 || st.RepeatRuns != 3 || st.VaryingLines != 2 {
+		t.Errorf("merged stats %+v", st)
+	}
+	for _, tc := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{s0, s1, other}, "different traces"},
+		{[]string{s0, s1, four}, "shard 2/4"},
+		{[]string{s0, s1, s1, s2}, "given twice"},
+		{[]string{s0, s2}, "shard(s) 1 of 3 missing"},
+		{[]string{s0, plain}, "not the report of a shard"},
+		{[]string{s0, filepath.Join(dir, "none.json")}, "none.json"},
+		{nil, "no report"},
+	} {
+		if _, err := MergeReports(tc.paths, ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("MergeReports(%v): %v, want an error with %q", tc.paths, err, tc.want)
+		}
+	}
+}
+
+// TestAddStatsEveryField: every statistic of a shard reaches the merged report (a field added to
+// report.Stats and forgotten by addStats would be 0 there), but the count of findings, which
+// MergeReports takes from the merged findings.
+func TestAddStatsEveryField(t *testing.T) {
+	var one report.Stats
+	v := reflect.ValueOf(&one).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int:
+			f.SetInt(1)
+		case reflect.Float64:
+			f.SetFloat(1)
+		case reflect.String:
+			f.SetString("x")
+		default:
+			t.Fatalf("report.Stats.%s: a %s, which this test does not know", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var sum report.Stats
+	addStats(&sum, &one, true)
+	addStats(&sum, &one, false)
+	s := reflect.ValueOf(sum)
+	for i := 0; i < s.NumField(); i++ {
+		if s.Type().Field(i).Name == "Findings" {
+			continue // MergeReports counts the merged findings
+		}
+		if s.Field(i).IsZero() {
+			t.Errorf("report.Stats.%s is not merged (addStats)", s.Type().Field(i).Name)
+		}
+	}
+}

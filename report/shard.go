@@ -1,0 +1,71 @@
+package report
+
+import "cmp"
+
+// Shard is what the report of one shard of a sharded crash exploration (`scry explore --shard
+// I/N`, docs/distributed.md) carries beyond its findings so that `scry merge` can combine the
+// shards into the report an unsharded run gives: which shard it is, of which trace and
+// partition, and each finding's failing states as the clustering saw them (the JSON report's
+// "shard" object; nil in other reports). A shard's findings are not folded (an ordering violation
+// is folded into the atomicity violation of its window only when the shards are merged: that
+// violation may be another shard's).
+type Shard struct {
+	// Index is the shard's 0-based index, of Count shards.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// TraceDigest is the SHA-256 of the trace file (hex); Partition a hash of the assignment of
+	// the trace's operations to shards, of the workload and of the options that choose or sample
+	// the states: shards of different traces, workloads or options are refused.
+	TraceDigest string `json:"trace_digest"`
+	Partition   string `json:"partition"`
+	// Operations is the number of operations this shard explored; Cost their estimated cost
+	// (crash states, plus the runs of the legal outcomes), of TotalCost for the whole trace.
+	Operations int    `json:"operations"`
+	Cost       uint64 `json:"cost"`
+	TotalCost  uint64 `json:"total_cost"`
+	// Clusters is one entry per finding, in the order of Findings.
+	Clusters []ShardCluster `json:"clusters"`
+}
+
+// ShardOrder places a failing crash state in the order an unsharded exploration judges states:
+// its walk (the priority walk first), the trace event of its crash point, then its place among
+// the shard's failing states (states of one crash point are always in one shard).
+type ShardOrder struct {
+	Walk  int    `json:"walk"`
+	Event uint64 `json:"event"`
+	Seq   int    `json:"seq"`
+}
+
+// Compare orders a before b (-1), after (+1), or equal (0).
+func (a ShardOrder) Compare(b ShardOrder) int {
+	return cmp.Or(cmp.Compare(a.Walk, b.Walk), cmp.Compare(a.Event, b.Event), cmp.Compare(a.Seq, b.Seq))
+}
+
+// ShardCluster is what a shard saw of one finding (cluster): its id, the order of its first failing
+// state, that state's window (its crash point's window and path), the windows whose
+// program-order states fell in it (an atomicity violation), and every distinct variant and
+// operation with the order of its first failing state.
+type ShardCluster struct {
+	// ID is the finding's Crash.ID.
+	ID            string           `json:"id"`
+	First         ShardOrder       `json:"first"`
+	Window        string           `json:"window"`
+	PrefixWindows []string         `json:"prefix_windows,omitempty"`
+	Variants      []ShardVariant   `json:"variants"`
+	Operations    []ShardOperation `json:"operations"`
+}
+
+// ShardVariant is one distinct variant of a cluster (Crash.Variants counts them): its key, the
+// order of its first failing state and that state (nil when it has no crash point of its own:
+// a durability state).
+type ShardVariant struct {
+	Key   string        `json:"key"`
+	Order ShardOrder    `json:"order"`
+	Image *CrashVariant `json:"image,omitempty"`
+}
+
+// ShardOperation is an operation whose states fell in a cluster, with the order of the first.
+type ShardOperation struct {
+	Index uint64     `json:"index"`
+	Order ShardOrder `json:"order"`
+}
