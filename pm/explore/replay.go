@@ -32,13 +32,27 @@ func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) 
 			os.Remove(out) // nothing was written into the file scry created
 		}
 	}()
+	return atCrashPoint(c, assume, func(_ *trace.Reader, cp *crash.CrashPoint) error {
+		if err := cp.WriteImage(out, c.Region, crash.State{K: c.State}); err != nil {
+			return err
+		}
+		created = false
+		return nil
+	})
+}
+
+// atCrashPoint walks the trace crash finding c names to its crash point (same index and trace
+// event; an OP_BEGIN for a durability violation, crash point -1), with the stores the
+// exploration assumed durable (assume), and calls at with the trace reader and that crash point.
+// Errors: the trace cannot be read, it has no such crash point or a different state space there
+// (the trace changed since the report was written), or at's error.
+func atCrashPoint(c *report.Crash, assume []px86.StoreState, at func(*trace.Reader, *crash.CrashPoint) error) error {
 	r, err := trace.Open(c.Trace)
 	if err != nil {
 		return fmt.Errorf("the finding's trace: %w", err)
 	}
 	defer r.Close()
 	found := false
-	// A durability violation's state is taken at an operation's OP_BEGIN (crash point -1).
 	boundary := c.CrashPoint < 0
 	opts := crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, AssumeLate: c.AssumeLate, OpBoundaries: boundary}
 	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
@@ -50,10 +64,9 @@ func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) 
 				cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
 		}
 		found = true
-		if err := cp.WriteImage(out, c.Region, crash.State{K: c.State}); err != nil {
+		if err := at(r, cp); err != nil {
 			return err
 		}
-		created = false
 		return crash.ErrStop
 	})
 	if err != nil {

@@ -22,31 +22,15 @@ import (
 // stores and the flushes to those lines and every fence from the earliest unit on. Errors: the
 // trace cannot be read, has no such crash point, or a different state space there.
 func Timeline(c *report.Crash, assume []px86.StoreState) (*report.CrashTimeline, error) {
-	r, err := trace.Open(c.Trace)
-	if err != nil {
-		return nil, fmt.Errorf("the finding's trace: %w", err)
-	}
-	defer r.Close()
 	var tl *report.CrashTimeline
-	lineSize := uint64(r.Header().LineSize)
-	boundary := c.CrashPoint < 0
-	opts := crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, AssumeLate: c.AssumeLate, OpBoundaries: boundary}
-	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
-		if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
-			return nil
-		}
-		if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
-			return fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
-				cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
-		}
+	var lineSize uint64
+	err := atCrashPoint(c, assume, func(r *trace.Reader, cp *crash.CrashPoint) error {
+		lineSize = uint64(r.Header().LineSize)
 		tl = timelineAt(r, cp, c.State)
-		return crash.ErrStop
+		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if tl == nil {
-		return nil, fmt.Errorf("%s has no crash point %d: the trace is not the one the report was made from", c.Trace, c.CrashPoint)
 	}
 	r2, err := trace.Open(c.Trace)
 	if err != nil {
