@@ -230,6 +230,9 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard,
 		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})
+	if res != nil && rep.Events == 0 {
+		rep.Events = res.Events // scry explore: no analysis counted them
+	}
 	if xerr == nil {
 		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0)
 		if opts.AssumeLate {

@@ -200,6 +200,12 @@ func TestExploreWithFakeRunner(t *testing.T) {
 			case tc.strategy == "" && (fr.runs.Load() == 0 || rep.Stats.StatesTested == 0):
 				t.Fatalf("nothing was run: %d runs, stats %+v", fr.runs.Load(), rep.Stats)
 			}
+			// The report counts the trace's events, as scry analyze's does.
+			if a, err := pipeline.Analyze(tr, pipeline.Analysis{}, nil); err != nil {
+				t.Error(err)
+			} else if rep.Events == 0 || rep.Events != a.Events {
+				t.Errorf("explore counted %d events, analyze %d", rep.Events, a.Events)
+			}
 			if tc.symptom == "" {
 				if len(rep.Findings) != 0 {
 					t.Fatalf("fixed trace: %d findings: %+v", len(rep.Findings), rep.Findings[0])

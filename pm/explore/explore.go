@@ -24,6 +24,9 @@ import (
 // Result is what an exploration found.
 type Result struct {
 	Findings []report.Finding // crash findings, clustered, in walk order of their first failure
+	// Events is the number of trace events a whole walk read (0 when the time budget stopped
+	// every walk early): the report's event count when no trace analysis ran (scry explore).
+	Events uint64
 	Stats    report.Stats
 	Warnings []string
 	// Invariants counts, per invariant ID (crash.Invariant.ID, the inferred property's), the
@@ -336,6 +339,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if werr != nil && errors.Is(werr, trace.ErrTruncated) {
 			e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
 			werr = nil
+		}
+		if werr == nil && !e.budgetStop {
+			res.Events = max(res.Events, wst.Events) // a whole walk: the trace's events
 		}
 		if werr == nil {
 			werr = e.flush()
