@@ -26,7 +26,7 @@ type Result struct {
 	Findings []report.Finding // crash findings, clustered, in walk order of their first failure
 	// Events is the number of trace events a whole walk read (0 when the time budget stopped
 	// every walk early): the report's event count when no trace analysis ran (scry explore).
-	Events uint64
+	Events   uint64
 	Stats    report.Stats
 	Warnings []string
 	// Invariants counts, per invariant ID (crash.Invariant.ID, the inferred property's), the
