@@ -1,4 +1,9 @@
-/* crash.c: stores to PM forever (mode "loop", for SIGKILL) or then aborts (mode "abort").
+/* crash.c: stores to PM until killed (mode "loop", for SIGKILL and SIGTERM) or aborts after
+ * 100000 stores (mode "abort"). In mode loop it says "ready" after 100000 stores, makes 100000
+ * more (several of the runtime's 1 MiB trace buffers, so that the first 100000 reach the file)
+ * and then waits for its signal: the trace stays a few MiB however long the test takes to see
+ * them on disk (an endless loop wrote gigabytes on a loaded machine, and the test reading them
+ * back ran out of memory).
  * Usage: crash POOL loop|abort */
 #include "common.h"
 
@@ -24,5 +29,8 @@ int main(int argc, char **argv)
 			printf("ready\n");
 			fflush(stdout);
 		}
+		if (i == 200000)
+			for (;;)
+				pause();
 	}
 }
