@@ -36,7 +36,7 @@ scry:
 	@mkdir -p $(BUILD)/bin
 	$(GO) build -o $(BUILD)/bin/scry ./cmd/scry
 
-native: check-llvm runtime fsshim pass headers
+native: check-llvm runtime fsshim pass headers valgrind
 
 check-llvm:
 	@if [ -z "$(strip $(LLVM_VERSIONS))" ]; then \
@@ -47,6 +47,7 @@ SCRY := $(BUILD)/bin/scry
 include native/runtime/build.mk
 include native/fsshim/build.mk
 include native/pass/build.mk
+include native/valgrind/build.mk
 include test/mapcli/build.mk
 
 headers:

@@ -420,6 +420,9 @@ type Recording struct {
 	Stdout, Stderr io.Writer
 	// Timeout is the recorded run's time limit (record.Options.Timeout; 0: none).
 	Timeout time.Duration
+	// BlackBox records a program not built with `scry cc` under scry's Valgrind tool
+	// (record.Options.BlackBox); re-executions on crash images run it natively.
+	BlackBox bool
 }
 
 // ProgramFailed is the error for a recorded program that did not exit with status 0: the
@@ -467,7 +470,7 @@ func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result
 	return record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
 		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Args: rc.Args, Env: rc.Env, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
-		Timeout: rc.Timeout,
+		Timeout: rc.Timeout, BlackBox: rc.BlackBox,
 	})
 }
 

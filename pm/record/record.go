@@ -1,5 +1,7 @@
 // Package record runs an instrumented program (built with `scry cc`) so that its scry runtime
-// writes a trace (docs/trace-format.md), and tells how the program ended.
+// writes a trace (docs/trace-format.md), or, in black-box mode (Options.BlackBox,
+// docs/black-box.md), any program under scry's Valgrind tool, which writes the same trace; and
+// tells how the program ended.
 package record
 
 import (
@@ -39,6 +41,9 @@ type Options struct {
 	// NoForcePMEM leaves PMEM_IS_PMEM_FORCE unset; by default it is set to 1 so that PMDK
 	// treats ordinary files as PM and flushes with cache-line instructions instead of msync.
 	NoForcePMEM bool
+	// BlackBox runs the program, not built with `scry cc`, under scry's Valgrind tool, which
+	// writes the trace (docs/black-box.md).
+	BlackBox bool
 	// Args is the program and its arguments.
 	Args []string
 	// Stdin, Stdout, Stderr are passed to the program (nil: the null device).
@@ -162,18 +167,20 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	f.Close()
 	cmd := exec.Command(prog, opts.Args[1:]...)
-	cmd.Env = append(os.Environ(), "SCRY_TRACE="+tracePath)
-	if len(opts.PMGlobs) > 0 {
-		abs := make([]string, len(opts.PMGlobs))
-		for i, g := range opts.PMGlobs {
-			if !filepath.IsAbs(g) {
-				if a, err := filepath.Abs(g); err == nil {
-					g = a
-				}
-			}
-			abs[i] = g
+	var bb *blackBox
+	if opts.BlackBox {
+		if bb, err = newBlackBox(prog, tracePath, opts); err != nil {
+			os.Remove(tracePath)
+			return nil, err
 		}
-		cmd.Env = append(cmd.Env, "SCRY_PM_GLOBS="+strings.Join(abs, ":"))
+		cmd = exec.Command(bb.args[0], bb.args[1:]...)
+	}
+	cmd.Env = append(os.Environ(), "SCRY_TRACE="+tracePath)
+	if bb != nil {
+		cmd.Env = append(cmd.Env, bb.env...)
+	}
+	if len(opts.PMGlobs) > 0 {
+		cmd.Env = append(cmd.Env, "SCRY_PM_GLOBS="+strings.Join(absGlobs(opts.PMGlobs), ":"))
 	}
 	if opts.NoLoads {
 		cmd.Env = append(cmd.Env, "SCRY_NO_LOADS=1")
@@ -275,6 +282,11 @@ wait:
 	res.ExitCode = ps.ExitCode()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal()
+	}
+	if bb != nil {
+		if err := bb.finish(); err != nil {
+			return res, err
+		}
 	}
 	if fi, err := os.Stat(tracePath); err != nil || fi.Size() == 0 {
 		if err == nil {

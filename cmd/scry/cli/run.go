@@ -27,6 +27,7 @@ type recordFlags struct {
 	opEnd    string
 	env      []string
 	timeout  time.Duration
+	blackBox bool
 }
 
 // recordTimeoutHelp is --record-timeout's help, in `record`, `check` and `fs check`.
@@ -45,6 +46,7 @@ func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().StringVar(&f.opEnd, "op-end", "", "a call of `FUNC` ends the thread's operation (with --op-begin)")
 	c.Flags().StringArrayVar(&f.env, "env", nil, envHelp)
 	c.Flags().DurationVar(&f.timeout, "record-timeout", 0, recordTimeoutHelp)
+	c.Flags().BoolVar(&f.blackBox, "black-box", false, "record PROG, not built with `scry cc`, under scry's Valgrind tool (build it with -g -gdwarf-4 for source lines; docs/black-box.md); crash re-executions run it natively")
 }
 
 // check rejects a --pm pattern that is not a valid glob.
@@ -79,7 +81,7 @@ func (f *recordFlags) recording(cmd *cobra.Command, args []string) pipeline.Reco
 	return pipeline.Recording{
 		Args: args, Trace: f.trace, PM: f.pm, NoLoads: f.noLoads, NoForcePMEM: f.noForce,
 		OpBegin: f.opBegin, OpEnd: f.opEnd, Env: f.env, Workload: f.workload, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-		Timeout: f.timeout,
+		Timeout: f.timeout, BlackBox: f.blackBox,
 	}
 }
 

@@ -1,0 +1,28 @@
+/* scry_vg.h: the client requests between the scry Valgrind tool (scry_main.c) and its preload
+ * (scry_preload.c, which wraps libpmem's, libpmemobj's and libc's functions in the program under
+ * test). Request numbers start at VG_USERREQ_TOOL_BASE('S', 'C'). */
+#ifndef SCRY_VG_H
+#define SCRY_VG_H
+
+enum {
+	/* a1: 1 to enter, 0 to leave a library call whose shared mappings of files are PM
+	 * (pmem_map_file, pmemobj_create, pmemobj_open); a2: the call's return address */
+	SCRY_VGREQ_PM_CALL = ('S' << 24) | ('C' << 16),
+	/* a line read from standard input: a1 the bytes, a2 their count; a1 == 0: end of input */
+	SCRY_VGREQ_OP_LINE,
+	/* a1: the record kind (SCRY_EV_TX_BEGIN, TX_COMMIT, TX_END), a2: the caller's return address */
+	SCRY_VGREQ_TX_SITE,
+	/* a1: the record kind (SCRY_EV_TX_ADD or SCRY_EV_ALLOC), a2: addr, a3: size, a4: flags,
+	 * a5: the caller's return address */
+	SCRY_VGREQ_TX_RANGE,
+	/* TX_ABORT: a1 errnum, a2 the caller's return address */
+	SCRY_VGREQ_TX_ABORT,
+	/* FREE: a1 addr, a2 flags, a3 the caller's return address */
+	SCRY_VGREQ_FREE,
+	/* a1: 1 to enter, 0 to leave a call the user made to persist through libpmemobj
+	 * (pmemobj_persist, pmemobj_flush, pmemobj_drain, pmemobj_mem*): its flushes and fences
+	 * are the user's, not the library's own */
+	SCRY_VGREQ_USER_PERSIST,
+};
+
+#endif
