@@ -506,7 +506,9 @@ static void region_map(ThreadId tid, Addr base, SizeT len, ULong off, Int fd, co
 			    created_take(path) ? SCRY_REGION_CREATED : 0);
 	/* Only the part backed by the file may be read (past its end, a read faults). */
 	struct vg_stat st;
-	if (VG_(fstat)(fd, &st) == 0 && st.size > (Long)off) {
+	if (fd < 0) {
+		initial_content(base, len, w.site);
+	} else if (VG_(fstat)(fd, &st) == 0 && st.size > (Long)off) {
 		ULong n = st.size - off;
 		initial_content(base, n < len ? n : len, w.site);
 	}
@@ -998,8 +1000,91 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 
 /* ---------------------------------------------------------------- client requests */
 
+static Int g_tx_depth[MAX_THREADS]; /* libpmemobj transactions open per thread */
+
+/* pmemcheck's requests in the program (docs/pmemcheck.md), recorded as the runtime records them
+ * (native/runtime/valgrind.c), at the request's site; every request answers 0. The numbers are
+ * pmemcheck's ABI, from VG_USERREQ_TOOL_BASE('P', 'C'): native/include/pmemcheck.h. */
+enum {
+	PMC_REGISTER_PMEM_MAPPING = ('P' << 24) | ('C' << 16),
+	PMC_REMOVE_PMEM_MAPPING = PMC_REGISTER_PMEM_MAPPING + 2,
+	PMC_DO_FLUSH = PMC_REGISTER_PMEM_MAPPING + 5,
+	PMC_DO_FENCE = PMC_REGISTER_PMEM_MAPPING + 6,
+	PMC_SET_CLEAN = PMC_REGISTER_PMEM_MAPPING + 17,
+	PMC_ADD_TO_TX = PMC_REGISTER_PMEM_MAPPING + 22,
+	PMC_ADD_TO_TX_N = PMC_REGISTER_PMEM_MAPPING + 23,
+	PMC_ADD_TO_GLOBAL_TX_IGNORE = PMC_REGISTER_PMEM_MAPPING + 28,
+};
+
+static Bool pmemcheck_request(ThreadId tid, UWord *arg, UWord *ret)
+{
+	*ret = 0;
+	ThreadId t = tid < MAX_THREADS ? tid : MAX_THREADS - 1;
+	Addr a = arg[1];
+	SizeT n = arg[2];
+	if (arg[0] == PMC_ADD_TO_TX_N)
+		a = arg[2], n = arg[3];
+	UChar kind;
+	switch (arg[0]) {
+	case PMC_DO_FLUSH:
+		kind = SCRY_SITE_FLUSH;
+		break;
+	case PMC_DO_FENCE:
+		kind = SCRY_SITE_FENCE;
+		break;
+	case PMC_REGISTER_PMEM_MAPPING:
+	case PMC_REMOVE_PMEM_MAPPING:
+	case PMC_SET_CLEAN:
+	case PMC_ADD_TO_TX:
+	case PMC_ADD_TO_TX_N:
+	case PMC_ADD_TO_GLOBAL_TX_IGNORE:
+		kind = SCRY_SITE_LIBCALL;
+		if (n == 0 || (arg[0] != PMC_REGISTER_PMEM_MAPPING && !in_pm(a, n)))
+			return True;
+		break;
+	default:
+		return True; /* nothing to record (native/runtime/valgrind.c says why, request by request) */
+	}
+	if (arg[0] == PMC_REGISTER_PMEM_MAPPING && !in_pm(a, n)) {
+		region_map(tid, a, n, 0, -1, "");
+		return True;
+	}
+	Where w = where(tid, VG_(get_IP)(tid), kind);
+	prologue(tid, w.ctx);
+	switch (arg[0]) {
+	case PMC_REGISTER_PMEM_MAPPING:
+		scry_enc_tx_add(SCRY_EV_PM_EXCLUDE, w.site, a, n, SCRY_PM_INCLUDE);
+		break;
+	case PMC_REMOVE_PMEM_MAPPING:
+		scry_enc_tx_add(SCRY_EV_PM_EXCLUDE, w.site, a, n, 0);
+		break;
+	case PMC_DO_FLUSH:
+		for (Addr l = a & ~(Addr)63; l < a + n; l += 64)
+			if (in_pm(l, 64))
+				scry_enc_flush(w.site, SCRY_FLUSH_CLWB, l);
+		break;
+	case PMC_DO_FENCE:
+		scry_enc_fence(w.site, SCRY_FENCE_SFENCE);
+		break;
+	case PMC_SET_CLEAN:
+		scry_enc_set_clean(SCRY_EV_SET_CLEAN, w.site, a, n);
+		break;
+	case PMC_ADD_TO_TX:
+	case PMC_ADD_TO_TX_N:
+		if (g_tx_depth[t] > 0)
+			scry_enc_tx_add(SCRY_EV_TX_ADD, w.site, a, n, SCRY_TXADD_NO_SNAPSHOT | SCRY_TXADD_NO_FLUSH);
+		break;
+	case PMC_ADD_TO_GLOBAL_TX_IGNORE:
+		scry_enc_set_clean(SCRY_EV_TX_IGNORE, w.site, a, n);
+		break;
+	}
+	return True;
+}
+
 static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 {
+	if (VG_IS_TOOL_USERREQ('P', 'C', arg[0]))
+		return pmemcheck_request(tid, arg, ret);
 	if (!VG_IS_TOOL_USERREQ('S', 'C', arg[0]))
 		return False;
 	*ret = 0;
@@ -1020,7 +1105,8 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 			g_user_persist[t]--;
 		return True;
 	case SCRY_VGREQ_OP_LINE:
-		op_line(tid, (const HChar *)arg[1], (SizeT)arg[2]);
+		if ((obj_class((Addr)arg[3] - 1) & OBJ_CLASS) == OBJ_USER)
+			op_line(tid, (const HChar *)arg[1], (SizeT)arg[2]);
 		return True;
 	}
 	/* The PMDK records, at the user's call of the library (arg: its return address). */
@@ -1047,6 +1133,10 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	switch (arg[0]) {
 	case SCRY_VGREQ_TX_SITE:
 		scry_enc_tx_begin((uint8_t)arg[1], w.site);
+		if (arg[1] == SCRY_EV_TX_BEGIN)
+			g_tx_depth[t]++;
+		else if (arg[1] == SCRY_EV_TX_END && g_tx_depth[t] > 0)
+			g_tx_depth[t]--;
 		break;
 	case SCRY_VGREQ_TX_RANGE:
 		scry_enc_tx_add((uint8_t)arg[1], w.site, arg[2], arg[3], (uint8_t)arg[4]);

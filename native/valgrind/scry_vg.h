@@ -8,7 +8,8 @@ enum {
 	/* a1: 1 to enter, 0 to leave a library call whose shared mappings of files are PM
 	 * (pmem_map_file, pmemobj_create, pmemobj_open); a2: the call's return address */
 	SCRY_VGREQ_PM_CALL = ('S' << 24) | ('C' << 16),
-	/* a line read from standard input: a1 the bytes, a2 their count; a1 == 0: end of input */
+	/* a line read from standard input: a1 the bytes, a2 their count (a1 == 0: end of input),
+	 * a3 the return address of the reading call (a read by libc itself is no operation) */
 	SCRY_VGREQ_OP_LINE,
 	/* a1: the record kind (SCRY_EV_TX_BEGIN, TX_COMMIT, TX_END), a2: the caller's return address */
 	SCRY_VGREQ_TX_SITE,
