@@ -477,10 +477,12 @@ static Bool fd_path(Int fd, HChar *buf, SizeT size)
 	return buf[0] == '/';
 }
 
-static void region_map(ThreadId tid, Addr base, SizeT len, ULong off, Int fd, const HChar *path)
+/* region_map makes [base, base+len) a PM region, the mapping of path at off (path "": memory the
+ * program registered); its initial content is read from memory up to the file's end. */
+static void region_map(ThreadId tid, Addr base, SizeT len, ULong off, const HChar *path, Bool created)
 {
 	Where w = where(tid, g_pm_call_ret[tid] ? g_pm_call_ret[tid] - 1 : VG_(get_IP)(tid), SCRY_SITE_LIBCALL);
-	if (g_pm_call[tid] > 0 && g_pm_call_ret[tid])
+	if (g_pm_call_ret[tid])
 		w.site = site_of(g_pm_call_ret[tid] - 1, SCRY_SITE_LIBCALL, 0);
 	region_unmap(tid, base, len, w.site, w.ctx);
 	Int slot = -1;
@@ -502,17 +504,61 @@ static void region_map(ThreadId tid, Addr base, SizeT len, ULong off, Int fd, co
 	r->id = g_next_region++;
 	r->active = True;
 	prologue(tid, w.ctx);
-	scry_enc_region_map(r->id, base, len, off, path, VG_(strlen)(path), w.site,
-			    created_take(path) ? SCRY_REGION_CREATED : 0);
+	scry_enc_region_map(r->id, base, len, off, path, VG_(strlen)(path), w.site, created ? SCRY_REGION_CREATED : 0);
 	/* Only the part backed by the file may be read (past its end, a read faults). */
 	struct vg_stat st;
-	if (fd < 0) {
+	if (!path[0]) {
 		initial_content(base, len, w.site);
-	} else if (VG_(fstat)(fd, &st) == 0 && st.size > (Long)off) {
+	} else if (!sr_isError(VG_(stat)(path, &st)) && st.size > (Long)off) {
 		ULong n = st.size - off;
 		initial_content(base, n < len ? n : len, w.site);
 	}
 	hull_update();
+}
+
+/* The shared file mappings made during a PM mapping call (SCRY_VGREQ_PM_CALL), per thread: the
+ * one holding the address the call returns becomes the region when it returns. */
+#define MAX_CANDIDATES 8
+typedef struct {
+	Addr base;
+	SizeT len;
+	ULong off;
+	HChar *path;
+	Bool created;
+} Candidate;
+static Candidate g_cand[MAX_THREADS][MAX_CANDIDATES];
+static Int g_ncand[MAX_THREADS];
+
+static void candidates_drop(ThreadId t, Addr a, SizeT len)
+{
+	for (Int i = 0; i < g_ncand[t]; i++) {
+		Candidate *c = &g_cand[t][i];
+		if (a < c->base + c->len && a + len > c->base) {
+			VG_(free)(c->path);
+			*c = g_cand[t][--g_ncand[t]];
+			i--;
+		}
+	}
+}
+
+static void candidate_add(ThreadId t, Addr base, SizeT len, ULong off, const HChar *path, Bool created)
+{
+	candidates_drop(t, base, len);
+	if (g_ncand[t] == MAX_CANDIDATES)
+		candidates_drop(t, g_cand[t][0].base, g_cand[t][0].len);
+	g_cand[t][g_ncand[t]++] = (Candidate){base, len, off, VG_(strdup)("scry.cand", path), created};
+}
+
+static void pm_call_end(ThreadId t, Addr ret)
+{
+	for (Int i = 0; i < g_ncand[t]; i++) {
+		Candidate *c = &g_cand[t][i];
+		if (ret && ret >= c->base && ret < c->base + c->len) {
+			region_map(t, c->base, c->len, c->off, c->path, c->created);
+			break;
+		}
+	}
+	candidates_drop(t, 0, ~(SizeT)0);
 }
 
 /* ---------------------------------------------------------------- system calls */
@@ -571,13 +617,14 @@ static void scry_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs,
 		HChar buf[4096];
 		if (!fd_path(fd, buf, sizeof buf))
 			return;
-		if (g_pm_call[tid] > 0 || glob_match(buf))
-			region_map(tid, (Addr)sr_Res(res), (SizeT)args[1], (ULong)args[5], fd, buf);
+		if (g_pm_call[tid] > 0)
+			candidate_add(tid, (Addr)sr_Res(res), (SizeT)args[1], (ULong)args[5], buf, created_take(buf));
+		else if (glob_match(buf))
+			region_map(tid, (Addr)sr_Res(res), (SizeT)args[1], (ULong)args[5], buf, created_take(buf));
 	} else if (sysno == __NR_munmap) {
-		if (g_lo == 0 && g_span == 0)
-			return;
 		Addr a = (Addr)args[0];
 		SizeT len = (SizeT)args[1];
+		candidates_drop(tid, a, len);
 		for (Int i = 0; i < g_nregions; i++) {
 			Region *r = &g_regions[i];
 			if (r->active && a < r->end && a + len > r->base) {
@@ -1019,6 +1066,10 @@ enum {
 static Bool pmemcheck_request(ThreadId tid, UWord *arg, UWord *ret)
 {
 	*ret = 0;
+	/* A library's own requests (Debian's PMDK makes them under any Valgrind tool): scry
+	 * interprets the library's calls itself. */
+	if ((obj_class(VG_(get_IP)(tid)) & OBJ_CLASS) != OBJ_USER)
+		return True;
 	ThreadId t = tid < MAX_THREADS ? tid : MAX_THREADS - 1;
 	Addr a = arg[1];
 	SizeT n = arg[2];
@@ -1046,7 +1097,7 @@ static Bool pmemcheck_request(ThreadId tid, UWord *arg, UWord *ret)
 		return True; /* nothing to record (native/runtime/valgrind.c says why, request by request) */
 	}
 	if (arg[0] == PMC_REGISTER_PMEM_MAPPING && !in_pm(a, n)) {
-		region_map(tid, a, n, 0, -1, "");
+		region_map(tid, a, n, 0, "", False);
 		return True;
 	}
 	Where w = where(tid, VG_(get_IP)(tid), kind);
@@ -1095,6 +1146,7 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 			if (g_pm_call[t]++ == 0)
 				g_pm_call_ret[t] = (Addr)arg[2];
 		} else if (g_pm_call[t] > 0 && --g_pm_call[t] == 0) {
+			pm_call_end(t, (Addr)arg[2]);
 			g_pm_call_ret[t] = 0;
 		}
 		return True;
@@ -1117,6 +1169,8 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		break;
 	case SCRY_VGREQ_TX_RANGE:
 		callret = (Addr)arg[5];
+		if (arg[1] == SCRY_EV_PM_EXCLUDE && !in_pm(arg[2], arg[3]))
+			return True;
 		break;
 	case SCRY_VGREQ_TX_ABORT:
 		callret = (Addr)arg[2];

@@ -43,7 +43,7 @@ void *WRAP(LIBPMEM, pmem_map_file)(const char *path, size_t len, int flags, mode
 	VALGRIND_GET_ORIG_FN(fn);
 	REQ(SCRY_VGREQ_PM_CALL, 1, RET(), 0, 0, 0);
 	CALL_FN_W_6W(r, fn, path, len, flags, mode, mlen, is_pmem);
-	REQ(SCRY_VGREQ_PM_CALL, 0, 0, 0, 0, 0);
+	REQ(SCRY_VGREQ_PM_CALL, 0, r, 0, 0, 0);
 	return (void *)r;
 }
 
@@ -55,7 +55,7 @@ void *WRAP(LIBPMEMOBJ, pmemobj_create)(const char *path, const char *layout, siz
 	VALGRIND_GET_ORIG_FN(fn);
 	REQ(SCRY_VGREQ_PM_CALL, 1, RET(), 0, 0, 0);
 	CALL_FN_W_WWWW(r, fn, path, layout, size, mode);
-	REQ(SCRY_VGREQ_PM_CALL, 0, 0, 0, 0, 0);
+	REQ(SCRY_VGREQ_PM_CALL, 0, r, 0, 0, 0);
 	return (void *)r;
 }
 
@@ -67,7 +67,7 @@ void *WRAP(LIBPMEMOBJ, pmemobj_open)(const char *path, const char *layout)
 	VALGRIND_GET_ORIG_FN(fn);
 	REQ(SCRY_VGREQ_PM_CALL, 1, RET(), 0, 0, 0);
 	CALL_FN_W_WW(r, fn, path, layout);
-	REQ(SCRY_VGREQ_PM_CALL, 0, 0, 0, 0, 0);
+	REQ(SCRY_VGREQ_PM_CALL, 0, r, 0, 0, 0);
 	return (void *)r;
 }
 
@@ -331,4 +331,17 @@ void WRAP(LIBPMEMOBJ, pmemobj_drain)(void *pop)
 	REQ(SCRY_VGREQ_USER_PERSIST, 1, 0, 0, 0, 0);
 	CALL_FN_v_W(fn, pop);
 	REQ(SCRY_VGREQ_USER_PERSIST, 0, 0, 0, 0, 0);
+}
+
+/* pmemobj_volatile(3): the variable and its run id are no PM (the runtime's hook says why). */
+void *WRAP(LIBPMEMOBJ, pmemobj_volatile)(void *pop, void *vlt, void *ptr, size_t size, void *constr, void *arg);
+void *WRAP(LIBPMEMOBJ, pmemobj_volatile)(void *pop, void *vlt, void *ptr, size_t size, void *constr, void *arg)
+{
+	OrigFn fn;
+	uintptr_t r;
+	VALGRIND_GET_ORIG_FN(fn);
+	REQ(SCRY_VGREQ_TX_RANGE, SCRY_EV_PM_EXCLUDE, vlt, sizeof(uint64_t), 0, RET());
+	REQ(SCRY_VGREQ_TX_RANGE, SCRY_EV_PM_EXCLUDE, ptr, size, 0, RET());
+	CALL_FN_W_6W(r, fn, pop, vlt, ptr, size, constr, arg);
+	return (void *)r;
 }

@@ -6,14 +6,16 @@
 
 enum {
 	/* a1: 1 to enter, 0 to leave a library call whose shared mappings of files are PM
-	 * (pmem_map_file, pmemobj_create, pmemobj_open); a2: the call's return address */
+	 * (pmem_map_file, pmemobj_create, pmemobj_open); entering, a2 is the call's return
+	 * address; leaving, a2 is the address the call returned: the mapping made during the call
+	 * that holds it is the PM region (the library's other mappings are its own business) */
 	SCRY_VGREQ_PM_CALL = ('S' << 24) | ('C' << 16),
 	/* a line read from standard input: a1 the bytes, a2 their count (a1 == 0: end of input),
 	 * a3 the return address of the reading call (a read by libc itself is no operation) */
 	SCRY_VGREQ_OP_LINE,
 	/* a1: the record kind (SCRY_EV_TX_BEGIN, TX_COMMIT, TX_END), a2: the caller's return address */
 	SCRY_VGREQ_TX_SITE,
-	/* a1: the record kind (SCRY_EV_TX_ADD or SCRY_EV_ALLOC), a2: addr, a3: size, a4: flags,
+	/* a1: the record kind (SCRY_EV_TX_ADD, SCRY_EV_ALLOC or SCRY_EV_PM_EXCLUDE), a2: addr, a3: size, a4: flags,
 	 * a5: the caller's return address */
 	SCRY_VGREQ_TX_RANGE,
 	/* TX_ABORT: a1 errnum, a2 the caller's return address */
