@@ -226,7 +226,7 @@ static VgHashTable *g_stacks; /* (parent << 32 | site) -> stack node id */
 static VgHashTable *g_objs;   /* ip -> OBJ_* */
 static UInt g_next_site = 1, g_next_stack = 1;
 
-enum { OBJ_USER, OBJ_SYS, OBJ_PMEMOBJ, OBJ_CLASS = 3, OBJ_MAIN = 4 /* the code of main */ };
+enum { OBJ_USER, OBJ_SYS, OBJ_PMEMOBJ, OBJ_PMEM, OBJ_CLASS = 3, OBJ_MAIN = 4 /* the code of main */ };
 
 static const HChar *base_name(const HChar *p)
 {
@@ -250,6 +250,8 @@ static UChar obj_class(Addr ip)
 		const HChar *b = base_name(obj);
 		if (VG_(strncmp)(b, "libpmemobj", 10) == 0)
 			cls = OBJ_PMEMOBJ;
+		else if (VG_(strncmp)(b, "libpmem.", 8) == 0)
+			cls = OBJ_PMEM;
 		else if (VG_(strncmp)(obj, "/lib/", 5) == 0 || VG_(strncmp)(obj, "/lib64/", 7) == 0 ||
 			 VG_(strncmp)(obj, "/usr/lib/", 9) == 0 || VG_(strncmp)(obj, "/usr/lib64/", 11) == 0 ||
 			 VG_(strncmp)(b, "vgpreload_", 10) == 0 || VG_(strncmp)(b, "ld-linux", 8) == 0)
@@ -329,6 +331,15 @@ typedef struct {
 	Bool in_pmemobj;
 } Where;
 
+/* The last stack each thread's events were found in, and what it gave: consecutive events in one
+ * activation (a loop storing to PM) skip the interning of their frames. */
+typedef struct {
+	Addr ips[MAX_FRAMES];
+	UInt n, k, ctx;
+	Bool in_pmemobj;
+} Memo;
+static Memo g_memo[MAX_THREADS];
+
 static Where where(ThreadId tid, Addr ip, UChar kind)
 {
 	Addr ips[MAX_FRAMES];
@@ -337,13 +348,26 @@ static Where where(ThreadId tid, Addr ip, UChar kind)
 		n = 1;
 	ips[0] = ip;
 	Where w = {0, 0, False};
+	Memo *m = &g_memo[tid < MAX_THREADS ? tid : MAX_THREADS - 1];
+	UInt k = 0;
+	if (n == m->n && (n == 1 || VG_(memcmp)(ips + 1, m->ips + 1, (n - 1) * sizeof(Addr)) == 0) &&
+	    (m->k > 0 || (obj_class(ip) & OBJ_CLASS) == OBJ_USER)) {
+		/* The same callers: the same context; the instruction is the user's when the
+		 * memoised frame was, or when it is the program's own code. */
+		k = m->k;
+		w.in_pmemobj = m->in_pmemobj || (obj_class(ip) & OBJ_CLASS) == OBJ_PMEMOBJ;
+		w.ctx = m->ctx;
+		w.site = k == 0 ? site_of(ip, kind, 0) : site_of(ips[k] - 1, kind, 0);
+		return w;
+	}
+	m->n = n;
+	VG_(memcpy)(m->ips, ips, n * sizeof(Addr));
 	/* The stack ends at main: what calls it is the C library's start-up. */
 	for (UInt j = 0; j < n; j++)
 		if (obj_class(ips[j]) & OBJ_MAIN) {
 			n = j + 1;
 			break;
 		}
-	UInt k = 0;
 	for (; k < n; k++) {
 		UChar c = obj_class(ips[k]) & OBJ_CLASS;
 		if (c == OBJ_PMEMOBJ)
@@ -358,6 +382,11 @@ static Where where(ThreadId tid, Addr ip, UChar kind)
 	for (UInt j = n - 1; j > k; j--)
 		parent = stack_node(parent, site_of(ips[j] - 1, SCRY_SITE_CALL, ips[j - 1]));
 	w.ctx = parent;
+	m->k = k;
+	m->ctx = w.ctx;
+	m->in_pmemobj = w.in_pmemobj;
+	if (k == 0 && (obj_class(ip) & OBJ_CLASS) != OBJ_USER)
+		m->n = 0; /* in system code throughout: no memo */
 	return w;
 }
 
@@ -511,7 +540,27 @@ static void region_map(ThreadId tid, Addr base, SizeT len, ULong off, const HCha
 		initial_content(base, len, w.site);
 	} else if (!sr_isError(VG_(stat)(path, &st)) && st.size > (Long)off) {
 		ULong n = st.size - off;
-		initial_content(base, n < len ? n : len, w.site);
+		if (n > len)
+			n = len;
+		/* Only the file's data (SEEK_DATA, SEEK_HOLE): a sparse pool's holes read as zeros,
+		 * and reading them through the mapping would fault every page in. */
+		SysRes fr = VG_(open)(path, VKI_O_RDONLY, 0);
+		Int fd = sr_isError(fr) ? -1 : (Int)sr_Res(fr);
+		Long pos = (Long)off, end = (Long)(off + n);
+		while (fd >= 0 && pos < end) {
+			Long data = VG_(lseek)(fd, pos, 3 /* SEEK_DATA */);
+			if (data < 0 || data >= end)
+				break;
+			Long hole = VG_(lseek)(fd, data, 4 /* SEEK_HOLE */);
+			if (hole < 0 || hole > end)
+				hole = end;
+			initial_content(base + (data - off), (SizeT)(hole - data), w.site);
+			pos = hole;
+		}
+		if (fd < 0)
+			initial_content(base, n, w.site);
+		else
+			VG_(close)(fd);
 	}
 	hull_update();
 }
@@ -935,6 +984,9 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 		addStmtToIRSB(sb, in->stmts[i]);
 	Addr ip = 0;
 	Int cls = I_OTHER;
+	/* Loads inside libpmem and libpmemobj are the libraries' business (the runtime does not see
+	 * them either): not instrumented. */
+	Bool in_pmdk = False;
 	/* The definitions of the block's temporaries (flat IR: each assigned once). */
 	IRExpr **defs = VG_(calloc)("scry.defs", in->tyenv->types_used + 1, sizeof(IRExpr *));
 	for (; i < in->stmts_used; i++) {
@@ -946,6 +998,7 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 			addStmtToIRSB(sb, st);
 			ip = (Addr)st->Ist.IMark.addr;
 			cls = insn_class(ip, st->Ist.IMark.len);
+			in_pmdk = (obj_class(ip) & OBJ_CLASS) >= OBJ_PMEMOBJ;
 			if (entry_named(ip, clo_op_begin))
 				add_call(sb, "scry_op_marker", h_op_marker, mkIRExprVec_1(mkIRExpr_HWord(0)), NULL, NULL, 0);
 			else if (entry_named(ip, clo_op_end))
@@ -955,7 +1008,7 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 			addStmtToIRSB(sb, st);
 			IRExpr *e = st->Ist.WrTmp.data;
 			defs[st->Ist.WrTmp.tmp] = e;
-			if (clo_loads && e->tag == Iex_Load)
+			if (clo_loads && !in_pmdk && e->tag == Iex_Load)
 				mem_event(sb, K_LOAD, ip, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty));
 			break;
 		}
@@ -980,7 +1033,7 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 		}
 		case Ist_LoadG: {
 			addStmtToIRSB(sb, st);
-			if (!clo_loads)
+			if (!clo_loads || in_pmdk)
 				break;
 			IRLoadG *lg = st->Ist.LoadG.details;
 			IRType ty, wty;
@@ -1011,7 +1064,7 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 			IRDirty *d = st->Ist.Dirty.details;
 			if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
 				mem_event(sb, K_STORE, ip, d->mAddr, d->mSize);
-			else if (clo_loads && d->mFx == Ifx_Read)
+			else if (clo_loads && !in_pmdk && d->mFx == Ifx_Read)
 				mem_event(sb, K_LOAD, ip, d->mAddr, d->mSize);
 			break;
 		}
