@@ -25,7 +25,8 @@ type tracingConfig struct {
 // `scry workload kv` (seed 1) at each size in sizes, on a copy of one existing pool (created
 // before the timing, so that only opening it and the operations are timed), for the native
 // build, the instrumented build tracing to a file and to /dev/null, and, when valgrind is
-// installed, the native build under `valgrind --tool=none`. Every configuration runs once per
+// installed, the native build under `valgrind --tool=none` and recorded in black-box mode under
+// scry's Valgrind tool (`valgrind --tool=scry`, docs/black-box.md). Every configuration runs once per
 // round, alternating, and the medians of rounds rounds are compared: ratios to native at each
 // size; the cost per operation with the fixed cost (a run of no operation: opening and closing
 // the pool) subtracted, and its ratio to native; the trace's records per operation and scry's
@@ -67,6 +68,14 @@ func tracingCost(build, baseline, mapName string, sizes []int, rounds int) error
 		} else {
 			configs = append(configs, tracingConfig{name: "valgrind --tool=none", bin: stripped,
 				argv: func(bin string) []string { return []string{vg, "--tool=none", "-q", bin} }})
+		}
+		// Black-box mode (docs/black-box.md): the plain build (DWARF 4) under scry's tool.
+		if tool := filepath.Join(build, "lib", "scry", "valgrind"); fileExists(filepath.Join(tool, "scry-amd64-linux")) {
+			bbTrace := filepath.Join(dir, "blackbox.trace")
+			configs = append(configs, tracingConfig{name: "scry --black-box, to a file", bin: native, env: []string{"VALGRIND_LIB=" + tool},
+				argv: func(bin string) []string { return []string{vg, "--tool=scry", "-q", "--trace=" + bbTrace, bin} }})
+		} else {
+			fmt.Println("scry --black-box: not measured (scry's Valgrind tool is not built: make valgrind)")
 		}
 	} else {
 		fmt.Println("valgrind --tool=none: not measured (valgrind is not installed)")
