@@ -331,43 +331,47 @@ typedef struct {
 	Bool in_pmemobj;
 } Where;
 
-/* The last stack each thread's events were found in, and what it gave: consecutive events in one
- * activation (a loop storing to PM) skip the interning of their frames. */
+/* The last stack each thread's events were found in, and what it gave. An event whose innermost
+ * KEY_FRAMES frames (their return addresses and stack pointers) are the memo's runs in the same
+ * activations as the memo's events (a loop storing to PM, a library call's run of writes): it
+ * takes the memo's context without unwinding the whole stack. */
+#define KEY_FRAMES 3
 typedef struct {
-	Addr ips[MAX_FRAMES];
-	UInt n, k, ctx;
+	Addr ips[KEY_FRAMES], sps[KEY_FRAMES];
+	UInt n;       /* frames in the key (0: no memo) */
+	UInt ctx;     /* the context */
+	Addr user_ip; /* the first frame of the program's code (0: the instruction itself) */
 	Bool in_pmemobj;
 } Memo;
 static Memo g_memo[MAX_THREADS];
 
 static Where where(ThreadId tid, Addr ip, UChar kind)
 {
+	Where w = {0, 0, False};
+	Memo *m = &g_memo[tid < MAX_THREADS ? tid : MAX_THREADS - 1];
+	Addr kips[KEY_FRAMES], ksps[KEY_FRAMES];
+	UInt kn = VG_(get_StackTrace)(tid, kips, KEY_FRAMES, ksps, NULL, 0);
+	if (kn > 0 && kn == m->n && ksps[0] == m->sps[0] &&
+	    VG_(memcmp)(kips + 1, m->ips + 1, (kn - 1) * sizeof(Addr)) == 0 &&
+	    VG_(memcmp)(ksps + 1, m->sps + 1, (kn - 1) * sizeof(Addr)) == 0 &&
+	    (m->user_ip != 0) == ((obj_class(ip) & OBJ_CLASS) != OBJ_USER)) {
+		w.ctx = m->ctx;
+		w.in_pmemobj = m->in_pmemobj;
+		w.site = site_of(m->user_ip ? m->user_ip : ip, kind, 0);
+		return w;
+	}
 	Addr ips[MAX_FRAMES];
 	UInt n = VG_(get_StackTrace)(tid, ips, MAX_FRAMES, NULL, NULL, 0);
 	if (n == 0)
 		n = 1;
 	ips[0] = ip;
-	Where w = {0, 0, False};
-	Memo *m = &g_memo[tid < MAX_THREADS ? tid : MAX_THREADS - 1];
-	UInt k = 0;
-	if (n == m->n && (n == 1 || VG_(memcmp)(ips + 1, m->ips + 1, (n - 1) * sizeof(Addr)) == 0) &&
-	    (m->k > 0 || (obj_class(ip) & OBJ_CLASS) == OBJ_USER)) {
-		/* The same callers: the same context; the instruction is the user's when the
-		 * memoised frame was, or when it is the program's own code. */
-		k = m->k;
-		w.in_pmemobj = m->in_pmemobj || (obj_class(ip) & OBJ_CLASS) == OBJ_PMEMOBJ;
-		w.ctx = m->ctx;
-		w.site = k == 0 ? site_of(ip, kind, 0) : site_of(ips[k] - 1, kind, 0);
-		return w;
-	}
-	m->n = n;
-	VG_(memcpy)(m->ips, ips, n * sizeof(Addr));
 	/* The stack ends at main: what calls it is the C library's start-up. */
 	for (UInt j = 0; j < n; j++)
 		if (obj_class(ips[j]) & OBJ_MAIN) {
 			n = j + 1;
 			break;
 		}
+	UInt k = 0;
 	for (; k < n; k++) {
 		UChar c = obj_class(ips[k]) & OBJ_CLASS;
 		if (c == OBJ_PMEMOBJ)
@@ -377,16 +381,22 @@ static Where where(ThreadId tid, Addr ip, UChar kind)
 	}
 	if (k == n)
 		k = 0; /* all of it in system code (a static binary, a constructor): the instruction */
-	w.site = k == 0 ? site_of(ip, kind, 0) : site_of(ips[k] - 1, kind, 0);
+	Addr user_ip = k == 0 ? 0 : ips[k] - 1;
+	w.site = site_of(user_ip ? user_ip : ip, kind, 0);
 	UInt parent = 0;
 	for (UInt j = n - 1; j > k; j--)
 		parent = stack_node(parent, site_of(ips[j] - 1, SCRY_SITE_CALL, ips[j - 1]));
 	w.ctx = parent;
-	m->k = k;
-	m->ctx = w.ctx;
-	m->in_pmemobj = w.in_pmemobj;
-	if (k == 0 && (obj_class(ip) & OBJ_CLASS) != OBJ_USER)
-		m->n = 0; /* in system code throughout: no memo */
+	m->n = 0;
+	/* A memo only where the key decides: the instruction's class must tell user_ip. */
+	if (kn > 0 && (k > 0 || (obj_class(ip) & OBJ_CLASS) == OBJ_USER)) {
+		m->n = kn;
+		VG_(memcpy)(m->ips, kips, kn * sizeof(Addr));
+		VG_(memcpy)(m->sps, ksps, kn * sizeof(Addr));
+		m->ctx = w.ctx;
+		m->user_ip = user_ip;
+		m->in_pmemobj = w.in_pmemobj;
+	}
 	return w;
 }
 
@@ -927,6 +937,8 @@ static IRExpr *hull_guard(IRSB *sb, IRExpr *addr)
 
 static void add_call(IRSB *sb, const HChar *name, void *fn, IRExpr **args, IRExpr *guard, IRExpr *maddr, Int msize)
 {
+	/* After a memory access, VEX has the registers the helper's unwinding reads up to date
+	 * already (--vex-iropt-register-updates=unwindregs-at-mem-access, the default). */
 	IRDirty *d = unsafeIRDirty_0_N(0, name, VG_(fnptr_to_fnentry)(fn), args);
 	if (guard)
 		d->guard = guard;
@@ -934,6 +946,10 @@ static void add_call(IRSB *sb, const HChar *name, void *fn, IRExpr **args, IRExp
 		d->mFx = Ifx_Read;
 		d->mAddr = maddr;
 		d->mSize = msize;
+	}
+	if (maddr && msize > 0) {
+		addStmtToIRSB(sb, IRStmt_Dirty(d));
+		return;
 	}
 	/* The helper unwinds the stack: the registers it reads must be up to date. */
 	d->nFxState = 3;
@@ -1102,6 +1118,47 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 
 static Int g_tx_depth[MAX_THREADS]; /* libpmemobj transactions open per thread */
 
+/* Reservations not yet published nor cancelled, by the address of their struct pobj_action (as
+ * the runtime keeps them: native/runtime/hooks_pmemobj.c). */
+#define MAX_RESV 1024
+static struct {
+	Addr act, addr;
+	SizeT size;
+} g_resv[MAX_RESV];
+static Int g_nresv;
+
+static void resv_add(Addr act, Addr addr, SizeT size)
+{
+	for (Int i = 0; i < g_nresv; i++)
+		if (g_resv[i].act == act) {
+			g_resv[i].addr = addr, g_resv[i].size = size;
+			return;
+		}
+	if (g_nresv < MAX_RESV) {
+		g_resv[g_nresv].act = act, g_resv[g_nresv].addr = addr, g_resv[g_nresv].size = size;
+		g_nresv++;
+	}
+}
+
+/* The records of the reservations whose action lies in actv[0..n): ALLOC (flags) when published,
+ * FREE (flag reserve) when cancelled; the caller wrote the prologue. */
+static void resv_end(UInt site, Addr actv, SizeT n, Bool publish, UChar flags)
+{
+	/* sizeof(struct pobj_action) in PMDK 1.x: a 4-byte type, 3 words of data, 14 more words. */
+	const SizeT act_size = 4 + 3 * 4 + 14 * 8;
+	for (Int i = 0; i < g_nresv; i++) {
+		if (g_resv[i].act < actv || g_resv[i].act >= actv + n * act_size)
+			continue;
+		if (in_pm(g_resv[i].addr, 1)) {
+			if (publish)
+				scry_enc_tx_add(SCRY_EV_ALLOC, site, g_resv[i].addr, g_resv[i].size, flags);
+			else
+				scry_enc_free(site, g_resv[i].addr, SCRY_ALLOC_RESERVE);
+		}
+		g_resv[i--] = g_resv[--g_nresv];
+	}
+}
+
 /* pmemcheck's requests in the program (docs/pmemcheck.md), recorded as the runtime records them
  * (native/runtime/valgrind.c), at the request's site; every request answers 0. The numbers are
  * pmemcheck's ABI, from VG_USERREQ_TOOL_BASE('P', 'C'): native/include/pmemcheck.h. */
@@ -1231,6 +1288,10 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	case SCRY_VGREQ_FREE:
 		callret = (Addr)arg[3];
 		break;
+	case SCRY_VGREQ_RESERVE:
+	case SCRY_VGREQ_RESV_END:
+		callret = (Addr)arg[5];
+		break;
 	default:
 		return False;
 	}
@@ -1253,6 +1314,15 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		break;
 	case SCRY_VGREQ_FREE:
 		scry_enc_free(w.site, arg[1], (uint8_t)arg[2]);
+		break;
+	case SCRY_VGREQ_RESERVE:
+		if (in_pm(arg[2], 1)) {
+			scry_enc_tx_add(SCRY_EV_ALLOC, w.site, arg[2], arg[3], (uint8_t)arg[4]);
+			resv_add(arg[1], arg[2], arg[3]);
+		}
+		break;
+	case SCRY_VGREQ_RESV_END:
+		resv_end(w.site, arg[1], arg[2], arg[3] != 0, (UChar)arg[4]);
 		break;
 	}
 	return True;

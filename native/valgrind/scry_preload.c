@@ -247,18 +247,25 @@ static void alloc_rec(uintptr_t ret, oid_t oid, uint8_t flags)
 }
 
 /* A PMEMoid is returned in rax:rdx; valgrind.h's CALL_FN macros keep rax only, so this one,
- * their amd64 sequence with rdx as a second output, calls the original with three arguments. */
-#define CALL_FN_OID_WWW(lo, hi, orig, arg1, arg2, arg3)                                     \
+ * their amd64 sequence with rdx as a second output, calls the original with up to six arguments
+ * (the callee ignores the ones it does not take). */
+#define CALL_FN_OID(lo, hi, orig, arg1, arg2, arg3, arg4, arg5, arg6)                        \
 	do {                                                                                \
 		volatile OrigFn _orig = (orig);                                             \
-		volatile unsigned long _argvec[4];                                          \
+		volatile unsigned long _argvec[7];                                          \
 		volatile unsigned long _res, _res2;                                         \
 		_argvec[0] = (unsigned long)_orig.nraddr;                                   \
 		_argvec[1] = (unsigned long)(arg1);                                         \
 		_argvec[2] = (unsigned long)(arg2);                                         \
 		_argvec[3] = (unsigned long)(arg3);                                         \
+		_argvec[4] = (unsigned long)(arg4);                                         \
+		_argvec[5] = (unsigned long)(arg5);                                         \
+		_argvec[6] = (unsigned long)(arg6);                                         \
 		__asm__ volatile(VALGRIND_CFI_PROLOGUE VALGRIND_ALIGN_STACK                 \
 				 "subq $128,%%rsp\n\t"                                      \
+				 "movq 48(%%rax), %%r9\n\t"                                 \
+				 "movq 40(%%rax), %%r8\n\t"                                 \
+				 "movq 32(%%rax), %%rcx\n\t"                                \
 				 "movq 24(%%rax), %%rdx\n\t"                                \
 				 "movq 16(%%rax), %%rsi\n\t"                                \
 				 "movq 8(%%rax), %%rdi\n\t"                                 \
@@ -280,7 +287,7 @@ static void alloc_rec(uintptr_t ret, oid_t oid, uint8_t flags)
 		VALGRIND_GET_ORIG_FN(fn);                                                        \
 		oid_t oid;                                                                       \
 		unsigned long lo, hi;                                                            \
-		CALL_FN_OID_WWW(lo, hi, fn, size, type_num, flags);                              \
+		CALL_FN_OID(lo, hi, fn, size, type_num, flags, 0, 0, 0);                         \
 		oid.pool_uuid_lo = lo;                                                           \
 		oid.off = hi;                                                                    \
 		uint8_t f = SCRY_ALLOC_IN_TX;                                                    \
@@ -344,4 +351,74 @@ void *WRAP(LIBPMEMOBJ, pmemobj_volatile)(void *pop, void *vlt, void *ptr, size_t
 	REQ(SCRY_VGREQ_TX_RANGE, SCRY_EV_PM_EXCLUDE, ptr, size, 0, RET());
 	CALL_FN_W_6W(r, fn, pop, vlt, ptr, size, constr, arg);
 	return (void *)r;
+}
+
+/* ---------------------------------------------------------------- reservations (action API) */
+
+#define RESERVE(name, zero_test)                                                                      \
+	oid_t WRAP(LIBPMEMOBJ, name)(void *pop, void *act, size_t size, uint64_t type_num, uint64_t flags); \
+	oid_t WRAP(LIBPMEMOBJ, name)(void *pop, void *act, size_t size, uint64_t type_num, uint64_t flags)  \
+	{                                                                                             \
+		OrigFn fn;                                                                            \
+		VALGRIND_GET_ORIG_FN(fn);                                                             \
+		oid_t oid;                                                                            \
+		unsigned long lo, hi;                                                                 \
+		CALL_FN_OID(lo, hi, fn, pop, act, size, type_num, flags, 0);                          \
+		oid.pool_uuid_lo = lo;                                                                \
+		oid.off = hi;                                                                         \
+		void *p = direct(oid);                                                                \
+		if (p) {                                                                              \
+			size_t usable = pmemobj_alloc_usable_size ? pmemobj_alloc_usable_size(oid) : 0; \
+			REQ(SCRY_VGREQ_RESERVE, act, p, usable ? usable : size,                       \
+			    SCRY_ALLOC_RESERVE | ((zero_test) ? SCRY_ALLOC_ZEROED : 0), RET());         \
+		}                                                                                     \
+		return oid;                                                                           \
+	}
+/* pmemobj_reserve takes no flags: its fifth argument is whatever the caller left in r8. */
+RESERVE(pmemobj_reserve, 0)
+RESERVE(pmemobj_xreserve, flags & 1)
+
+int WRAP(LIBPMEMOBJ, pmemobj_publish)(void *pop, void *actv, size_t n);
+int WRAP(LIBPMEMOBJ, pmemobj_publish)(void *pop, void *actv, size_t n)
+{
+	OrigFn fn;
+	intptr_t r;
+	VALGRIND_GET_ORIG_FN(fn);
+	CALL_FN_W_WWW(r, fn, pop, actv, n);
+	if (r == 0)
+		REQ(SCRY_VGREQ_RESV_END, actv, n, 1, 0, RET());
+	return (int)r;
+}
+
+int WRAP(LIBPMEMOBJ, pmemobj_tx_publish)(void *actv, size_t n);
+int WRAP(LIBPMEMOBJ, pmemobj_tx_publish)(void *actv, size_t n)
+{
+	OrigFn fn;
+	intptr_t r;
+	VALGRIND_GET_ORIG_FN(fn);
+	CALL_FN_W_WW(r, fn, actv, n);
+	if (r == 0)
+		REQ(SCRY_VGREQ_RESV_END, actv, n, 1, SCRY_ALLOC_IN_TX, RET());
+	return (int)r;
+}
+
+int WRAP(LIBPMEMOBJ, pmemobj_tx_xpublish)(void *actv, size_t n, uint64_t flags);
+int WRAP(LIBPMEMOBJ, pmemobj_tx_xpublish)(void *actv, size_t n, uint64_t flags)
+{
+	OrigFn fn;
+	intptr_t r;
+	VALGRIND_GET_ORIG_FN(fn);
+	CALL_FN_W_WWW(r, fn, actv, n, flags);
+	if (r == 0)
+		REQ(SCRY_VGREQ_RESV_END, actv, n, 1, SCRY_ALLOC_IN_TX, RET());
+	return (int)r;
+}
+
+void WRAP(LIBPMEMOBJ, pmemobj_cancel)(void *pop, void *actv, size_t n);
+void WRAP(LIBPMEMOBJ, pmemobj_cancel)(void *pop, void *actv, size_t n)
+{
+	OrigFn fn;
+	VALGRIND_GET_ORIG_FN(fn);
+	REQ(SCRY_VGREQ_RESV_END, actv, n, 0, 0, RET());
+	CALL_FN_v_WWW(fn, pop, actv, n);
 }

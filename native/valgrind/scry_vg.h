@@ -26,6 +26,12 @@ enum {
 	 * (pmemobj_persist, pmemobj_flush, pmemobj_drain, pmemobj_mem*): its flushes and fences
 	 * are the user's, not the library's own */
 	SCRY_VGREQ_USER_PERSIST,
+	/* a reservation (pmemobj_reserve, pmemobj_xreserve): a1 its struct pobj_action, a2 addr,
+	 * a3 size, a4 ALLOC flags (reserve, zeroed), a5 the caller's return address */
+	SCRY_VGREQ_RESERVE,
+	/* the reservations whose actions lie in a1[0..a2) end: published (a3 1, a4 the ALLOC flags)
+	 * or cancelled (a3 0); a5 the caller's return address */
+	SCRY_VGREQ_RESV_END,
 };
 
 #endif

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/internal/testenv"
+	"github.com/scry-pm/scry/workload"
 )
 
 // knownDiffs are the examples whose black-box findings differ from their `scry cc` build's, with
@@ -295,6 +296,53 @@ func TestLimits(t *testing.T) {
 			}
 			if bytes.Contains(out, []byte("panic")) {
 				t.Errorf("scry panicked:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestMapcli records PMDK's mapcli (its plain build, mapcli.native: clang -O2 -g -gdwarf-4) in
+// black-box mode on every map with a generated workload: the trace replays to the pool file byte
+// for byte (`scry trace verify`) and gives no correctness finding on this mature code, as its
+// `scry cc` build gives none (test/integration, TestMapcliTraces).
+func TestMapcli(t *testing.T) {
+	scry := testenv.Scry(t)
+	testenv.Tool(t, "valgrind")
+	native := testenv.Built(t, filepath.Join("mapcli", "mapcli.native"))
+	var wl bytes.Buffer
+	if err := workload.KV(&wl, workload.KVOptions{Ops: 300, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"btree", "ctree", "rbtree", "rtree", "hashmap_tx", "hashmap_atomic", "hashmap_rp", "skiplist"} {
+		t.Run(m, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			ops := filepath.Join(dir, "ops.txt")
+			if err := os.WriteFile(ops, wl.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tr, pool := filepath.Join(dir, "trace"), filepath.Join(dir, m+".pool")
+			cmd := exec.Command(scry, "check", "--black-box", "--format", "json", "-o", filepath.Join(dir, "report.json"),
+				"--trace", tr, "--workload", ops, "--", native, m, pool, "1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("scry check --black-box on mapcli %s: %v\n%s", m, err, out)
+			}
+			rep, err := os.ReadFile(filepath.Join(dir, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := testenv.ReportFindings(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range got {
+				if f.Class == "correctness" {
+					t.Errorf("correctness finding on mapcli %s: %s", m, f)
+				}
+			}
+			out, err := exec.Command(scry, "trace", "verify", tr).CombinedOutput()
+			if err != nil || !bytes.Contains(out, []byte("OK:")) {
+				t.Errorf("scry trace verify on mapcli %s: %v\n%s", m, err, out)
 			}
 		})
 	}
