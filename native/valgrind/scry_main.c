@@ -239,7 +239,29 @@ static const HChar *base_name(const HChar *p)
 
 /* obj_class says whether the code at ip is the program's (or a library of its own) or a system
  * library's: libc, the loader, libstdc++, libpmem, libpmemobj, Valgrind's preloads. */
-static UChar obj_class(Addr ip)
+/* A direct-mapped cache in front of the hash tables of the hot paths (one lookup per event). */
+#define CACHE_SIZE 4096
+typedef struct {
+	UWord key;
+	UInt val;
+} CacheEntry;
+static CacheEntry g_obj_cache[CACHE_SIZE], g_site_cache[CACHE_SIZE];
+static inline CacheEntry *cache_slot(CacheEntry *c, UWord key) { return &c[(key ^ (key >> 12)) & (CACHE_SIZE - 1)]; }
+
+static UChar obj_class_slow(Addr ip);
+
+static inline UChar obj_class(Addr ip)
+{
+	CacheEntry *e = cache_slot(g_obj_cache, ip);
+	if (e->key == ip && ip)
+		return (UChar)e->val;
+	UChar cls = obj_class_slow(ip);
+	e->key = ip;
+	e->val = cls;
+	return cls;
+}
+
+static UChar obj_class_slow(Addr ip)
 {
 	Node *n = VG_(HT_lookup)(g_objs, ip);
 	if (n)
@@ -268,7 +290,21 @@ static UChar obj_class(Addr ip)
 	return cls;
 }
 
-static UInt site_of(Addr ip, UChar kind, Addr callee_ip)
+static UInt site_of_slow(Addr ip, UChar kind, Addr callee_ip);
+
+static inline UInt site_of(Addr ip, UChar kind, Addr callee_ip)
+{
+	UWord key = ((UWord)ip << 4) | kind;
+	CacheEntry *e = cache_slot(g_site_cache, key);
+	if (e->key == key && e->val)
+		return e->val;
+	UInt id = site_of_slow(ip, kind, callee_ip);
+	e->key = key;
+	e->val = id;
+	return id;
+}
+
+static UInt site_of_slow(Addr ip, UChar kind, Addr callee_ip)
 {
 	UWord key = ((UWord)ip << 4) | kind;
 	Node *n = VG_(HT_lookup)(g_sites, key);
