@@ -226,7 +226,7 @@ static VgHashTable *g_stacks; /* (parent << 32 | site) -> stack node id */
 static VgHashTable *g_objs;   /* ip -> OBJ_* */
 static UInt g_next_site = 1, g_next_stack = 1;
 
-enum { OBJ_USER, OBJ_SYS, OBJ_PMEMOBJ, OBJ_PMEM, OBJ_CLASS = 3, OBJ_MAIN = 4 /* the code of main */ };
+enum { OBJ_USER, OBJ_SYS, OBJ_PMEMOBJ, OBJ_PMEM, OBJ_CLASS = 3 };
 
 static const HChar *base_name(const HChar *p)
 {
@@ -270,7 +270,10 @@ static UChar obj_class_slow(Addr ip)
 	UChar cls = OBJ_USER;
 	if (VG_(get_objname)(VG_(current_DiEpoch)(), ip, &obj) && obj) {
 		const HChar *b = base_name(obj);
-		if (VG_(strncmp)(b, "libpmemobj", 10) == 0)
+		const HChar *fn = NULL;
+		if (VG_(get_fnname)(VG_(current_DiEpoch)(), ip, &fn) && fn && VG_(strcmp)(fn, "(below main)") == 0)
+			cls = OBJ_SYS; /* _start and the C library's start-up code */
+		else if (VG_(strncmp)(b, "libpmemobj", 10) == 0)
 			cls = OBJ_PMEMOBJ;
 		else if (VG_(strncmp)(b, "libpmem.", 8) == 0)
 			cls = OBJ_PMEM;
@@ -279,9 +282,6 @@ static UChar obj_class_slow(Addr ip)
 			 VG_(strncmp)(b, "vgpreload_", 10) == 0 || VG_(strncmp)(b, "ld-linux", 8) == 0)
 			cls = OBJ_SYS;
 	}
-	const HChar *fn = NULL;
-	if (VG_(get_fnname)(VG_(current_DiEpoch)(), ip, &fn) && fn && VG_(strcmp)(fn, "main") == 0)
-		cls |= OBJ_MAIN;
 	n = VG_(malloc)("scry.obj", sizeof *n);
 	n->key = ip;
 	n->id = 0;
@@ -357,7 +357,6 @@ static UInt stack_node(UInt parent, UInt site)
 	return n->id;
 }
 
-#define MAX_FRAMES 48
 
 /* An event's site and call stack. ip is the instruction's address; the event is reported at the
  * first frame of the program's own code (the call into a system library when it runs in one);
@@ -367,73 +366,124 @@ typedef struct {
 	Bool in_pmemobj;
 } Where;
 
-/* The last stack each thread's events were found in, and what it gave. An event whose innermost
- * KEY_FRAMES frames (their return addresses and stack pointers) are the memo's runs in the same
- * activations as the memo's events (a loop storing to PM, a library call's run of writes): it
- * takes the memo's context without unwinding the whole stack. */
-#define KEY_FRAMES 3
+/* The call stacks come from a shadow stack per thread, kept by the instrumentation: every call
+ * pushes its return address with the stack pointer that holds it, every return pops the entries
+ * whose stack pointer is below the new one (so do events: a longjmp leaves no stale frame), as
+ * Callgrind keeps its call stacks (Weidendorfer, "Sequential performance analysis with
+ * Callgrind and KCachegrind", 2008, §2.2) instead of unwinding the stack at every event. Each
+ * entry interns, when first needed, the STACK node of the chain of calls from main to it. */
 typedef struct {
-	Addr ips[KEY_FRAMES], sps[KEY_FRAMES];
-	UInt n;       /* frames in the key (0: no memo) */
-	UInt ctx;     /* the context */
-	Addr user_ip; /* the first frame of the program's code (0: the instruction itself) */
-	Bool in_pmemobj;
-} Memo;
-static Memo g_memo[MAX_THREADS];
+	Addr ret, sp;    /* the return address, and where it is stored */
+	Addr callee;     /* the called address */
+	UInt node;       /* the STACK node of the calls up to this one (valid when known) */
+	Bool known;
+} Frame;
+typedef struct {
+	Frame *f;
+	UInt n, cap;
+} Shadow;
+static Shadow g_shadow[MAX_THREADS];
+
+static Shadow *shadow_of(ThreadId tid) { return &g_shadow[tid < MAX_THREADS ? tid : MAX_THREADS - 1]; }
+
+/* Pops the frames whose return address lies below sp (returned from, or left by a longjmp). */
+static inline void shadow_unwind(Shadow *s, Addr sp)
+{
+	while (s->n > 0 && s->f[s->n - 1].sp < sp)
+		s->n--;
+}
+
+static VG_REGPARM(2) void h_call(Addr sp, Addr callee)
+{
+	Shadow *s = shadow_of(VG_(get_running_tid)());
+	shadow_unwind(s, sp + 1);
+	if (s->n == s->cap) {
+		UInt cap = s->cap ? 2 * s->cap : 256;
+		if (cap > 1u << 20)
+			return; /* deeper than any real stack: recursion without end; not followed */
+		s->f = VG_(realloc)("scry.shadow", s->f, cap * sizeof(Frame));
+		s->cap = cap;
+	}
+	Frame *f = &s->f[s->n++];
+	f->ret = *(const Addr *)sp;
+	f->sp = sp;
+	f->callee = callee;
+	f->known = False;
+}
+
+static VG_REGPARM(1) void h_ret(Addr sp) { shadow_unwind(shadow_of(VG_(get_running_tid)()), sp); }
+
+/* The STACK node of the calls up to frame i (0: the empty stack). A chain starts at the first
+ * call made from the program's own code: the C library's start-up (the calls of main and of a
+ * thread's start routine) is no part of a stack. */
+static UInt frame_node(Shadow *s, Int i)
+{
+	if (i < 0)
+		return 0;
+	Int j = i;
+	while (j >= 0 && !s->f[j].known)
+		j--;
+	UInt parent = j >= 0 ? s->f[j].node : 0;
+	for (j++; j <= i; j++) {
+		Frame *g = &s->f[j];
+		if (parent != 0 || (obj_class(g->ret - 1) & OBJ_CLASS) == OBJ_USER)
+			parent = stack_node(parent, site_of(g->ret - 1, SCRY_SITE_CALL, g->callee));
+		g->node = parent;
+		g->known = True;
+	}
+	return parent;
+}
+
+/* where returns an event's site and context: ip is its instruction; the shadow stack's frames
+ * above depth give its callers. The event is reported at the first frame of the program's code
+ * (the call into a system library when it runs in one); *in_pmemobj tells whether libpmemobj's
+ * code is between that frame and the instruction. */
+static Where where_depth(ThreadId tid, Addr ip, UChar kind, Shadow *s, Int depth)
+{
+	Where w = {0, 0, False};
+	UChar c = obj_class(ip) & OBJ_CLASS;
+	w.in_pmemobj = c == OBJ_PMEMOBJ;
+	Int i = depth - 1; /* the innermost caller's frame */
+	Addr site_ip = ip;
+	if (c != OBJ_USER) {
+		/* Out to the first frame of the program's code. */
+		Int j = i;
+		for (; j >= 0; j--) {
+			UChar cj = obj_class(s->f[j].ret - 1) & OBJ_CLASS;
+			if (cj == OBJ_PMEMOBJ)
+				w.in_pmemobj = True;
+			if (cj == OBJ_USER)
+				break;
+		}
+		if (j >= 0) {
+			site_ip = s->f[j].ret - 1;
+			i = j - 1;
+		}
+	}
+	w.site = site_of(site_ip, kind, 0);
+	w.ctx = frame_node(s, i);
+	return w;
+}
 
 static Where where(ThreadId tid, Addr ip, UChar kind)
 {
-	Where w = {0, 0, False};
-	Memo *m = &g_memo[tid < MAX_THREADS ? tid : MAX_THREADS - 1];
-	Addr kips[KEY_FRAMES], ksps[KEY_FRAMES];
-	UInt kn = VG_(get_StackTrace)(tid, kips, KEY_FRAMES, ksps, NULL, 0);
-	if (kn > 0 && kn == m->n && ksps[0] == m->sps[0] &&
-	    VG_(memcmp)(kips + 1, m->ips + 1, (kn - 1) * sizeof(Addr)) == 0 &&
-	    VG_(memcmp)(ksps + 1, m->sps + 1, (kn - 1) * sizeof(Addr)) == 0 &&
-	    (m->user_ip != 0) == ((obj_class(ip) & OBJ_CLASS) != OBJ_USER)) {
-		w.ctx = m->ctx;
-		w.in_pmemobj = m->in_pmemobj;
-		w.site = site_of(m->user_ip ? m->user_ip : ip, kind, 0);
-		return w;
-	}
-	Addr ips[MAX_FRAMES];
-	UInt n = VG_(get_StackTrace)(tid, ips, MAX_FRAMES, NULL, NULL, 0);
-	if (n == 0)
-		n = 1;
-	ips[0] = ip;
-	/* The stack ends at main: what calls it is the C library's start-up. */
-	for (UInt j = 0; j < n; j++)
-		if (obj_class(ips[j]) & OBJ_MAIN) {
-			n = j + 1;
-			break;
-		}
-	UInt k = 0;
-	for (; k < n; k++) {
-		UChar c = obj_class(ips[k]) & OBJ_CLASS;
-		if (c == OBJ_PMEMOBJ)
-			w.in_pmemobj = True;
-		if (c == OBJ_USER)
-			break;
-	}
-	if (k == n)
-		k = 0; /* all of it in system code (a static binary, a constructor): the instruction */
-	Addr user_ip = k == 0 ? 0 : ips[k] - 1;
-	w.site = site_of(user_ip ? user_ip : ip, kind, 0);
-	UInt parent = 0;
-	for (UInt j = n - 1; j > k; j--)
-		parent = stack_node(parent, site_of(ips[j] - 1, SCRY_SITE_CALL, ips[j - 1]));
-	w.ctx = parent;
-	m->n = 0;
-	/* A memo only where the key decides: the instruction's class must tell user_ip. */
-	if (kn > 0 && (k > 0 || (obj_class(ip) & OBJ_CLASS) == OBJ_USER)) {
-		m->n = kn;
-		VG_(memcpy)(m->ips, kips, kn * sizeof(Addr));
-		VG_(memcpy)(m->sps, ksps, kn * sizeof(Addr));
-		m->ctx = w.ctx;
-		m->user_ip = user_ip;
-		m->in_pmemobj = w.in_pmemobj;
-	}
-	return w;
+	Shadow *s = shadow_of(tid);
+	shadow_unwind(s, VG_(get_SP)(tid));
+	return where_depth(tid, ip, kind, s, (Int)s->n);
+}
+
+/* where_call is where for a library call the program made (a wrapped function): its return
+ * address ret; the frames from the call on are the library's. */
+static Where where_call(ThreadId tid, Addr ret, UChar kind)
+{
+	Shadow *s = shadow_of(tid);
+	shadow_unwind(s, VG_(get_SP)(tid));
+	Int d = (Int)s->n;
+	while (d > 0 && s->f[d - 1].ret != ret)
+		d--;
+	if (d == 0)
+		d = (Int)s->n + 1; /* not found: the whole stack */
+	return where_depth(tid, ret - 1, kind, s, d - 1);
 }
 
 /* ---------------------------------------------------------------- regions */
@@ -556,9 +606,8 @@ static Bool fd_path(Int fd, HChar *buf, SizeT size)
  * program registered); its initial content is read from memory up to the file's end. */
 static void region_map(ThreadId tid, Addr base, SizeT len, ULong off, const HChar *path, Bool created)
 {
-	Where w = where(tid, g_pm_call_ret[tid] ? g_pm_call_ret[tid] - 1 : VG_(get_IP)(tid), SCRY_SITE_LIBCALL);
-	if (g_pm_call_ret[tid])
-		w.site = site_of(g_pm_call_ret[tid] - 1, SCRY_SITE_LIBCALL, 0);
+	Where w = g_pm_call_ret[tid] ? where_call(tid, g_pm_call_ret[tid], SCRY_SITE_LIBCALL)
+				     : where(tid, VG_(get_IP)(tid), SCRY_SITE_LIBCALL);
 	region_unmap(tid, base, len, w.site, w.ctx);
 	Int slot = -1;
 	for (Int i = 0; i < g_nregions; i++)
@@ -1145,6 +1194,16 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 		}
 	}
 	VG_(free)(defs);
+	/* The shadow stack (where): a call pushes, a return pops, with the stack pointer after
+	 * the block's own update of it. */
+	if (in->jumpkind == Ijk_Call || in->jumpkind == Ijk_Ret) {
+		IRTemp sp = newIRTemp(sb->tyenv, Ity_I64);
+		addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSP), Ity_I64)));
+		IRDirty *d = in->jumpkind == Ijk_Call
+				     ? unsafeIRDirty_0_N(2, "scry_call", VG_(fnptr_to_fnentry)(h_call), mkIRExprVec_2(IRExpr_RdTmp(sp), in->next))
+				     : unsafeIRDirty_0_N(1, "scry_ret", VG_(fnptr_to_fnentry)(h_ret), mkIRExprVec_1(IRExpr_RdTmp(sp)));
+		addStmtToIRSB(sb, IRStmt_Dirty(d));
+	}
 	if (in->jumpkind == Ijk_NoDecode)
 		add_call(sb, "scry_nodecode", h_nodecode, mkIRExprVec_1(in->next), NULL, NULL, 0);
 	return sb;
@@ -1331,8 +1390,7 @@ static Bool scry_handle_client_request(ThreadId tid, UWord *arg, UWord *ret)
 	default:
 		return False;
 	}
-	Where w = where(tid, callret - 1, SCRY_SITE_LIBCALL);
-	w.site = site_of(callret - 1, SCRY_SITE_LIBCALL, 0);
+	Where w = where_call(tid, callret, SCRY_SITE_LIBCALL);
 	prologue(tid, w.ctx);
 	switch (arg[0]) {
 	case SCRY_VGREQ_TX_SITE:
@@ -1383,6 +1441,9 @@ static void scry_post_clo_init(void)
 		VG_(exit)(2);
 	}
 	g_fd = (Int)sr_Res(r);
+	/* Every call and return must end a block, for the shadow stack: VEX may not follow a call
+	 * into its callee within one superblock (Callgrind asks the same). */
+	VG_(clo_vex_control).guest_chase = False;
 	g_sites = VG_(HT_construct)("scry.sites");
 	g_stacks = VG_(HT_construct)("scry.stacks");
 	g_objs = VG_(HT_construct)("scry.objs");
