@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/internal/testenv"
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -345,5 +347,73 @@ func TestMapcli(t *testing.T) {
 				t.Errorf("scry trace verify on mapcli %s: %v\n%s", m, err, out)
 			}
 		})
+	}
+}
+
+// TestThreadsAndMarkers records testdata/threads.c (two threads storing, flushing and fencing,
+// one operation marked by calls of op_begin and op_end) in black-box mode: each thread's stores
+// are its own, the marker calls make exactly one operation, and the trace replays to the file.
+func TestThreadsAndMarkers(t *testing.T) {
+	scry := testenv.Scry(t)
+	testenv.Tool(t, "valgrind")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "prog")
+	build(t, "", filepath.Join(testenv.Root(), "test", "blackbox", "testdata", "threads.c"), bin, "-pthread")
+	tr := filepath.Join(dir, "trace")
+	if out, err := exec.Command(scry, "record", "--black-box", "--trace", tr, "--pm", filepath.Join(dir, "*.pool"),
+		"--op-begin", "op_begin", "--op-end", "op_end", "--", bin, filepath.Join(dir, "t.pool")).CombinedOutput(); err != nil {
+		t.Fatalf("scry record --black-box: %v\n%s", err, out)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	storesBy := map[uint64]map[uint32]int{} // address -> thread -> stores
+	begins, ends := 0, 0
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case trace.KindStore:
+			if storesBy[ev.Addr] == nil {
+				storesBy[ev.Addr] = map[uint32]int{}
+			}
+			storesBy[ev.Addr][ev.Thread]++
+		case trace.KindOpBegin:
+			begins++
+		case trace.KindOpEnd:
+			ends++
+		}
+	}
+	if begins != 1 || ends != 1 {
+		t.Errorf("OP_BEGIN %d, OP_END %d: want one operation", begins, ends)
+	}
+	if len(storesBy) != 2 {
+		t.Fatalf("stores to %d addresses, want 2 (one per thread): %v", len(storesBy), storesBy)
+	}
+	threads := map[uint32]bool{}
+	for addr, by := range storesBy {
+		if len(by) != 1 {
+			t.Errorf("address %#x stored by threads %v, want one", addr, by)
+		}
+		for th, n := range by {
+			threads[th] = true
+			if n != 100 {
+				t.Errorf("thread %d stored %d times to %#x, want 100", th, n, addr)
+			}
+		}
+	}
+	if len(threads) != 2 {
+		t.Errorf("stores by %d threads, want 2", len(threads))
+	}
+	out, err := exec.Command(scry, "trace", "verify", tr).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("OK:")) {
+		t.Errorf("scry trace verify: %v\n%s", err, out)
 	}
 }
