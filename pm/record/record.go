@@ -292,6 +292,9 @@ wait:
 		if err == nil {
 			os.Remove(tracePath) // the empty file scry created
 		}
+		if bb != nil {
+			return res, fmt.Errorf("%w at %s (program %s under valgrind --tool=scry: did Valgrind start? its messages are above)", ErrNoTrace, tracePath, res)
+		}
 		return res, fmt.Errorf("%w at %s (program %s; was %s built with `scry cc`?)", ErrNoTrace, tracePath, res, opts.Args[0])
 	}
 	return res, nil
