@@ -48,9 +48,15 @@ func toolDir() (string, error) {
 	return dir, nil
 }
 
-// newBlackBox checks prog (CheckBinary) and returns the valgrind command line that records it
+// newBlackBox checks the --pm globs and prog (CheckBinary) and returns the valgrind command line that records it
 // into tracePath with opts.
 func newBlackBox(prog, tracePath string, opts Options) (*blackBox, error) {
+	for _, g := range opts.PMGlobs {
+		// Valgrind's matcher (VG_(string_match)) knows * and ? only.
+		if strings.ContainsAny(g, "[]\\:") {
+			return nil, fmt.Errorf("%w: --pm %q: in black-box mode a glob may use * and ? only (no [...], \\ nor :)", ErrBlackBox, g)
+		}
+	}
 	if err := CheckBinary(prog); err != nil {
 		return nil, err
 	}

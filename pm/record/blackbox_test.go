@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -63,5 +64,23 @@ func TestBlackBoxToolMissing(t *testing.T) {
 	_, err := toolDir()
 	if !errors.Is(err, ErrBlackBox) {
 		t.Fatalf("toolDir with an empty SCRY_VALGRIND_LIB: %v, want ErrBlackBox", err)
+	}
+}
+
+func TestBlackBoxGlobs(t *testing.T) {
+	for _, tt := range []struct {
+		glob string
+		ok   bool
+	}{
+		{"/tmp/*.pool", true},
+		{"/tmp/p?.pool", true},
+		{"/tmp/[ab].pool", false},
+		{`/tmp/\*.pool`, false},
+		{"/tmp/a:b.pool", false},
+	} {
+		_, err := newBlackBox("/bin/true", filepath.Join(t.TempDir(), "t"), Options{PMGlobs: []string{tt.glob}, Args: []string{"/bin/true"}})
+		if rejected := errors.Is(err, ErrBlackBox) && bytes.Contains([]byte(err.Error()), []byte("--pm")); rejected == tt.ok {
+			t.Errorf("--pm %q: err %v, want accepted %v", tt.glob, err, tt.ok)
+		}
 	}
 }
