@@ -19,13 +19,15 @@
  *  - PMDK transactions and allocations, as the runtime's hooks record them (the preload wraps the
  *    libpmemobj calls); the bytes libpmemobj writes itself are EXTERNAL_WRITE records made durable
  *    by the library (flag persisted), its own flushes and fences are marked internal;
- *  - sites with the function, file and line of Valgrind's debug information (column 0), and call
- *    stacks (STACK, CONTEXT). An event inside a system library (libc, libpmem, libpmemobj...) is
+ *  - sites with the function, file and line of Valgrind's debug information (column 0), the
+ *    inlined sites of the calls their code was inlined at, and call stacks (STACK, CONTEXT) from
+ *    a shadow stack. An event inside a system library (libc, libpmem, libpmemobj...) is
  *    reported at the call the program made into that library, as the runtime reports it.
  *
  * Limits: VEX (Valgrind 3.19) does not decode clwb and clflushopt: the tool stops the program at
  * the first one it runs with an error that says so (the --error-file); no static dependence facts
- * (DEPS) nor activation serials (FRAME) are written.
+ * (DEPS) nor activation serials (FRAME) are written. scry runs it with --read-inline-info=yes and
+ * --fullpath-after= (pm/record), for the inlined sites and their files' directories.
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_tooliface.h"
@@ -176,13 +178,6 @@ static void scry_put_str(const char *s, size_t n)
 #define SCRY_TRACE_ENCODERS
 #include "scry_trace_format.h"
 
-static void put_cstr_site(UInt id, UChar kind, const HChar *fn, const HChar *file, UInt line, const HChar *callee)
-{
-	scry_enc_sites(1);
-	scry_enc_sites_site(id, kind, fn, VG_(strlen)(fn), file, VG_(strlen)(file), line, 0, callee,
-			    VG_(strlen)(callee), 0);
-}
-
 static void warn(const HChar *msg)
 {
 	VG_(umsg)("scry: %s\n", msg);
@@ -304,6 +299,81 @@ static inline UInt site_of(Addr ip, UChar kind, Addr callee_ip)
 	return id;
 }
 
+/* parse_desc reads a description of VG_(describe_IP), "0x...: FUNCTION (FILE:LINE)" (FILE with
+ * its directory under --fullpath-after=, which scry passes), into fn, file and *line; False when
+ * it names no source line. */
+static Bool parse_desc(const HChar *d, HChar *fn, SizeT fnsz, HChar *file, SizeT filesz, UInt *line)
+{
+	const HChar *f = VG_(strstr)(d, ": ");
+	SizeT n = VG_(strlen)(d);
+	if (!f || n == 0 || d[n - 1] != ')')
+		return False;
+	f += 2;
+	const HChar *open = NULL;
+	for (const HChar *p = f; p[0] && p[1]; p++)
+		if (p[0] == ' ' && p[1] == '(')
+			open = p;
+	if (!open || VG_(strncmp)(open + 2, "in ", 3) == 0)
+		return False;
+	const HChar *loc = open + 2, *end = d + n - 1, *colon = NULL;
+	for (const HChar *p = loc; p < end; p++)
+		if (*p == ':')
+			colon = p;
+	if (!colon)
+		return False;
+	SizeT k = (SizeT)(open - f) < fnsz - 1 ? (SizeT)(open - f) : fnsz - 1;
+	VG_(memcpy)(fn, f, k);
+	fn[k] = 0;
+	k = (SizeT)(colon - loc) < filesz - 1 ? (SizeT)(colon - loc) : filesz - 1;
+	VG_(memcpy)(file, loc, k);
+	file[k] = 0;
+	*line = (UInt)VG_(strtoll10)(colon + 1, NULL);
+	return True;
+}
+
+/* inlined_at returns the INLINED site (docs/trace-format.md, "Sites") of the innermost call the
+ * compiler inlined ip's code at, each chained to the next call out, from Valgrind's inlined-call
+ * information; 0 when ip's code is its function's own. *inner_fn gets the inlined function. */
+#define MAX_INLINED 16
+static UInt inlined_at(Addr ip, HChar *inner_fn, SizeT inner_fnsz)
+{
+	DiEpoch ep = VG_(current_DiEpoch)();
+	InlIPCursor *c = VG_(new_IIPC)(ep, ip);
+	HChar *fns[MAX_INLINED], *files[MAX_INLINED];
+	UInt lines[MAX_INLINED];
+	Int m = 0;
+	Bool ok = True;
+	do {
+		HChar fn[256], file[1024];
+		UInt line = 0;
+		if (!parse_desc(VG_(describe_IP)(ep, ip, c), fn, sizeof fn, file, sizeof file, &line)) {
+			ok = False;
+			break;
+		}
+		fns[m] = VG_(strdup)("scry.inl", fn);
+		files[m] = VG_(strdup)("scry.inl", file);
+		lines[m++] = line;
+	} while (m < MAX_INLINED && VG_(next_IIPC)(c));
+	VG_(delete_IIPC)(c);
+	UInt outer = 0;
+	if (ok && m >= 2) {
+		VG_(snprintf)(inner_fn, inner_fnsz, "%s", fns[0]);
+		/* From the outermost: the call at (fns[j], files[j]:lines[j]) of fns[j-1]. */
+		for (Int j = m - 1; j >= 1; j--) {
+			UInt id = g_next_site++;
+			scry_enc_sites(1);
+			scry_enc_sites_site(id, SCRY_SITE_INLINED, fns[j], VG_(strlen)(fns[j]), files[j], VG_(strlen)(files[j]),
+					    lines[j], 0, fns[j - 1], VG_(strlen)(fns[j - 1]), outer);
+			outer = id;
+		}
+	}
+	for (Int j = 0; j < m; j++) {
+		VG_(free)(fns[j]);
+		VG_(free)(files[j]);
+	}
+	return outer;
+}
+
 static UInt site_of_slow(Addr ip, UChar kind, Addr callee_ip)
 {
 	UWord key = ((UWord)ip << 4) | kind;
@@ -333,12 +403,15 @@ static UInt site_of_slow(Addr ip, UChar kind, Addr callee_ip)
 	calleebuf[0] = 0;
 	if (callee_ip && VG_(get_fnname)(ep, callee_ip, &fn) && fn)
 		VG_(snprintf)(calleebuf, sizeof calleebuf, "%s", fn);
+	UInt inl = inlined_at(ip, fnbuf, sizeof fnbuf);
 	n = VG_(malloc)("scry.site", sizeof *n);
 	n->key = key;
 	n->id = g_next_site++;
 	n->cls = 0;
 	VG_(HT_add_node)(g_sites, n);
-	put_cstr_site(n->id, kind, fnbuf, filebuf, line, calleebuf);
+	scry_enc_sites(1);
+	scry_enc_sites_site(n->id, kind, fnbuf, VG_(strlen)(fnbuf), filebuf, VG_(strlen)(filebuf), line, 0, calleebuf,
+			    VG_(strlen)(calleebuf), inl);
 	return n->id;
 }
 

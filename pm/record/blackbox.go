@@ -74,7 +74,9 @@ func newBlackBox(prog, tracePath string, opts Options) (*blackBox, error) {
 	}
 	bb := &blackBox{errorFile: tracePath + ".error", env: []string{"VALGRIND_LIB=" + dir}}
 	os.Remove(bb.errorFile)
-	args := []string{vgPath, "--tool=scry", "-q", "--trace=" + tracePath, "--error-file=" + bb.errorFile}
+	// The inlined calls' locations (inlined sites), with their directories.
+	args := []string{vgPath, "--tool=scry", "-q", "--read-inline-info=yes", "--fullpath-after=",
+		"--trace=" + tracePath, "--error-file=" + bb.errorFile}
 	if len(opts.PMGlobs) > 0 {
 		args = append(args, "--pm="+strings.Join(absGlobs(opts.PMGlobs), ":"))
 	}

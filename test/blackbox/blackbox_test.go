@@ -33,7 +33,6 @@ import (
 // knownDiffs are the examples whose black-box findings differ from their `scry cc` build's, with
 // the reason (docs/black-box.md, "Differences from scry cc"). The key is example/variant.
 var knownDiffs = map[string]string{
-	"atomic-counter/buggy":   "the store is std::atomic's code inlined from libstdc++'s atomic_base.h: Valgrind's line table gives the innermost inlined location and the tool writes no inlined sites, so the finding stays in the header",
 	"clflush-ordering/buggy": "mpb-violation is inferred with the static dependence facts (DEPS) the pass computes; a binary has none",
 }
 
