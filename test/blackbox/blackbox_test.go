@@ -7,8 +7,10 @@
 // and compares the (file, line, kind) sets of their findings. The differences the tool is known to
 // have are listed in knownDiffs with their reason (the same list as docs/black-box.md); any other
 // difference, or a listed one that is gone, fails. TestTraceVerify replays a black-box trace
-// against its pool file byte for byte (`scry trace verify`); TestLimits checks the errors of
-// what black-box mode cannot record (clwb, clang's DWARF 5).
+// against its pool file byte for byte (`scry trace verify`), TestMapcli does so for PMDK's mapcli
+// on its eight maps; TestThreadsAndMarkers, TestNTStoresAndFlushLine check threads, operation
+// markers, non-temporal stores and clflush's line on small programs (testdata/); TestLimits checks
+// the errors of what black-box mode cannot record (clwb, clang's DWARF 5).
 package blackbox_test
 
 import (
@@ -414,5 +416,52 @@ func TestThreadsAndMarkers(t *testing.T) {
 	out, err := exec.Command(scry, "trace", "verify", tr).CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("OK:")) {
 		t.Errorf("scry trace verify: %v\n%s", err, out)
+	}
+}
+
+// TestNTStoresAndFlushLine records testdata/ntstore.c in black-box mode: its movnti and movntdq
+// are NT_STORE records (VEX makes them plain stores; the tool tells them by their bytes), its
+// clflush flushes the exact cache line of its address (not the 256-byte block VEX invalidates),
+// and scry finds nothing (every store is durable).
+func TestNTStoresAndFlushLine(t *testing.T) {
+	scry := testenv.Scry(t)
+	testenv.Tool(t, "valgrind")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "prog")
+	build(t, "", filepath.Join(testenv.Root(), "test", "blackbox", "testdata", "ntstore.c"), bin)
+	tr, pool := filepath.Join(dir, "trace"), filepath.Join(dir, "t.pool")
+	if out, err := exec.Command(scry, "check", "--black-box", "--trace", tr, "--pm", filepath.Join(dir, "*.pool"), "--", bin, pool).CombinedOutput(); err != nil {
+		t.Fatalf("scry check --black-box: %v (want no finding)\n%s", err, out)
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var base uint64
+	var nt []uint64
+	var flushes []uint64
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind {
+		case trace.KindRegionMap:
+			base = ev.Addr
+		case trace.KindNTStore:
+			nt = append(nt, ev.Addr-base)
+		case trace.KindFlush:
+			flushes = append(flushes, ev.Addr-base)
+		}
+	}
+	if want := []uint64{0, 8, 16, 24, 32, 40, 48, 56, 256}; !slices.Equal(nt, want) {
+		t.Errorf("NT_STORE offsets %v, want %v", nt, want)
+	}
+	if want := []uint64{576}; !slices.Equal(flushes, want) {
+		t.Errorf("FLUSH offsets %v, want %v (the line of the address, not its 256-byte block)", flushes, want)
 	}
 }
