@@ -28,7 +28,7 @@ func (c *Check) record(target []string, tracePath string, x *Exploration, existe
 	wd, _ := os.Getwd()
 	r := &report.Check{
 		Dir: wd, Args: target, PM: rc.PM, NoLoads: rc.NoLoads, NoPMEMForce: rc.NoForcePMEM,
-		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env,
+		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env, BlackBox: rc.BlackBox,
 		Oracles: c.Analysis.Kinds, NoInfer: c.Analysis.NoInfer, Suppressions: c.Analysis.Suppressions.Path(),
 	}
 	var readInput bool
@@ -152,7 +152,7 @@ func CheckFromRecord(rc *report.Check) (*Check, error) {
 	c := &Check{
 		Recording: Recording{
 			Args: rc.Args, PM: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoPMEMForce, OpBegin: rc.OpBegin, OpEnd: rc.OpEnd,
-			Env: rc.Env, Workload: rc.Workload, Stdin: strings.NewReader(""),
+			Env: rc.Env, Workload: rc.Workload, Stdin: strings.NewReader(""), BlackBox: rc.BlackBox,
 		},
 		Analysis: Analysis{Kinds: rc.Oracles, NoInfer: rc.NoInfer},
 	}

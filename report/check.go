@@ -31,6 +31,9 @@ type Check struct {
 	OpBegin     string   `json:"op_begin,omitempty"`
 	OpEnd       string   `json:"op_end,omitempty"`
 	Env         []string `json:"env,omitempty"`
+	// BlackBox: the program was recorded under scry's Valgrind tool (--black-box,
+	// docs/black-box.md).
+	BlackBox bool `json:"black_box,omitempty"`
 	// Oracles, NoInfer and Suppressions are the analysis options (--oracles, --no-infer, the
 	// absolute path of --suppressions).
 	Oracles      []string `json:"oracles,omitempty"`
