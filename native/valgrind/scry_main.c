@@ -1124,18 +1124,11 @@ static void add_call(IRSB *sb, const HChar *name, void *fn, IRExpr **args, IRExp
 	addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
-static IRExpr *addr_expr(IRSB *sb, IRExpr *a)
-{
-	/* Flat IR: an address is an atom (a temporary or a constant) of the host word. */
-	(void)sb;
-	return a;
-}
-
 static void mem_event(IRSB *sb, UWord k, Addr ip, IRExpr *addr, Int size)
 {
 	if (size <= 0)
 		return;
-	addr = addr_expr(sb, addr);
+	/* Flat IR: addr is an atom (a temporary or a constant), usable as a helper argument. */
 	IRExpr *g = hull_guard(sb, addr);
 	add_call(sb, "scry_mem", h_mem, mkIRExprVec_4(mkIRExpr_HWord(k), mkIRExpr_HWord(ip), addr, mkIRExpr_HWord(size)), g, addr, size);
 }
@@ -1505,8 +1498,13 @@ static void scry_post_clo_init(void)
 	}
 	if (clo_pm) {
 		HChar *s = VG_(strdup)("scry.globs", clo_pm), *save = NULL;
-		for (HChar *g = VG_(strtok_r)(s, ":", &save); g && g_nglobs < MAX_GLOBS; g = VG_(strtok_r)(NULL, ":", &save))
+		for (HChar *g = VG_(strtok_r)(s, ":", &save); g; g = VG_(strtok_r)(NULL, ":", &save)) {
+			if (g_nglobs == MAX_GLOBS) {
+				VG_(fmsg)("scry: more than %d --pm globs\n", MAX_GLOBS);
+				VG_(exit)(2);
+			}
 			g_globs[g_nglobs++] = g;
+		}
 	}
 	SysRes r = VG_(open)(clo_trace, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, 0644);
 	if (sr_isError(r)) {
