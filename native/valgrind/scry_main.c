@@ -192,19 +192,42 @@ static UInt g_ctx[MAX_THREADS];        /* each thread's last CONTEXT */
 static Int g_pm_call[MAX_THREADS];     /* depth of PM mapping calls (SCRY_VGREQ_PM_CALL) */
 static Int g_user_persist[MAX_THREADS]; /* depth of the user's libpmemobj persistence calls */
 static Addr g_pm_call_ret[MAX_THREADS];
+/* The THREAD id of each Valgrind thread slot: Valgrind gives a slot to a new thread once its
+ * last one has exited, so a trace id is given per thread, from 1, and the slot forgets it at exit. */
+static UInt g_trace_tid[MAX_THREADS];
+static UInt g_next_trace_tid = 1;
+static UInt g_last_trace_tid;
 
 static void prologue(ThreadId tid, UInt ctx)
 {
 	if (tid >= MAX_THREADS)
 		tid = MAX_THREADS - 1;
-	if (tid != g_last_tid) {
-		scry_enc_thread(tid);
-		g_last_tid = tid;
+	if (g_trace_tid[tid] == 0)
+		g_trace_tid[tid] = g_next_trace_tid++;
+	if (g_trace_tid[tid] != g_last_trace_tid) {
+		scry_enc_thread(g_trace_tid[tid]);
+		g_last_trace_tid = g_trace_tid[tid];
 	}
+	g_last_tid = tid;
 	if (ctx != g_ctx[tid]) {
 		scry_enc_context(ctx);
 		g_ctx[tid] = ctx;
 	}
+}
+
+static void thread_reset(ThreadId tid);
+
+/* A thread exits: its slot's next thread is another one. */
+static void scry_thread_exit(ThreadId tid)
+{
+	if (tid >= MAX_THREADS)
+		return;
+	g_trace_tid[tid] = 0;
+	g_ctx[tid] = 0;
+	g_pm_call[tid] = 0;
+	g_user_persist[tid] = 0;
+	g_pm_call_ret[tid] = 0;
+	thread_reset(tid);
 }
 
 /* ---------------------------------------------------------------- sites and stacks */
@@ -1279,6 +1302,12 @@ static IRSB *scry_instrument(VgCallbackClosure *closure, IRSB *in, const VexGues
 
 static Int g_tx_depth[MAX_THREADS]; /* libpmemobj transactions open per thread */
 
+static void thread_reset(ThreadId tid)
+{
+	g_tx_depth[tid] = 0;
+	g_shadow[tid].n = 0;
+}
+
 /* Reservations not yet published nor cancelled, by the address of their struct pobj_action (as
  * the runtime keeps them: native/runtime/hooks_pmemobj.c). */
 #define MAX_RESV 1024
@@ -1547,6 +1576,7 @@ static void scry_pre_clo_init(void)
 	VG_(needs_client_requests)(scry_handle_client_request);
 	VG_(needs_syscall_wrapper)(scry_pre_syscall, scry_post_syscall);
 	VG_(track_post_mem_write)(scry_post_mem_write);
+	VG_(track_pre_thread_ll_exit)(scry_thread_exit);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(scry_pre_clo_init)
