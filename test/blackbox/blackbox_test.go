@@ -351,10 +351,10 @@ func TestMapcli(t *testing.T) {
 	}
 }
 
-// TestThreadsAndMarkers records testdata/threads.c (two threads, one after the other in the slot
-// Valgrind reuses, storing, flushing and fencing,
-// one operation marked by calls of op_begin and op_end) in black-box mode: each thread's stores
-// are its own, the marker calls make exactly one operation, and the trace replays to the file.
+// TestThreadsAndMarkers records testdata/threads.c (two threads, one after the other in the
+// thread slot Valgrind reuses, storing, flushing and fencing; one operation marked by calls of
+// op_begin and op_end) in black-box mode: each thread's stores are its own, the marker calls
+// make exactly one operation, and the trace replays to the file.
 func TestThreadsAndMarkers(t *testing.T) {
 	scry := testenv.Scry(t)
 	testenv.Tool(t, "valgrind")
