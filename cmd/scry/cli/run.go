@@ -46,7 +46,7 @@ func (f *recordFlags) add(c *cobra.Command, traceDefault, traceHelp string) {
 	c.Flags().StringVar(&f.opEnd, "op-end", "", "a call of `FUNC` ends the thread's operation (with --op-begin)")
 	c.Flags().StringArrayVar(&f.env, "env", nil, envHelp)
 	c.Flags().DurationVar(&f.timeout, "record-timeout", 0, recordTimeoutHelp)
-	c.Flags().BoolVar(&f.blackBox, "black-box", false, "record PROG, not built with `scry cc`, under scry's Valgrind tool (build it with -g -gdwarf-4 for source lines; docs/black-box.md); crash re-executions run it natively")
+	c.Flags().BoolVar(&f.blackBox, "black-box", false, "record PROG, not built with scry cc, under scry's Valgrind tool (build it with -g -gdwarf-4 for source lines; docs/black-box.md); crash re-executions run it natively")
 }
 
 // check rejects a --pm pattern that is not a valid glob.
