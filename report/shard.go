@@ -13,6 +13,11 @@ type Shard struct {
 	// Index is the shard's 0-based index, of Count shards.
 	Index int `json:"index"`
 	Count int `json:"count"`
+	// Mode is "fs" for a shard of file-system mode (`scry fs explore --shard`), "" for PM mode.
+	// In file-system mode a cluster's variants are its dynamic vulnerabilities (key "A B", the
+	// pair of logical operations) and an order's Walk is the strategy's index, Event the
+	// state's index among the strategy's states of the unsharded run.
+	Mode string `json:"mode,omitempty"`
 	// TraceDigest is the SHA-256 of the trace file (hex); Partition a hash of the assignment of
 	// the trace's operations to shards, of the workload and of the options that choose or sample
 	// the states: shards of different traces, workloads or options are refused.
