@@ -33,7 +33,7 @@ func TestFSShards(t *testing.T) {
 	dirs, _ := filepath.Glob("fs/*")
 	const n = 3
 	shards := map[string][]string{} // example -> its shards' reports
-	reports := t.TempDir()            // kept for the bad-input cases after the subtests
+	reports := t.TempDir()          // kept for the bad-input cases after the subtests
 	for _, dir := range dirs {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {

@@ -149,7 +149,10 @@ func TestFSRecordExploreErrors(t *testing.T) {
 		run  func() error
 		want string
 	}{
-		{"record: no --out", func() error { _, err := (&FSRecord{Dir: dir, Args: []string{"true"}}).Run(context.Background()); return err }, "--out"},
+		{"record: no --out", func() error {
+			_, err := (&FSRecord{Dir: dir, Args: []string{"true"}}).Run(context.Background())
+			return err
+		}, "--out"},
 		{"record: --out exists", func() error {
 			_, err := (&FSRecord{Dir: dir, Args: []string{"true"}, Out: exists}).Run(context.Background())
 			return err
