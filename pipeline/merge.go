@@ -56,11 +56,22 @@ func MergeReports(paths []string, out string) (*report.Report, error) {
 			addStats(merged.Stats, r.Stats, r.Shard.Index == 0)
 		}
 	}
-	merge, kinds := explore.MergeShards, explore.Kinds
+	var fs []report.Finding
+	var err error
+	kinds := explore.Kinds
 	if fsMode {
-		merge, kinds = fsexplore.MergeShards, fsexplore.Kinds
+		kinds = fsexplore.Kinds
+		fs, err = fsexplore.MergeShards(parts)
+	} else {
+		// The states the unsharded run's cluster sampling left out are no states judged.
+		var out explore.Resampled
+		fs, out, err = explore.MergeShards(parts)
+		st := merged.Stats
+		st.StatesTested -= out.States
+		st.Failures -= out.Failures
+		st.Inconclusive -= out.Inconclusive
+		st.Sampled += out.States
 	}
-	fs, err := merge(parts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,9 +21,12 @@ func writeShard(t *testing.T, dir, name string, i, n int, digest, id string) str
 		r.Findings = []report.Finding{{Kind: report.AtomicityViolation, Class: report.Correctness, Count: 1,
 			Location: report.Location{File: "a.c", Line: 3},
 			Crash:    &report.Crash{ID: id, Variants: 1, Operations: []uint64{uint64(i)}, CrashPoint: i, Event: o.Event, State: []int{0}}}}
+		img := &report.CrashVariant{CrashPoint: i, Event: o.Event, State: []int{0}, Operation: uint64(i), Input: i + 2}
 		r.Shard.Clusters = []report.ShardCluster{{ID: id, First: o, Window: "w|p",
-			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: &report.CrashVariant{CrashPoint: i, Event: o.Event, State: []int{0}, Operation: uint64(i), Input: i + 2}}},
+			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: img}},
 			Operations: []report.ShardOperation{{Index: uint64(i), Order: o}}}}
+		r.Shard.ClusterFailures, r.Shard.SampleKeys = 8, []string{"atomicity-violation|w"}
+		r.Shard.States = []report.ShardState{{Order: o, Key: 0, Window: 0, Failed: true, Operation: uint64(i), Image: img}}
 	}
 	p := filepath.Join(dir, name)
 	f, err := os.Create(p)
