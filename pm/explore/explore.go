@@ -266,7 +266,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
 		failures: map[string]int{},
-		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
+		warned:   map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 		locs:        map[[2]uint32]report.Location{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, storeStates: map[string][2]int{}, memoryOps: map[int]bool{},
