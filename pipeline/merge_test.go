@@ -25,8 +25,8 @@ func writeShard(t *testing.T, dir, name string, i, n int, digest, id string) str
 		r.Shard.Clusters = []report.ShardCluster{{ID: id, First: o, Window: "w|p",
 			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: img}},
 			Operations: []report.ShardOperation{{Index: uint64(i), Order: o}}}}
-		r.Shard.ClusterFailures, r.Shard.SampleKeys = 8, []string{"atomicity-violation|w"}
-		r.Shard.States = []report.ShardState{{Order: o, Key: 0, Window: 0, Failed: true, Operation: uint64(i), Image: img}}
+		r.Shard.ClusterFailures, r.Shard.SampleKeys = 8, []string{"atomicity-violation|w", "w|p"}
+		r.Shard.States = []report.ShardState{{Order: o, Key: 0, Window: 0, Prefix: 1, Failed: true, Operation: uint64(i), Image: img}}
 	}
 	p := filepath.Join(dir, name)
 	f, err := os.Create(p)

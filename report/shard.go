@@ -32,7 +32,7 @@ type Shard struct {
 	Clusters []ShardCluster `json:"clusters"`
 	// PM mode's cluster sampling, re-applied by the merge in the unsharded order: ClusterFailures
 	// is the threshold (Config.ClusterFailures with its default; < 0 off), SampleKeys the
-	// sampling keys States name, States the judged crash states the merge needs (every failing
+	// sampling keys and windows States name, States the judged crash states the merge needs (every failing
 	// one, every one a sampling key of a durability store decides, every one the merge may leave
 	// out), in the order they were judged.
 	ClusterFailures int          `json:"cluster_failures,omitempty"`
@@ -44,13 +44,16 @@ type Shard struct {
 // (Key, an index into Shard.SampleKeys; -1 none) had not reached the sampling threshold in its
 // shard, and that is not one of those kept when sampled, is a candidate: the unsharded run,
 // having seen the failures of every shard, may have left it out. Window is the index of the
-// sampling key a failure counts for (-1 none); a failing state names its cluster (an index into
+// sampling key a failure counts for (-1 none), Prefix that of the window and path a failing
+// program-order state folds ordering violations into (-1 none: PM mode's foldOrdering); a
+// failing state names its cluster (an index into
 // Shard.Clusters), its variant (an index into that cluster's Variants), its operation and, while
 // its variant may still be left out by the merge, its crash state (Image).
 type ShardState struct {
 	Order        ShardOrder    `json:"order"`
 	Key          int           `json:"key"`
 	Window       int           `json:"window"`
+	Prefix       int           `json:"prefix"`
 	Candidate    bool          `json:"candidate,omitempty"`
 	Failed       bool          `json:"failed,omitempty"`
 	Inconclusive bool          `json:"inconclusive,omitempty"`

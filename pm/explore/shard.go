@@ -365,7 +365,7 @@ func (e *explorer) logState(it *item) {
 		return
 	}
 	l := e.shardLog()
-	st := report.ShardState{Order: e.order(it), Key: -1, Window: -1, Candidate: cand, Failed: failed, Inconclusive: !it.judged}
+	st := report.ShardState{Order: e.order(it), Key: -1, Window: -1, Prefix: -1, Candidate: cand, Failed: failed, Inconclusive: !it.judged}
 	if it.smp.key != "" {
 		st.Key = l.keyIndex(it.smp.key)
 	}
@@ -376,6 +376,9 @@ func (e *explorer) logState(it *item) {
 				kind = report.AtomicityViolation
 			}
 			st.Window = l.keyIndex(string(kind) + "|" + it.pointKey)
+			if kind == report.AtomicityViolation {
+				st.Prefix = l.keyIndex(it.pointKey + "|" + e.pathKey(it.op, it.pointKey))
+			}
 		}
 		ci := l.index[it.cluster]
 		vi := l.variants[ci][it.variant]
@@ -449,7 +452,7 @@ func MergeShards(shards []ShardFindings) ([]report.Finding, Resampled, error) {
 			}
 		}
 		for _, st := range s.Shard.States {
-			bad := st.Key >= len(s.Shard.SampleKeys) || st.Window >= len(s.Shard.SampleKeys)
+			bad := st.Key >= len(s.Shard.SampleKeys) || st.Window >= len(s.Shard.SampleKeys) || st.Prefix >= len(s.Shard.SampleKeys)
 			if st.Failed {
 				bad = bad || st.Cluster < 0 || st.Cluster >= len(s.Shard.Clusters) || st.Variant < 0 || st.Variant >= len(s.Shard.Clusters[st.Cluster].Variants)
 			}
@@ -545,9 +548,8 @@ func MergeShards(shards []ShardFindings) ([]report.Finding, Resampled, error) {
 	}
 	// A window's atomicity violation is that of its last failing program-order state (record).
 	for _, r := range all {
-		sc := &shards[r.shard].Shard.Clusters[r.st.Cluster]
-		if i := slices.Index(ids, sc.ID); e.res.Findings[i].Kind == report.AtomicityViolation {
-			e.prefixWindows[sc.Window] = i
+		if w := key(r, r.st.Prefix); w != "" {
+			e.prefixWindows[w] = slices.Index(ids, shards[r.shard].Shard.Clusters[r.st.Cluster].ID)
 		}
 	}
 	e.foldOrdering()
