@@ -842,7 +842,7 @@ func (e *explorer) place() {
 	for i := range e.res.Findings {
 		e.placeFinding(&e.res.Findings[i], e.points[i], e.msgs[i])
 	}
-	if e.cfg.Shard.active() {
+	if e.cfg.Shard.Active() {
 		if l := e.shard; l != nil {
 			for _, a := range l.alts {
 				e.placeFinding(&l.clusters[a.cluster].Alternates[a.index].Finding, a.at, a.msg)

@@ -277,7 +277,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		defer func() { e.prefixWindows[it.pointKey+"|"+e.pathKey(it.op, it.pointKey)] = e.clusters[key] }()
 	}
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
-	if e.cfg.Shard.active() {
+	if e.cfg.Shard.Active() {
 		defer e.logFailure(kind, key, variant, it, func() (report.Finding, func(string) string) {
 			return e.newFinding(it, kind, key, symptom, detail, t, ls, persRel, unpRel)
 		})

@@ -72,14 +72,10 @@ func (s Shard) check() error {
 	return nil
 }
 
-// active reports whether the exploration is one shard of several (or of one: a 1/1 shard still
-// writes what the merge needs).
-func (s *Shard) active() bool { return s.Count > 0 }
-
 // has reports whether operation k is this shard's (always, unsharded). An operation the plan
 // did not see (none: it walks the whole trace) would be the first shard's.
 func (s *Shard) has(k int) bool {
-	if !s.active() {
+	if !s.Active() {
 		return true
 	}
 	if k >= len(s.ops) {
@@ -97,7 +93,7 @@ const durabilityCost = 8
 // them. Errors: those of trace.Open and crash.Walk, the trace file cannot be read.
 func (c *Config) plan() error {
 	s := &c.Shard
-	if !s.active() {
+	if !s.Active() {
 		return nil
 	}
 	if err := s.check(); err != nil {
@@ -357,7 +353,7 @@ func (e *explorer) logFailure(kind report.Kind, key, variant string, it *item, b
 // variant, operation and, while its variant may be left out, its crash state), one sampled by a
 // durability store (its passes count too), and a candidate (candidate). Nothing unsharded.
 func (e *explorer) logState(it *item) {
-	if !e.cfg.Shard.active() {
+	if !e.cfg.Shard.Active() {
 		return
 	}
 	failed, cand := it.cluster != "", candidate(it)
