@@ -445,6 +445,8 @@ func MergeShards(shards []ShardFindings) ([]report.Finding, Resampled, error) {
 				others = append(others, f)
 			} else if !ids[f.Crash.ID] {
 				return nil, out, fmt.Errorf("shard %d/%d: crash finding %s has no entry in the shard's clusters", s.Shard.Index, s.Shard.Count, f.Crash.ID)
+			} else if !slices.ContainsFunc(s.Shard.States, func(st report.ShardState) bool { return st.Failed }) {
+				return nil, out, fmt.Errorf("shard %d/%d: crash finding %s but no failing state logged: a report of an older scry? explore the shards again", s.Shard.Index, s.Shard.Count, f.Crash.ID)
 			}
 		}
 		for _, st := range s.Shard.States {
