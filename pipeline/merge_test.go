@@ -47,6 +47,15 @@ func TestMergeReports(t *testing.T) {
 	s2 := writeShard(t, dir, "s2.json", 2, 3, "d1", "c1")
 	other := writeShard(t, dir, "other.json", 2, 3, "d2", "")
 	four := writeShard(t, dir, "four.json", 2, 4, "d1", "")
+	fsShard := filepath.Join(dir, "fs.json")
+	fsRep := &report.Report{Shard: &report.Shard{Index: 2, Count: 3, TraceDigest: "d1", Partition: "p", Mode: "fs", Clusters: []report.ShardCluster{}}}
+	var b strings.Builder
+	if err := report.WriteJSON(&b, fsRep); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fsShard, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	plain := filepath.Join(dir, "plain.json")
 	if err := os.WriteFile(plain, []byte(`{"findings":[]}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -74,6 +83,7 @@ func TestMergeReports(t *testing.T) {
 		want  string
 	}{
 		{[]string{s0, s1, other}, "different traces"},
+		{[]string{s0, s1, fsShard}, "different modes"},
 		{[]string{s0, s1, four}, "shard 2/4"},
 		{[]string{s0, s1, s1, s2}, "given twice"},
 		{[]string{s0, s2}, "shard(s) 1 of 3 missing"},
