@@ -21,7 +21,8 @@ import (
 // recording whole and in 3 shards (scry fs explore --shard I/3), merges the shards (scry merge)
 // and checks that the merged report is the unsharded one: the same findings (message, state,
 // count, dynamic vulnerabilities and their states; the replay command names the merged report)
-// and the same crash points, states tested, failures and inconclusive states; then that every
+// and the same crash points, states tested, failures, inconclusive states and legal outcomes'
+// runs; then that every
 // merged finding replays (replayFS). Merging without a shard, with one twice, or with a shard of
 // another recording is an error naming the problem.
 func TestFSShards(t *testing.T) {
@@ -82,6 +83,7 @@ func TestFSShards(t *testing.T) {
 				{"states tested", ms.StatesTested, ws.StatesTested},
 				{"failures", ms.Failures, ws.Failures},
 				{"inconclusive", ms.Inconclusive, ws.Inconclusive},
+				{"legal outcomes' runs", ms.OracleRuns, ws.OracleRuns},
 				{"findings", ms.Findings, ws.Findings},
 			} {
 				if c.got != c.want {
