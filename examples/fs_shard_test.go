@@ -22,9 +22,8 @@ import (
 // and checks that the merged report is the unsharded one: the same findings (message, state,
 // count, dynamic vulnerabilities and their states; the replay command names the merged report)
 // and the same crash points, states tested, failures, inconclusive states and legal outcomes'
-// runs; then that every
-// merged finding replays (replayFS). Merging without a shard, with one twice, or with a shard of
-// another recording is an error naming the problem.
+// runs; then that every merged finding replays (replayFS). Merging without a shard, with one
+// twice, or with a shard of another recording is an error naming the problem.
 func TestFSShards(t *testing.T) {
 	for _, tool := range []string{"strace", "gcc"} {
 		testenv.Tool(t, tool)
