@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/fs/model"
@@ -129,16 +128,16 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			return strictFindings(rep, strict)
 		},
 	}
-	fl := c.Flags()
-	fsRecordFlags(fl, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
-	fsExploreFlags(fl, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
-	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
-	reportFlags(fl, &format, &output, &strict, &force)
+	fsRecordFlags(c, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
+	fsExploreFlags(c, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
+	c.Flags().StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
+	reportFlags(c, &format, &output, &strict, &force)
 	return c
 }
 
 // fsRecordFlags registers the flags of a recording in file-system mode.
-func fsRecordFlags(fl *pflag.FlagSet, dir, wl *string, timeout *time.Duration, noStack, stack *bool, env *[]string) {
+func fsRecordFlags(c *cobra.Command, dir, wl *string, timeout *time.Duration, noStack, stack *bool, env *[]string) {
+	fl := c.Flags()
 	fl.StringVar(dir, "dir", "", "the workload `DIR`ectory: PROG's working directory and initial state (required)")
 	fl.StringVar(wl, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
 	fl.DurationVar(timeout, "record-timeout", 0, recordTimeoutHelp)
@@ -148,7 +147,8 @@ func fsRecordFlags(fl *pflag.FlagSet, dir, wl *string, timeout *time.Duration, n
 }
 
 // fsExploreFlags registers the flags of an exploration in file-system mode.
-func fsExploreFlags(fl *pflag.FlagSet, checker, apm *string, strategies *[]string, maxStates, jobs *int, timeout, budget *time.Duration) {
+func fsExploreFlags(c *cobra.Command, checker, apm *string, strategies *[]string, maxStates, jobs *int, timeout, budget *time.Duration) {
+	fl := c.Flags()
 	fl.StringVar(checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
 	fl.StringVar(apm, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
 	fl.StringSliceVar(strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
@@ -159,7 +159,8 @@ func fsExploreFlags(fl *pflag.FlagSet, checker, apm *string, strategies *[]strin
 }
 
 // reportFlags registers the flags of a command's report.
-func reportFlags(fl *pflag.FlagSet, format, output *string, strict, force *bool) {
+func reportFlags(c *cobra.Command, format, output *string, strict, force *bool) {
+	fl := c.Flags()
 	fl.StringVar(format, "format", "text", "output format: text, json, sarif or html (one self-contained page, docs/html-report.md)")
 	fl.StringVarP(output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	fl.BoolVar(strict, "strict", false, "exit with status 2 when the report has a warning: for CI")
@@ -204,9 +205,8 @@ Exit status: 0 recorded; 130/143 interrupted; 2 error.`,
 			return nil
 		},
 	}
-	fl := c.Flags()
-	fsRecordFlags(fl, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
-	fl.StringVar(&f.Out, "out", "", "create the recording directory `REC` (it must not exist; required)")
+	fsRecordFlags(c, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
+	c.Flags().StringVar(&f.Out, "out", "", "create the recording directory `REC` (it must not exist; required)")
 	return c
 }
 
@@ -279,8 +279,8 @@ Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; els
 		},
 	}
 	fl := c.Flags()
-	fsExploreFlags(fl, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
+	fsExploreFlags(c, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
 	fl.StringVar(&shard, "shard", "", "explore shard `I/N` (from 0) of the crash states, balanced by their number; \"auto\" or \"auto/N\" takes I (and N) from a Slurm array, a Kubernetes Indexed Job or SCRY_SHARD_INDEX/SCRY_SHARD_COUNT; combine the shards' JSON reports with scry merge (docs/distributed.md)")
-	reportFlags(fl, &format, &output, &strict, &force)
+	reportFlags(c, &format, &output, &strict, &force)
 	return c
 }
