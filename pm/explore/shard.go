@@ -37,12 +37,16 @@ import (
 // SIAM J. Appl. Math. 1969), within 4/3 of the best balance. The trace carries no timestamps,
 // so an operation's run time is not weighed, only its states.
 //
-// What a shard cannot know is what the others found: cluster sampling (Config.ClusterFailures,
-// WindowStates), durability sampling, the twins spent per pair (MaxTwins), the time budget and
-// the adaptive hang bound count over the states a run has judged so far, which are the shard's
-// own. With sampling off (ClusterFailures < 0), no budget and no pairs to confirm, the merged
-// findings are those of the unsharded run; with sampling on, each shard samples only after its
-// own failures, so shards judge at least as many states and counts and variants may be higher.
+// What a shard cannot know is what the others found. Cluster sampling (Config.ClusterFailures,
+// WindowStates, durability stores) counts failures over the states judged so far; everything
+// else in its rule is a function of the state (judge.go: the one in ClusterSampleEvery kept is a
+// hash of the state), so a shard, having seen fewer failures, judges a superset of the unsharded
+// run's states, logs those the unsharded run may have left out (candidates, logState) with every
+// failing state, and MergeShards applies the rule again in the unsharded order: the merge is
+// exact with sampling on (the cluster sampling of the unsharded run is itself applied again at
+// judgement, with every state judged before, so that it does not depend on the batches). The
+// twins spent per pair (MaxTwins), the time budget and the adaptive hang bound still count over
+// the shard's own states: with a budget or pairs to confirm, the merge is not exact.
 
 // Shard selects one shard of a sharded exploration (Config.Shard): Index of Count, 0-based.
 // The zero Shard (Count 0) explores everything.
