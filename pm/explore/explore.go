@@ -582,6 +582,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 				// Attributed to the first strategy; the invariants it violates still count.
 				if len(st.Invariants) > 0 {
 					first := len(it.state.Invariants) == 0
+					it.smp = sampling{} // a state that breaks invariants is never left out
 					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
 					if first {
 						if err := e.addTwins(cp, it, k, id, path); err != nil {
