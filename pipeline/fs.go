@@ -16,6 +16,7 @@ import (
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
+	pmexplore "github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
@@ -87,149 +88,252 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 	if start.IsZero() {
 		start = time.Now()
 	}
-	apm, err := model.APMByName(cmpOr(c.APM, "default"))
+	apm, err := fsExploreChecks(c.APM, c.Strategies, c.Checker, c.Workload != "")
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range c.Strategies {
-		if !slices.Contains(explore.Strategies, s) {
-			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, explore.Strategies)
-		}
-	}
-	if c.Checker == "" && c.Workload == "" {
-		return nil, errors.New("scry fs check needs an oracle: --checker CMD (a shell command run inside each crash directory, exiting 0 when the state is consistent), --workload FILE (output equivalence), or both")
-	}
-	if len(c.Args) == 0 {
-		return nil, errors.New("no program given: put it after `--`, e.g. `scry fs check --dir DIR --checker CMD -- ./prog`")
-	}
-	prog, err := exec.ResolveProgram(c.Args[0])
+	in, err := fsInputs(c.Dir, c.Args, c.Workload)
 	if err != nil {
 		return nil, err
-	}
-	args := append([]string{prog}, c.Args[1:]...)
-	fi, err := os.Stat(c.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("--dir: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("--dir %s is not a directory", c.Dir)
-	}
-	root, err := filepath.EvalSymlinks(c.Dir)
-	if err != nil {
-		return nil, err
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		return nil, err
-	}
-	var wl *workload.Workload
-	if c.Workload != "" {
-		w, err := workload.Read(c.Workload)
-		if err != nil {
-			return nil, err
-		}
-		if len(w.Ops) == 0 {
-			return nil, fmt.Errorf("workload %s has no operation (no line)", c.Workload)
-		}
-		// Re-executions run the workload's lines in crash directories: a line naming the
-		// workload directory by its absolute path would change the user's directory.
-		for i, line := range w.Ops {
-			for _, d := range []string{root, c.Dir} {
-				if filepath.IsAbs(d) && strings.Contains(line, d) {
-					return nil, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it (scry workload grammar --relative)", c.Workload, i+1, d)
-				}
-			}
-		}
-		wl = &w
 	}
 	// The snapshot and the crash directories live together, on the tmpfs when it has room for
 	// the directory and as much again for what the run writes.
-	parent, where := exec.ScratchParent("", 2*dirBytes(root), "")
+	parent, where := exec.ScratchParent("", 2*dirBytes(in.root), "")
 	tmp, err := os.MkdirTemp(parent, "scry-fs-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	base := filepath.Join(tmp, "initial")
-	if err := model.Snapshot(root, base); err != nil {
-		return nil, fmt.Errorf("snapshotting the workload directory: %w", err)
-	}
 	tracePath := c.Trace
 	if tracePath == "" {
 		tracePath = filepath.Join(tmp, "run.trace")
 	} else if tracePath, err = filepath.Abs(tracePath); err != nil {
 		return nil, err
 	}
-	stack := !c.NoStack
-	if stack && !c.Stack {
-		if in := strace.Interpreter(args[0]); in != "" {
-			stack = false
-			if c.Notes != nil {
-				fmt.Fprintf(c.Notes, "scry: %s runs under %s: recorded without call stacks (their frames would be %s's own, not the script's lines, at about 90 times the run's cost; --stack records them)\n", args[0], in, in)
-			}
-		}
-	}
-	res, err := strace.Record(ctx, strace.RecordOptions{Dir: root, Args: args, Env: c.Env, Stack: stack,
-		Workload: wl, Stdout: c.Stdout, Stderr: c.Stderr, Trace: tracePath, Timeout: c.RecordTimeout})
-	if res == nil {
+	rec, res, err := c.fsRecordOptions().record(ctx, in, filepath.Join(tmp, "initial"), tracePath)
+	if rec == nil {
 		return nil, err
 	}
+	defer rec.r.Close()
+	rep := &report.Report{Trace: c.Trace, Rules: explore.Kinds(), Events: uint64(len(rec.m.Ops))}
+	rep.Warnings = append(rep.Warnings, rec.m.Warnings...)
+	if res.Interrupted != 0 || res.TimedOut > 0 {
+		return rep, Verdict(rep, in.args[0], res, res.Interrupted, nil, nil, c.Trace)
+	}
+	diffs, err := model.Verify(rec.m, apm, in.root, filepath.Join(tmp, "verify"))
+	if err != nil {
+		return rep, err
+	}
+	rep.Warnings = append(rep.Warnings, verifyWarning(diffs)...)
+	if len(rec.m.Ops) == 0 {
+		rep.Warnings = append(rep.Warnings, noFSOpWarning)
+		return rep, Verdict(rep, in.args[0], res, 0, nil, nil, c.Trace)
+	}
+	x := fsExplore{apm: apm, checker: c.Checker, checkerTimeout: c.CheckerTimeout, strategies: c.Strategies, maxStates: c.MaxStates,
+		jobs: c.Jobs, timeBudget: c.TimeBudget, start: start, dir: tmp, where: where, progress: c.Progress}
+	rs, st, xerr := x.run(ctx, rep, rec)
+	if len(rep.Findings) > 0 {
+		c.keep(rep, rs, rec.base, tracePath)
+	}
+	xerr = explored(ctx, rep, st, xerr)
+	return rep, Verdict(rep, in.args[0], res, 0, nil, xerr, c.Trace)
+}
+
+// noFSOpWarning is the warning of a run that changed and printed nothing.
+const noFSOpWarning = "the program changed nothing in the workload directory and printed nothing: no crash state to test"
+
+// verifyWarning is the warning of model.Verify's differences (none without).
+func verifyWarning(diffs []string) []string {
+	if len(diffs) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", model.Summarize(diffs, 3))}
+}
+
+// fsExploreChecks checks the options of a file-system exploration and returns the persistence
+// model named apm. Errors: an unknown model or strategy, no oracle.
+func fsExploreChecks(apmName string, strategies []string, checker string, workload bool) (*model.APM, error) {
+	apm, err := model.APMByName(cmpOr(apmName, "default"))
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Report{Trace: c.Trace, Rules: explore.Kinds()}
-	c.Progress.Phase("modelling the run", "", 0)
+	for _, s := range strategies {
+		if !slices.Contains(explore.Strategies, s) {
+			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, explore.Strategies)
+		}
+	}
+	if checker == "" && !workload {
+		return nil, errors.New("scry fs check needs an oracle: --checker CMD (a shell command run inside each crash directory, exiting 0 when the state is consistent), --workload FILE (output equivalence), or both")
+	}
+	return apm, nil
+}
+
+// fsInput is what a recording runs: the workload directory's absolute path (symbolic links
+// resolved), the program (its absolute path) with its arguments, and the workload.
+type fsInput struct {
+	root string
+	args []string
+	wl   *workload.Workload
+}
+
+// fsInputs checks and resolves the directory, the program and the workload of a recording.
+// Errors: no program, a program or directory that is not there, a workload that cannot be read,
+// is empty or names the directory by its absolute path.
+func fsInputs(dir string, args []string, workloadPath string) (fsInput, error) {
+	if len(args) == 0 {
+		return fsInput{}, errors.New("no program given: put it after `--`, e.g. `scry fs check --dir DIR --checker CMD -- ./prog`")
+	}
+	prog, err := exec.ResolveProgram(args[0])
+	if err != nil {
+		return fsInput{}, err
+	}
+	in := fsInput{args: append([]string{prog}, args[1:]...)}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fsInput{}, fmt.Errorf("--dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fsInput{}, fmt.Errorf("--dir %s is not a directory", dir)
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fsInput{}, err
+	}
+	if in.root, err = filepath.Abs(root); err != nil {
+		return fsInput{}, err
+	}
+	if workloadPath == "" {
+		return in, nil
+	}
+	w, err := workload.Read(workloadPath)
+	if err != nil {
+		return fsInput{}, err
+	}
+	if len(w.Ops) == 0 {
+		return fsInput{}, fmt.Errorf("workload %s has no operation (no line)", workloadPath)
+	}
+	// Re-executions run the workload's lines in crash directories: a line naming the
+	// workload directory by its absolute path would change the user's directory.
+	for i, line := range w.Ops {
+		for _, d := range []string{in.root, dir} {
+			if filepath.IsAbs(d) && strings.Contains(line, d) {
+				return fsInput{}, fmt.Errorf("workload %s line %d names the workload directory by its absolute path (%s): the re-executions in crash directories would change it; name its files relative to it (scry workload grammar --relative)", workloadPath, i+1, d)
+			}
+		}
+	}
+	in.wl = &w
+	return in, nil
+}
+
+// fsRecordOptions are the options of a recording.
+type fsRecordOptions struct {
+	env            []string
+	noStack, stack bool
+	timeout        time.Duration
+	stdout, stderr io.Writer
+	notes          io.Writer
+}
+
+func (c *FSCheck) fsRecordOptions() fsRecordOptions {
+	return fsRecordOptions{env: c.Env, noStack: c.NoStack, stack: c.Stack, timeout: c.RecordTimeout, stdout: c.Stdout, stderr: c.Stderr, notes: c.Notes}
+}
+
+// fsRecorded is a recorded run with its model: what its exploration needs. r is the trace,
+// open (the caller closes it): the findings' sites and stacks.
+type fsRecorded struct {
+	in          fsInput
+	env         []string
+	base, trace string
+	m           *model.Model
+	r           *trace.Reader
+}
+
+// record snapshots in.root into base, records the program with strace into tracePath and
+// models the run. It returns the recording (nil on an error before the model) and how the
+// program ended. Errors: the snapshot, the recording or the model failed.
+func (o fsRecordOptions) record(ctx context.Context, in fsInput, base, tracePath string) (*fsRecorded, *strace.Recorded, error) {
+	if err := model.Snapshot(in.root, base); err != nil {
+		return nil, nil, fmt.Errorf("snapshotting the workload directory: %w", err)
+	}
+	stack := !o.noStack
+	if stack && !o.stack {
+		if it := strace.Interpreter(in.args[0]); it != "" {
+			stack = false
+			if o.notes != nil {
+				fmt.Fprintf(o.notes, "scry: %s runs under %s: recorded without call stacks (their frames would be %s's own, not the script's lines, at about 90 times the run's cost; --stack records them)\n", in.args[0], it, it)
+			}
+		}
+	}
+	res, err := strace.Record(ctx, strace.RecordOptions{Dir: in.root, Args: in.args, Env: o.env, Stack: stack,
+		Workload: in.wl, Stdout: o.stdout, Stderr: o.stderr, Trace: tracePath, Timeout: o.timeout})
+	if res == nil || err != nil {
+		return nil, res, err
+	}
+	rec, err := modelRun(in, o.env, base, tracePath)
+	return rec, res, err
+}
+
+// modelRun models the recorded run of in (the snapshot base, the trace at tracePath). Errors:
+// the trace cannot be read or modelled.
+func modelRun(in fsInput, env []string, base, tracePath string) (*fsRecorded, error) {
 	r, err := trace.Open(tracePath)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	m, err := model.BuildModel(base, root, r)
+	m, err := model.BuildModel(base, in.root, r)
 	if err != nil {
+		r.Close()
 		return nil, fmt.Errorf("modeling the trace: %w", err)
 	}
-	rep.Events = uint64(len(m.Ops))
-	rep.Warnings = append(rep.Warnings, m.Warnings...)
-	if res.Interrupted != 0 || res.TimedOut > 0 {
-		return rep, Verdict(rep, args[0], res, res.Interrupted, nil, nil, c.Trace)
-	}
-	if diffs, err := model.Verify(m, apm, root, filepath.Join(tmp, "verify")); err != nil {
-		return rep, err
-	} else if len(diffs) > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", model.Summarize(diffs, 3)))
-	}
-	if len(m.Ops) == 0 {
-		rep.Warnings = append(rep.Warnings, "the program changed nothing in the workload directory and printed nothing: no crash state to test")
-		return rep, Verdict(rep, args[0], res, 0, nil, nil, c.Trace)
-	}
+	return &fsRecorded{in: in, env: env, base: base, trace: tracePath, m: m, r: r}, nil
+}
+
+// fsExplore are the options of the exploration of a recorded run; dir is the scratch directory
+// of the crash directories, where says where it is (Stats.Images).
+type fsExplore struct {
+	apm            *model.APM
+	checker        string
+	checkerTimeout time.Duration
+	strategies     []string
+	maxStates      int
+	jobs           int
+	timeBudget     time.Duration
+	start          time.Time
+	dir, where     string
+	progress       *exec.Progress
+	shard          pmexplore.Shard
+}
+
+// run explores rec's crash states into rep (its findings and warnings) and returns the replay
+// setup, the statistics and the exploration's error.
+func (x fsExplore) run(ctx context.Context, rep *report.Report, rec *fsRecorded) (replaySetup, report.Stats, error) {
 	var chk exec.Checker
-	if c.Checker != "" {
-		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(c.Checker)}, Timeout: c.CheckerTimeout}
+	if x.checker != "" {
+		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(x.checker)}, Timeout: x.checkerTimeout}
 	}
-	rs := replaySetup{dir: root, checker: chk}
+	rs := replaySetup{dir: rec.in.root, checker: chk}
 	var oracle *explore.Equivalence
-	if wl != nil {
-		if m.Operations == 0 {
+	if wl := rec.in.wl; wl != nil {
+		if rec.m.Operations == 0 {
 			rep.Warnings = append(rep.Warnings, "the program never read its standard input: the workload's operations have no boundaries in the trace, and every crash state is judged as one of operation -1 (before the first)")
-		} else if m.Operations < len(wl.Ops) {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", m.Operations, len(wl.Ops)))
+		} else if rec.m.Operations < len(wl.Ops) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", rec.m.Operations, len(wl.Ops)))
 		}
-		oracle = &explore.Equivalence{Target: exec.Target{Args: args, Env: c.Env, Timeout: c.CheckerTimeout}, Workload: *wl}
+		oracle = &explore.Equivalence{Target: exec.Target{Args: rec.in.args, Env: rec.env, Timeout: x.checkerTimeout}, Workload: *wl}
 		rs.oracle = oracle
 	}
-	x, xerr := explore.Explore(ctx, m, explore.Options{APM: apm, Checker: chk, Oracle: oracle, Strategies: c.Strategies,
-		MaxStates: c.MaxStates, TimeBudget: c.TimeBudget, Start: start, Pool: exec.Pool{Jobs: c.Jobs, Dir: tmp}, Progress: c.Progress, Sites: r})
+	res, xerr := explore.Explore(ctx, rec.m, explore.Options{APM: x.apm, Checker: chk, Oracle: oracle, Strategies: x.strategies,
+		MaxStates: x.maxStates, TimeBudget: x.timeBudget, Start: x.start, Pool: exec.Pool{Jobs: x.jobs, Dir: x.dir}, Progress: x.progress, Sites: rec.r,
+		Shard: x.shard})
 	var st report.Stats
-	if x != nil {
-		rep.Findings = x.Findings
-		rep.Warnings = append(rep.Warnings, x.Warnings...)
-		st = x.Stats
-		st.Images = "crash directories " + where
+	if res != nil {
+		rep.Findings = res.Findings
+		rep.Warnings = append(rep.Warnings, res.Warnings...)
+		rep.Shard = res.Shard
+		st = res.Stats
+		st.Images = "crash directories " + x.where
 	}
-	if len(rep.Findings) > 0 {
-		c.keep(rep, rs, base, tracePath)
-	}
-	xerr = explored(ctx, rep, st, xerr)
-	return rep, Verdict(rep, args[0], res, 0, nil, xerr, c.Trace)
+	return rs, st, xerr
 }
 
 // replaySetup is what the replay of a finding needs from the check: the workload directory's
@@ -277,8 +381,15 @@ func (c *FSCheck) keep(rep *report.Report, rs replaySetup, base, tracePath strin
 	} else {
 		fmt.Fprintf(notes, "scry: the snapshot of %s is kept in %s (scry replay needs it and the trace %s; remove the directory when done)\n", c.Dir, dir, kept)
 	}
+	fillReplay(rep, rs, snapshot, kept, c.Report)
+}
+
+// fillReplay fills in each finding of rep what `scry replay` needs (report.FSCrash: the
+// snapshot and the trace it was kept at, the oracles' commands, the replay command naming the
+// report at reportPath ("" REPORT.json), the reproduce command) and sets rep.Trace to trace.
+func fillReplay(rep *report.Report, rs replaySetup, snapshot, kept, reportPath string) {
 	rep.Trace = kept
-	reportPath := cmpOr(c.Report, "REPORT.json")
+	reportPath = cmpOr(reportPath, "REPORT.json")
 	for i := range rep.Findings {
 		fc := rep.Findings[i].FS
 		if fc == nil {

@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/testenv"
+	pmexplore "github.com/scry-pm/scry/pm/explore"
 )
 
 // TestFSCheckErrors: bad input to scry fs check is an error naming the problem, before anything
@@ -122,4 +125,63 @@ func FuzzResolveChecker(f *testing.F) {
 			t.Fatalf("resolveChecker(%q) = %q: changed, but not the first word into the checker's path %s (%s)", cmd, got, q, word)
 		}
 	})
+}
+
+// TestFSRecordExploreErrors: bad input to scry fs record and scry fs explore is an error naming
+// the problem; a failed recording leaves no recording directory behind.
+func TestFSRecordExploreErrors(t *testing.T) {
+	testenv.Tool(t, "strace")
+	dir := t.TempDir()
+	exists := t.TempDir()
+	notRec := t.TempDir()
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, fsManifestName), []byte(`{"scry_fs_recording": 7}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(t.TempDir(), "rec")
+	r := &FSRecord{Dir: dir, Args: []string{"sh", "-c", "echo x > a"}, Out: rec, Stdout: io.Discard, Stderr: io.Discard}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	failed := filepath.Join(t.TempDir(), "failed")
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"record: no --out", func() error {
+			_, err := (&FSRecord{Dir: dir, Args: []string{"true"}}).Run(context.Background())
+			return err
+		}, "--out"},
+		{"record: --out exists", func() error {
+			_, err := (&FSRecord{Dir: dir, Args: []string{"true"}, Out: exists}).Run(context.Background())
+			return err
+		}, "exists"},
+		{"record: failed run", func() error {
+			_, err := (&FSRecord{Dir: dir, Args: []string{"sh", "-c", "exit 3"}, Out: failed}).Run(context.Background())
+			if _, serr := os.Stat(failed); serr == nil {
+				t.Errorf("the failed recording left %s", failed)
+			}
+			return err
+		}, "exited with status 3"},
+		{"explore: not a recording", func() error {
+			_, err := (&FSExplore{Recording: notRec, Checker: "true"}).Run(context.Background())
+			return err
+		}, "not a recording"},
+		{"explore: another format", func() error {
+			_, err := (&FSExplore{Recording: bad, Checker: "true"}).Run(context.Background())
+			return err
+		}, "not a recording's manifest"},
+		{"explore: no oracle", func() error { _, err := (&FSExplore{Recording: rec}).Run(context.Background()); return err }, "needs an oracle"},
+		{"explore: --max-states with a shard", func() error {
+			_, err := (&FSExplore{Recording: rec, Checker: "true", MaxStates: 5, Shard: pmexplore.Shard{Index: 0, Count: 2}}).Run(context.Background())
+			return err
+		}, "--max-states"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.run(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
 }

@@ -5,18 +5,20 @@ import (
 	"slices"
 	"strings"
 
+	fsexplore "github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 )
 
 // MergeReports is `scry merge`: it reads the JSON reports of the shards of one sharded
-// exploration (`scry explore --shard I/N --format json`, docs/distributed.md) and returns the
-// report the unsharded exploration gives (explore.MergeShards: the same findings, counts and
-// variants; the statistics added up), its replay commands naming out (the merged report's path;
-// "" keeps REPORT.json). Errors: a report cannot be read or is no shard's report; the reports are
-// of different traces (their digests differ) or partitions (shard counts or exploration options
-// differ); a shard is given twice or missing.
+// exploration (`scry explore --shard I/N --format json` in PM mode, `scry fs explore --shard
+// I/N --format json` in file-system mode, docs/distributed.md) and returns the report the
+// unsharded exploration gives (explore.MergeShards, fs/explore's MergeShards: the same findings,
+// counts and variants; the statistics added up), its replay commands naming out (the merged
+// report's path; "" keeps REPORT.json). Errors: a report cannot be read or is no shard's report;
+// the reports are of different modes, traces (their digests differ) or partitions (shard counts
+// or exploration options differ); a shard is given twice or missing.
 func MergeReports(paths []string, out string) (*report.Report, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("merge: no report given")
@@ -32,20 +34,21 @@ func MergeReports(paths []string, out string) (*report.Report, error) {
 			return nil, err
 		}
 		if r.Shard == nil {
-			return nil, fmt.Errorf("%s is not the report of a shard (it has no \"shard\" object): write shards with scry explore --shard I/N --format json", p)
+			return nil, fmt.Errorf("%s is not the report of a shard (it has no \"shard\" object): write shards with scry explore --shard I/N --format json (scry fs explore in file-system mode)", p)
 		}
 		reps = append(reps, r)
 	}
 	if err := checkShards(paths, reps); err != nil {
 		return nil, err
 	}
+	fsMode := reps[0].Shard.Mode == "fs"
 	merged := &report.Report{Trace: reps[0].Trace, Events: reps[0].Events, Stats: &report.Stats{}}
 	var parts []explore.ShardFindings
 	for _, r := range reps {
 		parts = append(parts, explore.ShardFindings{Findings: r.Findings, Shard: r.Shard})
 		for _, w := range r.Warnings {
 			// A shard without crash points says so; the merged report only if no shard had one.
-			if w != NoCrashPointWarning && !slices.Contains(merged.Warnings, w) {
+			if (fsMode || w != NoCrashPointWarning) && !slices.Contains(merged.Warnings, w) {
 				merged.Warnings = append(merged.Warnings, w)
 			}
 		}
@@ -53,25 +56,40 @@ func MergeReports(paths []string, out string) (*report.Report, error) {
 			addStats(merged.Stats, r.Stats, r.Shard.Index == 0)
 		}
 	}
-	fs, err := explore.MergeShards(parts)
+	var fs []report.Finding
+	var err error
+	kinds := explore.Kinds
+	if fsMode {
+		kinds = fsexplore.Kinds
+		fs, err = fsexplore.MergeShards(parts)
+	} else {
+		// The states the unsharded run's cluster sampling left out are no states judged.
+		var out explore.Resampled
+		fs, out, err = explore.MergeShards(parts)
+		st := merged.Stats
+		st.StatesTested -= out.States
+		st.Failures -= out.Failures
+		st.Inconclusive -= out.Inconclusive
+		st.Sampled += out.States
+	}
 	if err != nil {
 		return nil, err
 	}
-	rep := out
-	if rep == "" {
-		rep = "REPORT.json"
-	}
+	rep := exec.ShellQuote(cmpOr(out, "REPORT.json"))
 	for i := range fs {
 		if c := fs[i].Crash; c != nil {
-			c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), c.ID)
+			c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", rep, c.ID)
+		}
+		if c := fs[i].FS; c != nil && c.ImageCommand != "" {
+			c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash", rep, c.ID)
 		}
 	}
 	merged.Findings = fs
-	if st := merged.Stats; st.StatesTested == 0 && st.CrashPoints == 0 {
+	if st := merged.Stats; !fsMode && st.StatesTested == 0 && st.CrashPoints == 0 {
 		merged.Warnings = append(merged.Warnings, NoCrashPointWarning)
 	}
 	merged.Stats.Findings = len(fs)
-	merged.Rules = explore.Kinds()
+	merged.Rules = kinds()
 	merged.Sort()
 	return merged, nil
 }
@@ -83,10 +101,14 @@ func checkShards(paths []string, reps []*report.Report) error {
 	for i, r := range reps {
 		s := r.Shard
 		switch {
+		case s.Mode != s0.Mode:
+			return fmt.Errorf("%s and %s are shards of different modes (%s and %s): merge the shards of one exploration", paths[0], paths[i], modeName(s0.Mode), modeName(s.Mode))
 		case s.TraceDigest != s0.TraceDigest:
 			return fmt.Errorf("%s and %s are shards of different traces (SHA-256 %.12s… and %.12s…): merge the shards of one trace", paths[0], paths[i], s0.TraceDigest, s.TraceDigest)
 		case s.Count != s0.Count:
 			return fmt.Errorf("%s is shard %d/%d but %s is shard %d/%d: merge the shards of one split", paths[0], s0.Index, s0.Count, paths[i], s.Index, s.Count)
+		case s.Partition != s0.Partition && s0.Mode == "fs":
+			return fmt.Errorf("%s and %s split the crash states differently (partition %s and %s): the shards were explored with different options (--strategy, --apm, --max-states) or their checker judged the prefix states differently (is it deterministic?); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
 		case s.Partition != s0.Partition:
 			return fmt.Errorf("%s and %s split the trace differently (partition %s and %s): the shards were explored with different workloads or options (--strategy, --max-states, --samples, --seed, --after-stores, --no-assume-fixed, --cluster-failures, --max-in-flight, --no-priority, the heuristic's); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
 		case s.Index < 0 || s.Index >= s0.Count:
@@ -106,6 +128,14 @@ func checkShards(paths []string, reps []*report.Report) error {
 		return fmt.Errorf("shard(s) %s of %d missing: merge the reports of all %d shards", strings.Join(missing, ", "), s0.Count, s0.Count)
 	}
 	return nil
+}
+
+// modeName names a shard's mode in messages.
+func modeName(mode string) string {
+	if mode == "fs" {
+		return "file-system mode"
+	}
+	return "PM mode"
 }
 
 // addStats adds a shard's statistics to sum: the counts of states and runs add up; those of the

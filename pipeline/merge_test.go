@@ -21,9 +21,12 @@ func writeShard(t *testing.T, dir, name string, i, n int, digest, id string) str
 		r.Findings = []report.Finding{{Kind: report.AtomicityViolation, Class: report.Correctness, Count: 1,
 			Location: report.Location{File: "a.c", Line: 3},
 			Crash:    &report.Crash{ID: id, Variants: 1, Operations: []uint64{uint64(i)}, CrashPoint: i, Event: o.Event, State: []int{0}}}}
+		img := &report.CrashVariant{CrashPoint: i, Event: o.Event, State: []int{0}, Operation: uint64(i), Input: i + 2}
 		r.Shard.Clusters = []report.ShardCluster{{ID: id, First: o, Window: "w|p",
-			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: &report.CrashVariant{CrashPoint: i, Event: o.Event, State: []int{0}, Operation: uint64(i), Input: i + 2}}},
+			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: img}},
 			Operations: []report.ShardOperation{{Index: uint64(i), Order: o}}}}
+		r.Shard.ClusterFailures, r.Shard.SampleKeys = 8, []string{"atomicity-violation|w", "w|p"}
+		r.Shard.States = []report.ShardState{{Order: o, Key: 0, Window: 0, Prefix: 1, Failed: true, Operation: uint64(i), Image: img}}
 	}
 	p := filepath.Join(dir, name)
 	f, err := os.Create(p)
@@ -44,6 +47,15 @@ func TestMergeReports(t *testing.T) {
 	s2 := writeShard(t, dir, "s2.json", 2, 3, "d1", "c1")
 	other := writeShard(t, dir, "other.json", 2, 3, "d2", "")
 	four := writeShard(t, dir, "four.json", 2, 4, "d1", "")
+	fsShard := filepath.Join(dir, "fs.json")
+	fsRep := &report.Report{Shard: &report.Shard{Index: 2, Count: 3, TraceDigest: "d1", Partition: "p", Mode: "fs", Clusters: []report.ShardCluster{}}}
+	var b strings.Builder
+	if err := report.WriteJSON(&b, fsRep); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fsShard, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	plain := filepath.Join(dir, "plain.json")
 	if err := os.WriteFile(plain, []byte(`{"findings":[]}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,6 +83,7 @@ func TestMergeReports(t *testing.T) {
 		want  string
 	}{
 		{[]string{s0, s1, other}, "different traces"},
+		{[]string{s0, s1, fsShard}, "different modes"},
 		{[]string{s0, s1, four}, "shard 2/4"},
 		{[]string{s0, s1, s1, s2}, "given twice"},
 		{[]string{s0, s2}, "shard(s) 1 of 3 missing"},

@@ -13,6 +13,11 @@ type Shard struct {
 	// Index is the shard's 0-based index, of Count shards.
 	Index int `json:"index"`
 	Count int `json:"count"`
+	// Mode is "fs" for a shard of file-system mode (`scry fs explore --shard`), "" for PM mode.
+	// In file-system mode a cluster's variants are its dynamic vulnerabilities (key "A B", the
+	// pair of logical operations) and an order's Walk is the strategy's index, Event the
+	// state's index among the strategy's states of the unsharded run.
+	Mode string `json:"mode,omitempty"`
 	// TraceDigest is the SHA-256 of the trace file (hex); Partition a hash of the assignment of
 	// the trace's operations to shards, of the workload and of the options that choose or sample
 	// the states: shards of different traces, workloads or options are refused.
@@ -25,6 +30,37 @@ type Shard struct {
 	TotalCost  uint64 `json:"total_cost"`
 	// Clusters is one entry per finding, in the order of Findings.
 	Clusters []ShardCluster `json:"clusters"`
+	// PM mode's cluster sampling, re-applied by the merge in the unsharded order: ClusterFailures
+	// is the threshold (Config.ClusterFailures with its default; < 0 off), SampleKeys the
+	// sampling keys and windows States name, States the judged crash states the merge needs (every failing
+	// one, every one a sampling key of a durability store decides, every one the merge may leave
+	// out), in the order they were judged.
+	ClusterFailures int          `json:"cluster_failures,omitempty"`
+	SampleKeys      []string     `json:"sample_keys,omitempty"`
+	States          []ShardState `json:"states,omitempty"`
+}
+
+// ShardState is a judged crash state of a PM shard (Shard.States). A state whose sampling key
+// (Key, an index into Shard.SampleKeys; -1 none) had not reached the sampling threshold in its
+// shard, and that is not one of those kept when sampled, is a candidate: the unsharded run,
+// having seen the failures of every shard, may have left it out. Window is the index of the
+// sampling key a failure counts for (-1 none), Prefix that of the window and path a failing
+// program-order state folds ordering violations into (-1 none: PM mode's foldOrdering); a
+// failing state names its cluster (an index into
+// Shard.Clusters), its variant (an index into that cluster's Variants), its operation and, while
+// its variant may still be left out by the merge, its crash state (Image).
+type ShardState struct {
+	Order        ShardOrder    `json:"order"`
+	Key          int           `json:"key"`
+	Window       int           `json:"window"`
+	Prefix       int           `json:"prefix"`
+	Candidate    bool          `json:"candidate,omitempty"`
+	Failed       bool          `json:"failed,omitempty"`
+	Inconclusive bool          `json:"inconclusive,omitempty"`
+	Cluster      int           `json:"cluster,omitempty"`
+	Variant      int           `json:"variant,omitempty"`
+	Operation    uint64        `json:"operation,omitempty"`
+	Image        *CrashVariant `json:"image,omitempty"`
 }
 
 // ShardOrder places a failing crash state in the order an unsharded exploration judges states:
@@ -53,6 +89,17 @@ type ShardCluster struct {
 	PrefixWindows []string         `json:"prefix_windows,omitempty"`
 	Variants      []ShardVariant   `json:"variants"`
 	Operations    []ShardOperation `json:"operations"`
+	// Alternates are the cluster's further failing states as findings of their own, up to its
+	// first one the merge cannot leave out (PM mode): the merged finding shows the first state
+	// the unsharded run kept.
+	Alternates []ShardAlternate `json:"alternates,omitempty"`
+}
+
+// ShardAlternate is a failing state of a cluster with the finding it would make if it were the
+// cluster's first.
+type ShardAlternate struct {
+	Order   ShardOrder `json:"order"`
+	Finding Finding    `json:"finding"`
 }
 
 // ShardVariant is one distinct variant of a cluster (Crash.Variants counts them): its key, the

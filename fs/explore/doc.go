@@ -54,6 +54,14 @@
 // and trace, checks its digest, and gives the command that judges it again
 // ([ReproduceCommand]), for `scry replay`.
 //
+// # Shards
+//
+// With Options.Shard, Explore explores one shard of the crash states (shard.go): every shard
+// judges every prefix state, which decide what the other strategies test, and the states of
+// omit-one, split and exhaustive are split by logical operation; [MergeShards] combines the
+// shards' findings into those of the unsharded exploration (`scry fs explore --shard`, `scry
+// merge`, docs/distributed.md).
+//
 // # Sources
 //
 // ALICE (Pillai et al., OSDI'14): §4.3 for the exploration (prefix states for across-syscall

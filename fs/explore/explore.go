@@ -74,6 +74,10 @@ type Options struct {
 	// Now is the clock (nil: time.Now), for tests (with a clock of its own, the time budget
 	// stops runs from starting but kills none).
 	Now func() time.Time
+	// Shard, when its Count is set, explores one shard of the crash states (shard.go) and
+	// returns what `scry merge` needs in Explored.Shard (its TraceDigest left to the caller).
+	// Errors with MaxStates set.
+	Shard pmexplore.Shard
 }
 
 // ErrCheckerFails is wrapped by the error Explore returns when the checker fails on the
@@ -100,6 +104,8 @@ type Explored struct {
 	Findings []report.Finding
 	Stats    report.Stats
 	Warnings []string
+	// Shard is set when Options.Shard selects a shard.
+	Shard *report.Shard
 }
 
 // plan is a model's micro-operations under each split of an APM and its crash points: what the
@@ -432,6 +438,10 @@ type explorer struct {
 	// strategy running, of strategies (progress).
 	budgetStart          time.Time
 	strategy, strategies int
+	// With Options.Shard: the states of each strategy after prefix (all shards'), and the
+	// shard of each logical operation's states (shard.go).
+	lists map[string][]item
+	owner []int
 }
 
 // Explore tests the crash states of model m that the strategies choose under the persistence
@@ -457,6 +467,9 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	}
 	if len(o.Checker.Args) == 0 && o.Oracle == nil {
 		return nil, errors.New("no oracle: give a checker, a workload, or both")
+	}
+	if o.Shard.Active() && o.MaxStates > 0 {
+		return nil, errors.New("--max-states bounds the crash states of the whole run: it cannot be split into shards (leave it out with --shard)")
 	}
 	if o.MaxFree <= 0 {
 		o.MaxFree = defaultMaxFree
@@ -500,6 +513,9 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	e.strategies = len(order)
 	for k, s := range order {
 		e.until, e.strategy = e.schedule(k, len(order)), k
+		if o.Shard.Active() && e.lists == nil && s != strategyPrefix {
+			e.planShards(order, runs)
+		}
 		var err error
 		switch s {
 		case strategyPrefix:
@@ -514,6 +530,9 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 		if err != nil {
 			return e.finish(err)
 		}
+	}
+	if o.Shard.Active() && e.lists == nil {
+		e.planShards(order, runs) // prefix alone
 	}
 	return e.finish(nil)
 }
@@ -530,6 +549,12 @@ func (e *explorer) finish(err error) (*Explored, error) {
 		e.warn(fmt.Sprintf("inconclusive: %d crash states were not judged: their checker or re-execution was stopped before it could say (the first: %s); they are neither findings nor passes (raise --timeout when runs hang at it)", e.stopped, e.stoppedHow))
 	}
 	e.res.Findings = e.cl.findings()
+	if e.res.Shard != nil {
+		e.res.Shard.Clusters = e.cl.shardClusters()
+		if e.o.Shard.Index > 0 {
+			e.res.Stats.CrashPoints = 0 // shard 0's (every shard judges the prefix states)
+		}
+	}
 	e.res.Stats.ElapsedSeconds = e.o.Now().Sub(e.start).Seconds()
 	e.res.Stats.FirstFailureSeconds = e.first.Seconds()
 	e.res.Stats.Findings = len(e.res.Findings)
@@ -579,14 +604,27 @@ func (e *explorer) sane() error {
 	return nil
 }
 
+// at returns the place of state i of strategy s in the unsharded order (a shard's report).
+func at(s string, i int) report.ShardOrder {
+	return report.ShardOrder{Walk: slices.Index(Strategies, s), Event: uint64(i)}
+}
+
 // runPrefix judges the prefix states; a run of failing ones is one across-operation atomicity
 // violation, from the first failing crash point to the first passing one after it (ALICE's
-// across-syscall atomicity), which omit-one and split then judge as fixed (r).
+// across-syscall atomicity), which omit-one and split then judge as fixed (r). Every shard
+// judges them all (shard.go); shards other than the first count and cluster none.
 func (e *explorer) runPrefix(r *failingRuns) error {
 	items := e.p.prefix()
 	e.phase(strategyPrefix, "crash points", len(items))
+	before := e.res.Stats
 	vs, err := e.run(items)
 	defer e.figures()
+	counted := !e.o.Shard.Active() || e.o.Shard.Index == 0
+	if !counted {
+		st := &e.res.Stats
+		st.StatesTested, st.Failures, st.Inconclusive, st.SkippedBudget = before.StatesTested, before.Failures, before.Inconclusive, before.SkippedBudget
+		st.OracleRuns, st.RepeatRuns = before.OracleRuns, before.RepeatRuns
+	}
 	points := e.p.points
 	for i := 0; i < len(vs); i++ {
 		if !vs[i].failed {
@@ -610,7 +648,9 @@ func (e *explorer) runPrefix(r *failingRuns) error {
 		r.units = append(r.units, [2]int{points[i], points[end]})
 		it := items[i]
 		it.a, it.b = points[i], points[end]
-		e.cl.add(report.FSAtomicityViolation, it, vs[i])
+		if counted {
+			e.cl.add(report.FSAtomicityViolation, it, vs[i], at(strategyPrefix, i))
+		}
 		i = j
 	}
 	return err
@@ -622,12 +662,12 @@ func (e *explorer) runOmitOne(r failingRuns) error {
 	if e.o.TimeBudget > 0 {
 		return e.runOmitOneRounds(r)
 	}
-	items := e.p.omitOne(r)
+	items, idx := e.share(strategyOmitOne, func() []item { return e.p.omitOne(r) })
 	e.phase(strategyOmitOne, "crash states", len(items))
 	vs, err := e.run(items)
 	done := map[int]bool{}
 	for x, v := range vs {
-		e.omitVerdict(done, items[x], v)
+		e.omitVerdict(done, items[x], v, at(strategyOmitOne, idx[x]))
 	}
 	e.figures()
 	return err
@@ -635,12 +675,12 @@ func (e *explorer) runOmitOne(r failingRuns) error {
 
 // omitVerdict records an omit-one verdict: the first failing state of each lost operation is a
 // finding (done: the operations with one).
-func (e *explorer) omitVerdict(done map[int]bool, it item, v verdict) {
+func (e *explorer) omitVerdict(done map[int]bool, it item, v verdict, o report.ShardOrder) {
 	if !v.failed || done[it.a] {
 		return
 	}
 	done[it.a] = true
-	e.cl.add(e.orderKind(it), it, v)
+	e.cl.add(e.orderKind(it), it, v, o)
 }
 
 // runOmitOneRounds is runOmitOne under a time budget: omit-one has up to one state per pair of
@@ -649,7 +689,7 @@ func (e *explorer) omitVerdict(done map[int]bool, it item, v verdict) {
 // next later crash point), and building stops with the budget. The pairs never built are
 // counted as left out (Stats.SkippedBudget: an upper bound, as some would be illegal).
 func (e *explorer) runOmitOneRounds(r failingRuns) error {
-	lost := e.p.omitLost(r)
+	lost := slices.DeleteFunc(e.p.omitLost(r), func(l omitted) bool { return !e.mine(l.lo) })
 	e.phase(strategyOmitOne, "crash states at most", e.omitLeft(r, lost, make([]int, len(lost)), nil))
 	next := make([]int, len(lost)) // per lost operation: the index of the next crash point to try
 	alive := make([]bool, len(lost))
@@ -657,8 +697,9 @@ func (e *explorer) runOmitOneRounds(r failingRuns) error {
 		alive[i] = true
 	}
 	done := map[int]bool{}
-	for {
+	for round := 0; ; round++ {
 		var items []item
+		var us []int
 		for u, l := range lost {
 			for alive[u] && next[u] < len(e.p.points) {
 				it, ok, legal := e.p.omitState(r, l, next[u])
@@ -668,6 +709,7 @@ func (e *explorer) runOmitOneRounds(r failingRuns) error {
 				}
 				if ok {
 					items = append(items, it)
+					us = append(us, u)
 					break
 				}
 			}
@@ -677,7 +719,7 @@ func (e *explorer) runOmitOneRounds(r failingRuns) error {
 		}
 		vs, err := e.run(items)
 		for x, v := range vs {
-			e.omitVerdict(done, items[x], v)
+			e.omitVerdict(done, items[x], v, report.ShardOrder{Walk: slices.Index(Strategies, strategyOmitOne), Event: uint64(round), Seq: lost[us[x]].lo})
 		}
 		e.figures()
 		if err != nil {
@@ -715,12 +757,12 @@ func (e *explorer) orderKind(it item) report.Kind {
 
 // runSplit judges the split states: each failing one is an atomicity violation.
 func (e *explorer) runSplit(r failingRuns) error {
-	items := e.p.split(r)
+	items, idx := e.share(strategySplit, func() []item { return e.p.split(r) })
 	e.phase(strategySplit, "crash states", len(items))
 	vs, err := e.run(items)
 	for x, v := range vs {
 		if v.failed {
-			e.cl.add(report.FSAtomicityViolation, items[x], v)
+			e.cl.add(report.FSAtomicityViolation, items[x], v, at(strategySplit, idx[x]))
 		}
 	}
 	e.figures()
@@ -733,7 +775,15 @@ func (e *explorer) runExhaustive() error {
 	if skipped > 0 {
 		e.warn(fmt.Sprintf("exhaustive: %d crash points where more than %d micro-operations may be lost were left to the other strategies", skipped, e.o.MaxFree))
 	}
-	items := slices.DeleteFunc(all, func(it item) bool { return e.judged[stateKey(it.st)] })
+	e.othersJudged()
+	var items []item
+	var idx []int // each state's index in all: the unsharded order
+	for i, it := range all {
+		if !e.judged[stateKey(it.st)] && e.mine(groupOf(strategyExhaustive, it)) {
+			items = append(items, it)
+			idx = append(idx, i)
+		}
+	}
 	e.phase(strategyExhaustive, "crash states", len(items))
 	vs, err := e.run(items)
 	defer e.figures()
@@ -746,7 +796,7 @@ func (e *explorer) runExhaustive() error {
 		if it.a != it.b {
 			kind = e.orderKind(it)
 		}
-		e.cl.add(kind, it, v)
+		e.cl.add(kind, it, v, at(strategyExhaustive, idx[x]))
 	}
 	return err
 }

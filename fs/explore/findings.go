@@ -25,13 +25,16 @@ type clusters struct {
 	order   []string
 	by      map[string]*report.Finding
 	dyn     map[string]map[[2]int]bool
+	// orders are each cluster's distinct dynamic vulnerabilities with the place of their first
+	// failing state in the unsharded order (a shard's report: shard.go).
+	orders map[string][]report.ShardVariant
 	// builds caches the other models' micro-operations, by model and split (models).
 	builds map[string]map[model.Split][]model.Micro
 }
 
 func newClusters(p *plan, sites report.SiteTable, scratch string) *clusters {
 	return &clusters{p: p, sites: sites, scratch: scratch, by: map[string]*report.Finding{}, dyn: map[string]map[[2]int]bool{},
-		builds: map[string]map[model.Split][]model.Micro{}}
+		orders: map[string][]report.ShardVariant{}, builds: map[string]map[model.Split][]model.Micro{}}
 }
 
 func (c *clusters) frames(op int) []report.Frame {
@@ -73,9 +76,9 @@ func symptomText(v verdict) string {
 	return "makes the program's output on the rest of the workload match neither the committed nor the rolled-back outcome"
 }
 
-// add records failing state it (judged v) as a finding of kind, or as a dynamic
-// vulnerability of an earlier finding with the same static pair.
-func (c *clusters) add(kind report.Kind, it item, v verdict) {
+// add records failing state it (judged v; at place o of the unsharded order) as a finding of
+// kind, or as a dynamic vulnerability of an earlier finding with the same static pair.
+func (c *clusters) add(kind report.Kind, it item, v verdict, o report.ShardOrder) {
 	m, ms := c.p.m, c.p.micro[it.build]
 	fa, fb := c.frames(it.a), c.frames(it.b)
 	key := string(kind) + "\x00" + report.FramesKey(fa) + "\x00" + report.FramesKey(fb)
@@ -139,6 +142,7 @@ func (c *clusters) add(kind report.Kind, it item, v verdict) {
 		return
 	}
 	c.dyn[key][pair] = true
+	c.orders[key] = append(c.orders[key], report.ShardVariant{Key: pairKey(it.a, it.b), Order: o})
 	f.Count = len(c.dyn[key])
 	f.FS.Count = f.Count
 	if n := len(f.FS.Dynamic); n < report.MaxFSDynamic {

@@ -25,12 +25,13 @@ var DefaultStrategies = []string{"prefix", "random"}
 const DefaultSamples = 8
 
 // DefaultClusterFailures is the number of failing states of one finding (cluster) after which
-// further states that would fall in it are sampled: only one in ClusterSampleEvery is run.
-// They cannot add a finding (the cluster exists), only count; states that break an inferred
-// property (to confirm it) and durability states are always run.
+// further states that would fall in it are sampled: only one in ClusterSampleEvery is run,
+// chosen by a hash of the state (the same in every run: judge.go, sampling). They cannot add a
+// finding (the cluster exists), only count; states that break an inferred property (to confirm
+// it) are always run.
 //
 // DefaultWindowStates bounds the states of one operation that fall in one window and kind (a
-// split's thousands of states between two stores): once that many were built, only one in
+// split's thousands of states between two stores): once that many were considered, only one in
 // ClusterSampleEvery further ones is run, whether or not any failed yet. The states of an
 // operation are built before any of them runs (a batch ends only between operations), so
 // without this bound one operation could hold the whole time budget.
@@ -150,7 +151,7 @@ type Config struct {
 	// that write store sites no earlier one writes (priority.go).
 	NoPriority bool
 	// ClusterFailures is the number of failing states after which a finding's cluster is
-	// sampled (0: DefaultClusterFailures; <0: never): see clusterSample.
+	// sampled (0: DefaultClusterFailures; <0: never): see sampledOut.
 	ClusterFailures int
 	// WindowStates is the number of states of one operation in one window and kind after
 	// which further ones are sampled (0: DefaultWindowStates); ClusterFailures < 0 turns it

@@ -118,6 +118,12 @@ type item struct {
 	groupPassed    []bool
 	repeatFailed   bool
 	judged, failed bool
+	// smp is how cluster sampling applies to it (judge.go); order its place in the order of
+	// judgement, cluster and variant its finding's cluster key and variant key when it failed
+	// (a shard's log, shard.go).
+	smp              sampling
+	order            *report.ShardOrder
+	cluster, variant string
 }
 
 // period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
@@ -170,7 +176,6 @@ type explorer struct {
 	start    time.Time                  // when the exploration began
 	variants map[string]map[string]bool // cluster key -> variant keys seen
 	failures map[string]int             // cluster key -> failing states judged
-	sampled  map[string]int             // cluster key -> states considered after sampling began
 	// points are the finding's first crash point context, by finding index (findings are
 	// placed when the exploration ends).
 	points  []report.Context
@@ -184,6 +189,9 @@ type explorer struct {
 	windowFailures map[string]int
 	// windowStates counts the states built per operation, window and kind (Config.WindowStates).
 	windowStates map[string]int
+	// storeStates counts the durability states judged per sampling key of their store (judged,
+	// failed: sampledOut).
+	storeStates map[string][2]int
 	// budgetStart is when the time budget began (Config.Start); ranTime and ranStates the wall
 	// time of the batches judged so far and their states (queued).
 	budgetStart time.Time
@@ -257,11 +265,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
 		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
 		clusters: map[string]int{}, variants: map[string]map[string]bool{},
-		failures: map[string]int{}, sampled: map[string]int{},
-		warned: map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
+		failures: map[string]int{},
+		warned:   map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
 		locs:        map[[2]uint32]report.Location{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
-		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, memoryOps: map[int]bool{},
+		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, storeStates: map[string][2]int{}, memoryOps: map[int]bool{},
 	}
 	e.budgetStart, e.prog, e.runCtx = cfg.Start, cfg.Progress, ctx
 	if e.budgetStart.IsZero() {
@@ -574,6 +582,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 				// Attributed to the first strategy; the invariants it violates still count.
 				if len(st.Invariants) > 0 {
 					first := len(it.state.Invariants) == 0
+					it.smp = sampling{} // a state that breaks invariants is never left out
 					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
 					if first {
 						if err := e.addTwins(cp, it, k, id, path); err != nil {
@@ -590,7 +599,8 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 				skipped[key] = false // it breaks invariants after all: run it
 				e.res.Stats.Sampled--
 			}
-			if e.sampledOut(cp, st) {
+			smp := e.windowSampling(cp, st)
+			if e.sampledOut(smp) {
 				skipped[key] = true
 				e.res.Stats.Sampled++
 				continue
@@ -599,7 +609,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 			if err != nil {
 				return err
 			}
-			it.per, it.done, it.inflight, it.next = p, done, inflight, next
+			it.per, it.done, it.inflight, it.next, it.smp = p, done, inflight, next, smp
 			seen[key] = it
 			e.batch = append(e.batch, it)
 			if len(st.Invariants) > 0 {
@@ -702,12 +712,9 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		}
 	}
 	slices.SortFunc(groups, func(a, b group) int { return cmp.Compare(a.first, b.first) })
-	kf := e.clusterFailures()
 	for _, g := range groups {
-		// Each store is tested until its states failed, or passed, often enough (its own counts,
-		// not its finding's: every store is settled on its own).
-		o := e.res.Durability[StoreAt{g.loc, g.loc}]
-		if kf >= 0 && e.sample("store="+g.loc.Key(), o.Failed >= kf || o.Tested-o.Failed >= kf) {
+		smp := e.storeSampling(cp.Event, g.loc)
+		if e.sampledOut(smp) {
 			e.res.Stats.Sampled++
 			continue
 		}
@@ -745,7 +752,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		if i := slices.IndexFunc(lost, func(u unitRef) bool { return e.location(u.Site, u.Stack) == g.loc }); i > 0 {
 			lost[0], lost[i] = lost[i], lost[0]
 		}
-		it.persisted, it.unpersist, it.durability, it.durable = nil, lost, true, g.loc
+		it.persisted, it.unpersist, it.durability, it.durable, it.smp = nil, lost, true, g.loc, smp
 		it.loc, it.site, it.stack = e.location(lost[0].Site, lost[0].Stack), lost[0].Site, lost[0].Stack
 		it.cause = e.storeKey(it.site, it.stack, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
@@ -834,26 +841,35 @@ func (e *explorer) siteChain(site uint32) string {
 // Durability findings, located at the lost store, keep their store's frames.
 func (e *explorer) place() {
 	for i := range e.res.Findings {
-		f := &e.res.Findings[i]
-		if f.Kind == report.DurabilityViolation {
-			continue
-		}
-		c := e.points[i]
-		frames, u := e.userPoint(c.Site, c.Stack)
-		if len(frames) == 0 {
-			continue
-		}
-		f.Location, f.Stack = frames[u].Location(), frames
-		f.Message = e.msgs[i](f.Location.String())
-		if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
-			f.Related[0] = f.Location.Related("crash-point")
-		}
+		e.placeFinding(&e.res.Findings[i], e.points[i], e.msgs[i])
 	}
-	if e.cfg.Shard.active() {
+	if e.cfg.Shard.Active() {
+		if l := e.shard; l != nil {
+			for _, a := range l.alts {
+				e.placeFinding(&l.clusters[a.cluster].Alternates[a.index].Finding, a.at, a.msg)
+			}
+		}
 		e.res.Shard = e.shardReport() // folded when the shards are merged
 		return
 	}
 	e.foldOrdering()
+}
+
+// placeFinding places finding f, whose first crash point is c, with its message given where
+// that is (place).
+func (e *explorer) placeFinding(f *report.Finding, c report.Context, msg func(string) string) {
+	if f.Kind == report.DurabilityViolation {
+		return
+	}
+	frames, u := e.userPoint(c.Site, c.Stack)
+	if len(frames) == 0 {
+		return
+	}
+	f.Location, f.Stack = frames[u].Location(), frames
+	f.Message = msg(f.Location.String())
+	if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
+		f.Related[0] = f.Location.Related("crash-point")
+	}
 }
 
 // foldOrdering merges an ordering violation into the atomicity violation of its window in the path

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,14 @@ func (e *explorer) verdict(it *item, failed bool) {
 	it.judged, it.failed = true, failed
 	e.invariantOutcome(it, failed)
 	e.pairJudged(it, failed)
+	if it.durability && it.smp.store != nil {
+		c := e.storeStates[it.smp.key]
+		c[0]++
+		if failed {
+			c[1]++
+		}
+		e.storeStates[it.smp.key] = c
+	}
 	if it.durability {
 		// Under every frame of the lost store's context (report.FramesAt), the store itself first.
 		for _, f := range report.FramesAt(e.r, it.site, it.stack) {
@@ -152,41 +161,80 @@ func relText(rs []report.Related) string {
 	return strings.Join(parts, ", ")
 }
 
-// sampledOut reports whether state st at cp is left out by cluster sampling: the finding it
-// would fall in (its kind follows from the state: a program-order prefix is an atomicity
-// violation, anything else an ordering violation; its cause from what the state loses) has
-// failed on Config.ClusterFailures states already, or the operation has Config.WindowStates states in
-// that window already, and only one in ClusterSampleEvery further states of it is run. Such a
-// state cannot add a finding, only a count or a variant (AGAMOTTO's and WITCHER's point: spend
-// runs where new bugs can be); states that break inferred invariants are never left out.
-func (e *explorer) sampledOut(cp *crash.CrashPoint, st crash.State) bool {
-	k := e.clusterFailures()
-	if k < 0 || len(st.Invariants) > 0 {
-		return false
+// sampling is how cluster sampling applies to a crash state: key is the sampling key whose
+// failures (and, for a durability state, passes) decide whether it is sampled ("" when it never
+// is: it breaks inferred invariants, is a twin, or sampling is off), store the lost store of a
+// durability state, capped whether its operation had Config.WindowStates states in its window
+// before it, selected whether it is the one in ClusterSampleEvery kept once sampling applies.
+// Everything but the counts the key refers to is a function of the state itself, the same in
+// every run (sharded or not): the choice is a hash of the state, not a per-run counter, so
+// that `scry merge` can apply the rule again in the unsharded order (shard.go).
+type sampling struct {
+	key              string
+	store            *report.Location
+	capped, selected bool
+}
+
+// windowSampling returns the sampling of state st at cp: the finding it would fall in (its
+// kind follows from the state: a program-order prefix is an atomicity violation, anything else
+// an ordering violation) is sampled by the window of its crash point (an operation's path is
+// known only once it ended), and its operation's states in that window are counted (the cap).
+// Such a state, once sampled, cannot add a finding, only a count or a variant (AGAMOTTO's and
+// WITCHER's point: spend runs where new bugs can be); states that break inferred invariants are
+// never left out.
+func (e *explorer) windowSampling(cp *crash.CrashPoint, st crash.State) sampling {
+	if e.clusterFailures() < 0 || len(st.Invariants) > 0 {
+		return sampling{}
 	}
 	kind := report.OrderingViolation
 	if st.Prefix {
 		kind = report.AtomicityViolation
 	}
-	// Sampled by the window the state is in (an operation's path is known only once it ended);
-	// windowFailures counts the failing states of each window and kind.
 	key := string(kind) + "|" + e.pointKey(cp)
 	opKey := fmt.Sprintf("%d|%s", cp.Op, key)
-	if e.sample(key, e.windowFailures[key] >= k || e.windowStates[opKey] >= e.windowStatesCap()) {
-		return true
-	}
+	pos := e.windowStates[opKey]
 	e.windowStates[opKey]++
-	return false
+	return sampling{key: key, capped: pos >= e.windowStatesCap(), selected: chosen(cp.Event, fmt.Sprint(st.K))}
 }
 
-// sample counts one more state of a sampled cluster (key) and reports whether it is left out:
-// all but one in ClusterSampleEvery, once sampling applies.
-func (e *explorer) sample(key string, applies bool) bool {
-	if !applies {
+// storeSampling returns the sampling of the durability state at OP_BEGIN event that loses the
+// stores at loc: each store is tested until its states failed, or passed, often enough (its own
+// counts, not its finding's: every store is settled on its own).
+func (e *explorer) storeSampling(event uint64, loc report.Location) sampling {
+	if e.clusterFailures() < 0 {
+		return sampling{}
+	}
+	return sampling{key: "store=" + loc.Key(), store: &loc, selected: chosen(event, loc.Key())}
+}
+
+// chosen is the one-in-ClusterSampleEvery choice of the state at trace event event named id:
+// a hash (FNV-1a) of both.
+func chosen(event uint64, id string) bool {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%s", event, id)
+	return h.Sum64()%ClusterSampleEvery == 0
+}
+
+// sampledOut reports whether a state of sampling s is left out with what this run has judged
+// so far: its key has failed Config.ClusterFailures times (a durability store: failed or passed
+// that often), or its operation's window is capped, and it is not the one in
+// ClusterSampleEvery kept. The walk asks with the batches judged so far (a batch is planned
+// while the one before runs), the judgement again with every state judged before it
+// (explorer.finish): a state the walk keeps may still be left out there, so that what counts
+// is the same whatever the batches.
+func (e *explorer) sampledOut(s sampling) bool {
+	if s.key == "" || s.selected {
 		return false
 	}
-	e.sampled[key]++
-	return e.sampled[key]%ClusterSampleEvery != 0
+	if s.capped {
+		return true
+	}
+	k := e.clusterFailures()
+	if s.store != nil {
+		c := e.storeStates[s.key]
+		return c[1] >= k || c[0]-c[1] >= k
+	}
+	return e.windowFailures[s.key] >= k
 }
 
 // windowStatesCap is Config.WindowStates with its default.
@@ -229,7 +277,11 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		defer func() { e.prefixWindows[it.pointKey+"|"+e.pathKey(it.op, it.pointKey)] = e.clusters[key] }()
 	}
 	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
-	e.logFailure(kind, key, variant, it)
+	if e.cfg.Shard.Active() {
+		defer e.logFailure(kind, key, variant, it, func() (report.Finding, func(string) string) {
+			return e.newFinding(it, kind, key, symptom, detail, t, ls, persRel, unpRel)
+		})
+	}
 	if i, ok := e.clusters[key]; ok {
 		f := &e.res.Findings[i]
 		f.Count++
@@ -249,8 +301,18 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		return
 	}
 	e.variants[key] = map[string]bool{variant: true}
-	id := report.ClusterID(key)
 	e.clusters[key] = len(e.res.Findings)
+	f, message := e.newFinding(it, kind, key, symptom, detail, t, ls, persRel, unpRel)
+	e.msgs = append(e.msgs, message)
+	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
+	e.windows = append(e.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))
+	e.res.Findings = append(e.res.Findings, f)
+}
+
+// newFinding is the finding of kind (cluster key) whose first failing state is it, with the
+// message given where its crash point is (placed when the exploration ends).
+func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail string, t exec.Outcome, ls legalSet, persRel, unpRel []report.Related) (report.Finding, func(string) string) {
+	id := report.ClusterID(key)
 
 	symText := symptomText(symptom)
 	inflight := ""
@@ -286,9 +348,6 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 			op, opText, where, relText(unpRel), symText)
 	}
 	msg := message(it.loc.String())
-	e.msgs = append(e.msgs, message)
-	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
-	e.windows = append(e.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))
 	related := []report.Related{it.loc.Related("crash-point")}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
@@ -343,11 +402,11 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
 	c.Env = e.cfg.Target.ReproduceEnv()
 	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
-	e.res.Findings = append(e.res.Findings, report.Finding{
+	return report.Finding{
 		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc,
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
-	})
+	}, message
 }
 
 // pointText says where a crash point of kind k (crash.PointKind's names) lies.

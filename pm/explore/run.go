@@ -323,6 +323,11 @@ func (e *explorer) finish() error {
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		ready = ready && !unjudged[i]
+		if e.sampledOut(it.smp) {
+			// Sampled with every state judged before it (judge.go): as if never run.
+			e.res.Stats.Sampled++
+			continue
+		}
 		if !ready {
 			if budgetEnded {
 				e.budgetStopped++
@@ -332,11 +337,13 @@ func (e *explorer) finish() error {
 				// Interrupted before its legal outcomes ran: run, but not judged.
 				e.res.Stats.StatesTested++
 				e.res.Stats.Inconclusive++
+				e.logState(it)
 			}
 			continue
 		}
 		e.res.Stats.StatesTested++
 		e.judge(it, got, ls)
+		e.logState(it)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
@@ -36,12 +37,16 @@ import (
 // SIAM J. Appl. Math. 1969), within 4/3 of the best balance. The trace carries no timestamps,
 // so an operation's run time is not weighed, only its states.
 //
-// What a shard cannot know is what the others found: cluster sampling (Config.ClusterFailures,
-// WindowStates), durability sampling, the twins spent per pair (MaxTwins), the time budget and
-// the adaptive hang bound count over the states a run has judged so far, which are the shard's
-// own. With sampling off (ClusterFailures < 0), no budget and no pairs to confirm, the merged
-// findings are those of the unsharded run; with sampling on, each shard samples only after its
-// own failures, so shards judge at least as many states and counts and variants may be higher.
+// What a shard cannot know is what the others found. Cluster sampling (Config.ClusterFailures,
+// WindowStates, durability stores) counts failures over the states judged so far; everything
+// else in its rule is a function of the state (judge.go: the one in ClusterSampleEvery kept is a
+// hash of the state), so a shard, having seen fewer failures, judges a superset of the unsharded
+// run's states, logs those the unsharded run may have left out (candidates, logState) with every
+// failing state, and MergeShards applies the rule again in the unsharded order: the merge is
+// exact with sampling on (the cluster sampling of the unsharded run is itself applied again at
+// judgement, with every state judged before, so that it does not depend on the batches). The
+// twins spent per pair (MaxTwins), the time budget and the adaptive hang bound still count over
+// the shard's own states: with a budget or pairs to confirm, the merge is not exact.
 
 // Shard selects one shard of a sharded exploration (Config.Shard): Index of Count, 0-based.
 // The zero Shard (Count 0) explores everything.
@@ -71,14 +76,10 @@ func (s Shard) check() error {
 	return nil
 }
 
-// active reports whether the exploration is one shard of several (or of one: a 1/1 shard still
-// writes what the merge needs).
-func (s *Shard) active() bool { return s.Count > 0 }
-
 // has reports whether operation k is this shard's (always, unsharded). An operation the plan
 // did not see (none: it walks the whole trace) would be the first shard's.
 func (s *Shard) has(k int) bool {
-	if !s.active() {
+	if !s.Active() {
 		return true
 	}
 	if k >= len(s.ops) {
@@ -96,7 +97,7 @@ const durabilityCost = 8
 // them. Errors: those of trace.Open and crash.Walk, the trace file cannot be read.
 func (c *Config) plan() error {
 	s := &c.Shard
-	if !s.active() {
+	if !s.Active() {
 		return nil
 	}
 	if err := s.check(); err != nil {
@@ -149,23 +150,11 @@ func (c *Config) plan() error {
 	if err != nil && !isTruncated(err) {
 		return fmt.Errorf("shard %d/%d: estimating the cost of the operations: %w", s.Index, s.Count, err)
 	}
-	order := make([]int, len(periods))
-	for i := range order {
-		order[i] = i
+	costs := make([]uint64, len(periods))
+	for i, p := range periods {
+		costs[i] = p.cost
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(periods[b].cost, periods[a].cost) })
-	load := make([]uint64, s.Count)
-	shardOf := make([]int, len(periods))
-	for _, i := range order {
-		j := 0
-		for k := range load {
-			if load[k] < load[j] {
-				j = k
-			}
-		}
-		shardOf[i] = j
-		load[j] += periods[i].cost
-	}
+	shardOf := Assign(costs, s.Count)
 	n := len(c.Workload.Ops)
 	for k := range opPeriod {
 		n = max(n, k+1)
@@ -192,6 +181,36 @@ func (c *Config) plan() error {
 	s.info.TraceDigest, err = FileDigest(c.Trace)
 	return err
 }
+
+// Assign distributes units of work of the given costs over n shards and returns each unit's
+// shard: the units, costliest first (ties: in their order), go each to the shard with the least
+// cost so far (ties: the lowest index), Graham's LPT rule (Graham, "Bounds on multiprocessing
+// timing anomalies", SIAM J. Appl. Math. 1969), within 4/3 of the best balance. Deterministic:
+// the same costs and n give the same assignment on every machine. n must be at least 1.
+func Assign(costs []uint64, n int) []int {
+	order := make([]int, len(costs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
+	load := make([]uint64, n)
+	shardOf := make([]int, len(costs))
+	for _, i := range order {
+		j := 0
+		for k := range load {
+			if load[k] < load[j] {
+				j = k
+			}
+		}
+		shardOf[i] = j
+		load[j] += costs[i]
+	}
+	return shardOf
+}
+
+// Active reports whether s selects a shard (Count > 0: a 1/1 shard still writes what the merge
+// needs).
+func (s Shard) Active() bool { return s.Count > 0 }
 
 // hashOptions writes to h what must be the same in every shard of one exploration for the
 // merge to be the unsharded run's: the workload's operations and the options that choose or
@@ -225,42 +244,97 @@ func FileDigest(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// shardLog is what a shard logs of its failing states (logFailure): one ShardCluster per finding,
-// in the order of Result.Findings, with the variants and operations seen.
+// shardLog is what a shard logs of the states it judged (logFailure, logState): one
+// ShardCluster per finding, in the order of Result.Findings, with its variants, operations and
+// alternates, and the states the merge needs (report.Shard.States).
 type shardLog struct {
 	seq      int
 	clusters []report.ShardCluster
-	variants []map[string]bool
+	index    map[string]int   // cluster key -> index in clusters
+	variants []map[string]int // per cluster: variant key -> index in its Variants
 	ops      []map[uint64]bool
+	// sure says, per cluster, that a failing state the merge cannot leave out was logged (no
+	// alternate is needed after it); sureVariant the same per variant (no image is).
+	sure        []bool
+	sureVariant []map[int]bool
+	alts        []alternate
+	keys        map[string]int
+	sampleKeys  []string
+	states      []report.ShardState
 }
 
-// logFailure logs a failing state of a shard: it falls in the cluster key (a new one when key
-// is not in e.clusters yet) as variant; kind is the finding's kind. Nothing unsharded.
-func (e *explorer) logFailure(kind report.Kind, key, variant string, it *item) {
-	if !e.cfg.Shard.active() {
-		return
-	}
+// alternate is a logged alternate finding to place (explorer.place): its cluster and index in
+// its Alternates, its crash point and message.
+type alternate struct {
+	cluster, index int
+	at             report.Context
+	msg            func(string) string
+}
+
+func (e *explorer) shardLog() *shardLog {
 	if e.shard == nil {
-		e.shard = &shardLog{}
+		e.shard = &shardLog{index: map[string]int{}, keys: map[string]int{}}
 	}
-	l := e.shard
-	l.seq++
-	o := report.ShardOrder{Walk: e.walk, Event: it.event, Seq: l.seq}
-	i, ok := e.clusters[key]
+	return e.shard
+}
+
+// order returns it's place in the order of judgement (set once: in its walk, its trace event,
+// then its place among the shard's logged states).
+func (e *explorer) order(it *item) report.ShardOrder {
+	if it.order == nil {
+		l := e.shardLog()
+		l.seq++
+		it.order = &report.ShardOrder{Walk: e.walk, Event: it.event, Seq: l.seq}
+	}
+	return *it.order
+}
+
+// candidate reports whether the merge may leave it out: it is subject to sampling and not one
+// of those kept once sampling applies (it ran because this shard had not seen enough failures).
+func candidate(it *item) bool { return it.smp.key != "" && !it.smp.selected }
+
+// keyIndex returns the index of sampling key k in the shard's SampleKeys.
+func (l *shardLog) keyIndex(k string) int {
+	i, ok := l.keys[k]
+	if !ok {
+		i = len(l.sampleKeys)
+		l.keys[k] = i
+		l.sampleKeys = append(l.sampleKeys, k)
+	}
+	return i
+}
+
+// image is it's crash state as a replayable variant (nil: a durability state has no crash
+// point of its own).
+func image(it *item) *report.CrashVariant {
+	if it.point < 0 {
+		return nil
+	}
+	return &report.CrashVariant{CrashPoint: it.point, Event: it.event, State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1}
+}
+
+// logFailure logs a failing state of a shard: it falls in the cluster key (a new one when the
+// shard has not logged it yet) as variant; kind is the finding's kind; build makes the finding
+// it would be the first state of (an alternate, kept until the cluster has a state the merge
+// cannot leave out). Called by record once the state is counted.
+func (e *explorer) logFailure(kind report.Kind, key, variant string, it *item, build func() (report.Finding, func(string) string)) {
+	l := e.shardLog()
+	o := e.order(it)
+	it.cluster, it.variant = key, variant
+	i, ok := l.index[key]
 	if !ok {
 		i = len(l.clusters)
+		l.index[key] = i
 		l.clusters = append(l.clusters, report.ShardCluster{ID: report.ClusterID(key), First: o, Window: it.pointKey + "|" + e.pathKey(it.op, it.pointKey)})
-		l.variants = append(l.variants, map[string]bool{})
+		l.variants = append(l.variants, map[string]int{})
 		l.ops = append(l.ops, map[uint64]bool{})
+		l.sure = append(l.sure, false)
+		l.sureVariant = append(l.sureVariant, map[int]bool{})
 	}
 	c := &l.clusters[i]
-	if !l.variants[i][variant] {
-		l.variants[i][variant] = true
-		v := report.ShardVariant{Key: variant, Order: o}
-		if it.point >= 0 {
-			v.Image = &report.CrashVariant{CrashPoint: it.point, Event: it.event, State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1}
-		}
-		c.Variants = append(c.Variants, v)
+	if _, seen := l.variants[i][variant]; !seen {
+		l.variants[i][variant] = len(c.Variants)
+		c.Variants = append(c.Variants, report.ShardVariant{Key: variant, Order: o, Image: image(it)})
 	}
 	if op := uint64(it.op); !l.ops[i][op] {
 		l.ops[i][op] = true
@@ -269,6 +343,54 @@ func (e *explorer) logFailure(kind report.Kind, key, variant string, it *item) {
 	if w := it.pointKey + "|" + e.pathKey(it.op, it.pointKey); kind == report.AtomicityViolation && !slices.Contains(c.PrefixWindows, w) {
 		c.PrefixWindows = append(c.PrefixWindows, w)
 	}
+	if ok && !l.sure[i] {
+		f, msg := build()
+		l.alts = append(l.alts, alternate{cluster: i, index: len(c.Alternates), at: report.Context{Site: it.site, Stack: it.stack}, msg: msg})
+		c.Alternates = append(c.Alternates, report.ShardAlternate{Order: o, Finding: f})
+	}
+	if !candidate(it) {
+		l.sure[i] = true
+	}
+}
+
+// logState logs a judged state of a shard that the merge needs: a failing one (its cluster,
+// variant, operation and, while its variant may be left out, its crash state), one sampled by a
+// durability store (its passes count too), and a candidate (candidate). Nothing unsharded.
+func (e *explorer) logState(it *item) {
+	if !e.cfg.Shard.Active() {
+		return
+	}
+	failed, cand := it.cluster != "", candidate(it)
+	if !failed && !cand && it.smp.store == nil {
+		return
+	}
+	l := e.shardLog()
+	st := report.ShardState{Order: e.order(it), Key: -1, Window: -1, Prefix: -1, Candidate: cand, Failed: failed, Inconclusive: !it.judged}
+	if it.smp.key != "" {
+		st.Key = l.keyIndex(it.smp.key)
+	}
+	if failed {
+		if !it.durability {
+			kind := report.OrderingViolation
+			if it.state.Prefix {
+				kind = report.AtomicityViolation
+			}
+			st.Window = l.keyIndex(string(kind) + "|" + it.pointKey)
+			if kind == report.AtomicityViolation {
+				st.Prefix = l.keyIndex(it.pointKey + "|" + e.pathKey(it.op, it.pointKey))
+			}
+		}
+		ci := l.index[it.cluster]
+		vi := l.variants[ci][it.variant]
+		st.Cluster, st.Variant, st.Operation = ci, vi, uint64(it.op)
+		if !l.sureVariant[ci][vi] {
+			st.Image = image(it)
+		}
+		if !cand {
+			l.sureVariant[ci][vi] = true
+		}
+	}
+	l.states = append(l.states, st)
 }
 
 // shardReport is the report data of this shard (Result.Shard), its clusters those of the
@@ -276,8 +398,9 @@ func (e *explorer) logFailure(kind report.Kind, key, variant string, it *item) {
 func (e *explorer) shardReport() *report.Shard {
 	info := e.cfg.Shard.info
 	info.Clusters = []report.ShardCluster{}
-	if e.shard != nil {
-		info.Clusters = e.shard.clusters
+	info.ClusterFailures = e.clusterFailures()
+	if l := e.shard; l != nil {
+		info.Clusters, info.SampleKeys, info.States = l.clusters, l.sampleKeys, l.states
 	}
 	return &info
 }
@@ -288,102 +411,149 @@ type ShardFindings struct {
 	Shard    *report.Shard
 }
 
+// Resampled counts the states the merge left out by applying cluster sampling again in the
+// unsharded order (MergeShards): judged by a shard, left out by the unsharded run. Of them,
+// Failures failed and Inconclusive were inconclusive.
+type Resampled struct{ States, Failures, Inconclusive int }
+
 // MergeShards combines the crash findings of the shards of one exploration (validated by the
-// caller: one trace, one partition, every shard once) into those of the unsharded run: the
-// findings of one cluster (Crash.ID) become one, with the first failing state of all (its
-// message, location and crash state), the counts added, the distinct variants and operations in
-// the order they were first found (the first report.MaxVariantImages further variants
-// replayable), and the ordering violations folded into the atomicity violations of their windows
-// (foldOrdering). The findings are in the order of their first failing state. Errors: a crash
-// finding with no entry in its shard's clusters.
-func MergeShards(shards []ShardFindings) ([]report.Finding, error) {
-	type part struct {
-		f *report.Finding
-		c *report.ShardCluster
-	}
-	byID := map[string][]part{}
-	var ids []string
+// caller: one trace, one partition, every shard once) into those of the unsharded run. It first
+// applies cluster sampling again to the states the shards judged, in the unsharded order of
+// judgement (report.ShardOrder): a shard saw only its own failures, so it judged every state the
+// unsharded run judged and more (a candidate, report.ShardState); a candidate whose sampling key
+// had reached the threshold with the states kept before it is left out, as the unsharded run
+// left it out (the choice of the states kept once sampling applies is a hash of the state, the
+// same in every run: judge.go). Then each finding (Crash.ID) is rebuilt from its states kept:
+// its first (its message, location and crash state: the shard's finding, or an alternate), its
+// count, its distinct variants and operations in the order they were first found (the first
+// report.MaxVariantImages further variants replayable); and the ordering violations are folded
+// into the atomicity violations of their windows (foldOrdering). The findings are in the order
+// of their first failing state. It returns the states left out with the findings. Errors: a
+// crash finding with no entry in its shard's clusters, a state naming a cluster, variant or key
+// its shard does not have, a first state with no finding.
+func MergeShards(shards []ShardFindings) ([]report.Finding, Resampled, error) {
+	var out Resampled
 	var others []report.Finding
-	for _, s := range shards {
-		cl := map[string]*report.ShardCluster{}
-		for i := range s.Shard.Clusters {
-			cl[s.Shard.Clusters[i].ID] = &s.Shard.Clusters[i]
+	type ref struct {
+		shard int
+		st    report.ShardState
+	}
+	var states []ref
+	for si, s := range shards {
+		ids := map[string]bool{}
+		for _, c := range s.Shard.Clusters {
+			ids[c.ID] = true
 		}
-		for i := range s.Findings {
-			f := &s.Findings[i]
+		for _, f := range s.Findings {
 			if f.Crash == nil {
-				others = append(others, *f)
-				continue
+				others = append(others, f)
+			} else if !ids[f.Crash.ID] {
+				return nil, out, fmt.Errorf("shard %d/%d: crash finding %s has no entry in the shard's clusters", s.Shard.Index, s.Shard.Count, f.Crash.ID)
+			} else if !slices.ContainsFunc(s.Shard.States, func(st report.ShardState) bool { return st.Failed }) {
+				return nil, out, fmt.Errorf("shard %d/%d: crash finding %s but no failing state logged: a report of an older scry? explore the shards again", s.Shard.Index, s.Shard.Count, f.Crash.ID)
 			}
-			c := cl[f.Crash.ID]
-			if c == nil {
-				return nil, fmt.Errorf("shard %d/%d: crash finding %s has no entry in the shard's clusters", s.Shard.Index, s.Shard.Count, f.Crash.ID)
+		}
+		for _, st := range s.Shard.States {
+			bad := st.Key >= len(s.Shard.SampleKeys) || st.Window >= len(s.Shard.SampleKeys) || st.Prefix >= len(s.Shard.SampleKeys)
+			if st.Failed {
+				bad = bad || st.Cluster < 0 || st.Cluster >= len(s.Shard.Clusters) || st.Variant < 0 || st.Variant >= len(s.Shard.Clusters[st.Cluster].Variants)
 			}
-			if _, ok := byID[f.Crash.ID]; !ok {
-				ids = append(ids, f.Crash.ID)
+			if bad {
+				return nil, out, fmt.Errorf("shard %d/%d: a logged state names a cluster, variant or sampling key the shard does not have: the report is damaged", s.Shard.Index, s.Shard.Count)
 			}
-			byID[f.Crash.ID] = append(byID[f.Crash.ID], part{f, c})
+			states = append(states, ref{si, st})
 		}
 	}
-	type merged struct {
-		f      report.Finding
-		first  report.ShardOrder
-		window string
-		prefix []string
+	slices.SortStableFunc(states, func(a, b ref) int { return a.st.Order.Compare(b.st.Order) })
+	key := func(r ref, i int) string {
+		if i < 0 {
+			return ""
+		}
+		return shards[r.shard].Shard.SampleKeys[i]
 	}
-	var ms []merged
+	k := shards[0].Shard.ClusterFailures
+	failed, passed := map[string]int{}, map[string]int{}
+	kept := map[string][]ref{} // cluster id -> its failing states kept, in order
+	var ids []string
+	var all []ref // the failing states kept, in order
+	for _, r := range states {
+		kk := key(r, r.st.Key)
+		store := strings.HasPrefix(kk, "store=")
+		if r.st.Candidate && k >= 0 && (failed[kk] >= k || store && passed[kk] >= k) {
+			out.States++
+			if r.st.Failed {
+				out.Failures++
+			}
+			if r.st.Inconclusive {
+				out.Inconclusive++
+			}
+			continue
+		}
+		if store && !r.st.Inconclusive {
+			if r.st.Failed {
+				failed[kk]++
+			} else {
+				passed[kk]++
+			}
+		}
+		if !r.st.Failed {
+			continue
+		}
+		if w := key(r, r.st.Window); w != "" {
+			failed[w]++
+		}
+		id := shards[r.shard].Shard.Clusters[r.st.Cluster].ID
+		if _, ok := kept[id]; !ok {
+			ids = append(ids, id)
+		}
+		kept[id] = append(kept[id], r)
+		all = append(all, r)
+	}
+	e := &explorer{res: &Result{}, prefixWindows: map[string]int{}}
 	for _, id := range ids {
-		ps := byID[id]
-		slices.SortFunc(ps, func(a, b part) int { return a.c.First.Compare(b.c.First) })
-		m := merged{f: *ps[0].f, first: ps[0].c.First, window: ps[0].c.Window}
-		c := *ps[0].f.Crash
-		m.f.Crash = &c
-		m.f.Count = 0
-		var vs []report.ShardVariant
-		var ops []report.ShardOperation
-		for _, p := range ps {
-			m.f.Count += p.f.Count
-			vs = append(vs, p.c.Variants...)
-			ops = append(ops, p.c.Operations...)
-			for _, w := range p.c.PrefixWindows {
-				if !slices.Contains(m.prefix, w) {
-					m.prefix = append(m.prefix, w)
+		rs := kept[id]
+		s := shards[rs[0].shard]
+		sc := &s.Shard.Clusters[rs[0].st.Cluster]
+		var first *report.Finding
+		if rs[0].st.Order == sc.First {
+			if i := slices.IndexFunc(s.Findings, func(f report.Finding) bool { return f.Crash != nil && f.Crash.ID == id }); i >= 0 {
+				first = &s.Findings[i]
+			}
+		} else if i := slices.IndexFunc(sc.Alternates, func(a report.ShardAlternate) bool { return a.Order == rs[0].st.Order }); i >= 0 {
+			first = &sc.Alternates[i].Finding
+		}
+		if first == nil || first.Crash == nil {
+			return nil, out, fmt.Errorf("shard %d/%d: finding %s: its first state kept has no finding in the report: the report is damaged", s.Shard.Index, s.Shard.Count, id)
+		}
+		f := *first
+		c := *first.Crash
+		f.Crash, f.Count = &c, len(rs)
+		c.Variants, c.VariantImages, c.Operations = 0, nil, nil
+		seen := map[string]bool{}
+		for _, r := range rs {
+			v := shards[r.shard].Shard.Clusters[r.st.Cluster].Variants[r.st.Variant]
+			if !seen[v.Key] {
+				seen[v.Key] = true
+				c.Variants++
+				if c.Variants > 1 && len(c.VariantImages) < report.MaxVariantImages && r.st.Image != nil {
+					img := *r.st.Image
+					img.ID = fmt.Sprintf("%s-%d", c.ID, c.Variants)
+					c.VariantImages = append(c.VariantImages, img)
 				}
 			}
-		}
-		slices.SortFunc(vs, func(a, b report.ShardVariant) int { return a.Order.Compare(b.Order) })
-		slices.SortFunc(ops, func(a, b report.ShardOperation) int { return a.Order.Compare(b.Order) })
-		seen := map[string]bool{}
-		c.Variants, c.VariantImages = 0, nil
-		for _, v := range vs {
-			if seen[v.Key] {
-				continue
-			}
-			seen[v.Key] = true
-			c.Variants++
-			if c.Variants > 1 && len(c.VariantImages) < report.MaxVariantImages && v.Image != nil {
-				img := *v.Image
-				img.ID = fmt.Sprintf("%s-%d", c.ID, c.Variants)
-				c.VariantImages = append(c.VariantImages, img)
+			if len(c.Operations) < report.MaxCrashOperations && !slices.Contains(c.Operations, r.st.Operation) {
+				c.Operations = append(c.Operations, r.st.Operation)
 			}
 		}
-		c.Operations = nil
-		for _, o := range ops {
-			if len(c.Operations) < report.MaxCrashOperations && !slices.Contains(c.Operations, o.Index) {
-				c.Operations = append(c.Operations, o.Index)
-			}
-		}
-		ms = append(ms, m)
+		e.res.Findings = append(e.res.Findings, f)
+		e.windows = append(e.windows, sc.Window)
 	}
-	slices.SortFunc(ms, func(a, b merged) int { return a.first.Compare(b.first) })
-	e := &explorer{res: &Result{}, prefixWindows: map[string]int{}}
-	for i, m := range ms {
-		e.res.Findings = append(e.res.Findings, m.f)
-		e.windows = append(e.windows, m.window)
-		for _, w := range m.prefix {
-			e.prefixWindows[w] = i
+	// A window's atomicity violation is that of its last failing program-order state (record).
+	for _, r := range all {
+		if w := key(r, r.st.Prefix); w != "" {
+			e.prefixWindows[w] = slices.Index(ids, shards[r.shard].Shard.Clusters[r.st.Cluster].ID)
 		}
 	}
 	e.foldOrdering()
-	return append(e.res.Findings, others...), nil
+	return append(e.res.Findings, others...), out, nil
 }

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -36,9 +37,8 @@ func TestParseShard(t *testing.T) {
 }
 
 // shardConfig is the exploration of trace tr of bin on testdata/ops as shard sh (the zero
-// Shard: all of it), without cluster sampling (the setting in which sharded and unsharded runs
-// agree).
-func shardConfig(t *testing.T, dir, bin, ops, tr string, sh Shard) Config {
+// Shard: all of it), with cluster sampling after cf failures (-1: none).
+func shardConfig(t *testing.T, dir, bin, ops, tr string, sh Shard, cf int) Config {
 	t.Helper()
 	target, err := scryexec.ParseTarget([]string{bin, "{pool}"})
 	if err != nil {
@@ -51,14 +51,14 @@ func shardConfig(t *testing.T, dir, bin, ops, tr string, sh Shard) Config {
 	}
 	return Config{
 		Trace: tr, Target: target, Workload: w, Pool: filepath.Join(dir, "pool"), Exec: scryexec.Pool{Jobs: 2, Dir: dir},
-		ClusterFailures: -1, BatchStates: 1, Shard: sh,
+		ClusterFailures: cf, BatchStates: 1, Shard: sh,
 	}
 }
 
 // exploreShard runs shardConfig's exploration.
-func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard) *Result {
+func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard, cf int) *Result {
 	t.Helper()
-	r, err := Run(context.Background(), shardConfig(t, dir, bin, ops, tr, sh))
+	r, err := Run(context.Background(), shardConfig(t, dir, bin, ops, tr, sh, cf))
 	if err != nil {
 		t.Fatalf("explore shard %d/%d: %v", sh.Index, sh.Count, err)
 	}
@@ -66,22 +66,26 @@ func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard) *Result {
 }
 
 // TestShardsMerge: the shards of an exploration, merged, give the unsharded run's findings
-// (counts, variants, operations, folding) and statistics; every operation is in one shard, and
-// the partition is the same every time.
+// (counts, variants, operations, folding) and statistics, with cluster sampling off and on
+// (after 1 failure of a window: the shards judge states the unsharded run leaves out, and the
+// merge leaves them out again); every operation is in one shard, and the partition is the same
+// every time.
 func TestShardsMerge(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		src, ops string
-		n        int
+		n, cf    int
 	}{
-		{"ordering.c", "ordering-long.ops", 3},
-		{"atomicity.c", "atomicity.ops", 2},
-		{"ordering.c", "ordering.ops", 4},
+		{"ordering.c", "ordering-long.ops", 3, -1},
+		{"atomicity.c", "atomicity.ops", 2, -1},
+		{"ordering.c", "ordering.ops", 4, -1},
+		{"ordering.c", "ordering-long.ops", 3, 1},
+		{"atomicity.c", "atomicity.ops", 2, 1},
 	} {
-		t.Run(tc.ops, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%d-shards/cluster-failures=%d", tc.ops, tc.n, tc.cf), func(t *testing.T) {
 			bin := compile(t, dir, tc.src)
 			tr := recordRun(t, dir, bin, tc.ops)
-			all := exploreShard(t, dir, bin, tc.ops, tr, Shard{})
+			all := exploreShard(t, dir, bin, tc.ops, tr, Shard{}, tc.cf)
 			if len(all.Findings) == 0 {
 				t.Fatalf("no finding unsharded: the test needs some")
 			}
@@ -89,8 +93,8 @@ func TestShardsMerge(t *testing.T) {
 			var sum report.Stats
 			owner := map[int]int{}
 			for i := 0; i < tc.n; i++ {
-				r := exploreShard(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n})
-				cfg := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n})
+				r := exploreShard(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
+				cfg := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
 				if err := cfg.check(); err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +109,7 @@ func TestShardsMerge(t *testing.T) {
 						owner[k] = i
 					}
 				}
-				other := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n})
+				other := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
 				other.Options.Seed = 2
 				if err := other.check(); err != nil {
 					t.Fatal(err)
@@ -119,6 +123,7 @@ func TestShardsMerge(t *testing.T) {
 				sum.Failures += r.Stats.Failures
 				sum.OracleRuns += r.Stats.OracleRuns
 				sum.Skipped += r.Stats.Skipped
+				sum.Sampled += r.Stats.Sampled
 			}
 			w, err := workload.Read(filepath.Join("testdata", tc.ops))
 			if err != nil {
@@ -127,16 +132,28 @@ func TestShardsMerge(t *testing.T) {
 			if len(owner) != len(w.Ops) {
 				t.Errorf("operations in shards: %v, of %d", owner, len(w.Ops))
 			}
-			merged, err := MergeShards(parts)
+			merged, out, err := MergeShards(parts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(merged, all.Findings) {
 				t.Errorf("merged findings differ from the unsharded run's:\nmerged %+v\nall    %+v", merged, all.Findings)
 			}
+			sum.StatesTested -= out.States
+			sum.Failures -= out.Failures
+			sum.Sampled += out.States
 			st := all.Stats
-			if sum.CrashPoints != st.CrashPoints || sum.StatesTested != st.StatesTested || sum.Failures != st.Failures || sum.OracleRuns != st.OracleRuns || sum.Skipped != st.Skipped {
+			// Off (-1): nothing to leave out; after 1 failure the shards judge more (these
+			// traces' windows span operations of several shards).
+			if (tc.cf < 0) != (out.States == 0) {
+				t.Errorf("the merge left out %d states with --cluster-failures %d", out.States, tc.cf)
+			}
+			if sum.CrashPoints != st.CrashPoints || sum.StatesTested != st.StatesTested || sum.Failures != st.Failures || sum.Skipped != st.Skipped || sum.Sampled != st.Sampled {
 				t.Errorf("shards' stats add up to %+v, unsharded %+v", sum, st)
+			}
+			// The legal outcomes run in each shard that judges a state of the operation.
+			if tc.cf < 0 && sum.OracleRuns != st.OracleRuns {
+				t.Errorf("shards' oracle runs add up to %d, unsharded %d", sum.OracleRuns, st.OracleRuns)
 			}
 		})
 	}

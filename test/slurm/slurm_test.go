@@ -1,7 +1,8 @@
 // Package slurm tests sharded crash exploration on a real Slurm cluster (docs/distributed.md):
 // it starts a single-node cluster from Debian's slurm-wlm and munge in a temporary directory, as
-// root and without systemd, submits a job array of `scry explore --shard auto`, merges the shards'
-// reports with `scry merge` and compares the result with the unsharded exploration.
+// root and without systemd, submits a job array of `scry explore --shard auto` (and one of `scry
+// fs explore --shard auto` on a recording of examples/fs/copy), merges the shards' reports with
+// `scry merge` and compares the result with the unsharded exploration.
 package slurm
 
 import (
@@ -54,37 +55,71 @@ func TestSlurmArray(t *testing.T) {
 	full := filepath.Join(dir, "full.json")
 	run(t, nil, scry, append(explore, "-o", full, "--", prog, "{pool}")...)
 
-	script := filepath.Join(dir, "shard.sh")
-	body := fmt.Sprintf("#!/bin/sh\n# scry explore exits 1 when it has findings: the task still succeeded.\n%s --shard auto -o %s/shard-$SLURM_ARRAY_TASK_ID.json -- %s '{pool}' || [ $? -eq 1 ]\n",
-		shellJoin(append([]string{scry}, explore...)), dir, prog)
+	merged := shardArray(t, env, dir, "pm", scry, fmt.Sprintf("%s --shard auto -o %s/pm-shard-$SLURM_ARRAY_TASK_ID.json -- %s '{pool}'",
+		shellJoin(append([]string{scry}, explore...)), dir, prog))
+	compare(t, example, full, merged)
+	// The merged report replays like any other.
+	run(t, nil, scry, "replay", merged, "1", "--out", filepath.Join(dir, "crash.img"))
+
+	// File-system mode: examples/fs/copy recorded once (scry fs record), explored unsharded and
+	// as a job array of scry fs explore --shard auto.
+	if _, err := exec.LookPath("strace"); err != nil {
+		t.Logf("file-system mode not tested: no strace")
+		return
+	}
+	fsSrc := filepath.Join(testenv.Root(), "examples", "fs", "copy")
+	copyProg := filepath.Join(dir, "copy")
+	run(t, nil, "gcc", "-g", "-O0", "-o", copyProg, filepath.Join(fsSrc, "buggy.c"))
+	run(t, nil, "cp", "-r", filepath.Join(fsSrc, "init"), filepath.Join(dir, "w"))
+	rec := filepath.Join(dir, "rec")
+	run(t, nil, scry, "fs", "record", "--dir", filepath.Join(dir, "w"), "--out", rec, "--", copyProg, "in", "out")
+	fsExplore := []string{scry, "fs", "explore", rec, "--checker", filepath.Join(fsSrc, "checker.sh"), "--format", "json", "-j", "1"}
+	fsFull := filepath.Join(dir, "fs-full.json")
+	run(t, nil, fsExplore[0], append(fsExplore[1:], "-o", fsFull)...)
+	fsMerged := shardArray(t, env, dir, "fs", scry, fmt.Sprintf("%s --shard auto -o %s/fs-shard-$SLURM_ARRAY_TASK_ID.json", shellJoin(fsExplore), dir))
+	compare(t, "fs/copy", fsFull, fsMerged)
+	run(t, nil, scry, "replay", fsMerged, "1", "--out", filepath.Join(dir, "crash"))
+}
+
+// shardArray submits a job array of shards tasks running cmd (a shell command writing
+// dir/NAME-shard-$SLURM_ARRAY_TASK_ID.json, exiting 1 when it has findings), waits for it, merges
+// the tasks' reports with scry merge and returns the merged report's path.
+func shardArray(t *testing.T, env []string, dir, name, scry, cmd string) string {
+	t.Helper()
+	script := filepath.Join(dir, name+"-shard.sh")
+	body := fmt.Sprintf("#!/bin/sh\n# scry exits 1 when it has findings: the task still succeeded.\n%s || [ $? -eq 1 ]\n", cmd)
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// --wait returns when every task of the array has ended, with a failure if one failed. The
 	// array's ids start at 1: the shard index is the id less SLURM_ARRAY_TASK_MIN.
 	if out, err := command(env, "sbatch", "--wait", fmt.Sprintf("--array=1-%d", shards), "--chdir", dir,
-		"-o", filepath.Join(dir, "task-%a.out"), script).CombinedOutput(); err != nil {
-		t.Fatalf("sbatch --wait: %v\n%s%s", err, out, taskOutputs(dir))
+		"-o", filepath.Join(dir, name+"-task-%a.out"), script).CombinedOutput(); err != nil {
+		t.Fatalf("sbatch --wait (%s): %v\n%s%s", name, err, out, taskOutputs(dir))
 	}
 	var reports []string
 	for i := 0; i < shards; i++ {
-		reports = append(reports, filepath.Join(dir, fmt.Sprintf("shard-%d.json", i+1)))
+		reports = append(reports, filepath.Join(dir, fmt.Sprintf("%s-shard-%d.json", name, i+1)))
 	}
-	merged := filepath.Join(dir, "merged.json")
+	merged := filepath.Join(dir, name+"-merged.json")
 	run(t, nil, scry, append([]string{"merge", "--format", "json", "-o", merged}, reports...)...)
+	return merged
+}
 
+// compare checks that the merged report equals the unsharded one (full): findings and the
+// counts that add up.
+func compare(t *testing.T, what, full, merged string) {
+	t.Helper()
 	want, got := readReport(t, full), readReport(t, merged)
 	if len(want.Findings) == 0 {
-		t.Fatalf("the unsharded exploration of %s found nothing: the test needs findings", example)
+		t.Fatalf("the unsharded exploration of %s found nothing: the test needs findings", what)
 	}
 	if !reflect.DeepEqual(want.Findings, got.Findings) {
-		t.Errorf("merged findings of %d Slurm tasks differ from the unsharded run's: %s", shards, testenv.Diff(want.Findings, got.Findings))
+		t.Errorf("%s: merged findings of %d Slurm tasks differ from the unsharded run's: %s", what, shards, testenv.Diff(want.Findings, got.Findings))
 	}
 	if want.Stats != got.Stats {
-		t.Errorf("merged stats %+v, unsharded %+v", got.Stats, want.Stats)
+		t.Errorf("%s: merged stats %+v, unsharded %+v", what, got.Stats, want.Stats)
 	}
-	// The merged report replays like any other.
-	run(t, nil, scry, "replay", merged, "1", "--out", filepath.Join(dir, "crash.img"))
 }
 
 // report is the part of a JSON report compared: the findings without their replay command (it
@@ -112,8 +147,10 @@ func readReport(t *testing.T, path string) report {
 		t.Fatalf("%s: %v", path, err)
 	}
 	for _, f := range r.Findings {
-		if c, ok := f["crash"].(map[string]any); ok {
-			delete(c, "image_command")
+		for _, k := range []string{"crash", "fs"} {
+			if c, ok := f[k].(map[string]any); ok {
+				delete(c, "image_command")
+			}
 		}
 	}
 	return r
@@ -254,7 +291,7 @@ func run(t *testing.T, env []string, name string, args ...string) {
 // taskOutputs returns the array tasks' outputs, for a failure's message.
 func taskOutputs(dir string) string {
 	var b strings.Builder
-	files, _ := filepath.Glob(filepath.Join(dir, "task-*.out"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*task-*.out"))
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		fmt.Fprintf(&b, "%s:\n%s\n", filepath.Base(f), tail(data))

@@ -20,7 +20,7 @@ import (
 )
 
 func newFSCommand() *cobra.Command {
-	return groupCommand("fs", "file-system mode: crash consistency of programs that persist through files (ALICE-style)", newFSCheckCommand())
+	return groupCommand("fs", "file-system mode: crash consistency of programs that persist through files (ALICE-style)", newFSCheckCommand(), newFSRecordCommand(), newFSExploreCommand())
 }
 
 func apmHelp() string {
@@ -128,24 +128,159 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			return strictFindings(rep, strict)
 		},
 	}
+	fsRecordFlags(c, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
+	fsExploreFlags(c, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
+	c.Flags().StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
+	reportFlags(c, &format, &output, &strict, &force)
+	return c
+}
+
+// fsRecordFlags registers the flags of a recording in file-system mode.
+func fsRecordFlags(c *cobra.Command, dir, wl *string, timeout *time.Duration, noStack, stack *bool, env *[]string) {
 	fl := c.Flags()
-	fl.StringVar(&f.Dir, "dir", "", "the workload `DIR`ectory: PROG's working directory and initial state (required)")
-	fl.StringVar(&f.Checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
-	fl.StringVar(&f.APM, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
-	fl.StringVar(&f.Workload, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
-	fl.StringSliceVar(&f.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
-	fl.IntVar(&f.MaxStates, "max-states", -1, "test at most `N` crash states in all (-1: no cap; 0 is an error)")
-	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
-	fl.DurationVar(&f.CheckerTimeout, "timeout", 0, fmt.Sprintf("time limit `D` of one checker run or re-execution (0, the default: %v); a state whose run hangs is inconclusive, not a finding", exec.DefaultTimeout))
-	fl.DurationVar(&f.RecordTimeout, "record-timeout", 0, recordTimeoutHelp)
-	fl.DurationVar(&f.TimeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
-	fl.BoolVar(&f.NoStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
-	fl.BoolVar(&f.Stack, "stack", false, "record call stacks even when PROG is a script a language interpreter runs (Python, Perl, ...: not recorded by default)")
-	fl.StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
-	fl.StringSliceVar(&f.Env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
-	fl.StringVar(&format, "format", "text", "output format: text, json, sarif or html (one self-contained page, docs/html-report.md)")
-	fl.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
-	fl.BoolVar(&strict, "strict", false, "exit with status 2 when the report has a warning: for CI")
-	fl.BoolVar(&force, "force", false, "let -o replace an existing file that is not a report of scry")
+	fl.StringVar(dir, "dir", "", "the workload `DIR`ectory: PROG's working directory and initial state (required)")
+	fl.StringVar(wl, "workload", "", "feed `FILE` to PROG's standard input, a line (operation) at a time, and judge by output equivalence")
+	fl.DurationVar(timeout, "record-timeout", 0, recordTimeoutHelp)
+	fl.BoolVar(noStack, "no-stack", false, "do not record call stacks (strace -k): faster, but findings have no source lines")
+	fl.BoolVar(stack, "stack", false, "record call stacks even when PROG is a script a language interpreter runs (Python, Perl, ...: not recorded by default)")
+	fl.StringSliceVar(env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
+}
+
+// fsExploreFlags registers the flags of an exploration in file-system mode.
+func fsExploreFlags(c *cobra.Command, checker, apm *string, strategies *[]string, maxStates, jobs *int, timeout, budget *time.Duration) {
+	fl := c.Flags()
+	fl.StringVar(checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
+	fl.StringVar(apm, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
+	fl.StringSliceVar(strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
+	fl.IntVar(maxStates, "max-states", -1, "test at most `N` crash states in all (-1: no cap; 0 is an error)")
+	fl.IntVarP(jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
+	fl.DurationVar(timeout, "timeout", 0, fmt.Sprintf("time limit `D` of one checker run or re-execution (0, the default: %v); a state whose run hangs is inconclusive, not a finding", exec.DefaultTimeout))
+	fl.DurationVar(budget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
+}
+
+// reportFlags registers the flags of a command's report.
+func reportFlags(c *cobra.Command, format, output *string, strict, force *bool) {
+	fl := c.Flags()
+	fl.StringVar(format, "format", "text", "output format: text, json, sarif or html (one self-contained page, docs/html-report.md)")
+	fl.StringVarP(output, "output", "o", "", "write the report to `FILE` instead of standard output")
+	fl.BoolVar(strict, "strict", false, "exit with status 2 when the report has a warning: for CI")
+	fl.BoolVar(force, "force", false, "let -o replace an existing file that is not a report of scry")
+}
+
+func newFSRecordCommand() *cobra.Command {
+	var f pipeline.FSRecord
+	c := &cobra.Command{
+		Use:   "record --dir DIR --out REC [--workload FILE] [flags] -- PROG [ARGS...]",
+		Short: "record PROG's file-system calls in DIR once, for scry fs explore (in shards) to explore",
+		Long: `Records PROG, run in the workload directory DIR, as scry fs check does, into the new recording
+directory REC: the trace (run.trace), the snapshot of DIR before the run (initial/), a copy of the
+workload (workload.txt) and recording.json. Nothing is explored: scry fs explore REC explores it,
+whole or one shard per machine (--shard I/N), and scry merge combines the shards' reports into the
+report of the whole exploration (docs/distributed.md). Copy REC to every machine at the same path
+(or share it): the findings' replay commands name its snapshot and trace.
+
+The run must end normally (exit status 0): a recording of a failed run is refused (scry fs check
+explores it in one command).
+Exit status: 0 recorded; 130/143 interrupted; 2 error.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDuration("--record-timeout", f.RecordTimeout, "no limit"); err != nil {
+				return err
+			}
+			if f.Stack && f.NoStack {
+				return errors.New("--stack and --no-stack: give one of them")
+			}
+			f.Args = args
+			f.Stdout, f.Stderr, f.Notes = cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.ErrOrStderr()
+			ctx, stop := exec.SignalContext(context.Background())
+			defer stop()
+			defer exec.KillRuns()
+			rep, err := f.Run(ctx)
+			if err != nil {
+				return err
+			}
+			for _, w := range rep.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %s\n", w)
+			}
+			return nil
+		},
+	}
+	fsRecordFlags(c, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
+	c.Flags().StringVar(&f.Out, "out", "", "create the recording directory `REC` (it must not exist; required)")
+	return c
+}
+
+func newFSExploreCommand() *cobra.Command {
+	var f pipeline.FSExplore
+	var format, output, shard string
+	var strict, force bool
+	c := &cobra.Command{
+		Use:   "explore REC [--checker CMD] [--shard I/N] [flags]",
+		Short: "explore the crash states of a recording of scry fs record, whole or one shard of them",
+		Long: `Explores the crash states of the recording directory REC (scry fs record) as scry fs check
+explores its own recording: the same strategies, oracles (--checker; output equivalence when the
+recording has a workload), findings and exit status.
+
+--shard I/N explores shard I (from 0) of N: every shard judges the prefix states (one per crash
+point), then the states of omit-one, split and exhaustive are split by logical operation, balanced
+by their number; the report (--format json -o FILE) carries what scry merge needs to combine the N
+shards' reports into the report of the unsharded exploration: the same findings, counts and
+dynamic vulnerabilities, the statistics added up (docs/distributed.md says when it is exact).
+"auto" or "auto/N" takes I (and N) from a Slurm array, a Kubernetes Indexed Job or
+SCRY_SHARD_INDEX/SCRY_SHARD_COUNT.
+
+Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; else 0. With
+--strict, a report with a warning exits 2.`,
+		Args: exactArgs(1, "the recording directory (scry fs record --out REC)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := report.CheckFormat(format); err != nil {
+				return err
+			}
+			if err := checkShared(f.MaxStates, f.Jobs, f.TimeBudget); err != nil {
+				return err
+			}
+			if err := checkDuration("--timeout", f.CheckerTimeout, fmt.Sprintf("the default of %v", exec.DefaultTimeout)); err != nil {
+				return err
+			}
+			var err error
+			if f.Shard, err = shardFromEnv(shard); err != nil {
+				return err
+			}
+			if f.Shard.Count > 0 && format != "json" {
+				return errors.New("--shard writes what scry merge needs in the JSON report: add --format json -o FILE")
+			}
+			if output != "" {
+				if err := safefile.Check(output, report.Policy(force)); err != nil {
+					return err
+				}
+				if format == "json" {
+					if f.Report, err = filepath.Abs(output); err != nil {
+						return err
+					}
+				}
+			}
+			f.Recording = args[0]
+			f.Start = time.Now()
+			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
+			ctx, stop := exec.SignalContext(context.Background())
+			defer stop()
+			defer exec.KillRuns()
+			rep, err := f.Run(ctx)
+			f.Progress.Finish()
+			if rep != nil {
+				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
+					return werr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			return strictFindings(rep, strict)
+		},
+	}
+	fl := c.Flags()
+	fsExploreFlags(c, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
+	fl.StringVar(&shard, "shard", "", "explore shard `I/N` (from 0) of the crash states, balanced by their number; \"auto\" or \"auto/N\" takes I (and N) from a Slurm array, a Kubernetes Indexed Job or SCRY_SHARD_INDEX/SCRY_SHARD_COUNT; combine the shards' JSON reports with scry merge (docs/distributed.md)")
+	reportFlags(c, &format, &output, &strict, &force)
 	return c
 }
