@@ -439,10 +439,10 @@ wait:
 	} else {
 		o.ExitCode = ws.ExitStatus()
 	}
-	if killedBy != "" && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		if killedBy == "diverged" {
-			o.diverge(w.divergedAt(), w.legal)
-		} else if killedBy == "context" {
+	if k := w.divergedAt(); k > 0 {
+		o.diverge(k, w.legal) // however it ended, as in runWatched
+	} else if killedBy != "" && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		if killedBy == "context" {
 			o.Err = fmt.Errorf("%s: %w", args[0], ctx.Err())
 		} else {
 			o.TimedOut = true

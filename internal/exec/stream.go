@@ -178,8 +178,8 @@ func (w *watch) divergedAt() int {
 	return w.diverged
 }
 
-// diverge turns the outcome of a run its watch stopped into a Diverged one: killed by the
-// SIGKILL the watch sent (not by a timeout or the caller), at line k of its output.
+// diverge turns the outcome of a run whose output diverged at line k into a Diverged one,
+// whether the SIGKILL the watch sent ended it or it ended by itself before the signal landed.
 // Its standard output is cut after that line (the program may have printed more before the
 // signal landed).
 func (o *Outcome) diverge(k int, legal *Legal) {

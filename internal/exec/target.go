@@ -133,7 +133,8 @@ type Outcome struct {
 	Timeout time.Duration
 	// Diverged, when > 0, is the line of standard output (from 1) at which the run was stopped
 	// because it matched none of the legal outcomes it was compared with as it streamed
-	// (WithLegal): ExitCode is then -1, Signal 0, and Stdout ends with that line. LinesLeft is
+	// (WithLegal), however it then ended (its verdict is decided there): ExitCode is then -1,
+	// Signal 0, and Stdout ends with that line. LinesLeft is
 	// the number of lines the longest legal outcome printed after it: what stopping saved.
 	Diverged  int
 	LinesLeft int
@@ -398,7 +399,9 @@ func runWatched(ctx context.Context, args, env []string, stdin []byte, dir strin
 	} else {
 		o.ExitCode = ps.ExitCode()
 	}
-	if k := w.divergedAt(); k > 0 && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+	if k := w.divergedAt(); k > 0 {
+		// Decided at line k, however the program then ended (it may have exited before the
+		// signal landed): the outcome does not depend on timing.
 		o.diverge(k, w.legal)
 	} else if ctx.Err() != nil && (ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
 		o.Err = fmt.Errorf("%s: %w", args[0], ctx.Err())
