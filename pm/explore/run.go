@@ -410,13 +410,25 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	defer e.prog.Ran()
 	var out outcome
 	if j.copyFrom != "" {
-		err := exec.CopyFile(j.image, j.copyFrom)
+		image, err := j.image, error(nil)
+		if j.keep {
+			err = exec.CopyFile(image, j.copyFrom)
+		} else {
+			// A working copy of the worker's, made equal to the source by writing what
+			// differs, instead of a fresh copy per run (storage.go).
+			image = e.copies.get(e.tmp)
+			defer e.copies.put(image)
+			j.image = image
+			err = exec.ResetFile(image, j.copyFrom)
+		}
 		if err == nil {
-			err = crash.ApplyPatches(j.image, j.patches)
+			err = crash.ApplyPatches(image, j.patches)
 		}
 		if err != nil {
 			out.target = exec.Outcome{ExitCode: -1, Err: err}
-			os.Remove(j.image)
+			if j.keep {
+				os.Remove(image)
+			}
 			return out
 		}
 	}
@@ -434,7 +446,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	if j.publish != nil && ctx.Err() == nil {
 		j.publish.publish(j.publishAs, out.target)
 	}
-	if !j.keep {
+	if !j.keep && j.copyFrom == "" {
 		os.Remove(j.image)
 	}
 	out.done = ctx.Err() == nil
