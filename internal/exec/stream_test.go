@@ -153,3 +153,19 @@ func TestRunStopsAtDivergence(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchLongLine: a line longer than any legal outcome's whole output matches none, decided
+// before its newline (the watch does not hold it without bound).
+func TestWatchLongLine(t *testing.T) {
+	defer func(n int) { stdoutLimit = n }(stdoutLimit)
+	stdoutLimit = 64
+	w := newWatch(WithLegal(context.Background(), NewLegal(Outcome{Stdout: []byte("short\n")})), &boundedBuffer{limit: stdoutLimit}, nil, "")
+	stops := 0
+	w.stop = func() { stops++ }
+	for i := 0; i < 10; i++ {
+		w.Write([]byte("0123456789abcdef"))
+	}
+	if w.divergedAt() != 1 || stops != 1 || len(w.partial) != 0 {
+		t.Errorf("diverged at %d, %d stops, %d bytes held; want line 1, 1 stop, none held", w.divergedAt(), stops, len(w.partial))
+	}
+}
