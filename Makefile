@@ -99,6 +99,7 @@ bench-run: all mapcli mapcli-injected
 	$(GO) run ./test/bench --fs --runs 5
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
 	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fs/model
+	$(GO) test -run '^$$' -bench Overhead -benchtime 50x ./internal/exec
 
 # Short fuzzing of every parser (the seeds run in `make test` too).
 fuzz:

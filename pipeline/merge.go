@@ -157,6 +157,10 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.Reused += s.Reused
 	sum.Twins += s.Twins
 	sum.RepeatRuns += s.RepeatRuns
+	sum.StoppedEarly += s.StoppedEarly
+	sum.StoppedEarlyLines += s.StoppedEarlyLines
+	sum.StoppedEarlySeconds += s.StoppedEarlySeconds
+	sum.StoppedAgain += s.StoppedAgain
 	sum.VaryingOutcomes += s.VaryingOutcomes
 	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
 	sum.ElapsedSeconds = max(sum.ElapsedSeconds, s.ElapsedSeconds)

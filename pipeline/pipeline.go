@@ -84,6 +84,8 @@ type Exploration struct {
 	NoPriority bool
 	// NoForkServer runs the program by exec on every image (explore.Config.NoForkServer).
 	NoForkServer bool
+	// NoStopEarly runs every crash image's run to its end (explore.Config.NoStopEarly).
+	NoStopEarly bool
 	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none), counted
 	// from Start (zero: when the command's work begins: Check.Run, ExploreTrace), so that the
 	// recording and the trace analyses are inside it too.
@@ -226,7 +228,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	res, xerr := explore.Run(ctx, explore.Config{
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly,
 		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard,
 		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})

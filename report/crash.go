@@ -171,6 +171,17 @@ type Stats struct {
 	// inferred property (the same state with the pair in order), to confirm the property's
 	// finding differentially; they count in StatesTested.
 	Twins int `json:"twins,omitempty"`
+	// StoppedEarly counts the runs on crash images stopped at their first output line that
+	// matched no legal outcome (a decided mismatch: explore's early.go); StoppedEarlyLines the
+	// output lines the longest legal outcome printed after those lines, and
+	// StoppedEarlySeconds the wall time, in seconds, the longest legal outcome's run took beyond
+	// theirs: about what stopping saved. StoppedAgain counts the runs stopped on a line that,
+	// once what varies between identical runs was known, no longer decided a mismatch, and that
+	// were run again in full.
+	StoppedEarly        int     `json:"stopped_early,omitempty"`
+	StoppedEarlyLines   int     `json:"stopped_early_lines,omitempty"`
+	StoppedEarlySeconds float64 `json:"stopped_early_seconds,omitempty"`
+	StoppedAgain        int     `json:"stopped_again,omitempty"`
 	// RepeatRuns counts the legal outcomes run a second time, on the same consistent image with
 	// the same input, because a crash state's run matched none of them: VaryingOutcomes of them
 	// printed something else the second time, and the output lines that differed (at most

@@ -125,6 +125,14 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs%s\n",
 			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs, images)
+		if s.StoppedEarly > 0 {
+			fmt.Fprintf(bw, "scry: %s stopped at their first output line that matched neither legal outcome, about %.1fs of runs and %d output lines saved\n",
+				plural(s.StoppedEarly, "run on a crash image", "runs on crash images"), s.StoppedEarlySeconds, s.StoppedEarlyLines)
+		}
+		if s.StoppedAgain > 0 {
+			fmt.Fprintf(bw, "scry: %s stopped on a line that varies between identical runs, and run again to the end\n",
+				plural(s.StoppedAgain, "run on a crash image was", "runs on crash images were"))
+		}
 		if s.VaryingOutcomes > 0 {
 			are := "are"
 			if s.VaryingLines == 1 {

@@ -65,10 +65,12 @@ const (
 )
 
 // Completed reports whether a run ran to its end: it started, did not hang, was not
-// interrupted, and was not killed by a signal. Only such a run is a legal outcome: one killed by
+// interrupted, was not killed by a signal, and was not stopped at a diverging line (Diverged). Only such a run is a legal outcome: one killed by
 // a signal (a program that crashes without a crash, or lacks the environment it needs) would
 // make every crash image that dies the same way look legal.
-func (o Outcome) Completed() bool { return o.Err == nil && !o.TimedOut && o.Signal == 0 }
+func (o Outcome) Completed() bool {
+	return o.Err == nil && !o.TimedOut && o.Signal == 0 && o.Diverged == 0
+}
 
 // Stopped reports whether a run was stopped from outside before it could give a verdict: it
 // timed out (scry killed its process group: TimedOut), or it was killed by a signal that is no
@@ -107,6 +109,8 @@ func Mismatch(got Outcome, legal ...Outcome) string {
 		return SymptomHang
 	case got.Signal != 0:
 		return SymptomSignal
+	case got.Diverged > 0:
+		return SymptomOutput // stopped at a line no legal outcome prints there
 	}
 	for _, l := range usable {
 		if l.ExitCode == got.ExitCode {

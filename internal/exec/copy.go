@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -73,4 +74,148 @@ func copySparse(out, in *os.File, size int64) error {
 		off = hole
 	}
 	return out.Truncate(size)
+}
+
+// ResetFile makes the file dst (created, mode 0644, when it does not exist) a copy of src by
+// writing only what differs: the ranges of dst that hold data where src has a hole are punched
+// (FALLOC_FL_PUNCH_HOLE, zeros written where the file system cannot punch), the data ranges of
+// src are compared with dst page by page (4 KiB) and the pages that differ written, and dst
+// gets src's size. Afterwards dst reads exactly as src does, whatever dst held before: a run on
+// a worker's working copy never sees a byte a previous run wrote. It is how a worker reuses one
+// file for the crash images of a pool instead of a fresh copy per run (each run writes a few
+// pages of a pool that is mostly the same from one image to the next). A dst that cannot be
+// opened for writing, or is not a regular file, is replaced by a fresh CopyFile. Errors name
+// the file.
+func ResetFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
+	if err == nil {
+		if ofi, serr := out.Stat(); serr != nil || !ofi.Mode().IsRegular() {
+			out.Close()
+			err = fmt.Errorf("%s is not a regular file", dst)
+		}
+	}
+	if err != nil {
+		os.Remove(dst)
+		return CopyFile(dst, src)
+	}
+	if err := resetSparse(out, in, fi.Size()); err != nil {
+		out.Close()
+		return fmt.Errorf("resetting %s to %s: %w", dst, src, err)
+	}
+	return out.Close()
+}
+
+// resetPage is the unit ResetFile compares and writes, resetChunk what it reads at once.
+const (
+	resetPage  = 4 << 10
+	resetChunk = 256 << 10
+)
+
+func resetSparse(out, in *os.File, size int64) error {
+	if err := out.Truncate(size); err != nil {
+		return err
+	}
+	srcData, err := dataRanges(in, size)
+	if err != nil {
+		return err
+	}
+	dstData, err := dataRanges(out, size)
+	if err != nil {
+		return err
+	}
+	// Data of dst where src has a hole: punched, or zeroed.
+	for _, r := range subtractRanges(dstData, srcData) {
+		if err := unix.Fallocate(int(out.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, r[0], r[1]-r[0]); err != nil {
+			if _, err := out.WriteAt(make([]byte, r[1]-r[0]), r[0]); err != nil {
+				return err
+			}
+		}
+	}
+	a, b := make([]byte, resetChunk), make([]byte, resetChunk)
+	for _, r := range srcData {
+		for off := r[0]; off < r[1]; off += resetChunk {
+			n := int(min(resetChunk, r[1]-off))
+			if _, err := in.ReadAt(a[:n], off); err != nil {
+				return err
+			}
+			if _, err := out.ReadAt(b[:n], off); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			for p := 0; p < n; {
+				if bytes.Equal(a[p:min(p+resetPage, n)], b[p:min(p+resetPage, n)]) {
+					p += resetPage
+					continue
+				}
+				q := p + resetPage // a run of differing pages, written at once
+				for q < n && !bytes.Equal(a[q:min(q+resetPage, n)], b[q:min(q+resetPage, n)]) {
+					q += resetPage
+				}
+				q = min(q, n)
+				if _, err := out.WriteAt(a[p:q], off+int64(p)); err != nil {
+					return err
+				}
+				p = q
+			}
+		}
+	}
+	return nil
+}
+
+// dataRanges returns the data ranges [start, end) of f below size (SEEK_DATA / SEEK_HOLE); the
+// whole file when the file system cannot tell.
+func dataRanges(f *os.File, size int64) ([][2]int64, error) {
+	fd := int(f.Fd())
+	var rs [][2]int64
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			break
+		}
+		if errors.Is(err, unix.EINVAL) {
+			return [][2]int64{{off, size}}, nil
+		} else if err != nil {
+			return nil, err
+		}
+		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+		if err != nil {
+			hole = size
+		}
+		hole = min(hole, size)
+		if hole > data {
+			rs = append(rs, [2]int64{data, hole})
+		}
+		off = hole
+	}
+	return rs, nil
+}
+
+// subtractRanges returns the parts of the sorted, disjoint ranges a outside those of b.
+func subtractRanges(a, b [][2]int64) [][2]int64 {
+	var out [][2]int64
+	j := 0
+	for _, r := range a {
+		start := r[0]
+		for j < len(b) && b[j][1] <= start {
+			j++
+		}
+		for k := j; k < len(b) && b[k][0] < r[1]; k++ {
+			if b[k][0] > start {
+				out = append(out, [2]int64{start, b[k][0]})
+			}
+			start = max(start, b[k][1])
+		}
+		if start < r[1] {
+			out = append(out, [2]int64{start, r[1]})
+		}
+	}
+	return out
 }

@@ -22,7 +22,10 @@
 //     holes), never the user's pool;
 //   - in its own process group, so that a hang (Target.Timeout, default 10 s), a cancelled
 //     context or the program's exit kills the whole group with SIGKILL, background children
-//     included;
+//     included; processes that left the group (setsid) are found among scry's own children,
+//     scry being a child subreaper (reap.go), and killed too;
+//   - compared, under a context with legal outcomes (WithLegal), line by line with them as its
+//     output streams, and stopped at the first line that matches none (Outcome.Diverged);
 //   - with PMEM_IS_PMEM_FORCE=1, and with tracing sent to /dev/null for programs built with
 //     `scry cc` (SCRY_TRACE=/dev/null, SCRY_NO_LOADS=1, other SCRY_* variables removed), since the
 //     runtime always traces and must not overwrite a real trace;

@@ -11,6 +11,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,7 +122,7 @@ func (f *ForkServers) RunWithin(ctx context.Context, pool string, stdin []byte, 
 	for i, a := range f.t.Args {
 		args[i] = strings.ReplaceAll(a, PoolPlaceholder, abs)
 	}
-	o, started, err := s.run(ctx, args, stdin, t.Timeout)
+	o, started, err := s.run(ctx, args, stdin, t.Timeout, f.t.OutputFilter, abs)
 	if err != nil {
 		s.stop()
 		f.drop(s)
@@ -240,6 +241,7 @@ func startForkServer(args, env []string, dir string) (*forkServer, error) {
 	cmd.Env = append(environ(env), "SCRY_FORKSRV_FD=3", tag)
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	subreaper() // its runs' orphans are re-parented to scry (reap.go)
 	if err := cmd.Start(); err != nil {
 		ours.Close()
 		theirs.Close()
@@ -284,7 +286,7 @@ func (s *forkServer) stop() {
 // run makes one run: args replace the server's arguments (same count), stdin is the child's
 // standard input. started tells whether a child was forked (then an error means its outcome is
 // unknown); err is a failure of the server or of the socket.
-func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeout time.Duration) (o Outcome, started bool, err error) {
+func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeout time.Duration, filter *regexp.Regexp, pool string) (o Outcome, started bool, err error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -348,7 +350,14 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 		_, _ = pipes[0][1].Write(stdin)
 		pipes[0][1].Close()
 	})
-	copies.Go(func() { _, _ = io.Copy(stdout, pipes[1][0]) })
+	var out io.Writer = stdout
+	diverged := make(chan struct{}) // closed by the watch at the first diverging line
+	w := newWatch(ctx, stdout, filter, pool)
+	if w != nil {
+		w.stop = func() { close(diverged) }
+		out = w
+	}
+	copies.Go(func() { _, _ = io.Copy(out, pipes[1][0]) })
 	copies.Go(func() { _, _ = io.Copy(stderr, pipes[2][0]) })
 	readers := func() {
 		done := make(chan struct{})
@@ -408,9 +417,15 @@ wait:
 				killedBy = "context"
 			}
 			_ = syscall.Kill(-int(pid), syscall.SIGKILL)
+		case <-diverged:
+			if killedBy == "" {
+				killedBy = "diverged"
+			}
+			_ = syscall.Kill(-int(pid), syscall.SIGKILL)
+			diverged = nil
 		}
 	}
-	killTagged(s.cmd.Process.Pid, tag, s.tag)
+	sweepRun(int(pid), s.cmd.Process.Pid, tag, s.tag)
 	readers()
 	o.Duration = time.Since(start)
 	o.Stdout, o.Truncated = stdout.buf.Bytes(), stdout.cut
@@ -424,7 +439,9 @@ wait:
 	} else {
 		o.ExitCode = ws.ExitStatus()
 	}
-	if killedBy != "" && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+	if k := w.divergedAt(); k > 0 {
+		o.diverge(k, w.legal) // however it ended, as in runWatched
+	} else if killedBy != "" && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		if killedBy == "context" {
 			o.Err = fmt.Errorf("%s: %w", args[0], ctx.Err())
 		} else {

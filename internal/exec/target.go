@@ -131,6 +131,13 @@ type Outcome struct {
 	Err error
 	// Timeout is the limit the run had (for Describe).
 	Timeout time.Duration
+	// Diverged, when > 0, is the line of standard output (from 1) at which the run was stopped
+	// because it matched none of the legal outcomes it was compared with as it streamed
+	// (WithLegal), however it then ended (its verdict is decided there): ExitCode is then -1,
+	// Signal 0, and Stdout ends with that line. LinesLeft is
+	// the number of lines the longest legal outcome printed after it: what stopping saved.
+	Diverged  int
+	LinesLeft int
 
 	filter *regexp.Regexp
 	pool   string    // the image's absolute path, which Normalized writes as {pool}
@@ -155,6 +162,8 @@ func (o Outcome) Describe() string {
 		return "could not start: " + o.Err.Error()
 	case o.TimedOut:
 		return fmt.Sprintf("hung: killed after %v", o.Timeout)
+	case o.Diverged > 0:
+		return divergedText(o.Diverged)
 	case o.Signal != 0:
 		return fmt.Sprintf("killed by signal %d (%v)", int(o.Signal), o.Signal)
 	default:
@@ -217,7 +226,7 @@ func (t Target) Run(ctx context.Context, pool string, stdin []byte, dir string) 
 	for i, a := range t.Args {
 		args[i] = strings.ReplaceAll(a, PoolPlaceholder, abs)
 	}
-	o := run(ctx, args, t.Env, stdin, dir, t.Timeout)
+	o := runWatched(ctx, args, t.Env, stdin, dir, t.Timeout, t.OutputFilter, abs)
 	o.filter, o.pool = t.OutputFilter, abs
 	return o
 }
@@ -309,6 +318,12 @@ func RunCommand(ctx context.Context, args []string, dir string, timeout time.Dur
 
 // run runs args in its own process group with a timeout; see Target.Run.
 func run(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration) Outcome {
+	return runWatched(ctx, args, env, stdin, dir, timeout, nil, "")
+}
+
+// runWatched is run, stopping the run at its first diverging line of output when ctx carries
+// legal outcomes (WithLegal; filter and pool normalize its lines as Normalized does).
+func runWatched(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration, filter *regexp.Regexp, pool string) Outcome {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -324,6 +339,7 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 	// The clock starts before the deadline is set, so that a run killed at its timeout never
 	// reports a duration shorter than the timeout.
 	start := time.Now()
+	subreaper() // before the start: the run's orphans are re-parented to scry (reap.go)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -335,6 +351,12 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 	stdout := &boundedBuffer{limit: stdoutLimit}
 	stderr := &boundedBuffer{limit: StderrLimit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	w := newWatch(ctx, stdout, filter, pool)
+	if w != nil {
+		// Called from os/exec's copying goroutine, which starts after cmd.Process is set.
+		w.stop = func() { killGroup(cmd.Process.Pid) }
+		cmd.Stdout = w
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		killGroup(cmd.Process.Pid)
@@ -357,7 +379,7 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 		}
 	}
 	killGroup(pid)
-	killTagged(0, tag) // before the wait: an escaped process may hold the output pipes open
+	sweepRun(pid, 0, tag) // before the wait: an escaped process may hold the output pipes open
 	err := cmd.Wait()
 	o.Duration = time.Since(start)
 	o.Stdout, o.Truncated = stdout.buf.Bytes(), stdout.cut
@@ -377,7 +399,11 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 	} else {
 		o.ExitCode = ps.ExitCode()
 	}
-	if ctx.Err() != nil && (ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
+	if k := w.divergedAt(); k > 0 {
+		// Decided at line k, however the program then ended (it may have exited before the
+		// signal landed): the outcome does not depend on timing.
+		o.diverge(k, w.legal)
+	} else if ctx.Err() != nil && (ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
 		o.Err = fmt.Errorf("%s: %w", args[0], ctx.Err())
 		o.Signal = 0
 	} else if runCtx.Err() != nil && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
@@ -390,14 +416,16 @@ func run(ctx context.Context, args, env []string, stdin []byte, dir string, time
 }
 
 // runTagVar is the environment variable that tags every process of one run (the program and
-// whatever it starts), so that killTagged finds those that left the run's process group.
+// whatever it starts), so that sweepRun (or, without the subreaper, killTagged) finds those that
+// left the run's process group.
 const runTagVar = "SCRY_RUN_ID"
 
 var runSerial atomic.Uint64
 
 // killTagged sends SIGKILL to every process, but the one numbered except (0: none), whose
 // environment holds one of tags (VAR=value): the processes of a run that escaped its process
-// group (setsid, a daemon), which killGroup misses. It reads /proc/PID/environ, the environment
+// group (setsid, a daemon), which killGroup misses. Runs use it only when scry cannot be a child
+// subreaper (sweepRun); KillRuns, the last sweep at exit, scans so too. It reads /proc/PID/environ, the environment
 // each process was started with; a process that rewrote its environment, or one that is not ours
 // to read, escapes. The scan is repeated until one finds no such process alive (killTagged gives
 // up after waitDelay): a process forking while the scan passed may leave a child the scan had
@@ -446,6 +474,7 @@ func scanProcs(except int, f func(pid int, env []byte) bool) {
 	if err != nil {
 		return
 	}
+	procScans.Add(1)
 	self := os.Getpid()
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())

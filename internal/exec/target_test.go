@@ -489,3 +489,39 @@ func FuzzCheckEnv(f *testing.F) {
 		}
 	})
 }
+
+// TestEscapedKilledWithoutScan: a child the program started in a session of its own (setsid),
+// which outlives the program, is killed when the run ends, by exec and through a fork server,
+// without a scan of /proc (scry is a child subreaper: reap.go).
+func TestEscapedKilledWithoutScan(t *testing.T) {
+	needProg(t)
+	if !subreaper() {
+		testenv.Missing(t, "scry cannot be a child subreaper here (prctl or /proc/self/task/TID/children missing)")
+	}
+	for _, mode := range []string{"exec", "fork server"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			pool := filepath.Join(dir, "pool.img")
+			tg := Target{Args: []string{prog, "setsid", "{pool}", "child.pid"}, Timeout: 10 * time.Minute}
+			run := func() Outcome { return tg.Run(context.Background(), pool, nil, dir) }
+			if mode == "fork server" {
+				needScryProg(t)
+				tg.Args[0] = scryProg
+				fs := NewForkServers(tg, t.TempDir())
+				defer fs.Close()
+				fs.Run(context.Background(), pool, nil, dir) // starts the server
+				os.Remove(filepath.Join(dir, "child.pid"))
+				run = func() Outcome { return fs.Run(context.Background(), pool, nil, dir) }
+			}
+			before := procScans.Load()
+			o := run()
+			if o.Failed() {
+				t.Fatalf("run %s", o.Describe())
+			}
+			childGone(t, dir, "the program's child in a session of its own")
+			if n := procScans.Load() - before; n != 0 {
+				t.Errorf("%d scans of /proc during the run, want none", n)
+			}
+		})
+	}
+}

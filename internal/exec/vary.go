@@ -255,9 +255,25 @@ func (o Outcome) WithVariance(v *Variance) Outcome {
 func (o Outcome) Variance() *Variance { return o.vary }
 
 // DiffOutcomes is Diff of got's and want's normalized outputs, got masked by want's variance:
-// the difference Equivalent sees.
+// the difference Equivalent sees. When got was stopped at its diverging line (Diverged), want
+// is cut to as many lines as got printed, so that the diff shows the divergence, not the lines
+// got never printed.
 func DiffOutcomes(got, want Outcome) string {
-	return Diff(got.WithVariance(want.vary).Normalized(), want.Normalized())
+	g, w := got.WithVariance(want.vary).Normalized(), want.Normalized()
+	if got.Diverged > 0 {
+		n := bytes.Count(g, []byte("\n"))
+		end := 0
+		for i := 0; i < n && end < len(w); i++ {
+			j := bytes.IndexByte(w[end:], '\n')
+			if j < 0 {
+				end = len(w)
+				break
+			}
+			end += j + 1
+		}
+		w = w[:end]
+	}
+	return Diff(g, w)
 }
 
 // splitLines splits out after each newline (a last line without one is kept as it is).

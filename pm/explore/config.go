@@ -147,6 +147,9 @@ type Config struct {
 	// NoForkServer runs the target by exec every time, instead of through fork servers when
 	// its program is built with scry cc (exec.ForkServers).
 	NoForkServer bool
+	// NoStopEarly runs every crash image's run to its end, instead of stopping it at the first
+	// output line that matches no legal outcome (early.go; --no-stop-early).
+	NoStopEarly bool
 	// NoPriority explores the operations in trace order in one walk, instead of first those
 	// that write store sites no earlier one writes (priority.go).
 	NoPriority bool

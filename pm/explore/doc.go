@@ -61,8 +61,11 @@
 //
 // Images are materialised inside the Walk callback, where crash points are valid: one
 // crash.ImageWriter moves a working copy from state to state (it rewrites only what differs),
-// and exec.CopyFile (sparse) gives each work item its own file, which the run then owns (the
-// target writes its pool). Items are collected operation by operation into batches of about
+// and each run in progress works on a file of its own, reused from run to run and made equal to
+// the item's base by writing only what differs (exec.ResetFile, storage.go) before the item's
+// patches are written over it; the run then owns it (the target writes its pool). A run on a
+// crash image of a one-operation period is stopped at its first output line that matches
+// neither legal outcome (early.go). Items are collected operation by operation into batches of about
 // Config.BatchStates images (the first batches smaller: 32, 64, ... states, so that the
 // workers start at once); each batch runs on exec.Map's workers while the walk builds the next
 // one (each run through Config.Runner: processes by default, an in-process fake in tests), so

@@ -153,6 +153,7 @@ type explorer struct {
 	bw     *crash.ImageWriter
 	res    *Result
 	nimg   atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
+	copies workCopies   // the workers' working copies of images (storage.go)
 	batch  []*item
 	// The base of the crash point items are being made at: its trace event, the file and the delta
 	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the

@@ -329,7 +329,7 @@ func TestJobsDeterministic(t *testing.T) {
 	for _, jobs := range []int{1, 2} {
 		r := exploreTrace(t, dir, bin, "atomicity.ops", tr, jobs, 5*time.Second)
 		st := r.Stats
-		st.ElapsedSeconds, st.FirstFailureSeconds, st.Jobs = 0, 0, 0
+		st.ElapsedSeconds, st.FirstFailureSeconds, st.StoppedEarlySeconds, st.Jobs = 0, 0, 0, 0
 		b, err := json.Marshal(struct {
 			F []report.Finding
 			S report.Stats

@@ -28,6 +28,12 @@ type job struct {
 	patches  []crash.Patch // then these are written over it
 	keep     bool
 	timeout  time.Duration // bounds the run when > 0 (a crash image's: hangTimeout)
+	// publish, on a legal outcome's run, is where its outcome goes (as legal outcome
+	// publishAs) for the runs on the period's crash images; legal, on those, is where they
+	// find them, to stop at their first diverging line (early.go).
+	publish   *legalSlot
+	publishAs int
+	legal     *legalSlot
 }
 
 // outcome is a job's result; done is set when the job ran to its end (not interrupted).
@@ -127,8 +133,12 @@ type runningBatch struct {
 }
 
 // seqPair indexes the two oracle runs of a one-operation period in a batch's jobs (after -1:
-// none, the trace ends inside the operation).
-type seqPair struct{ before, after int }
+// none, the trace ends inside the operation); slot collects their outcomes for the runs on
+// the period's crash images (early.go).
+type seqPair struct {
+	before, after int
+	slot          *legalSlot
+}
 
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
@@ -152,15 +162,18 @@ func (e *explorer) prepare() *runningBatch {
 			continue
 		}
 		b.periods = append(b.periods, p)
-		pr := &seqPair{before: len(b.jobs), after: -1}
+		pr := &seqPair{before: len(b.jobs), after: -1, slot: newLegalSlot(1)}
+		if p.after != "" {
+			pr.slot = newLegalSlot(2)
+		}
 		chk := e.cfg.Runner.HasChecker()
 		// The run on the consistent image before the operation works on a copy: the crash
 		// images of the period start from that file.
-		b.jobs = append(b.jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+		b.jobs = append(b.jobs, job{image: e.newImage("rolled-back"), copyFrom: p.before, stdin: e.cfg.Workload.Suffix(it.op), checker: chk, publish: pr.slot})
 		if p.after != "" {
 			pr.after = len(b.jobs)
 			// On a copy too: p.after stays as the operation left it for a second run (vary.go).
-			b.jobs = append(b.jobs, job{image: e.newImage("committed"), copyFrom: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk})
+			b.jobs = append(b.jobs, job{image: e.newImage("committed"), copyFrom: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk, publish: pr.slot, publishAs: 1})
 		} else {
 			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
 		}
@@ -195,7 +208,11 @@ func (b *runningBatch) planImages(e *explorer) {
 			byKey[it.key] = len(b.jobs)
 		}
 		b.jobOf[i] = len(b.jobs)
-		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang})
+		var legal *legalSlot
+		if pr := b.seqs[it.per]; pr != nil {
+			legal = pr.slot
+		}
+		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal})
 	}
 }
 
@@ -292,6 +309,17 @@ func (e *explorer) finish() error {
 	var unjudged map[int]bool // their legal outcomes' second runs were interrupted (vary.go)
 	if !interrupted {
 		unjudged, err = b.learnVariance(e, outs)
+		if err == nil {
+			// Runs stopped early whose stop the variances learned no longer decide (early.go).
+			var again map[int]bool
+			again, err = b.rerunUndecided(e, outs)
+			for i := range again {
+				if unjudged == nil {
+					unjudged = map[int]bool{}
+				}
+				unjudged[i] = true
+			}
+		}
 		if err != nil && e.budgetEnded() {
 			// Stopped at the budget's end: the states that needed the second runs are left
 			// out, the others judged.
@@ -389,13 +417,25 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	defer e.prog.Ran()
 	var out outcome
 	if j.copyFrom != "" {
-		err := exec.CopyFile(j.image, j.copyFrom)
+		image, err := j.image, error(nil)
+		if j.keep {
+			err = exec.CopyFile(image, j.copyFrom)
+		} else {
+			// A working copy of the worker's, made equal to the source by writing what
+			// differs, instead of a fresh copy per run (storage.go).
+			image = e.copies.get(e.tmp)
+			defer e.copies.put(image)
+			j.image = image
+			err = exec.ResetFile(image, j.copyFrom)
+		}
 		if err == nil {
-			err = crash.ApplyPatches(j.image, j.patches)
+			err = crash.ApplyPatches(image, j.patches)
 		}
 		if err != nil {
 			out.target = exec.Outcome{ExitCode: -1, Err: err}
-			os.Remove(j.image)
+			if j.keep {
+				os.Remove(image)
+			}
 			return out
 		}
 	}
@@ -409,8 +449,11 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 		}
 		os.Remove(cp)
 	}
-	out.target = e.cfg.Runner.Target(ctx, j.image, j.stdin, w.Dir, j.timeout)
-	if !j.keep {
+	out.target = e.cfg.Runner.Target(e.withLegal(ctx, j), j.image, j.stdin, w.Dir, j.timeout)
+	if j.publish != nil && ctx.Err() == nil {
+		j.publish.publish(j.publishAs, out.target)
+	}
+	if !j.keep && j.copyFrom == "" {
 		os.Remove(j.image)
 	}
 	out.done = ctx.Err() == nil

@@ -29,6 +29,7 @@ type crashFlags struct {
 	clusterFailures int
 	noPriority      bool
 	noForkServer    bool
+	noStopEarly     bool
 	timeBudget      time.Duration
 	noAssumeFixed   bool
 }
@@ -57,6 +58,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
 	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
 	fl.DurationVar(&f.timeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash points are left out while the exploration is behind that schedule, so every part of the workload is covered; the report says how many (0: no budget)")
+	fl.BoolVar(&f.noStopEarly, "no-stop-early", false, "run the program on every crash image to its end (default: a run is stopped at the first output line that matches neither legal outcome, its verdict decided)")
 	fl.BoolVar(&f.noForkServer, "no-fork-server", false, "run the program by exec on every crash image (default: a program built with scry cc serves the runs as a fork server, stopped before main and forked per image)")
 	fl.BoolVar(&f.noPriority, "no-priority", false, "explore the operations in trace order (default: first those that write store sites no earlier one writes, so that bugs show early)")
 	fl.IntVar(&f.clusterFailures, "cluster-failures", explore.DefaultClusterFailures, "once a finding has failed on `N` crash states, run only one in "+fmt.Sprint(explore.ClusterSampleEvery)+" further states that would fall in it (-1: run them all)")
@@ -81,7 +83,7 @@ func (f *crashFlags) strats() ([]*crash.Strategy, error) {
 // exploration checks the flags before anything runs and returns the pipeline's view of them.
 func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	x := pipeline.Exploration{
-		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures, TimeBudget: f.timeBudget, NoPriority: f.noPriority, NoForkServer: f.noForkServer,
+		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures, TimeBudget: f.timeBudget, NoPriority: f.noPriority, NoForkServer: f.noForkServer, NoStopEarly: f.noStopEarly,
 		Start: time.Now(), Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
 	}
 	var err error
