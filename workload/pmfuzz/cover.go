@@ -75,6 +75,8 @@ type Runner struct {
 	Args []string
 	// PMGlobs are --pm patterns (record.Options.PMGlobs).
 	PMGlobs []string
+	// Env is added to the program's environment (NAME=VALUE).
+	Env []string
 	// Timeout bounds one run (0: exec.DefaultTimeout).
 	Timeout time.Duration
 	// Scratch is a directory of scry's for the pool and the trace of each run.
@@ -122,7 +124,7 @@ func (r *Runner) Run(ctx context.Context, w []byte) (*Coverage, error) {
 	tr := filepath.Join(dir, "scry.trace")
 	res, err := record.Run(ctx, record.Options{
 		Trace: tr, PMGlobs: globs, NoLoads: true, Args: args,
-		Stdin: bytes.NewReader(w), Stdout: io.Discard, Stderr: io.Discard, Timeout: r.Timeout,
+		Stdin: bytes.NewReader(w), Stdout: io.Discard, Stderr: io.Discard, Timeout: r.Timeout, Env: r.Env,
 	})
 	if cause := context.Cause(ctx); cause != nil {
 		return nil, cause

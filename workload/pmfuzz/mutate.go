@@ -1,8 +1,10 @@
 package pmfuzz
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,13 +184,17 @@ func (m *Mutator) fill(w []string) []string {
 	return slices.Insert(w, r.IntN(len(w)+1), run...)
 }
 
-// Values returns the distinct numbers the workload's lines hold (decimal words), in order of
-// first appearance.
+// number is a decimal number in a workload line: a maximal run of digits, whatever surrounds it
+// (`i 42`, `i;42;7;0;`, `--size=42`).
+var number = regexp.MustCompile(`[0-9]+`)
+
+// Values returns the distinct numbers the workload's lines hold (maximal runs of decimal digits
+// that fit 64 bits), in order of first appearance.
 func Values(w []string) []uint64 {
 	var out []uint64
 	seen := map[uint64]bool{}
 	for _, l := range w {
-		for _, f := range strings.Fields(l) {
+		for _, f := range number.FindAllString(l, -1) {
 			if v, err := strconv.ParseUint(f, 10, 64); err == nil && !seen[v] {
 				seen[v] = true
 				out = append(out, v)
@@ -217,31 +223,53 @@ func Collide(r *rand.Rand, v uint64) uint64 {
 	return v + uint64(1+r.IntN(8))<<k
 }
 
-// replaceNumber replaces one random decimal word of line by v (the line is unchanged when it has
-// none).
+// replaceNumber replaces one random number of line by v, leaving the rest of the line as it is
+// (the line is unchanged when it has none).
 func replaceNumber(r *rand.Rand, line string, v uint64) string {
-	f := strings.Fields(line)
-	var idx []int
-	for i, w := range f {
-		if _, err := strconv.ParseUint(w, 10, 64); err == nil {
-			idx = append(idx, i)
-		}
-	}
+	idx := number.FindAllStringIndex(line, -1)
 	if len(idx) == 0 {
 		return line
 	}
-	f[idx[r.IntN(len(idx))]] = strconv.FormatUint(v, 10)
-	return strings.Join(f, " ")
+	at := idx[r.IntN(len(idx))]
+	return line[:at[0]] + strconv.FormatUint(v, 10) + line[at[1]:]
 }
 
-// replaceFirstNumber replaces the first decimal word of line by v.
+// replaceFirstNumber replaces the first number of line by v.
 func replaceFirstNumber(line string, v uint64) string {
-	f := strings.Fields(line)
-	for i, w := range f {
-		if _, err := strconv.ParseUint(w, 10, 64); err == nil {
-			f[i] = strconv.FormatUint(v, 10)
-			return strings.Join(f, " ")
+	at := number.FindStringIndex(line)
+	if at == nil {
+		return line
+	}
+	return line[:at[0]] + strconv.FormatUint(v, 10) + line[at[1]:]
+}
+
+// TemplateOps returns operations made from the lines of example workloads (a driver's own
+// workload, such as WITCHER's `i;KEY;VALUE;0;`): a random line whose numbers are each replaced,
+// for ReusePercent of them, by one of the workload's values, else by a random number with as
+// many digits as the one it replaces. Lines without numbers are taken as they are. Errors: no
+// template line.
+func TemplateOps(templates []string) (Ops, error) {
+	var ts []string
+	for _, t := range templates {
+		if strings.TrimSpace(t) != "" {
+			ts = append(ts, t)
 		}
 	}
-	return line
+	if len(ts) == 0 {
+		return nil, errors.New("no operation to take as a template: the seed workloads are empty")
+	}
+	return func(r *rand.Rand, values []uint64) []string {
+		t := ts[r.IntN(len(ts))]
+		return []string{number.ReplaceAllStringFunc(t, func(d string) string {
+			if len(values) > 0 && r.IntN(100) < workload.ReusePercent {
+				return strconv.FormatUint(values[r.IntN(len(values))], 10)
+			}
+			n := min(len(d), 19)
+			lo := uint64(1)
+			for range n - 1 {
+				lo *= 10
+			}
+			return strconv.FormatUint(lo+r.Uint64N(lo*9), 10)
+		})}
+	}, nil
 }

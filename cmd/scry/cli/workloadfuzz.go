@@ -16,17 +16,21 @@ import (
 
 // fuzzTarget is what `workload fuzz` and `workload cover` share: the program, --pm, --timeout.
 type fuzzTarget struct {
-	pm      []string
+	pm, env []string
 	timeout time.Duration
 }
 
 func (t *fuzzTarget) add(c *cobra.Command, timeout time.Duration, why string) {
 	c.Flags().StringArrayVar(&t.pm, "pm", nil, "treat MAP_SHARED mappings of files matching `GLOB` as PM (repeatable; default: the pool)")
+	c.Flags().StringArrayVar(&t.env, "env", nil, "add `NAME=VALUE` to the program's environment (repeatable)")
 	c.Flags().DurationVar(&t.timeout, "timeout", timeout, "time limit of one run (`DURATION`)"+why)
 }
 
 // runner makes the runner of args in a scratch directory of scry's; done removes it.
 func (t *fuzzTarget) runner(args []string) (r *pmfuzz.Runner, done func(), err error) {
+	if err := exec.CheckEnv(t.env); err != nil {
+		return nil, nil, err
+	}
 	scratch, err := os.MkdirTemp("", "scry-fuzz-*")
 	if err != nil {
 		return nil, nil, err
@@ -36,6 +40,7 @@ func (t *fuzzTarget) runner(args []string) (r *pmfuzz.Runner, done func(), err e
 		os.RemoveAll(scratch)
 		return nil, nil, err
 	}
+	r.Env = t.env
 	return r, func() { os.RemoveAll(scratch) }, nil
 }
 
@@ -50,6 +55,7 @@ func newWorkloadFuzzCommand() *cobra.Command {
 		seed, keys      uint64
 		seedFiles       []string
 		usages, values  []string
+		kvForm          bool
 	)
 	c := &cobra.Command{
 		Use:   "fuzz --corpus DIR [--time-budget D] [-o FILE] [flags] -- PROG [ARGS...] {pool}",
@@ -65,8 +71,10 @@ inserted, deleted, repeated, spliced from another workload; numbers (keys) chang
 the workload holds, their neighbours, values that collide modulo 2^k, runs of colliding or
 consecutive keys (a filled bucket or node).
 
-Workloads are key-value commands (mapcli's i K, r K, c K) by default, or commands drawn from
---usage strings (scry workload grammar's usage language, --value to fill placeholders).
+New operations are key-value commands (mapcli's i K, r K, c K) by default; commands drawn from
+--usage strings (scry workload grammar's usage language, --value to fill placeholders); or,
+with --seed-workload FILE and no --usage (nor --kv), lines of the seed workloads taken as
+templates whose numbers are replaced (a driver's own language: WITCHER's i;KEY;VALUE;0;).
 
 --corpus DIR keeps every kept workload, one .txt file each; it must be new, empty or a corpus of
 an earlier search (which then continues from it). At the end (the time budget, or Ctrl-C or
@@ -102,6 +110,16 @@ time and the PM store sites no workload reached (file:line).`,
 			ctx, stop := exec.SignalContext(cmd.Context())
 			defer stop()
 			ops := pmfuzz.KVOps(keys)
+			if len(seeds) > 0 && len(usages) == 0 && !kvForm {
+				var lines []string
+				for _, sw := range seeds {
+					lines = append(lines, sw...)
+				}
+				var err error
+				if ops, err = pmfuzz.TemplateOps(lines); err != nil {
+					return err
+				}
+			}
 			if len(usages) > 0 {
 				var parsed []*workload.Usage
 				for i, u := range usages {
@@ -166,6 +184,7 @@ time and the PM store sites no workload reached (file:line).`,
 	fl.IntVar(&initOps, "init-ops", 100, "operations of the random workload the search starts from without a corpus or --seed-workload")
 	fl.IntVar(&trimRuns, "trim-runs", 300, "after the search, at most `N` runs deleting operations of the best workload that reach no new PM store site (0: no trimming)")
 	fl.Uint64Var(&seed, "seed", 1, "random seed of the mutations")
+	fl.BoolVar(&kvForm, "kv", false, "new operations are key-value commands (mapcli's i K, r K, c K) even with --seed-workload")
 	fl.Uint64Var(&keys, "keys", 0, "key-value form: new keys are drawn from 1..`N` (0: 1024)")
 	fl.StringArrayVar(&seedFiles, "seed-workload", nil, "start from the workload in `FILE` (repeatable; read only)")
 	fl.StringArrayVar(&usages, "usage", nil, "grammar form: a usage `USAGE` the operations are drawn from (repeatable; see scry workload grammar)")
