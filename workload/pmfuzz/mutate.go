@@ -159,8 +159,9 @@ func (m *Mutator) apply(name string, w, other []string) []string {
 
 // fill inserts a run of new operations whose numbers all collide (modulo the same 2^k) with, or
 // follow, one value of the workload: the pattern that fills one bucket of a hashed structure or
-// one node of a tree. A fill-then-delete sequence comes from a later repeat with other letters,
-// or from a fill of removes.
+// one node of a tree. Half of the time a second run follows, another operation (a remove, when
+// the first was an insert) on some of the same keys, in the same or the reverse order: a
+// fill-then-delete sequence, which underflows the node it filled.
 func (m *Mutator) fill(w []string) []string {
 	r := m.R
 	vals := Values(w)
@@ -177,9 +178,20 @@ func (m *Mutator) fill(w []string) []string {
 	if r.IntN(2) == 0 {
 		step = 1 << (2 + r.IntN(12))
 	}
-	run := make([]string, 0, n)
+	run := make([]string, 0, 2*n)
+	keys := make([]uint64, 0, n)
 	for k := range uint64(n) {
+		keys = append(keys, base+k*step)
 		run = append(run, replaceFirstNumber(tmpl[0], base+k*step))
+	}
+	if then := m.Ops(r, vals); len(then) > 0 && r.IntN(2) == 0 {
+		keys = keys[:1+r.IntN(len(keys))]
+		if r.IntN(2) == 0 {
+			slices.Reverse(keys)
+		}
+		for _, k := range keys {
+			run = append(run, replaceFirstNumber(then[0], k))
+		}
 	}
 	return slices.Insert(w, r.IntN(len(w)+1), run...)
 }

@@ -130,7 +130,7 @@ func TestMutator(t *testing.T) {
 
 func TestFillCollides(t *testing.T) {
 	m := &Mutator{R: rand.New(rand.NewPCG(8, 9)), Ops: KVOps(64)}
-	found := false
+	found, thenDelete := false, false
 	for range 500 {
 		got := m.fill([]string{"i 5"})
 		if len(got) < 3 {
@@ -146,8 +146,20 @@ func TestFillCollides(t *testing.T) {
 			}
 		}
 		found = found || n >= 9
+		// Fill-then-delete: a run of inserts, then removes of some of the same keys.
+		inserted := map[string]bool{}
+		for _, l := range got {
+			if k, ok := strings.CutPrefix(l, "i "); ok && k != "5" {
+				inserted[k] = true
+			} else if k, ok := strings.CutPrefix(l, "r "); ok && inserted[k] {
+				thenDelete = true
+			}
+		}
 	}
 	if !found {
 		t.Error("500 fills never made nine keys colliding modulo 1024")
+	}
+	if !thenDelete {
+		t.Error("500 fills never removed keys a fill inserted")
 	}
 }
