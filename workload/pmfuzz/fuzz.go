@@ -166,7 +166,11 @@ func Fuzz(ctx context.Context, opts Options) (*Result, error) {
 			continue
 		}
 		if err := f.try(ctx, w, false); err != nil && !f.stopped(ctx) {
-			return nil, err
+			// A mutant the program wrote no readable trace for is skipped; a program that
+			// never does any more is an error.
+			if f.failed++; f.failed > maxFailed && f.failed > f.runs {
+				return nil, fmt.Errorf("%d runs of mutated workloads failed, more than succeeded; the last: %w", f.failed, err)
+			}
 		}
 		if time.Now().After(next) {
 			f.sample()
@@ -204,6 +208,10 @@ func Fuzz(ctx context.Context, opts Options) (*Result, error) {
 
 var errBudget = errors.New("time budget spent")
 
+// maxFailed is how many runs of mutants may fail (no trace, an unreadable one) before the search
+// gives up, when they are more than the runs that succeeded.
+const maxFailed = 100
+
 type fuzzer struct {
 	opts    Options
 	corpus  []*Entry
@@ -212,6 +220,7 @@ type fuzzer struct {
 	static  []trace.Site
 	runs    int
 	slow    int // runs stopped at the run time limit
+	failed  int // runs that gave no readable trace
 	start   time.Time
 	samples []Sample
 }
