@@ -86,3 +86,33 @@ func TestUnreached(t *testing.T) {
 		t.Errorf("Unreached = %q, want %q", got, want)
 	}
 }
+
+func TestMinimise(t *testing.T) {
+	entry := func(name string, ops int, fs ...Feature) *Entry {
+		cov := &Coverage{Features: map[Feature]struct{}{}}
+		for _, f := range fs {
+			cov.Features[f] = struct{}{}
+		}
+		return &Entry{Name: name, Lines: make([]string, ops), Cov: cov}
+	}
+	for _, tc := range []struct {
+		name   string
+		corpus []*Entry
+		want   []string
+	}{
+		{"one covers all", []*Entry{entry("a", 1, 1, 2, 3), entry("b", 1, 3, 4), entry("c", 1, 4), entry("d", 9, 1, 2, 3, 4)}, []string{"d"}},
+		{"fewer operations on ties", []*Entry{entry("long", 5, 1, 2), entry("short", 2, 1, 2)}, []string{"short"}},
+		{"greedy pair", []*Entry{entry("a", 1, 1, 2, 3), entry("b", 1, 4, 5), entry("c", 1, 3, 4)}, []string{"a", "b"}},
+		{"stale gains", []*Entry{entry("a", 1, 1, 2, 3, 4), entry("b", 1, 1, 2, 3), entry("c", 1, 5, 6)}, []string{"a", "c"}},
+		{"empty", nil, nil},
+	} {
+		f := &fuzzer{corpus: tc.corpus}
+		var got []string
+		for _, e := range f.minimise() {
+			got = append(got, e.Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: minimise = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

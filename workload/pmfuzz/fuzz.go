@@ -1,6 +1,7 @@
 package pmfuzz
 
 import (
+	"container/heap"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -280,42 +281,67 @@ func (f *fuzzer) sample() {
 }
 
 // minimise returns the fewest corpus entries (greedy set cover: the entry adding most uncovered
-// features first, fewer operations on ties) that cover every feature of the corpus.
+// features first, fewer operations on ties) that cover every feature of the corpus. The greedy
+// choice is evaluated lazily (Minoux's accelerated greedy): an entry's gain only shrinks as
+// features are covered, so a stale gain is an upper bound, and an entry whose recomputed gain
+// still tops every other bound is the greedy choice.
 func (f *fuzzer) minimise() []*Entry {
-	left := map[Feature]struct{}{}
-	for _, e := range f.corpus {
+	covered := map[Feature]struct{}{}
+	gain := func(e *Entry) int {
+		n := 0
 		for ft := range e.Cov.Features {
-			left[ft] = struct{}{}
+			if _, ok := covered[ft]; !ok {
+				n++
+			}
 		}
+		return n
 	}
+	h := &gainHeap{}
+	for _, e := range f.corpus {
+		h.items = append(h.items, gainItem{e, len(e.Cov.Features)})
+	}
+	heap.Init(h)
 	var out []*Entry
-	used := make([]bool, len(f.corpus))
-	for len(left) > 0 {
-		bi, bn := -1, 0
-		for i, e := range f.corpus {
-			if used[i] {
-				continue
-			}
-			n := 0
-			for ft := range e.Cov.Features {
-				if _, ok := left[ft]; ok {
-					n++
-				}
-			}
-			if n > bn || n == bn && n > 0 && len(e.Lines) < len(f.corpus[bi].Lines) {
-				bi, bn = i, n
-			}
+	for h.Len() > 0 {
+		top := heap.Pop(h).(gainItem)
+		top.gain = gain(top.e)
+		if top.gain == 0 {
+			continue
 		}
-		if bi < 0 {
-			break
+		if h.Len() > 0 && h.less(h.items[0], top) {
+			heap.Push(h, top)
+			continue
 		}
-		used[bi] = true
-		out = append(out, f.corpus[bi])
-		for ft := range f.corpus[bi].Cov.Features {
-			delete(left, ft)
+		out = append(out, top.e)
+		for ft := range top.e.Cov.Features {
+			covered[ft] = struct{}{}
 		}
 	}
 	return out
+}
+
+type gainItem struct {
+	e    *Entry
+	gain int // the features it adds, or an upper bound of them
+}
+
+// gainHeap orders entries by gain, then fewer operations, then corpus order (stable results).
+type gainHeap struct{ items []gainItem }
+
+func (h *gainHeap) less(a, b gainItem) bool {
+	if a.gain != b.gain {
+		return a.gain > b.gain
+	}
+	return len(a.e.Lines) < len(b.e.Lines)
+}
+func (h *gainHeap) Len() int           { return len(h.items) }
+func (h *gainHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+func (h *gainHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *gainHeap) Push(x any)         { h.items = append(h.items, x.(gainItem)) }
+func (h *gainHeap) Pop() any {
+	it := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return it
 }
 
 // prune removes from the corpus directory the .txt files of workloads the minimised corpus
