@@ -63,7 +63,8 @@ type Coverage struct {
 	StoreSites map[uint32]struct{}
 	// Ops is the number of workload operations the trace has.
 	Ops int
-	// Sites is the trace's static site table (every instrumented site, reached or not).
+	// Sites is the trace's static site table (every instrumented site, reached or not),
+	// shared by the coverages of one Runner: read only.
 	Sites []trace.Site
 	// Result tells how the program ended.
 	Result *record.Result
@@ -83,6 +84,7 @@ type Runner struct {
 	Scratch string
 	seed    maphash.Seed
 	n       int
+	sites   []trace.Site // the latest run's site table
 }
 
 // NewRunner checks args (a program and {pool} in an argument) and returns a runner working in
@@ -157,7 +159,12 @@ func (r *Runner) replay(path string) (*Coverage, error) {
 		return nil, fmt.Errorf("reading the trace: %w", err)
 	}
 	h.endOp("")
-	h.cov.Sites = slices.Clone(rd.Sites())
+	// One program, one site table: it is copied again only when a run registered more sites
+	// (a module loaded with dlopen).
+	if len(rd.Sites()) != len(r.sites) {
+		r.sites = slices.Clone(rd.Sites())
+	}
+	h.cov.Sites = r.sites
 	return h.cov, nil
 }
 

@@ -255,7 +255,10 @@ func (f *fuzzer) try(ctx context.Context, w []string, keep bool) error {
 	if fresh == 0 && !keep {
 		return nil
 	}
-	e := &Entry{Lines: w, Cov: cov, Name: entryName(w)}
+	// The static site table is the program's, kept once (f.static), not per workload.
+	kept := *cov
+	kept.Sites = nil
+	e := &Entry{Lines: w, Cov: &kept, Name: entryName(w)}
 	f.corpus = append(f.corpus, e)
 	return writeEntry(f.opts.Corpus, e)
 }
