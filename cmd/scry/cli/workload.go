@@ -36,7 +36,7 @@ func newWorkloadCommand() *cobra.Command {
 	kv.Flags().Uint64Var(&opts.Seed, "seed", 1, "random seed (same seed, same workload)")
 	kv.Flags().Uint64Var(&opts.Keys, "keys", 0, "size of the key space (0: scales with --ops)")
 	kv.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of standard output")
-	return groupCommand("workload", "generate workloads: one operation per line (key-value commands, or commands drawn from usage strings)", kv, newGrammarCommand())
+	return groupCommand("workload", "generate workloads: one operation per line (key-value commands, commands drawn from usage strings, or a coverage-guided search)", kv, newGrammarCommand(), newWorkloadFuzzCommand(), newWorkloadCoverCommand())
 }
 
 // createOutput opens -o FILE (safefile: never over a file scry did not write unless --force), or

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,37 @@ func TestWorkloadBound(t *testing.T) {
 		if tc.code != 0 && out.n != 0 {
 			t.Errorf("scry %s wrote %d bytes before its error", strings.Join(tc.args, " "), out.n)
 		}
+	}
+}
+
+// TestWorkloadFuzzBadInput: workload fuzz and cover reject bad flags and targets with exit 2 and
+// a message, before running anything or creating the corpus.
+func TestWorkloadFuzzBadInput(t *testing.T) {
+	dir := t.TempDir()
+	corpus := dir + "/corpus"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"workload", "fuzz", "--corpus", corpus}, "no program"},
+		{[]string{"workload", "fuzz", "--", "./prog", "{pool}"}, `"corpus" not set`},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--max-ops", "0", "--", "true", "{pool}"}, "--max-ops 0"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--max-ops", "-3", "--", "true", "{pool}"}, "negative"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--time-budget", "-1s", "--", "true", "{pool}"}, "negative"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--", "true"}, "no argument contains {pool}"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--", dir + "/missing", "{pool}"}, "missing"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--env", "1X=2", "--", "true", "{pool}"}, "1X"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--seed-workload", dir + "/none.txt", "--", "true", "{pool}"}, "none.txt"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--usage", "i [<key>", "--", "true", "{pool}"}, "never closed"},
+		{[]string{"workload", "cover", "--", "true", "{pool}"}, "no workload"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(Config{}, tc.args, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("scry %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, errOut.String(), tc.want)
+		}
+	}
+	if _, err := os.Stat(corpus); err == nil {
+		t.Errorf("a rejected command created the corpus %s", corpus)
 	}
 }

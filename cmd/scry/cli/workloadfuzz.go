@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/workload"
+	"github.com/scry-pm/scry/workload/pmfuzz"
+)
+
+// fuzzTarget is what `workload fuzz` and `workload cover` share: the program, --pm, --timeout.
+type fuzzTarget struct {
+	pm, env []string
+	timeout time.Duration
+}
+
+func (t *fuzzTarget) add(c *cobra.Command, timeout time.Duration, why string) {
+	c.Flags().StringArrayVar(&t.pm, "pm", nil, "treat MAP_SHARED mappings of files matching `GLOB` as PM (repeatable; default: the pool)")
+	c.Flags().StringArrayVar(&t.env, "env", nil, "add `NAME=VALUE` to the program's environment (repeatable)")
+	c.Flags().DurationVar(&t.timeout, "timeout", timeout, "time limit of one run (`DURATION`)"+why)
+}
+
+// runner makes the runner of args in a scratch directory of scry's; done removes it.
+func (t *fuzzTarget) runner(args []string) (r *pmfuzz.Runner, done func(), err error) {
+	if err := exec.CheckEnv(t.env); err != nil {
+		return nil, nil, err
+	}
+	scratch, err := os.MkdirTemp("", "scry-fuzz-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = pmfuzz.NewRunner(args, t.pm, t.timeout, scratch)
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, nil, err
+	}
+	r.Env = t.env
+	return r, func() { os.RemoveAll(scratch) }, nil
+}
+
+func newWorkloadFuzzCommand() *cobra.Command {
+	var (
+		tgt             fuzzTarget
+		corpus, out     string
+		force           bool
+		budget          time.Duration
+		maxOps, initOps int
+		trimRuns        int
+		seed, keys      uint64
+		seedFiles       []string
+		usages, values  []string
+		kvForm          bool
+	)
+	c := &cobra.Command{
+		Use:   "fuzz --corpus DIR [--time-budget D] [-o FILE] [flags] -- PROG [ARGS...] {pool}",
+		Short: "a coverage-guided search for workloads that reach the most PM code (feedback: PM store sites, persistence, operation paths)",
+		Long: `Searches for workloads of PROG (built with scry cc) that cover the most PM behaviour: it runs
+PROG with the trace on, replays the trace through the px86 persistency model, and keeps a workload
+when it reaches something no kept workload reached (PMFuzz, ASPLOS'21, §4): a PM store site; a
+site whose stores were, or were not, persisted by the end of an operation; a site's number of
+stores in one operation (AFL's hit-count buckets); a flush that wrote back a dirty line or not, a
+fence that persisted something or not, a durable library call (the crash-point kinds); an
+operation path (the set of store sites of one operation). Kept workloads are mutated: operations
+inserted, deleted, repeated, spliced from another workload; numbers (keys) changed to values
+the workload holds, their neighbours, values that collide modulo 2^k, runs of colliding or
+consecutive keys (a filled bucket or node).
+
+New operations are key-value commands (mapcli's i K, r K, c K) by default; commands drawn from
+--usage strings (scry workload grammar's usage language, --value to fill placeholders); or,
+with --seed-workload FILE and no --usage (nor --kv), lines of the seed workloads taken as
+templates whose numbers are replaced (a driver's own language: WITCHER's i;KEY;VALUE;0;).
+
+--corpus DIR keeps every kept workload, one .txt file each; it must be new, empty or a corpus of
+an earlier search (which then continues from it). At the end (the time budget, or Ctrl-C or
+SIGTERM: the corpus is kept, exit 130 or 143) the corpus is minimised on disk (the fewest
+workloads that cover every feature reached), -o FILE gets the workload that covers most PM store
+sites (or the minimised corpus run as one workload when that covers more and has at most
+--max-ops operations), for scry check --workload FILE; standard output gets the coverage over
+time and the PM store sites no workload reached (file:line).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("no program: give it after --, with {pool} where the pool goes (-- ./mapcli btree {pool})")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := workload.CheckCount("--max-ops", maxOps); err != nil {
+				return err
+			}
+			if maxOps == 0 {
+				return errors.New("--max-ops 0: a workload needs at least one operation")
+			}
+			if budget < 0 {
+				return fmt.Errorf("--time-budget %v: negative", budget)
+			}
+			var seeds [][]string
+			for _, f := range seedFiles {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					return fmt.Errorf("--seed-workload: %w", err)
+				}
+				seeds = append(seeds, pmfuzz.SplitLines(string(b)))
+			}
+			ctx, stop := exec.SignalContext(cmd.Context())
+			defer stop()
+			ops := pmfuzz.KVOps(keys)
+			if len(seeds) > 0 && len(usages) == 0 && !kvForm {
+				var lines []string
+				for _, sw := range seeds {
+					lines = append(lines, sw...)
+				}
+				var err error
+				if ops, err = pmfuzz.TemplateOps(lines); err != nil {
+					return err
+				}
+			}
+			if len(usages) > 0 {
+				var parsed []*workload.Usage
+				for i, u := range usages {
+					p, err := workload.ParseUsage(u)
+					if err != nil {
+						return fmt.Errorf("--usage %d: %w", i+1, err)
+					}
+					parsed = append(parsed, p)
+				}
+				vals, err := workload.ParseValues(values)
+				if err != nil {
+					return err
+				}
+				g, err := workload.PrepareGrammar(ctx, workload.GrammarOptions{Usages: parsed, Seed: seed, Values: vals})
+				if err != nil {
+					return err
+				}
+				ops = pmfuzz.GrammarOps(g)
+			}
+			// -o is checked before the search, not after minutes of it.
+			var w io.Writer
+			closeOut := func() error { return nil }
+			if out != "" {
+				var err error
+				if w, closeOut, err = createOutput(cmd, out, force); err != nil {
+					return err
+				}
+			}
+			r, done, err := tgt.runner(args)
+			if err != nil {
+				closeOut()
+				return err
+			}
+			defer done()
+			res, err := pmfuzz.Fuzz(ctx, pmfuzz.Options{
+				Runner: r, Ops: ops, Corpus: corpus, Seeds: seeds, InitOps: initOps, MaxOps: maxOps,
+				Budget: budget, Seed: seed, TrimRuns: trimRuns, Progress: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				closeOut()
+				return err
+			}
+			if w != nil {
+				if _, err := io.WriteString(w, pmfuzz.Join(res.Best)); err != nil {
+					closeOut()
+					return err
+				}
+			}
+			if err := closeOut(); err != nil {
+				return err
+			}
+			pmfuzz.WriteReport(cmd.OutOrStdout(), res, out)
+			return res.Stopped
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&corpus, "corpus", "", "the corpus `DIR` (new, empty, or an earlier search's)")
+	fl.StringVarP(&out, "output", "o", "", "write the workload that covers most to `FILE`")
+	fl.BoolVar(&force, "force", false, "let -o replace an existing file")
+	fl.DurationVar(&budget, "time-budget", 5*time.Minute, "stop the search after `DURATION` (0: at Ctrl-C)")
+	fl.IntVar(&maxOps, "max-ops", pmfuzz.DefaultMaxOps, "at most `N` operations per workload")
+	fl.IntVar(&initOps, "init-ops", 100, "operations of the random workload the search starts from without a corpus or --seed-workload")
+	fl.IntVar(&trimRuns, "trim-runs", 300, "after the search, at most `N` runs deleting operations of the best workload that reach no new PM store site (0: no trimming)")
+	fl.Uint64Var(&seed, "seed", 1, "random seed of the mutations")
+	fl.BoolVar(&kvForm, "kv", false, "new operations are key-value commands (mapcli's i K, r K, c K) even with --seed-workload")
+	fl.Uint64Var(&keys, "keys", 0, "key-value form: new keys are drawn from 1..`N` (0: 1024)")
+	fl.StringArrayVar(&seedFiles, "seed-workload", nil, "start from the workload in `FILE` (repeatable; read only)")
+	fl.StringArrayVar(&usages, "usage", nil, "grammar form: a usage `USAGE` the operations are drawn from (repeatable; see scry workload grammar)")
+	fl.StringArrayVar(&values, "value", nil, "grammar form: `NAME=V1,V2,LO..HI` values of a placeholder (repeatable)")
+	tgt.add(c, 3*time.Second, ": a slower workload is not kept")
+	_ = c.MarkFlagRequired("corpus")
+	return c
+}
+
+func newWorkloadCoverCommand() *cobra.Command {
+	var (
+		tgt   fuzzTarget
+		files []string
+	)
+	c := &cobra.Command{
+		Use:   "cover --workload FILE... -- PROG [ARGS...] {pool}",
+		Short: "the PM coverage of workloads: store sites reached, features, and the store sites never reached",
+		Long: `Runs PROG (built with scry cc) on each workload with the trace on and prints the PM coverage
+scry workload fuzz searches for: the PM store sites reached and the coverage features (see scry
+workload fuzz), per workload and together, then the PM store sites no workload reached.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("no program: give it after --, with {pool} where the pool goes (-- ./mapcli btree {pool})")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(files) == 0 {
+				return errors.New("no workload: give --workload FILE")
+			}
+			ctx, stop := exec.SignalContext(cmd.Context())
+			defer stop()
+			r, done, err := tgt.runner(args)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return pmfuzz.Cover(ctx, cmd.OutOrStdout(), r, files)
+		},
+	}
+	c.Flags().StringArrayVar(&files, "workload", nil, "a workload `FILE` (repeatable)")
+	tgt.add(c, exec.DefaultTimeout, "")
+	return c
+}

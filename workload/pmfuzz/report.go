@@ -1,0 +1,79 @@
+package pmfuzz
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/scry-pm/scry/trace"
+)
+
+// WriteReport writes a search's report: the coverage over time (one row per sample), the
+// minimised corpus, the workload written to out ("" none) and what it covers, and the PM store
+// sites no workload reached.
+func WriteReport(w io.Writer, res *Result, out string) {
+	fmt.Fprintf(w, "coverage over time (%d runs, %d stopped at the run time limit and not kept):\n", res.Runs, res.Slow)
+	fmt.Fprintf(w, "  %8s %7s %6s %15s %9s\n", "elapsed", "runs", "corpus", "PM store sites", "features")
+	for _, s := range res.Samples {
+		fmt.Fprintf(w, "  %8s %7d %6d %15d %9d\n", s.Elapsed, s.Runs, s.Corpus, s.StoreSites, s.Features)
+	}
+	fmt.Fprintf(w, "minimised corpus: %d workloads\n", len(res.Corpus))
+	if res.BestCov != nil {
+		dest := ""
+		if out != "" {
+			dest = " (" + out + ")"
+		}
+		fmt.Fprintf(w, "best workload%s: %d operations, %d PM store sites, %d features\n",
+			dest, len(res.Best), len(res.BestCov.StoreSites), len(res.BestCov.Features))
+	}
+	writeUnreached(w, res.Sites, res.StoreSites)
+	if res.Stopped != nil {
+		fmt.Fprintf(w, "stopped early: %v (the corpus is kept)\n", res.Stopped)
+	}
+}
+
+// writeUnreached lists the PM store sites no workload reached (Unreached).
+func writeUnreached(w io.Writer, sites []trace.Site, reached map[uint32]struct{}) {
+	un := Unreached(sites, reached)
+	fmt.Fprintf(w, "PM store sites never reached (in the files of the sites reached): %d\n", len(un))
+	for _, l := range un {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+// Cover runs r on each workload file and writes, per workload and for all together, the PM store
+// sites reached and the features, then the PM store sites none reached. Errors: a file cannot be
+// read, a run fails (Runner.Run).
+func Cover(ctx context.Context, w io.Writer, r *Runner, files []string) error {
+	sites := map[uint32]struct{}{}
+	features := map[Feature]struct{}{}
+	var static []trace.Site
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		cov, err := r.Run(ctx, b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		fmt.Fprintf(w, "%s: %d operations, %d PM store sites, %d features (%s)\n",
+			f, cov.Ops, len(cov.StoreSites), len(cov.Features), cov.Result)
+		for s := range cov.StoreSites {
+			sites[s] = struct{}{}
+		}
+		for ft := range cov.Features {
+			features[ft] = struct{}{}
+		}
+		if len(cov.Sites) > len(static) {
+			static = slices.Clone(cov.Sites)
+		}
+	}
+	if len(files) > 1 {
+		fmt.Fprintf(w, "together: %d PM store sites, %d features\n", len(sites), len(features))
+	}
+	writeUnreached(w, static, sites)
+	return nil
+}
