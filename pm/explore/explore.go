@@ -186,7 +186,8 @@ type explorer struct {
 	windowStates map[string]int
 	// budgetStart is when the time budget began (Config.Start); ranTime, ranStates and
 	// ranPoints the wall time of the batches judged so far, their states and their crash points
-	// (queued, pace); credit is the pacing's share of crash points earned and not yet spent.
+	// (queued, overBudget); credit is the pacing's share of crash points earned and not yet
+	// spent.
 	budgetStart time.Time
 	ranTime     time.Duration
 	ranStates   int
@@ -196,9 +197,8 @@ type explorer struct {
 	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
 	budgetStopped int
 	budgetStop    bool
-	// allPoints is the number of crash points inside operations (countPoints; counted when
-	// progress is reported or under a budget), opPoints those of each operation, visited those
-	// the walks reached; walkPoints and walkVisited are the same for the walk in progress.
+	// allPoints is the number of crash points inside operations (countPoints), opPoints those
+	// of each operation, visited those the walks reached; walkPoints and walkVisited are the same for the walk in progress.
 	allPoints, visited      int
 	opPoints                []int
 	walkPoints, walkVisited int
@@ -294,8 +294,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	// Rounds of walks: every operation path before any path a second time (priority.go); one
-	// walk in trace order with NoPriority.
-	// The paths are grouped either way, for Stats.OperationPaths.
+	// walk in trace order with NoPriority (the paths are grouped either way, for
+	// Stats.OperationPaths).
 	e.prog.Phase("planning: grouping the operations by path", "", 0)
 	if e.order, err = planOrder(cfg.Trace, len(cfg.Workload.Ops)); err != nil {
 		return res, err
@@ -306,7 +306,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// Plan first: the crash points to explore are counted before any run, so that progress
 	// is reported against a fixed total, a walk stopped at the budget's end knows how many it
-	// left out, and the budget paces each walk by the points it has left (pace).
+	// left out, and the budget paces each walk by the points it has left (overBudget).
 	e.prog.Phase("planning: counting the crash points", "", 0)
 	if e.opPoints, err = countPoints(cfg.Trace, cfg.Options, len(cfg.Workload.Ops), cfg.Shard.has); err != nil {
 		return res, err
