@@ -35,7 +35,8 @@ func TestSchedule(t *testing.T) {
 // TestOverBudget: a crash point is left out when the time needed by the points the walk has
 // left (at the wall time per point of the batches judged) does not fit in the time left (the
 // schedule's end less the time spent and the estimated time of the states queued); then a share
-// left/needed of the points is explored, by credit.
+// left/needed of the points is explored, by credit. The cost per point is this walk's once one of
+// its batches is judged.
 func TestOverBudget(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -44,6 +45,8 @@ func TestOverBudget(t *testing.T) {
 		ranTime            time.Duration // the batches judged: their wall time, points and states
 		ranPoints          int
 		ranStates          int
+		walkRanTime        time.Duration // the same, of this walk's batches
+		walkRanPoints      int
 		building           int // states in the batch being built
 		walkLeft           int // points the walk has not reached (this one included)
 		credit, wantCredit float64
@@ -56,13 +59,15 @@ func TestOverBudget(t *testing.T) {
 		{name: "half fits: credit earned", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, walkLeft: 964, credit: 0.5},
 		{name: "the queued states count", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, ranStates: 1000, building: 1000, walkLeft: 400, want: true, wantCredit: 0.955},
 		{name: "fewer queued", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, ranStates: 1000, building: 500, walkLeft: 400},
+		{name: "this walk's cost per point", spent: 10 * time.Second, ranTime: 100 * time.Second, ranPoints: 100, walkRanTime: time.Second, walkRanPoints: 10, walkLeft: 400},
+		{name: "every walk's before this one's", spent: 10 * time.Second, ranTime: 100 * time.Second, ranPoints: 100, walkLeft: 400, want: true, wantCredit: 0.1205},
 		{name: "past the schedule's end", spent: 59 * time.Second, walkLeft: 1, credit: 5, wantCredit: 5, want: true},
 	} {
 		now := t0.Add(c.spent)
 		e := &explorer{
 			cfg:         &Config{TimeBudget: time.Minute, Now: func() time.Time { return now }},
 			budgetStart: t0, ranTime: c.ranTime, ranStates: c.ranStates, ranPoints: c.ranPoints, batch: make([]*item, c.building),
-			walkPoints: c.walkLeft, credit: c.credit,
+			walkPoints: c.walkLeft, credit: c.credit, walkRanTime: c.walkRanTime, walkRanPoints: c.walkRanPoints,
 		}
 		if got := e.overBudget(); got != c.want || math.Abs(e.credit-c.wantCredit) > 1e-3 {
 			t.Errorf("%s: overBudget() = %v, credit %.3f; want %v, %.3f", c.name, got, e.credit, c.want, c.wantCredit)

@@ -193,6 +193,9 @@ type explorer struct {
 	ranStates   int
 	ranPoints   int
 	credit      float64
+	// walkRanTime and walkRanPoints are ranTime and ranPoints of the walk in progress.
+	walkRanTime   time.Duration
+	walkRanPoints int
 	// budgetStopped counts the crash states not judged because the budget's end stopped their
 	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
 	budgetStopped int
@@ -324,7 +327,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 		e.pass, e.walk = pass, i
-		e.walkPoints, e.walkVisited = 0, 0
+		e.walkPoints, e.walkVisited, e.walkRanTime, e.walkRanPoints = 0, 0, 0, 0
 		for k, n := range e.opPoints {
 			if e.inPass(k) {
 				e.walkPoints += n
@@ -391,8 +394,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // walk is paced by the time its points need against the time left: the time left is the
 // schedule's end (ScheduleEnd: the budget less a reserve for the final phase) less the time
 // spent since the budget began and the estimated time of the crash states built but not yet
-// judged (queued); the time needed is the wall time per crash point of the batches judged so
-// far times the points the walk has not reached yet (this one included). While what is needed
+// judged (queued); the time needed is the wall time per crash point of the batches of this walk
+// judged so far (of every walk, before the first of this one: the paths of a round cost
+// differently, a table's expansions against its inserts) times the points the walk has not
+// reached yet (this one included). While what is needed
 // fits, every point is explored: a budget the whole exploration fits in leaves nothing out,
 // whatever the cost of its first operations. When it does not fit, a share left/needed of the
 // points is explored, spread evenly (each point earns that share of credit and a point is
@@ -410,10 +415,14 @@ func (e *explorer) overBudget() bool {
 	if left <= 0 {
 		return true
 	}
-	if e.ranPoints == 0 {
+	ran, points := e.walkRanTime, e.walkRanPoints
+	if points == 0 {
+		ran, points = e.ranTime, e.ranPoints
+	}
+	if points == 0 {
 		return false // nothing measured yet
 	}
-	need := e.ranTime / time.Duration(e.ranPoints) * time.Duration(max(e.walkPoints-e.walkVisited, 1))
+	need := ran / time.Duration(points) * time.Duration(max(e.walkPoints-e.walkVisited, 1))
 	if need <= left {
 		return false
 	}
