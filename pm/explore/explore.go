@@ -703,13 +703,16 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 // the store, proving the missing persist matters, and the state, with the store kept, is the
 // consistent image the rolled-back outcome runs from: the proof is differential by construction.
 // A position whose states failed or passed often enough (Config.ClusterFailures) is sampled
-// like a cluster.
+// like a cluster. Under a time budget the states go with the operation before k, whose stores
+// they test: they are made when it had a crash point explored, else when the budget's pacing
+// explores them as one more point (overBudget). (Paced on their own, they were left out right
+// after an operation whose many states were just queued: a shrink's unflushed stores.)
 func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) error {
 	if len(cp.Assumed) == 0 {
 		return nil
 	}
 	k := int(cp.Op)
-	if k+1 > len(e.cfg.Workload.Ops) || e.overBudget() {
+	if k+1 > len(e.cfg.Workload.Ops) || !e.explored[k-1] && e.overBudget() {
 		return nil
 	}
 	assumed := func(u crash.Unit) bool {
