@@ -153,6 +153,12 @@ type Stats struct {
 	// SkippedBudget counts the crash points left out to keep to --time-budget (file-system
 	// mode: the crash states).
 	SkippedBudget int `json:"skipped_budget,omitempty"`
+	// OperationPaths is the number of distinct persistent paths (the store, flush and fence
+	// sites and call stacks an operation executes on PM; of the busy period, when operations
+	// overlap) among the operations with crash points, and PathsExplored those of them with a
+	// crash point explored (unset in a shard's report).
+	OperationPaths int `json:"operation_paths,omitempty"`
+	PathsExplored  int `json:"paths_explored,omitempty"`
 	// SkippedMemory counts the crash points left out because the crash states of their
 	// operation, built before any of them can run, held more than explore.MaxOperationBytes.
 	SkippedMemory int `json:"skipped_memory,omitempty"`

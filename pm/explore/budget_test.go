@@ -2,12 +2,13 @@ package explore
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/workload"
 )
 
 // TestSchedule: the schedule ends a reserve before the budget (3 %, at least a second, at most a
@@ -31,49 +32,91 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-// TestOverBudget: a crash point is left out when the time spent since the budget began plus the
-// estimated time of the states queued (the batch being built, what is left of the running one,
-// at the wall time per state of the batches judged) is past the schedule of its operation.
+// TestOverBudget: a crash point is left out when the time needed by the points the walk has
+// left (at the wall time per point of the batches judged) does not fit in the time left (the
+// schedule's end less the time spent and the estimated time of the states queued); then a share
+// left/needed of the points is explored, by credit. The cost per point is this walk's once one of
+// its batches is judged.
 func TestOverBudget(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	ops := make([]string, 4)
 	for _, c := range []struct {
-		name      string
-		spent     time.Duration
-		ranTime   time.Duration // the batches judged: their wall time and states
-		ranStates int
-		building  int           // states in the batch being built
-		running   int           // states in the running batch (0: none)
-		runFor    time.Duration // how long it has run
-		k         int
-		want      bool
+		name               string
+		spent              time.Duration
+		ranTime            time.Duration // the batches judged: their wall time, points and states
+		ranPoints          int
+		ranStates          int
+		walkRanTime        time.Duration // the same, of this walk's batches
+		walkRanPoints      int
+		building           int // states in the batch being built
+		walkLeft           int // points the walk has not reached (this one included)
+		credit, wantCredit float64
+		want               bool
 	}{
-		// Schedule(60s, k, 4) = 58.2s·(1/4 + 3/4·(k+1)/4): 25.47s, 36.38s, 47.29s, 58.2s.
-		{name: "on schedule", spent: 25 * time.Second, k: 0},
-		{name: "behind for the first operation", spent: 26 * time.Second, k: 0, want: true},
-		{name: "but not for the second", spent: 26 * time.Second, k: 1},
-		{name: "nothing measured yet: the queue costs nothing", spent: 58 * time.Second, building: 1000, k: 3},
-		{name: "the batch being built", spent: 50 * time.Second, ranTime: 10 * time.Second, ranStates: 1000, building: 900, k: 3, want: true},
-		{name: "a smaller batch fits", spent: 50 * time.Second, ranTime: 10 * time.Second, ranStates: 1000, building: 800, k: 3},
-		{name: "the running batch's rest", spent: 50 * time.Second, ranTime: 10 * time.Second, ranStates: 1000, building: 500, running: 500, runFor: time.Second, k: 3, want: true},
-		{name: "the running batch almost done", spent: 50 * time.Second, ranTime: 10 * time.Second, ranStates: 1000, building: 500, running: 500, runFor: 4 * time.Second, k: 3},
-		{name: "past the schedule's end", spent: 59 * time.Second, k: 3, want: true},
+		// ScheduleEnd(60s) = 58.2s; 0.1s per point
+		{name: "nothing measured yet", spent: 10 * time.Second, walkLeft: 100000},
+		{name: "the walk fits", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, walkLeft: 482},
+		{name: "half fits: no credit yet", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, walkLeft: 964, want: true, wantCredit: 0.5},
+		{name: "half fits: credit earned", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, walkLeft: 964, credit: 0.5},
+		{name: "the queued states count", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, ranStates: 1000, building: 1000, walkLeft: 400, want: true, wantCredit: 0.955},
+		{name: "fewer queued", spent: 10 * time.Second, ranTime: 10 * time.Second, ranPoints: 100, ranStates: 1000, building: 500, walkLeft: 400},
+		{name: "this walk's cost per point", spent: 10 * time.Second, ranTime: 100 * time.Second, ranPoints: 100, walkRanTime: time.Second, walkRanPoints: 10, walkLeft: 400},
+		{name: "every walk's before this one's", spent: 10 * time.Second, ranTime: 100 * time.Second, ranPoints: 100, walkLeft: 400, want: true, wantCredit: 0.1205},
+		{name: "past the schedule's end", spent: 59 * time.Second, walkLeft: 1, credit: 5, wantCredit: 5, want: true},
 	} {
 		now := t0.Add(c.spent)
 		e := &explorer{
-			cfg:         &Config{TimeBudget: time.Minute, Workload: workload.Workload{Ops: ops}, Now: func() time.Time { return now }},
-			budgetStart: t0, ranTime: c.ranTime, ranStates: c.ranStates, batch: make([]*item, c.building),
+			cfg:         &Config{TimeBudget: time.Minute, Now: func() time.Time { return now }},
+			budgetStart: t0, ranTime: c.ranTime, ranStates: c.ranStates, ranPoints: c.ranPoints, batch: make([]*item, c.building),
+			walkPoints: c.walkLeft, credit: c.credit, walkRanTime: c.walkRanTime, walkRanPoints: c.walkRanPoints,
 		}
-		if c.running > 0 {
-			e.running = &runningBatch{items: make([]*item, c.running), began: now.Add(-c.runFor)}
-		}
-		if got := e.overBudget(c.k); got != c.want {
-			t.Errorf("%s: overBudget(%d) = %v, want %v (queued %v)", c.name, c.k, got, c.want, e.queued())
+		if got := e.overBudget(); got != c.want || math.Abs(e.credit-c.wantCredit) > 1e-3 {
+			t.Errorf("%s: overBudget() = %v, credit %.3f; want %v, %.3f", c.name, got, e.credit, c.want, c.wantCredit)
 		}
 	}
-	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: ops}}}
-	if e.overBudget(0) {
+	e := &explorer{cfg: &Config{}}
+	if e.overBudget() {
 		t.Error("no budget: a point was left out")
+	}
+}
+
+// TestPacing: a whole walk paced against a fake clock (each point explored costs cost, judged
+// at once): the points explored end by the schedule's end; a walk that fits leaves nothing out;
+// one twice too long explores about half its points, spread evenly over it (every tenth of the
+// walk gets its share).
+func TestPacing(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	const points = 1000
+	for _, c := range []struct {
+		cost        time.Duration
+		budget      time.Duration
+		min, max    int // points explored
+		minPerTenth int
+	}{
+		{100 * time.Millisecond, 120 * time.Second, points, points, points / 10}, // 100s of 116.4s
+		{100 * time.Millisecond, 50 * time.Second, 450, 485, 40},                 // 100s of 48.5s
+		{time.Second, 100 * time.Second, 90, 97, 7},                              // 1000s of 97s
+	} {
+		now := t0
+		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: func() time.Time { return now }}, budgetStart: t0, walkPoints: points}
+		n := 0
+		var tenth [10]int
+		for i := 0; i < points; i++ {
+			if !e.overBudget() {
+				now = now.Add(c.cost)
+				e.ranTime += c.cost
+				e.ranPoints++
+				e.ranStates++
+				n++
+				tenth[i*10/points]++
+			}
+			e.walkVisited++
+		}
+		if n < c.min || n > c.max || now.Sub(t0) > ScheduleEnd(c.budget) {
+			t.Errorf("cost %v, budget %v: %d points explored in %v, want %d-%d by %v", c.cost, c.budget, n, now.Sub(t0), c.min, c.max, ScheduleEnd(c.budget))
+		}
+		if slices.Min(tenth[:]) < c.minPerTenth {
+			t.Errorf("cost %v, budget %v: points explored per tenth of the walk %v, want at least %d each", c.cost, c.budget, tenth, c.minPerTenth)
+		}
 	}
 }
 

@@ -51,8 +51,9 @@ const (
 	MinHangTimeout = time.Second
 )
 
-// BudgetHeadStart is the fraction of Config.TimeBudget the schedule of overBudget grants before
-// its per-operation shares: one quarter.
+// BudgetHeadStart is the fraction of a time budget Schedule grants before its equal shares: one
+// quarter. (File-system mode's schedule of strategies; PM mode paces its walks by the crash
+// points they have left, explorer.overBudget.)
 const BudgetHeadStart = 0.25
 
 // BudgetReserve is the fraction of a time budget kept for the final phase, what runs after the
@@ -60,7 +61,8 @@ const BudgetHeadStart = 0.25
 // least MinBudgetReserve: the exploration's schedule ends that much before the budget does.
 // Measured on mapcli btree (2 000 operations, docs/crash-exploration.md) the final phase takes
 // well under a second; the reserve also absorbs the error of the estimate of the runs still
-// queued when the schedule ends (overBudget).
+// queued when the schedule ends (overBudget); the runs still going at the schedule's end are
+// stopped.
 const (
 	BudgetReserve    = 0.03
 	MinBudgetReserve = time.Second
@@ -132,8 +134,9 @@ type Config struct {
 	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
 	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
 	MaxInFlight int
-	// TimeBudget, when positive, bounds the exploration's time: crash points are left out while
-	// it is behind the budget's schedule (explorer.overBudget; Stats.SkippedBudget).
+	// TimeBudget, when positive, bounds the exploration's time: when the crash points a walk has
+	// left do not fit in the time left, an even share of them is explored (explorer.overBudget;
+	// Stats.SkippedBudget), and the runs still going at ScheduleEnd are stopped.
 	TimeBudget time.Duration
 	// Start is when the time budget began (zero: when Run begins): a command that records and
 	// analyses the trace first counts that time too (the budget is the command's).
@@ -150,8 +153,8 @@ type Config struct {
 	// NoStopEarly runs every crash image's run to its end, instead of stopping it at the first
 	// output line that matches no legal outcome (early.go; --no-stop-early).
 	NoStopEarly bool
-	// NoPriority explores the operations in trace order in one walk, instead of first those
-	// that write store sites no earlier one writes (priority.go).
+	// NoPriority explores the operations in trace order in one walk, instead of in rounds of
+	// operation paths, every path before any path a second time (priority.go).
 	NoPriority bool
 	// ClusterFailures is the number of failing states after which a finding's cluster is
 	// sampled (0: DefaultClusterFailures; <0: never): see sampledOut.

@@ -167,11 +167,11 @@ type explorer struct {
 	pointFiles []string
 	cur        *period       // the busy period in progress (nil when no operation is in flight)
 	running    *runningBatch // the batch the workers run while the walk goes on (run.go)
-	// pass says which operations this walk explores (nil: all), walk is its number, rank
-	// each operation's position in the order of exploration (priority.go).
+	// pass says which operations this walk explores (nil: all), walk is its number; order is
+	// the order of exploration (priority.go).
 	pass     []bool
 	walk     int
-	rank     []int
+	order    schedule
 	flushes  int // batches handed to the workers so far
 	clusters map[string]int
 	start    time.Time                  // when the exploration began
@@ -193,18 +193,29 @@ type explorer struct {
 	// storeStates counts the durability states judged per sampling key of their store (judged,
 	// failed: sampledOut).
 	storeStates map[string][2]int
-	// budgetStart is when the time budget began (Config.Start); ranTime and ranStates the wall
-	// time of the batches judged so far and their states (queued).
+	// budgetStart is when the time budget began (Config.Start); ranTime, ranStates and
+	// ranPoints the wall time of the batches judged so far, their states and their crash points
+	// (queued, overBudget); credit is the pacing's share of crash points earned and not yet
+	// spent.
 	budgetStart time.Time
 	ranTime     time.Duration
 	ranStates   int
+	ranPoints   int
+	credit      float64
+	// walkRanTime and walkRanPoints are ranTime and ranPoints of the walk in progress.
+	walkRanTime   time.Duration
+	walkRanPoints int
 	// budgetStopped counts the crash states not judged because the budget's end stopped their
 	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
 	budgetStopped int
 	budgetStop    bool
-	// allPoints is the number of crash points inside operations (countPoints; counted when
-	// progress is reported or under a budget), visited those the walks reached.
-	allPoints, visited int
+	// allPoints is the number of crash points inside operations (countPoints), opPoints those
+	// of each operation, visited those the walks reached; walkPoints and walkVisited are the same for the walk in progress.
+	allPoints, visited      int
+	opPoints                []int
+	walkPoints, walkVisited int
+	// explored says which operations had a crash point explored (Stats.PathsExplored).
+	explored map[int]bool
 	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
 	// batch being built explores (counted done once it is judged).
 	prog        *exec.Progress
@@ -271,6 +282,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		locs:        map[[2]uint32]report.Location{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, storeStates: map[string][2]int{}, memoryOps: map[int]bool{},
+		explored: map[int]bool{},
 	}
 	e.budgetStart, e.prog, e.runCtx = cfg.Start, cfg.Progress, ctx
 	if e.budgetStart.IsZero() {
@@ -293,42 +305,43 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := e.invariants(); err != nil {
 		return res, err
 	}
-	// Two walks: first the operations that write store sites no earlier-explored operation
-	// writes, then the others (priority.go); one walk when that splits nothing.
+	// Rounds of walks: every operation path before any path a second time (priority.go); one
+	// walk in trace order with NoPriority (the paths are grouped either way, for
+	// Stats.OperationPaths).
+	e.prog.Phase("planning: grouping the operations by path", "", 0)
+	if e.order, err = planOrder(cfg.Trace, len(cfg.Workload.Ops)); err != nil {
+		return res, err
+	}
 	passes := [][]bool{nil}
-	if !cfg.NoPriority {
-		first, err := priorityOps(cfg.Trace, len(cfg.Workload.Ops))
-		if err != nil {
-			return res, err
-		}
-		if n := countTrue(first); n > 0 && n < len(first) {
-			rest := make([]bool, len(first))
-			for k := range first {
-				rest[k] = !first[k]
-			}
-			passes = [][]bool{first, rest}
-		}
+	if !cfg.NoPriority && e.order.walks > 1 {
+		passes = e.order.passes()
 	}
-	e.rank = exploreRanks(passes, len(cfg.Workload.Ops))
-	if e.prog != nil || cfg.TimeBudget > 0 {
-		// Plan first: the crash points to explore are counted before any run, so that progress
-		// is reported against a fixed total, and a walk stopped at the budget's end knows how
-		// many it left out.
-		e.prog.Phase("planning: counting the crash points", "", 0)
-		if e.allPoints, err = countPoints(cfg.Trace, cfg.Options, cfg.Shard.has); err != nil {
-			return res, err
-		}
-		if cfg.TimeBudget > 0 {
-			e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
-		}
-		e.prog.Phase("exploring", "crash points", e.allPoints)
+	// Plan first: the crash points to explore are counted before any run, so that progress
+	// is reported against a fixed total, a walk stopped at the budget's end knows how many it
+	// left out, and the budget paces each walk by the points it has left (overBudget).
+	e.prog.Phase("planning: counting the crash points", "", 0)
+	if e.opPoints, err = countPoints(cfg.Trace, cfg.Options, len(cfg.Workload.Ops), cfg.Shard.has); err != nil {
+		return res, err
 	}
+	for _, n := range e.opPoints {
+		e.allPoints += n
+	}
+	if cfg.TimeBudget > 0 {
+		e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
+	}
+	e.prog.Phase("exploring", "crash points covered", e.allPoints)
 	var werr error
 	for i, pass := range passes {
 		if e.budgetStop {
 			break
 		}
 		e.pass, e.walk = pass, i
+		e.walkPoints, e.walkVisited, e.walkRanTime, e.walkRanPoints = 0, 0, 0, 0
+		for k, n := range e.opPoints {
+			if e.inPass(k) {
+				e.walkPoints += n
+			}
+		}
 		if i > 0 {
 			if r, err = trace.Open(cfg.Trace); err != nil {
 				werr = err
@@ -369,8 +382,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if n := res.Stats.SkippedMemory; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash points of %d operations were left out: the crash states of each of those operations held more than %d MiB before it ended (an operation's states run once it has ended); the results cover the others", n, len(e.memoryOps), maxOperationBytes>>20))
 	}
+	e.pathStats()
 	if n := res.Stats.SkippedBudget; n > 0 {
-		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over the workload); the results cover the %d explored", n, cfg.TimeBudget, res.Stats.CrashPoints))
+		paths := ""
+		if st := res.Stats; st.OperationPaths > 0 {
+			paths = fmt.Sprintf(", in %d of the %d operation paths", st.PathsExplored, st.OperationPaths)
+		}
+		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over every operation path, the rarest first); the results cover the %d explored%s", n, cfg.TimeBudget, res.Stats.CrashPoints, paths))
 	}
 	if n := e.budgetStopped; n > 0 {
 		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report) and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
@@ -380,30 +398,49 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, werr
 }
 
-// overBudget reports whether a crash point of operation k is left out to keep to
-// Config.TimeBudget. The schedule (Schedule) gives every operation an equal share of the budget
-// after a head start of BudgetHeadStart of it, and ends a reserve for the final phase before the
-// budget does (ScheduleEnd): a point of the operation at rank pos (its place in the order of
-// exploration, of the workload's n) is left out while the time spent since the budget began,
-// plus the estimated time of the crash states built but not yet judged (queued), exceeds
-// Schedule(D, pos, n). Points are left out while exploration is behind that schedule and
-// explored again once it has caught up, so a budget too short for everything still covers crash
-// points of every part of the workload, not only its first operations; the head start keeps a
-// few expensive early operations (a table's first expansions, a tree's first splits, the batches
-// that start the pipeline) from leaving points out of a run that ends well inside its budget.
-// Counting the queued states makes the last batches end by the schedule's end instead of after
-// it (a batch holds hundreds of states).
-func (e *explorer) overBudget(k int) bool {
+// overBudget reports whether the next crash point of the walk in progress is left out to keep
+// to Config.TimeBudget (the durability states at an operation's start count as one point). The
+// walk is paced by the time its points need against the time left: the time left is the
+// schedule's end (ScheduleEnd: the budget less a reserve for the final phase) less the time
+// spent since the budget began and the estimated time of the crash states built but not yet
+// judged (queued); the time needed is the wall time per crash point of the batches of this walk
+// judged so far (of every walk, before the first of this one: the paths of a round cost
+// differently, a table's expansions against its inserts) times the points the walk has not
+// reached yet (this one included). While what is needed
+// fits, every point is explored: a budget the whole exploration fits in leaves nothing out,
+// whatever the cost of its first operations. When it does not fit, a share left/needed of the
+// points is explored, spread evenly (each point earns that share of credit and a point is
+// explored when the credit reaches one), and the share is recomputed at every point, so that
+// an estimate that was too high (the first operations' re-executions run the longest) lets
+// more points in later. Each walk (a round of every operation path, priority.go) is paced by
+// its own points, so a round that does not fit covers a share of every path of it rather than
+// the paths it reaches first, and the next round starts only with the time this one leaves.
+func (e *explorer) overBudget() bool {
 	d := e.cfg.TimeBudget
-	n := len(e.cfg.Workload.Ops)
-	if d <= 0 || n == 0 {
+	if d <= 0 {
 		return false
 	}
-	pos := k
-	if k < len(e.rank) {
-		pos = e.rank[k]
+	left := ScheduleEnd(d) - e.spent() - e.queued()
+	if left <= 0 {
+		return true
 	}
-	return e.spent()+e.queued() > Schedule(d, pos, n)
+	ran, points := e.walkRanTime, e.walkRanPoints
+	if points == 0 {
+		ran, points = e.ranTime, e.ranPoints
+	}
+	if points == 0 {
+		return false // nothing measured yet
+	}
+	need := ran / time.Duration(points) * time.Duration(max(e.walkPoints-e.walkVisited, 1))
+	if need <= left {
+		return false
+	}
+	e.credit += float64(left) / float64(need)
+	if e.credit < 1 {
+		return true
+	}
+	e.credit--
+	return false
 }
 
 // budgetEnded reports whether the time budget's end stopped the runs (not a cancellation of
@@ -502,13 +539,12 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	}
 	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= ScheduleEnd(d) {
 		// The budget has ended: the rest of the trace is not walked (a long trace takes a
-		// while), its crash points are left out.
+		// while), its crash points are left out (and the later walks' too).
 		// The states built and not yet handed to the workers are not run: their runs would
 		// be stopped at once (runCtx has ended).
 		left := max(e.allPoints-e.visited, 0)
 		e.res.Stats.SkippedBudget += left
 		e.budgetStopped += len(e.batch)
-		e.prog.Advance(left + e.batchPoints)
 		e.batch, e.batchPoints, e.batchBytes = nil, 0, 0
 		e.budgetStop = true
 		return crash.ErrStop
@@ -516,10 +552,10 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	e.visited++
 	explored := e.res.Stats.CrashPoints
 	err := e.visitPoint(cp, k)
-	if e.res.Stats.CrashPoints == explored {
-		e.prog.Advance(1) // left out: done
-	} else {
-		e.batchPoints++ // done once its batch is judged
+	e.walkVisited++
+	if e.res.Stats.CrashPoints > explored {
+		e.batchPoints++ // covered once its batch is judged (progress)
+		e.explored[k] = true
 	}
 	return err
 }
@@ -550,7 +586,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 		e.res.Stats.Skipped++
 		return nil
 	}
-	if e.overBudget(k) {
+	if e.overBudget() {
 		e.res.Stats.SkippedBudget++
 		return nil
 	}
@@ -663,7 +699,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	if e.walk == 0 {
 		e.checkText(cp)
 	}
-	if !e.inPass(k) {
+	if !e.durabilityPass(k) {
 		return nil
 	}
 	return e.durability(cp, p, id)
@@ -678,13 +714,16 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 // the store, proving the missing persist matters, and the state, with the store kept, is the
 // consistent image the rolled-back outcome runs from: the proof is differential by construction.
 // A position whose states failed or passed often enough (Config.ClusterFailures) is sampled
-// like a cluster.
+// like a cluster. Under a time budget the states go with the operation before k, whose stores
+// they test: they are made when it had a crash point explored, else when the budget's pacing
+// explores them as one more point (overBudget). (Paced on their own, they were left out right
+// after an operation whose many states were just queued: a shrink's unflushed stores.)
 func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) error {
 	if len(cp.Assumed) == 0 {
 		return nil
 	}
 	k := int(cp.Op)
-	if k+1 > len(e.cfg.Workload.Ops) || e.overBudget(k) {
+	if k+1 > len(e.cfg.Workload.Ops) || !e.explored[k-1] && e.overBudget() {
 		return nil
 	}
 	assumed := func(u crash.Unit) bool {
@@ -1076,28 +1115,29 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 }
 
 // countPoints walks the trace at path once (crash.Walk with opts, building no state) and
-// returns its crash points inside operations: the total the exploration's progress is
-// reported against (each is explored or left out once, in whichever walk takes its operation),
-// only those of the operations k for which keep(k) holds (a shard's: Config.Shard). A truncated
-// trace counts up to its end. Errors: the trace cannot be read.
-func countPoints(path string, opts crash.Options, keep func(int) bool) (int, error) {
+// returns the crash points inside each of the n operations: the total the exploration's progress
+// is reported against (each is explored or left out once, in whichever walk takes its operation)
+// and the budget paces its walks by, only those of the operations k for which keep(k) holds (a
+// shard's: Config.Shard; the others count 0). A truncated trace counts up to its end. Errors:
+// the trace cannot be read.
+func countPoints(path string, opts crash.Options, n int, keep func(int) bool) ([]int, error) {
 	r, err := trace.Open(path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer r.Close()
 	opts.OpBoundaries = false
-	n := 0
+	points := make([]int, n)
 	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
-		if cp.Op >= 0 && keep(int(cp.Op)) {
-			n++
+		if k := int(cp.Op); cp.Op >= 0 && k < n && keep(k) {
+			points[k]++
 		}
 		return nil
 	})
 	if errors.Is(err, trace.ErrTruncated) {
 		err = nil
 	}
-	return n, err
+	return points, err
 }
 
 // defaultJobs is exec.Pool's default.
@@ -1108,27 +1148,31 @@ func (e *explorer) inPass(k int) bool {
 	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.cfg.Shard.has(k)
 }
 
-// exploreRanks returns each of n operations' position in the order the passes explore them.
-func exploreRanks(passes [][]bool, n int) []int {
-	rank := make([]int, n)
-	pos := 0
-	for _, pass := range passes {
-		for k := 0; k < n; k++ {
-			if pass == nil || pass[k] {
-				rank[k] = pos
-				pos++
-			}
-		}
-	}
-	return rank
+// durabilityPass reports whether this walk makes the durability states at operation k's start
+// (in this shard): they test the stores the operations before k left not durable, so they go
+// with operation k-1's walk, the path that issued them (k's own for the first operation).
+func (e *explorer) durabilityPass(k int) bool {
+	j := max(k-1, 0)
+	return (e.pass == nil || j >= len(e.pass) || e.pass[j]) && e.cfg.Shard.has(k)
 }
 
-func countTrue(b []bool) int {
-	n := 0
-	for _, v := range b {
-		if v {
-			n++
+// pathStats sets Stats.OperationPaths, the operation paths with crash points (of the busy
+// periods, priority.go), and Stats.PathsExplored, those of them with a crash point explored.
+// A shard's are left unset: the merge would add up paths that shards share.
+func (e *explorer) pathStats() {
+	if e.order.paths == 0 || e.cfg.Shard.Active() {
+		return
+	}
+	with, explored := map[string]bool{}, map[string]bool{}
+	for k, n := range e.opPoints {
+		if n == 0 || k >= len(e.order.path) {
+			continue
+		}
+		p := e.order.path[k]
+		with[p] = true
+		if e.explored[k] {
+			explored[p] = true
 		}
 	}
-	return n
+	e.res.Stats.OperationPaths, e.res.Stats.PathsExplored = len(with), len(explored)
 }

@@ -73,8 +73,12 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	if err != nil {
 		t.Fatal(err)
 	}
+	var runner Runner
+	if testRunner != nil {
+		runner = testRunner(ProcessRunner{Prog: target})
+	}
 	r, err := Run(context.Background(), Config{
-		Trace: tr, Target: target, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir}, Progress: testProgress,
+		Trace: tr, Target: target, Runner: runner, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir}, Progress: testProgress,
 		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
 		Start: testStart, Now: testNow,
 	})
@@ -82,19 +86,6 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 		t.Fatalf("explore: %v", err)
 	}
 	return r
-}
-
-// TestTimeBudget: behind the budget's schedule, crash points are left out, operation by
-// operation: with half the budget spent, the crash points of the first third of the workload
-// are left out (a quarter of the budget is a head start, the rest shared by the operations) and
-// the rest explored; the report says so.
-func TestTimeBudget(t *testing.T) {
-	checkLeftOut(t, "ordering", func() func() {
-		testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-		testNow = func() time.Time { return testStart.Add(50 * time.Second) }
-		testTimeBudget = 100 * time.Second
-		return func() { testStart, testNow, testTimeBudget = time.Time{}, nil, 0 }
-	}, func(st report.Stats) int { return st.SkippedBudget }, "time budget")
 }
 
 // checkLeftOut explores testdata/<name>.c on <name>.ops twice, as it is and with set's knobs
@@ -122,6 +113,9 @@ var testClusterFailures, testBatchStates int
 
 // testWindowStates is exploreTrace's Config.WindowStates.
 var testWindowStates int
+
+// testRunner, if set, makes exploreTrace's Config.Runner from the target's ProcessRunner.
+var testRunner func(Runner) Runner
 
 // testNoPriority is exploreTrace's Config.NoPriority.
 var testNoPriority bool

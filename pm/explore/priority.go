@@ -1,69 +1,109 @@
 package explore
 
 import (
+	"cmp"
+	"encoding/binary"
 	"errors"
+	"hash/fnv"
+	"math/bits"
+	"slices"
 
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/trace"
 )
 
-// PM-aware order of exploration (AGAMOTTO, OSDI'20, §4.3). AGAMOTTO steers symbolic execution
-// towards the paths that reach the most PM-modifying instructions, since bugs hide where PM is
-// modified. Crash exploration has no paths to choose, but it chooses the order in which
-// operations are explored: a workload repeats a few kinds of operation, and the operations that
-// first execute a PM-modifying instruction (a store site, or a library call that writes PM) are
-// where a bug of that instruction first shows. So the exploration walks the trace twice: first
-// only the operations of a greedy cover of every store site (the operation writing the most
-// sites no chosen operation writes, then the next, until every site written inside an
-// operation is covered), then every other operation. Each walk goes in trace order; nothing is
-// explored twice. On mapcli's B-tree with an injected bug, the first split and the first removal
-// come in the first walk, before the dozens of inserts into a leaf that precede them.
+// Order of exploration: every operation path first. A workload repeats a few kinds of
+// operation, and a bug hides in the kind that runs rarely (a hash table's one shrink among two
+// thousand inserts, a B-tree's merges, a directory split): a walk in trace order under a time
+// budget spends it on the common kinds before it reaches the rare ones. So the operations are
+// grouped by their persistent path and the exploration walks the trace in rounds, each round
+// taking at most one tranche of every path, the rarest paths done first:
+//
+//   - An operation's path is what it executes on PM, read from the trace, not from the
+//     workload's text: the set of (site, call stack) pairs of its stores (the library calls'
+//     writes included), flushes and fences. Two inserts into a leaf share a path; an insert that
+//     splits the leaf, a removal that merges two pages, an expansion of a table do not. (This is
+//     AGAMOTTO's (OSDI'20, §4.3) observation that bugs hide where PM-modifying instructions are
+//     first reached, applied to whole paths rather than single store sites.)
+//   - A busy period (operations that overlap, judged together against their legal outcomes) is
+//     scheduled as one unit: its path is the sequence of its operations' paths.
+//   - The periods of one path are taken in spread order (the first, then the middle one, then
+//     the quartiles, ...: the bit-reversal permutation of their indexes), and round r takes
+//     those of spread rank j with round(j) = r: the first of every path in round 0, the next in
+//     round 1, then 2, 4, 8, ... per path (round 1 + ⌊log2 j⌋), the rest in the last of
+//     MaxWalks rounds. A path of c periods is done after about 1 + log2 c rounds: rare paths
+//     first.
+//
+// Each round is one walk of the trace in trace order (a walk replays the whole trace; a round
+// only builds crash images in its own operations), and the time budget paces each round on its
+// own (explorer.pace): a round whose crash points do not fit in the time left explores an evenly
+// spread share of each of its operations' points, so a budget that cannot cover everything
+// still covers every path before any path a second time.
 
-// priorityOps returns, for each of the n operations of the workload, whether it is explored in
-// the first walk (above). Errors: the trace cannot be read.
-func priorityOps(path string, n int) ([]bool, error) {
+// MaxWalks bounds the rounds (walks of the trace) of the order of exploration: the periods of a
+// path past its first 2^(MaxWalks-2) all go in the last round. Each walk replays the whole trace
+// (without running anything where it explores nothing).
+const MaxWalks = 8
+
+// opPaths returns, for each of the n operations of the trace at path, a key of its persistent
+// path (above; "" for an operation with no store, flush or fence on PM), and the first operation
+// of its busy period. Errors: the trace cannot be read.
+func opPaths(path string, n int) (paths []string, period []int, err error) {
 	r, err := trace.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
 	m, err := replay.New(r, replay.Options[struct{}]{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h := &siteCollector{m: m, sites: make([]map[uint32]bool, n), period: make([]int, n)}
+	h := &pathCollector{m: m, sites: make([]map[uint64]bool, n), period: make([]int, n)}
 	for k := range h.period {
 		h.period[k] = k
 	}
 	if err := m.Run(h); err != nil && !errors.Is(err, trace.ErrTruncated) {
-		return nil, err
+		return nil, nil, err
 	}
-	picked := greedyCover(h.sites)
-	// Operations that overlap (a busy period of several threads' operations, judged together
-	// against their legal outcomes) are explored in the same walk: the first walk takes the
-	// whole period when it takes one of its operations.
-	for k := range picked {
-		if picked[k] {
-			picked[h.period[k]] = true
-		}
+	paths = make([]string, n)
+	for k, s := range h.sites {
+		paths[k] = pathKey(s)
 	}
-	for k := range picked {
-		picked[k] = picked[h.period[k]]
-	}
-	return picked, nil
+	return paths, h.period, nil
 }
 
-// siteCollector gathers the store sites each operation writes PM from, and the busy periods
-// (replay handler).
-type siteCollector struct {
+// pathKey is a key of a set of (site, call stack) pairs: a hash of the sorted pairs.
+func pathKey(s map[uint64]bool) string {
+	if len(s) == 0 {
+		return ""
+	}
+	ids := slices.Sorted(func(yield func(uint64) bool) {
+		for id := range s {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	h := fnv.New128a()
+	var b [8]byte
+	for _, id := range ids {
+		binary.LittleEndian.PutUint64(b[:], id)
+		h.Write(b[:])
+	}
+	return string(h.Sum(nil))
+}
+
+// pathCollector gathers the (site, call stack) pairs of each operation's stores, flushes and
+// fences, and the busy periods (replay handler).
+type pathCollector struct {
 	replay.Nop
 	m      *replay.Machine[struct{}]
-	sites  []map[uint32]bool // per operation index
+	sites  []map[uint64]bool // per operation index
 	period []int             // per operation index: the first operation of its busy period
 	first  int               // the first operation of the busy period in progress
 }
 
-func (h *siteCollector) OpBegan(ev *trace.Event, op replay.Op) {
+func (h *pathCollector) OpBegan(ev *trace.Event, op replay.Op) {
 	k := int(op.Index)
 	if k < 0 || k >= len(h.period) {
 		return
@@ -76,48 +116,129 @@ func (h *siteCollector) OpBegan(ev *trace.Event, op replay.Op) {
 	}
 }
 
-func (h *siteCollector) Wrote(w *replay.Write) {
-	if w.Kind == replay.InitialContent || w.Origin.Op == 0 {
-		return
-	}
-	k := int(w.Origin.Op) - 1
-	if k >= len(h.sites) {
+func (h *pathCollector) add(k int, site, stack uint32) {
+	if k < 0 || k >= len(h.sites) {
 		return
 	}
 	if h.sites[k] == nil {
-		h.sites[k] = map[uint32]bool{}
+		h.sites[k] = map[uint64]bool{}
 	}
-	h.sites[k][w.Origin.Site] = true
+	h.sites[k][uint64(site)<<32|uint64(stack)] = true
 }
 
-// greedyCover picks operations (indexes of sites) by the number of sites they write that no
-// operation picked before writes, most first, the earliest on a tie, until no operation adds a
-// site; it returns which were picked.
-func greedyCover(sites []map[uint32]bool) []bool {
-	picked := make([]bool, len(sites))
-	covered := map[uint32]bool{}
-	for {
-		best, gain := -1, 0
-		for k, s := range sites {
-			if picked[k] {
-				continue
-			}
-			g := 0
-			for site := range s {
-				if !covered[site] {
-					g++
-				}
-			}
-			if g > gain {
-				best, gain = k, g
-			}
+// event adds ev's site and call stack to the path of the operation in flight on its thread.
+func (h *pathCollector) event(ev *trace.Event) {
+	if op, ok := h.m.Ops.Current(ev.Thread); ok {
+		h.add(int(op.Index), ev.Site, ev.Context)
+	}
+}
+
+func (h *pathCollector) Wrote(w *replay.Write) {
+	if w.Kind == replay.InitialContent || w.Origin.Op == 0 {
+		return
+	}
+	h.add(int(w.Origin.Op)-1, w.Origin.Site, w.Origin.Stack)
+}
+
+func (h *pathCollector) BeforeFlush(ev *trace.Event) { h.event(ev) }
+func (h *pathCollector) BeforeFence(ev *trace.Event) { h.event(ev) }
+
+// pathRounds assigns each busy period to a round of the order of exploration (above): paths[i]
+// is period i's path key (periods in trace order), rounds at most maxWalks. It returns the round
+// of each period and the number of distinct paths.
+func pathRounds(paths []string, maxWalks int) (round []int, distinct int) {
+	byPath := map[string][]int{}
+	var keys []string // in order of first occurrence
+	for i, p := range paths {
+		if _, ok := byPath[p]; !ok {
+			keys = append(keys, p)
 		}
-		if best < 0 {
-			return picked
-		}
-		picked[best] = true
-		for site := range sites[best] {
-			covered[site] = true
+		byPath[p] = append(byPath[p], i)
+	}
+	round = make([]int, len(paths))
+	for _, p := range keys {
+		for j, i := range spread(byPath[p]) {
+			round[i] = min(bits.Len(uint(j)), maxWalks-1) // 0, 1, 2, 2, 3, 3, 3, 3, 4, ...
 		}
 	}
+	return round, len(keys)
+}
+
+// spread returns xs in spread order: by the bit-reversal of their index (the first, the middle,
+// the quartiles, ...).
+func spread(xs []int) []int {
+	w := bits.Len(uint(len(xs) - 1))
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	rev := func(i int) uint { return bits.Reverse(uint(i)) >> (bits.UintSize - w) }
+	if w == 0 {
+		rev = func(int) uint { return 0 }
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rev(a), rev(b)) })
+	out := make([]int, len(xs))
+	for j, i := range idx {
+		out[j] = xs[i]
+	}
+	return out
+}
+
+// schedule is the order of exploration of a workload of n operations.
+type schedule struct {
+	walk  []int    // per operation: the round (walk) that explores it
+	path  []string // per operation: its busy period's path key
+	walks int      // the rounds
+	paths int      // the distinct operation paths (of busy periods)
+}
+
+// planOrder computes the order of exploration of the trace at path for n operations (above).
+// Errors: the trace cannot be read.
+func planOrder(path string, n int) (schedule, error) {
+	paths, period, err := opPaths(path, n)
+	if err != nil {
+		return schedule{}, err
+	}
+	return orderOf(paths, period, MaxWalks), nil
+}
+
+// orderOf is planOrder's computation: paths[k] is operation k's path key, period[k] the first
+// operation of its busy period.
+func orderOf(paths []string, period []int, maxWalks int) schedule {
+	var firsts []int // the periods' first operations, in trace order
+	key := map[int]string{}
+	for k := range paths {
+		f := period[k]
+		if _, ok := key[f]; !ok {
+			firsts = append(firsts, f)
+		}
+		key[f] += paths[k] + "\x00"
+	}
+	pp := make([]string, len(firsts))
+	for i, f := range firsts {
+		pp[i] = key[f]
+	}
+	rounds, distinct := pathRounds(pp, maxWalks)
+	s := schedule{walk: make([]int, len(paths)), path: make([]string, len(paths)), paths: distinct}
+	of := map[int]int{}
+	for i, f := range firsts {
+		of[f] = rounds[i]
+		s.walks = max(s.walks, rounds[i]+1)
+	}
+	for k := range paths {
+		s.walk[k], s.path[k] = of[period[k]], key[period[k]]
+	}
+	return s
+}
+
+// passes returns, per round, which operations it explores.
+func (s schedule) passes() [][]bool {
+	ps := make([][]bool, s.walks)
+	for w := range ps {
+		ps[w] = make([]bool, len(s.walk))
+	}
+	for k, w := range s.walk {
+		ps[w][k] = true
+	}
+	return ps
 }

@@ -1,71 +1,181 @@
 package explore
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/report"
 )
 
-func sites(ids ...uint32) map[uint32]bool {
-	m := map[uint32]bool{}
-	for _, id := range ids {
-		m[id] = true
+// TestOrderOf: operations are grouped by the path of their busy period; every path's first
+// period goes in the first walk, the next in the second, then two, four, ... per walk, in spread
+// order (the first, the middle, the quartiles); overlapping operations stay in one walk; the
+// last walk takes the rest.
+func TestOrderOf(t *testing.T) {
+	seq := func(n int) []int { // one operation per period
+		p := make([]int, n)
+		for k := range p {
+			p[k] = k
+		}
+		return p
 	}
-	return m
-}
-
-// TestGreedyCover: the first walk takes the operations that add the most store sites not yet
-// covered, the earliest on a tie, until none adds one.
-func TestGreedyCover(t *testing.T) {
 	tests := []struct {
-		name  string
-		sites []map[uint32]bool
-		want  string
+		name     string
+		paths    []string
+		period   []int
+		maxWalks int
+		walk     string
+		walks    int
+		distinct int
 	}{
-		{"none", nil, "[]"},
-		{"no writes", []map[uint32]bool{nil, nil}, "[false false]"},
-		{"repeats", []map[uint32]bool{sites(1), sites(1), sites(1, 2), sites(1)}, "[false false true false]"},
-		{"a split after inserts", []map[uint32]bool{sites(1, 2), sites(1, 2), sites(1, 2, 3, 4), sites(5), sites(1, 2)}, "[false false true true false]"},
-		{"tie: the earliest", []map[uint32]bool{sites(1), sites(2), sites(1)}, "[true true false]"},
-		{"overlapping covers", []map[uint32]bool{sites(1, 2), sites(2, 3), sites(1, 2, 3)}, "[false false true]"},
+		{"none", nil, nil, 8, "[]", 0, 0},
+		{"one path", []string{"a", "a", "a", "a"}, seq(4), 8, "[0 2 1 2]", 3, 1},
+		// a's periods 0 1 2 3 5 6 in spread order: 0, 5, 2, 1, 6, 3 (ranks 0..5: walks 0 1 2 2 3 3)
+		{"rare paths first", []string{"a", "a", "a", "a", "b", "a", "a", "c"}, seq(8), 8, "[0 2 2 3 0 1 3 0]", 4, 3},
+		{"the last walk takes the rest", []string{"a", "a", "a", "a", "a"}, seq(5), 2, "[0 1 1 1 1]", 2, 1},
+		{"no PM operations are a path", []string{"", "a", "", "a"}, seq(4), 8, "[0 0 1 1]", 2, 2},
+		// operations 0-1 and 2-3 overlap: both periods are the path a·b, and stay whole
+		{"busy periods kept", []string{"a", "b", "a", "b", "a"}, []int{0, 0, 2, 2, 4}, 8, "[0 0 1 1 0]", 2, 2},
+		// a period a·b is not the period b·a nor two periods a and b
+		{"a period's path is its sequence", []string{"a", "b", "b", "a", "a", "b"}, []int{0, 0, 2, 2, 4, 5}, 8, "[0 0 0 0 0 0]", 1, 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := fmt.Sprint(greedyCover(tc.sites)); got != tc.want {
-				t.Errorf("greedyCover = %s, want %s", got, tc.want)
+			s := orderOf(tc.paths, tc.period, tc.maxWalks)
+			if got := fmt.Sprint(s.walk); got != tc.walk || s.walks != tc.walks || s.paths != tc.distinct {
+				t.Errorf("walks %s (%d), %d paths; want %s (%d), %d", got, s.walks, s.paths, tc.walk, tc.walks, tc.distinct)
+			}
+			for w, pass := range s.passes() {
+				for k, in := range pass {
+					if in != (s.walk[k] == w) {
+						t.Errorf("pass %d has operation %d: %v, its walk is %d", w, k, in, s.walk[k])
+					}
+				}
+			}
+			if again := orderOf(tc.paths, tc.period, tc.maxWalks); fmt.Sprint(again) != fmt.Sprint(s) {
+				t.Errorf("not deterministic: %v then %v", s, again)
 			}
 		})
 	}
 }
 
-// TestExploreRanks: operations are ranked walk after walk, each walk in trace order.
-func TestExploreRanks(t *testing.T) {
-	first := []bool{false, true, false, true}
-	rest := []bool{true, false, true, false}
-	if got := fmt.Sprint(exploreRanks([][]bool{first, rest}, 4)); got != "[2 0 3 1]" {
-		t.Errorf("ranks %s", got)
-	}
-	if got := fmt.Sprint(exploreRanks([][]bool{nil}, 3)); got != "[0 1 2]" {
-		t.Errorf("one walk: ranks %s", got)
+// TestSpread: a path's periods are taken by the bit-reversal of their index.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{
+		{nil, "[]"},
+		{[]int{7}, "[7]"},
+		{[]int{1, 2}, "[1 2]"},
+		{[]int{0, 1, 2}, "[0 2 1]"},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, "[0 4 2 6 1 5 3 7]"},
+		{[]int{10, 11, 12, 13, 14}, "[10 14 12 11 13]"},
+	} {
+		if got := fmt.Sprint(spread(c.in)); got != c.want {
+			t.Errorf("spread(%v) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }
 
-// TestPriorityWalks: exploring the operations that write new store sites first finds the same
-// findings, states and points as one walk in trace order.
+// TestPathKey: a path's key is its set of (site, call stack) pairs, whatever the order they
+// were seen in.
+func TestPathKey(t *testing.T) {
+	set := func(ids ...uint64) map[uint64]bool {
+		m := map[uint64]bool{}
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	a, b, c := pathKey(set(1<<32|3, 2<<32|3, 5)), pathKey(set(5, 2<<32|3, 1<<32|3)), pathKey(set(1<<32|3, 2<<32|4, 5))
+	if a != b || a == c || pathKey(nil) != "" || pathKey(set(5)) == "" {
+		t.Errorf("keys %x %x %x", a, b, c)
+	}
+}
+
+// TestPriorityWalks: exploring in rounds of operation paths finds the same findings, states and
+// points as one walk in trace order.
 func TestPriorityWalks(t *testing.T) {
 	dir := t.TempDir()
 	bin := compile(t, dir, "ordering.c")
 	defer func() { testNoPriority = false }()
-	testNoPriority = true
 	one := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
 	testNoPriority = false
 	two := explore(t, dir, bin, "ordering-long.ops", 2, 5*time.Second)
 	if fmt.Sprint(kinds(one)) != fmt.Sprint(kinds(two)) || len(one.Findings) != len(two.Findings) {
 		t.Errorf("findings %v in priority order, %v in trace order", kinds(two), kinds(one))
 	}
-	if one.Stats.CrashPoints != two.Stats.CrashPoints || one.Stats.StatesTested != two.Stats.StatesTested ||
-		one.Stats.Skipped != two.Stats.Skipped || one.Stats.OracleRuns != two.Stats.OracleRuns {
-		t.Errorf("stats in priority order %+v, in trace order %+v", two.Stats, one.Stats)
+	a, b := one.Stats, two.Stats
+	if a.CrashPoints != b.CrashPoints || a.StatesTested != b.StatesTested || a.Skipped != b.Skipped || a.OracleRuns != b.OracleRuns {
+		t.Errorf("stats in priority order %+v, in trace order %+v", b, a)
+	}
+	if b.OperationPaths != 1 || b.PathsExplored != 1 {
+		t.Errorf("%d of %d operation paths explored, want 1 of 1 (every set)", b.PathsExplored, b.OperationPaths)
+	}
+}
+
+// clockRunner runs the target and advances a fake clock by cost per run.
+type clockRunner struct {
+	Runner
+	now  *atomic.Int64 // nanoseconds since the budget began
+	cost time.Duration
+}
+
+func (r clockRunner) Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) scryexec.Outcome {
+	defer r.now.Add(int64(r.cost))
+	return r.Runner.Target(ctx, image, stdin, dir, timeout)
+}
+
+// TestRareOperationFirst: with a budget far too short for the workload (every run costs a
+// second of a fake clock, the budget is a minute), the one "drop" after thirty "set"s still gets
+// its crash points explored and its atomicity violation found, every operation path is
+// explored, and the points left out are spread over the sets; a budget that fits leaves nothing
+// out.
+func TestRareOperationFirst(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "rare.c")
+	tr := recordRun(t, dir, bin, "rare.ops")
+	all := exploreTrace(t, dir, bin, "rare.ops", tr, 1, 5*time.Second)
+	var clock atomic.Int64
+	testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	testNow = func() time.Time { return testStart.Add(time.Duration(clock.Load())) }
+	testRunner = func(r Runner) Runner { return clockRunner{r, &clock, time.Second} }
+	defer func() { testStart, testNow, testTimeBudget, testRunner = time.Time{}, nil, 0, nil }()
+	for _, c := range []struct {
+		budget time.Duration
+		all    bool
+	}{
+		{time.Minute, false},
+		{time.Hour, true},
+	} {
+		clock.Store(0)
+		testTimeBudget = c.budget
+		r := exploreTrace(t, dir, bin, "rare.ops", tr, 1, 5*time.Second)
+		st := r.Stats
+		if c.all {
+			if st.SkippedBudget != 0 || st.CrashPoints != all.Stats.CrashPoints {
+				t.Errorf("budget %v: %d points explored, %d left out; want all %d", c.budget, st.CrashPoints, st.SkippedBudget, all.Stats.CrashPoints)
+			}
+			continue
+		}
+		if st.SkippedBudget == 0 || st.CrashPoints+st.SkippedBudget != all.Stats.CrashPoints {
+			t.Errorf("budget %v: %d points explored, %d left out; %d in all", c.budget, st.CrashPoints, st.SkippedBudget, all.Stats.CrashPoints)
+		}
+		if st.OperationPaths != 2 || st.PathsExplored != 2 {
+			t.Errorf("budget %v: %d of %d operation paths explored, want 2 of 2", c.budget, st.PathsExplored, st.OperationPaths)
+		}
+		drop := slices.ContainsFunc(r.Findings, func(f report.Finding) bool {
+			return f.Kind == report.AtomicityViolation && f.Operation.Index == 30
+		})
+		if !drop {
+			t.Errorf("budget %v: no atomicity violation in the drop (operation 30): %v", c.budget, kinds(r))
+		}
 	}
 }
 

@@ -251,6 +251,9 @@ func (e *explorer) finish() error {
 	}
 	e.ranTime += b.ended.Sub(b.began)
 	e.ranStates += len(b.items)
+	e.ranPoints += b.points
+	e.walkRanTime += b.ended.Sub(b.began)
+	e.walkRanPoints += b.points
 	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
 		e.prog.Advance(b.points)

@@ -278,9 +278,9 @@ func (e *explorer) shardLog() *shardLog {
 	return e.shard
 }
 
-// order returns it's place in the order of judgement (set once: in its walk, its trace event,
+// judgeOrder returns its place in the order of judgement (set once: in its walk, its trace event,
 // then its place among the shard's logged states).
-func (e *explorer) order(it *item) report.ShardOrder {
+func (e *explorer) judgeOrder(it *item) report.ShardOrder {
 	if it.order == nil {
 		l := e.shardLog()
 		l.seq++
@@ -319,7 +319,7 @@ func image(it *item) *report.CrashVariant {
 // cannot leave out). Called by record once the state is counted.
 func (e *explorer) logFailure(kind report.Kind, key, variant string, it *item, build func() (report.Finding, func(string) string)) {
 	l := e.shardLog()
-	o := e.order(it)
+	o := e.judgeOrder(it)
 	it.cluster, it.variant = key, variant
 	i, ok := l.index[key]
 	if !ok {
@@ -365,7 +365,7 @@ func (e *explorer) logState(it *item) {
 		return
 	}
 	l := e.shardLog()
-	st := report.ShardState{Order: e.order(it), Key: -1, Window: -1, Prefix: -1, Candidate: cand, Failed: failed, Inconclusive: !it.judged}
+	st := report.ShardState{Order: e.judgeOrder(it), Key: -1, Window: -1, Prefix: -1, Candidate: cand, Failed: failed, Inconclusive: !it.judged}
 	if it.smp.key != "" {
 		st.Key = l.keyIndex(it.smp.key)
 	}

@@ -57,10 +57,10 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.StringVar(&f.checker, "checker", "", "also run the shell command `CMD` on every crash image ({image} is its path); non-zero exit is a failure")
 	fl.StringVar(&f.outputFilter, "output-filter", "", "leave out the output lines matching `REGEX` when comparing outputs (e.g. '^seed:')")
 	fl.BoolVar(&f.noAssumeFixed, "no-assume-fixed", false, "explore the literal model: by default, stores reported as never durable (unpersisted-store) are assumed durable in the crash states of later operations, so that one durability bug does not hide the others")
-	fl.DurationVar(&f.timeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash points are left out while the exploration is behind that schedule, so every part of the workload is covered; the report says how many (0: no budget)")
+	fl.DurationVar(&f.timeBudget, "time-budget", 0, "explore for at most `D` (e.g. 5m), the report included: when the crash points left do not fit in the time left, an even share of them is explored, every operation path before any path a second time; the report says how many were left out (0: no budget)")
 	fl.BoolVar(&f.noStopEarly, "no-stop-early", false, "run the program on every crash image to its end (default: a run is stopped at the first output line that matches neither legal outcome, its verdict decided)")
 	fl.BoolVar(&f.noForkServer, "no-fork-server", false, "run the program by exec on every crash image (default: a program built with scry cc serves the runs as a fork server, stopped before main and forked per image)")
-	fl.BoolVar(&f.noPriority, "no-priority", false, "explore the operations in trace order (default: first those that write store sites no earlier one writes, so that bugs show early)")
+	fl.BoolVar(&f.noPriority, "no-priority", false, "explore the operations in trace order (default: in rounds of operation paths, the store, flush and fence sites an operation executes: one operation of every path, then the next, the rarest paths first, so that rare operations are reached early)")
 	fl.IntVar(&f.clusterFailures, "cluster-failures", explore.DefaultClusterFailures, "once a finding has failed on `N` crash states, run only one in "+fmt.Sprint(explore.ClusterSampleEvery)+" further states that would fall in it (-1: run them all)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
