@@ -56,6 +56,18 @@ func MergeReports(paths []string, out string) (*report.Report, error) {
 			addStats(merged.Stats, r.Stats, r.Shard.Index == 0)
 		}
 	}
+	if !fsMode {
+		paths, explored := map[int]bool{}, map[int]bool{}
+		for _, r := range reps {
+			for _, p := range r.Shard.Paths {
+				paths[p] = true
+			}
+			for _, p := range r.Shard.PathsExplored {
+				explored[p] = true
+			}
+		}
+		merged.Stats.OperationPaths, merged.Stats.PathsExplored = len(paths), len(explored)
+	}
 	var fs []report.Finding
 	var err error
 	kinds := explore.Kinds
@@ -164,6 +176,10 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.VaryingOutcomes += s.VaryingOutcomes
 	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
 	sum.ElapsedSeconds = max(sum.ElapsedSeconds, s.ElapsedSeconds)
+	// A shard's operation paths are those with crash points in it; shards share paths, so
+	// MergeReports replaces these by the size of the union of the shards' lists (report.Shard).
+	sum.OperationPaths = max(sum.OperationPaths, s.OperationPaths)
+	sum.PathsExplored = max(sum.PathsExplored, s.PathsExplored)
 	if s.FirstFailureSeconds > 0 && (sum.FirstFailureSeconds == 0 || s.FirstFailureSeconds < sum.FirstFailureSeconds) {
 		sum.FirstFailureSeconds = s.FirstFailureSeconds
 	}

@@ -38,6 +38,12 @@ type Shard struct {
 	ClusterFailures int          `json:"cluster_failures,omitempty"`
 	SampleKeys      []string     `json:"sample_keys,omitempty"`
 	States          []ShardState `json:"states,omitempty"`
+	// Paths are the operation paths with crash points in this shard, PathsExplored those of
+	// them with a crash point explored, each named by the first operation of the trace on it
+	// (0-based): the merge counts the union of every shard's into Stats.OperationPaths and
+	// Stats.PathsExplored, since shards share paths.
+	Paths         []int `json:"paths,omitempty"`
+	PathsExplored []int `json:"paths_explored,omitempty"`
 }
 
 // ShardState is a judged crash state of a PM shard (Shard.States). A state whose sampling key

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1158,21 +1159,30 @@ func (e *explorer) durabilityPass(k int) bool {
 
 // pathStats sets Stats.OperationPaths, the operation paths with crash points (of the busy
 // periods, priority.go), and Stats.PathsExplored, those of them with a crash point explored.
-// A shard's are left unset: the merge would add up paths that shards share.
+// A shard also lists them (report.Shard.Paths, PathsExplored), each by the first operation of
+// the trace on it, for the merge to count their union.
 func (e *explorer) pathStats() {
-	if e.order.paths == 0 || e.cfg.Shard.Active() {
+	if e.order.paths == 0 {
 		return
 	}
-	with, explored := map[string]bool{}, map[string]bool{}
+	first := map[string]int{} // path key -> the first operation on it
+	for k := len(e.order.path) - 1; k >= 0; k-- {
+		first[e.order.path[k]] = k
+	}
+	with, explored := map[int]bool{}, map[int]bool{}
 	for k, n := range e.opPoints {
 		if n == 0 || k >= len(e.order.path) {
 			continue
 		}
-		p := e.order.path[k]
+		p := first[e.order.path[k]]
 		with[p] = true
 		if e.explored[k] {
 			explored[p] = true
 		}
 	}
 	e.res.Stats.OperationPaths, e.res.Stats.PathsExplored = len(with), len(explored)
+	if e.cfg.Shard.Active() {
+		e.cfg.Shard.info.Paths = slices.Sorted(maps.Keys(with))
+		e.cfg.Shard.info.PathsExplored = slices.Sorted(maps.Keys(explored))
+	}
 }
