@@ -1159,8 +1159,8 @@ func (e *explorer) durabilityPass(k int) bool {
 
 // pathStats sets Stats.OperationPaths, the operation paths with crash points (of the busy
 // periods, priority.go), and Stats.PathsExplored, those of them with a crash point explored.
-// A shard also lists them (report.Shard.Paths, PathsExplored), each by the first operation of
-// the trace on it, for the merge to count their union.
+// A shard also lists them in its report (report.Shard.Paths, PathsExplored; after place, which
+// makes it), each by the first operation of the trace on it, for the merge to count their union.
 func (e *explorer) pathStats() {
 	if e.order.paths == 0 {
 		return
@@ -1181,8 +1181,7 @@ func (e *explorer) pathStats() {
 		}
 	}
 	e.res.Stats.OperationPaths, e.res.Stats.PathsExplored = len(with), len(explored)
-	if e.cfg.Shard.Active() {
-		e.cfg.Shard.info.Paths = slices.Sorted(maps.Keys(with))
-		e.cfg.Shard.info.PathsExplored = slices.Sorted(maps.Keys(explored))
+	if sh := e.res.Shard; sh != nil {
+		sh.Paths, sh.PathsExplored = slices.Sorted(maps.Keys(with)), slices.Sorted(maps.Keys(explored))
 	}
 }

@@ -92,6 +92,7 @@ func TestShardsMerge(t *testing.T) {
 			var parts []ShardFindings
 			var sum report.Stats
 			owner := map[int]int{}
+			paths, explored := map[int]bool{}, map[int]bool{} // the union of the shards' paths
 			for i := 0; i < tc.n; i++ {
 				r := exploreShard(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
 				cfg := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
@@ -124,6 +125,15 @@ func TestShardsMerge(t *testing.T) {
 				sum.OracleRuns += r.Stats.OracleRuns
 				sum.Skipped += r.Stats.Skipped
 				sum.Sampled += r.Stats.Sampled
+				for _, p := range r.Shard.Paths {
+					paths[p] = true
+				}
+				for _, p := range r.Shard.PathsExplored {
+					explored[p] = true
+				}
+			}
+			if len(paths) != all.Stats.OperationPaths || len(explored) != all.Stats.PathsExplored || len(paths) == 0 {
+				t.Errorf("shards' operation paths: %d, %d explored; unsharded %d, %d", len(paths), len(explored), all.Stats.OperationPaths, all.Stats.PathsExplored)
 			}
 			w, err := workload.Read(filepath.Join("testdata", tc.ops))
 			if err != nil {
