@@ -150,17 +150,52 @@ static inline void scry_trace_header(unsigned char *h, uint16_t version, uint16_
 
 #endif /* SCRY_TRACE_FORMAT_H */
 
+#if (defined(SCRY_TRACE_PUT) || defined(SCRY_TRACE_ENCODERS)) && !defined(SCRY_TRACE_FORMAT_PUT)
+#define SCRY_TRACE_FORMAT_PUT
+/* The encodings of the fixed-size fields, for a file that defines SCRY_TRACE_PUT (or
+ * SCRY_TRACE_ENCODERS) and, before including this header, g_buf, g_pos and g_last_addr: the
+ * trace buffer (unsigned char[]), the index of its next free byte and the running last address.
+ * They write at g_pos without checking for room: the caller made it (scry_need below). */
+
+/* a u8 */
+static inline void scry_put_u8(uint8_t v) { g_buf[g_pos++] = v; }
+
+/* a uvarint (Go's binary.PutUvarint) */
+static inline void scry_put_uv(uint64_t v)
+{
+	while (v >= 0x80) {
+		g_buf[g_pos++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	g_buf[g_pos++] = (unsigned char)v;
+}
+
+/* an svarint: zig-zag, as Go's binary.PutVarint */
+static inline void scry_put_sv(int64_t v)
+{
+	uint64_t u = (uint64_t)v << 1;
+	if (v < 0)
+		u = ~u;
+	scry_put_uv(u);
+}
+
+/* an addr: the delta from the running last address (wraps: the reader adds in uint64 too) */
+static inline void scry_put_addr(uint64_t a)
+{
+	uint64_t d = a - g_last_addr;
+	g_last_addr = a;
+	scry_put_sv((int64_t)d);
+}
+#endif /* SCRY_TRACE_FORMAT_PUT */
+
 #if defined(SCRY_TRACE_ENCODERS) && !defined(SCRY_TRACE_FORMAT_ENCODERS)
 #define SCRY_TRACE_FORMAT_ENCODERS
 /* Record encoders: scry_enc_<record>() writes one record (for a record with a list, its fields
  * up to the count; scry_enc_<record>_<element>() then writes each element). Fields are the
  * record's in order; a record kind that shares its layout with others is the first argument.
- * The includer defines, before including this header with SCRY_TRACE_ENCODERS defined:
+ * Besides the fields' encodings above, the includer defines, before including this header with
+ * SCRY_TRACE_ENCODERS defined:
  *   void scry_need(size_t n)                      room for n more bytes of fixed-size fields
- *   void scry_put_u8(uint8_t v)                   a u8
- *   void scry_put_uv(uint64_t v)                  a uvarint
- *   void scry_put_sv(int64_t v)                   an svarint
- *   void scry_put_addr(uint64_t a)                an addr (delta from the running last address)
  *   void scry_put_str(const char *s, size_t n)    a str, making room itself (at most SCRY_MAX_STRING)
  *   void scry_put_bytes(const void *p, uint64_t n) raw bytes, making room itself
  * A record is complete when its encoder (and its elements' encoders) returned. */

@@ -176,37 +176,13 @@ static void buf_flush(void)
 
 /* The primitives of the record encoders of scry_trace_format.h. */
 
+#define SCRY_TRACE_PUT /* scry_put_u8, _uv, _sv, _addr */
+#include "scry_trace_format.h"
+
 static inline void scry_need(size_t n)
 {
 	if (RT_UNLIKELY(g_pos + n > RT_BUFSZ))
 		buf_flush();
-}
-
-static inline void scry_put_u8(uint8_t v) { g_buf[g_pos++] = v; }
-
-static inline void scry_put_uv(uint64_t v)
-{
-	while (v >= 0x80) {
-		g_buf[g_pos++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	g_buf[g_pos++] = (unsigned char)v;
-}
-
-/* Zig-zag as Go's binary.PutVarint. */
-static inline void scry_put_sv(int64_t v)
-{
-	uint64_t u = (uint64_t)v << 1;
-	if (v < 0)
-		u = ~u;
-	scry_put_uv(u);
-}
-
-static inline void scry_put_addr(uint64_t a)
-{
-	uint64_t d = a - g_last_addr; /* wraps: the reader adds in uint64 too */
-	g_last_addr = a;
-	scry_put_sv((int64_t)d);
 }
 
 /* Raw bytes of any length: fills the buffer, flushing as needed; big blocks go straight out. */

@@ -118,36 +118,13 @@ static void buf_flush(void)
 	g_pos = 0;
 }
 
+#define SCRY_TRACE_PUT /* scry_put_u8, _uv, _sv, _addr */
+#include "scry_trace_format.h"
+
 static inline void scry_need(size_t n)
 {
 	if (g_pos + n > BUFSZ)
 		buf_flush();
-}
-
-static inline void scry_put_u8(uint8_t v) { g_buf[g_pos++] = v; }
-
-static inline void scry_put_uv(uint64_t v)
-{
-	while (v >= 0x80) {
-		g_buf[g_pos++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	g_buf[g_pos++] = (unsigned char)v;
-}
-
-static inline void scry_put_sv(int64_t v)
-{
-	uint64_t u = (uint64_t)v << 1;
-	if (v < 0)
-		u = ~u;
-	scry_put_uv(u);
-}
-
-static inline void scry_put_addr(uint64_t a)
-{
-	uint64_t d = a - g_last_addr;
-	g_last_addr = a;
-	scry_put_sv((int64_t)d);
 }
 
 static void scry_put_bytes(const void *p, uint64_t n)

@@ -110,22 +110,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			f.Stdout, f.Stderr, f.Notes = programOutput(cmd, output), programOutput(cmd, output), cmd.ErrOrStderr()
 			f.Start = time.Now()
 			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
-			ctx, stop := exec.SignalContext(context.Background())
-			defer stop()
-			// The last sweep, on every way out: no checker or re-execution, nor a child of
-			// one, outlives scry (each run kills its own when it ends).
-			defer exec.KillRuns()
-			rep, err := f.Run(ctx)
-			f.Progress.Finish()
-			if rep != nil {
-				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
-					return werr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			return strictFindings(rep, strict)
+			return runFS(cmd, f.Run, f.Progress, format, output, force, strict)
 		},
 	}
 	fsRecordFlags(c, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
@@ -262,20 +247,7 @@ Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; els
 			f.Recording = args[0]
 			f.Start = time.Now()
 			f.Progress = exec.NewProgress(cmd.ErrOrStderr())
-			ctx, stop := exec.SignalContext(context.Background())
-			defer stop()
-			defer exec.KillRuns()
-			rep, err := f.Run(ctx)
-			f.Progress.Finish()
-			if rep != nil {
-				if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
-					return werr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			return strictFindings(rep, strict)
+			return runFS(cmd, f.Run, f.Progress, format, output, force, strict)
 		},
 	}
 	fl := c.Flags()
@@ -283,4 +255,26 @@ Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; els
 	fl.StringVar(&shard, "shard", "", "explore shard `I/N` (from 0) of the crash states, balanced by their number; \"auto\" or \"auto/N\" takes I (and N) from a Slurm array, a Kubernetes Indexed Job or SCRY_SHARD_INDEX/SCRY_SHARD_COUNT; combine the shards' JSON reports with scry merge (docs/distributed.md)")
 	reportFlags(c, &format, &output, &strict, &force)
 	return c
+}
+
+// runFS runs a file-system exploration (fs check, fs explore) until it ends or a signal stops it,
+// then writes its report, partial or not, and returns the command's error: run's, the report's,
+// or --strict's.
+func runFS(cmd *cobra.Command, run func(context.Context) (*report.Report, error), prog *exec.Progress, format, output string, force, strict bool) error {
+	ctx, stop := exec.SignalContext(context.Background())
+	defer stop()
+	// The last sweep, on every way out: no checker or re-execution, nor a child of one,
+	// outlives scry (each run kills its own when it ends).
+	defer exec.KillRuns()
+	rep, err := run(ctx)
+	prog.Finish()
+	if rep != nil {
+		if werr := pipeline.WriteReport(rep, format, output, force, cmd.OutOrStdout(), cmd.ErrOrStderr()); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return strictFindings(rep, strict)
 }
