@@ -69,7 +69,9 @@ fence that persisted something or not, a durable library call (the crash-point k
 operation path (the set of store sites of one operation). Kept workloads are mutated: operations
 inserted, deleted, repeated, spliced from another workload; numbers (keys) changed to values
 the workload holds, their neighbours, values that collide modulo 2^k, runs of colliding or
-consecutive keys (a filled bucket or node).
+consecutive keys (a filled bucket or node), some from an aligned start, and such a run followed
+or interleaved by another command on a prefix, every other key, a middle run or all of its keys
+(fill-then-delete: underflow, rebalancing, shrinking).
 
 New operations are key-value commands (mapcli's i K, r K, c K) by default; commands drawn from
 --usage strings (scry workload grammar's usage language, --value to fill placeholders); or,
