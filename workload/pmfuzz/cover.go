@@ -18,7 +18,10 @@
 //   - crash-point kinds: flush sites × whether the flush wrote back a dirty line, fence sites ×
 //     whether the fence persisted something, durable library calls (an outermost transaction's
 //     commit, a library write made durable) by site;
-//   - operation paths: the set of store sites of one operation, with the operation's first word.
+//   - operation paths: the set of store sites of one operation, with the operation's first word;
+//   - store-site edges: the pairs (previous store site, store site) of the stores of one
+//     operation, with its first word (the store-level analogue of AFL's branch edges, which
+//     reward a new way through code already reached, a step towards its unreached stores).
 package pmfuzz
 
 import (
@@ -53,6 +56,7 @@ const (
 	tagFence
 	tagDurable
 	tagPath
+	tagEdge
 )
 
 // Coverage is what one run of a workload covered.
@@ -154,7 +158,7 @@ func (r *Runner) replay(path string) (*Coverage, error) {
 		return nil, err
 	}
 	h := &collector{m: m, seed: r.seed, cov: &Coverage{Features: map[Feature]struct{}{}, StoreSites: map[uint32]struct{}{}},
-		hits: map[uint32]int{}}
+		hits: map[uint32]int{}, edges: map[[2]uint32]struct{}{}}
 	if err := m.Run(h); err != nil && !errors.Is(err, trace.ErrTruncated) {
 		return nil, fmt.Errorf("reading the trace: %w", err)
 	}
@@ -175,7 +179,11 @@ type collector struct {
 	seed maphash.Seed
 	cov  *Coverage
 	// hits counts the stores of each site in the current operation.
-	hits   map[uint32]int
+	hits map[uint32]int
+	// edges are the (previous store site, store site) pairs of the current operation; prev is
+	// its latest store site (0: none yet).
+	edges  map[[2]uint32]struct{}
+	prev   uint32
 	unp    map[uint32]bool
 	opWord uint64
 }
@@ -203,6 +211,10 @@ func (c *collector) Wrote(w *replay.Write) {
 		c.add(tagSite, uint64(s))
 	}
 	c.hits[s]++
+	if s != c.prev {
+		c.edges[[2]uint32{c.prev, s}] = struct{}{}
+		c.prev = s
+	}
 }
 
 func (c *collector) Flushed(ev *trace.Event, eff px86.FlushEffect) {
@@ -228,7 +240,7 @@ func (c *collector) OpBegan(ev *trace.Event, op replay.Op) {
 func (c *collector) OpEnded(ev *trace.Event, op replay.Op) { c.endOp(op.Text) }
 
 // endOp turns the current operation's stores into features: per-site persistence at its end,
-// hit-count buckets, and the operation's path.
+// hit-count buckets, the operation's path and its store-site edges.
 func (c *collector) endOp(string) {
 	if len(c.hits) == 0 {
 		return
@@ -255,7 +267,12 @@ func (c *collector) endOp(string) {
 		path = append(path, uint64(s))
 	}
 	c.add(path...)
+	for e := range c.edges {
+		c.add(tagEdge, c.opWord, uint64(e[0]), uint64(e[1]))
+	}
 	clear(c.hits)
+	clear(c.edges)
+	c.prev = 0
 }
 
 // bucket is AFL's hit-count bucket of n > 0 hits.
