@@ -20,8 +20,9 @@
 //     commit, a library write made durable) by site;
 //   - operation paths: the set of store sites of one operation, with the operation's first word;
 //   - store-site edges: the pairs (previous store site, store site) of the stores of one
-//     operation, with its first word (the store-level analogue of AFL's branch edges, which
-//     reward a new way through code already reached, a step towards its unreached stores).
+//     operation (the store-level analogue of AFL's branch edges, which reward a new way through
+//     code already reached, a step towards its unreached stores; without the operation's word,
+//     which the path has, so that they stay few: at most the square of the sites).
 package pmfuzz
 
 import (
@@ -268,7 +269,7 @@ func (c *collector) endOp(string) {
 	}
 	c.add(path...)
 	for e := range c.edges {
-		c.add(tagEdge, c.opWord, uint64(e[0]), uint64(e[1]))
+		c.add(tagEdge, uint64(e[0]), uint64(e[1]))
 	}
 	clear(c.hits)
 	clear(c.edges)
@@ -299,10 +300,11 @@ func boolBit(b bool) uint64 {
 	return 0
 }
 
-// firstWord hashes the first word of an operation's text (its command: `i`, `set`, `git`), so
-// that operation paths of different commands differ.
+// firstWord hashes the first word of an operation's text (its command: `i` of `i 42` and of
+// WITCHER's `i;42;7;0;`, `set`, `git`: firstField), so that operation paths of different commands
+// differ and those of one command on other keys do not.
 func firstWord(text string) uint64 {
-	w, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	w := firstField(text)
 	var h uint64 = 14695981039346656037
 	for i := 0; i < len(w); i++ {
 		h = (h ^ uint64(w[i])) * 1099511628211

@@ -44,3 +44,24 @@ func TestStoreEdges(t *testing.T) {
 		t.Errorf("features: %d and %d, want the first one more (the edge 8→7)", a, b)
 	}
 }
+
+// TestFirstWord: an operation's command is its first word up to a blank or a semicolon, so that
+// one command on other keys has one word.
+func TestFirstWord(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"i 1", "i 2", true},
+		{"i;5156463119707;927349761265249;0;", "i;42;7;0;", true},
+		{"i;42;7;0;", "i 42", true},
+		{"  g\t42", "g;1;", true},
+		{"i 1", "r 1", false},
+		{"i;42;7;0;", "d;42;", false},
+		{"set k v", "setx k v", false},
+	} {
+		if got := firstWord(tc.a) == firstWord(tc.b); got != tc.same {
+			t.Errorf("firstWord(%q) == firstWord(%q): %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
