@@ -81,8 +81,11 @@ func TestUnreached(t *testing.T) {
 		{ID: 4, Kind: trace.SiteLoad, File: "/src/a.c", Line: 14, Function: "get"},  // no store
 		{ID: 5, Kind: trace.SiteNTStore, File: "/src/a.c", Line: 3, Function: "init"},
 		{ID: 6, Kind: trace.SiteStore, File: "/src/other.c", Line: 1, Function: "unused"}, // no site reached in the file
+		{ID: 7, Kind: trace.SiteStore, File: "/src/a.c", Line: 20, Function: "fix"},
+		{ID: 8, Kind: trace.SiteStore, File: "/src/a.c", Line: 20, Function: "fix", InlinedAt: 9}, // a copy of 7, inlined
+		{ID: 9, Kind: trace.SiteInlined, File: "/src/a.c", Line: 30, Function: "caller", Callee: "fix"},
 	}
-	got := Unreached(sites, map[uint32]struct{}{1: {}})
+	got := Unreached(sites, map[uint32]struct{}{1: {}, 7: {}})
 	want := []string{"/src/a.c:3 (init)", "/src/a.c:12 (put)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Unreached = %q, want %q", got, want)

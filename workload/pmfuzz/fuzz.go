@@ -522,15 +522,24 @@ func writeEntry(dir string, e *Entry) error {
 // Unreached returns the PM store sites of the program's site table (stores, non-temporal and
 // range stores) that no workload reached, in the source files where some workload reached a PM
 // store (a program links code its workloads never call, such as mapcli's other maps), as
-// "file:line (function)" by report.At, in file and line order.
+// "file:line (function)" by report.At, in file and line order. A line where some site was
+// reached is left out: a function inlined in several places has a site per copy of its line,
+// and the line was reached when one of them was.
 func Unreached(sites []trace.Site, reached map[uint32]struct{}) []string {
 	t := siteTable{}
 	for _, s := range sites {
 		t[s.ID] = s
 	}
+	type fileLine struct {
+		file string
+		line int
+	}
 	files := map[string]bool{}
+	reachedLines := map[fileLine]bool{}
 	for s := range reached {
-		files[report.At(t, s).File] = true
+		loc := report.At(t, s)
+		files[loc.File] = true
+		reachedLines[fileLine{loc.File, loc.Line}] = true
 	}
 	var out []report.Location
 	for _, s := range sites {
@@ -541,7 +550,7 @@ func Unreached(sites []trace.Site, reached map[uint32]struct{}) []string {
 			continue
 		}
 		loc := report.At(t, s.ID)
-		if loc.File == "" || !files[loc.File] {
+		if loc.File == "" || !files[loc.File] || reachedLines[fileLine{loc.File, loc.Line}] {
 			continue
 		}
 		out = append(out, loc)
