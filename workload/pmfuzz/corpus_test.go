@@ -1,6 +1,8 @@
 package pmfuzz
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,8 +81,11 @@ func TestUnreached(t *testing.T) {
 		{ID: 4, Kind: trace.SiteLoad, File: "/src/a.c", Line: 14, Function: "get"},  // no store
 		{ID: 5, Kind: trace.SiteNTStore, File: "/src/a.c", Line: 3, Function: "init"},
 		{ID: 6, Kind: trace.SiteStore, File: "/src/other.c", Line: 1, Function: "unused"}, // no site reached in the file
+		{ID: 7, Kind: trace.SiteStore, File: "/src/a.c", Line: 20, Function: "fix"},
+		{ID: 8, Kind: trace.SiteStore, File: "/src/a.c", Line: 20, Function: "fix", InlinedAt: 9}, // a copy of 7, inlined
+		{ID: 9, Kind: trace.SiteInlined, File: "/src/a.c", Line: 30, Function: "caller", Callee: "fix"},
 	}
-	got := Unreached(sites, map[uint32]struct{}{1: {}})
+	got := Unreached(sites, map[uint32]struct{}{1: {}, 7: {}})
 	want := []string{"/src/a.c:3 (init)", "/src/a.c:12 (put)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Unreached = %q, want %q", got, want)
@@ -114,5 +119,40 @@ func TestMinimise(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: minimise = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestPickRare: an old entry holding a feature one run reached is picked more often than by a
+// uniform choice among the older entries (the rarity tournament), and rarest counts the runs of
+// an entry's rarest feature.
+func TestPickRare(t *testing.T) {
+	f := &fuzzer{freq: map[Feature]uint32{1: 100, 2: 100, 3: 1}}
+	for i := range 40 {
+		cov := &Coverage{Features: map[Feature]struct{}{1: {}, 2: {}}}
+		if i == 0 {
+			cov.Features[3] = struct{}{}
+		}
+		f.corpus = append(f.corpus, &Entry{Name: fmt.Sprint(i), Cov: cov})
+	}
+	for _, tc := range []struct {
+		entry int
+		want  uint32
+	}{{0, 1}, {1, 100}, {39, 100}} {
+		if got := f.rarest(f.corpus[tc.entry]); got != tc.want {
+			t.Errorf("rarest(entry %d) = %d, want %d", tc.entry, got, tc.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(14, 15))
+	rare := 0
+	const picks = 4000
+	for range picks {
+		if f.pick(r) == f.corpus[0] {
+			rare++
+		}
+	}
+	// Uniform among 40: 1 in 40 of the half that is not the latest eight, 50 in 4000; the
+	// tournament adds 1 - (39/40)^4 of a quarter, about 96.
+	if rare < 100 {
+		t.Errorf("the rare entry was picked %d times in %d, want at least 100", rare, picks)
 	}
 }

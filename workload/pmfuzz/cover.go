@@ -18,7 +18,11 @@
 //   - crash-point kinds: flush sites × whether the flush wrote back a dirty line, fence sites ×
 //     whether the fence persisted something, durable library calls (an outermost transaction's
 //     commit, a library write made durable) by site;
-//   - operation paths: the set of store sites of one operation, with the operation's first word.
+//   - operation paths: the set of store sites of one operation, with the operation's first word;
+//   - store-site edges: the pairs (previous store site, store site) of the stores of one
+//     operation (the store-level analogue of AFL's branch edges, which reward a new way through
+//     code already reached, a step towards its unreached stores; without the operation's word,
+//     which the path has, so that they stay few: at most the square of the sites).
 package pmfuzz
 
 import (
@@ -53,6 +57,7 @@ const (
 	tagFence
 	tagDurable
 	tagPath
+	tagEdge
 )
 
 // Coverage is what one run of a workload covered.
@@ -154,7 +159,7 @@ func (r *Runner) replay(path string) (*Coverage, error) {
 		return nil, err
 	}
 	h := &collector{m: m, seed: r.seed, cov: &Coverage{Features: map[Feature]struct{}{}, StoreSites: map[uint32]struct{}{}},
-		hits: map[uint32]int{}}
+		hits: map[uint32]int{}, edges: map[[2]uint32]struct{}{}}
 	if err := m.Run(h); err != nil && !errors.Is(err, trace.ErrTruncated) {
 		return nil, fmt.Errorf("reading the trace: %w", err)
 	}
@@ -175,7 +180,11 @@ type collector struct {
 	seed maphash.Seed
 	cov  *Coverage
 	// hits counts the stores of each site in the current operation.
-	hits   map[uint32]int
+	hits map[uint32]int
+	// edges are the (previous store site, store site) pairs of the current operation; prev is
+	// its latest store site (0: none yet).
+	edges  map[[2]uint32]struct{}
+	prev   uint32
 	unp    map[uint32]bool
 	opWord uint64
 }
@@ -203,6 +212,10 @@ func (c *collector) Wrote(w *replay.Write) {
 		c.add(tagSite, uint64(s))
 	}
 	c.hits[s]++
+	if s != c.prev {
+		c.edges[[2]uint32{c.prev, s}] = struct{}{}
+		c.prev = s
+	}
 }
 
 func (c *collector) Flushed(ev *trace.Event, eff px86.FlushEffect) {
@@ -228,7 +241,7 @@ func (c *collector) OpBegan(ev *trace.Event, op replay.Op) {
 func (c *collector) OpEnded(ev *trace.Event, op replay.Op) { c.endOp(op.Text) }
 
 // endOp turns the current operation's stores into features: per-site persistence at its end,
-// hit-count buckets, and the operation's path.
+// hit-count buckets, the operation's path and its store-site edges.
 func (c *collector) endOp(string) {
 	if len(c.hits) == 0 {
 		return
@@ -255,7 +268,12 @@ func (c *collector) endOp(string) {
 		path = append(path, uint64(s))
 	}
 	c.add(path...)
+	for e := range c.edges {
+		c.add(tagEdge, uint64(e[0]), uint64(e[1]))
+	}
 	clear(c.hits)
+	clear(c.edges)
+	c.prev = 0
 }
 
 // bucket is AFL's hit-count bucket of n > 0 hits.
@@ -282,10 +300,11 @@ func boolBit(b bool) uint64 {
 	return 0
 }
 
-// firstWord hashes the first word of an operation's text (its command: `i`, `set`, `git`), so
-// that operation paths of different commands differ.
+// firstWord hashes the first word of an operation's text (its command: `i` of `i 42` and of
+// WITCHER's `i;42;7;0;`, `set`, `git`: firstField), so that operation paths of different commands
+// differ and those of one command on other keys do not.
 func firstWord(text string) uint64 {
-	w, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	w := firstField(text)
 	var h uint64 = 14695981039346656037
 	for i := 0; i < len(w); i++ {
 		h = (h ^ uint64(w[i])) * 1099511628211

@@ -124,7 +124,7 @@ func Fuzz(ctx context.Context, opts Options) (*Result, error) {
 	}
 	r := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x706d_6675_7a7a_0001))
 	mut := &Mutator{R: r, Ops: opts.Ops, MaxOps: opts.MaxOps}
-	f := &fuzzer{opts: opts, seen: map[Feature]struct{}{}, sites: map[uint32]struct{}{}, start: time.Now()}
+	f := &fuzzer{opts: opts, seen: map[Feature]struct{}{}, freq: map[Feature]uint32{}, sites: map[uint32]struct{}{}, start: time.Now()}
 	parent := ctx // the signals' context, without the budget
 	if opts.Budget > 0 {
 		var cancel context.CancelFunc
@@ -214,9 +214,11 @@ var errBudget = errors.New("time budget spent")
 const maxFailed = 100
 
 type fuzzer struct {
-	opts    Options
-	corpus  []*Entry
-	seen    map[Feature]struct{}
+	opts   Options
+	corpus []*Entry
+	seen   map[Feature]struct{}
+	// freq counts, per feature, the runs that reached it (AFLFast's path frequencies).
+	freq    map[Feature]uint32
 	sites   map[uint32]struct{}
 	static  []trace.Site
 	runs    int
@@ -244,6 +246,7 @@ func (f *fuzzer) try(ctx context.Context, w []string, keep bool) error {
 	}
 	fresh := 0
 	for ft := range cov.Features {
+		f.freq[ft]++
 		if _, ok := f.seen[ft]; !ok {
 			fresh++
 			f.seen[ft] = struct{}{}
@@ -263,14 +266,37 @@ func (f *fuzzer) try(ctx context.Context, w []string, keep bool) error {
 	return writeEntry(f.opts.Corpus, e)
 }
 
-// pick chooses the workload to mutate: the newest entries and those with rare features are
-// favoured (a random one of the latest eight half of the time).
+// pick chooses the workload to mutate: half of the time one of the latest eight entries (the
+// search's newest progress), a quarter of the time the entry of the rarest feature among four
+// drawn at random (a tournament after AFLFast's power schedule, Böhme et al., CCS'16 §3: inputs
+// that reach rarely reached coverage get the energy, since mutating them is likelier to reach
+// coverage next to it), else any entry.
 func (f *fuzzer) pick(r *rand.Rand) *Entry {
 	n := len(f.corpus)
-	if r.IntN(2) == 0 {
+	switch r.IntN(4) {
+	case 0, 1:
 		return f.corpus[n-1-r.IntN(min(n, 8))]
+	case 2:
+		var best *Entry
+		var bestFreq uint32
+		for range 4 {
+			e := f.corpus[r.IntN(n)]
+			if q := f.rarest(e); best == nil || q < bestFreq {
+				best, bestFreq = e, q
+			}
+		}
+		return best
 	}
 	return f.corpus[r.IntN(n)]
+}
+
+// rarest is the number of runs that reached e's rarest feature.
+func (f *fuzzer) rarest(e *Entry) uint32 {
+	q := ^uint32(0)
+	for ft := range e.Cov.Features {
+		q = min(q, f.freq[ft])
+	}
+	return q
 }
 
 func (f *fuzzer) sample() {
@@ -496,15 +522,24 @@ func writeEntry(dir string, e *Entry) error {
 // Unreached returns the PM store sites of the program's site table (stores, non-temporal and
 // range stores) that no workload reached, in the source files where some workload reached a PM
 // store (a program links code its workloads never call, such as mapcli's other maps), as
-// "file:line (function)" by report.At, in file and line order.
+// "file:line (function)" by report.At, in file and line order. A line where some site was
+// reached is left out: a function inlined in several places has a site per copy of its line,
+// and the line was reached when one of them was.
 func Unreached(sites []trace.Site, reached map[uint32]struct{}) []string {
 	t := siteTable{}
 	for _, s := range sites {
 		t[s.ID] = s
 	}
+	type fileLine struct {
+		file string
+		line int
+	}
 	files := map[string]bool{}
+	reachedLines := map[fileLine]bool{}
 	for s := range reached {
-		files[report.At(t, s).File] = true
+		loc := report.At(t, s)
+		files[loc.File] = true
+		reachedLines[fileLine{loc.File, loc.Line}] = true
 	}
 	var out []report.Location
 	for _, s := range sites {
@@ -515,7 +550,7 @@ func Unreached(sites []trace.Site, reached map[uint32]struct{}) []string {
 			continue
 		}
 		loc := report.At(t, s.ID)
-		if loc.File == "" || !files[loc.File] {
+		if loc.File == "" || !files[loc.File] || reachedLines[fileLine{loc.File, loc.Line}] {
 			continue
 		}
 		out = append(out, loc)

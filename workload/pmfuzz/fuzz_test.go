@@ -18,12 +18,17 @@ import (
 // builds the examples.
 func buildExample(t *testing.T, variant string) string {
 	t.Helper()
+	return buildC(t, filepath.Join(testenv.Root(), "examples", "bucket-overflow", variant+".c"))
+}
+
+// buildC builds the C program src with scry cc, as examples_test.go builds the examples.
+func buildC(t *testing.T, src string) string {
+	t.Helper()
 	scry := testenv.Scry(t)
 	root := testenv.Root()
-	bin := filepath.Join(t.TempDir(), variant)
+	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
 	cmd := exec.Command(scry, "cc", "-O0", "-g", "-mclflushopt", "-mclwb",
-		"-I"+filepath.Join(root, "examples", "include"), "-o", bin,
-		filepath.Join(root, "examples", "bucket-overflow", variant+".c"), "-lpmemobj", "-lpmem", "-lpthread")
+		"-I"+filepath.Join(root, "examples", "include"), "-o", bin, src, "-lpmemobj", "-lpmem", "-lpthread")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		testenv.Missing(t, "scry cc cannot build the example: %v\n%s", err, out)
 	}
@@ -70,6 +75,33 @@ func TestFuzzReachesOverflow(t *testing.T) {
 	}
 	if txt != len(res.Corpus) {
 		t.Errorf("corpus directory holds %d workloads, the minimised corpus %d", txt, len(res.Corpus))
+	}
+}
+
+// TestFuzzReachesSparse: testdata/sparse.c compacts a range bucket only when a remove leaves a
+// bucket that once held 12 keys or more with 5 or more, no two of them neighbours: every other
+// key of a filled range deleted. The random start (100 kv operations) reaches 3 PM store sites;
+// the search, bounded by runs, reaches compact()'s 3 as well.
+// sparseRuns bounds the search of TestFuzzReachesSparse.
+const sparseRuns = 1200
+
+func TestFuzzReachesSparse(t *testing.T) {
+	bin := buildC(t, filepath.Join("testdata", "sparse.c"))
+	r, err := NewRunner([]string{bin, "{pool}"}, nil, 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fuzz(context.Background(), Options{Runner: r, Ops: KVOps(0), Corpus: filepath.Join(t.TempDir(), "corpus"),
+		Runs: sparseRuns, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := res.Samples[0].StoreSites; first != 3 {
+		t.Errorf("the random start reached %d PM store sites, want 3 (no compaction)", first)
+	}
+	if len(res.StoreSites) != 6 {
+		t.Fatalf("the search reached %d PM store sites in %d runs, want 6 (compact's 3): unreached %q",
+			len(res.StoreSites), res.Runs, Unreached(res.Sites, res.StoreSites))
 	}
 }
 

@@ -72,9 +72,10 @@ const (
 	MutKey     = "key"     // change a number to one of the workload's values or a neighbour
 	MutCollide = "collide" // change a number to one that collides with another modulo 2^k
 	MutFill    = "fill"    // insert a run of operations on colliding or consecutive keys
+	MutThin    = "thin"    // a fill, then another operation on a selection of its keys (Thin)
 )
 
-var mutations = []string{MutInsert, MutDelete, MutRepeat, MutSplice, MutKey, MutCollide, MutFill}
+var mutations = []string{MutInsert, MutDelete, MutRepeat, MutSplice, MutKey, MutCollide, MutFill, MutThin}
 
 // Mutator changes workloads (lists of lines) by the mutations above.
 type Mutator struct {
@@ -152,22 +153,32 @@ func (m *Mutator) apply(name string, w, other []string) []string {
 		w[i] = replaceNumber(r, w[i], v)
 		return w
 	case MutFill:
-		return m.fill(w)
+		return m.fill(w, m.R.IntN(2) == 0)
+	case MutThin:
+		return m.fill(w, true)
 	}
 	panic("pmfuzz: unknown mutation " + name)
 }
 
 // fill inserts a run of new operations whose numbers all collide (modulo the same 2^k) with, or
 // follow, one value of the workload: the pattern that fills one bucket of a hashed structure or
-// one node of a tree. Half of the time a second run follows, another operation (a remove, when
-// the first was an insert) on some of the same keys, in the same or the reverse order: a
-// fill-then-delete sequence, which underflows the node it filled.
-func (m *Mutator) fill(w []string) []string {
+// one node of a tree. The run starts at the value itself, or, half of the time, at the value
+// rounded down to a multiple of 2^j (j from 2 to 7: the first key of an aligned range, which a
+// structure partitioned by ranges of keys keeps in one node). With thin, a second run follows:
+// another command (a remove or a lookup, when the first was an insert) on a selection of the
+// same keys (Thin), after the fill or woven into it: a fill-then-delete sequence, which
+// underflows the node it filled, rebalances or shrinks it.
+func (m *Mutator) fill(w []string, thin bool) []string {
 	r := m.R
 	vals := Values(w)
 	base := 1 + r.Uint64N(1024)
 	if len(vals) > 0 {
 		base = vals[r.IntN(len(vals))]
+	}
+	if r.IntN(2) == 0 {
+		if a := base &^ (uint64(1)<<(2+r.IntN(6)) - 1); a > 0 {
+			base = a
+		}
 	}
 	tmpl := m.Ops(r, vals)
 	if len(tmpl) == 0 {
@@ -184,16 +195,114 @@ func (m *Mutator) fill(w []string) []string {
 		keys = append(keys, base+k*step)
 		run = append(run, replaceFirstNumber(tmpl[0], base+k*step))
 	}
-	if then := m.Ops(r, vals); len(then) > 0 && r.IntN(2) == 0 {
-		keys = keys[:1+r.IntN(len(keys))]
-		if r.IntN(2) == 0 {
-			slices.Reverse(keys)
+	if then := m.other(vals, tmpl[0]); thin && then != "" {
+		sel := Thin(r, keys)
+		second := make([]string, len(sel))
+		for i, k := range sel {
+			second[i] = replaceFirstNumber(then, k)
 		}
-		for _, k := range keys {
-			run = append(run, replaceFirstNumber(then[0], k))
+		if r.IntN(4) == 0 {
+			run = interleave(r, run, second)
+		} else {
+			run = append(run, second...)
 		}
 	}
 	return slices.Insert(w, r.IntN(len(w)+1), run...)
+}
+
+// other returns a new operation whose command (first word) differs from line's, when one of 8
+// draws of Ops gives one, else the last drawn ("" when Ops gives none).
+func (m *Mutator) other(vals []uint64, line string) string {
+	cmd := firstField(line)
+	var last string
+	for range 8 {
+		ops := m.Ops(m.R, vals)
+		if len(ops) == 0 {
+			continue
+		}
+		last = ops[0]
+		if firstField(last) != cmd {
+			break
+		}
+	}
+	return last
+}
+
+// firstField is a line's first word, up to a blank or a semicolon (`i` of `i 42` and of
+// `i;42;7;0;`).
+func firstField(line string) string {
+	line = strings.TrimSpace(line)
+	if i := strings.IndexAny(line, " \t;"); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+// Thin patterns, as Thin draws them.
+const (
+	ThinPrefix = iota // the first keys
+	ThinStride        // every other key (every second or third), from the first or the second
+	ThinMiddle        // a contiguous run strictly inside the keys
+	ThinAll           // every key
+	thinPatterns
+)
+
+// Thin selects the keys of a second run after a fill of keys (in the fill's order): a prefix,
+// every other key, a contiguous middle run or all of them, in the fill's or the reverse order.
+// These are the structural patterns deletion code needs (B-tree rotation and merge after a
+// node's every other key or its middle is deleted; a hash table's shrink once most of a filled
+// level is deleted). The result is never empty when keys is not.
+func Thin(r *rand.Rand, keys []uint64) []uint64 {
+	return thin(r, keys, r.IntN(thinPatterns))
+}
+
+// thin is Thin of one pattern.
+func thin(r *rand.Rand, keys []uint64, pattern int) []uint64 {
+	n := len(keys)
+	if n == 0 {
+		return nil
+	}
+	var out []uint64
+	switch pattern {
+	case ThinPrefix:
+		out = slices.Clone(keys[:1+r.IntN(n)])
+	case ThinStride:
+		stride := 2 + r.IntN(2)
+		for i := r.IntN(min(2, n)); i < n; i += stride {
+			out = append(out, keys[i])
+		}
+	case ThinMiddle:
+		i := r.IntN(n)
+		j := i + 1 + r.IntN(n-i)
+		if n > 2 {
+			i = 1 + r.IntN(n-2)
+			j = i + 1 + r.IntN(n-1-i)
+		}
+		out = slices.Clone(keys[i:j])
+	default:
+		out = slices.Clone(keys)
+	}
+	if r.IntN(2) == 0 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// interleave weaves the operations of second into first: each of second's operations follows
+// the operation of first lag places after the one it pairs with (lag from 1 to 4), so that a
+// structure is thinned while it is still being filled.
+func interleave(r *rand.Rand, first, second []string) []string {
+	lag := 1 + r.IntN(4)
+	out := make([]string, 0, len(first)+len(second))
+	j := 0
+	for i, l := range first {
+		out = append(out, l)
+		if i >= lag && j < len(second) {
+			out = append(out, second[j])
+			j++
+		}
+	}
+	return append(out, second[j:]...)
 }
 
 // number is a decimal number in a workload line: a maximal run of digits, whatever surrounds it

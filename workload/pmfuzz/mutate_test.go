@@ -1,6 +1,7 @@
 package pmfuzz
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -132,7 +133,7 @@ func TestFillCollides(t *testing.T) {
 	m := &Mutator{R: rand.New(rand.NewPCG(8, 9)), Ops: KVOps(64)}
 	found, thenDelete := false, false
 	for range 500 {
-		got := m.fill([]string{"i 5"})
+		got := m.fill([]string{"i 5"}, true)
 		if len(got) < 3 {
 			t.Fatalf("fill added %d operations, want at least 2", len(got)-1)
 		}
@@ -161,5 +162,96 @@ func TestFillCollides(t *testing.T) {
 	}
 	if !thenDelete {
 		t.Error("500 fills never removed keys a fill inserted")
+	}
+}
+
+// TestThin: each pattern's selection, in the fill's order or reversed, is of its shape.
+func TestThin(t *testing.T) {
+	keys := []uint64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21}
+	index := func(k uint64) int { return int(k - 10) }
+	for _, tc := range []struct {
+		name    string
+		pattern int
+		ok      func(idx []int) bool // the selected indexes, ascending
+	}{
+		{"prefix", ThinPrefix, func(idx []int) bool { return idx[0] == 0 && contiguous(idx) }},
+		{"stride", ThinStride, func(idx []int) bool {
+			if idx[0] > 1 || len(idx) < 4 {
+				return false
+			}
+			for i := 1; i < len(idx); i++ {
+				if d := idx[i] - idx[i-1]; d != idx[1]-idx[0] || d < 2 || d > 3 {
+					return false
+				}
+			}
+			return true
+		}},
+		{"middle", ThinMiddle, func(idx []int) bool {
+			return idx[0] > 0 && idx[len(idx)-1] < len(keys)-1 && contiguous(idx)
+		}},
+		{"all", ThinAll, func(idx []int) bool { return len(idx) == len(keys) && contiguous(idx) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(11, uint64(tc.pattern)))
+			reversed := false
+			for range 200 {
+				got := thin(r, keys, tc.pattern)
+				if len(got) == 0 {
+					t.Fatal("empty selection")
+				}
+				idx := make([]int, len(got))
+				for i, k := range got {
+					idx[i] = index(k)
+				}
+				if len(idx) > 1 && idx[0] > idx[1] {
+					reversed = true
+					slices.Reverse(idx)
+				}
+				if !slices.IsSorted(idx) || !tc.ok(idx) {
+					t.Fatalf("selection %v of pattern %s", got, tc.name)
+				}
+			}
+			if !reversed {
+				t.Error("no selection in the reverse order")
+			}
+		})
+	}
+	if got := Thin(rand.New(rand.NewPCG(1, 1)), nil); got != nil {
+		t.Errorf("Thin(nil) = %v", got)
+	}
+}
+
+func contiguous(idx []int) bool {
+	for i := 1; i < len(idx); i++ {
+		if idx[i] != idx[i-1]+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestInterleave: the second run's operations follow the first's, lag places later, in order.
+func TestInterleave(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	first, second := []string{"i 1", "i 2", "i 3", "i 4", "i 5", "i 6"}, []string{"r 1", "r 2", "r 3"}
+	for range 50 {
+		got := interleave(r, first, second)
+		var ins, rem []string
+		for _, l := range got {
+			if strings.HasPrefix(l, "i") {
+				ins = append(ins, l)
+			} else {
+				rem = append(rem, l)
+			}
+		}
+		if !slices.Equal(ins, first) || !slices.Equal(rem, second) {
+			t.Fatalf("interleave = %q: the runs' orders changed", got)
+		}
+		// "r K" follows "i K+1" (a lag of at least 1).
+		for k := 1; k <= 3; k++ {
+			if slices.Index(got, fmt.Sprintf("r %d", k)) < slices.Index(got, fmt.Sprintf("i %d", k+1)) {
+				t.Fatalf("interleave = %q: r %d before i %d", got, k, k+1)
+			}
+		}
 	}
 }

@@ -66,10 +66,15 @@ when it reaches something no kept workload reached (PMFuzz, ASPLOS'21, §4): a P
 site whose stores were, or were not, persisted by the end of an operation; a site's number of
 stores in one operation (AFL's hit-count buckets); a flush that wrote back a dirty line or not, a
 fence that persisted something or not, a durable library call (the crash-point kinds); an
-operation path (the set of store sites of one operation). Kept workloads are mutated: operations
+operation path (the set of store sites of one operation); a store-site edge (a store's site and
+the site of the operation's store before it). Kept workloads are mutated (half of the time a
+recent one, a quarter of the time the one of the rarest coverage among four drawn: AFLFast's
+power schedule): operations
 inserted, deleted, repeated, spliced from another workload; numbers (keys) changed to values
 the workload holds, their neighbours, values that collide modulo 2^k, runs of colliding or
-consecutive keys (a filled bucket or node).
+consecutive keys (a filled bucket or node), some from an aligned start, and such a run followed
+or interleaved by another command on a prefix, every other key, a middle run or all of its keys
+(fill-then-delete: underflow, rebalancing, shrinking).
 
 New operations are key-value commands (mapcli's i K, r K, c K) by default; commands drawn from
 --usage strings (scry workload grammar's usage language, --value to fill placeholders); or,
