@@ -116,6 +116,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./internal/smt
+	$(GO) test -run '^$$' -fuzz FuzzFSManifest -fuzztime 15s ./pipeline
+	$(GO) test -run '^$$' -fuzz FuzzParseShard -fuzztime 15s ./pm/explore
+	$(GO) test -run '^$$' -fuzz FuzzMutate -fuzztime 30s ./workload/pmfuzz
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo

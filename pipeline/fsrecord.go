@@ -177,9 +177,9 @@ func (c *FSExplore) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a recording of scry fs record (%v)", c.Recording, err)
 	}
-	var man fsManifest
-	if err := json.Unmarshal(b, &man); err != nil || man.Format != 1 || man.Dir == "" || len(man.Args) == 0 {
-		return nil, fmt.Errorf("%s: %s is not a recording's manifest of this scry version (scry fs record writes it)", c.Recording, fsManifestName)
+	man, err := parseFSManifest(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Recording, err)
 	}
 	apm, err := fsExploreChecks(c.APM, c.Strategies, c.Checker, man.Workload != "")
 	if err != nil {
@@ -226,4 +226,14 @@ func (c *FSExplore) Run(ctx context.Context) (*report.Report, error) {
 	}
 	xerr = explored(ctx, rep, st, xerr)
 	return rep, Verdict(rep, in.args[0], ok, 0, nil, xerr, tracePath)
+}
+
+// parseFSManifest parses a recording's recording.json. Errors: not JSON of the manifest's shape,
+// another format version, or no directory or program.
+func parseFSManifest(b []byte) (fsManifest, error) {
+	var man fsManifest
+	if err := json.Unmarshal(b, &man); err != nil || man.Format != 1 || man.Dir == "" || len(man.Args) == 0 {
+		return fsManifest{}, fmt.Errorf("%s is not a recording's manifest of this scry version (scry fs record writes it)", fsManifestName)
+	}
+	return man, nil
 }
