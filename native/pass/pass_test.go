@@ -7,8 +7,9 @@
 //	local = 1; // want-none
 //
 // Each word after "want:" is a site kind (load store nt-store range flush fence rmw libcall call branch),
-// optionally with "=callee"; a site of that kind (and callee) must exist at that line. want-none
-// says no site may be at that line. Per-file patterns check the callbacks' arguments. Finally
+// optionally with "=callee"; a site of that kind (and callee) must exist at that line. Kinds after
+// "want-not:" (on the same line, after want: or alone) must not. want-none says no site may be at
+// that line. Per-file patterns check the callbacks' arguments. Finally
 // testdata/run_main.c is built at -O0 and -O3 with stub callbacks (testdata/stubs.c), linked and
 // run, and linked with the real runtime (build/lib/scry/libscry_rt.a, `make runtime`) and run
 // too. A missing clang-N, opt-N or plugin skips the test, or fails it in strict mode (`make
@@ -106,7 +107,8 @@ type want struct {
 	line   int
 	kind   int
 	callee string // "" = any
-	none   bool
+	none   bool   // no site at all at the line
+	not    bool   // no site of this kind (and callee) at the line
 }
 
 // parseWants reads the `// want:` and `// want-none` comments of a test source.
@@ -124,17 +126,26 @@ func parseWants(t *testing.T, path string) []want {
 			ws = append(ws, want{line: line, none: true})
 			continue
 		}
-		i := strings.Index(text, "// want:")
+		i := strings.Index(text, "// want")
 		if i < 0 {
 			continue
 		}
-		for _, w := range strings.Fields(text[i+len("// want:"):]) {
+		not := false
+		for _, w := range strings.Fields(text[i+len("// "):]) {
+			switch w {
+			case "want:":
+				not = false
+				continue
+			case "want-not:":
+				not = true
+				continue
+			}
 			name, callee, _ := strings.Cut(w, "=")
 			k, ok := kindNames[name]
 			if !ok {
 				t.Fatalf("%s:%d: unknown site kind %q", path, line, name)
 			}
-			ws = append(ws, want{line: line, kind: k, callee: callee})
+			ws = append(ws, want{line: line, kind: k, callee: callee, not: not})
 		}
 	}
 	return ws
@@ -161,6 +172,9 @@ var cases = []struct {
 		`load i64, (ptr|i64\*) @__scry_pm_lo`,
 		`@llvm.global_ctors = appending global .*@__scry_module_ctor`,
 		`call i32 @__scry_register_module_deps\(`,
+	}},
+	{file: "stack.c", must: []string{
+		`call void @__scry_load\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i64 24\)`,
 	}},
 	{file: "asm.c", must: []string{
 		`call void @__scry_flush\(i32 %[\w.]+, (ptr|i8\*) %[\w.]+, i32 1\)`,
@@ -244,6 +258,12 @@ func TestSites(t *testing.T) {
 								t.Errorf("line %d: unexpected site %+v", w.line, s)
 								continue
 							}
+							if w.not {
+								if s.kind == w.kind && (w.callee == "" || s.callee == w.callee) {
+									t.Errorf("line %d: unexpected site %+v", w.line, s)
+								}
+								continue
+							}
 							if s.kind == w.kind && (w.callee == "" || s.callee == w.callee) {
 								found = true
 								if s.function == "" || !strings.HasSuffix(s.file, "/"+c.file) || s.col == 0 {
@@ -251,7 +271,7 @@ func TestSites(t *testing.T) {
 								}
 							}
 						}
-						if !found && !w.none {
+						if !found && !w.none && !w.not {
 							t.Errorf("line %d: no site of kind %d callee %q; sites:\n%v", w.line, w.kind, w.callee, sites)
 						}
 					}
@@ -483,11 +503,12 @@ func TestRunWithStubs(t *testing.T) {
 					t.Fatalf("stubs: %v\n%s", err, b)
 				}
 				out := runProgram(t, v, plug, opt, nil, nil, obj)
-				// The stubs count what the program did: 4 updates of 2 stores each, 4 loads of r[i].b,
-				// 5 flushes (4 clwb + 1 clflush), 4 sfences, 1 nt store, 1 RMW, 1 memcpy, 6 hooked calls
-				// (mmap + 4 strncpy + printf, whose variadic argument reaches __scry_format_loads),
-				// depth back to 0, no bad site.
-				want := "load=4 store=8 nt=1 rmw=1 memop=1 flush=5 fence=4"
+				// The stubs count what the program did: 4 updates of 2 stores each, 4 loads of r[i].b
+				// and the copy of r[1] into a local (a load, not a memop), 5 flushes (4 clwb + 1
+				// clflush), 4 sfences, 1 nt store, 1 RMW, 1 memcpy within PM, 6 hooked calls (mmap + 4
+				// strncpy + printf, whose variadic argument reaches __scry_format_loads), depth back to
+				// 0, no bad site.
+				want := "load=5 store=8 nt=1 rmw=1 memop=1 flush=5 fence=4"
 				if !strings.Contains(out, "sum=20") || !strings.Contains(out, want) ||
 					!strings.Contains(out, "hook=6 depth=0 errors=0") {
 					t.Errorf("output:\n%s\nwant %q, hook=6 depth=0 errors=0", out, want)
@@ -503,6 +524,7 @@ func TestRunWithStubs(t *testing.T) {
 // with their sites.
 func TestRunWithRuntime(t *testing.T) {
 	rt := runtimeArchive(t)
+	copyLine := sourceLine(t, "testdata/run_main.c", "copy-into-local")
 	for _, v := range versions {
 		for _, opt := range []string{"-O0", "-O2"} {
 			t.Run("llvm"+v+opt, func(t *testing.T) {
@@ -521,7 +543,7 @@ func TestRunWithRuntime(t *testing.T) {
 				}
 				defer r.Close()
 				counts := map[trace.Kind]int{}
-				updateStores := 0
+				updateStores, copyLoads, copyStores := 0, 0, 0
 				for {
 					ev, err := r.Next()
 					if err == io.EOF {
@@ -531,20 +553,53 @@ func TestRunWithRuntime(t *testing.T) {
 						t.Fatalf("read trace: %v", err)
 					}
 					counts[ev.Kind]++
-					if ev.Kind == trace.KindStore {
-						s, ok := r.Site(ev.Site)
-						if ok && s.Function == "update" && strings.HasSuffix(s.File, "run_main.c") {
-							updateStores++
-						}
+					s, ok := r.Site(ev.Site)
+					if !ok || !strings.HasSuffix(s.File, "run_main.c") {
+						continue
+					}
+					switch {
+					case ev.Kind == trace.KindStore && s.Function == "update":
+						updateStores++
+					case ev.Kind == trace.KindLoad && int(s.Line) == copyLine && s.Kind == trace.SiteLoad && ev.Size == 64:
+						copyLoads++
+					case ev.Kind != trace.KindLoad && int(s.Line) == copyLine:
+						copyStores++
 					}
 				}
 				t.Logf("events: %v", counts)
 				if updateStores < 8 || counts[trace.KindFlush] < 5 || counts[trace.KindFence] < 4 || counts[trace.KindNTStore] < 1 {
 					t.Errorf("trace: %d stores in update (want >= 8), counts %v", updateStores, counts)
 				}
+				// The copy of r[1] (64 bytes) into a local: one load at a load site, nothing else.
+				if copyLoads != 1 || copyStores != 0 {
+					t.Errorf("trace: the copy at run_main.c:%d gave %d loads of 64 bytes at a load site (want 1) and %d other events (want 0)",
+						copyLine, copyLoads, copyStores)
+				}
 			})
 		}
 	}
+}
+
+// sourceLine: the number of the only line of file holding text.
+func sourceLine(t *testing.T, file, text string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, text) {
+			if n != 0 {
+				t.Fatalf("%s: %q on lines %d and %d", file, text, n, i+1)
+			}
+			n = i + 1
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s: no line holds %q", file, text)
+	}
+	return n
 }
 
 // TestHookTypeMismatch: calls of hooked library functions declared with another type are left

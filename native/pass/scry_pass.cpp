@@ -29,6 +29,8 @@
 #include "scry_deps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -78,7 +80,7 @@ using namespace llvm;
   X(NumHooked, "library calls hooked (scry_hooks.def)")                                            \
   X(NumHookMismatch, "library calls not hooked: the callee's type is not scry_hooks.def's")        \
   X(NumExternal, "calls into uninstrumented code watched for PM writes")                           \
-  X(NumSkippedAccesses, "loads and stores skipped: provably to the stack or a global")             \
+  X(NumSkippedAccesses, "accesses and mem intrinsics skipped: provably to the stack or a global")  \
   X(NumSkippedCalls, "calls skipped: intrinsics, read-only libc, C++ exception runtime, musttail") \
   X(NumBranches, "branch sites (static control dependence)")                                       \
   X(NumInlined, "inlined-call sites (the inlined-at chains of other sites)")                       \
@@ -224,7 +226,9 @@ struct SiteRec {
 };
 
 // What an instruction gets.
-enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, FlushIntr, FenceIntr, NTIntr, Asm, ClientRequest, Call, Ret };
+// MemOp is a mem intrinsic that may write PM; MemLoad a memcpy or memmove into a local or a
+// global from memory that may be PM, whose only PM access is the load of its source.
+enum class What { Load, Store, NTStore, Rmw, Fence, MemOp, MemLoad, FlushIntr, FenceIntr, NTIntr, Asm, ClientRequest, Call, Ret };
 
 struct Item {
   What W;
@@ -273,7 +277,11 @@ private:
 
   void collect(Function &F, std::vector<Item> &Items);
   bool classifyCall(CallBase *CB, std::vector<Item> &Items);
-  bool isPMCandidate(Value *Ptr);
+  bool isPMCandidate(const Value *Ptr);
+  bool holdsNonPM(const LoadInst *L);
+  SmallPtrSet<const AllocaInst *, 4> Deciding; // the variables holdsNonPM is deciding
+  DenseSet<const Argument *> StackArgs;        // findStackArgs
+  void findStackArgs();
   void instrument(Function &F, std::vector<Item> &Items);
   std::vector<DepSite> depSites(const std::vector<Item> &Items);
   void addDeps(const FunctionDeps &FD);
@@ -319,14 +327,21 @@ private:
 
   void doAccess(Item &It);
   void doMemOp(Item &It);
+  void doMemLoad(Item &It);
   void doAsm(Item &It);
   void doClientRequest(Item &It);
   void doCall(Item &It);
   void emitModuleCtor();
 };
 
-// isPMCandidate: false when the pointer provably points to the stack or to a global variable,
-// neither of which can be in a mapped PM file, so the access needs no callback at all.
+// isPMCandidate: false when the pointer provably points to memory that cannot be in a mapped PM
+// file, so the access needs no callback at all: every object it can be based on
+// (getUnderlyingObjects: through GEPs and casts, and through selects and phis, each of whose
+// operands must then be such an object) is an alloca, a global variable, a stack argument
+// (findStackArgs), a pointer variable holding only such pointers (holdsNonPM), or errno (the
+// thread-local int that libc's __errno_location returns). A pointer based on anything else
+// (another argument, another loaded pointer, another call's result), or one followed further than
+// getUnderlyingObjects looks, may point to PM.
 // isClientRequest: the call is Valgrind's client request on amd64 (isClientRequestAsm) with the
 // operands valgrind.h gives it: the address of the six-word request array (%rax) and the default
 // result (%rdx, tied to the i64 result).
@@ -340,9 +355,85 @@ bool isClientRequest(CallBase *CB) {
          isClientRequestAsm(IA->getAsmString(), IA->getConstraintString());
 }
 
-bool Instrumenter::isPMCandidate(Value *Ptr) {
-  const Value *Obj = getUnderlyingObject(Ptr->stripPointerCasts());
-  return !isa<AllocaInst>(Obj) && !isa<GlobalVariable>(Obj);
+bool Instrumenter::isPMCandidate(const Value *Ptr) {
+  SmallVector<const Value *, 4> Objs;
+  getUnderlyingObjects(Ptr->stripPointerCasts(), Objs);
+  for (const Value *Obj : Objs) {
+    if (isa<AllocaInst>(Obj) || isa<GlobalVariable>(Obj))
+      continue;
+    if (isa<LoadInst>(Obj) && holdsNonPM(cast<LoadInst>(Obj)))
+      continue;
+    if (isa<Argument>(Obj) && StackArgs.count(cast<Argument>(Obj)))
+      continue;
+    const Function *Callee = isa<CallBase>(Obj) ? cast<CallBase>(Obj)->getCalledFunction() : nullptr;
+    if (Callee && Callee->isDeclaration() && Callee->getName() == "__errno_location")
+      continue;
+    return true;
+  }
+  return Objs.empty();
+}
+
+// holdsNonPM: L loads a pointer variable that -O0 code keeps in memory, a local whose address
+// never escapes (its only uses are loads from it and stores into it), and every store into it
+// stores a pointer isPMCandidate rejects. A variable being decided (`p = p + 1` stores what was
+// loaded from it) is taken as holding none: its values then come only from the other stores.
+// At most 4 variables deep.
+bool Instrumenter::holdsNonPM(const LoadInst *L) {
+  auto *A = dyn_cast<AllocaInst>(L->getPointerOperand()->stripPointerCasts());
+  if (!A || !L->getType()->isPointerTy())
+    return false;
+  if (Deciding.count(A))
+    return true;
+  if (Deciding.size() >= 4)
+    return false;
+  Deciding.insert(A);
+  bool Holds = true;
+  for (const User *U : A->users()) {
+    if (isa<LoadInst>(U) && cast<LoadInst>(U)->getPointerOperand() == A)
+      continue;
+    auto *S = dyn_cast<StoreInst>(U);
+    if (!S || S->getPointerOperand() != A || !S->getValueOperand()->getType()->isPointerTy() ||
+        isPMCandidate(S->getValueOperand())) {
+      Holds = false;
+      break;
+    }
+  }
+  Deciding.erase(A);
+  return Holds;
+}
+
+// findStackArgs: the pointer arguments that provably point to the stack or a global variable in
+// every call: arguments of functions only this module's code calls (local linkage, address never
+// taken: every use is a direct call) whose calls all pass a pointer isPMCandidate rejects, such
+// as a local's address or, in a recursive call, such an argument passed on (PMDK's btree passes
+// its caller's `int *p` down the tree and stores the slot index through it). The greatest
+// fixpoint: every such argument at first, then those a call passes something else to are dropped
+// until none is.
+void Instrumenter::findStackArgs() {
+  std::vector<Argument *> Args;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.hasLocalLinkage() && !F.hasAddressTaken())
+      for (Argument &A : F.args())
+        if (A.getType()->isPointerTy()) {
+          StackArgs.insert(&A);
+          Args.push_back(&A);
+        }
+  for (bool Dropped = true; Dropped;) {
+    Dropped = false;
+    for (Argument *A : Args) {
+      if (!StackArgs.count(A))
+        continue;
+      for (User *U : A->getParent()->users()) {
+        auto *CB = dyn_cast<CallBase>(U);
+        if (!CB || CB->getCalledOperand() != A->getParent() || A->getArgNo() >= CB->arg_size() ||
+            isPMCandidate(CB->getArgOperand(A->getArgNo()))) {
+          StackArgs.erase(A);
+          Dropped = true;
+          break;
+        }
+      }
+    }
+  }
 }
 
 // classifyCall decides what a call gets: PM flush/fence/nt-store intrinsics, mem intrinsics,
@@ -360,7 +451,15 @@ bool Instrumenter::classifyCall(CallBase *CB, std::vector<Item> &Items) {
     return true;
   }
   if (isa<AnyMemTransferInst>(CB) || isa<AnyMemSetInst>(CB)) {
-    Items.push_back({What::MemOp, CB, 0});
+    // A copy into a local or a global (`struct item sep = D_RO(parent)->items[p]`) never writes
+    // PM: its store part is not a site; its load part is, when the source may be PM (inference
+    // reads the values loaded).
+    if (isPMCandidate(CB->getArgOperand(0)))
+      Items.push_back({What::MemOp, CB, 0});
+    else if (isa<AnyMemTransferInst>(CB) && isPMCandidate(CB->getArgOperand(1)))
+      Items.push_back({What::MemLoad, CB, 0});
+    else
+      ++NumSkippedAccesses;
     return true;
   }
   Function *Callee = CB->getCalledFunction();
@@ -672,6 +771,23 @@ void Instrumenter::doMemOp(Item &It) {
                  TB.CreateZExtOrTrunc(Len, I64), ConstantInt::get(I32, Kind)});
 }
 
+// doMemLoad: a copy into a local or a global from memory that may be PM (What::MemLoad), reported
+// after it ran as one load of the source's Len bytes when the source lies in the PM hull (a load
+// site: it stores nothing to PM). The runtime records it when the source starts in a PM region,
+// as every load.
+void Instrumenter::doMemLoad(Item &It) {
+  auto *MI = cast<CallBase>(It.I);
+  Value *Src = MI->getArgOperand(1), *Len = MI->getArgOperand(2);
+  Instruction *At = MI->getNextNode();
+  IRBuilder<> B(At);
+  B.SetCurrentDebugLocation(MI->getDebugLoc());
+  Value *Cond = B.CreateAnd(inHull(B, Src, Len), B.CreateICmpNE(Len, ConstantInt::get(Len->getType(), 0)));
+  unsigned S = addSite(SCRY_SITE_LOAD, MI);
+  IRBuilder<> TB(guarded(At, Cond));
+  TB.SetCurrentDebugLocation(MI->getDebugLoc());
+  TB.CreateCall(callback(Callback::__scry_load), {siteId(TB, S), toI8Ptr(TB, Src), TB.CreateZExtOrTrunc(Len, I64)});
+}
+
 // doClientRequest: a Valgrind client request (isClientRequest) becomes
 //     result = __scry_client_request(site, args, default)
 // in its place, with the same operands; the runtime answers the requests it understands and gives
@@ -913,6 +1029,7 @@ void Instrumenter::instrument(Function &F, std::vector<Item> &Items) {
   for (Item &It : Items) {
     switch (It.W) {
     case What::MemOp: doMemOp(It); break;
+    case What::MemLoad: doMemLoad(It); break;
     case What::Asm: doAsm(It); break;
     case What::ClientRequest: doClientRequest(It); break;
     case What::Call: doCall(It); break;
@@ -986,6 +1103,9 @@ std::vector<DepSite> Instrumenter::depSites(const std::vector<Item> &Items) {
         S.Val.push_back(MI->getArgOperand(1));
       break;
     }
+    case What::MemLoad:
+      S.Addr.push_back(cast<CallBase>(It.I)->getArgOperand(1)); // the source; no register result
+      break;
     case What::FlushIntr:
       S.Addr.push_back(cast<CallBase>(It.I)->getArgOperand(0));
       break;
@@ -1121,6 +1241,7 @@ bool Instrumenter::run() {
   if (M.getNamedValue("__scry_module_base"))
     return false; // already instrumented (the pass ran twice, e.g. under LTO)
   std::vector<std::pair<Function *, std::vector<Item>>> Work;
+  findStackArgs();
   for (Function &F : M) {
     if (F.isDeclaration() || F.hasAvailableExternallyLinkage() || startsWith(F.getName(), "__scry_") ||
         F.hasFnAttribute(Attribute::Naked))

@@ -1,7 +1,8 @@
 /* A program that runs instrumented, linked with stubs.c (or the real runtime): it maps a region
  * (the file argv[1], 4096 bytes, MAP_SHARED; anonymous memory without an argument), stores to
- * it, flushes, fences, copies, uses atomics, and calls through several frames. Exit status 0
- * when it ran. The hooked mmap makes the region PM (stubs: always; runtime: by SCRY_PM_GLOBS). */
+ * it, flushes, fences, copies (within PM, and from PM into a local), uses atomics, and calls
+ * through several frames. Exit status 0 when it ran. The hooked mmap makes the region PM
+ * (stubs: always; runtime: by SCRY_PM_GLOBS). */
 #include <fcntl.h>
 #include <immintrin.h>
 #include <stdio.h>
@@ -46,6 +47,8 @@ int main(int argc, char **argv) {
 	long sum = 0;
 	for (int i = 0; i < 4; i++)
 		sum += r[i].b;
+	struct rec copy;
+	memcpy(&copy, &r[1], (size_t)one * sizeof(copy)); /* copy-into-local: a load, no store */
 	printf("sum=%ld\n", sum);
-	return sum == 2 * (1 + 2 + 3 + 4) ? 0 : 1;
+	return sum == 2 * (1 + 2 + 3 + 4) && copy.b == 4 ? 0 : 1;
 }
