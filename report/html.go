@@ -11,17 +11,20 @@ import (
 	"strings"
 )
 
-//go:embed templates/report.html.tmpl templates/report.css
+//go:embed templates/report.html.tmpl templates/coverage.html.tmpl templates/report.css
 var htmlFS embed.FS
+
+// reportCSS is the style sheet of scry's HTML pages.
+func reportCSS() template.CSS {
+	b, _ := htmlFS.ReadFile("templates/report.css")
+	return template.CSS(b)
+}
 
 // htmlHead is how every HTML report of scry begins (Recognize).
 const htmlHead = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"scry\">"
 
 var htmlTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
-	"css": func() template.CSS {
-		b, _ := htmlFS.ReadFile("templates/report.css")
-		return template.CSS(b)
-	},
+	"css":  reportCSS,
 	"head": func() template.HTML { return template.HTML(htmlHead) },
 }).ParseFS(htmlFS, "templates/report.html.tmpl"))
 

@@ -85,7 +85,10 @@ func TestUnreached(t *testing.T) {
 		{ID: 8, Kind: trace.SiteStore, File: "/src/a.c", Line: 20, Function: "fix", InlinedAt: 9}, // a copy of 7, inlined
 		{ID: 9, Kind: trace.SiteInlined, File: "/src/a.c", Line: 30, Function: "caller", Callee: "fix"},
 	}
-	got := Unreached(sites, map[uint32]struct{}{1: {}, 7: {}})
+	var got []string
+	for _, l := range Unreached(sites, map[uint32]struct{}{1: {}, 7: {}}) {
+		got = append(got, l.String())
+	}
 	want := []string{"/src/a.c:3 (init)", "/src/a.c:12 (put)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Unreached = %q, want %q", got, want)

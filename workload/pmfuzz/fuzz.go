@@ -522,10 +522,10 @@ func writeEntry(dir string, e *Entry) error {
 // Unreached returns the PM store sites of the program's site table (stores, non-temporal and
 // range stores) that no workload reached, in the source files where some workload reached a PM
 // store (a program links code its workloads never call, such as mapcli's other maps), as
-// "file:line (function)" by report.At, in file and line order. A line where some site was
+// locations by report.At (one per line), in file and line order. A line where some site was
 // reached is left out: a function inlined in several places has a site per copy of its line,
 // and the line was reached when one of them was.
-func Unreached(sites []trace.Site, reached map[uint32]struct{}) []string {
+func Unreached(sites []trace.Site, reached map[uint32]struct{}) []report.Location {
 	t := siteTable{}
 	for _, s := range sites {
 		t[s.ID] = s
@@ -561,14 +561,7 @@ func Unreached(sites []trace.Site, reached map[uint32]struct{}) []string {
 		}
 		return int(a.Line) - int(b.Line)
 	})
-	var lines []string
-	for i, l := range out {
-		if i > 0 && l.File == out[i-1].File && l.Line == out[i-1].Line {
-			continue
-		}
-		lines = append(lines, l.String())
-	}
-	return lines
+	return slices.CompactFunc(out, func(a, b report.Location) bool { return a.File == b.File && a.Line == b.Line })
 }
 
 // siteTable resolves the sites of a trace's SITES records after the trace was closed (report.At

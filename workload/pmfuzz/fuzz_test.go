@@ -107,13 +107,14 @@ func TestFuzzReachesSparse(t *testing.T) {
 
 // TestFuzzSignal: `scry workload fuzz` without a time budget stops at SIGINT (a real signal,
 // sent once its first coverage line shows it searching), exits 130, keeps the corpus and writes
-// -o; a second search refuses a directory of the user's.
+// -o and the --html page; a second search refuses a directory of the user's.
 func TestFuzzSignal(t *testing.T) {
 	scry := testenv.Scry(t)
 	bin := buildExample(t, "buggy")
 	dir := t.TempDir()
-	corpus, out := filepath.Join(dir, "corpus"), filepath.Join(dir, "best.txt")
-	cmd := exec.Command(scry, "workload", "fuzz", "--corpus", corpus, "--time-budget", "0", "-o", out, "--", bin, "{pool}")
+	corpus, out, page := filepath.Join(dir, "corpus"), filepath.Join(dir, "best.txt"), filepath.Join(dir, "fuzz.html")
+	cmd := exec.Command(scry, "workload", "fuzz", "--corpus", corpus, "--time-budget", "0", "-o", out, "--html", page,
+		"--", bin, "{pool}")
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -142,6 +143,16 @@ func TestFuzzSignal(t *testing.T) {
 	}
 	if w, err := os.ReadFile(out); err != nil || len(w) == 0 {
 		t.Errorf("-o %s: %v, %d bytes; want the best workload", out, err, len(w))
+	}
+	h, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatalf("--html: %v", err)
+	}
+	for _, want := range []string{`<svg class="chart" id="chart-sites"`, "Stopped early: ", "best.txt</code>: ",
+		"PM store sites never reached: "} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("--html %s lacks %q", page, want)
+		}
 	}
 
 	mine := filepath.Join(dir, "mine")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -41,6 +42,30 @@ func writeUnreached(w io.Writer, sites []trace.Site, reached map[uint32]struct{}
 	for _, l := range un {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
+}
+
+// WriteHTML writes a search's report as a self-contained HTML page (report.WriteCoverageHTML):
+// what WriteReport writes, with the coverage over time drawn as plots. command is the program
+// searched (shown as given), out the file the best workload was written to ("" none). Errors: a
+// write error.
+func WriteHTML(w io.Writer, res *Result, command, out string) error {
+	p := &report.CoveragePage{Command: command, Runs: res.Runs, Slow: res.Slow,
+		Unreached: Unreached(res.Sites, res.StoreSites)}
+	if res.Stopped != nil {
+		p.Stopped = res.Stopped.Error()
+	}
+	for _, s := range res.Samples {
+		p.Samples = append(p.Samples, report.CoverageSample(s))
+	}
+	for _, e := range res.Corpus {
+		p.Corpus = append(p.Corpus, report.CoverageWorkload{Name: e.Name, Ops: len(e.Lines),
+			StoreSites: len(e.Cov.StoreSites), Features: len(e.Cov.Features)})
+	}
+	if res.BestCov != nil {
+		p.Best = &report.CoverageWorkload{Name: out, Ops: len(res.Best),
+			StoreSites: len(res.BestCov.StoreSites), Features: len(res.BestCov.Features)}
+	}
+	return report.WriteCoverageHTML(w, p)
 }
 
 // Cover runs r on each workload file and writes, per workload and for all together, the PM store

@@ -47,10 +47,14 @@ func TestWorkloadBound(t *testing.T) {
 }
 
 // TestWorkloadFuzzBadInput: workload fuzz and cover reject bad flags and targets with exit 2 and
-// a message, before running anything or creating the corpus.
+// a message, before running anything or creating the corpus, -o or --html (a file of the user's
+// at --html is left as it is).
 func TestWorkloadFuzzBadInput(t *testing.T) {
 	dir := t.TempDir()
-	corpus := dir + "/corpus"
+	corpus, mine := dir+"/corpus", dir+"/mine.html"
+	if err := os.WriteFile(mine, []byte("<p>my page</p>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -66,6 +70,9 @@ func TestWorkloadFuzzBadInput(t *testing.T) {
 		{[]string{"workload", "fuzz", "--corpus", corpus, "--seed-workload", dir + "/none.txt", "--", "true", "{pool}"}, "none.txt"},
 		{[]string{"workload", "fuzz", "--corpus", corpus, "--usage", "i [<key>", "--", "true", "{pool}"}, "never closed"},
 		{[]string{"workload", "cover", "--", "true", "{pool}"}, "no workload"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--html", mine, "--", "true", "{pool}"}, "--force"},
+		{[]string{"workload", "fuzz", "--corpus", corpus, "--html", dir + "/w.txt", "-o", dir + "/w.txt", "--", "true", "{pool}"},
+			"-o names the same file"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Run(Config{}, tc.args, &out, &errOut)
@@ -75,5 +82,11 @@ func TestWorkloadFuzzBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(corpus); err == nil {
 		t.Errorf("a rejected command created the corpus %s", corpus)
+	}
+	if b, err := os.ReadFile(mine); err != nil || string(b) != "<p>my page</p>\n" {
+		t.Errorf("--html replaced the user's file %s: %q, %v", mine, b, err)
+	}
+	if _, err := os.Stat(dir + "/w.txt"); err == nil {
+		t.Errorf("a rejected command created -o")
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 	"github.com/scry-pm/scry/workload/pmfuzz"
 )
@@ -48,6 +51,7 @@ func newWorkloadFuzzCommand() *cobra.Command {
 	var (
 		tgt             fuzzTarget
 		corpus, out     string
+		html            string
 		force           bool
 		budget          time.Duration
 		maxOps, initOps int
@@ -87,7 +91,8 @@ SIGTERM: the corpus is kept, exit 130 or 143) the corpus is minimised on disk (t
 workloads that cover every feature reached), -o FILE gets the workload that covers most PM store
 sites (or the minimised corpus run as one workload when that covers more and has at most
 --max-ops operations), for scry check --workload FILE; standard output gets the coverage over
-time and the PM store sites no workload reached (file:line).`,
+time and the PM store sites no workload reached (file:line), and --html FILE the same report as
+one self-contained HTML page, the coverage over time plotted.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("no program: give it after --, with {pool} where the pool goes (-- ./mapcli btree {pool})")
@@ -144,7 +149,15 @@ time and the PM store sites no workload reached (file:line).`,
 				}
 				ops = pmfuzz.GrammarOps(g)
 			}
-			// -o is checked before the search, not after minutes of it.
+			// -o and --html are checked before the search, not after minutes of it.
+			if html != "" {
+				if html == out {
+					return fmt.Errorf("--html %s: -o names the same file (the workload)", html)
+				}
+				if err := safefile.Check(html, htmlPolicy(force)); err != nil {
+					return err
+				}
+			}
 			var w io.Writer
 			closeOut := func() error { return nil }
 			if out != "" {
@@ -177,13 +190,21 @@ time and the PM store sites no workload reached (file:line).`,
 				return err
 			}
 			pmfuzz.WriteReport(cmd.OutOrStdout(), res, out)
+			if html != "" {
+				if err := writeHTMLPage(html, force, func(w io.Writer) error {
+					return pmfuzz.WriteHTML(w, res, commandLine(args), out)
+				}); err != nil {
+					return err
+				}
+			}
 			return res.Stopped
 		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&corpus, "corpus", "", "the corpus `DIR` (new, empty, or an earlier search's)")
 	fl.StringVarP(&out, "output", "o", "", "write the workload that covers most to `FILE`")
-	fl.BoolVar(&force, "force", false, "let -o replace an existing file")
+	fl.StringVar(&html, "html", "", "also write the report as one self-contained HTML page to `FILE` (the coverage over time plotted)")
+	fl.BoolVar(&force, "force", false, "let -o and --html replace an existing file")
 	fl.DurationVar(&budget, "time-budget", 5*time.Minute, "stop the search after `DURATION` (0: at Ctrl-C)")
 	fl.IntVar(&maxOps, "max-ops", pmfuzz.DefaultMaxOps, "at most `N` operations per workload")
 	fl.IntVar(&initOps, "init-ops", 100, "operations of the random workload the search starts from without a corpus or --seed-workload")
@@ -197,6 +218,43 @@ time and the PM store sites no workload reached (file:line).`,
 	tgt.add(c, 3*time.Second, ": a slower workload is not kept")
 	_ = c.MarkFlagRequired("corpus")
 	return c
+}
+
+// htmlPolicy is the rule for an existing file at --html: a page or report scry wrote is
+// replaced, anything else only with force.
+func htmlPolicy(force bool) safefile.Policy {
+	return safefile.Policy{What: "--html", Ours: report.Recognize, Force: force}
+}
+
+// writeHTMLPage creates path under htmlPolicy and writes the page into it.
+func writeHTMLPage(path string, force bool, write func(io.Writer) error) error {
+	f, err := safefile.Create(path, htmlPolicy(force))
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return nil
+}
+
+// commandLine writes a program's arguments as one shell command line, quoting the words that
+// need it.
+func commandLine(args []string) string {
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = a
+		if a == "" || strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./{}=:,+-@%", r))
+		}) >= 0 {
+			words[i] = exec.ShellQuote(a)
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 func newWorkloadCoverCommand() *cobra.Command {
