@@ -13,9 +13,10 @@ import (
 
 // CoveragePage is what WriteCoverageHTML shows of a coverage-guided workload search (scry
 // workload fuzz): the coverage over time, the workload written, the minimised corpus and the PM
-// store sites no workload reached.
+// store sites no workload reached; or, without Samples, of the coverage of given workloads (scry
+// workload cover): each workload's, all together, and the PM store sites none reached.
 type CoveragePage struct {
-	Command string // the program searched, as given after --
+	Command string // the program, as given after --
 	// Samples are the coverage over time, in order (the first at the start of the search).
 	Samples []CoverageSample
 	Runs    int // runs of the program
@@ -25,6 +26,10 @@ type CoveragePage struct {
 	Best *CoverageWorkload
 	// Corpus is the minimised corpus.
 	Corpus []CoverageWorkload
+	// Workloads are the workloads of scry workload cover and Together what they cover together
+	// (Ops: their operations).
+	Workloads []CoverageWorkload
+	Together  *CoverageWorkload
 	// Unreached are the PM store sites no workload reached.
 	Unreached []Location
 	Stopped   string // why the search stopped early ("" it ran to its budget)
@@ -45,6 +50,7 @@ type CoverageWorkload struct {
 	Ops        int    // operations
 	StoreSites int    // PM store sites reached
 	Features   int
+	Result     string // how the program ended (workload cover)
 }
 
 var coverageTemplate = template.Must(template.New("coverage.html.tmpl").Funcs(template.FuncMap{
@@ -95,7 +101,8 @@ type coverageView struct {
 // HTML page (inline CSS and SVG, no script; docs/workloads.md): the search's figures, the PM
 // store sites and the features reached over time as two SVG step plots (time in seconds on the
 // x axis) and as a table, the workload written, the minimised corpus, and the PM store sites never
-// reached (file:line, function). Errors: a write error.
+// reached (file:line, function). A page without samples shows the workloads of scry workload
+// cover instead of the search. Errors: a write error.
 func WriteCoverageHTML(w io.Writer, p *CoveragePage) error {
 	v := coverageView{P: p}
 	if n := len(p.Samples); n > 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -87,19 +88,51 @@ func TestWriteHTML(t *testing.T) {
 		if strings.Contains(got, "other.c") || strings.Contains(got, "kv.c:33") {
 			t.Errorf("%s: lists a site in a file no store reached, or a load", tc.golden)
 		}
-		path := filepath.Join("testdata", tc.golden)
-		if *update {
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
+		golden(t, tc.golden, got)
+	}
+}
+
+// TestCoverHTML: the page of scry workload cover (the page Cover returns): its workloads, what
+// they reach together, the sites none reached, and no plot.
+func TestCoverHTML(t *testing.T) {
+	res := htmlResult()
+	p := &report.CoveragePage{Command: "./mapcli btree {pool}", Unreached: Unreached(res.Sites, res.StoreSites),
+		Workloads: []report.CoverageWorkload{
+			{Name: "kv1.txt", Ops: 2000, StoreSites: 2, Features: 293, Result: "exited with status 0"},
+			{Name: "best.txt", Ops: 3, StoreSites: 1, Features: 41, Result: "exited with status 1"}},
+		Together: &report.CoverageWorkload{Ops: 2003, StoreSites: 2, Features: 300}}
+	var b bytes.Buffer
+	if err := report.WriteCoverageHTML(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, w := range []string{"<h1>scry workload cover</h1>", "2 workloads, 2003 operations, reach 2 PM store sites and 300 coverage features together",
+		"<td><code>best.txt</code></td><td>3</td><td>1</td><td>41</td><td>exited with status 1</td>", "PM store sites never reached: 2</h2>"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the page lacks %q", w)
 		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if strings.Contains(got, "<svg") || strings.Contains(got, "Minimised corpus") {
+		t.Error("the page of workload cover has a plot or a corpus")
+	}
+	golden(t, "cover.html", got)
+}
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if got != string(want) {
-			t.Errorf("%s differs from what the code writes (go test -update if the change is intended)\ngot:\n%s", path, got)
-		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from what the code writes (go test -update if the change is intended)\ngot:\n%s", path, got)
 	}
 }

@@ -69,23 +69,29 @@ func WriteHTML(w io.Writer, res *Result, command, out string) error {
 }
 
 // Cover runs r on each workload file and writes, per workload and for all together, the PM store
-// sites reached and the features, then the PM store sites none reached. Errors: a file cannot be
-// read, a run fails (Runner.Run).
-func Cover(ctx context.Context, w io.Writer, r *Runner, files []string) error {
+// sites reached and the features, then the PM store sites none reached. It returns the same as
+// a page for report.WriteCoverageHTML (Workloads, Together, Unreached; command is the program,
+// as shown). Errors: a file cannot be read, a run fails (Runner.Run).
+func Cover(ctx context.Context, w io.Writer, r *Runner, files []string, command string) (*report.CoveragePage, error) {
 	sites := map[uint32]struct{}{}
 	features := map[Feature]struct{}{}
 	var static []trace.Site
+	p := &report.CoveragePage{Command: command}
+	ops := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cov, err := r.Run(ctx, b)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		fmt.Fprintf(w, "%s: %d operations, %d PM store sites, %d features (%s)\n",
 			f, cov.Ops, len(cov.StoreSites), len(cov.Features), cov.Result)
+		p.Workloads = append(p.Workloads, report.CoverageWorkload{Name: f, Ops: cov.Ops,
+			StoreSites: len(cov.StoreSites), Features: len(cov.Features), Result: cov.Result.String()})
+		ops += cov.Ops
 		for s := range cov.StoreSites {
 			sites[s] = struct{}{}
 		}
@@ -100,5 +106,7 @@ func Cover(ctx context.Context, w io.Writer, r *Runner, files []string) error {
 		fmt.Fprintf(w, "together: %d PM store sites, %d features\n", len(sites), len(features))
 	}
 	writeUnreached(w, static, sites)
-	return nil
+	p.Together = &report.CoverageWorkload{Name: "together", Ops: ops, StoreSites: len(sites), Features: len(features)}
+	p.Unreached = Unreached(static, sites)
+	return p, nil
 }

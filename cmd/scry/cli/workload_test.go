@@ -71,6 +71,8 @@ func TestWorkloadFuzzBadInput(t *testing.T) {
 		{[]string{"workload", "fuzz", "--corpus", corpus, "--usage", "i [<key>", "--", "true", "{pool}"}, "never closed"},
 		{[]string{"workload", "cover", "--", "true", "{pool}"}, "no workload"},
 		{[]string{"workload", "fuzz", "--corpus", corpus, "--html", mine, "--", "true", "{pool}"}, "--force"},
+		{[]string{"workload", "cover", "--workload", dir + "/w.txt", "--html", mine, "--", "true", "{pool}"}, "--force"},
+		{[]string{"workload", "cover", "--workload", mine, "--html", mine, "--", "true", "{pool}"}, "a --workload names the same file"},
 		{[]string{"workload", "fuzz", "--corpus", corpus, "--html", dir + "/w.txt", "-o", dir + "/w.txt", "--", "true", "{pool}"},
 			"-o names the same file"},
 	} {

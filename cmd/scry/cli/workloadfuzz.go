@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,13 +262,16 @@ func newWorkloadCoverCommand() *cobra.Command {
 	var (
 		tgt   fuzzTarget
 		files []string
+		html  string
+		force bool
 	)
 	c := &cobra.Command{
 		Use:   "cover --workload FILE... -- PROG [ARGS...] {pool}",
 		Short: "the PM coverage of workloads: store sites reached, features, and the store sites never reached",
 		Long: `Runs PROG (built with scry cc) on each workload with the trace on and prints the PM coverage
 scry workload fuzz searches for: the PM store sites reached and the coverage features (see scry
-workload fuzz), per workload and together, then the PM store sites no workload reached.`,
+workload fuzz), per workload and together, then the PM store sites no workload reached; --html
+FILE writes the same as one self-contained HTML page.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("no program: give it after --, with {pool} where the pool goes (-- ./mapcli btree {pool})")
@@ -278,6 +282,14 @@ workload fuzz), per workload and together, then the PM store sites no workload r
 			if len(files) == 0 {
 				return errors.New("no workload: give --workload FILE")
 			}
+			if html != "" {
+				if slices.Contains(files, html) {
+					return fmt.Errorf("--html %s: a --workload names the same file", html)
+				}
+				if err := safefile.Check(html, htmlPolicy(force)); err != nil {
+					return err
+				}
+			}
 			ctx, stop := exec.SignalContext(cmd.Context())
 			defer stop()
 			r, done, err := tgt.runner(args)
@@ -285,10 +297,16 @@ workload fuzz), per workload and together, then the PM store sites no workload r
 				return err
 			}
 			defer done()
-			return pmfuzz.Cover(ctx, cmd.OutOrStdout(), r, files)
+			page, err := pmfuzz.Cover(ctx, cmd.OutOrStdout(), r, files, commandLine(args))
+			if err != nil || html == "" {
+				return err
+			}
+			return writeHTMLPage(html, force, func(w io.Writer) error { return report.WriteCoverageHTML(w, page) })
 		},
 	}
 	c.Flags().StringArrayVar(&files, "workload", nil, "a workload `FILE` (repeatable)")
+	c.Flags().StringVar(&html, "html", "", "also write the coverage as one self-contained HTML page to `FILE`")
+	c.Flags().BoolVar(&force, "force", false, "let --html replace an existing file")
 	tgt.add(c, exec.DefaultTimeout, "")
 	return c
 }
