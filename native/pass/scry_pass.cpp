@@ -337,9 +337,10 @@ private:
 // isPMCandidate: false when the pointer provably points to memory that cannot be in a mapped PM
 // file, so the access needs no callback at all: every object it can be based on
 // (getUnderlyingObjects: through GEPs and casts, and through selects and phis, each of whose
-// operands must then be such an object) is an alloca, a global variable, a stack argument
-// (findStackArgs), a pointer variable holding only such pointers (holdsNonPM), or errno (the
-// thread-local int that libc's __errno_location returns). A pointer based on anything else
+// operands must then be such an object) is an alloca, a global variable, a byval argument (the
+// callee's own copy, on the stack), a stack argument (findStackArgs), a pointer variable holding only such pointers (holdsNonPM), errno (the
+// thread-local int that libc's __errno_location returns) or null (which no access goes through:
+// a static function's `if (parent) *parent = p` called with a local's address or NULL). A pointer based on anything else
 // (another argument, another loaded pointer, another call's result), or one followed further than
 // getUnderlyingObjects looks, may point to PM.
 // isClientRequest: the call is Valgrind's client request on amd64 (isClientRequestAsm) with the
@@ -359,11 +360,11 @@ bool Instrumenter::isPMCandidate(const Value *Ptr) {
   SmallVector<const Value *, 4> Objs;
   getUnderlyingObjects(Ptr->stripPointerCasts(), Objs);
   for (const Value *Obj : Objs) {
-    if (isa<AllocaInst>(Obj) || isa<GlobalVariable>(Obj))
+    if (isa<AllocaInst>(Obj) || isa<GlobalVariable>(Obj) || isa<ConstantPointerNull>(Obj))
       continue;
     if (isa<LoadInst>(Obj) && holdsNonPM(cast<LoadInst>(Obj)))
       continue;
-    if (isa<Argument>(Obj) && StackArgs.count(cast<Argument>(Obj)))
+    if (isa<Argument>(Obj) && (StackArgs.count(cast<Argument>(Obj)) || cast<Argument>(Obj)->hasByValAttr()))
       continue;
     const Function *Callee = isa<CallBase>(Obj) ? cast<CallBase>(Obj)->getCalledFunction() : nullptr;
     if (Callee && Callee->isDeclaration() && Callee->getName() == "__errno_location")

@@ -1,5 +1,6 @@
-/* Stores that never write PM are no sites: into locals, globals, errno, and through the pointer
- * arguments of static functions that every call passes a local (recursive calls passing it on).
+/* Stores that never write PM are no sites: into locals, globals, errno, byval arguments, and
+ * through the pointer arguments of static functions that every call passes a local or null
+ * (recursive calls passing it on).
  * A copy into such memory from memory that may be PM is a load site; a copy into memory that may
  * be PM stays a range site. */
 #include <errno.h>
@@ -38,6 +39,11 @@ void either_local(struct item *pm, int c, size_t n) {
 	sink(&b);
 }
 
+void into_byval(struct item it, const struct item *pm) {
+	it = *pm; // want: load want-not: range store
+	sink(&it);
+}
+
 void local_or_pm(struct item *pm, const struct item *src, int c, size_t n) {
 	struct item a;
 	memcpy(c ? &a : pm, src, n); // want: range
@@ -48,8 +54,8 @@ void into_pm(struct item *pm, int i) {
 	pm[i] = pm[i + 1]; // want: range
 }
 
-/* find_slot's p points to its caller's local in every call, itself included; maybe_local's q does
- * not, since one caller passes memory that may be PM. */
+/* find_slot's p points to its caller's local in every call, itself included; maybe_null's parent
+ * to a local or nowhere; maybe_local's q not, since one caller passes memory that may be PM. */
 static __attribute__((noinline)) int find_slot(const long *keys, int n, long key, int *p) {
 	for (int i = 0; i < n; i++) {
 		*p = i; // want-not: store
@@ -63,9 +69,16 @@ static __attribute__((noinline)) void maybe_local(int *q, int v) {
 	*q = v; // want: store
 }
 
+static __attribute__((noinline)) void maybe_null(int *parent, int v) {
+	if (parent)
+		*parent = v; // want-not: store
+}
+
 int slots(const long *keys, int n, long key, int *pm) {
 	int slot = 0, other = 0;
 	int r = find_slot(keys, n, key, &slot);
+	maybe_null(&slot, r);
+	maybe_null(0, r);
 	maybe_local(&other, r);
 	maybe_local(pm, r);
 	if (r < 0)
