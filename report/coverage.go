@@ -63,7 +63,7 @@ var coverageTemplate = template.Must(template.New("coverage.html.tmpl").Funcs(te
 const (
 	chartW, chartH   = 760, 230
 	chartL, chartR   = 64, 24 // the y axis' labels; room for the last x label
-	chartT, chartB   = 14, 40 // above the plot; the x axis' labels and title below
+	chartT, chartB   = 30, 40 // the y axis' title above the plot; the x axis' labels and title below
 	chartMarksMax    = 200    // samples drawn as hoverable points, at most
 	chartTicksWanted = 5
 )

@@ -65,7 +65,7 @@ func TestWriteHTML(t *testing.T) {
 		want                 []string
 	}{
 		{"fuzz.html", "./mapcli btree {pool} 7", "best.txt", htmlResult(), []string{
-			`<path class="step" d="M64.0 102.0 H131.2 V14.0 H736.0"/>`, // 1 site, 2 from 30 s to 5 minutes
+			`<path class="step" d="M64.0 110.0 H131.2 V30.0 H736.0"/>`, // 1 site, 2 from 30 s to 5 minutes
 			`>5m</text>`, `>1m</text>`, `<code>best.txt</code>: 3 operations, 2 PM store sites, 41 features.`,
 			`<code>/src/kv.c:40</code></td><td><code>split</code>`,
 			`<code>/src/kv.c:52</code></td><td><code>merge&lt;a&amp;b&gt;</code>`,
