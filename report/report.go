@@ -3,7 +3,9 @@
 // A Finding is one record per (kind, static location) as docs/findings-json.md describes: the
 // analysis driver (package analysis) deduplicates dynamic occurrences, counts them and keeps the
 // first one. This package only orders, filters (suppressions) and prints them. The JSON shape is
-// documented in docs/findings-json.md; the kinds in docs/oracles.md.
+// documented in docs/findings-json.md; the kinds in docs/oracles.md. The HTML page of a workload
+// search's coverage (WriteCoverageHTML, scry workload fuzz --html) shares the report's page
+// head and style sheet.
 package report
 
 import (
