@@ -67,6 +67,24 @@ func NewForkServers(t Target, scratch string) *ForkServers {
 
 // noForkServer says why the program at path cannot serve runs ("" when it can).
 func noForkServer(path string) string {
+	return noMarker(path, forkServerMarker, "scry's fork server", "no fork server")
+}
+
+// lazyMarker is a symbol every runtime that can make lazy runs defines.
+const lazyMarker = "__scry_lazy_protocol"
+
+// NoLazy says why t cannot make lazy runs ("" when it can): its program is not an ELF
+// executable whose runtime has lazy support (a script, a wrapper such as env, a program built
+// without scry cc or with an older runtime, a black-box program).
+func NoLazy(t Target) string {
+	if len(t.Args) == 0 {
+		return "no program"
+	}
+	return noMarker(t.Args[0], lazyMarker, "a runtime with lazy support", "its runtime has no lazy support")
+}
+
+// noMarker says why the program at path lacks symbol marker, what names ("" when it has it).
+func noMarker(path, marker, what, without string) string {
 	ef, err := elf.Open(path)
 	if err != nil {
 		return filepath.Base(path) + " is not an ELF executable"
@@ -74,14 +92,14 @@ func noForkServer(path string) string {
 	defer ef.Close()
 	syms, err := ef.Symbols()
 	if err != nil {
-		return filepath.Base(path) + " has no symbol table (stripped): cannot tell whether it has scry's fork server"
+		return filepath.Base(path) + " has no symbol table (stripped): cannot tell whether it has " + what
 	}
 	for _, s := range syms {
-		if s.Name == forkServerMarker {
+		if s.Name == marker {
 			return ""
 		}
 	}
-	return filepath.Base(path) + " was not built with scry cc (no fork server)"
+	return filepath.Base(path) + " was not built with scry cc (" + without + ")"
 }
 
 // Mode says how runs are made: through fork servers, or by exec and why.

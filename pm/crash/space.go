@@ -207,45 +207,58 @@ func (l *Line) undo(j int, buf []byte, mask []bool) (off, end uint64) {
 	return off, off + uint64(u.Size)
 }
 
+// Contents are the distinct contents a cache line can have in the crash states of its crash
+// point (Jaaru, ASPLOS'21, §3-4: the values a load of the line can observe): Values, each once,
+// in order of the smallest k giving it (MinK[v]); Of[k] is the index in Values of the content
+// with k units persisted, k = 0..n.
+type Contents struct {
+	Values [][LineSize]byte
+	MinK   []int
+	Of     []int
+}
+
 // LineSize is the size of a cache line in bytes.
 const LineSize = 64
 
-// LineContents returns the distinct contents line i of the space can have in a crash state at
-// cp (Jaaru, ASPLOS'21, §3-4: the values a load of the line can observe): the line's LineSize
-// bytes with units 0..k-1 persisted and k..n-1 rolled back (Patches' rollback), for k = 0..n,
-// each content once, in order of its smallest k; minK[v] is the smallest k giving values[v]. A
-// line whose units all wrote the bytes they overwrote has one content. Errors: i is out of
-// range, the line's region is not in the image, or cp is used outside its Walk callback.
-func (cp *CrashPoint) LineContents(i int) (values [][LineSize]byte, minK []int, err error) {
+// LineContents returns the contents line i of the space can have at cp: the line's LineSize
+// bytes with units 0..k-1 persisted and k..n-1 rolled back (Patches' rollback), for k = 0..n.
+// A line whose units all wrote the bytes they overwrote has one content. Errors: i is out of
+// range, the line lies outside its region, or cp is used outside its Walk callback.
+func (cp *CrashPoint) LineContents(i int) (Contents, error) {
+	var c Contents
 	if cp.rp == nil {
-		return nil, nil, errStale
+		return c, errStale
 	}
 	sp := cp.Space
 	if i < 0 || i >= len(sp.Lines) {
-		return nil, nil, fmt.Errorf("crash: line %d of a space of %d lines", i, len(sp.Lines))
+		return c, fmt.Errorf("crash: line %d of a space of %d lines", i, len(sp.Lines))
 	}
 	l := sp.Lines[i]
 	g := l.Region
 	if g == nil || l.Addr < g.Base || l.Addr+LineSize > g.Base+g.Length {
-		return nil, nil, fmt.Errorf("crash: line %#x is outside its region", l.Addr)
+		return c, fmt.Errorf("crash: line %#x is outside its region", l.Addr)
 	}
 	n := len(l.Units)
-	contents := make([][LineSize]byte, n+1)
+	byK := make([][LineSize]byte, n+1)
 	var buf [4096]byte
 	var mask [4096]bool
 	g.ReadAt(buf[:LineSize], int64(l.Addr-g.Base))
-	contents[n] = [LineSize]byte(buf[:LineSize])
+	byK[n] = [LineSize]byte(buf[:LineSize])
 	for k := n - 1; k >= 0; k-- {
 		l.undo(k, buf[:], mask[:])
-		contents[k] = [LineSize]byte(buf[:LineSize])
+		byK[k] = [LineSize]byte(buf[:LineSize])
 	}
-	for k, c := range contents {
-		if !slices.Contains(values, c) {
-			values = append(values, c)
-			minK = append(minK, k)
+	c.Of = make([]int, n+1)
+	for k, b := range byK {
+		v := slices.Index(c.Values, b)
+		if v < 0 {
+			v = len(c.Values)
+			c.Values = append(c.Values, b)
+			c.MinK = append(c.MinK, k)
 		}
+		c.Of[k] = v
 	}
-	return values, minK, nil
+	return c, nil
 }
 
 // Regions returns the regions of the crash point's image in mapping order (every region mapped
