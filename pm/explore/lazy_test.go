@@ -1,0 +1,113 @@
+package explore
+
+import (
+	"math/big"
+	"slices"
+	"testing"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
+)
+
+// lazySpace is a space of three lines: line 0 with 2 units, line 1 with 3, line 2 with 1, units
+// in program order a0 b0 a1 b1 c1 a2 (Seq 0..5, interleaved by line as below).
+func lazySpace() *crash.Space {
+	unit := func(seq uint64) crash.Unit { return crash.Unit{Seq: seq, Store: seq, Site: uint32(seq + 1)} }
+	return &crash.Space{Lines: []*crash.Line{
+		{Addr: 0x1000, Units: []crash.Unit{unit(0), unit(3)}},
+		{Addr: 0x1040, Units: []crash.Unit{unit(1), unit(2), unit(5)}},
+		{Addr: 0x1080, Units: []crash.Unit{unit(4)}},
+	}}
+}
+
+func TestLeafState(t *testing.T) {
+	// Table lines: space line 1 (contents: k=0 -> 0, k=1 -> 1, k=2 -> 0, k=3 -> 2: its second
+	// unit wrote back what the first overwrote) and space line 0 (three contents); space line 2
+	// is not listed (one content).
+	lp := &lazyPoint{space: lazySpace(), lineOf: []int{1, 0}, contents: []crash.Contents{
+		{MinK: []int{0, 1, 3}, Of: []int{0, 1, 0, 2}},
+		{MinK: []int{0, 1, 2}, Of: []int{0, 1, 2}},
+	}}
+	tests := []struct {
+		name    string
+		choices []exec.LazyChoice
+		k       []int
+		prefix  bool
+		covers  int64
+		pers    []uint32 // sites named persisted
+		unpers  []uint32 // and unpersisted
+	}{
+		{"never branched: every unit persisted, every state", nil, []int{2, 3, 1}, true, 3 * 4 * 2, nil, nil},
+		{"line 1 rolled back to its first content: k 0 (and 2)", []exec.LazyChoice{{0, 0}}, []int{2, 0, 1}, false, 3 * 2 * 2, []uint32{4, 5}, []uint32{2, 3}},
+		{"both lines chosen", []exec.LazyChoice{{1, 1}, {0, 1}}, []int{1, 1, 1}, false, 1 * 1 * 2, []uint32{5}, []uint32{3, 4}},
+		{"everything rolled back on the listed lines", []exec.LazyChoice{{0, 0}, {1, 0}}, []int{0, 0, 1}, false, 1 * 2 * 2, []uint32{5}, []uint32{1, 2, 3, 4}},
+		{"a prefix", []exec.LazyChoice{{1, 1}, {0, 0}}, []int{1, 0, 1}, false, 1 * 2 * 2, []uint32{5}, []uint32{2, 3, 4}},
+	}
+	total := new(big.Int)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := lp.leafState(tt.choices)
+			if !slices.Equal(st.K, tt.k) || st.Prefix != tt.prefix {
+				t.Errorf("state %v prefix %v, want %v %v", st.K, st.Prefix, tt.k, tt.prefix)
+			}
+			if got := lp.leafCovers(tt.choices); got.Cmp(big.NewInt(tt.covers)) != 0 {
+				t.Errorf("covers %v states, want %d", got, tt.covers)
+			}
+			total.Add(total, lp.leafCovers(tt.choices))
+			p, u := stateRefs(lp.space, st)
+			sites := func(rs []unitRef) (s []uint32) {
+				for _, r := range rs {
+					s = append(s, r.Site)
+				}
+				slices.Sort(s)
+				return s
+			}
+			if !slices.Equal(sites(p), tt.pers) || !slices.Equal(sites(u), tt.unpers) {
+				t.Errorf("persisted %v unpersisted %v, want %v %v", sites(p), sites(u), tt.pers, tt.unpers)
+			}
+		})
+	}
+	// The leaves of one complete tree cover the space exactly once: branch on table line 0,
+	// then, under its content 1, on table line 1.
+	tree := [][]exec.LazyChoice{{{0, 0}}, {{0, 1}, {1, 0}}, {{0, 1}, {1, 1}}, {{0, 1}, {1, 2}}, {{0, 2}}}
+	sum := new(big.Int)
+	for _, c := range tree {
+		sum.Add(sum, lp.leafCovers(c))
+	}
+	if sum.Cmp(lp.space.Size()) != 0 {
+		t.Errorf("a complete tree covers %v states, the space has %v", sum, lp.space.Size())
+	}
+}
+
+func TestEagerStrategies(t *testing.T) {
+	names := func(ss []*crash.Strategy) (n []string) {
+		for _, s := range ss {
+			n = append(n, s.Name)
+		}
+		return n
+	}
+	by := func(ns ...string) (ss []*crash.Strategy) {
+		for _, n := range ns {
+			ss = append(ss, crash.StrategyByName(n))
+		}
+		return ss
+	}
+	tests := []struct {
+		strategies []string
+		lazy       bool
+		want       []string
+	}{
+		{[]string{"prefix", "random"}, false, []string{"prefix", "random"}},
+		{[]string{"lazy"}, true, nil},
+		{[]string{"lazy", "invariants"}, true, []string{"invariants"}},
+		{[]string{"lazy", "exhaustive"}, true, nil},
+		{[]string{"lazy"}, false, []string{"prefix", "random"}},
+		{[]string{"lazy", "invariants", "prefix"}, false, []string{"prefix", "random", "invariants"}},
+	}
+	for _, tt := range tests {
+		e := &explorer{cfg: &Config{Strategies: by(tt.strategies...)}}
+		if got := names(e.eagerStrategies(tt.lazy)); !slices.Equal(got, tt.want) {
+			t.Errorf("%v (lazy run %v): %v, want %v", tt.strategies, tt.lazy, got, tt.want)
+		}
+	}
+}
