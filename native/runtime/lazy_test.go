@@ -459,3 +459,137 @@ func TestLazyPmemobj(t *testing.T) {
 		}
 	}
 }
+
+// forkServer is a program started as a fork server (forkserver.c gives the protocol, which
+// internal/exec speaks for scry).
+type forkServer struct {
+	cmd  *exec.Cmd
+	sock int
+}
+
+func startForkServer(t *testing.T, exe string, args ...string) *forkServer {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := os.NewFile(uintptr(fds[1]), "forkserver-sock")
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(lazyEnv(""), "SCRY_FORKSRV_FD=3")
+	cmd.ExtraFiles = []*os.File{child}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child.Close()
+	fs := &forkServer{cmd, fds[0]}
+	t.Cleanup(func() {
+		syscall.Close(fs.sock)
+		_ = fs.cmd.Wait()
+	})
+	hello := make([]byte, 12)
+	if err := fs.read(hello); err != nil || string(hello[:8]) != "SCRYFSV1" {
+		t.Fatalf("fork server hello %q: %v", hello, err)
+	}
+	return fs
+}
+
+func (fs *forkServer) read(b []byte) error {
+	for len(b) > 0 {
+		n, err := syscall.Read(fs.sock, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("fork server closed its socket")
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// run asks for one run with args (argv[1:]), the tag NAME=VALUE and the three files, and returns
+// its wait status.
+func (fs *forkServer) run(t *testing.T, args []string, tag string, stdio [3]*os.File) syscall.WaitStatus {
+	t.Helper()
+	var b bytes.Buffer
+	put := func(v uint32) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	put(uint32(len(args) + 1))
+	for _, s := range append(slices.Clone(args), tag) {
+		put(uint32(len(s)))
+		b.WriteString(s)
+	}
+	rights := syscall.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()))
+	if err := syscall.Sendmsg(fs.sock, []byte{0x51, 0x46, 0x52, 0x53}, rights, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syscall.Write(fs.sock, b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	var pid, status [4]byte
+	if err := fs.read(pid[:]); err != nil || binary.LittleEndian.Uint32(pid[:]) == 0 {
+		t.Fatalf("fork server: pid %v: %v", pid, err)
+	}
+	if err := fs.read(status[:]); err != nil {
+		t.Fatal(err)
+	}
+	return syscall.WaitStatus(binary.LittleEndian.Uint32(status[:]))
+}
+
+// TestLazyForkServer: under the fork server, SCRY_LAZY arrives as a run's tag after the
+// program's start: the runs that have it branch, one that has not runs plainly, on the same server.
+func TestLazyForkServer(t *testing.T) {
+	testenv.Tool(t, "gcc")
+	exe := scryCC(t, "lazymap")
+	lines := []lazyLine{{0, [][]byte{fill(0xa0), fill(0xa1)}}, {4096, [][]byte{fill(0xb0), fill(0xb1), fill(0xb2)}}}
+	fs := startForkServer(t, exe, "pool", "shared")
+	for i, lazy := range []bool{true, false, true} {
+		d, pool := lazyDir(t, 2*4096, 0, lines)
+		parent := filepath.Dir(d)
+		in := filepath.Join(parent, "stdin")
+		if err := os.WriteFile(in, []byte("r 4096\nr 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdio [3]*os.File
+		for k, name := range []string{"stdin", "stdout", "stderr"} {
+			f, err := os.OpenFile(filepath.Join(parent, name), os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			stdio[k] = f
+		}
+		tag := "SCRY_LAZY=" + d
+		if !lazy {
+			tag = "SCRY_NOT_LAZY=1"
+		}
+		st := fs.run(t, []string{pool, "shared"}, tag, stdio)
+		if !st.Exited() || st.ExitStatus() != 0 {
+			t.Errorf("run %d: status %#x, want exit 0", i, int(st))
+		}
+		got := leaves(t, readResults(t, d))
+		if !lazy {
+			out, _ := os.ReadFile(filepath.Join(parent, "stdout"))
+			if want := "start\npre\nr 4096 " + hex8(0xb0) + "\nr 0 " + hex8(0xa0) + "\nend\n"; len(got) != 0 || string(out) != want {
+				t.Errorf("run %d without SCRY_LAZY: leaves %v, output %q, want none and %q", i, got, out, want)
+			}
+			continue
+		}
+		if len(got) != 6 {
+			t.Errorf("run %d: %d leaves, want 6", i, len(got))
+		}
+		for j := range 3 {
+			for k := range 2 {
+				c := fmt.Sprintf("1:%d,0:%d", j, k)
+				want := leafWant{out: fmt.Sprintf("start\npre\nr 4096 %s\nr 0 %s\nend\n", hex8(0xb0+byte(j)), hex8(0xa0+byte(k)))}
+				if r, ok := got[c]; ok {
+					want.check(t, d, r)
+				} else {
+					t.Errorf("run %d: no leaf %s", i, c)
+				}
+			}
+		}
+	}
+}

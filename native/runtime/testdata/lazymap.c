@@ -1,5 +1,5 @@
 /* lazymap.c: a program for lazy exploration's tests (lazy_test.go). Usage: lazymap POOL
- * shared|private. It maps POOL with plain mmap, installs a SIGSEGV handler of its own, writes
+ * shared|private. It maps anonymous memory in a constructor (before main), maps POOL with plain mmap, installs a SIGSEGV handler of its own, writes
  * "start" to standard output (flushed) and "pre" (left in libc's buffer), then runs the commands
  * it reads from standard input one byte at a time (so that the input's offset is exactly what
  * was consumed):
@@ -48,6 +48,15 @@ static int read_line(char *buf, size_t cap)
 	}
 	buf[n] = 0;
 	return n > 0;
+}
+
+/* A mapping made before main (as a library's constructor would make), in the fork server too. */
+__attribute__((constructor)) static void map_early(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(106);
+	munmap(p, 4096);
 }
 
 static void *wait_forever(void *arg)
