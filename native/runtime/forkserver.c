@@ -174,6 +174,7 @@ static void serve(int sock, int argc, char **argv, const struct sigaction *pipe_
 				setenv(tag, eq + 1, 1);
 			}
 			unsetenv("SCRY_FORKSRV_FD");
+			lazy_reset(); /* the tag may be SCRY_LAZY=D */
 			sigaction(SIGPIPE, pipe_action, NULL);
 			return; /* into main */
 		}
