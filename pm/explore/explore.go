@@ -126,8 +126,11 @@ type item struct {
 	smp              sampling
 	order            *report.ShardOrder
 	cluster, variant string
-	// lazy, on a crash point's lazy run (lazy.go), is what its leaves are judged with.
-	lazy *lazyPoint
+	// lazy, on a crash point's lazy run (lazy.go), is what its leaves are judged with; leafOf
+	// and choices, on a leaf, its run's and its choices.
+	lazy    *lazyPoint
+	leafOf  *lazyPoint
+	choices []exec.LazyChoice
 }
 
 // period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to

@@ -184,6 +184,17 @@ func (lp *lazyPoint) leafState(choices []exec.LazyChoice) crash.State {
 	return st
 }
 
+// covers reports whether the leaf of choices stands for state k: each chosen line's k gives the
+// chosen content.
+func (lp *lazyPoint) covers(choices []exec.LazyChoice, k []int) bool {
+	for _, c := range choices {
+		if lp.contents[c.Line].Of[k[lp.lineOf[c.Line]]] != c.Value {
+			return false
+		}
+	}
+	return true
+}
+
 // leafCovers returns the number of crash states a leaf stands for: the states whose chosen
 // lines have the chosen contents (any k giving them) and whose other lines have any k.
 func (lp *lazyPoint) leafCovers(choices []exec.LazyChoice) *big.Int {
@@ -237,7 +248,7 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 	}
 	for _, l := range leaves {
 		leaf := *it
-		leaf.lazy = nil
+		leaf.lazy, leaf.leafOf, leaf.choices = nil, lp, l.Choices
 		leaf.state = lp.leafState(l.Choices)
 		leaf.persisted, leaf.unpersist = stateRefs(lp.space, leaf.state)
 		st.StatesTested++

@@ -38,10 +38,10 @@ func TestLeafState(t *testing.T) {
 		unpers  []uint32 // and unpersisted
 	}{
 		{"never branched: every unit persisted, every state", nil, []int{2, 3, 1}, true, 3 * 4 * 2, nil, nil},
-		{"line 1 rolled back to its first content: k 0 (and 2)", []exec.LazyChoice{{0, 0}}, []int{2, 0, 1}, false, 3 * 2 * 2, []uint32{4, 5}, []uint32{2, 3}},
-		{"both lines chosen", []exec.LazyChoice{{1, 1}, {0, 1}}, []int{1, 1, 1}, false, 1 * 1 * 2, []uint32{5}, []uint32{3, 4}},
-		{"everything rolled back on the listed lines", []exec.LazyChoice{{0, 0}, {1, 0}}, []int{0, 0, 1}, false, 1 * 2 * 2, []uint32{5}, []uint32{1, 2, 3, 4}},
-		{"a prefix", []exec.LazyChoice{{1, 1}, {0, 0}}, []int{1, 0, 1}, false, 1 * 2 * 2, []uint32{5}, []uint32{2, 3, 4}},
+		{"line 1 rolled back to its first content: k 0 (and 2)", []exec.LazyChoice{ch(0, 0)}, []int{2, 0, 1}, false, 3 * 2 * 2, []uint32{4, 5}, []uint32{2, 3}},
+		{"both lines chosen", []exec.LazyChoice{ch(1, 1), ch(0, 1)}, []int{1, 1, 1}, false, 1 * 1 * 2, []uint32{5}, []uint32{3, 4}},
+		{"everything rolled back on the listed lines", []exec.LazyChoice{ch(0, 0), ch(1, 0)}, []int{0, 0, 1}, false, 1 * 2 * 2, []uint32{5}, []uint32{1, 2, 3, 4}},
+		{"a prefix", []exec.LazyChoice{ch(1, 1), ch(0, 0)}, []int{1, 0, 1}, false, 1 * 2 * 2, []uint32{5}, []uint32{2, 3, 4}},
 	}
 	total := new(big.Int)
 	for _, tt := range tests {
@@ -69,7 +69,7 @@ func TestLeafState(t *testing.T) {
 	}
 	// The leaves of one complete tree cover the space exactly once: branch on table line 0,
 	// then, under its content 1, on table line 1.
-	tree := [][]exec.LazyChoice{{{0, 0}}, {{0, 1}, {1, 0}}, {{0, 1}, {1, 1}}, {{0, 1}, {1, 2}}, {{0, 2}}}
+	tree := [][]exec.LazyChoice{{ch(0, 0)}, {ch(0, 1), ch(1, 0)}, {ch(0, 1), ch(1, 1)}, {ch(0, 1), ch(1, 2)}, {ch(0, 2)}}
 	sum := new(big.Int)
 	for _, c := range tree {
 		sum.Add(sum, lp.leafCovers(c))
@@ -111,3 +111,6 @@ func TestEagerStrategies(t *testing.T) {
 		}
 	}
 }
+
+// ch is the choice of content v for table line l.
+func ch(l, v int) exec.LazyChoice { return exec.LazyChoice{Line: l, Value: v} }
