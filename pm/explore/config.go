@@ -177,13 +177,15 @@ type Config struct {
 
 // JudgedState is a crash state judged: its crash point (crash.CrashPoint.Index), the state, the
 // strategy that chose it ("lazy" for a lazy run's leaf; "assumed-durable" for a durability
-// state), the outcome of the run that judged it and, for a lazy leaf, Covers, which reports
-// whether the leaf stands for the state k of the same crash point (nil otherwise).
+// state), the outcome of the run that judged it, whether it failed and, for a lazy leaf,
+// Covers, which reports whether the leaf stands for the state k of the same crash point (nil
+// otherwise).
 type JudgedState struct {
 	Point    int
 	State    crash.State
 	Strategy string
 	Outcome  exec.Outcome
+	Failed   bool
 	Covers   func(k []int) bool
 }
 

@@ -29,7 +29,10 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		if lp, ch := it.leafOf, it.choices; lp != nil {
 			js.Covers = func(k []int) bool { return lp.covers(ch, k) }
 		}
-		f(js)
+		defer func() {
+			js.Failed = it.judged && it.failed
+			f(js)
+		}()
 	}
 	// Only a crash-free run that ended by itself is a legal outcome: one killed by a signal
 	// (a target that crashes without a crash, or lacks the environment it needs) would make
