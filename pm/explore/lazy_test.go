@@ -1,9 +1,13 @@
 package explore
 
 import (
+	"context"
+	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
@@ -114,3 +118,84 @@ func TestEagerStrategies(t *testing.T) {
 
 // ch is the choice of content v for table line l.
 func ch(l, v int) exec.LazyChoice { return exec.LazyChoice{Line: l, Value: v} }
+
+// plainRunner is a Runner that cannot make lazy runs.
+type plainRunner struct{ Runner }
+
+// abortRunner makes lazy runs that abort, as the runtime does when it cannot branch.
+type abortRunner struct{ Runner }
+
+func (abortRunner) LazyUnavailable() string { return "" }
+
+func (abortRunner) Lazy(context.Context, string, []byte, string, string, *exec.LazyTable, time.Duration, time.Duration) exec.LazyOutcome {
+	return exec.LazyOutcome{Root: exec.Outcome{ExitCode: exec.LazyAbortStatus}, Fallback: "a test's abort", Abort: true}
+}
+
+// TestLazyExplore explores testdata/ordering.c (an ordering violation) with the lazy strategy,
+// through fork servers and by exec, and with a runner that cannot make lazy runs: the same
+// findings as eager exploration, one lazy run per crash point, or every point explored eagerly
+// and counted as a fallback, with a warning.
+func TestLazyExplore(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "ordering.c")
+	tr := recordRun(t, dir, bin, "ordering.ops")
+	key := func(r *Result) (keys []string) {
+		for _, f := range r.Findings {
+			keys = append(keys, fmt.Sprintf("%s %s", f.Kind, f.Location))
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	eager := exploreTrace(t, dir, bin, "ordering.ops", tr, 2, 5*time.Second)
+	if len(eager.Findings) == 0 {
+		t.Fatal("eager exploration found nothing")
+	}
+	defer func() { testStrategies, testNoForkServer, testRunner = nil, false, nil }()
+	testStrategies = []*crash.Strategy{crash.StrategyByName("lazy")}
+	tests := []struct {
+		name            string
+		set             func()
+		fallback, abort bool
+	}{
+		{"fork servers", func() {}, false, false},
+		{"by exec", func() { testNoForkServer = true }, false, false},
+		{"a runner without lazy runs", func() { testRunner = func(r Runner) Runner { return plainRunner{r} } }, true, false},
+		{"lazy runs that abort", func() { testRunner = func(r Runner) Runner { return abortRunner{r} } }, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testNoForkServer, testRunner = false, nil
+			tt.set()
+			r := exploreTrace(t, dir, bin, "ordering.ops", tr, 2, 5*time.Second)
+			if !slices.Equal(key(r), key(eager)) {
+				t.Errorf("findings %v, eager %v", key(r), key(eager))
+			}
+			st := r.Stats
+			fell := 0
+			for _, n := range st.LazyFallbacks {
+				fell += n
+			}
+			warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "lazy exploration is not possible") })
+			if tt.abort {
+				if st.LazyRuns != st.CrashPoints || st.LazyFallbacks["a test's abort"] != st.CrashPoints || st.LazyLeaves != 0 || warned {
+					t.Errorf("lazy runs %d, fallbacks %v of %d points, warnings %q", st.LazyRuns, st.LazyFallbacks, st.CrashPoints, r.Warnings)
+				}
+				return
+			}
+			if tt.fallback {
+				if st.LazyRuns != 0 || fell != st.CrashPoints || !warned {
+					t.Errorf("lazy runs %d, fallbacks %v of %d points, warnings %q", st.LazyRuns, st.LazyFallbacks, st.CrashPoints, r.Warnings)
+				}
+				return
+			}
+			if st.LazyRuns != st.CrashPoints || fell != 0 || st.LazyLeaves == 0 || st.LazyStates == "" || warned {
+				t.Errorf("lazy runs %d of %d points, %d leaves, %q states, fallbacks %v, warnings %q", st.LazyRuns, st.CrashPoints, st.LazyLeaves, st.LazyStates, st.LazyFallbacks, r.Warnings)
+			}
+			for _, f := range r.Findings {
+				if f.Crash == nil || f.Crash.Strategy != "lazy" || f.Crash.CrashPoint < 0 || len(f.Crash.State) == 0 {
+					t.Errorf("finding %s: crash %+v", f.Kind, f.Crash)
+				}
+			}
+		})
+	}
+}
