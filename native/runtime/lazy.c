@@ -138,21 +138,6 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
-static int full_write(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A line of text built without stdio (async-signal-safe). */
 struct lz_buf {
 	char b[512];
@@ -188,6 +173,17 @@ static void dir_path(char *out, const char *name)
 	out[n] = 0;
 }
 
+/* /proc/self/DIR/FD in b, NUL-terminated. */
+static void proc_fd_path(struct lz_buf *b, const char *dir, int fd)
+{
+	b->n = 0;
+	buf_str(b, "/proc/self/");
+	buf_str(b, dir);
+	buf_str(b, "/");
+	buf_u64(b, (uint64_t)fd);
+	b->b[b->n] = 0;
+}
+
 /* Appends one line (b, without its newline) to D/results with a single write. */
 static void results_line(struct lz_buf *b)
 {
@@ -197,7 +193,7 @@ static void results_line(struct lz_buf *b)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	full_write(fd, b->b, b->n);
+	rt_full_write(fd, b->b, b->n);
 	close(fd);
 }
 
@@ -423,6 +419,15 @@ static void lz_init(void)
 	g_lz = LZ_ON;
 }
 
+/* An unused entry of g_maps (or the abort record). */
+static struct lz_map *free_map(void)
+{
+	for (int i = 0; i < LZ_MAX_MAPS; i++)
+		if (!g_maps[i].active)
+			return &g_maps[i];
+	lz_abort("more than 64 mappings of the working copies", 0);
+}
+
 /* Stops tracking [addr, addr+len): munmap, or a MAP_FIXED mapping over it. */
 static void lz_untrack(uintptr_t addr, uint64_t len)
 {
@@ -438,13 +443,7 @@ static void lz_untrack(uintptr_t addr, uint64_t len)
 		if (hi < right.end) {
 			right.off += hi - right.base;
 			right.base = hi;
-			struct lz_map *slot = NULL;
-			for (int j = 0; j < LZ_MAX_MAPS && !slot; j++)
-				if (!g_maps[j].active)
-					slot = &g_maps[j];
-			if (!slot)
-				lz_abort("more than 64 mappings of the working copies", 0);
-			*slot = right;
+			*free_map() = right;
 		}
 	}
 }
@@ -466,12 +465,7 @@ static void lz_mapped(void *p, size_t len, int prot, int flags, int fd, off_t of
 			file = i;
 	if (file == g_nfiles)
 		return;
-	struct lz_map *m = NULL;
-	for (int i = 0; i < LZ_MAX_MAPS && !m; i++)
-		if (!g_maps[i].active)
-			m = &g_maps[i];
-	if (!m)
-		lz_abort("more than 64 mappings of the working copies", 0);
+	struct lz_map *m = free_map();
 	*m = (struct lz_map){.active = 1, .prot = prot, .shared = (flags & MAP_SHARED) != 0, .file = file,
 			     .base = (uintptr_t)p, .end = (uintptr_t)p + ((len + RT_PAGE - 1) & ~(uint64_t)(RT_PAGE - 1)),
 			     .off = (uint64_t)off};
@@ -618,10 +612,8 @@ static void take_output(int fd, const char *suffix)
 			continue;
 		if (r < 0 && errno == EBADF && src == fd) {
 			/* Opened write-only: read the same file through /proc. */
-			struct lz_buf p = {.n = 0};
-			buf_str(&p, "/proc/self/fd/");
-			buf_u64(&p, (uint64_t)fd);
-			p.b[p.n] = 0;
+			struct lz_buf p;
+			proc_fd_path(&p, "fd", fd);
 			src = open(p.b, O_RDONLY | O_CLOEXEC);
 			if (src < 0)
 				_exit(126);
@@ -629,7 +621,7 @@ static void take_output(int fd, const char *suffix)
 		}
 		if (r <= 0)
 			break;
-		if (full_write(out, g_iobuf, (size_t)r) < 0)
+		if (rt_full_write(out, g_iobuf, (size_t)r) < 0)
 			_exit(126);
 		pos += r;
 	}
@@ -701,10 +693,8 @@ static int is_regular(int fd)
 /* The flock lock held through fd's description, from /proc/self/fdinfo/FD. */
 static int flock_of(int fd)
 {
-	struct lz_buf p = {.n = 0};
-	buf_str(&p, "/proc/self/fdinfo/");
-	buf_u64(&p, (uint64_t)fd);
-	p.b[p.n] = 0;
+	struct lz_buf p;
+	proc_fd_path(&p, "fdinfo", fd);
 	int info = open(p.b, O_RDONLY | O_CLOEXEC);
 	if (info < 0)
 		return 0;
@@ -756,10 +746,8 @@ static void own_fds(void)
 		off_t pos = lseek(fd, 0, SEEK_CUR);
 		if (fl < 0 || fdfl < 0)
 			continue;
-		struct lz_buf p = {.n = 0};
-		buf_str(&p, "/proc/self/fd/");
-		buf_u64(&p, (uint64_t)fd);
-		p.b[p.n] = 0;
+		struct lz_buf p;
+		proc_fd_path(&p, "fd", fd);
 		int nfd = open(p.b, (fl & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC);
 		if (nfd < 0)
 			continue;
