@@ -97,9 +97,11 @@ struct lz_file {
 	ino_t ino;
 	int fd;               /* the working copy, read-write */
 	uint32_t first, end;  /* its lines: g_lines[first..end) */
-	/* The coordinator's snapshot: snap (private anonymous memory, inherited copy-on-write by
-	 * the children) and view (a shared mapping of the file), size bytes each. */
-	unsigned char *snap, *view;
+	/* The coordinator's snapshot (snapshot() below): view, a shared mapping of the file; base,
+	 * a copy of it in shared anonymous memory; page[i], the content page i is to have (in base,
+	 * or a page copied by a nested coordinator). size bytes. */
+	unsigned char *view, *base;
+	unsigned char **page;
 	uint64_t size;
 };
 
@@ -510,49 +512,72 @@ __attribute__((weak)) int munmap(void *addr, size_t len)
 
 /* ---------------------------------------------------------------- branching */
 
-/* The working copies' snapshot (lz_file.snap): made from scratch by the first coordinator; a
- * nested coordinator starts from the one it inherited (copy-on-write) and copies in only the
- * pages that differ, so that a snapshot costs memory only for what changed since its parent's. */
+/*
+ * The working copies' snapshot, exact and cheap to fork. The first coordinator maps the file
+ * (view) and copies it into shared anonymous memory (base): fork copies no page table entries
+ * for shared mappings, so a child costs the same whatever the pool's size. A nested coordinator
+ * keeps the base it inherited and copies only the pages that differ from the content its parent
+ * expected (page[]) into private memory of its own: a level of nesting costs memory for what
+ * changed since the parent's branch, not for the pool. Restoring compares every page of the
+ * file with the content it is to have and writes back only those that differ.
+ */
+static unsigned char *g_spare;   /* private pages for nested coordinators' copies */
+static uint64_t g_spare_left;    /* pages left at g_spare */
+
+static unsigned char *spare_page(void)
+{
+	if (g_spare_left == 0) {
+		g_spare = lz_alloc(256 * RT_PAGE);
+		if (!g_spare)
+			lz_abort("the snapshot of a working copy could not be made", errno);
+		g_spare_left = 256;
+	}
+	g_spare_left--;
+	return g_spare + g_spare_left * RT_PAGE;
+}
+
+static size_t page_len(const struct lz_file *f, uint64_t i)
+{
+	uint64_t off = i * RT_PAGE;
+	return f->size - off < RT_PAGE ? (size_t)(f->size - off) : RT_PAGE;
+}
+
 static void snapshot(struct lz_file *f)
 {
 	struct stat st;
 	if (fstat(f->fd, &st) < 0)
 		lz_abort("the snapshot of a working copy could not be made", errno);
-	uint64_t size = (uint64_t)st.st_size;
-	if (!f->snap || f->size != size) {
-		if (f->snap) {
-			munmap(f->snap, f->size);
-			munmap(f->view, f->size);
-		}
-		f->snap = f->view = NULL;
-		f->size = size;
-		if (size == 0)
-			return;
-		f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f->fd, 0);
-		f->snap = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (f->view == MAP_FAILED || f->snap == MAP_FAILED)
-			lz_abort("the snapshot of a working copy could not be made", errno);
-		memcpy(f->snap, f->view, size);
+	uint64_t size = (uint64_t)st.st_size, npages = (size + RT_PAGE - 1) / RT_PAGE;
+	if (f->page && f->size == size) {
+		for (uint64_t i = 0; i < npages; i++)
+			if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
+				f->page[i] = memcpy(spare_page(), f->view + i * RT_PAGE, page_len(f, i));
 		return;
 	}
-	for (uint64_t p = 0; p < size; p += RT_PAGE) {
-		size_t n = size - p < RT_PAGE ? (size_t)(size - p) : RT_PAGE;
-		if (memcmp(f->snap + p, f->view + p, n) != 0)
-			memcpy(f->snap + p, f->view + p, n);
-	}
+	/* First snapshot, or the file's size changed: a new base (an ancestor's stays mapped). */
+	f->size = size;
+	f->page = NULL;
+	if (size == 0)
+		return;
+	f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f->fd, 0);
+	f->base = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	f->page = lz_alloc(npages * sizeof *f->page);
+	if (f->view == MAP_FAILED || f->base == MAP_FAILED || !f->page)
+		lz_abort("the snapshot of a working copy could not be made", errno);
+	memcpy(f->base, f->view, size);
+	for (uint64_t i = 0; i < npages; i++)
+		f->page[i] = f->base + i * RT_PAGE;
 }
 
-/* Puts the snapshot back: its size, then the pages that differ. */
+/* Puts the snapshot back: the file's size, then the pages that differ. */
 static void restore(struct lz_file *f)
 {
 	struct stat st;
 	if (fstat(f->fd, &st) < 0 || ((uint64_t)st.st_size != f->size && ftruncate(f->fd, (off_t)f->size) < 0))
 		lz_abort("a working copy could not be restored", errno);
-	for (uint64_t p = 0; p < f->size; p += RT_PAGE) {
-		size_t n = f->size - p < RT_PAGE ? (size_t)(f->size - p) : RT_PAGE;
-		if (memcmp(f->snap + p, f->view + p, n) != 0)
-			memcpy(f->view + p, f->snap + p, n);
-	}
+	for (uint64_t i = 0; f->page && i * RT_PAGE < f->size; i++)
+		if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
+			memcpy(f->view + i * RT_PAGE, f->page[i], page_len(f, i));
 }
 
 /* Number of threads of this process (from /proc/self/status), or -1. */

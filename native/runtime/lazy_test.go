@@ -272,6 +272,12 @@ func TestLazyBranching(t *testing.T) {
 			nested[fmt.Sprintf("0:%d,1:%d", i, j)] = leafWant{out: fmt.Sprintf("%sr 0 %s\nr 8320 %s\nr 4096 %s\nend\n", pre, hex8(0xa0+byte(i)), hex8(0xb0+byte(j)), zero)}
 		}
 	}
+	restored := map[string]leafWant{}
+	for c, w := range nested {
+		i, j := c[2]-'0', c[6]-'0'
+		w.out = fmt.Sprintf("%sr 0 %s\nr 200 %s\nr 8320 %s\nr 300 %s\nr 200 00000000000000ff\nend\n", pre, hex8(0xa0+i), zero, hex8(0xb0+j), zero)
+		restored[c] = w
+	}
 	for _, tc := range []struct {
 		name      string
 		mode      string
@@ -284,6 +290,14 @@ func TestLazyBranching(t *testing.T) {
 		{name: "nested shared", mode: "shared", input: "r 0\nr 8320\nr 4096\n", lines: ab, want: nested},
 		{name: "nested private", mode: "private", input: "r 0\nr 8320\nr 4096\n", lines: ab, want: nested},
 		{name: "write-only output", mode: "shared", input: "r 0\nr 8320\nr 4096\n", lines: ab, wronly: true, want: nested},
+		// Leaves write the pool: each sibling starts from the content at its parent's branch
+		// (200 written before the nested branch stays, 300 written by a leaf does not).
+		{name: "restore", mode: "shared", input: "r 0\nr 200\nw 200 ff\nr 8320\nr 300\nw 300 ee\nr 200\n", lines: ab, want: restored},
+		// Leaves append to a file the parent opened: each from the parent's offset.
+		{name: "own files", mode: "shared", input: "r 0\nlog\nshowlog\n", lines: ab, want: map[string]leafWant{
+			"0:0": {out: pre + "r 0 " + hex8(0xa0) + "\nlog: log0\nleaf\nend\n"},
+			"0:1": {out: pre + "r 0 " + hex8(0xa1) + "\nlog: log0\nleaf\nend\n"},
+		}},
 		{name: "reverse order", mode: "shared", input: "r 8320\nr 0\n", lines: ab, want: map[string]leafWant{
 			"1:0,0:0": {out: pre + "r 8320 " + hex8(0xb0) + "\nr 0 " + hex8(0xa0) + "\nend\n"},
 			"1:0,0:1": {out: pre + "r 8320 " + hex8(0xb0) + "\nr 0 " + hex8(0xa1) + "\nend\n"},
