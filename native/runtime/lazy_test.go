@@ -154,15 +154,23 @@ func lazyEnv(d string) []string {
 	return env
 }
 
-// lazyRun runs exe with args in a lazy run on directory d, standard input from a file holding
-// input (a pipe when pipe is set), standard output and error into files of d's parent; returns
-// the root's wait status and its standard output.
-func lazyRun(t *testing.T, exe, d, input string, pipe, wronlyOut bool, args ...string) (syscall.WaitStatus, string) {
+// lazyIO is how lazyRun gives a run its standard input and output.
+type lazyIO struct {
+	input     string
+	pipe      bool     // standard input is a pipe (else a file holding input)
+	wronlyOut bool     // standard output is opened write-only (else read-write)
+	env       []string // added to the environment
+}
+
+// lazyRun runs exe with args in a lazy run on directory d, standard output and error into files
+// of d's parent; returns the root's wait status and its standard output.
+func lazyRun(t *testing.T, exe, d string, io lazyIO, args ...string) (syscall.WaitStatus, string) {
 	t.Helper()
 	parent := filepath.Dir(d)
 	cmd := exec.Command(exe, args...)
-	cmd.Env = lazyEnv(d)
-	if pipe {
+	cmd.Env = append(lazyEnv(d), io.env...)
+	input := io.input
+	if io.pipe {
 		cmd.Stdin = strings.NewReader(input)
 	} else {
 		in := filepath.Join(parent, "stdin")
@@ -178,7 +186,7 @@ func lazyRun(t *testing.T, exe, d, input string, pipe, wronlyOut bool, args ...s
 	}
 	outPath := filepath.Join(parent, "stdout")
 	flag := os.O_RDWR
-	if wronlyOut {
+	if io.wronlyOut {
 		flag = os.O_WRONLY
 	}
 	out, err := os.OpenFile(outPath, flag|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -330,7 +338,7 @@ func TestLazyBranching(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, pool := lazyDir(t, 4*4096, tc.timeoutMS, tc.lines)
-			st, out := lazyRun(t, exe, d, tc.input, false, tc.wronly, pool, tc.mode)
+			st, out := lazyRun(t, exe, d, lazyIO{input: tc.input, wronlyOut: tc.wronly}, pool, tc.mode)
 			if !st.Exited() || st.ExitStatus() != 0 {
 				t.Errorf("root: status %#x, want exit 0 (a coordinator)", int(st))
 			}
@@ -371,7 +379,7 @@ func TestLazyNoBranch(t *testing.T) {
 			if !lazy {
 				dd = ""
 			}
-			st, out := lazyRun(t, exe, dd, "r 4096\nr 64\n", false, false, pool, "shared")
+			st, out := lazyRun(t, exe, dd, lazyIO{input: "r 4096\nr 64\n"}, pool, "shared")
 			if !st.Exited() || st.ExitStatus() != 0 {
 				t.Errorf("status %#x, want exit 0", int(st))
 			}
@@ -394,9 +402,11 @@ func TestLazyAbort(t *testing.T) {
 	for _, tc := range []struct {
 		name, input string
 		pipe        bool
+		env         []string
 		table       []byte // replaces the table when set
 		reason      string
 	}{
+		{name: "tracing", input: "r 0\n", env: []string{"SCRY_INERT=0", "SCRY_TRACE=" + filepath.Join(t.TempDir(), "t.trace")}, reason: "needs an inert runtime"},
 		{name: "stdin a pipe", input: "r 0\n", pipe: true, reason: "standard input is not seekable"},
 		{name: "threads", input: "thread\nr 0\n", reason: "more than one thread"},
 		{name: "bad magic", input: "r 0\n", table: []byte("SCRYLZY0\x00\x00\x00\x00"), reason: "malformed table"},
@@ -409,7 +419,7 @@ func TestLazyAbort(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			st, _ := lazyRun(t, exe, d, tc.input, tc.pipe, false, pool, "shared")
+			st, _ := lazyRun(t, exe, d, lazyIO{input: tc.input, pipe: tc.pipe, env: tc.env}, pool, "shared")
 			if !st.Exited() || st.ExitStatus() != 125 {
 				t.Errorf("status %#x, want exit 125", int(st))
 			}
@@ -457,7 +467,7 @@ func TestLazyPmemobj(t *testing.T) {
 	if err := os.WriteFile(pool, img, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := lazyRun(t, exe, d, "", false, false, "open", pool)
+	st, _ := lazyRun(t, exe, d, lazyIO{}, "open", pool)
 	if !st.Exited() || st.ExitStatus() != 0 {
 		t.Errorf("root: status %#x, want exit 0", int(st))
 	}
