@@ -92,7 +92,7 @@ struct lz_line {
 };
 
 struct lz_file {
-	const char *path;     /* inside the table's copy, NUL-terminated by lz_load */
+	const char *path;     /* absolute, NUL-terminated */
 	dev_t dev;
 	ino_t ino;
 	int fd;               /* the working copy, read-write */
@@ -628,7 +628,7 @@ static void take_output(int fd, const char *suffix)
 	dir_path(path, b.b);
 	int out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0)
-		_exit(126);
+		lz_abort("a leaf's output file cannot be created", errno);
 	int src = fd;
 	off_t pos = 0;
 	for (;;) {
@@ -641,19 +641,19 @@ static void take_output(int fd, const char *suffix)
 			proc_fd_path(&p, "fd", fd);
 			src = open(p.b, O_RDONLY | O_CLOEXEC);
 			if (src < 0)
-				_exit(126);
+				lz_abort("standard output or error cannot be read back", errno);
 			continue;
 		}
 		if (r <= 0)
 			break;
 		if (rt_full_write(out, g_iobuf, (size_t)r) < 0)
-			_exit(126);
+			lz_abort("a leaf's output file cannot be written", errno);
 		pos += r;
 	}
 	if (src != fd)
 		close(src);
 	if (dup2(out, fd) < 0)
-		_exit(126);
+		lz_abort("a leaf's output file cannot be made its standard output or error", errno);
 	close(out);
 }
 
