@@ -858,6 +858,11 @@ static uint32_t branch(uint32_t line)
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
 	sigaction(SIGCHLD, &dfl, &chld);
+	/* Nor does it run the program's handlers, or die of the program's signals (an alarm, a
+	 * leaf signalling its parent): it blocks every signal it can; each child unblocks them. */
+	sigset_t all, mask;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &mask);
 	record_fds();
 	const struct lz_line *l = &g_lines[line];
 	for (uint32_t i = 0; i < l->nvalues; i++) {
@@ -871,6 +876,7 @@ static uint32_t branch(uint32_t line)
 		pid_t pid = _Fork();
 		if (pid == 0) {
 			sigaction(SIGCHLD, &chld, NULL);
+			sigprocmask(SIG_SETMASK, &mask, NULL);
 			g_choices[2 * depth] = line;
 			g_choices[2 * depth + 1] = i;
 			g_nchoices = depth + 1;
@@ -883,8 +889,11 @@ static uint32_t branch(uint32_t line)
 		if (pid < 0)
 			lz_abort("fork failed", errno);
 		int status = 0;
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		pid_t w;
+		while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 			;
+		if (w < 0)
+			lz_abort("waiting for a child failed", errno);
 		uint64_t ran = now_ms() - t0;
 		if (atomic_load(&g_inner[depth + 1]) == (uint32_t)pid)
 			continue;

@@ -331,6 +331,12 @@ func TestLazyBranching(t *testing.T) {
 			"0:0": {code: 3, out: "start\ncaught\n"},
 			"0:1": {code: 3, out: "start\ncaught\n"},
 		}},
+		// A leaf signals its coordinator, whose default action would kill it: the coordinator
+		// blocks the program's signals and runs the next leaf.
+		{name: "signal to the coordinator", mode: "shared", input: "r 0\nif 0 a0 usr1parent\n", lines: ab, want: map[string]leafWant{
+			"0:0": {out: pre + "r 0 " + hex8(0xa0) + "\nend\n"},
+			"0:1": {out: pre + "r 0 " + hex8(0xa1) + "\nend\n"},
+		}},
 		{name: "exit status", mode: "private", input: "if 0 a0 exit 7\nend\n", lines: ab, want: map[string]leafWant{
 			"0:0": {code: 7, out: pre},
 			"0:1": {out: pre + "end\n"},

@@ -9,7 +9,8 @@
  *   showlog        prints the content of POOL.log
  *   if OFF B CMD   runs CMD when the byte at OFF is B (hexadecimal)
  *   loop, abort, segv (a fault outside the pool: the handler exits 3), exit N,
- *   thread (starts a second thread, which waits forever)
+ *   thread (starts a second thread, which waits forever), usr1parent (sends SIGUSR1, whose
+ *   action is the default, to its parent)
  * and prints "end" at the end of its input. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -98,6 +99,8 @@ static void run(const char *cmd)
 		abort();
 	} else if (strcmp(cmd, "segv") == 0) {
 		*(volatile int *)(uintptr_t)8 = 1;
+	} else if (strcmp(cmd, "usr1parent") == 0) {
+		kill(getppid(), SIGUSR1);
 	} else if (strcmp(cmd, "thread") == 0) {
 		pthread_t th;
 		if (pthread_create(&th, NULL, wait_forever, NULL) != 0)
