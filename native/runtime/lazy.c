@@ -92,14 +92,16 @@ struct lz_line {
 };
 
 struct lz_file {
-	const char *path;     /* inside the table's copy, NUL-terminated by lz_load */
+	const char *path;     /* absolute, NUL-terminated */
 	dev_t dev;
 	ino_t ino;
 	int fd;               /* the working copy, read-write */
 	uint32_t first, end;  /* its lines: g_lines[first..end) */
-	/* The coordinator's snapshot: snap (private anonymous memory, inherited copy-on-write by
-	 * the children) and view (a shared mapping of the file), size bytes each. */
-	unsigned char *snap, *view;
+	/* The coordinator's snapshot (snapshot() below): view, a shared mapping of the file; base,
+	 * a copy of it in shared anonymous memory; page[i], the content page i is to have (in base,
+	 * or a page copied by a nested coordinator). size bytes. */
+	unsigned char *view, *base;
+	unsigned char **page;
 	uint64_t size;
 };
 
@@ -138,21 +140,6 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
-static int full_write(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A line of text built without stdio (async-signal-safe). */
 struct lz_buf {
 	char b[512];
@@ -188,6 +175,17 @@ static void dir_path(char *out, const char *name)
 	out[n] = 0;
 }
 
+/* /proc/self/DIR/FD in b, NUL-terminated. */
+static void proc_fd_path(struct lz_buf *b, const char *dir, int fd)
+{
+	b->n = 0;
+	buf_str(b, "/proc/self/");
+	buf_str(b, dir);
+	buf_str(b, "/");
+	buf_u64(b, (uint64_t)fd);
+	b->b[b->n] = 0;
+}
+
 /* Appends one line (b, without its newline) to D/results with a single write. */
 static void results_line(struct lz_buf *b)
 {
@@ -197,7 +195,7 @@ static void results_line(struct lz_buf *b)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	full_write(fd, b->b, b->n);
+	rt_full_write(fd, b->b, b->n);
 	close(fd);
 }
 
@@ -423,6 +421,15 @@ static void lz_init(void)
 	g_lz = LZ_ON;
 }
 
+/* An unused entry of g_maps (or the abort record). */
+static struct lz_map *free_map(void)
+{
+	for (int i = 0; i < LZ_MAX_MAPS; i++)
+		if (!g_maps[i].active)
+			return &g_maps[i];
+	lz_abort("more than 64 mappings of the working copies", 0);
+}
+
 /* Stops tracking [addr, addr+len): munmap, or a MAP_FIXED mapping over it. */
 static void lz_untrack(uintptr_t addr, uint64_t len)
 {
@@ -438,13 +445,7 @@ static void lz_untrack(uintptr_t addr, uint64_t len)
 		if (hi < right.end) {
 			right.off += hi - right.base;
 			right.base = hi;
-			struct lz_map *slot = NULL;
-			for (int j = 0; j < LZ_MAX_MAPS && !slot; j++)
-				if (!g_maps[j].active)
-					slot = &g_maps[j];
-			if (!slot)
-				lz_abort("more than 64 mappings of the working copies", 0);
-			*slot = right;
+			*free_map() = right;
 		}
 	}
 }
@@ -466,12 +467,7 @@ static void lz_mapped(void *p, size_t len, int prot, int flags, int fd, off_t of
 			file = i;
 	if (file == g_nfiles)
 		return;
-	struct lz_map *m = NULL;
-	for (int i = 0; i < LZ_MAX_MAPS && !m; i++)
-		if (!g_maps[i].active)
-			m = &g_maps[i];
-	if (!m)
-		lz_abort("more than 64 mappings of the working copies", 0);
+	struct lz_map *m = free_map();
 	*m = (struct lz_map){.active = 1, .prot = prot, .shared = (flags & MAP_SHARED) != 0, .file = file,
 			     .base = (uintptr_t)p, .end = (uintptr_t)p + ((len + RT_PAGE - 1) & ~(uint64_t)(RT_PAGE - 1)),
 			     .off = (uint64_t)off};
@@ -516,49 +512,72 @@ __attribute__((weak)) int munmap(void *addr, size_t len)
 
 /* ---------------------------------------------------------------- branching */
 
-/* The working copies' snapshot (lz_file.snap): made from scratch by the first coordinator; a
- * nested coordinator starts from the one it inherited (copy-on-write) and copies in only the
- * pages that differ, so that a snapshot costs memory only for what changed since its parent's. */
+/*
+ * The working copies' snapshot, exact and cheap to fork. The first coordinator maps the file
+ * (view) and copies it into shared anonymous memory (base): fork copies no page table entries
+ * for shared mappings, so a child costs the same whatever the pool's size. A nested coordinator
+ * keeps the base it inherited and copies only the pages that differ from the content its parent
+ * expected (page[]) into private memory of its own: a level of nesting costs memory for what
+ * changed since the parent's branch, not for the pool. Restoring compares every page of the
+ * file with the content it is to have and writes back only those that differ.
+ */
+static unsigned char *g_spare;   /* private pages for nested coordinators' copies */
+static uint64_t g_spare_left;    /* pages left at g_spare */
+
+static unsigned char *spare_page(void)
+{
+	if (g_spare_left == 0) {
+		g_spare = lz_alloc(256 * RT_PAGE);
+		if (!g_spare)
+			lz_abort("the snapshot of a working copy could not be made", errno);
+		g_spare_left = 256;
+	}
+	g_spare_left--;
+	return g_spare + g_spare_left * RT_PAGE;
+}
+
+static size_t page_len(const struct lz_file *f, uint64_t i)
+{
+	uint64_t off = i * RT_PAGE;
+	return f->size - off < RT_PAGE ? (size_t)(f->size - off) : RT_PAGE;
+}
+
 static void snapshot(struct lz_file *f)
 {
 	struct stat st;
 	if (fstat(f->fd, &st) < 0)
 		lz_abort("the snapshot of a working copy could not be made", errno);
-	uint64_t size = (uint64_t)st.st_size;
-	if (!f->snap || f->size != size) {
-		if (f->snap) {
-			munmap(f->snap, f->size);
-			munmap(f->view, f->size);
-		}
-		f->snap = f->view = NULL;
-		f->size = size;
-		if (size == 0)
-			return;
-		f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f->fd, 0);
-		f->snap = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (f->view == MAP_FAILED || f->snap == MAP_FAILED)
-			lz_abort("the snapshot of a working copy could not be made", errno);
-		memcpy(f->snap, f->view, size);
+	uint64_t size = (uint64_t)st.st_size, npages = (size + RT_PAGE - 1) / RT_PAGE;
+	if (f->page && f->size == size) {
+		for (uint64_t i = 0; i < npages; i++)
+			if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
+				f->page[i] = memcpy(spare_page(), f->view + i * RT_PAGE, page_len(f, i));
 		return;
 	}
-	for (uint64_t p = 0; p < size; p += RT_PAGE) {
-		size_t n = size - p < RT_PAGE ? (size_t)(size - p) : RT_PAGE;
-		if (memcmp(f->snap + p, f->view + p, n) != 0)
-			memcpy(f->snap + p, f->view + p, n);
-	}
+	/* First snapshot, or the file's size changed: a new base (an ancestor's stays mapped). */
+	f->size = size;
+	f->page = NULL;
+	if (size == 0)
+		return;
+	f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f->fd, 0);
+	f->base = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	f->page = lz_alloc(npages * sizeof *f->page);
+	if (f->view == MAP_FAILED || f->base == MAP_FAILED || !f->page)
+		lz_abort("the snapshot of a working copy could not be made", errno);
+	memcpy(f->base, f->view, size);
+	for (uint64_t i = 0; i < npages; i++)
+		f->page[i] = f->base + i * RT_PAGE;
 }
 
-/* Puts the snapshot back: its size, then the pages that differ. */
+/* Puts the snapshot back: the file's size, then the pages that differ. */
 static void restore(struct lz_file *f)
 {
 	struct stat st;
 	if (fstat(f->fd, &st) < 0 || ((uint64_t)st.st_size != f->size && ftruncate(f->fd, (off_t)f->size) < 0))
 		lz_abort("a working copy could not be restored", errno);
-	for (uint64_t p = 0; p < f->size; p += RT_PAGE) {
-		size_t n = f->size - p < RT_PAGE ? (size_t)(f->size - p) : RT_PAGE;
-		if (memcmp(f->snap + p, f->view + p, n) != 0)
-			memcpy(f->view + p, f->snap + p, n);
-	}
+	for (uint64_t i = 0; f->page && i * RT_PAGE < f->size; i++)
+		if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
+			memcpy(f->view + i * RT_PAGE, f->page[i], page_len(f, i));
 }
 
 /* Number of threads of this process (from /proc/self/status), or -1. */
@@ -609,7 +628,7 @@ static void take_output(int fd, const char *suffix)
 	dir_path(path, b.b);
 	int out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0)
-		_exit(126);
+		lz_abort("a leaf's output file cannot be created", errno);
 	int src = fd;
 	off_t pos = 0;
 	for (;;) {
@@ -618,25 +637,23 @@ static void take_output(int fd, const char *suffix)
 			continue;
 		if (r < 0 && errno == EBADF && src == fd) {
 			/* Opened write-only: read the same file through /proc. */
-			struct lz_buf p = {.n = 0};
-			buf_str(&p, "/proc/self/fd/");
-			buf_u64(&p, (uint64_t)fd);
-			p.b[p.n] = 0;
+			struct lz_buf p;
+			proc_fd_path(&p, "fd", fd);
 			src = open(p.b, O_RDONLY | O_CLOEXEC);
 			if (src < 0)
-				_exit(126);
+				lz_abort("standard output or error cannot be read back", errno);
 			continue;
 		}
 		if (r <= 0)
 			break;
-		if (full_write(out, g_iobuf, (size_t)r) < 0)
-			_exit(126);
+		if (rt_full_write(out, g_iobuf, (size_t)r) < 0)
+			lz_abort("a leaf's output file cannot be written", errno);
 		pos += r;
 	}
 	if (src != fd)
 		close(src);
 	if (dup2(out, fd) < 0)
-		_exit(126);
+		lz_abort("a leaf's output file cannot be made its standard output or error", errno);
 	close(out);
 }
 
@@ -701,10 +718,8 @@ static int is_regular(int fd)
 /* The flock lock held through fd's description, from /proc/self/fdinfo/FD. */
 static int flock_of(int fd)
 {
-	struct lz_buf p = {.n = 0};
-	buf_str(&p, "/proc/self/fdinfo/");
-	buf_u64(&p, (uint64_t)fd);
-	p.b[p.n] = 0;
+	struct lz_buf p;
+	proc_fd_path(&p, "fdinfo", fd);
 	int info = open(p.b, O_RDONLY | O_CLOEXEC);
 	if (info < 0)
 		return 0;
@@ -756,10 +771,8 @@ static void own_fds(void)
 		off_t pos = lseek(fd, 0, SEEK_CUR);
 		if (fl < 0 || fdfl < 0)
 			continue;
-		struct lz_buf p = {.n = 0};
-		buf_str(&p, "/proc/self/fd/");
-		buf_u64(&p, (uint64_t)fd);
-		p.b[p.n] = 0;
+		struct lz_buf p;
+		proc_fd_path(&p, "fd", fd);
 		int nfd = open(p.b, (fl & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC);
 		if (nfd < 0)
 			continue;
@@ -845,6 +858,11 @@ static uint32_t branch(uint32_t line)
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
 	sigaction(SIGCHLD, &dfl, &chld);
+	/* Nor does it run the program's handlers, or die of the program's signals (an alarm, a
+	 * leaf signalling its parent): it blocks every signal it can; each child unblocks them. */
+	sigset_t all, mask;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &mask);
 	record_fds();
 	const struct lz_line *l = &g_lines[line];
 	for (uint32_t i = 0; i < l->nvalues; i++) {
@@ -858,6 +876,7 @@ static uint32_t branch(uint32_t line)
 		pid_t pid = _Fork();
 		if (pid == 0) {
 			sigaction(SIGCHLD, &chld, NULL);
+			sigprocmask(SIG_SETMASK, &mask, NULL);
 			g_choices[2 * depth] = line;
 			g_choices[2 * depth + 1] = i;
 			g_nchoices = depth + 1;
@@ -870,8 +889,11 @@ static uint32_t branch(uint32_t line)
 		if (pid < 0)
 			lz_abort("fork failed", errno);
 		int status = 0;
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		pid_t w;
+		while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 			;
+		if (w < 0)
+			lz_abort("waiting for a child failed", errno);
 		uint64_t ran = now_ms() - t0;
 		if (atomic_load(&g_inner[depth + 1]) == (uint32_t)pid)
 			continue;

@@ -154,15 +154,23 @@ func lazyEnv(d string) []string {
 	return env
 }
 
-// lazyRun runs exe with args in a lazy run on directory d, standard input from a file holding
-// input (a pipe when pipe is set), standard output and error into files of d's parent; returns
-// the root's wait status and its standard output.
-func lazyRun(t *testing.T, exe, d, input string, pipe, wronlyOut bool, args ...string) (syscall.WaitStatus, string) {
+// lazyIO is how lazyRun gives a run its standard input and output.
+type lazyIO struct {
+	input     string
+	pipe      bool     // standard input is a pipe (else a file holding input)
+	wronlyOut bool     // standard output is opened write-only (else read-write)
+	env       []string // added to the environment
+}
+
+// lazyRun runs exe with args in a lazy run on directory d, standard output and error into files
+// of d's parent; returns the root's wait status and its standard output.
+func lazyRun(t *testing.T, exe, d string, io lazyIO, args ...string) (syscall.WaitStatus, string) {
 	t.Helper()
 	parent := filepath.Dir(d)
 	cmd := exec.Command(exe, args...)
-	cmd.Env = lazyEnv(d)
-	if pipe {
+	cmd.Env = append(lazyEnv(d), io.env...)
+	input := io.input
+	if io.pipe {
 		cmd.Stdin = strings.NewReader(input)
 	} else {
 		in := filepath.Join(parent, "stdin")
@@ -178,7 +186,7 @@ func lazyRun(t *testing.T, exe, d, input string, pipe, wronlyOut bool, args ...s
 	}
 	outPath := filepath.Join(parent, "stdout")
 	flag := os.O_RDWR
-	if wronlyOut {
+	if io.wronlyOut {
 		flag = os.O_WRONLY
 	}
 	out, err := os.OpenFile(outPath, flag|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -272,6 +280,12 @@ func TestLazyBranching(t *testing.T) {
 			nested[fmt.Sprintf("0:%d,1:%d", i, j)] = leafWant{out: fmt.Sprintf("%sr 0 %s\nr 8320 %s\nr 4096 %s\nend\n", pre, hex8(0xa0+byte(i)), hex8(0xb0+byte(j)), zero)}
 		}
 	}
+	restored := map[string]leafWant{}
+	for c, w := range nested {
+		i, j := c[2]-'0', c[6]-'0'
+		w.out = fmt.Sprintf("%sr 0 %s\nr 200 %s\nr 8320 %s\nr 300 %s\nr 200 00000000000000ff\nend\n", pre, hex8(0xa0+i), zero, hex8(0xb0+j), zero)
+		restored[c] = w
+	}
 	for _, tc := range []struct {
 		name      string
 		mode      string
@@ -284,6 +298,14 @@ func TestLazyBranching(t *testing.T) {
 		{name: "nested shared", mode: "shared", input: "r 0\nr 8320\nr 4096\n", lines: ab, want: nested},
 		{name: "nested private", mode: "private", input: "r 0\nr 8320\nr 4096\n", lines: ab, want: nested},
 		{name: "write-only output", mode: "shared", input: "r 0\nr 8320\nr 4096\n", lines: ab, wronly: true, want: nested},
+		// Leaves write the pool: each sibling starts from the content at its parent's branch
+		// (200 written before the nested branch stays, 300 written by a leaf does not).
+		{name: "restore", mode: "shared", input: "r 0\nr 200\nw 200 ff\nr 8320\nr 300\nw 300 ee\nr 200\n", lines: ab, want: restored},
+		// Leaves append to a file the parent opened: each from the parent's offset.
+		{name: "own files", mode: "shared", input: "r 0\nlog\nshowlog\n", lines: ab, want: map[string]leafWant{
+			"0:0": {out: pre + "r 0 " + hex8(0xa0) + "\nlog: log0\nleaf\nend\n"},
+			"0:1": {out: pre + "r 0 " + hex8(0xa1) + "\nlog: log0\nleaf\nend\n"},
+		}},
 		{name: "reverse order", mode: "shared", input: "r 8320\nr 0\n", lines: ab, want: map[string]leafWant{
 			"1:0,0:0": {out: pre + "r 8320 " + hex8(0xb0) + "\nr 0 " + hex8(0xa0) + "\nend\n"},
 			"1:0,0:1": {out: pre + "r 8320 " + hex8(0xb0) + "\nr 0 " + hex8(0xa1) + "\nend\n"},
@@ -309,6 +331,12 @@ func TestLazyBranching(t *testing.T) {
 			"0:0": {code: 3, out: "start\ncaught\n"},
 			"0:1": {code: 3, out: "start\ncaught\n"},
 		}},
+		// A leaf signals its coordinator, whose default action would kill it: the coordinator
+		// blocks the program's signals and runs the next leaf.
+		{name: "signal to the coordinator", mode: "shared", input: "r 0\nif 0 a0 usr1parent\n", lines: ab, want: map[string]leafWant{
+			"0:0": {out: pre + "r 0 " + hex8(0xa0) + "\nend\n"},
+			"0:1": {out: pre + "r 0 " + hex8(0xa1) + "\nend\n"},
+		}},
 		{name: "exit status", mode: "private", input: "if 0 a0 exit 7\nend\n", lines: ab, want: map[string]leafWant{
 			"0:0": {code: 7, out: pre},
 			"0:1": {out: pre + "end\n"},
@@ -316,7 +344,7 @@ func TestLazyBranching(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, pool := lazyDir(t, 4*4096, tc.timeoutMS, tc.lines)
-			st, out := lazyRun(t, exe, d, tc.input, false, tc.wronly, pool, tc.mode)
+			st, out := lazyRun(t, exe, d, lazyIO{input: tc.input, wronlyOut: tc.wronly}, pool, tc.mode)
 			if !st.Exited() || st.ExitStatus() != 0 {
 				t.Errorf("root: status %#x, want exit 0 (a coordinator)", int(st))
 			}
@@ -357,7 +385,7 @@ func TestLazyNoBranch(t *testing.T) {
 			if !lazy {
 				dd = ""
 			}
-			st, out := lazyRun(t, exe, dd, "r 4096\nr 64\n", false, false, pool, "shared")
+			st, out := lazyRun(t, exe, dd, lazyIO{input: "r 4096\nr 64\n"}, pool, "shared")
 			if !st.Exited() || st.ExitStatus() != 0 {
 				t.Errorf("status %#x, want exit 0", int(st))
 			}
@@ -380,9 +408,11 @@ func TestLazyAbort(t *testing.T) {
 	for _, tc := range []struct {
 		name, input string
 		pipe        bool
+		env         []string
 		table       []byte // replaces the table when set
 		reason      string
 	}{
+		{name: "tracing", input: "r 0\n", env: []string{"SCRY_INERT=0", "SCRY_TRACE=" + filepath.Join(t.TempDir(), "t.trace")}, reason: "needs an inert runtime"},
 		{name: "stdin a pipe", input: "r 0\n", pipe: true, reason: "standard input is not seekable"},
 		{name: "threads", input: "thread\nr 0\n", reason: "more than one thread"},
 		{name: "bad magic", input: "r 0\n", table: []byte("SCRYLZY0\x00\x00\x00\x00"), reason: "malformed table"},
@@ -395,7 +425,7 @@ func TestLazyAbort(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			st, _ := lazyRun(t, exe, d, tc.input, tc.pipe, false, pool, "shared")
+			st, _ := lazyRun(t, exe, d, lazyIO{input: tc.input, pipe: tc.pipe, env: tc.env}, pool, "shared")
 			if !st.Exited() || st.ExitStatus() != 125 {
 				t.Errorf("status %#x, want exit 125", int(st))
 			}
@@ -443,7 +473,7 @@ func TestLazyPmemobj(t *testing.T) {
 	if err := os.WriteFile(pool, img, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := lazyRun(t, exe, d, "", false, false, "open", pool)
+	st, _ := lazyRun(t, exe, d, lazyIO{}, "open", pool)
 	if !st.Exited() || st.ExitStatus() != 0 {
 		t.Errorf("root: status %#x, want exit 0", int(st))
 	}

@@ -81,6 +81,7 @@
 #define lazy_fault __scry_rt_lazy_fault
 #define lazy_reset __scry_rt_lazy_reset
 #define rt_take_signal __scry_rt_rt_take_signal
+#define rt_full_write __scry_rt_rt_full_write
 
 #include "scry_abi.h"
 #include "scry_trace_format.h"
@@ -260,6 +261,9 @@ int lazy_fault(int sig, siginfo_t *si, void *uc);
 /* The environment changed (the fork server's child took its run's tag): SCRY_LAZY is read again
  * at the next mmap. */
 void lazy_reset(void);
+/* forkserver.c: writes all of p[0..n) to fd, retrying after EINTR; 0, or -1 on error.
+ * Async-signal-safe. */
+int rt_full_write(int fd, const void *p, size_t n);
 /* writer.c: installs the runtime's handler for sig (the program's actions are kept and chained
  * to, as for the fatal signals), also when the runtime is inert. */
 void rt_take_signal(int sig);

@@ -4,9 +4,13 @@
  * it reads from standard input one byte at a time (so that the input's offset is exactly what
  * was consumed):
  *   r OFF          prints "r OFF V": the 8 bytes at OFF, as a hexadecimal number
+ *   w OFF B        stores byte B (hexadecimal) at OFF
+ *   log            appends "leaf" to POOL.log, which it opened (and wrote "log0" into) at start
+ *   showlog        prints the content of POOL.log
  *   if OFF B CMD   runs CMD when the byte at OFF is B (hexadecimal)
  *   loop, abort, segv (a fault outside the pool: the handler exits 3), exit N,
- *   thread (starts a second thread, which waits forever)
+ *   thread (starts a second thread, which waits forever), usr1parent (sends SIGUSR1, whose
+ *   action is the default, to its parent)
  * and prints "end" at the end of its input. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 static unsigned char *pool;
+static int logfd;
 
 static void on_segv(int sig)
 {
@@ -74,6 +79,16 @@ static void run(const char *cmd)
 		uint64_t v;
 		memcpy(&v, pool + off, sizeof v);
 		printf("r %lu %016llx\n", off, (unsigned long long)v);
+	} else if (sscanf(cmd, "w %lu %lx", &off, &b) == 2) {
+		pool[off] = (unsigned char)b;
+	} else if (strcmp(cmd, "log") == 0) {
+		if (write(logfd, "leaf\n", 5) != 5)
+			exit(107);
+	} else if (strcmp(cmd, "showlog") == 0) {
+		char buf[256];
+		ssize_t n = pread(logfd, buf, sizeof buf - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		printf("log: %s", buf);
 	} else if (sscanf(cmd, "if %lu %lx %63[^\n]", &off, &b, rest) == 3) {
 		if (pool[off] == b)
 			run(rest);
@@ -84,6 +99,8 @@ static void run(const char *cmd)
 		abort();
 	} else if (strcmp(cmd, "segv") == 0) {
 		*(volatile int *)(uintptr_t)8 = 1;
+	} else if (strcmp(cmd, "usr1parent") == 0) {
+		kill(getppid(), SIGUSR1);
 	} else if (strcmp(cmd, "thread") == 0) {
 		pthread_t th;
 		if (pthread_create(&th, NULL, wait_forever, NULL) != 0)
@@ -105,6 +122,11 @@ int main(int argc, char **argv)
 	pool = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (pool == MAP_FAILED)
 		return 102;
+	char logpath[4096];
+	snprintf(logpath, sizeof logpath, "%s.log", argv[1]);
+	logfd = open(logpath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (logfd < 0 || write(logfd, "log0\n", 5) != 5)
+		return 103;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_segv;
