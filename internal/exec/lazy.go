@@ -353,7 +353,7 @@ func lazyRun(ctx context.Context, parent string, t *LazyTable, stdin []byte, lea
 		lo.Fallback, lo.Abort = res.Aborts[0], true
 		return lo
 	case lo.Root.TimedOut && len(res.Inner) > 0:
-		lo.Fallback = fmt.Sprintf("the tree of runs did not end within %v", tree)
+		lo.Fallback = "the tree of runs did not end within its time bound"
 		return lo
 	case len(res.Inner) == 0:
 		return lo // never branched: the root is the only run

@@ -251,3 +251,19 @@ func TestRunLazyHang(t *testing.T) {
 		t.Errorf("describe: %s", d)
 	}
 }
+
+// TestRunLazyTree checks the tree's bound: a root that branched (its inner record written) and
+// whose tree runs past the bound falls back, whatever the leaf bound.
+func TestRunLazyTree(t *testing.T) {
+	dir := t.TempDir()
+	pool := filepath.Join(dir, "pool")
+	if err := os.WriteFile(pool, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tbl := &LazyTable{Files: []string{pool}, Lines: []LazyLine{lazyLine(0, 0, 2)}}
+	tg := Target{Args: []string{"/bin/sh", "-c", `echo "inner $$" >> $SCRY_LAZY/results; exec sleep 600`, "sh", PoolPlaceholder}}
+	lo := tg.RunLazy(context.Background(), pool, nil, "", dir, tbl, 10*time.Minute, 100*time.Millisecond)
+	if lo.Fallback != "the tree of runs did not end within its time bound" || lo.Abort {
+		t.Errorf("got %+v", lo)
+	}
+}

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -27,14 +28,30 @@ import (
 // one leaf standing for every state. The leaves are judged, clustered and reported like eager
 // states (the same legal outcomes, findings and report; their strategy is "lazy"). A crash
 // point whose run aborts (the runtime found branching impossible: more than one thread at the
-// first branch, a fork that failed) or whose tree does not end within LazyTreeFactor leaf bounds
+// first branch, a fork that failed) or whose tree does not end within LazyTreeRuns runs' time
 // is explored again eagerly, with DefaultStrategies, in a last walk of its own (Stats.LazyFallbacks
 // counts the points by reason); so is every point when lazy runs cannot be made at all (no
 // runtime with lazy support in the program, a checker).
 
-// LazyTreeFactor bounds the whole tree of a lazy run: that many times the bound of one leaf
-// (each leaf is bounded by the runtime, from its fork, as a run on a crash image is).
-const LazyTreeFactor = 64
+// LazyTreeRuns bounds the whole tree of a lazy run: it may take as long as that many runs (the
+// longest run on a consistent image so far, at least MinHangTimeout/HangFactor; before one is
+// timed, the bound of a run over HangFactor), about what the default strategies spend on a crash
+// point; a tree that takes longer is stopped and its crash point explored eagerly. A recovery that
+// reads every undetermined line (PMDK's pool open reads its lanes' undo logs) makes as many
+// leaves as the exhaustive strategy has states, and would otherwise cost more than eager
+// exploration. Each leaf has the bound of a run on a crash image, from its fork.
+const LazyTreeRuns = 32
+
+// lazyTree is the bound of a lazy run's tree when the runs on crash images are bounded by hang
+// (0: the target's Timeout, else exec.DefaultTimeout): LazyTreeRuns runs of hang/HangFactor
+// (HangFactor times the longest consistent run is the adaptive bound), at least
+// MinHangTimeout/HangFactor each.
+func (e *explorer) lazyTree(hang time.Duration) time.Duration {
+	if hang <= 0 {
+		hang = cmp.Or(e.cfg.Target.Timeout, exec.DefaultTimeout)
+	}
+	return LazyTreeRuns * max(hang, MinHangTimeout) / HangFactor
+}
 
 // LazyRunner is a Runner that can make lazy runs (ProcessRunner can).
 type LazyRunner interface {
@@ -233,11 +250,7 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 	}
 	st.LazyRuns++
 	if lo.Fallback != "" {
-		reason := lo.Fallback
-		if !lo.Abort {
-			reason = "the lazy run failed: " + reason
-		}
-		e.countFallback(reason)
+		e.countFallback(lo.Fallback)
 		e.fallback[it.point] = true
 		e.fallbackOps[it.op] = true
 		return
@@ -275,7 +288,7 @@ func (e *explorer) lazyRun(ctx context.Context, w *exec.Worker, j job, image str
 	}
 	t := j.lazy.table
 	t.Files, t.LeafTimeout = []string{abs}, leaf
-	lo := e.cfg.Runner.(LazyRunner).Lazy(ctx, abs, j.stdin, w.Dir, w.Dir, &t, leaf, LazyTreeFactor*leaf)
+	lo := e.cfg.Runner.(LazyRunner).Lazy(ctx, abs, j.stdin, w.Dir, w.Dir, &t, leaf, j.tree)
 	return &lo
 }
 

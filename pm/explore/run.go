@@ -34,8 +34,9 @@ type job struct {
 	publish   *legalSlot
 	publishAs int
 	legal     *legalSlot
-	// lazy makes the run a lazy run of a crash point (lazy.go).
+	// lazy makes the run a lazy run of a crash point (lazy.go), its tree bounded by tree.
 	lazy *lazyPoint
+	tree time.Duration
 }
 
 // outcome is a job's result; done is set when the job ran to its end (not interrupted).
@@ -215,7 +216,7 @@ func (b *runningBatch) planImages(e *explorer) {
 		if pr := b.seqs[it.per]; pr != nil && it.lazy == nil { // a lazy run's output is not watched
 			legal = pr.slot
 		}
-		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal, lazy: it.lazy})
+		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal, lazy: it.lazy, tree: e.lazyTree(b.hang)})
 	}
 }
 
