@@ -251,6 +251,7 @@ type explorer struct {
 	fallback     map[int]bool
 	fallbackOps  map[int]bool
 	fallbackWalk bool
+	fallbackDone int // fallback points the last walk explored or left out to the budget
 	lazyCovered  big.Int
 }
 
@@ -404,6 +405,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if res.Stats.LazyRuns > 0 {
 		res.Stats.LazyStates = e.lazyCovered.String()
+	}
+	if n := len(e.fallback) - e.fallbackDone; n > 0 {
+		// Fallen back, then never explored eagerly: the budget ended first.
+		res.Stats.CrashPoints -= n
+		res.Stats.SkippedBudget += n
 	}
 	e.prog.Phase("clustering and placing the findings", "", 0)
 	e.place()
@@ -613,6 +619,9 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 	if !ok {
 		e.res.Stats.Skipped++
 		return nil
+	}
+	if e.fallbackWalk {
+		e.fallbackDone++
 	}
 	if e.overBudget() {
 		e.res.Stats.SkippedBudget++
