@@ -179,11 +179,11 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
 	sum.LazyRuns += s.LazyRuns
 	sum.LazyLeaves += s.LazyLeaves
-	if s.LazyStates != "" {
-		var a, b big.Int
-		a.SetString(cmp.Or(sum.LazyStates, "0"), 10)
-		b.SetString(s.LazyStates, 10)
-		sum.LazyStates = a.Add(&a, &b).String()
+	var a, b big.Int
+	if _, ok := b.SetString(s.LazyStates, 10); ok {
+		if _, ok := a.SetString(cmp.Or(sum.LazyStates, "0"), 10); ok {
+			sum.LazyStates = a.Add(&a, &b).String()
+		}
 	}
 	for r, n := range s.LazyFallbacks {
 		if sum.LazyFallbacks == nil {
