@@ -301,6 +301,8 @@ func TestLazyBranching(t *testing.T) {
 		// Leaves write the pool: each sibling starts from the content at its parent's branch
 		// (200 written before the nested branch stays, 300 written by a leaf does not).
 		{name: "restore", mode: "shared", input: "r 0\nr 200\nw 200 ff\nr 8320\nr 300\nw 300 ee\nr 200\n", lines: ab, want: restored},
+		// The same with the leaves' writes made by pwrite(2), which no mapping sees.
+		{name: "restore after pwrite", mode: "shared", input: "r 0\nr 200\npw 200 ff\nr 8320\nr 300\npw 300 ee\nr 200\n", lines: ab, want: restored},
 		// Leaves append to a file the parent opened: each from the parent's offset.
 		{name: "own files", mode: "shared", input: "r 0\nlog\nshowlog\n", lines: ab, want: map[string]leafWant{
 			"0:0": {out: pre + "r 0 " + hex8(0xa0) + "\nlog: log0\nleaf\nend\n"},
