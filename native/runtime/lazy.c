@@ -1122,6 +1122,19 @@ static void resolve(uint32_t line, uint32_t v)
 	}
 }
 
+/* Branches on line, writes the child's value, and settles the line's page in every mapping of
+ * its file. */
+static void resolve_line(uint32_t line)
+{
+	resolve(line, branch(line));
+	const struct lz_line *l = &g_lines[line];
+	for (int k = 0; k < LZ_MAX_MAPS; k++) {
+		const struct lz_map *mm = &g_maps[k];
+		if (mm->active && mm->file == l->file && l->off >= mm->off && l->off - mm->off < mm->end - mm->base)
+			page_settle(mm, (mm->base + (l->off - mm->off)) & ~(uintptr_t)(RT_PAGE - 1));
+	}
+}
+
 struct lz_hit {
 	uintptr_t addr;
 	uint32_t line;
@@ -1179,18 +1192,7 @@ static int on_fault(uintptr_t a, ucontext_t *uc)
 	struct lz_hit hits[8];
 	int n = lines_at(a, hits, 8);
 	for (int i = 0; i < n; i++)
-		resolve(hits[i].line, branch(hits[i].line));
-	/* Pages of the lines just resolved (in every mapping of their file), then the page of a. */
-	for (int k = 0; k < LZ_MAX_MAPS; k++) {
-		const struct lz_map *mm = &g_maps[k];
-		if (!mm->active)
-			continue;
-		for (int i = 0; i < n; i++) {
-			const struct lz_line *l = &g_lines[hits[i].line];
-			if (mm->file == l->file && l->off >= mm->off && l->off - mm->off < mm->end - mm->base)
-				page_settle(mm, (mm->base + (l->off - mm->off)) & ~(uintptr_t)(RT_PAGE - 1));
-		}
-	}
+		resolve_line(hits[i].line);
 	if (unresolved_in(m->file, off, RT_PAGE)) {
 		/* Other lines of the page are still undetermined: open it for one instruction. */
 		if (g_npending == LZ_MAX_PENDING)
@@ -1220,6 +1222,28 @@ static int on_step(ucontext_t *uc)
 	}
 	g_npending = 0;
 	return 1;
+}
+
+void lazy_prepare_write(void *addr, size_t len)
+{
+	if (g_lz != LZ_ON || !addr || len == 0)
+		return;
+	uintptr_t a = (uintptr_t)addr, end = a + len;
+	for (uintptr_t page = a & ~(uintptr_t)(RT_PAGE - 1); page < end; page += RT_PAGE) {
+		struct lz_map *m = map_of(page);
+		if (!m)
+			continue;
+		uint64_t off = m->off + (page - m->base);
+		const struct lz_file *f = &g_files[m->file];
+		g_in_fault = 1;
+		for (uint32_t i = line_at(f, off); i < f->end && g_lines[i].off < off + RT_PAGE; i++)
+			if (!g_resolved[i])
+				resolve_line(i);
+		g_in_fault = 0;
+		if (tracking() && writes_file(m))
+			mark_page(m->file, off / RT_PAGE);
+		page_settle(m, page);
+	}
 }
 
 int lazy_fault(int sig, siginfo_t *si, void *uc)

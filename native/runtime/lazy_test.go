@@ -53,6 +53,9 @@ func fill(b byte) []byte { return bytes.Repeat([]byte{b}, 64) }
 // hex8 is how lazymap prints the 8 bytes of a line filled with b.
 func hex8(b byte) string { return strings.Repeat(fmt.Sprintf("%02x", b), 8) }
 
+// le8 is how lazymap prints the 8 bytes b.
+func le8(b string) string { return fmt.Sprintf("%016x", binary.LittleEndian.Uint64([]byte(b))) }
+
 // lazyRec is a record of D/results.
 type lazyRec struct {
 	kind     string // inner, leaf or abort
@@ -303,6 +306,12 @@ func TestLazyBranching(t *testing.T) {
 		{name: "restore", mode: "shared", input: "r 0\nr 200\nw 200 ff\nr 8320\nr 300\nw 300 ee\nr 200\n", lines: ab, want: restored},
 		// The same with the leaves' writes made by pwrite(2), which no mapping sees.
 		{name: "restore after pwrite", mode: "shared", input: "r 0\nr 200\npw 200 ff\nr 8320\nr 300\npw 300 ee\nr 200\n", lines: ab, want: restored},
+		// read(2) into the pool: into a page with a listed line (which branches first), and, in a
+		// child, into a page it has not written (without write access until then).
+		{name: "read into the pool", mode: "shared", input: "rd 8\nr 8\nrd 4096\nr 4096\n", lines: ab, want: map[string]leafWant{
+			"0:0": {out: pre + "r 8 " + le8("log0\xa0\xa0\xa0\xa0") + "\nr 4096 " + le8("log0\x00\x00\x00\x00") + "\nend\n"},
+			"0:1": {out: pre + "r 8 " + le8("log0\xa1\xa1\xa1\xa1") + "\nr 4096 " + le8("log0\x00\x00\x00\x00") + "\nend\n"},
+		}},
 		// Leaves append to a file the parent opened: each from the parent's offset.
 		{name: "own files", mode: "shared", input: "r 0\nlog\nshowlog\n", lines: ab, want: map[string]leafWant{
 			"0:0": {out: pre + "r 0 " + hex8(0xa0) + "\nlog: log0\nleaf\nend\n"},

@@ -6,6 +6,7 @@
  *   r OFF          prints "r OFF V": the 8 bytes at OFF, as a hexadecimal number
  *   w OFF B        stores byte B (hexadecimal) at OFF
  *   pw OFF B       writes byte B at OFF of POOL with pwrite(2)
+ *   rd OFF         reads the first 4 bytes of POOL.log ("log0") into the pool at OFF with read(2)
  *   log            appends "leaf" to POOL.log, which it opened (and wrote "log0" into) at start
  *   showlog        prints the content of POOL.log
  *   if OFF B CMD   runs CMD when the byte at OFF is B (hexadecimal)
@@ -86,6 +87,9 @@ static void run(const char *cmd)
 		unsigned char c = (unsigned char)b;
 		if (pwrite(poolfd, &c, 1, (off_t)off) != 1)
 			exit(108);
+	} else if (sscanf(cmd, "rd %lu", &off) == 1) {
+		if (lseek(logfd, 0, SEEK_SET) != 0 || read(logfd, pool + off, 4) != 4)
+			printf("rd failed\n");
 	} else if (strcmp(cmd, "log") == 0) {
 		if (write(logfd, "leaf\n", 5) != 5)
 			exit(107);
