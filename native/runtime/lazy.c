@@ -100,10 +100,12 @@ struct lz_file {
 	int fd;               /* the working copy, read-write */
 	uint32_t first, end;  /* its lines: g_lines[first..end) */
 	/* The coordinator's snapshot (snapshot() below): view, a shared mapping of the file; base,
-	 * a copy of it in shared anonymous memory; page[i], the content page i is to have (in base,
-	 * or a page copied by a nested coordinator). size bytes. */
+	 * shared anonymous memory where a page's content at the first branch is saved before the
+	 * first write to it; page[i], the content page i is to have (in base, or a page copied by a
+	 * nested coordinator). size bytes. */
 	unsigned char *view, *base;
 	unsigned char **page;
+	uint64_t *saved; /* shared: one bit per page of base that holds the snapshot's content */
 	uint64_t size;
 };
 
@@ -415,9 +417,13 @@ static int writes_file(const struct lz_map *m)
 	return m->shared && (m->prot & PROT_WRITE);
 }
 
-/* Marks page i of file in every level of this process. */
+/* Marks page i of file in every level of this process, having saved its content first: call it
+ * before the page is written. */
+static void save_page(struct lz_file *f, uint64_t i);
+
 static void mark_page(uint32_t file, uint64_t i)
 {
+	save_page(&g_files[file], i);
 	for (uint32_t k = 0; k < g_nlevels; k++) {
 		struct lz_level *lv = g_levels[k];
 		if (i >= lv->npages[file])
@@ -668,6 +674,40 @@ static int syscall_writes(int ino, int drain)
 	}
 }
 
+/* Saves page i of f into the base unless it holds the snapshot's content already. Unsaved pages
+ * have not been written since the first branch (every store through a mapping marks, and so
+ * saves, its page first; a system call's write makes the restore abort), so the file still holds
+ * that content. */
+static void save_page(struct lz_file *f, uint64_t i)
+{
+	if (!f->saved || i * RT_PAGE >= f->size || (f->saved[i / 64] >> (i % 64) & 1))
+		return;
+	memcpy(f->base + i * RT_PAGE, f->view + i * RT_PAGE, page_len(f, i));
+	f->saved[i / 64] |= 1ull << (i % 64);
+}
+
+static void save_all(struct lz_file *f)
+{
+	for (uint64_t i = 0; i * RT_PAGE < f->size; i++)
+		save_page(f, i);
+}
+
+static int all_saved(const struct lz_file *f)
+{
+	for (uint64_t i = 0; i * RT_PAGE < f->size; i++)
+		if (!(f->saved[i / 64] >> (i % 64) & 1))
+			return 0;
+	return 1;
+}
+
+/* The pages to compare: those lv names, or every page (lv NULL) when the base has them all. */
+static const struct lz_level *pages_to_compare(const struct lz_file *f, const struct lz_level *lv)
+{
+	if (lv || !f->page || all_saved(f))
+		return lv;
+	lz_abort("a system call wrote a working copy (write, truncate): its snapshot cannot be restored", 0);
+}
+
 /* The snapshot of file (index file) for the coordinator at depth. */
 static void snapshot(struct lz_file *f, uint32_t file, uint32_t depth)
 {
@@ -675,42 +715,40 @@ static void snapshot(struct lz_file *f, uint32_t file, uint32_t depth)
 	if (fstat(f->fd, &st) < 0)
 		lz_abort("the snapshot of a working copy could not be made", errno);
 	uint64_t size = (uint64_t)st.st_size, npages = (size + RT_PAGE - 1) / RT_PAGE;
-	if (f->page && f->size == size) {
-		const struct lz_level *lv = depth > 0 ? g_levels[depth - 1] : NULL;
-		if (lv && (atomic_load(&lv->overflow) || syscall_writes(g_inotify, 0)))
+	if (f->page) {
+		const struct lz_level *lv = g_levels[depth - 1];
+		if (size != f->size || atomic_load(&lv->overflow) || syscall_writes(g_inotify, 0))
 			lv = NULL;
-		each_page(f, lv, file, take_page);
+		if (size != f->size)
+			lz_abort("a system call changed a working copy's size: its snapshot cannot be restored", 0);
+		each_page(f, pages_to_compare(f, lv), file, take_page);
 		return;
 	}
-	/* First snapshot, or the file's size changed: a new base (an ancestor's stays mapped). */
+	/* The first branch: nothing is copied until a child writes. */
 	f->size = size;
-	f->page = NULL;
 	if (size == 0)
 		return;
-	f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f->fd, 0);
-	f->base = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	f->base = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	f->saved = sys_mmap(NULL, (npages + 63) / 64 * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	f->page = lz_alloc(npages * sizeof *f->page);
-	if (f->view == MAP_FAILED || f->base == MAP_FAILED || !f->page)
+	if (f->view == MAP_FAILED || f->base == MAP_FAILED || f->saved == MAP_FAILED || !f->page)
 		lz_abort("the snapshot of a working copy could not be made", errno);
-	memcpy(f->base, f->view, size);
 	for (uint64_t i = 0; i < npages; i++)
 		f->page[i] = f->base + i * RT_PAGE;
 }
 
-/* Puts the snapshot back: the file's size, then the pages that differ among those lv names
- * (every page when lv is NULL or the size changed). */
+/* Puts the snapshot back: the pages that differ among those lv names (every page when lv is
+ * NULL). */
 static void restore(struct lz_file *f, uint32_t file, const struct lz_level *lv)
 {
 	struct stat st;
 	if (fstat(f->fd, &st) < 0)
 		lz_abort("a working copy could not be restored", errno);
-	if ((uint64_t)st.st_size != f->size) {
-		if (ftruncate(f->fd, (off_t)f->size) < 0)
-			lz_abort("a working copy could not be restored", errno);
-		lv = NULL;
-	}
+	if ((uint64_t)st.st_size != f->size)
+		lz_abort("a system call changed a working copy's size: its snapshot cannot be restored", 0);
 	if (f->page)
-		each_page(f, lv, file, put_page);
+		each_page(f, pages_to_compare(f, lv), file, put_page);
 }
 
 /* A new level for the coordinator at depth: one bit per page of each working copy. */
@@ -1022,6 +1060,9 @@ static uint32_t branch(uint32_t line)
 	g_levels[depth] = lv;
 	g_nlevels = depth + 1;
 	g_inotify = watch_files();
+	if (g_inotify < 0) /* no way to see system call writes: every page is compared */
+		for (uint32_t f = 0; f < g_nfiles; f++)
+			save_all(&g_files[f]);
 	off_t in_off = lseek(0, 0, SEEK_CUR);
 	/* libpmemobj maps pools MADV_DONTFORK: the children need them. */
 	for (int i = 0; i < LZ_MAX_MAPS; i++)
@@ -1102,8 +1143,8 @@ static void resolve(uint32_t line, uint32_t v)
 	struct lz_file *f = &g_files[l->file];
 	if (f->page && l->off + RT_LINE <= f->size) {
 		/* Through the snapshot's view: no inotify event, a marked page. */
-		memcpy(f->view + l->off, val, RT_LINE);
 		mark_page(l->file, l->off / RT_PAGE);
+		memcpy(f->view + l->off, val, RT_LINE);
 	} else if (pwrite(f->fd, val, RT_LINE, (off_t)l->off) != RT_LINE) {
 		lz_abort("writing a line's value into the working copy failed", errno);
 	}
