@@ -32,11 +32,12 @@
  * unresolved listed line overlapping [A, A+64) is resolved, in address order, by branching:
  *
  *   The process becomes a coordinator: it appends "inner PID" to D/results, snapshots the
- *   working copies and its standard input's offset, and for each value index i in turn restores
- *   them, forks (_Fork: the coordinator runs inside a signal handler), waits for the child and
- *   appends "leaf PID STATUS TIMEDOUT CHOICES" for it (not for a child that became a coordinator
- *   itself). Then it _exits(0): it never runs the program again, so within a lazy run one process
- *   at a time runs the program and owns the working copies and standard input's offset.
+ *   working copies and its standard input's offset, blocks the program's signals, and for each
+ *   value index i in turn restores them, forks (_Fork: the coordinator runs inside a signal
+ *   handler), waits for the child and appends "leaf PID STATUS TIMEDOUT CHOICES" for it (not for
+ *   a child that became a coordinator itself). Then it _exits(0): it never runs the program
+ *   again, so within a lazy run one process at a time runs the program and owns the working
+ *   copies and standard input's offset.
  *
  *   The child appends (line, i) to its choices, arms a timer that sends it SIGKILL timeout_ms
  *   from now (deleted if it becomes a coordinator in turn), takes D/PID.out and D/PID.err as
@@ -54,8 +55,14 @@
  *     abort PID REASON                   lazy branching is impossible (standard input not
  *                                        seekable, standard output or error not a regular file,
  *                                        more than one thread, fork failed, table unreadable or
- *                                        malformed, no snapshot); the process then _exits(125)
+ *                                        malformed, no snapshot, a system call wrote a working
+ *                                        copy); the process then _exits(125)
  * A run that touches no listed line never branches and leaves D/results absent.
+ *
+ * Beyond the contract: children reopen the program's regular files (own_fds) and track their
+ * writes to the working copies, so that restoring touches only the pages written (snapshot());
+ * the read(2) hook opens the pages it will write (lazy_prepare_write). The docs' section lists
+ * the limits.
  *
  * Everything the fault handler does is async-signal-safe: system calls, memcpy and memcmp,
  * memory taken with the mmap system call when the table is read (never malloc, never stdio).
