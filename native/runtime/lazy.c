@@ -32,11 +32,12 @@
  * unresolved listed line overlapping [A, A+64) is resolved, in address order, by branching:
  *
  *   The process becomes a coordinator: it appends "inner PID" to D/results, snapshots the
- *   working copies and its standard input's offset, and for each value index i in turn restores
- *   them, forks (_Fork: the coordinator runs inside a signal handler), waits for the child and
- *   appends "leaf PID STATUS TIMEDOUT CHOICES" for it (not for a child that became a coordinator
- *   itself). Then it _exits(0): it never runs the program again, so within a lazy run one process
- *   at a time runs the program and owns the working copies and standard input's offset.
+ *   working copies and its standard input's offset, blocks the program's signals, and for each
+ *   value index i in turn restores them, forks (_Fork: the coordinator runs inside a signal
+ *   handler), waits for the child and appends "leaf PID STATUS TIMEDOUT CHOICES" for it (not for
+ *   a child that became a coordinator itself). Then it _exits(0): it never runs the program
+ *   again, so within a lazy run one process at a time runs the program and owns the working
+ *   copies and standard input's offset.
  *
  *   The child appends (line, i) to its choices, arms a timer that sends it SIGKILL timeout_ms
  *   from now (deleted if it becomes a coordinator in turn), takes D/PID.out and D/PID.err as
@@ -54,8 +55,14 @@
  *     abort PID REASON                   lazy branching is impossible (standard input not
  *                                        seekable, standard output or error not a regular file,
  *                                        more than one thread, fork failed, table unreadable or
- *                                        malformed, no snapshot); the process then _exits(125)
+ *                                        malformed, no snapshot, a system call wrote a working
+ *                                        copy); the process then _exits(125)
  * A run that touches no listed line never branches and leaves D/results absent.
+ *
+ * Beyond the contract: children reopen the program's regular files (own_fds) and track their
+ * writes to the working copies, so that restoring touches only the pages written (snapshot());
+ * the read(2) hook opens the pages it will write (lazy_prepare_write). The docs' section lists
+ * the limits.
  *
  * Everything the fault handler does is async-signal-safe: system calls, memcpy and memcmp,
  * memory taken with the mmap system call when the table is read (never malloc, never stdio).
@@ -69,6 +76,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -98,10 +107,12 @@ struct lz_file {
 	int fd;               /* the working copy, read-write */
 	uint32_t first, end;  /* its lines: g_lines[first..end) */
 	/* The coordinator's snapshot (snapshot() below): view, a shared mapping of the file; base,
-	 * a copy of it in shared anonymous memory; page[i], the content page i is to have (in base,
-	 * or a page copied by a nested coordinator). size bytes. */
+	 * shared anonymous memory where a page's content at the first branch is saved before the
+	 * first write to it; page[i], the content page i is to have (in base, or a page copied by a
+	 * nested coordinator). size bytes. */
 	unsigned char *view, *base;
 	unsigned char **page;
+	uint64_t *saved; /* shared: one bit per page of base that holds the snapshot's content */
 	uint64_t size;
 };
 
@@ -131,6 +142,20 @@ static uintptr_t g_pending[LZ_MAX_PENDING]; /* pages opened for one instruction 
 static int g_npending;
 static int g_in_fault;  /* the fault handler runs (a fault on a listed line now is the runtime's own) */
 static int g_timer = -1; /* the kernel's id of this leaf's SIGKILL timer */
+/* Write tracking (restore() below): g_levels[k] is the level of the coordinator at depth k, in
+ * shared memory; a process at depth d > 0 has levels 0..d-1 (g_nlevels == d) and marks in all
+ * of them each page of a working copy it writes. g_inotify: the inotify instance of the latest
+ * coordinator of this process (its own, or its parent's in a child), or -1. */
+struct lz_level {
+	_Atomic uint32_t overflow; /* a write no bit names: restore compares every page */
+	uint64_t bits_words;       /* words at bits */
+	uint64_t *npages;          /* per file: the pages the level has bits for */
+	uint64_t *woff;            /* per file: its first word in bits */
+	uint64_t *bits;
+};
+static struct lz_level **g_levels;
+static uint32_t g_nlevels;
+static int g_inotify = -1;
 static unsigned char g_iobuf[1 << 16];
 
 /* ---------------------------------------------------------------- system calls */
@@ -327,9 +352,10 @@ static void lz_load(void)
 	g_lines = lz_alloc(((uint64_t)g_nlines + 1) * sizeof *g_lines);
 	g_resolved = lz_alloc((uint64_t)g_nlines + 1);
 	g_choices = lz_alloc(2 * ((uint64_t)g_nlines + 1) * sizeof *g_choices);
+	g_levels = lz_alloc(((uint64_t)g_nlines + 2) * sizeof *g_levels);
 	g_inner = sys_mmap(NULL, ((uint64_t)g_nlines + 2) * sizeof *g_inner, PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!g_lines || !g_resolved || !g_choices || g_inner == MAP_FAILED)
+	if (!g_lines || !g_resolved || !g_choices || !g_levels || g_inner == MAP_FAILED)
 		lz_abort("no memory for the table", errno);
 	for (uint32_t i = 0; i < g_nlines; i++) {
 		struct lz_line *l = &g_lines[i];
@@ -386,11 +412,73 @@ static struct lz_map *map_of(uintptr_t addr)
 	return NULL;
 }
 
-/* Gives page (of m) PROT_NONE while it holds an unresolved line, else the mapping's protection. */
+/* Is this process tracking its writes to the working copies (a child of a coordinator)? */
+static int tracking(void)
+{
+	return g_nlevels > 0 && g_nchoices > 0;
+}
+
+/* A mapping through which the program writes the file itself. */
+static int writes_file(const struct lz_map *m)
+{
+	return m->shared && (m->prot & PROT_WRITE);
+}
+
+/* Marks page i of file in every level of this process, having saved its content first: call it
+ * before the page is written. */
+static void save_page(struct lz_file *f, uint64_t i);
+
+static void mark_page(uint32_t file, uint64_t i)
+{
+	save_page(&g_files[file], i);
+	for (uint32_t k = 0; k < g_nlevels; k++) {
+		struct lz_level *lv = g_levels[k];
+		if (i >= lv->npages[file])
+			atomic_store(&lv->overflow, 1);
+		else
+			lv->bits[lv->woff[file] + i / 64] |= 1ull << (i % 64);
+	}
+}
+
+/* Has this process written page i of file (in its parent's level, cleared at its fork)? */
+static int page_written(uint32_t file, uint64_t i)
+{
+	const struct lz_level *lv = g_levels[g_nlevels - 1];
+	return i >= lv->npages[file] || (lv->bits[lv->woff[file] + i / 64] >> (i % 64) & 1);
+}
+
+/* The protection page (of m) is to have: PROT_NONE while it holds an unresolved line; without
+ * write access in a child until the child writes it (so that the write is marked); else the
+ * mapping's own. */
+static int page_prot(const struct lz_map *m, uintptr_t page)
+{
+	uint64_t off = m->off + (page - m->base);
+	if (unresolved_in(m->file, off, RT_PAGE))
+		return PROT_NONE;
+	if (tracking() && writes_file(m) && !page_written(m->file, off / RT_PAGE))
+		return m->prot & ~PROT_WRITE;
+	return m->prot;
+}
+
 static void page_settle(const struct lz_map *m, uintptr_t page)
 {
-	int held = unresolved_in(m->file, m->off + (page - m->base), RT_PAGE);
-	mprotect((void *)page, RT_PAGE, held ? PROT_NONE : m->prot);
+	mprotect((void *)page, RT_PAGE, page_prot(m, page));
+}
+
+/* Gives every page of m its protection (a new mapping, or a child's start). */
+static void map_settle(const struct lz_map *m)
+{
+	int all = tracking() && writes_file(m) ? m->prot & ~PROT_WRITE : m->prot;
+	if (all != m->prot && mprotect((void *)m->base, m->end - m->base, all) < 0)
+		lz_abort("mprotect of a working copy's mapping failed", errno);
+	const struct lz_file *f = &g_files[m->file];
+	for (uint32_t i = line_at(f, m->off); i < f->end && g_lines[i].off < m->off + (m->end - m->base); i++) {
+		if (g_resolved[i])
+			continue;
+		uintptr_t page = (m->base + (g_lines[i].off - m->off)) & ~(uintptr_t)(RT_PAGE - 1);
+		if (mprotect((void *)page, RT_PAGE, PROT_NONE) < 0)
+			lz_abort("mprotect of a working copy's mapping failed", errno);
+	}
 }
 
 /* ---------------------------------------------------------------- mappings */
@@ -471,14 +559,7 @@ static void lz_mapped(void *p, size_t len, int prot, int flags, int fd, off_t of
 	*m = (struct lz_map){.active = 1, .prot = prot, .shared = (flags & MAP_SHARED) != 0, .file = file,
 			     .base = (uintptr_t)p, .end = (uintptr_t)p + ((len + RT_PAGE - 1) & ~(uint64_t)(RT_PAGE - 1)),
 			     .off = (uint64_t)off};
-	const struct lz_file *f = &g_files[file];
-	for (uint32_t i = line_at(f, m->off); i < f->end && g_lines[i].off < m->off + (m->end - m->base); i++) {
-		if (g_resolved[i])
-			continue;
-		uintptr_t page = (m->base + (g_lines[i].off - m->off)) & ~(uintptr_t)(RT_PAGE - 1);
-		if (mprotect((void *)page, RT_PAGE, PROT_NONE) < 0)
-			lz_abort("mprotect of a working copy's mapping failed", errno);
-	}
+	map_settle(m);
 }
 
 /*
@@ -513,13 +594,20 @@ __attribute__((weak)) int munmap(void *addr, size_t len)
 /* ---------------------------------------------------------------- branching */
 
 /*
- * The working copies' snapshot, exact and cheap to fork. The first coordinator maps the file
- * (view) and copies it into shared anonymous memory (base): fork copies no page table entries
- * for shared mappings, so a child costs the same whatever the pool's size. A nested coordinator
- * keeps the base it inherited and copies only the pages that differ from the content its parent
- * expected (page[]) into private memory of its own: a level of nesting costs memory for what
- * changed since the parent's branch, not for the pool. Restoring compares every page of the
- * file with the content it is to have and writes back only those that differ.
+ * The working copies' snapshot, exact and cheap to fork and to restore. The first coordinator
+ * maps the file (view) and copies it into shared anonymous memory (base): fork copies no page
+ * table entries for shared mappings, so a child costs the same whatever the pool's size.
+ *
+ * Restoring needs the pages that differ from the snapshot. A child tracks its writes: every
+ * page of its shared writable mappings of a working copy starts without write access, and its
+ * first write to one faults; the handler marks the page in the levels of every coordinator
+ * above it and gives the page its access back. So after a child, its coordinator compares only
+ * the pages its level names. What no bit can name makes the restore compare every page: a
+ * write the program made with a system call (write, truncate: the coordinator's inotify watch
+ * sees IN_MODIFY, which stores through a mapping never raise), a page beyond the level's size,
+ * no inotify instance. A nested coordinator keeps the snapshot it inherited and copies into
+ * private memory of its own only the pages that differ from what its parent expects (page[]),
+ * found the same way: its own writes since its fork are its parent's level.
  */
 static unsigned char *g_spare;   /* private pages for nested coordinators' copies */
 static uint64_t g_spare_left;    /* pages left at g_spare */
@@ -542,42 +630,169 @@ static size_t page_len(const struct lz_file *f, uint64_t i)
 	return f->size - off < RT_PAGE ? (size_t)(f->size - off) : RT_PAGE;
 }
 
-static void snapshot(struct lz_file *f)
+/* Calls fn(f, i) for every page i of f that lv names, or for every page when lv is NULL. */
+static void each_page(struct lz_file *f, const struct lz_level *lv, uint32_t file, void (*fn)(struct lz_file *, uint64_t))
+{
+	uint64_t npages = (f->size + RT_PAGE - 1) / RT_PAGE;
+	if (!lv) {
+		for (uint64_t i = 0; i < npages; i++)
+			fn(f, i);
+		return;
+	}
+	uint64_t n = lv->npages[file] < npages ? lv->npages[file] : npages;
+	for (uint64_t w = 0; w * 64 < n; w++)
+		for (uint64_t b = lv->bits[lv->woff[file] + w]; b; b &= b - 1) {
+			uint64_t i = w * 64 + (uint64_t)__builtin_ctzll(b);
+			if (i < n)
+				fn(f, i);
+		}
+}
+
+static void take_page(struct lz_file *f, uint64_t i)
+{
+	if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
+		f->page[i] = memcpy(spare_page(), f->view + i * RT_PAGE, page_len(f, i));
+}
+
+static void put_page(struct lz_file *f, uint64_t i)
+{
+	if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
+		memcpy(f->view + i * RT_PAGE, f->page[i], page_len(f, i));
+}
+
+/* Did the inotify instance ino see a system call write the working copies (consuming the
+ * events when drain is set)? A missing instance counts as yes. */
+static int syscall_writes(int ino, int drain)
+{
+	if (ino < 0)
+		return 1;
+	if (!drain) {
+		int n = 0;
+		return ioctl(ino, FIONREAD, &n) < 0 || n > 0;
+	}
+	int seen = 0;
+	for (;;) {
+		ssize_t r = read(ino, g_iobuf, sizeof g_iobuf);
+		if (r > 0) {
+			seen = 1;
+			continue;
+		}
+		return seen || (r < 0 && errno != EAGAIN && errno != EINTR);
+	}
+}
+
+/* Saves page i of f into the base unless it holds the snapshot's content already. Unsaved pages
+ * have not been written since the first branch (every store through a mapping marks, and so
+ * saves, its page first; a system call's write makes the restore abort), so the file still holds
+ * that content. */
+static void save_page(struct lz_file *f, uint64_t i)
+{
+	if (!f->saved || i * RT_PAGE >= f->size || (f->saved[i / 64] >> (i % 64) & 1))
+		return;
+	memcpy(f->base + i * RT_PAGE, f->view + i * RT_PAGE, page_len(f, i));
+	f->saved[i / 64] |= 1ull << (i % 64);
+}
+
+static void save_all(struct lz_file *f)
+{
+	for (uint64_t i = 0; i * RT_PAGE < f->size; i++)
+		save_page(f, i);
+}
+
+static int all_saved(const struct lz_file *f)
+{
+	for (uint64_t i = 0; i * RT_PAGE < f->size; i++)
+		if (!(f->saved[i / 64] >> (i % 64) & 1))
+			return 0;
+	return 1;
+}
+
+/* The pages to compare: those lv names, or every page (lv NULL) when the base has them all. */
+static const struct lz_level *pages_to_compare(const struct lz_file *f, const struct lz_level *lv)
+{
+	if (lv || !f->page || all_saved(f))
+		return lv;
+	lz_abort("a system call wrote a working copy (write, truncate): its snapshot cannot be restored", 0);
+}
+
+/* The snapshot of file (index file) for the coordinator at depth. */
+static void snapshot(struct lz_file *f, uint32_t file, uint32_t depth)
 {
 	struct stat st;
 	if (fstat(f->fd, &st) < 0)
 		lz_abort("the snapshot of a working copy could not be made", errno);
 	uint64_t size = (uint64_t)st.st_size, npages = (size + RT_PAGE - 1) / RT_PAGE;
-	if (f->page && f->size == size) {
-		for (uint64_t i = 0; i < npages; i++)
-			if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
-				f->page[i] = memcpy(spare_page(), f->view + i * RT_PAGE, page_len(f, i));
+	if (f->page) {
+		const struct lz_level *lv = g_levels[depth - 1];
+		if (size != f->size || atomic_load(&lv->overflow) || syscall_writes(g_inotify, 0))
+			lv = NULL;
+		if (size != f->size)
+			lz_abort("a system call changed a working copy's size: its snapshot cannot be restored", 0);
+		each_page(f, pages_to_compare(f, lv), file, take_page);
 		return;
 	}
-	/* First snapshot, or the file's size changed: a new base (an ancestor's stays mapped). */
+	/* The first branch: nothing is copied until a child writes. */
 	f->size = size;
-	f->page = NULL;
 	if (size == 0)
 		return;
-	f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, f->fd, 0);
-	f->base = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	f->view = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	f->base = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	f->saved = sys_mmap(NULL, (npages + 63) / 64 * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	f->page = lz_alloc(npages * sizeof *f->page);
-	if (f->view == MAP_FAILED || f->base == MAP_FAILED || !f->page)
+	if (f->view == MAP_FAILED || f->base == MAP_FAILED || f->saved == MAP_FAILED || !f->page)
 		lz_abort("the snapshot of a working copy could not be made", errno);
-	memcpy(f->base, f->view, size);
 	for (uint64_t i = 0; i < npages; i++)
 		f->page[i] = f->base + i * RT_PAGE;
 }
 
-/* Puts the snapshot back: the file's size, then the pages that differ. */
-static void restore(struct lz_file *f)
+/* Puts the snapshot back: the pages that differ among those lv names (every page when lv is
+ * NULL). */
+static void restore(struct lz_file *f, uint32_t file, const struct lz_level *lv)
 {
 	struct stat st;
-	if (fstat(f->fd, &st) < 0 || ((uint64_t)st.st_size != f->size && ftruncate(f->fd, (off_t)f->size) < 0))
+	if (fstat(f->fd, &st) < 0)
 		lz_abort("a working copy could not be restored", errno);
-	for (uint64_t i = 0; f->page && i * RT_PAGE < f->size; i++)
-		if (memcmp(f->page[i], f->view + i * RT_PAGE, page_len(f, i)) != 0)
-			memcpy(f->view + i * RT_PAGE, f->page[i], page_len(f, i));
+	if ((uint64_t)st.st_size != f->size)
+		lz_abort("a system call changed a working copy's size: its snapshot cannot be restored", 0);
+	if (f->page)
+		each_page(f, pages_to_compare(f, lv), file, put_page);
+}
+
+/* A new level for the coordinator at depth: one bit per page of each working copy. */
+static struct lz_level *level_new(void)
+{
+	uint64_t words = 0;
+	for (uint32_t f = 0; f < g_nfiles; f++)
+		words += (g_files[f].size + 64 * RT_PAGE - 1) / (64 * RT_PAGE);
+	uint64_t bytes = sizeof(struct lz_level) + (2 * (uint64_t)g_nfiles + words) * sizeof(uint64_t);
+	struct lz_level *lv = sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (lv == MAP_FAILED)
+		lz_abort("no memory to track the children's writes", errno);
+	lv->npages = (uint64_t *)(lv + 1);
+	lv->woff = lv->npages + g_nfiles;
+	lv->bits = lv->woff + g_nfiles;
+	for (uint32_t f = 0, w = 0; f < g_nfiles; f++) {
+		lv->npages[f] = (g_files[f].size + RT_PAGE - 1) / RT_PAGE;
+		lv->woff[f] = w;
+		w += (uint32_t)((lv->npages[f] + 63) / 64);
+	}
+	lv->bits_words = words;
+	return lv;
+}
+
+/* An inotify instance watching the working copies for writes by system calls, or -1. */
+static int watch_files(void)
+{
+	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	for (uint32_t f = 0; ino >= 0 && f < g_nfiles; f++) {
+		struct lz_buf p;
+		proc_fd_path(&p, "fd", g_files[f].fd);
+		if (inotify_add_watch(ino, p.b, IN_MODIFY) < 0) {
+			close(ino);
+			ino = -1;
+		}
+	}
+	return ino;
 }
 
 /* Number of threads of this process (from /proc/self/status), or -1. */
@@ -846,7 +1061,15 @@ static uint32_t branch(uint32_t line)
 	buf_u64(&b, (uint64_t)getpid());
 	results_line(&b);
 	for (uint32_t f = 0; f < g_nfiles; f++)
-		snapshot(&g_files[f]);
+		snapshot(&g_files[f], f, depth);
+	/* This coordinator's level and inotify instance (the parent's stays open, unread). */
+	struct lz_level *lv = level_new();
+	g_levels[depth] = lv;
+	g_nlevels = depth + 1;
+	g_inotify = watch_files();
+	if (g_inotify < 0) /* no way to see system call writes: every page is compared */
+		for (uint32_t f = 0; f < g_nfiles; f++)
+			save_all(&g_files[f]);
 	off_t in_off = lseek(0, 0, SEEK_CUR);
 	/* libpmemobj maps pools MADV_DONTFORK: the children need them. */
 	for (int i = 0; i < LZ_MAX_MAPS; i++)
@@ -866,9 +1089,14 @@ static uint32_t branch(uint32_t line)
 	record_fds();
 	const struct lz_line *l = &g_lines[line];
 	for (uint32_t i = 0; i < l->nvalues; i++) {
-		if (i > 0)
+		if (i > 0) {
+			int all = atomic_load(&lv->overflow) || syscall_writes(g_inotify, 1);
 			for (uint32_t f = 0; f < g_nfiles; f++)
-				restore(&g_files[f]);
+				restore(&g_files[f], f, all ? NULL : lv);
+			syscall_writes(g_inotify, 1); /* the restore's own truncation */
+		}
+		memset(lv->bits, 0, lv->bits_words * sizeof *lv->bits);
+		atomic_store(&lv->overflow, 0);
 		if (in_off >= 0)
 			lseek(0, in_off, SEEK_SET);
 		atomic_store(&g_inner[depth + 1], 0);
@@ -880,6 +1108,9 @@ static uint32_t branch(uint32_t line)
 			g_choices[2 * depth] = line;
 			g_choices[2 * depth + 1] = i;
 			g_nchoices = depth + 1;
+			for (int k = 0; k < LZ_MAX_MAPS; k++)
+				if (g_maps[k].active)
+					map_settle(&g_maps[k]);
 			own_fds();
 			timer_arm();
 			take_output(1, ".out");
@@ -916,8 +1147,14 @@ static void resolve(uint32_t line, uint32_t v)
 {
 	const struct lz_line *l = &g_lines[line];
 	const unsigned char *val = l->values + (uint64_t)v * RT_LINE;
-	if (pwrite(g_files[l->file].fd, val, RT_LINE, (off_t)l->off) != RT_LINE)
+	struct lz_file *f = &g_files[l->file];
+	if (f->page && l->off + RT_LINE <= f->size) {
+		/* Through the snapshot's view: no inotify event, a marked page. */
+		mark_page(l->file, l->off / RT_PAGE);
+		memcpy(f->view + l->off, val, RT_LINE);
+	} else if (pwrite(f->fd, val, RT_LINE, (off_t)l->off) != RT_LINE) {
 		lz_abort("writing a line's value into the working copy failed", errno);
+	}
 	g_resolved[line] = 1;
 	for (int i = 0; i < LZ_MAX_MAPS; i++) {
 		const struct lz_map *m = &g_maps[i];
@@ -930,6 +1167,19 @@ static void resolve(uint32_t line, uint32_t v)
 			lz_abort("mprotect of a working copy's mapping failed", errno);
 		memcpy(a, val, RT_LINE);
 		page_settle(m, page);
+	}
+}
+
+/* Branches on line, writes the child's value, and settles the line's page in every mapping of
+ * its file. */
+static void resolve_line(uint32_t line)
+{
+	resolve(line, branch(line));
+	const struct lz_line *l = &g_lines[line];
+	for (int k = 0; k < LZ_MAX_MAPS; k++) {
+		const struct lz_map *mm = &g_maps[k];
+		if (mm->active && mm->file == l->file && l->off >= mm->off && l->off - mm->off < mm->end - mm->base)
+			page_settle(mm, (mm->base + (l->off - mm->off)) & ~(uintptr_t)(RT_PAGE - 1));
 	}
 }
 
@@ -973,35 +1223,35 @@ static int on_fault(uintptr_t a, ucontext_t *uc)
 {
 	uintptr_t page = a & ~(uintptr_t)(RT_PAGE - 1);
 	struct lz_map *m = map_of(a);
-	if (!m || !unresolved_in(m->file, m->off + (page - m->base), RT_PAGE))
+	if (!m)
 		return 0;
+	uint64_t off = m->off + (page - m->base);
+	if (!unresolved_in(m->file, off, RT_PAGE)) {
+		/* A child's first write to the page (page_prot): mark it, give the access back. */
+		if (!tracking() || !writes_file(m) || !(uc->uc_mcontext.gregs[REG_ERR] & 2))
+			return 0;
+		mark_page(m->file, off / RT_PAGE);
+		mprotect((void *)page, RT_PAGE, m->prot);
+		return 1;
+	}
 	if (g_in_fault)
 		lz_abort("the runtime touched a listed line inside its own fault handler", 0);
 	g_in_fault = 1;
 	struct lz_hit hits[8];
 	int n = lines_at(a, hits, 8);
 	for (int i = 0; i < n; i++)
-		resolve(hits[i].line, branch(hits[i].line));
-	/* Pages of the lines just resolved (in every mapping of their file), then the page of a. */
-	for (int k = 0; k < LZ_MAX_MAPS; k++) {
-		const struct lz_map *mm = &g_maps[k];
-		if (!mm->active)
-			continue;
-		for (int i = 0; i < n; i++) {
-			const struct lz_line *l = &g_lines[hits[i].line];
-			if (mm->file == l->file && l->off >= mm->off && l->off - mm->off < mm->end - mm->base)
-				page_settle(mm, (mm->base + (l->off - mm->off)) & ~(uintptr_t)(RT_PAGE - 1));
-		}
-	}
-	if (unresolved_in(m->file, m->off + (page - m->base), RT_PAGE)) {
+		resolve_line(hits[i].line);
+	if (unresolved_in(m->file, off, RT_PAGE)) {
 		/* Other lines of the page are still undetermined: open it for one instruction. */
 		if (g_npending == LZ_MAX_PENDING)
 			lz_abort("too many pages opened for one instruction", 0);
+		if (tracking() && writes_file(m))
+			mark_page(m->file, off / RT_PAGE); /* the instruction may write it */
 		mprotect((void *)page, RT_PAGE, m->prot);
 		g_pending[g_npending++] = page;
 		uc->uc_mcontext.gregs[REG_EFL] |= LZ_EFLAGS_TF;
 	} else {
-		mprotect((void *)page, RT_PAGE, m->prot);
+		page_settle(m, page);
 	}
 	g_in_fault = 0;
 	return 1;
@@ -1020,6 +1270,28 @@ static int on_step(ucontext_t *uc)
 	}
 	g_npending = 0;
 	return 1;
+}
+
+void lazy_prepare_write(void *addr, size_t len)
+{
+	if (g_lz != LZ_ON || !addr || len == 0)
+		return;
+	uintptr_t a = (uintptr_t)addr, end = a + len;
+	for (uintptr_t page = a & ~(uintptr_t)(RT_PAGE - 1); page < end; page += RT_PAGE) {
+		struct lz_map *m = map_of(page);
+		if (!m)
+			continue;
+		uint64_t off = m->off + (page - m->base);
+		const struct lz_file *f = &g_files[m->file];
+		g_in_fault = 1;
+		for (uint32_t i = line_at(f, off); i < f->end && g_lines[i].off < off + RT_PAGE; i++)
+			if (!g_resolved[i])
+				resolve_line(i);
+		g_in_fault = 0;
+		if (tracking() && writes_file(m))
+			mark_page(m->file, off / RT_PAGE);
+		page_settle(m, page);
+	}
 }
 
 int lazy_fault(int sig, siginfo_t *si, void *uc)

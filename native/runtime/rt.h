@@ -80,6 +80,7 @@
 #define win_open __scry_rt_win_open
 #define lazy_fault __scry_rt_lazy_fault
 #define lazy_reset __scry_rt_lazy_reset
+#define lazy_prepare_write __scry_rt_lazy_prepare_write
 #define rt_take_signal __scry_rt_rt_take_signal
 #define rt_full_write __scry_rt_rt_full_write
 
@@ -258,6 +259,10 @@ void pm_unprotect_range(void *addr, uint64_t len);
 /* SIGSEGV on a page holding an undetermined line (the process branches), or the SIGTRAP that
  * ends a single step: returns 1 when the signal was lazy exploration's and is handled. */
 int lazy_fault(int sig, siginfo_t *si, void *uc);
+/* The kernel is about to write [addr, addr+len) (read(2) into the pool, called from the read
+ * hook): the unresolved lines of the pages it covers are resolved (branching, as if touched) and
+ * the pages made writable, so that the system call does not fail with EFAULT. */
+void lazy_prepare_write(void *addr, size_t len);
 /* The environment changed (the fork server's child took its run's tag): SCRY_LAZY is read again
  * at the next mmap. */
 void lazy_reset(void);

@@ -5,6 +5,8 @@
  * was consumed):
  *   r OFF          prints "r OFF V": the 8 bytes at OFF, as a hexadecimal number
  *   w OFF B        stores byte B (hexadecimal) at OFF
+ *   pw OFF B       writes byte B at OFF of POOL with pwrite(2)
+ *   rd OFF         reads the first 4 bytes of POOL.log ("log0") into the pool at OFF with read(2)
  *   log            appends "leaf" to POOL.log, which it opened (and wrote "log0" into) at start
  *   showlog        prints the content of POOL.log
  *   if OFF B CMD   runs CMD when the byte at OFF is B (hexadecimal)
@@ -24,7 +26,7 @@
 #include <unistd.h>
 
 static unsigned char *pool;
-static int logfd;
+static int logfd, poolfd;
 
 static void on_segv(int sig)
 {
@@ -81,6 +83,13 @@ static void run(const char *cmd)
 		printf("r %lu %016llx\n", off, (unsigned long long)v);
 	} else if (sscanf(cmd, "w %lu %lx", &off, &b) == 2) {
 		pool[off] = (unsigned char)b;
+	} else if (sscanf(cmd, "pw %lu %lx", &off, &b) == 2) {
+		unsigned char c = (unsigned char)b;
+		if (pwrite(poolfd, &c, 1, (off_t)off) != 1)
+			exit(108);
+	} else if (sscanf(cmd, "rd %lu", &off) == 1) {
+		if (lseek(logfd, 0, SEEK_SET) != 0 || read(logfd, pool + off, 4) != 4)
+			printf("rd failed\n");
 	} else if (strcmp(cmd, "log") == 0) {
 		if (write(logfd, "leaf\n", 5) != 5)
 			exit(107);
@@ -118,6 +127,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return 101;
+	poolfd = fd;
 	int flags = strcmp(argv[2], "private") == 0 ? MAP_PRIVATE : MAP_SHARED;
 	pool = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (pool == MAP_FAILED)
