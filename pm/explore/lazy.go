@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -34,21 +33,23 @@ import (
 // runtime with lazy support in the program, a checker).
 
 // LazyTreeRuns bounds the whole tree of a lazy run: it may take as long as that many runs (the
-// longest run on a consistent image so far, at least MinHangTimeout/HangFactor; before one is
-// timed, the bound of a run over HangFactor), about what the default strategies spend on a crash
-// point; a tree that takes longer is stopped and its crash point explored eagerly. A recovery that
+// longest run on a consistent image so far, at least MinHangTimeout/HangFactor, which is also
+// the run's length before one is timed; with the target's Timeout, that over HangFactor), about
+// what the default strategies spend on a crash point; a tree that takes longer is stopped and its crash point explored eagerly. A recovery that
 // reads every undetermined line (PMDK's pool open reads its lanes' undo logs) makes as many
 // leaves as the exhaustive strategy has states, and would otherwise cost more than eager
 // exploration. Each leaf has the bound of a run on a crash image, from its fork.
 const LazyTreeRuns = 32
 
 // lazyTree is the bound of a lazy run's tree when the runs on crash images are bounded by hang
-// (0: the target's Timeout, else exec.DefaultTimeout): LazyTreeRuns runs of hang/HangFactor
+// (0: the target's Timeout, else not timed yet): LazyTreeRuns runs of hang/HangFactor
 // (HangFactor times the longest consistent run is the adaptive bound), at least
-// MinHangTimeout/HangFactor each.
+// MinHangTimeout/HangFactor each. Before a run is timed, a tree of the first batch that runs
+// past that falls back early rather than holding the batch (a tree may have as many leaves as
+// the crash point has states).
 func (e *explorer) lazyTree(hang time.Duration) time.Duration {
 	if hang <= 0 {
-		hang = cmp.Or(e.cfg.Target.Timeout, exec.DefaultTimeout)
+		hang = e.cfg.Target.Timeout
 	}
 	return LazyTreeRuns * max(hang, MinHangTimeout) / HangFactor
 }
