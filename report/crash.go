@@ -206,8 +206,10 @@ type Stats struct {
 	// Lazy exploration (the lazy strategy; docs/lazy-exploration.md): LazyRuns counts the lazy
 	// runs (one per crash point), LazyLeaves the leaves of their trees judged (each a crash
 	// state, counted in StatesTested too), LazyStates the crash states they stand for (a
-	// decimal: it passes 2^64), LazyFallbacks the crash points explored eagerly instead, by
-	// reason (the runtime aborted branching, no runtime with lazy support, a checker).
+	// decimal: it passes 2^64), LazyFallbacks the crash points that fell back to eager
+	// exploration, by reason (the runtime aborted branching, the tree ran past its bound, no
+	// runtime with lazy support, a checker); those the time budget then left no time for count
+	// in SkippedBudget.
 	LazyRuns      int            `json:"lazy_runs,omitempty"`
 	LazyLeaves    int            `json:"lazy_leaves,omitempty"`
 	LazyStates    string         `json:"lazy_states_covered,omitempty"`

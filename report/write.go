@@ -557,8 +557,8 @@ func sarifMessage(f *Finding) string {
 	return f.Message
 }
 
-// lazyFallbacks says which crash points were explored eagerly instead of lazily, by reason:
-// "; 3 crash points explored eagerly instead (2: why; 1: why)".
+// lazyFallbacks says which crash points fell back from lazy to eager exploration, by reason:
+// "; 3 crash points fell back to eager exploration (2: why; 1: why)".
 func lazyFallbacks(m map[string]int) string {
 	if len(m) == 0 {
 		return ""
@@ -568,5 +568,5 @@ func lazyFallbacks(m map[string]int) string {
 		n += m[r]
 		parts = append(parts, fmt.Sprintf("%d: %s", m[r], r))
 	}
-	return fmt.Sprintf("; %s explored eagerly instead (%s)", plural(n, "crash point", "crash points"), strings.Join(parts, "; "))
+	return fmt.Sprintf("; %s fell back to eager exploration (%s)", plural(n, "crash point", "crash points"), strings.Join(parts, "; "))
 }
