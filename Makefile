@@ -18,7 +18,7 @@ LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 lmdb-utils gcc valgrind chromium \
 	cmake autoconf automake libtool ccache libgdbm-dev libleveldb-dev liblmdb-dev g++ mercurial gdb slurm-wlm munge
 
-.PHONY: all deps scry native headers test test-run generate-check demo demo-run bench bench-run clean fuzz \
+.PHONY: all deps scry native headers test test-run test-lazy-random generate-check demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
 
 all: scry native
@@ -68,6 +68,12 @@ test-run: all mapcli mapcli-injected
 	set -o pipefail; SCRY_REQUIRE_BUILD=1 SCRY_EXAMPLES_STRICT=1 BUILD=$(BUILD) $(GO) test -count=1 -json ./... 2>&1 \
 		| $(GO) run ./test/skipcheck -allow test/skip-allowlist.txt -skips $(BUILD)/test-skips.txt
 
+# The differential test of lazy exploration on 3 000 random programs (issue 29's oracle; `make
+# test` runs 100 of them): docs/lazy-exploration.md records the run.
+LAZY_RANDOM ?= 3000
+test-lazy-random: all
+	set -o pipefail; SCRY_REQUIRE_BUILD=1 BUILD=$(BUILD) SCRY_LAZY_RANDOM=$(LAZY_RANDOM) $(GO) test -count=1 -timeout 2h -run TestLazyRandom -v ./test/lazy 2>&1 | grep -v '^\(=== RUN\|    --- PASS\)'
+
 # Regenerates every generated file (`go generate ./...`: the trace codecs, C header and format
 # tables from trace/schema.go) and fails, naming each stale file, when one differs from what is
 # committed. A generated file is one whose first line says "Code generated ... DO NOT EDIT".
@@ -113,6 +119,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./report
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./internal/exec
+	$(GO) test -run '^$$' -fuzz FuzzLazyResults -fuzztime 15s ./internal/exec
 	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./internal/smt

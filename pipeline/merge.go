@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -175,6 +177,20 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.StoppedAgain += s.StoppedAgain
 	sum.VaryingOutcomes += s.VaryingOutcomes
 	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
+	sum.LazyRuns += s.LazyRuns
+	sum.LazyLeaves += s.LazyLeaves
+	var a, b big.Int
+	if _, ok := b.SetString(s.LazyStates, 10); ok {
+		if _, ok := a.SetString(cmp.Or(sum.LazyStates, "0"), 10); ok {
+			sum.LazyStates = a.Add(&a, &b).String()
+		}
+	}
+	for r, n := range s.LazyFallbacks {
+		if sum.LazyFallbacks == nil {
+			sum.LazyFallbacks = map[string]int{}
+		}
+		sum.LazyFallbacks[r] += n
+	}
 	sum.ElapsedSeconds = max(sum.ElapsedSeconds, s.ElapsedSeconds)
 	// A shard's operation paths are those with crash points in it; shards share paths, so
 	// MergeReports replaces these by the size of the union of the shards' lists (report.Shard).

@@ -110,6 +110,8 @@ type Exploration struct {
 	// Shard, when its Count is set, explores one shard of the trace (explore.Config.Shard); the
 	// report then has the data MergeReports needs.
 	Shard explore.Shard
+	// Judged, if non-nil, gets every crash state judged (explore.Config.Judged).
+	Judged func(explore.JudgedState)
 	// confirm: the checks of inferred properties run too, so properties are inferred once for
 	// both (Infer), and the properties their findings break are confirmed with crash images
 	// (Explore; confirmIDs are those properties' IDs).
@@ -229,7 +231,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
 		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly,
-		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard,
+		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard, Judged: x.Judged,
 		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})
 	if res != nil && rep.Events == 0 {

@@ -203,6 +203,17 @@ type Stats struct {
 	// Runs says how the program was run on the images: through fork servers (how many), or by
 	// exec and why (exec.ForkServers).
 	Runs string `json:"runs,omitempty"`
+	// Lazy exploration (the lazy strategy; docs/lazy-exploration.md): LazyRuns counts the lazy
+	// runs (one per crash point), LazyLeaves the leaves of their trees judged (each a crash
+	// state, counted in StatesTested too), LazyStates the crash states they stand for (a
+	// decimal: it passes 2^64), LazyFallbacks the crash points that fell back to eager
+	// exploration, by reason (the runtime aborted branching, the tree ran past its bound, no
+	// runtime with lazy support, a checker); those the time budget then left no time for count
+	// in SkippedBudget.
+	LazyRuns      int            `json:"lazy_runs,omitempty"`
+	LazyLeaves    int            `json:"lazy_leaves,omitempty"`
+	LazyStates    string         `json:"lazy_states_covered,omitempty"`
+	LazyFallbacks map[string]int `json:"lazy_fallbacks,omitempty"`
 }
 
 // CrashFinding reads a JSON report (docs/findings-json.md; name is its path, for messages) and

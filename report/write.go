@@ -2,11 +2,14 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -140,6 +143,10 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 			fmt.Fprintf(bw, "scry: %s between identical runs and %s not compared where they vary (%d of the %d legal outcomes run a second time printed something else)\n",
 				plural(s.VaryingLines, "output line varies", "output lines vary"), are, s.VaryingOutcomes, s.RepeatRuns)
+		}
+		if s.LazyRuns > 0 || len(s.LazyFallbacks) > 0 {
+			fmt.Fprintf(bw, "scry: lazy exploration: %s, %s judged, %s crash states covered%s\n",
+				plural(s.LazyRuns, "run", "runs"), plural(s.LazyLeaves, "leaf", "leaves"), cmp.Or(s.LazyStates, "0"), lazyFallbacks(s.LazyFallbacks))
 		}
 		if s.PrepRuns > 0 || s.SkippedConcurrent > 0 {
 			fmt.Fprintf(bw, "scry: concurrent operations: %d oracle runs on %d prepared images, %d crash points skipped (too many operations in flight)\n",
@@ -548,4 +555,18 @@ func sarifMessage(f *Finding) string {
 		return f.Message + " (not confirmed by a crash)"
 	}
 	return f.Message
+}
+
+// lazyFallbacks says which crash points fell back from lazy to eager exploration, by reason:
+// "; 3 crash points fell back to eager exploration (2: why; 1: why)".
+func lazyFallbacks(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	n, parts := 0, []string(nil)
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		n += m[r]
+		parts = append(parts, fmt.Sprintf("%d: %s", m[r], r))
+	}
+	return fmt.Sprintf("; %s fell back to eager exploration (%s)", plural(n, "crash point", "crash points"), strings.Join(parts, "; "))
 }

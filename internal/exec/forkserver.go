@@ -67,6 +67,24 @@ func NewForkServers(t Target, scratch string) *ForkServers {
 
 // noForkServer says why the program at path cannot serve runs ("" when it can).
 func noForkServer(path string) string {
+	return noMarker(path, forkServerMarker, "scry's fork server", "no fork server")
+}
+
+// lazyMarker is a symbol every runtime that can make lazy runs defines.
+const lazyMarker = "__scry_lazy_protocol"
+
+// NoLazy says why t cannot make lazy runs ("" when it can): its program is not an ELF
+// executable whose runtime has lazy support (a script, a wrapper such as env, a program built
+// without scry cc or with an older runtime, a black-box program).
+func NoLazy(t Target) string {
+	if len(t.Args) == 0 {
+		return "no program"
+	}
+	return noMarker(t.Args[0], lazyMarker, "a runtime with lazy support", "its runtime has no lazy support")
+}
+
+// noMarker says why the program at path lacks symbol marker, what names ("" when it has it).
+func noMarker(path, marker, what, without string) string {
 	ef, err := elf.Open(path)
 	if err != nil {
 		return filepath.Base(path) + " is not an ELF executable"
@@ -74,14 +92,14 @@ func noForkServer(path string) string {
 	defer ef.Close()
 	syms, err := ef.Symbols()
 	if err != nil {
-		return filepath.Base(path) + " has no symbol table (stripped): cannot tell whether it has scry's fork server"
+		return filepath.Base(path) + " has no symbol table (stripped): cannot tell whether it has " + what
 	}
 	for _, s := range syms {
-		if s.Name == forkServerMarker {
+		if s.Name == marker {
 			return ""
 		}
 	}
-	return filepath.Base(path) + " was not built with scry cc (no fork server)"
+	return filepath.Base(path) + " was not built with scry cc (" + without + ")"
 }
 
 // Mode says how runs are made: through fork servers, or by exec and why.
@@ -102,27 +120,34 @@ func (f *ForkServers) Run(ctx context.Context, pool string, stdin []byte, dir st
 // RunWithin is Run with the run bounded by timeout instead of the target's Timeout (when
 // timeout > 0).
 func (f *ForkServers) RunWithin(ctx context.Context, pool string, stdin []byte, dir string, timeout time.Duration) Outcome {
+	return f.runWithin(ctx, pool, stdin, dir, timeout, nil)
+}
+
+// runWithin is RunWithin, with files for a lazy run (runWatched).
+func (f *ForkServers) runWithin(ctx context.Context, pool string, stdin []byte, dir string, timeout time.Duration, files *runFiles) Outcome {
 	t := f.t
 	if timeout > 0 {
 		t.Timeout = timeout
+	}
+	byExec := func() Outcome {
+		if files == nil {
+			return t.Run(ctx, pool, stdin, dir)
+		}
+		return t.runFiles(ctx, pool, dir, t.Timeout, files)
 	}
 	s, err := f.get(dir)
 	if s == nil {
 		if err != nil {
 			f.disable(err.Error())
 		}
-		return t.Run(ctx, pool, stdin, dir)
+		return byExec()
 	}
-	abs, err := filepath.Abs(pool)
+	abs, args, err := f.t.args(pool)
 	if err != nil {
 		f.put(s)
-		return Outcome{ExitCode: -1, Err: fmt.Errorf("pool path %q: %w", pool, err), filter: t.OutputFilter}
+		return Outcome{ExitCode: -1, Err: err, filter: t.OutputFilter}
 	}
-	args := make([]string, len(f.t.Args))
-	for i, a := range f.t.Args {
-		args[i] = strings.ReplaceAll(a, PoolPlaceholder, abs)
-	}
-	o, started, err := s.run(ctx, args, stdin, t.Timeout, f.t.OutputFilter, abs)
+	o, started, err := s.run(ctx, args, stdin, t.Timeout, f.t.OutputFilter, abs, files)
 	if err != nil {
 		s.stop()
 		f.drop(s)
@@ -133,7 +158,7 @@ func (f *ForkServers) RunWithin(ctx context.Context, pool string, stdin []byte, 
 		if !started {
 			// Nothing ran: the run by exec is the same run.
 			f.disable("a fork server failed: " + err.Error())
-			return t.Run(ctx, pool, stdin, dir)
+			return byExec()
 		}
 		o = Outcome{ExitCode: -1, Err: fmt.Errorf("the fork server running %s failed during the run: %w", args[0], err)}
 	} else {
@@ -285,8 +310,10 @@ func (s *forkServer) stop() {
 
 // run makes one run: args replace the server's arguments (same count), stdin is the child's
 // standard input. started tells whether a child was forked (then an error means its outcome is
-// unknown); err is a failure of the server or of the socket.
-func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeout time.Duration, filter *regexp.Regexp, pool string) (o Outcome, started bool, err error) {
+// unknown); err is a failure of the server or of the socket. With files (a lazy run) the
+// child's standard streams are those files, its tag is their variable (SCRY_LAZY=D), stdin is
+// unused and the output, left in the files, is not watched.
+func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeout time.Duration, filter *regexp.Regexp, pool string, files *runFiles) (o Outcome, started bool, err error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -300,6 +327,9 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 	}
 	var pipes [3][2]*os.File // [stdin, stdout, stderr][read, write]
 	for i := range pipes {
+		if files != nil {
+			break
+		}
 		r, w, err := os.Pipe()
 		if err != nil {
 			for _, p := range pipes[:i] {
@@ -317,6 +347,9 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 		}
 	}
 	tag := fmt.Sprintf("%s=%d.%d", runTagVar, os.Getpid(), runSerial.Add(1))
+	if files != nil {
+		childEnds, closeChildEnds, tag = []*os.File{files.stdin, files.stdout, files.stderr}, func() {}, files.env
+	}
 	var req bytes.Buffer
 	put := func(v uint32) { _ = binary.Write(&req, binary.LittleEndian, v) }
 	put(uint32(len(args)))
@@ -329,7 +362,7 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 	start := time.Now()
 	var magic [4]byte
 	binary.LittleEndian.PutUint32(magic[:], fsMagic)
-	rights := unix.UnixRights(int(pipes[0][0].Fd()), int(pipes[1][1].Fd()), int(pipes[2][1].Fd()))
+	rights := unix.UnixRights(int(childEnds[0].Fd()), int(childEnds[1].Fd()), int(childEnds[2].Fd()))
 	sendErr := unix.Sendmsg(int(s.sock.Fd()), magic[:], rights, nil, 0)
 	if sendErr == nil {
 		_, sendErr = s.sock.Write(req.Bytes())
@@ -346,19 +379,22 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 	stdout := &boundedBuffer{limit: stdoutLimit}
 	stderr := &boundedBuffer{limit: StderrLimit}
 	var copies sync.WaitGroup
-	copies.Go(func() {
-		_, _ = pipes[0][1].Write(stdin)
-		pipes[0][1].Close()
-	})
-	var out io.Writer = stdout
 	diverged := make(chan struct{}) // closed by the watch at the first diverging line
-	w := newWatch(ctx, stdout, filter, pool)
-	if w != nil {
-		w.stop = func() { close(diverged) }
-		out = w
+	var w *watch
+	if files == nil {
+		copies.Go(func() {
+			_, _ = pipes[0][1].Write(stdin)
+			pipes[0][1].Close()
+		})
+		var out io.Writer = stdout
+		w = newWatch(ctx, stdout, filter, pool)
+		if w != nil {
+			w.stop = func() { close(diverged) }
+			out = w
+		}
+		copies.Go(func() { _, _ = io.Copy(out, pipes[1][0]) })
+		copies.Go(func() { _, _ = io.Copy(stderr, pipes[2][0]) })
 	}
-	copies.Go(func() { _, _ = io.Copy(out, pipes[1][0]) })
-	copies.Go(func() { _, _ = io.Copy(stderr, pipes[2][0]) })
 	readers := func() {
 		done := make(chan struct{})
 		go func() { copies.Wait(); close(done) }()

@@ -218,17 +218,26 @@ func filterLines(b []byte, re *regexp.Regexp) []byte {
 // tracing off (native/runtime/writer.c reads only SCRY_TRACE, defaulting to ./scry.trace), so an
 // instrumented program traces into the null device and never overwrites a real trace. Run never returns an error: see Outcome.Err.
 func (t Target) Run(ctx context.Context, pool string, stdin []byte, dir string) Outcome {
+	abs, args, err := t.args(pool)
+	if err != nil {
+		return Outcome{ExitCode: -1, Err: err, filter: t.OutputFilter}
+	}
+	o := runWatched(ctx, args, t.Env, stdin, dir, t.Timeout, t.OutputFilter, abs, nil)
+	o.filter, o.pool = t.OutputFilter, abs
+	return o
+}
+
+// args returns pool's absolute path and the target's arguments with {pool} replaced by it.
+func (t Target) args(pool string) (string, []string, error) {
 	abs, err := filepath.Abs(pool)
 	if err != nil {
-		return Outcome{ExitCode: -1, Err: fmt.Errorf("pool path %q: %w", pool, err), filter: t.OutputFilter}
+		return "", nil, fmt.Errorf("pool path %q: %w", pool, err)
 	}
 	args := make([]string, len(t.Args))
 	for i, a := range t.Args {
 		args[i] = strings.ReplaceAll(a, PoolPlaceholder, abs)
 	}
-	o := runWatched(ctx, args, t.Env, stdin, dir, t.Timeout, t.OutputFilter, abs)
-	o.filter, o.pool = t.OutputFilter, abs
-	return o
+	return abs, args, nil
 }
 
 // environ builds a run's environment (see Target.Run).
@@ -318,12 +327,14 @@ func RunCommand(ctx context.Context, args []string, dir string, timeout time.Dur
 
 // run runs args in its own process group with a timeout; see Target.Run.
 func run(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration) Outcome {
-	return runWatched(ctx, args, env, stdin, dir, timeout, nil, "")
+	return runWatched(ctx, args, env, stdin, dir, timeout, nil, "", nil)
 }
 
 // runWatched is run, stopping the run at its first diverging line of output when ctx carries
-// legal outcomes (WithLegal; filter and pool normalize its lines as Normalized does).
-func runWatched(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration, filter *regexp.Regexp, pool string) Outcome {
+// legal outcomes (WithLegal; filter and pool normalize its lines as Normalized does). With
+// files (a lazy run), the standard streams are those files and its variable is set, stdin is
+// unused, the output stays in the files and is not watched.
+func runWatched(ctx context.Context, args, env []string, stdin []byte, dir string, timeout time.Duration, filter *regexp.Regexp, pool string, files *runFiles) Outcome {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -351,7 +362,13 @@ func runWatched(ctx context.Context, args, env []string, stdin []byte, dir strin
 	stdout := &boundedBuffer{limit: stdoutLimit}
 	stderr := &boundedBuffer{limit: StderrLimit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	w := newWatch(ctx, stdout, filter, pool)
+	var w *watch
+	if files != nil {
+		cmd.Env = append(cmd.Env, files.env)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = files.stdin, files.stdout, files.stderr
+	} else {
+		w = newWatch(ctx, stdout, filter, pool)
+	}
 	if w != nil {
 		// Called from os/exec's copying goroutine, which starts after cmd.Process is set.
 		w.stop = func() { killGroup(cmd.Process.Pid) }

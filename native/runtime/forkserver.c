@@ -49,7 +49,7 @@
 
 extern char __libc_single_threaded __attribute__((weak));
 
-static int full_write(int fd, const void *p, size_t n)
+int rt_full_write(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 	while (n > 0) {
@@ -82,7 +82,7 @@ static int full_read(int fd, void *p, size_t n)
 static int put_u32(int fd, uint32_t v)
 {
 	unsigned char b[4] = {v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff};
-	return full_write(fd, b, 4);
+	return rt_full_write(fd, b, 4);
 }
 
 static int get_u32(int fd, uint32_t *v)
@@ -174,6 +174,7 @@ static void serve(int sock, int argc, char **argv, const struct sigaction *pipe_
 				setenv(tag, eq + 1, 1);
 			}
 			unsetenv("SCRY_FORKSRV_FD");
+			lazy_reset(); /* the tag may be SCRY_LAZY=D */
 			sigaction(SIGPIPE, pipe_action, NULL);
 			return; /* into main */
 		}
@@ -230,7 +231,7 @@ __attribute__((constructor)) static void forkserver_ctor(int argc, char **argv, 
 	struct sigaction ign = {0}, old;
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &old);
-	if (full_write(sock, FS_HELLO, 8) < 0 || put_u32(sock, (uint32_t)getpid()) < 0)
+	if (rt_full_write(sock, FS_HELLO, 8) < 0 || put_u32(sock, (uint32_t)getpid()) < 0)
 		_exit(0);
 	serve(sock, argc, argv, &old);
 }

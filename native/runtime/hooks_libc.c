@@ -199,6 +199,7 @@ void __scry_post___getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *
 void __scry_pre_read(uint32_t site, int fd, void *buf, size_t count)
 {
 	(void)site, (void)fd;
+	lazy_prepare_write(buf, count);
 	unprotect_dest(buf, count);
 }
 

@@ -78,6 +78,11 @@
 #define win_close __scry_rt_win_close
 #define win_close_stale __scry_rt_win_close_stale
 #define win_open __scry_rt_win_open
+#define lazy_fault __scry_rt_lazy_fault
+#define lazy_reset __scry_rt_lazy_reset
+#define lazy_prepare_write __scry_rt_lazy_prepare_write
+#define rt_take_signal __scry_rt_rt_take_signal
+#define rt_full_write __scry_rt_rt_full_write
 
 #include "scry_abi.h"
 #include "scry_trace_format.h"
@@ -248,6 +253,25 @@ int pm_handle_fault(void *addr);
  * the kernel makes into PM on the program's behalf (read(2) into a PM buffer would fail with
  * EFAULT on a protected page). */
 void pm_unprotect_range(void *addr, uint64_t len);
+
+/* --- lazy.c: lazy crash-state exploration (SCRY_LAZY, docs/lazy-exploration.md). --- */
+#include <signal.h>
+/* SIGSEGV on a page holding an undetermined line (the process branches), or the SIGTRAP that
+ * ends a single step: returns 1 when the signal was lazy exploration's and is handled. */
+int lazy_fault(int sig, siginfo_t *si, void *uc);
+/* The kernel is about to write [addr, addr+len) (read(2) into the pool, called from the read
+ * hook): the unresolved lines of the pages it covers are resolved (branching, as if touched) and
+ * the pages made writable, so that the system call does not fail with EFAULT. */
+void lazy_prepare_write(void *addr, size_t len);
+/* The environment changed (the fork server's child took its run's tag): SCRY_LAZY is read again
+ * at the next mmap. */
+void lazy_reset(void);
+/* forkserver.c: writes all of p[0..n) to fd, retrying after EINTR; 0, or -1 on error.
+ * Async-signal-safe. */
+int rt_full_write(int fd, const void *p, size_t n);
+/* writer.c: installs the runtime's handler for sig (the program's actions are kept and chained
+ * to, as for the fatal signals), also when the runtime is inert. */
+void rt_take_signal(int sig);
 
 /* Call-stack context (writer.c): current stack node of this thread, interning new nodes
  * (emits STACK). Lock held. */

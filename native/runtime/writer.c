@@ -822,6 +822,10 @@ static void final_signal(int sig)
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
+	if ((sig == SIGSEGV || sig == SIGTRAP) && lazy_fault(sig, si, uc)) {
+		errno = saved;
+		return;
+	}
 	if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR && pm_handle_fault(si->si_addr)) {
 		errno = saved;
 		return;
@@ -865,17 +869,22 @@ static void deliver_pending(void)
 	raise(sig);
 }
 
+void rt_take_signal(int sig)
+{
+	if (atomic_load(&g_sig_owned[sig]))
+		return;
+	struct sigaction sa;
+	runtime_action(&sa, 0);
+	if (__sigaction(sig, &sa, &g_prev[sig]) < 0)
+		rt_warn("cannot install the handler of signal %d", sig);
+	else
+		atomic_store(&g_sig_owned[sig], 1);
+}
+
 static void install_signals(void)
 {
-	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
-		int sig = fatal_sigs[i];
-		struct sigaction sa;
-		runtime_action(&sa, 0);
-		if (__sigaction(sig, &sa, &g_prev[sig]) < 0)
-			rt_warn("cannot install the handler of signal %d", sig);
-		else
-			atomic_store(&g_sig_owned[sig], 1);
-	}
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+		rt_take_signal(fatal_sigs[i]);
 }
 
 /* ------------------------------------------------ the program's own handlers */

@@ -3,6 +3,7 @@ package crash
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 	"slices"
@@ -561,5 +562,82 @@ func TestDelta(t *testing.T) {
 	}
 	if checked < 4 {
 		t.Errorf("%d states checked", checked)
+	}
+}
+
+// TestLineContents checks each line's distinct contents at the last crash point: k = 0..n
+// units persisted, deduplicated, with the smallest k of each.
+func TestLineContents(t *testing.T) {
+	line := func(set map[int]byte) [LineSize]byte {
+		var l [LineSize]byte
+		for i, v := range set {
+			l[i] = v
+		}
+		return l
+	}
+	ones := map[int]byte{0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1}
+	with := func(m map[int]byte, kv ...int) map[int]byte {
+		c := maps.Clone(m)
+		for i := 0; i < len(kv); i += 2 {
+			c[kv[i]] = byte(kv[i+1])
+		}
+		return c
+	}
+	tests := []struct {
+		name   string
+		stores func(b *analysistest.Builder)
+		line   int
+		values [][LineSize]byte
+		minK   []int
+		of     []int
+	}{
+		{"three units, all distinct", func(b *analysistest.Builder) {
+			storeBytes(b, 3, base, []byte{2, 2, 2, 2})
+			storeBytes(b, 4, base+2, []byte{3, 3, 3, 3})
+			storeBytes(b, 5, base+60, []byte{9, 9, 9, 9, 9, 9, 9, 9})
+		}, 0, [][LineSize]byte{
+			line(ones),
+			line(with(ones, 0, 2, 1, 2, 2, 2, 3, 2)),
+			line(with(ones, 0, 2, 1, 2, 2, 3, 3, 3, 4, 3, 5, 3)),
+			line(with(ones, 0, 2, 1, 2, 2, 3, 3, 3, 4, 3, 5, 3, 60, 9, 61, 9, 62, 9, 63, 9)),
+		}, []int{0, 1, 2, 3}, []int{0, 1, 2, 3}},
+		{"the second line of a spanning store", func(b *analysistest.Builder) {
+			storeBytes(b, 5, base+60, []byte{9, 9, 9, 9, 9, 9, 9, 9})
+		}, 1, [][LineSize]byte{line(nil), line(map[int]byte{0: 9, 1: 9, 2: 9, 3: 9})}, []int{0, 1}, []int{0, 1}},
+		{"a store of the bytes already there adds no content", func(b *analysistest.Builder) {
+			storeBytes(b, 3, base, []byte{1, 1})
+			storeBytes(b, 4, base+4, []byte{7})
+			storeBytes(b, 6, base+4, []byte{1})
+		}, 0, [][LineSize]byte{line(ones), line(with(ones, 4, 7))}, []int{0, 2}, []int{0, 0, 1, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := analysistest.New().Map(1, base, 1<<16)
+			storeBytes(b, 1, base, []byte{1, 1, 1, 1, 1, 1, 1, 1}).Persist(2, base, 8)
+			tt.stores(b)
+			b.Exit(0)
+			var got Contents
+			_, err := Walk(b.Reader(t), Options{}, func(c *CrashPoint) error {
+				if c.Kind != AtEnd {
+					return nil
+				}
+				if _, err := c.LineContents(len(c.Space.Lines)); err == nil {
+					t.Error("a line out of range: no error")
+				}
+				var err error
+				got, err = c.LineContents(tt.line)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.MinK, tt.minK) || !slices.Equal(got.Of, tt.of) || !slices.Equal(got.Values, tt.values) {
+				t.Errorf("minK %v of %v, want %v %v; values\n%v\nwant\n%v", got.MinK, got.Of, tt.minK, tt.of, got.Values, tt.values)
+			}
+		})
+	}
+	pts, _ := walk(t, analysistest.New().Map(1, base, 1<<16).Store(1, base, 8).Exit(0), Options{})
+	if _, err := pts[0].cp.LineContents(0); err == nil {
+		t.Error("a crash point outside its callback: no error")
 	}
 }

@@ -167,15 +167,8 @@ func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
 		}
 		lo, hi := ^uint64(0), uint64(0)
 		for j := len(l.Units) - 1; j >= k; j-- {
-			u := l.Units[j]
-			off := u.Addr - l.Addr
-			for b := range uint64(u.Size) {
-				if u.Keep == nil || u.Keep[b] {
-					buf[off+b] = u.Old[b]
-					mask[off+b] = true
-				}
-			}
-			lo, hi = min(lo, off), max(hi, off+uint64(u.Size))
+			off, end := l.undo(j, buf[:], mask[:])
+			lo, hi = min(lo, off), max(hi, end)
 		}
 		for b := lo; b < hi; {
 			if !mask[b] {
@@ -195,6 +188,77 @@ func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
 		}
 	}
 	return out, nil
+}
+
+// undo rolls unit j of the line back in buf, a copy of the line's bytes from its first byte (the
+// rollback of Patches and LineContents): the bytes the unit overwrote (those its stores wrote,
+// for a merged unit) are written into buf and marked in mask. Rolling units back from the last
+// to the first leaves the bytes from before the earliest. It returns the unit's byte range in
+// the line, [off, end).
+func (l *Line) undo(j int, buf []byte, mask []bool) (off, end uint64) {
+	u := l.Units[j]
+	off = u.Addr - l.Addr
+	for b := range uint64(u.Size) {
+		if u.Keep == nil || u.Keep[b] {
+			buf[off+b] = u.Old[b]
+			mask[off+b] = true
+		}
+	}
+	return off, off + uint64(u.Size)
+}
+
+// Contents are the distinct contents a cache line can have in the crash states of its crash
+// point (Jaaru, ASPLOS'21, §3-4: the values a load of the line can observe): Values, each once,
+// in order of the smallest k giving it (MinK[v]); Of[k] is the index in Values of the content
+// with k units persisted, k = 0..n.
+type Contents struct {
+	Values [][LineSize]byte
+	MinK   []int
+	Of     []int
+}
+
+// LineSize is the size of a cache line in bytes.
+const LineSize = 64
+
+// LineContents returns the contents line i of the space can have at cp: the line's LineSize
+// bytes with units 0..k-1 persisted and k..n-1 rolled back (Patches' rollback), for k = 0..n.
+// A line whose units all wrote the bytes they overwrote has one content. Errors: i is out of
+// range, the line lies outside its region, or cp is used outside its Walk callback.
+func (cp *CrashPoint) LineContents(i int) (Contents, error) {
+	var c Contents
+	if cp.rp == nil {
+		return c, errStale
+	}
+	sp := cp.Space
+	if i < 0 || i >= len(sp.Lines) {
+		return c, fmt.Errorf("crash: line %d of a space of %d lines", i, len(sp.Lines))
+	}
+	l := sp.Lines[i]
+	g := l.Region
+	if g == nil || l.Addr < g.Base || l.Addr+LineSize > g.Base+g.Length {
+		return c, fmt.Errorf("crash: line %#x is outside its region", l.Addr)
+	}
+	n := len(l.Units)
+	byK := make([][LineSize]byte, n+1)
+	var buf [4096]byte
+	var mask [4096]bool
+	g.ReadAt(buf[:LineSize], int64(l.Addr-g.Base))
+	byK[n] = [LineSize]byte(buf[:LineSize])
+	for k := n - 1; k >= 0; k-- {
+		l.undo(k, buf[:], mask[:])
+		byK[k] = [LineSize]byte(buf[:LineSize])
+	}
+	c.Of = make([]int, n+1)
+	for k, b := range byK {
+		v := slices.Index(c.Values, b)
+		if v < 0 {
+			v = len(c.Values)
+			c.Values = append(c.Values, b)
+			c.MinK = append(c.MinK, k)
+		}
+		c.Of[k] = v
+	}
+	return c, nil
 }
 
 // Regions returns the regions of the crash point's image in mapping order (every region mapped

@@ -18,17 +18,23 @@ type Strategy struct {
 	// NeedsInvariants: the strategy chooses states from Options.Invariants (inferred from the
 	// trace beforehand) and yields nothing without them.
 	NeedsInvariants bool
+	// Lazy: the strategy's states are every state (exhaustive's), but package explore does not
+	// run them one by one: one run per crash point branches at the first access to each line
+	// whose content the crash leaves undetermined, one branch per distinct content
+	// (LineContents), and the leaves of that tree stand for every state.
+	Lazy bool
 
 	count func(sp *Space, o Options) *big.Int
 	gen   func(sp *Space, o Options, yield func(State) bool)
 }
 
 // Count returns the number of states the strategy chooses at a crash point: full before the
-// per-point cap (Options.MaxStates), tested after it (what States yields).
+// per-point cap (Options.MaxStates), tested after it (what States yields; a lazy strategy's
+// states are all covered, whatever the cap).
 func (s *Strategy) Count(sp *Space, o Options) (full, tested *big.Int) {
 	full = s.count(sp, o)
 	tested = full
-	if m := o.maxStates(); m >= 0 && full.Cmp(big.NewInt(m)) > 0 {
+	if m := o.maxStates(); m >= 0 && full.Cmp(big.NewInt(m)) > 0 && !s.Lazy {
 		tested = big.NewInt(m)
 	}
 	return full, tested
@@ -55,6 +61,14 @@ var strategies = []*Strategy{
 		Name:   "exhaustive",
 		Doc:    "every crash state: each line's units persisted up to any prefix (Yat's exhaustive search)",
 		Source: "Fernandes's thesis (Automatic Testing of PM Applications, 2022) §3.1.1 (Yat), §4.7 (all combinations); WITCHER (SOSP'21) §4.4.1, §6.5",
+		count:  func(sp *Space, o Options) *big.Int { return sp.Size() },
+		gen:    genExhaustive,
+	},
+	{
+		Name:   "lazy",
+		Doc:    "every crash state, explored lazily: one run per crash point that forks at the first access to each undetermined cache line, one branch per distinct content it can have (needs a program built with scry cc; falls back to prefix,random)",
+		Source: "Jaaru (ASPLOS'21) §3–4 (lazy exploration, constraint refinement)",
+		Lazy:   true,
 		count:  func(sp *Space, o Options) *big.Int { return sp.Size() },
 		gen:    genExhaustive,
 	},

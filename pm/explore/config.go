@@ -170,6 +170,23 @@ type Config struct {
 	// Shard, when its Count is set, explores one shard of the trace's busy periods and fills
 	// Result.Shard for the merge (shard.go).
 	Shard Shard
+	// Judged, if non-nil, is called (on the walk's goroutine) with every crash state judged and
+	// the run it is judged by: a differential test of strategies compares them (test/lazy).
+	Judged func(JudgedState)
+}
+
+// JudgedState is a crash state judged: its crash point (crash.CrashPoint.Index), the state, the
+// strategy that chose it ("lazy" for a lazy run's leaf; "assumed-durable" for a durability
+// state), the outcome of the run that judged it, whether it failed and, for a lazy leaf,
+// Covers, which reports whether the leaf stands for the state k of the same crash point (nil
+// otherwise).
+type JudgedState struct {
+	Point    int
+	State    crash.State
+	Strategy string
+	Outcome  exec.Outcome
+	Failed   bool
+	Covers   func(k []int) bool
 }
 
 // Runner runs the program under test, and the checker, on an image. The run of the target on

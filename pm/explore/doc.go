@@ -57,6 +57,16 @@
 // properties ask to be ordered are confirmed differentially, with twins of the states that break
 // them (cause.go, Pair).
 //
+// # Lazy exploration
+//
+// With the lazy strategy (crash.Strategy.Lazy; Jaaru, ASPLOS'21, §3–4) a crash point gets one
+// run instead of one per state: on its fully applied image, with the cache lines of undetermined
+// content listed for the runtime, which forks at the first access to each, one branch per
+// distinct content; each leaf of the tree is judged as one crash state, like an eager one, and
+// stands for every state that agrees with it on the lines it chose (lazy.go). A crash point
+// whose lazy run falls back is explored with DefaultStrategies in a last walk.
+// docs/lazy-exploration.md is the user's guide.
+//
 // # Images and parallelism
 //
 // Images are materialised inside the Walk callback, where crash points are valid: one

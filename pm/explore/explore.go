@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,6 +126,11 @@ type item struct {
 	smp              sampling
 	order            *report.ShardOrder
 	cluster, variant string
+	// lazy, on a crash point's lazy run (lazy.go), is what its leaves are judged with; leafOf
+	// and choices, on a leaf, its run's and its choices.
+	lazy    *lazyPoint
+	leafOf  *lazyPoint
+	choices []exec.LazyChoice
 }
 
 // period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
@@ -238,6 +244,15 @@ type explorer struct {
 	helperSites int
 	twins       map[Pair]int // repaired twins made per pair
 	shard       *shardLog    // a shard's failing states (shard.go)
+	// Lazy exploration (lazy.go): why lazy runs cannot be made ("" when they can), the crash
+	// points (by index) whose lazy runs fell back and their operations, whether the walk in
+	// progress is the last one that explores those eagerly, the crash states the leaves covered.
+	lazyOff      string
+	fallback     map[int]bool
+	fallbackOps  map[int]bool
+	fallbackWalk bool
+	fallbackDone int // fallback points the last walk explored or left out to the budget
+	lazyCovered  big.Int
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
@@ -283,7 +298,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		locs:        map[[2]uint32]report.Location{},
 		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
 		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, storeStates: map[string][2]int{}, memoryOps: map[int]bool{},
-		explored: map[int]bool{},
+		explored: map[int]bool{}, fallback: map[int]bool{}, fallbackOps: map[int]bool{},
 	}
 	e.budgetStart, e.prog, e.runCtx = cfg.Start, cfg.Progress, ctx
 	if e.budgetStart.IsZero() {
@@ -306,6 +321,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := e.invariants(); err != nil {
 		return res, err
 	}
+	e.lazyCheck()
 	// Rounds of walks: every operation path before any path a second time (priority.go); one
 	// walk in trace order with NoPriority (the paths are grouped either way, for
 	// Stats.OperationPaths).
@@ -332,16 +348,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	e.prog.Phase("exploring", "crash points covered", e.allPoints)
 	var werr error
-	for i, pass := range passes {
+	for i := 0; i < len(passes); i++ {
 		if e.budgetStop {
 			break
 		}
+		pass := passes[i]
 		e.pass, e.walk = pass, i
 		e.walkPoints, e.walkVisited, e.walkRanTime, e.walkRanPoints = 0, 0, 0, 0
 		for k, n := range e.opPoints {
 			if e.inPass(k) {
 				e.walkPoints += n
 			}
+		}
+		if e.fallbackWalk {
+			e.walkPoints = len(e.fallback)
 		}
 		if i > 0 {
 			if r, err = trace.Open(cfg.Trace); err != nil {
@@ -377,6 +397,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if werr != nil {
 			break
 		}
+		if i == len(passes)-1 {
+			if fp := e.fallbackPass(); fp != nil {
+				passes = append(passes, fp) // the crash points whose lazy runs fell back, eagerly
+			}
+		}
+	}
+	if res.Stats.LazyRuns > 0 {
+		res.Stats.LazyStates = e.lazyCovered.String()
+	}
+	if n := len(e.fallback) - e.fallbackDone; n > 0 {
+		// Fallen back, then never explored eagerly: the budget ended first.
+		res.Stats.CrashPoints -= n
+		res.Stats.SkippedBudget += n
 	}
 	e.prog.Phase("clustering and placing the findings", "", 0)
 	e.place()
@@ -535,7 +568,7 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	k := int(cp.Op)
-	if !e.inPass(k) {
+	if !e.inPass(k) || e.fallbackWalk && !e.fallback[cp.Index] {
 		return nil
 	}
 	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= ScheduleEnd(d) {
@@ -587,8 +620,14 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 		e.res.Stats.Skipped++
 		return nil
 	}
+	if e.fallbackWalk {
+		e.fallbackDone++
+	}
 	if e.overBudget() {
 		e.res.Stats.SkippedBudget++
+		if e.fallbackWalk {
+			e.res.Stats.CrashPoints-- // counted explored by its lazy run, which fell back
+		}
 		return nil
 	}
 	if e.batchBytes >= maxOperationBytes {
@@ -603,7 +642,9 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 		e.res.Stats.Skipped++
 		return nil
 	}
-	e.res.Stats.CrashPoints++
+	if !e.fallbackWalk {
+		e.res.Stats.CrashPoints++
+	}
 	if err := e.keepBefore(p, cp); err != nil {
 		return err
 	}
@@ -612,8 +653,17 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 		inflight[i] = int(f)
 	}
 	done := slices.Clone(p.ended)
+	lazy := e.lazyHere(cp)
+	if lazy {
+		it, err := e.lazyItem(cp, k, id, path)
+		if err != nil {
+			return err
+		}
+		it.per, it.done, it.inflight, it.next = p, done, inflight, next
+		e.batch = append(e.batch, it)
+	}
 	seen, skipped := map[string]*item{}, map[string]bool{}
-	for _, s := range e.cfg.Strategies {
+	for _, s := range e.eagerStrategies(lazy) {
 		for st := range s.States(cp.Space, e.cfg.Options) {
 			key := fmt.Sprint(st.K)
 			if it := seen[key]; it != nil {
@@ -700,7 +750,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	if e.walk == 0 {
 		e.checkText(cp)
 	}
-	if !e.durabilityPass(k) {
+	if !e.durabilityPass(k) || e.fallbackWalk {
 		return nil
 	}
 	return e.durability(cp, p, id)
@@ -1080,9 +1130,16 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		it.lines = append(it.lines, report.CrashLine{Addr: l.Addr, Units: len(l.Units)})
 	}
 	e.batchBytes += 32 * len(sp.Lines) // it.lines and it.state.K (MaxOperationBytes)
-	// The units a finding names: for a prefix state every unit not persisted (the operation's
-	// stores that did not make it); otherwise the persisted units later in program order than
-	// some unpersisted one, and the unpersisted units earlier than some persisted one.
+	it.persisted, it.unpersist = stateRefs(sp, st)
+	e.batchBytes += int(unsafe.Sizeof(unitRef{}))*(cap(it.unpersist)+cap(it.persisted)) + int(unsafe.Sizeof(crash.Patch{}))*len(it.patches)
+	return it, nil
+}
+
+// stateRefs returns the units a finding on state st of sp names: for a prefix state every unit
+// not persisted (the operation's stores that did not make it); otherwise the persisted units
+// later in program order than some unpersisted one, and the unpersisted units earlier than some
+// persisted one.
+func stateRefs(sp *crash.Space, st crash.State) (persisted, unpersist []unitRef) {
 	const none = ^uint64(0)
 	maxP, minN := uint64(0), none
 	anyP := false
@@ -1100,19 +1157,18 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 	}
 	for i, l := range sp.Lines {
 		for j, u := range l.Units {
-			persisted := j < st.K[i]
+			isP := j < st.K[i]
 			switch {
-			case st.Prefix && !persisted:
-				it.unpersist = append(it.unpersist, ref(u))
-			case !st.Prefix && persisted && anyP && u.Seq > minN:
-				it.persisted = append(it.persisted, ref(u))
-			case !st.Prefix && !persisted && anyP && u.Seq < maxP:
-				it.unpersist = append(it.unpersist, ref(u))
+			case st.Prefix && !isP:
+				unpersist = append(unpersist, ref(u))
+			case !st.Prefix && isP && anyP && u.Seq > minN:
+				persisted = append(persisted, ref(u))
+			case !st.Prefix && !isP && anyP && u.Seq < maxP:
+				unpersist = append(unpersist, ref(u))
 			}
 		}
 	}
-	e.batchBytes += int(unsafe.Sizeof(unitRef{}))*(cap(it.unpersist)+cap(it.persisted)) + int(unsafe.Sizeof(crash.Patch{}))*len(it.patches)
-	return it, nil
+	return persisted, unpersist
 }
 
 // countPoints walks the trace at path once (crash.Walk with opts, building no state) and

@@ -15,6 +15,7 @@ import (
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/testenv"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
@@ -80,7 +81,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Runner: runner, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir}, Progress: testProgress,
 		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
-		Start: testStart, Now: testNow,
+		Start: testStart, Now: testNow, Strategies: testStrategies,
 	})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -122,6 +123,9 @@ var testNoPriority bool
 
 // testNoForkServer is exploreTrace's Config.NoForkServer.
 var testNoForkServer bool
+
+// testStrategies is exploreTrace's Config.Strategies (nil: the default).
+var testStrategies []*crash.Strategy
 
 // testTimeBudget, testStart and testNow are exploreTrace's Config.TimeBudget, Start and Now (a
 // fake clock: time stands still); testProgress its Exec.Progress.

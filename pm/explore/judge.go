@@ -24,6 +24,16 @@ func Kinds() []report.Rule {
 
 // judge compares a crash image's run with the legal outcomes and records a failure.
 func (e *explorer) judge(it *item, got outcome, ls legalSet) {
+	if f := e.cfg.Judged; f != nil {
+		js := JudgedState{Point: it.point, State: it.state, Strategy: it.strategy, Outcome: got.target}
+		if lp, ch := it.leafOf, it.choices; lp != nil {
+			js.Covers = func(k []int) bool { return lp.covers(ch, k) }
+		}
+		defer func() {
+			js.Failed = it.judged && it.failed
+			f(js)
+		}()
+	}
 	// Only a crash-free run that ended by itself is a legal outcome: one killed by a signal
 	// (a target that crashes without a crash, or lacks the environment it needs) would make
 	// every crash image that dies the same way look legal.

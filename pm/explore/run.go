@@ -34,6 +34,9 @@ type job struct {
 	publish   *legalSlot
 	publishAs int
 	legal     *legalSlot
+	// lazy makes the run a lazy run of a crash point (lazy.go), its tree bounded by tree.
+	lazy *lazyPoint
+	tree time.Duration
 }
 
 // outcome is a job's result; done is set when the job ran to its end (not interrupted).
@@ -41,6 +44,7 @@ type outcome struct {
 	target  exec.Outcome
 	checker *exec.Outcome
 	done    bool
+	lazy    *exec.LazyOutcome // a lazy run's (target is its root's)
 }
 
 // flush hands the current batch to the workers. Batches are pipelined: flush first waits for
@@ -209,10 +213,10 @@ func (b *runningBatch) planImages(e *explorer) {
 		}
 		b.jobOf[i] = len(b.jobs)
 		var legal *legalSlot
-		if pr := b.seqs[it.per]; pr != nil {
+		if pr := b.seqs[it.per]; pr != nil && it.lazy == nil { // a lazy run's output is not watched
 			legal = pr.slot
 		}
-		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal})
+		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal, lazy: it.lazy, tree: e.lazyTree(b.hang)})
 	}
 }
 
@@ -372,6 +376,10 @@ func (e *explorer) finish() error {
 			}
 			continue
 		}
+		if it.lazy != nil {
+			e.judgeLazy(it, got, ls) // its leaves, each a state
+			continue
+		}
 		e.res.Stats.StatesTested++
 		e.judge(it, got, ls)
 		e.logState(it)
@@ -451,6 +459,11 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 			out.checker = &co
 		}
 		os.Remove(cp)
+	}
+	if j.lazy != nil {
+		out.lazy = e.lazyRun(ctx, w, j, j.image)
+		out.target, out.done = out.lazy.Root, ctx.Err() == nil
+		return out
 	}
 	out.target = e.cfg.Runner.Target(e.withLegal(ctx, j), j.image, j.stdin, w.Dir, j.timeout)
 	if j.publish != nil && ctx.Err() == nil {

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"os"
+	"slices"
 
 	"github.com/scry-pm/scry/internal/exec"
 )
@@ -48,7 +49,7 @@ func (b *runningBatch) learnVariance(e *explorer, outs []outcome) (unjudged map[
 			ready = ready && outs[k].done
 			los = append(los, outs[k].target)
 		}
-		if !ready || exec.Mismatch(got.target, los...) != exec.SymptomOutput {
+		if !ready || !slices.ContainsFunc(got.runs(), func(o exec.Outcome) bool { return exec.Mismatch(o, los...) == exec.SymptomOutput }) {
 			continue
 		}
 		for _, k := range legal {
