@@ -100,12 +100,16 @@ func (e *explorer) hangTimeout() time.Duration {
 // workers start early and a first failure is reported soon. Under a time budget a batch is also
 // kept to about 1/BudgetBatches of the budget's exploration (ScheduleEnd) at the wall time per
 // state measured so far (at least 32 states): the walk stops adding states once those queued
-// would end past the schedule (overBudget), and smaller batches let it stop closer to the end.
+// would end past the schedule (pace), and smaller batches let it stop closer to the end; and the
+// first batch is the first operation's states alone, handed to the workers at its end, so that
+// the pacing has a cost per state measured before the next operations' states are chosen.
 func (e *explorer) batchLimit() int {
 	n := min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
 	if d := e.cfg.TimeBudget; d > 0 && e.ranStates > 0 && e.ranTime > 0 {
 		per := e.ranTime / time.Duration(e.ranStates)
 		n = min(n, max(32, int(ScheduleEnd(d)/BudgetBatches/max(per, 1))))
+	} else if d > 0 && e.flushes == 0 {
+		n = 1 // the first operation's states alone: the pacing's first measure (pace)
 	}
 	return n
 }
@@ -123,6 +127,7 @@ type runningBatch struct {
 	pointFiles []string
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
 	points     int           // the crash points whose states it holds (explorer.batchPoints)
+	cost       float64       // their estimated cost in crash states (explorer.batchCost)
 	began      time.Time     // when it was handed to the workers
 	// Set by run: the outcomes and the first error of exec.Map, and when it ended.
 	prepOut []outcome
@@ -143,8 +148,8 @@ type seqPair struct {
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
-	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints}
-	e.batchPoints = 0
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints, cost: e.batchCost}
+	e.batchPoints, e.batchCost = 0, 0
 	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	b.genIdx = make([][]int, len(b.items))
@@ -251,9 +256,9 @@ func (e *explorer) finish() error {
 	}
 	e.ranTime += b.ended.Sub(b.began)
 	e.ranStates += len(b.items)
-	e.ranPoints += b.points
+	e.ranCost += b.cost
 	e.walkRanTime += b.ended.Sub(b.began)
-	e.walkRanPoints += b.points
+	e.walkRanCost += b.cost
 	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
 		e.prog.Advance(b.points)
