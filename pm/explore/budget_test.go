@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -229,5 +230,71 @@ func TestPartialPoint(t *testing.T) {
 		if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "explored with a share of their crash states") }) {
 			t.Errorf("budget %v: warnings %q", c.budget, r.Warnings)
 		}
+	}
+}
+
+// TestOverrun: under a time budget a batch's runs are bounded by BatchOverrun times its
+// estimated time (its states at the wall time per state so far), at least a BudgetBatches-th of
+// the schedule; no bound without a budget, before a measure or on a test's clock.
+func TestOverrun(t *testing.T) {
+	began := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name      string
+		budget    time.Duration
+		now       func() time.Time
+		ranTime   time.Duration
+		ranStates int
+		items     int
+		want      time.Duration // 0: no bound
+	}{
+		{"no budget", 0, nil, time.Second, 100, 1000, 0},
+		{"nothing measured", 15 * time.Minute, nil, 0, 0, 1000, 0},
+		{"a test's clock", 15 * time.Minute, time.Now, time.Second, 100, 1000, 0},
+		{"the estimate's multiple", 15 * time.Minute, nil, time.Second, 100, 10000, 400 * time.Second},   // 4 x 10ms x 10000
+		{"at least a twentieth", 15 * time.Minute, nil, time.Second, 100, 100, 43650 * time.Millisecond}, // 873s / 20
+	} {
+		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: c.now}, ranTime: c.ranTime, ranStates: c.ranStates, runCtx: context.Background()}
+		b := &runningBatch{items: make([]*item, c.items), began: began}
+		e.overrun(b)
+		var got time.Duration
+		if b.ctx != nil {
+			d, ok := b.ctx.Deadline()
+			if !ok {
+				t.Errorf("%s: a bound without a deadline", c.name)
+			}
+			got = d.Sub(began)
+			b.cancel()
+		}
+		if got != c.want {
+			t.Errorf("%s: bound %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSpreadImages: a batch's crash images run in spread order after the legal outcomes', and
+// every state is still judged by the run of its own image.
+func TestSpreadImages(t *testing.T) {
+	b := &runningBatch{oracles: 2, jobOf: []int{0, 2, 3, 4, 4, 5, 6, 7, 8, 9}}
+	for i := range 10 {
+		b.jobs = append(b.jobs, job{image: fmt.Sprint(i)})
+	}
+	image := func(i int) string { return b.jobs[b.jobOf[i]].image }
+	var before []string
+	for i := range b.jobOf {
+		before = append(before, image(i))
+	}
+	b.spreadImages()
+	var order, after []string
+	for _, j := range b.jobs {
+		order = append(order, j.image)
+	}
+	for i := range b.jobOf {
+		after = append(after, image(i))
+	}
+	if got := fmt.Sprint(order); got != "[0 1 2 6 4 8 3 7 5 9]" {
+		t.Errorf("run order %s, want the legal outcomes then the images in spread order", got)
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the states' images %v, were %v", after, before)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,14 +68,14 @@ func (e *explorer) flush() error {
 	}
 	b := e.prepare()
 	e.flushes++
+	b.began = e.now()
+	e.overrun(b)
 	if len(b.gen.preps) > 0 {
-		b.began = e.now()
 		b.run(e)
 		e.running = b
 		return e.finish()
 	}
 	b.done = make(chan struct{})
-	b.began = e.now()
 	go func() {
 		defer close(b.done)
 		b.run(e)
@@ -128,7 +129,11 @@ type runningBatch struct {
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
 	points     int           // the crash points whose states it holds (explorer.batchPoints)
 	cost       float64       // their estimated cost in crash states (explorer.batchCost)
-	began      time.Time     // when it was handed to the workers
+	// ctx, under a time budget, ends the batch's runs when it overruns (explorer.overrun; nil:
+	// explorer.runCtx), cancel releases it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	began  time.Time // when it was handed to the workers
 	// Set by run: the outcomes and the first error of exec.Map, and when it ended.
 	prepOut []outcome
 	outs    []outcome
@@ -219,6 +224,32 @@ func (b *runningBatch) planImages(e *explorer) {
 		}
 		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal})
 	}
+	if e.cfg.TimeBudget > 0 {
+		b.spreadImages()
+	}
+}
+
+// spreadImages reorders b's crash images' runs (after the legal outcomes') in spread order (the
+// first, the middle, the quartiles, ...: priority.go's spread), so that a batch whose runs are
+// stopped (explorer.overrun, the budget's end) has run an even sample of its crash points'
+// states rather than its first points' only. The states are judged in their order either way.
+func (b *runningBatch) spreadImages() {
+	old := make([]int, len(b.jobs)-b.oracles)
+	for i := range old {
+		old[i] = b.oracles + i
+	}
+	pos := make(map[int]int, len(old)) // old index -> new
+	jobs := slices.Clone(b.jobs[:b.oracles])
+	for _, k := range spread(old) {
+		pos[k] = len(jobs)
+		jobs = append(jobs, b.jobs[k])
+	}
+	for i, k := range b.jobOf {
+		if k >= b.oracles {
+			b.jobOf[i] = pos[k]
+		}
+	}
+	b.jobs = jobs
 }
 
 // run runs the batch's jobs on the workers (the prep runs first, when there are any). It only
@@ -226,7 +257,7 @@ func (b *runningBatch) planImages(e *explorer) {
 func (b *runningBatch) run(e *explorer) {
 	if len(b.gen.preps) > 0 {
 		var err error
-		b.prepOut, err = exec.Map(e.runCtx, e.cfg.Exec, b.gen.preps, e.runJob)
+		b.prepOut, err = exec.Map(b.runCtx(e), e.cfg.Exec, b.gen.preps, e.runJob)
 		if err != nil {
 			b.err, b.ended = err, e.now()
 			return
@@ -238,7 +269,7 @@ func (b *runningBatch) run(e *explorer) {
 	// after them, then differs from its first run wherever theirs could (vary.go).
 	pool := e.cfg.Exec
 	pool.First = b.oracles
-	b.outs, b.err = exec.Map(e.runCtx, pool, b.jobs, e.runJob)
+	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, e.runJob)
 	b.ended = e.now()
 }
 
@@ -254,11 +285,20 @@ func (e *explorer) finish() error {
 	if b.done != nil {
 		<-b.done
 	}
+	cut := b.err != nil && b.ctx != nil && b.ctx.Err() != nil && e.ctx.Err() == nil
+	if b.cancel != nil {
+		b.cancel()
+	}
+	// A batch cut short is measured by the share of its crash images run.
+	ran := 1.0
+	if cut {
+		ran = b.ranShare()
+	}
 	e.ranTime += b.ended.Sub(b.began)
-	e.ranStates += len(b.items)
-	e.ranCost += b.cost
+	e.ranStates += int(ran * float64(len(b.items)))
+	e.ranCost += ran * b.cost
 	e.walkRanTime += b.ended.Sub(b.began)
-	e.walkRanCost += b.cost
+	e.walkRanCost += ran * b.cost
 	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
 		e.prog.Advance(b.points)
@@ -280,8 +320,9 @@ func (e *explorer) finish() error {
 			}
 		}
 	}()
-	// The runs stopped at the time budget's end (Config.TimeBudget) are left out, not an error.
-	budgetEnded := b.err != nil && e.budgetEnded()
+	// The runs stopped at the time budget's end (Config.TimeBudget), or at their batch's overrun,
+	// are left out, not an error.
+	budgetEnded := b.err != nil && (e.budgetEnded() || cut)
 	if budgetEnded {
 		b.err = nil
 	}
@@ -466,4 +507,53 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	}
 	out.done = ctx.Err() == nil
 	return out
+}
+
+// BatchOverrun bounds a batch's runs under a time budget: they are stopped after BatchOverrun
+// times the batch's estimated time (its states at the wall time per state measured so far), and
+// never before 1/BudgetBatches of the exploration's schedule (ScheduleEnd).
+const BatchOverrun = 4
+
+// overrun bounds the runs of batch b, handed to the workers now, under a time budget: the cost
+// per state of one kind of operation can be a hundred times another's (CCEH's split states hang
+// until the hang bound, a second each, where an insert's run in a hundredth of a second), and the
+// pacing (pace) learns it only when a batch of that kind is judged, so a batch of such states,
+// sized and chosen at the cheaper kinds' cost, would hold the walk for much of the budget. Its
+// runs still going at the bound are stopped and their states not judged
+// (explorer.budgetStopped), like those stopped at the budget's end; the pacing then measures the
+// batch by the share of its images run. No bound on a test's clock (Config.Now) or before a
+// cost per state is measured.
+func (e *explorer) overrun(b *runningBatch) {
+	d := e.cfg.TimeBudget
+	if d <= 0 || e.cfg.Now != nil || e.ranStates == 0 || e.ranTime == 0 {
+		return
+	}
+	per := e.ranTime / time.Duration(e.ranStates)
+	allow := max(BatchOverrun*per*time.Duration(len(b.items)), ScheduleEnd(d)/BudgetBatches)
+	b.ctx, b.cancel = context.WithDeadline(e.runCtx, b.began.Add(allow))
+}
+
+// runCtx is the context of b's runs: its overrun bound's, else the explorer's (runCtx).
+func (b *runningBatch) runCtx(e *explorer) context.Context {
+	if b.ctx != nil {
+		return b.ctx
+	}
+	return e.runCtx
+}
+
+// ranShare is the share of b's crash images whose runs ended (1 when it has none).
+func (b *runningBatch) ranShare() float64 {
+	if len(b.outs) <= b.oracles {
+		if b.outs == nil && len(b.items) > 0 {
+			return 0
+		}
+		return 1
+	}
+	done := 0
+	for _, o := range b.outs[b.oracles:] {
+		if o.done {
+			done++
+		}
+	}
+	return float64(done) / float64(len(b.outs)-b.oracles)
 }
