@@ -233,7 +233,7 @@ func TestPartialPoint(t *testing.T) {
 	}
 }
 
-// TestOverrun: under a time budget a batch's runs are bounded by BatchOverrun times its
+// TestOverrun: under a time budget a batch's runs end at the latest at BatchOverrun times its
 // estimated time (its states at the wall time per state so far), at least a BudgetBatches-th of
 // the schedule; no bound without a budget, before a measure or on a test's clock.
 func TestOverrun(t *testing.T) {
@@ -263,10 +263,36 @@ func TestOverrun(t *testing.T) {
 				t.Errorf("%s: a bound without a deadline", c.name)
 			}
 			got = d.Sub(began)
+			b.check.Stop()
 			b.cancel()
 		}
 		if got != c.want {
 			t.Errorf("%s: bound %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestProjectedPast: a batch's runs are past their bound when the rate of the runs ended so far
+// projects them past it; not before its jobs are planned.
+func TestProjectedPast(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		ran, total int64
+		elapsed    time.Duration
+		bound      time.Duration
+		want       bool
+	}{
+		{"not planned yet", 0, 0, time.Minute, time.Second, false},
+		{"none ended", 0, 100, time.Minute, time.Hour, true},
+		{"on time", 50, 100, time.Minute, 2 * time.Minute, false},
+		{"a hundredth done", 10, 1000, 44 * time.Second, 520 * time.Second, true}, // 4400s projected
+		{"a tenth done", 100, 1000, 44 * time.Second, 520 * time.Second, false},   // 440s projected
+	} {
+		b := &runningBatch{}
+		b.ran.Store(c.ran)
+		b.total.Store(c.total)
+		if got := b.projectedPast(c.elapsed, c.bound); got != c.want {
+			t.Errorf("%s: projectedPast = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
