@@ -233,66 +233,42 @@ func TestPartialPoint(t *testing.T) {
 	}
 }
 
-// TestOverrun: under a time budget a batch's runs end at the latest at BatchOverrun times its
-// estimated time (its states at the wall time per state so far), at least a BudgetBatches-th of
-// the schedule; no bound without a budget, before a measure or on a test's clock.
+// TestOverrun: under a time budget a batch's runs are bounded by the schedule's time left when
+// it begins less the estimated time of the crash points not yet reached, at least their share by
+// estimated states and a BudgetBatches-th of the schedule; no bound without a budget, before a
+// measure or on a test's clock.
 func TestOverrun(t *testing.T) {
-	began := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
-		name      string
-		budget    time.Duration
-		now       func() time.Time
-		ranTime   time.Duration
-		ranStates int
-		items     int
-		want      time.Duration // 0: no bound
+		name             string
+		budget           time.Duration
+		now              func() time.Time
+		spent            time.Duration // when the batch began
+		ranTime          time.Duration
+		ranCost, cost    float64 // measured; the batch's
+		allCost, visited float64
+		want             time.Duration // 0: no bound
 	}{
-		{"no budget", 0, nil, time.Second, 100, 1000, 0},
-		{"nothing measured", 15 * time.Minute, nil, 0, 0, 1000, 0},
-		{"a test's clock", 15 * time.Minute, time.Now, time.Second, 100, 1000, 0},
-		{"the estimate's multiple", 15 * time.Minute, nil, time.Second, 100, 10000, 400 * time.Second},   // 4 x 10ms x 10000
-		{"at least a twentieth", 15 * time.Minute, nil, time.Second, 100, 100, 43650 * time.Millisecond}, // 873s / 20
+		{"no budget", 0, nil, 0, time.Second, 100, 100, 1000, 0, 0},
+		{"nothing measured", 15 * time.Minute, nil, 0, 0, 0, 100, 1000, 0, 0},
+		{"a test's clock", 15 * time.Minute, time.Now, 0, time.Second, 100, 100, 1000, 0, 0},
+		// ScheduleEnd 873s, 800s left; 10ms per state
+		{"the time the rest leaves", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 2000, 20000, 2000, 620 * time.Second},    // 800 - 180
+		{"at least the batch's share", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 20000, 82000, 2000, 160 * time.Second}, // 800 - 800; 800 x 20000/100000
+		{"at least a twentieth", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 20, 100000, 2000, 43650 * time.Millisecond},
 	} {
-		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: c.now}, ranTime: c.ranTime, ranStates: c.ranStates, runCtx: context.Background()}
-		b := &runningBatch{items: make([]*item, c.items), began: began}
+		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: c.now}, budgetStart: t0, ranTime: c.ranTime, ranStates: int(c.ranCost), ranCost: c.ranCost,
+			allCost: c.allCost, visitedCost: c.visited, runCtx: context.Background()}
+		b := &runningBatch{began: t0.Add(c.spent), cost: c.cost}
 		e.overrun(b)
 		var got time.Duration
 		if b.ctx != nil {
-			d, ok := b.ctx.Deadline()
-			if !ok {
-				t.Errorf("%s: a bound without a deadline", c.name)
-			}
-			got = d.Sub(began)
-			b.check.Stop()
+			d, _ := b.ctx.Deadline()
+			got = d.Sub(b.began)
 			b.cancel()
 		}
 		if got != c.want {
 			t.Errorf("%s: bound %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// TestProjectedPast: a batch's runs are past their bound when the rate of the runs ended so far
-// projects them past it; not before its jobs are planned.
-func TestProjectedPast(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		ran, total int64
-		elapsed    time.Duration
-		bound      time.Duration
-		want       bool
-	}{
-		{"not planned yet", 0, 0, time.Minute, time.Second, false},
-		{"none ended", 0, 100, time.Minute, time.Hour, true},
-		{"on time", 50, 100, time.Minute, 2 * time.Minute, false},
-		{"a hundredth done", 10, 1000, 44 * time.Second, 520 * time.Second, true}, // 4400s projected
-		{"a tenth done", 100, 1000, 44 * time.Second, 520 * time.Second, false},   // 440s projected
-	} {
-		b := &runningBatch{}
-		b.ran.Store(c.ran)
-		b.total.Store(c.total)
-		if got := b.projectedPast(c.elapsed, c.bound); got != c.want {
-			t.Errorf("%s: projectedPast = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

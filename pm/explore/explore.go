@@ -217,10 +217,12 @@ type explorer struct {
 	opPoints           []int
 	// opCost is the estimated cost of each operation's crash points, in crash states
 	// (pointCost), walkCost and walkVisitedCost those of the walk in progress and of the points
-	// it reached; opVisited counts the points reached per operation, batchCost the estimated
-	// cost of the points of the batch being built (pace).
+	// it reached, allCost and visitedCost the same over every walk (overrun); opVisited counts
+	// the points reached per operation, batchCost the estimated cost of the points of the batch
+	// being built (pace).
 	opCost                    []float64
 	walkCost, walkVisitedCost float64
+	allCost, visitedCost      float64
 	opVisited                 []int
 	batchCost                 float64
 	// explored says which operations had a crash point explored (Stats.PathsExplored).
@@ -334,6 +336,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 	e.opVisited = make([]int, len(e.opPoints))
+	for _, c := range e.opCost {
+		e.allCost += c
+	}
 	for _, n := range e.opPoints {
 		e.allPoints += n
 	}
@@ -402,7 +407,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.warn(fmt.Sprintf("partial: %d crash points were left out and %d explored with a share of their crash states (the program-order prefixes first) to keep to the time budget of %v (spread over every operation path, the rarest first, by their estimated crash states); the results cover the %d explored%s", n, m, cfg.TimeBudget, res.Stats.CrashPoints, paths))
 	}
 	if n := e.budgetStopped; n > 0 {
-		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past %d times its estimated time, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget), BatchOverrun))
+		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
 	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
@@ -600,6 +605,7 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	}
 	err := e.visitPoint(cp, k, cost)
 	e.walkVisitedCost += cost
+	e.visitedCost += cost
 	if e.res.Stats.CrashPoints > explored {
 		e.batchPoints++ // covered once its batch is judged (progress)
 		e.explored[k] = true

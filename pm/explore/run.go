@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
@@ -130,14 +129,12 @@ type runningBatch struct {
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
 	points     int           // the crash points whose states it holds (explorer.batchPoints)
 	cost       float64       // their estimated cost in crash states (explorer.batchCost)
-	// ctx, under a time budget, ends the batch's runs when it overruns (explorer.overrun; nil:
-	// explorer.runCtx), cancel releases it, check is the timer that looks at its progress; ran
-	// counts the runs of jobs ended, total the jobs (set when they run).
-	ctx        context.Context
-	cancel     context.CancelFunc
-	check      *time.Timer
-	ran, total atomic.Int64
-	began      time.Time // when it was handed to the workers
+	// ctx, under a time budget, ends the batch's runs at allow after it began (explorer.overrun;
+	// nil: explorer.runCtx), cancel releases it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	allow  time.Duration
+	began  time.Time // when it was handed to the workers
 	// Set by run: the outcomes and the first error of exec.Map, and when it ended.
 	prepOut []outcome
 	outs    []outcome
@@ -273,11 +270,7 @@ func (b *runningBatch) run(e *explorer) {
 	// after them, then differs from its first run wherever theirs could (vary.go).
 	pool := e.cfg.Exec
 	pool.First = b.oracles
-	b.total.Store(int64(len(b.jobs)))
-	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, func(ctx context.Context, w *exec.Worker, j job) outcome {
-		defer b.ran.Add(1)
-		return e.runJob(ctx, w, j)
-	})
+	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, e.runJob)
 	b.ended = e.now()
 }
 
@@ -295,7 +288,6 @@ func (e *explorer) finish() error {
 	}
 	cut := b.err != nil && b.ctx != nil && b.ctx.Err() != nil && e.ctx.Err() == nil
 	if b.cancel != nil {
-		b.check.Stop()
 		b.cancel()
 	}
 	// A batch cut short is measured by the share of its crash images run.
@@ -518,49 +510,37 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	return out
 }
 
-// BatchOverrun bounds a batch's runs under a time budget: they are stopped once they are bound
-// to take more than BatchOverrun times the batch's estimated time (its states at the wall time
-// per state measured so far); a batch may always take 1/BudgetBatches of the exploration's
-// schedule (ScheduleEnd).
-const BatchOverrun = 4
-
-// overrun bounds the runs of batch b, handed to the workers now, under a time budget: the cost
+// overrun bounds the runs of batch b, handed to the workers now, under a time budget. The cost
 // per state of one kind of operation can be a hundred times another's (CCEH's split states hang
 // until the hang bound, a second each, where an insert's run in a hundredth of a second), and the
-// pacing (pace) learns it only when a batch of that kind is judged, so a batch of such states,
-// chosen at the cheaper kinds' cost, would hold the walk for much of the budget. After
-// 1/BudgetBatches of the schedule, the batch's runs are stopped if the rate of its runs so far
-// projects it past BatchOverrun times its estimate, and in any case at that multiple. The states
-// of the runs stopped are not judged (explorer.budgetStopped), like those stopped at the budget's
-// end; the pacing measures the batch by the share of its images run. No bound on a test's clock
-// (Config.Now) or before a cost per state is measured.
+// pacing (pace) learns it only when a batch of that kind is judged: a batch of such states,
+// chosen at the cheaper kinds' cost, would hold the walk for the rest of the budget and leave the
+// rest of the exploration (the other paths, the later rounds) nothing. So the batch's runs may
+// take the time the schedule has left when it begins (L) less the estimated time of the rest, the
+// crash points not yet reached at the cost per estimated state measured so far (R), and at least
+// their share of L by estimated states (L·C/(C+Cr), C the batch's, Cr the rest's) and
+// 1/BudgetBatches of the schedule; the runs still going then are stopped. A batch whose cost was
+// estimated right ends long before (it was chosen to fit). The states of the runs stopped are
+// not judged (explorer.budgetStopped), like those stopped at the budget's end; the pacing
+// measures the batch by the share of its images run. No bound on a test's clock (Config.Now)
+// or before a cost per state is measured.
 func (e *explorer) overrun(b *runningBatch) {
 	d := e.cfg.TimeBudget
-	if d <= 0 || e.cfg.Now != nil || e.ranStates == 0 || e.ranTime == 0 {
+	if d <= 0 || e.cfg.Now != nil || e.ranStates == 0 || e.ranCost == 0 {
 		return
 	}
-	per := e.ranTime / time.Duration(e.ranStates)
-	bound := BatchOverrun * per * time.Duration(len(b.items))
-	first := ScheduleEnd(d) / BudgetBatches
-	ctx, stop := context.WithDeadline(e.runCtx, b.began.Add(max(bound, first)))
-	ctx, cancel := context.WithCancel(ctx)
-	b.ctx, b.cancel = ctx, func() { cancel(); stop() }
-	b.check = time.AfterFunc(first, func() {
-		if b.projectedPast(first, bound) {
-			cancel()
-		}
-	})
+	b.allow = overrunBound(ScheduleEnd(d), b.began.Sub(e.budgetStart), e.ranTime.Seconds()/e.ranCost, b.cost, max(e.allCost-e.visitedCost, 0))
+	b.ctx, b.cancel = context.WithDeadline(e.runCtx, b.began.Add(b.allow))
 }
 
-// projectedPast reports whether b's runs, elapsed into them, are bound to take more than bound
-// at the rate of those ended so far (jobs ended of its total; none ended counts as past). False
-// while its jobs are not planned yet (the prep runs of overlapping operations).
-func (b *runningBatch) projectedPast(elapsed, bound time.Duration) bool {
-	ran, total := b.ran.Load(), b.total.Load()
-	if total == 0 {
-		return false
-	}
-	return ran == 0 || float64(elapsed)*float64(total)/float64(ran) > float64(bound)
+// overrunBound is overrun's bound of a batch of estimated cost c (crash states) that begins
+// spent into a schedule ending at end, when an estimated state costs per seconds and the crash
+// points not yet reached cost rest.
+func overrunBound(end, spent time.Duration, per, c, rest float64) time.Duration {
+	left := end - spent
+	need := time.Duration(per * rest * float64(time.Second))
+	share := time.Duration(float64(left) * c / max(c+rest, 1))
+	return max(left-need, share, end/BudgetBatches)
 }
 
 // runCtx is the context of b's runs: its overrun bound's, else the explorer's (runCtx).
