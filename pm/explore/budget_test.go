@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/workload"
 )
 
 // TestSchedule: the schedule ends a reserve before the budget (3 %, at least a second, at most a
@@ -234,9 +237,9 @@ func TestPartialPoint(t *testing.T) {
 }
 
 // TestOverrun: under a time budget a batch's runs are bounded by the schedule's time left when
-// it begins less the estimated time of the crash points not yet reached, at least their share by
-// estimated states and a BudgetBatches-th of the schedule; no bound without a budget, before a
-// measure or on a test's clock.
+// it begins less the estimated time of the crash points not yet reached, at least BatchOverrun
+// times its own estimated time and a BudgetBatches-th of the schedule, a deadline on the wall clock (none on
+// a test's clock); no bound without a budget or before a measure.
 func TestOverrun(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -251,10 +254,9 @@ func TestOverrun(t *testing.T) {
 	}{
 		{"no budget", 0, nil, 0, time.Second, 100, 100, 1000, 0, 0},
 		{"nothing measured", 15 * time.Minute, nil, 0, 0, 0, 100, 1000, 0, 0},
-		{"a test's clock", 15 * time.Minute, time.Now, 0, time.Second, 100, 100, 1000, 0, 0},
 		// ScheduleEnd 873s, 800s left; 10ms per state
-		{"the time the rest leaves", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 2000, 20000, 2000, 620 * time.Second},    // 800 - 180
-		{"at least the batch's share", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 20000, 82000, 2000, 160 * time.Second}, // 800 - 800; 800 x 20000/100000
+		{"the time the rest leaves", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 2000, 20000, 2000, 620 * time.Second},          // 800 - 180
+		{"at least 4 times its own estimate", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 2000, 100000, 2000, 80 * time.Second}, // 800 - 980 < 0; 4 x 10ms x 2000
 		{"at least a twentieth", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 20, 100000, 2000, 43650 * time.Millisecond},
 	} {
 		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: c.now}, budgetStart: t0, ranTime: c.ranTime, ranStates: int(c.ranCost), ranCost: c.ranCost,
@@ -273,30 +275,99 @@ func TestOverrun(t *testing.T) {
 	}
 }
 
-// TestSpreadImages: a batch's crash images run in spread order after the legal outcomes', and
-// every state is still judged by the run of its own image.
-func TestSpreadImages(t *testing.T) {
-	b := &runningBatch{oracles: 2, jobOf: []int{0, 2, 3, 4, 4, 5, 6, 7, 8, 9}}
-	for i := range 10 {
-		b.jobs = append(b.jobs, job{image: fmt.Sprint(i)})
+// slowStartRunner runs the target and advances a fake clock by a second per run, ten for the
+// runs whose standard input begins with slow while the clock is under a hundred seconds (one
+// kind of operation slow while a machine is loaded: its first batch's cost is not the one
+// measured before it).
+type slowStartRunner struct {
+	Runner
+	now  *atomic.Int64
+	slow string
+}
+
+func (r slowStartRunner) Target(ctx context.Context, image string, stdin []byte, dir string, timeout time.Duration) scryexec.Outcome {
+	cost := time.Second
+	if strings.HasPrefix(string(stdin), r.slow) && r.now.Load() < int64(100*time.Second) {
+		cost = 10 * time.Second
 	}
-	image := func(i int) string { return b.jobs[b.jobOf[i]].image }
-	var before []string
-	for i := range b.jobOf {
-		before = append(before, image(i))
+	defer r.now.Add(int64(cost))
+	return r.Runner.Target(ctx, image, stdin, dir, timeout)
+}
+
+// TestSlowKind: wide.ops's fill re-executions cost ten times the others' at first (the whole
+// unbudgeted run takes 162 s of the fake clock): a budget the run fits in (200 s, 300 s) leaves
+// nothing out and judges every state; one it does not fit in (150 s) ends within 5 % of its end
+// (the fill's states stopped by the overrun bound are retried in the time the other walks leave),
+// every operation path explored.
+func TestSlowKind(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "wide.c")
+	tr := recordRun(t, dir, bin, "wide.ops")
+	all := exploreTrace(t, dir, bin, "wide.ops", tr, 1, 5*time.Second)
+	var clock atomic.Int64
+	testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	testNow = func() time.Time { return testStart.Add(time.Duration(clock.Load())) }
+	testRunner = func(r Runner) Runner { return slowStartRunner{r, &clock, "get\nset 4"} } // after the fill
+	defer func() { testStart, testNow, testTimeBudget, testRunner = time.Time{}, nil, 0, nil }()
+	for _, c := range []struct {
+		budget time.Duration
+		fits   bool
+	}{
+		{150 * time.Second, false},
+		{200 * time.Second, true},
+		{300 * time.Second, true},
+	} {
+		clock.Store(0)
+		testTimeBudget = c.budget
+		r := exploreTrace(t, dir, bin, "wide.ops", tr, 1, 5*time.Second)
+		st, took := r.Stats, time.Duration(clock.Load())
+		if c.fits && (st.SkippedBudget != 0 || st.PartialBudget != 0 || st.StatesTested != all.Stats.StatesTested || len(r.Warnings) != 0) {
+			t.Errorf("budget %v: %d points left out, %d in part, %d states judged of %d; warnings %q", c.budget, st.SkippedBudget, st.PartialBudget, st.StatesTested, all.Stats.StatesTested, r.Warnings)
+		}
+		if !c.fits && took < c.budget*95/100 {
+			t.Errorf("budget %v: ended at %v, more than 5 %% early (the states stopped at the fill's overrun bound not retried)", c.budget, took)
+		}
+		if took > c.budget || st.PathsExplored != st.OperationPaths || st.CrashPoints+st.SkippedBudget != all.Stats.CrashPoints {
+			t.Errorf("budget %v: ended at %v, %d of %d paths, %d points explored and %d left out of %d", c.budget, took, st.PathsExplored, st.OperationPaths, st.CrashPoints, st.SkippedBudget, all.Stats.CrashPoints)
+		}
 	}
-	b.spreadImages()
-	var order, after []string
-	for _, j := range b.jobs {
-		order = append(order, j.image)
+}
+
+// TestRetry: the states whose runs an overrun bound stopped are kept by crash point (not a
+// durability state's or a twin's, nor in the remainder walk); the remainder walk takes their
+// operations once, after the last walk, while the schedule has time; at a point it rebuilds m
+// of them spread evenly, no longer counted as stopped.
+func TestRetry(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	now := t0.Add(10 * time.Second)
+	e := &explorer{cfg: &Config{TimeBudget: time.Minute, Now: func() time.Time { return now }, Workload: workload.Workload{Ops: make([]string, 4)}}, budgetStart: t0}
+	if e.remainderPass() != nil {
+		t.Error("a remainder walk with nothing to retry")
 	}
-	for i := range b.jobOf {
-		after = append(after, image(i))
+	for i := range 5 {
+		e.keepRetry(&item{op: 2, event: 7, state: crash.State{K: []int{i}}})
 	}
-	if got := fmt.Sprint(order); got != "[0 1 2 6 4 8 3 7 5 9]" {
-		t.Errorf("run order %s, want the legal outcomes then the images in spread order", got)
+	e.keepRetry(&item{op: 1, event: 3, state: crash.State{K: []int{0}}, durability: true})
+	e.keepRetry(&item{op: 1, event: 3, state: crash.State{K: []int{1}}, twin: &twin{}})
+	e.budgetStopped = 7
+	if fmt.Sprint(len(e.retry), len(e.retry[7]), e.retryOp) != "1 5 map[2:true]" {
+		t.Errorf("kept %v of operations %v", e.retry, e.retryOp)
 	}
-	if fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Errorf("the states' images %v, were %v", after, before)
+	pass := e.remainderPass()
+	if fmt.Sprint(pass) != "[false false true false]" || !e.remainder || e.remainderPass() != nil {
+		t.Errorf("remainder pass %v (remainder %v), then another", pass, e.remainder)
+	}
+	keep := e.retryStates(&crash.CrashPoint{Event: 7}, 2)
+	if got := fmt.Sprint(slices.Sorted(maps.Keys(keep))); got != "[[1] [3]]" || e.budgetStopped != 5 || len(e.retry[7]) != 0 {
+		t.Errorf("retried %s, %d still stopped, %d kept at the point", got, e.budgetStopped, len(e.retry[7]))
+	}
+	e.keepRetry(&item{op: 2, event: 9, state: crash.State{K: []int{0}}})
+	if len(e.retry[9]) != 0 {
+		t.Error("a state stopped in the remainder walk kept for another")
+	}
+	late := &explorer{cfg: &Config{TimeBudget: time.Minute, Now: func() time.Time { return t0.Add(time.Minute) }, Workload: workload.Workload{Ops: make([]string, 4)}}, budgetStart: t0}
+	late.keepRetry(&item{op: 2, event: 7, state: crash.State{K: []int{0}}})
+	if late.remainderPass() != nil {
+		t.Error("a remainder walk past the schedule's end")
 	}
 }

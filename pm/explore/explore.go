@@ -225,6 +225,12 @@ type explorer struct {
 	allCost, visitedCost      float64
 	opVisited                 []int
 	batchCost                 float64
+	// retry holds the crash states whose runs an overrun bound stopped, by crash point (trace
+	// event) and state key, retryOp their operations, for the remainder walk (retry.go);
+	// remainder says the walk in progress is that walk.
+	retry     map[uint64]map[string]bool
+	retryOp   map[int]bool
+	remainder bool
 	// explored says which operations had a crash point explored (Stats.PathsExplored).
 	explored map[int]bool
 	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
@@ -347,15 +353,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	e.prog.Phase("exploring", "crash points covered", e.allPoints)
 	var werr error
-	for i, pass := range passes {
+	for i := 0; i < len(passes); i++ {
 		if e.budgetStop {
 			break
 		}
-		e.pass, e.walk = pass, i
+		e.pass, e.walk = passes[i], i
 		e.walkRanTime, e.walkRanCost, e.walkCost, e.walkVisitedCost = 0, 0, 0, 0
 		for k, c := range e.opCost {
-			if e.inPass(k) {
+			if e.inPass(k) && !e.remainder {
 				e.walkCost += c
+			}
+		}
+		if e.remainder { // its points cost their states to retry (retry.go)
+			for _, keys := range e.retry {
+				e.walkCost += float64(len(keys))
 			}
 		}
 		if i > 0 {
@@ -391,6 +402,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		if werr != nil {
 			break
+		}
+		if i == len(passes)-1 {
+			if pass := e.remainderPass(); pass != nil {
+				passes = append(passes, pass)
+			}
 		}
 	}
 	e.prog.Phase("clustering and placing the findings", "", 0)
@@ -597,6 +613,9 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		e.budgetStop = true
 		return crash.ErrStop
 	}
+	if e.remainder {
+		return e.visitRetry(cp, k)
+	}
 	e.visited++
 	explored := e.res.Stats.CrashPoints
 	cost := pointCost(cp.Space, e.cfg.Strategies, e.cfg.Options)
@@ -647,7 +666,9 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 		return err
 	}
 	if take == 0 {
-		e.res.Stats.SkippedBudget++
+		if !e.remainder {
+			e.res.Stats.SkippedBudget++
+		}
 		return nil
 	}
 	if e.batchBytes >= maxOperationBytes {
@@ -662,12 +683,17 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 		e.res.Stats.Skipped++
 		return nil
 	}
-	e.res.Stats.CrashPoints++
 	e.batchCost += take
 	var keep map[string]bool // nil: every state
-	if take < cost {
+	switch {
+	case e.remainder:
+		keep = e.retryStates(cp, int(take))
+	case take < cost:
 		keep = thinStates(cp.Space, e.cfg.Strategies, e.cfg.Options, int(take))
 		e.res.Stats.PartialBudget++
+		e.res.Stats.CrashPoints++
+	default:
+		e.res.Stats.CrashPoints++
 	}
 	if err := e.keepBefore(p, cp); err != nil {
 		return err
@@ -768,7 +794,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	if e.walk == 0 {
 		e.checkText(cp)
 	}
-	if !e.durabilityPass(k) {
+	if !e.durabilityPass(k) || e.remainder {
 		return nil
 	}
 	return e.durability(cp, p, id)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -225,32 +224,6 @@ func (b *runningBatch) planImages(e *explorer) {
 		}
 		b.jobs = append(b.jobs, job{image: it.image, copyFrom: it.base, patches: it.patches, stdin: e.cfg.Workload.Suffix(it.next - 1), checker: e.cfg.Runner.HasChecker(), timeout: b.hang, legal: legal})
 	}
-	if e.cfg.TimeBudget > 0 {
-		b.spreadImages()
-	}
-}
-
-// spreadImages reorders b's crash images' runs (after the legal outcomes') in spread order (the
-// first, the middle, the quartiles, ...: priority.go's spread), so that a batch whose runs are
-// stopped (explorer.overrun, the budget's end) has run an even sample of its crash points'
-// states rather than its first points' only. The states are judged in their order either way.
-func (b *runningBatch) spreadImages() {
-	old := make([]int, len(b.jobs)-b.oracles)
-	for i := range old {
-		old[i] = b.oracles + i
-	}
-	pos := make(map[int]int, len(old)) // old index -> new
-	jobs := slices.Clone(b.jobs[:b.oracles])
-	for _, k := range spread(old) {
-		pos[k] = len(jobs)
-		jobs = append(jobs, b.jobs[k])
-	}
-	for i, k := range b.jobOf {
-		if k >= b.oracles {
-			b.jobOf[i] = pos[k]
-		}
-	}
-	b.jobs = jobs
 }
 
 // run runs the batch's jobs on the workers (the prep runs first, when there are any). It only
@@ -270,7 +243,15 @@ func (b *runningBatch) run(e *explorer) {
 	// after them, then differs from its first run wherever theirs could (vary.go).
 	pool := e.cfg.Exec
 	pool.First = b.oracles
-	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, e.runJob)
+	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, func(ctx context.Context, w *exec.Worker, j job) outcome {
+		if b.allow > 0 && (e.now().Sub(b.began) >= b.allow || e.cfg.Now != nil && e.spent() >= ScheduleEnd(e.cfg.TimeBudget)) {
+			// Past the overrun bound, or (on a test's clock, which has no deadline) the
+			// schedule's end: the run is not begun.
+			b.cancel()
+			return outcome{}
+		}
+		return e.runJob(ctx, w, j)
+	})
 	b.ended = e.now()
 }
 
@@ -409,6 +390,9 @@ func (e *explorer) finish() error {
 		if !ready {
 			if budgetEnded {
 				e.budgetStopped++
+				if cut && !e.budgetEnded() {
+					e.keepRetry(it)
+				}
 				continue
 			}
 			if got.done {
@@ -517,21 +501,32 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 // chosen at the cheaper kinds' cost, would hold the walk for the rest of the budget and leave the
 // rest of the exploration (the other paths, the later rounds) nothing. So the batch's runs may
 // take the time the schedule has left when it begins (L) less the estimated time of the rest, the
-// crash points not yet reached at the cost per estimated state measured so far (R), and at least
-// their share of L by estimated states (L·C/(C+Cr), C the batch's, Cr the rest's) and
-// 1/BudgetBatches of the schedule; the runs still going then are stopped. A batch whose cost was
-// estimated right ends long before (it was chosen to fit). The states of the runs stopped are
+// crash points not yet reached at the cost per estimated state measured so far (R), at least
+// BatchOverrun times its own estimated time (its states at that cost: the pacing chose them to
+// fit) and 1/BudgetBatches of the schedule; the runs still going then are stopped (and retried
+// by the remainder walk if the walks end early, retry.go). A batch whose cost was estimated
+// right ends long before. The states of the runs stopped are
 // not judged (explorer.budgetStopped), like those stopped at the budget's end; the pacing
-// measures the batch by the share of its images run. No bound on a test's clock (Config.Now)
-// or before a cost per state is measured.
+// measures the batch by the share of its images run (handed out shuffled, exec.Pool: a sample
+// of all its points). No bound before a cost per state is measured; on a test's clock
+// (Config.Now) the runs past it are not begun.
 func (e *explorer) overrun(b *runningBatch) {
 	d := e.cfg.TimeBudget
-	if d <= 0 || e.cfg.Now != nil || e.ranStates == 0 || e.ranCost == 0 {
+	if d <= 0 || e.ranStates == 0 || e.ranCost == 0 {
 		return
 	}
 	b.allow = overrunBound(ScheduleEnd(d), b.began.Sub(e.budgetStart), e.ranTime.Seconds()/e.ranCost, b.cost, max(e.allCost-e.visitedCost, 0))
+	if e.cfg.Now != nil {
+		// A test's clock: no deadline on the wall clock; a run past the bound is not begun.
+		b.ctx, b.cancel = context.WithCancel(e.runCtx)
+		return
+	}
 	b.ctx, b.cancel = context.WithDeadline(e.runCtx, b.began.Add(b.allow))
 }
+
+// BatchOverrun is the multiple of its estimated time a batch's runs may always take under a time
+// budget (explorer.overrun).
+const BatchOverrun = 4
 
 // overrunBound is overrun's bound of a batch of estimated cost c (crash states) that begins
 // spent into a schedule ending at end, when an estimated state costs per seconds and the crash
@@ -539,8 +534,8 @@ func (e *explorer) overrun(b *runningBatch) {
 func overrunBound(end, spent time.Duration, per, c, rest float64) time.Duration {
 	left := end - spent
 	need := time.Duration(per * rest * float64(time.Second))
-	share := time.Duration(float64(left) * c / max(c+rest, 1))
-	return max(left-need, share, end/BudgetBatches)
+	own := time.Duration(BatchOverrun * per * c * float64(time.Second))
+	return max(left-need, own, end/BudgetBatches)
 }
 
 // runCtx is the context of b's runs: its overrun bound's, else the explorer's (runCtx).
