@@ -334,8 +334,9 @@ func TestSlowKind(t *testing.T) {
 }
 
 // TestRetry: the states whose runs an overrun bound stopped are kept by crash point (not a
-// durability state's or a twin's, nor in the remainder walk); the remainder walk takes their
-// operations once, after the last walk, while the schedule has time; at a point it rebuilds m
+// durability state's or a twin's, nor in the remainder walk), and so are the points the pacing
+// left out; the remainder walk takes their operations once, after the last walk, while the
+// schedule has time; at a point it rebuilds m
 // of them spread evenly, no longer counted as stopped.
 func TestRetry(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -353,8 +354,9 @@ func TestRetry(t *testing.T) {
 	if fmt.Sprint(len(e.retry), len(e.retry[7]), e.retryOp) != "1 5 map[2:true]" {
 		t.Errorf("kept %v of operations %v", e.retry, e.retryOp)
 	}
+	e.keepSkipped(&crash.CrashPoint{Event: 11}, 0, 57) // a point the pacing left out
 	pass := e.remainderPass()
-	if fmt.Sprint(pass) != "[false false true false]" || !e.remainder || e.remainderPass() != nil {
+	if fmt.Sprint(pass) != "[true false true false]" || !e.remainder || e.remainderPass() != nil || e.skipped[11] != 57 {
 		t.Errorf("remainder pass %v (remainder %v), then another", pass, e.remainder)
 	}
 	keep := e.retryStates(&crash.CrashPoint{Event: 7}, 2)

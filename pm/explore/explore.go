@@ -226,9 +226,11 @@ type explorer struct {
 	opVisited                 []int
 	batchCost                 float64
 	// retry holds the crash states whose runs an overrun bound stopped, by crash point (trace
-	// event) and state key, retryOp their operations, for the remainder walk (retry.go);
+	// event) and state key, skipped the points the pacing left out, retryOp their operations, for
+	// the remainder walk (retry.go);
 	// remainder says the walk in progress is that walk.
 	retry     map[uint64]map[string]bool
+	skipped   map[uint64]float64 // crash points the pacing left out, by trace event: their cost
 	retryOp   map[int]bool
 	remainder bool
 	// explored says which operations had a crash point explored (Stats.PathsExplored).
@@ -364,9 +366,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				e.walkCost += c
 			}
 		}
-		if e.remainder { // its points cost their states to retry (retry.go)
+		if e.remainder { // its points cost their states to retry, or their own (retry.go)
 			for _, keys := range e.retry {
 				e.walkCost += float64(len(keys))
+			}
+			for _, c := range e.skipped {
+				e.walkCost += c
 			}
 		}
 		if i > 0 {
@@ -668,6 +673,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 	if take == 0 {
 		if !e.remainder {
 			e.res.Stats.SkippedBudget++
+			e.keepSkipped(cp, k, cost)
 		}
 		return nil
 	}

@@ -7,13 +7,14 @@ import (
 )
 
 // The remainder walk. Under a time budget a batch's runs are bounded by the time the rest of the
-// exploration leaves (explorer.overrun); the rest's time is estimated from the crash states the
-// strategies choose, and cluster and window sampling run far fewer, so the walks can end well
-// before the budget with states of a stopped batch never judged (CCEH: 2 273 of its splits'
-// states, 700 s left). When the walks end with time left, one more walk rebuilds those states,
-// and only those, and runs them, paced by the same budget (each point's cost is its states to
-// retry). Its points are not counted again (Stats.CrashPoints, progress), nor are its states'
-// durability states or repaired twins made again.
+// exploration leaves (explorer.overrun), and the pacing leaves points out when the rest does not
+// fit; the rest's time is estimated from the crash states the strategies choose, and cluster and
+// window sampling run far fewer, so the walks can end well before the budget with states of a
+// stopped batch never judged (CCEH: 2 273 of its splits' states, 700 s left) and points left out.
+// When the walks end with time left, one more walk explores those points and rebuilds those
+// states, and only those, paced by the same budget (a point's cost is its own, or its states to
+// retry). A point with states to retry is not counted again (Stats.CrashPoints, progress), nor
+// are its durability states or repaired twins made again.
 
 // keepRetry records the state of item it, whose run an overrun bound stopped, for the remainder
 // walk (not a durability state or a twin: they are made with their crash point's states).
@@ -38,7 +39,7 @@ func (e *explorer) keepRetry(it *item) {
 // when there is none or no time for it: it is made once, after the last walk, when the time
 // budget's schedule has not ended.
 func (e *explorer) remainderPass() []bool {
-	if e.remainder || len(e.retry) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= ScheduleEnd(e.cfg.TimeBudget) {
+	if e.remainder || len(e.retry)+len(e.skipped) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= ScheduleEnd(e.cfg.TimeBudget) {
 		return nil
 	}
 	e.remainder = true
@@ -51,9 +52,39 @@ func (e *explorer) remainderPass() []bool {
 	return pass
 }
 
-// visitRetry is visit in the remainder walk: a crash point with states to retry is explored with
-// those states (as many as the pacing lets in); the others are passed by.
+// keepSkipped records crash point cp of operation k, of estimated cost cost, which the pacing
+// left out, for the remainder walk.
+func (e *explorer) keepSkipped(cp *crash.CrashPoint, k int, cost float64) {
+	if e.cfg.TimeBudget <= 0 {
+		return
+	}
+	if e.skipped == nil {
+		e.skipped = map[uint64]float64{}
+	}
+	if e.retryOp == nil {
+		e.retryOp = map[int]bool{}
+	}
+	e.skipped[cp.Event], e.retryOp[k] = cost, true
+}
+
+// visitRetry is visit in the remainder walk: a crash point the pacing left out is explored as in
+// a walk (counted explored instead of left out), one with states to retry is explored with those
+// states (as many as the pacing lets in); the others are passed by.
 func (e *explorer) visitRetry(cp *crash.CrashPoint, k int) error {
+	if cost, ok := e.skipped[cp.Event]; ok {
+		delete(e.skipped, cp.Event)
+		explored := e.res.Stats.CrashPoints
+		e.remainder = false
+		err := e.visitPoint(cp, k, cost)
+		e.remainder = true
+		e.res.Stats.SkippedBudget-- // counted once, when its walk left it out
+		if e.res.Stats.CrashPoints > explored {
+			e.batchPoints++
+			e.explored[k] = true
+		}
+		e.walkVisitedCost += cost
+		return err
+	}
 	n := len(e.retry[cp.Event])
 	if n == 0 {
 		return nil
