@@ -167,6 +167,7 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.SkippedConcurrent += s.SkippedConcurrent
 	sum.Sampled += s.Sampled
 	sum.SkippedBudget += s.SkippedBudget
+	sum.PartialBudget += s.PartialBudget
 	sum.SkippedMemory += s.SkippedMemory
 	sum.Reused += s.Reused
 	sum.Twins += s.Twins

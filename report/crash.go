@@ -153,6 +153,9 @@ type Stats struct {
 	// SkippedBudget counts the crash points left out to keep to --time-budget (file-system
 	// mode: the crash states).
 	SkippedBudget int `json:"skipped_budget,omitempty"`
+	// PartialBudget counts the crash points explored with only a share of their crash states to
+	// keep to --time-budget (the program-order prefixes first, spread evenly over the rest).
+	PartialBudget int `json:"partial_budget,omitempty"`
 	// OperationPaths is the number of distinct persistent paths (the store, flush and fence
 	// sites and call stacks an operation executes on PM; of the busy period, when operations
 	// overlap) among the operations with crash points, and PathsExplored those of them with a

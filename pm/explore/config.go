@@ -52,8 +52,8 @@ const (
 )
 
 // BudgetHeadStart is the fraction of a time budget Schedule grants before its equal shares: one
-// quarter. (File-system mode's schedule of strategies; PM mode paces its walks by the crash
-// points they have left, explorer.overBudget.)
+// quarter. (File-system mode's schedule of strategies; PM mode paces its walks by the estimated
+// crash states of the points they have left, explorer.pace.)
 const BudgetHeadStart = 0.25
 
 // BudgetReserve is the fraction of a time budget kept for the final phase, what runs after the
@@ -61,7 +61,7 @@ const BudgetHeadStart = 0.25
 // least MinBudgetReserve: the exploration's schedule ends that much before the budget does.
 // Measured on mapcli btree (2 000 operations, docs/crash-exploration.md) the final phase takes
 // well under a second; the reserve also absorbs the error of the estimate of the runs still
-// queued when the schedule ends (overBudget); the runs still going at the schedule's end are
+// queued when the schedule ends (explorer.pace); the runs still going at the schedule's end are
 // stopped.
 const (
 	BudgetReserve    = 0.03
@@ -134,9 +134,10 @@ type Config struct {
 	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
 	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
 	MaxInFlight int
-	// TimeBudget, when positive, bounds the exploration's time: when the crash points a walk has
-	// left do not fit in the time left, an even share of them is explored (explorer.overBudget;
-	// Stats.SkippedBudget), and the runs still going at ScheduleEnd are stopped.
+	// TimeBudget, when positive, bounds the exploration's time: when the estimated crash states
+	// of the points a walk has left do not fit in the time left, an even share of them is
+	// explored, a point with many states in part (explorer.pace; Stats.SkippedBudget,
+	// Stats.PartialBudget), and the runs still going at ScheduleEnd are stopped.
 	TimeBudget time.Duration
 	// Start is when the time budget began (zero: when Run begins): a command that records and
 	// analyses the trace first counts that time too (the budget is the command's).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -201,26 +202,43 @@ type explorer struct {
 	// failed: sampledOut).
 	storeStates map[string][2]int
 	// budgetStart is when the time budget began (Config.Start); ranTime, ranStates and
-	// ranPoints the wall time of the batches judged so far, their states and their crash points
-	// (queued, overBudget); credit is the pacing's share of crash points earned and not yet
-	// spent.
+	// ranCost the wall time of the batches judged so far, their states and the estimated cost
+	// of their crash points (queued, pace); credit is the pacing's share of estimated states
+	// earned and not yet spent (negative: a point of the first round explored on credit).
 	budgetStart time.Time
 	ranTime     time.Duration
 	ranStates   int
-	ranPoints   int
+	ranCost     float64
 	credit      float64
-	// walkRanTime and walkRanPoints are ranTime and ranPoints of the walk in progress.
-	walkRanTime   time.Duration
-	walkRanPoints int
+	// walkRanTime and walkRanCost are ranTime and ranCost of the walk in progress.
+	walkRanTime time.Duration
+	walkRanCost float64
 	// budgetStopped counts the crash states not judged because the budget's end stopped their
 	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
 	budgetStopped int
 	budgetStop    bool
 	// allPoints is the number of crash points inside operations (countPoints), opPoints those
-	// of each operation, visited those the walks reached; walkPoints and walkVisited are the same for the walk in progress.
-	allPoints, visited      int
-	opPoints                []int
-	walkPoints, walkVisited int
+	// of each operation, visited those the walks reached.
+	allPoints, visited int
+	opPoints           []int
+	// opCost is the estimated cost of each operation's crash points, in crash states
+	// (pointCost), walkCost and walkVisitedCost those of the walk in progress and of the points
+	// it reached, allCost and visitedCost the same over every walk (overrun); opVisited counts
+	// the points reached per operation, batchCost the estimated cost of the points of the batch
+	// being built (pace).
+	opCost                    []float64
+	walkCost, walkVisitedCost float64
+	allCost, visitedCost      float64
+	opVisited                 []int
+	batchCost                 float64
+	// retry holds the crash states whose runs an overrun bound stopped, by crash point (trace
+	// event) and state key, skipped the points the pacing left out, retryOp their operations, for
+	// the remainder walk (retry.go);
+	// remainder says the walk in progress is that walk.
+	retry     map[uint64]map[string]bool
+	skipped   map[uint64]float64 // crash points the pacing left out, by trace event: their cost
+	retryOp   map[int]bool
+	remainder bool
 	// explored says which operations had a crash point explored (Stats.PathsExplored).
 	explored map[int]bool
 	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
@@ -251,7 +269,8 @@ type explorer struct {
 	fallback     map[int]bool
 	fallbackOps  map[int]bool
 	fallbackWalk bool
-	fallbackDone int // fallback points the last walk explored or left out to the budget
+	fallbackDone int     // fallback points the last walk explored or left out to the budget
+	fallbackCost float64 // the eager cost (pointCost) of the fallback points
 	lazyCovered  big.Int
 }
 
@@ -335,10 +354,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// Plan first: the crash points to explore are counted before any run, so that progress
 	// is reported against a fixed total, a walk stopped at the budget's end knows how many it
-	// left out, and the budget paces each walk by the points it has left (overBudget).
+	// left out, and the budget paces each walk by the estimated states of the points it has left
+	// (pace).
 	e.prog.Phase("planning: counting the crash points", "", 0)
-	if e.opPoints, err = countPoints(cfg.Trace, cfg.Options, len(cfg.Workload.Ops), cfg.Shard.has); err != nil {
+	if e.opPoints, e.opCost, err = countPoints(cfg.Trace, cfg.Strategies, cfg.Options, len(cfg.Workload.Ops), cfg.Shard.has); err != nil {
 		return res, err
+	}
+	e.opVisited = make([]int, len(e.opPoints))
+	for _, c := range e.opCost {
+		e.allCost += c
 	}
 	for _, n := range e.opPoints {
 		e.allPoints += n
@@ -352,16 +376,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if e.budgetStop {
 			break
 		}
-		pass := passes[i]
-		e.pass, e.walk = pass, i
-		e.walkPoints, e.walkVisited, e.walkRanTime, e.walkRanPoints = 0, 0, 0, 0
-		for k, n := range e.opPoints {
-			if e.inPass(k) {
-				e.walkPoints += n
+		e.pass, e.walk = passes[i], i
+		e.walkRanTime, e.walkRanCost, e.walkCost, e.walkVisitedCost = 0, 0, 0, 0
+		for k, c := range e.opCost {
+			if e.inPass(k) && !e.remainder && !e.fallbackWalk {
+				e.walkCost += c
 			}
 		}
-		if e.fallbackWalk {
-			e.walkPoints = len(e.fallback)
+		if e.remainder { // its points cost their states to retry, or their own (retry.go)
+			for _, keys := range e.retry {
+				e.walkCost += float64(len(keys))
+			}
+			for _, c := range e.skipped {
+				e.walkCost += c
+			}
+		}
+		if e.fallbackWalk { // the eager cost of the points whose lazy runs fell back
+			e.walkCost = e.fallbackCost
 		}
 		if i > 0 {
 			if r, err = trace.Open(cfg.Trace); err != nil {
@@ -398,8 +429,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 		if i == len(passes)-1 {
+			// The crash points whose lazy runs fell back, eagerly; then, with time left in the
+			// budget, what the pacing left out or an overrun bound stopped (retry.go).
 			if fp := e.fallbackPass(); fp != nil {
-				passes = append(passes, fp) // the crash points whose lazy runs fell back, eagerly
+				passes = append(passes, fp)
+			} else if pass := e.remainderPass(); pass != nil {
+				passes = append(passes, pass)
 			}
 		}
 	}
@@ -417,64 +452,96 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.warn(fmt.Sprintf("partial: %d crash points of %d operations were left out: the crash states of each of those operations held more than %d MiB before it ended (an operation's states run once it has ended); the results cover the others", n, len(e.memoryOps), maxOperationBytes>>20))
 	}
 	e.pathStats()
-	if n := res.Stats.SkippedBudget; n > 0 {
+	if n, m := res.Stats.SkippedBudget, res.Stats.PartialBudget; n+m > 0 {
 		paths := ""
 		if st := res.Stats; st.OperationPaths > 0 {
 			paths = fmt.Sprintf(", in %d of the %d operation paths", st.PathsExplored, st.OperationPaths)
 		}
-		e.warn(fmt.Sprintf("partial: %d crash points were left out to keep to the time budget of %v (spread over every operation path, the rarest first); the results cover the %d explored%s", n, cfg.TimeBudget, res.Stats.CrashPoints, paths))
+		e.warn(fmt.Sprintf("partial: %d crash points were left out and %d explored with a share of their crash states (the program-order prefixes first) to keep to the time budget of %v (spread over every operation path, the rarest first, by their estimated crash states); the results cover the %d explored%s", n, m, cfg.TimeBudget, res.Stats.CrashPoints, paths))
 	}
 	if n := e.budgetStopped; n > 0 {
-		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report) and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
+		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
 	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
 	return res, werr
 }
 
-// overBudget reports whether the next crash point of the walk in progress is left out to keep
-// to Config.TimeBudget (the durability states at an operation's start count as one point). The
-// walk is paced by the time its points need against the time left: the time left is the
-// schedule's end (ScheduleEnd: the budget less a reserve for the final phase) less the time
-// spent since the budget began and the estimated time of the crash states built but not yet
-// judged (queued); the time needed is the wall time per crash point of the batches of this walk
-// judged so far (of every walk, before the first of this one: the paths of a round cost
-// differently, a table's expansions against its inserts) times the points the walk has not
-// reached yet (this one included). While what is needed
-// fits, every point is explored: a budget the whole exploration fits in leaves nothing out,
-// whatever the cost of its first operations. When it does not fit, a share left/needed of the
-// points is explored, spread evenly (each point earns that share of credit and a point is
-// explored when the credit reaches one), and the share is recomputed at every point, so that
-// an estimate that was too high (the first operations' re-executions run the longest) lets
-// more points in later. Each walk (a round of every operation path, priority.go) is paced by
-// its own points, so a round that does not fit covers a share of every path of it rather than
-// the paths it reaches first, and the next round starts only with the time this one leaves.
-func (e *explorer) overBudget() bool {
+// pace returns how many of the cost estimated crash states of the next crash point of the walk
+// in progress are explored to keep to Config.TimeBudget: cost (the whole point, always without a
+// budget), 0 (the point is left out) or a share in between (the point is explored in part:
+// thinStates). Cost is in crash states (pointCost); the durability states at an operation's
+// start count as a point of cost 1. The walk is paced by the time its points need against the
+// time left: the time left is the schedule's end (ScheduleEnd: the budget less a reserve for the
+// final phase) less the time spent since the budget began and the estimated time of the crash
+// states built but not yet judged (queued); the time needed is the wall time per estimated state
+// of the batches of this walk judged so far (of every walk, before the first of this one: the
+// paths of a round cost differently, a table's expansions against its inserts) times the
+// estimated states of the points the walk has not reached yet (this one included). Charging
+// states rather than points, a point with thousands of states (a split's last points) is paid
+// for as such, and the estimate of a walk's need does not depend on which points came first.
+// While what is needed fits, every point is explored whole: a budget the whole exploration fits
+// in leaves nothing out. When it does not fit, each point earns a share left/needed of its cost
+// (less the time of the credit held) as credit: a point is explored whole when the credit covers
+// its cost; else in part, with the
+// states the credit covers, when its share is at least MinPointShare states; else it is left
+// out, its share kept for the next. The share is recomputed at every point, so that an estimate
+// that was too high (the first operations' re-executions run the longest) lets more in later.
+// Each walk (a round of every operation path, priority.go) is paced by its own points, so a
+// round that does not fit covers a share of every path of it rather than the paths it reaches
+// first, and the next round starts only with the time this one leaves. When force is set (the
+// last point of an operation of the first round with no point explored), a point that would be
+// left out is explored with MinPointShare states (at most its cost) on credit: every operation
+// path has a crash point explored before any path a second time. Until a batch has been judged
+// there is no cost per state: the points are explored whole, and once a first batch is running
+// the walk waits for it to be judged (explorer.finish) rather than queue the next operations'
+// states at a cost unknown. Errors: those of judging that batch.
+func (e *explorer) pace(cost float64, force bool) (float64, error) {
 	d := e.cfg.TimeBudget
 	if d <= 0 {
-		return false
+		return cost, nil
 	}
 	left := ScheduleEnd(d) - e.spent() - e.queued()
 	if left <= 0 {
-		return true
+		return 0, nil
 	}
-	ran, points := e.walkRanTime, e.walkRanPoints
-	if points == 0 {
-		ran, points = e.ranTime, e.ranPoints
+	if e.ranCost == 0 && e.running != nil {
+		// Nothing measured yet: the first batch is judged before the walk goes on, rather than
+		// the next operations' states queued whole at a cost unknown (a split's thousands).
+		if err := e.finish(); err != nil {
+			return 0, err
+		}
+		left = ScheduleEnd(d) - e.spent() - e.queued()
+		if left <= 0 {
+			return 0, nil
+		}
 	}
-	if points == 0 {
-		return false // nothing measured yet
+	ran, c := e.walkRanTime, e.walkRanCost
+	if c == 0 {
+		ran, c = e.ranTime, e.ranCost
 	}
-	need := ran / time.Duration(points) * time.Duration(max(e.walkPoints-e.walkVisited, 1))
-	if need <= left {
-		return false
+	if c == 0 {
+		return cost, nil // nothing measured yet (the first batch: the first operation's states)
 	}
-	e.credit += float64(left) / float64(need)
-	if e.credit < 1 {
-		return true
+	per := ran.Seconds() / c
+	need := per * max(e.walkCost-e.walkVisitedCost, cost)
+	if need <= left.Seconds() {
+		return cost, nil
 	}
-	e.credit--
-	return false
+	// The credit is time promised to points still to come: it is not shared again.
+	share := cost * max(left.Seconds()-max(e.credit, 0)*per, 0) / need
+	e.credit += share
+	take := 0.0
+	switch {
+	case e.credit >= cost:
+		take = cost
+	case share >= MinPointShare:
+		take = math.Floor(e.credit)
+	case force:
+		take = min(cost, MinPointShare)
+	}
+	e.credit -= take
+	return take, nil
 }
 
 // budgetEnded reports whether the time budget's end stopped the runs (not a cancellation of
@@ -579,14 +646,26 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		left := max(e.allPoints-e.visited, 0)
 		e.res.Stats.SkippedBudget += left
 		e.budgetStopped += len(e.batch)
-		e.batch, e.batchPoints, e.batchBytes = nil, 0, 0
+		e.batch, e.batchPoints, e.batchBytes, e.batchCost = nil, 0, 0, 0
 		e.budgetStop = true
 		return crash.ErrStop
 	}
+	if e.remainder {
+		return e.visitRetry(cp, k)
+	}
 	e.visited++
 	explored := e.res.Stats.CrashPoints
-	err := e.visitPoint(cp, k)
-	e.walkVisited++
+	strategies := e.cfg.Strategies
+	if e.fallbackWalk {
+		strategies = e.eagerStrategies(false)
+	}
+	cost := pointCost(cp.Space, strategies, e.cfg.Options)
+	if k < len(e.opVisited) {
+		e.opVisited[k]++
+	}
+	err := e.visitPoint(cp, k, cost)
+	e.walkVisitedCost += cost
+	e.visitedCost += cost
 	if e.res.Stats.CrashPoints > explored {
 		e.batchPoints++ // covered once its batch is judged (progress)
 		e.explored[k] = true
@@ -594,8 +673,9 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	return err
 }
 
-// visitPoint explores crash point cp of operation k (of this walk), or leaves it out.
-func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
+// visitPoint explores crash point cp of operation k (of this walk), of estimated cost cost
+// (pointCost), or leaves it out.
+func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 	p := e.cur
 	if p == nil {
 		return fmt.Errorf("crash point %d in operation %d without its OP_BEGIN", cp.Index, k)
@@ -623,10 +703,20 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 	if e.fallbackWalk {
 		e.fallbackDone++
 	}
-	if e.overBudget() {
-		e.res.Stats.SkippedBudget++
-		if e.fallbackWalk {
+	// The last point of an operation of the first round of paths, none of its points explored.
+	force := e.pass != nil && e.walk == 0 && !e.explored[k] && k < len(e.opVisited) && e.opVisited[k] == e.opPoints[k]
+	take, err := e.pace(cost, force)
+	if err != nil {
+		return err
+	}
+	if take == 0 {
+		switch {
+		case e.fallbackWalk:
+			e.res.Stats.SkippedBudget++
 			e.res.Stats.CrashPoints-- // counted explored by its lazy run, which fell back
+		case !e.remainder:
+			e.res.Stats.SkippedBudget++
+			e.keepSkipped(cp, k, cost)
 		}
 		return nil
 	}
@@ -642,7 +732,19 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 		e.res.Stats.Skipped++
 		return nil
 	}
-	if !e.fallbackWalk {
+	lazy := e.lazyHere(cp)
+	e.batchCost += take
+	var keep map[string]bool // nil: every state
+	switch {
+	case e.remainder:
+		keep = e.retryStates(cp, int(take))
+	case take < cost && !lazy: // a lazy run is all or nothing (its tree is bounded: LazyTreeRuns)
+		keep = thinStates(cp.Space, e.eagerStrategies(false), e.cfg.Options, int(take))
+		e.res.Stats.PartialBudget++
+		if !e.fallbackWalk {
+			e.res.Stats.CrashPoints++
+		}
+	case !e.fallbackWalk:
 		e.res.Stats.CrashPoints++
 	}
 	if err := e.keepBefore(p, cp); err != nil {
@@ -653,7 +755,6 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 		inflight[i] = int(f)
 	}
 	done := slices.Clone(p.ended)
-	lazy := e.lazyHere(cp)
 	if lazy {
 		it, err := e.lazyItem(cp, k, id, path)
 		if err != nil {
@@ -665,7 +766,10 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int) error {
 	seen, skipped := map[string]*item{}, map[string]bool{}
 	for _, s := range e.eagerStrategies(lazy) {
 		for st := range s.States(cp.Space, e.cfg.Options) {
-			key := fmt.Sprint(st.K)
+			key := stateKey(st.K)
+			if keep != nil && !keep[key] {
+				continue
+			}
 			if it := seen[key]; it != nil {
 				// Attributed to the first strategy; the invariants it violates still count.
 				if len(st.Invariants) > 0 {
@@ -750,7 +854,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	if e.walk == 0 {
 		e.checkText(cp)
 	}
-	if !e.durabilityPass(k) || e.fallbackWalk {
+	if !e.durabilityPass(k) || e.fallbackWalk || e.remainder {
 		return nil
 	}
 	return e.durability(cp, p, id)
@@ -767,15 +871,20 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 // A position whose states failed or passed often enough (Config.ClusterFailures) is sampled
 // like a cluster. Under a time budget the states go with the operation before k, whose stores
 // they test: they are made when it had a crash point explored, else when the budget's pacing
-// explores them as one more point (overBudget). (Paced on their own, they were left out right
+// explores them as one more point of cost 1 (pace). (Paced on their own, they were left out right
 // after an operation whose many states were just queued: a shrink's unflushed stores.)
 func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) error {
 	if len(cp.Assumed) == 0 {
 		return nil
 	}
 	k := int(cp.Op)
-	if k+1 > len(e.cfg.Workload.Ops) || !e.explored[k-1] && e.overBudget() {
+	if k+1 > len(e.cfg.Workload.Ops) {
 		return nil
+	}
+	if !e.explored[k-1] {
+		if take, err := e.pace(1, false); err != nil || take < 1 {
+			return err
+		}
 	}
 	assumed := func(u crash.Unit) bool {
 		return slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool { return u.StandsFor(uint64(s.ID)) })
@@ -1172,29 +1281,31 @@ func stateRefs(sp *crash.Space, st crash.State) (persisted, unpersist []unitRef)
 }
 
 // countPoints walks the trace at path once (crash.Walk with opts, building no state) and
-// returns the crash points inside each of the n operations: the total the exploration's progress
-// is reported against (each is explored or left out once, in whichever walk takes its operation)
-// and the budget paces its walks by, only those of the operations k for which keep(k) holds (a
-// shard's: Config.Shard; the others count 0). A truncated trace counts up to its end. Errors:
-// the trace cannot be read.
-func countPoints(path string, opts crash.Options, n int, keep func(int) bool) ([]int, error) {
+// returns the crash points inside each of the n operations and their estimated cost in crash
+// states (pointCost of strategies): the total the exploration's progress is reported against
+// (each point is explored or left out once, in whichever walk takes its operation) and what the
+// budget paces its walks by, only those of the operations k for which keep(k) holds (a shard's:
+// Config.Shard; the others count 0). A truncated trace counts up to its end. Errors: the trace
+// cannot be read.
+func countPoints(path string, strategies []*crash.Strategy, opts crash.Options, n int, keep func(int) bool) ([]int, []float64, error) {
 	r, err := trace.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
 	opts.OpBoundaries = false
-	points := make([]int, n)
+	points, cost := make([]int, n), make([]float64, n)
 	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
 		if k := int(cp.Op); cp.Op >= 0 && k < n && keep(k) {
 			points[k]++
+			cost[k] += pointCost(cp.Space, strategies, opts)
 		}
 		return nil
 	})
 	if errors.Is(err, trace.ErrTruncated) {
 		err = nil
 	}
-	return points, err
+	return points, cost, err
 }
 
 // defaultJobs is exec.Pool's default.

@@ -84,6 +84,8 @@ type lazyPoint struct {
 	table    exec.LazyTable
 	lineOf   []int
 	contents []crash.Contents
+	// eagerCost is the point's cost (pointCost) with the strategies its fallback would run.
+	eagerCost float64
 }
 
 // lazyStrategy returns the lazy strategy among the configured ones, or nil.
@@ -165,7 +167,7 @@ func (e *explorer) lazyItem(cp *crash.CrashPoint, k int, id uint32, path string)
 		return nil, err
 	}
 	it.key, it.isBase = "", false // its run is its own: never reused, never a base's
-	lp := &lazyPoint{space: cp.Clone().Space}
+	lp := &lazyPoint{space: cp.Clone().Space, eagerCost: pointCost(cp.Space, e.eagerStrategies(false), e.cfg.Options)}
 	for i, l := range cp.Space.Lines {
 		g := l.Region
 		if g == nil || g.ID != id {
@@ -254,6 +256,7 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 		e.countFallback(lo.Fallback)
 		e.fallback[it.point] = true
 		e.fallbackOps[it.op] = true
+		e.fallbackCost += lp.eagerCost
 		return
 	}
 	leaves := lo.Leaves
@@ -312,7 +315,7 @@ func (o outcome) runs() []exec.Outcome {
 // fallbackPass returns the operations of the last walk, which explores eagerly the crash points
 // whose lazy runs fell back (nil when there are none, or it has run).
 func (e *explorer) fallbackPass() []bool {
-	if e.fallbackWalk || len(e.fallback) == 0 || e.budgetStop {
+	if e.fallbackWalk || e.remainder || len(e.fallback) == 0 || e.budgetStop {
 		return nil
 	}
 	e.fallbackWalk = true

@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"math/big"
 	"math/bits"
 	"slices"
 
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/trace"
 )
@@ -36,8 +39,10 @@ import (
 //
 // Each round is one walk of the trace in trace order (a walk replays the whole trace; a round
 // only builds crash images in its own operations), and the time budget paces each round on its
-// own (explorer.pace): a round whose crash points do not fit in the time left explores an evenly
-// spread share of each of its operations' points, so a budget that cannot cover everything
+// own (explorer.pace, by the estimated crash states of its points, below): a round whose points
+// do not fit in the time left explores an evenly spread share of each of its operations' states,
+// and the first round explores a point of every operation it has (the last, with a share of its
+// states, when the pacing gave the operation none), so a budget that cannot cover everything
 // still covers every path before any path a second time.
 
 // MaxWalks bounds the rounds (walks of the trace) of the order of exploration: the periods of a
@@ -241,4 +246,95 @@ func (s schedule) passes() [][]bool {
 		ps[w][k] = true
 	}
 	return ps
+}
+
+// Pacing by crash states. The time budget (explorer.pace) charges each crash point its
+// estimated cost, the states the strategies choose there, not one unit per point: the points of
+// one operation differ by orders of magnitude (a directory split's stores, unflushed until its
+// end, give its last points thousands of program-order prefixes each; an insert's points a few
+// dozen states), and a budget paced by points spends itself on the first expensive operation
+// it meets. A point whose share of the budget is smaller than its cost but at least
+// MinPointShare states is explored in part (thinStates); one whose share is smaller than that
+// is explored whole or left out, by credit.
+
+// MinPointShare is the fewest states a crash point is explored with in part under a time
+// budget (the random strategy's default sample, crash.DefaultSamples): a point whose share of
+// the budget is smaller is explored whole or left out.
+const MinPointShare = crash.DefaultSamples
+
+// pointCost is the estimated cost of a crash point of space sp, in crash states: the states the
+// strategies choose there (crash.Strategy.Count, after the per-point cap), their union's upper
+// bound; at least 1 (the point's image is built whatever its states). The lazy strategy counts
+// its space's size up to LazyTreeRuns, the bound on its run's tree.
+func pointCost(sp *crash.Space, strategies []*crash.Strategy, o crash.Options) float64 {
+	n := 0.0
+	for _, s := range strategies {
+		if s.Lazy { // one lazy run, whose tree may take as long as LazyTreeRuns runs
+			size := sp.Size()
+			if size.IsInt64() && size.Int64() < LazyTreeRuns {
+				n += float64(size.Int64())
+			} else {
+				n += LazyTreeRuns
+			}
+			continue
+		}
+		_, tested := s.Count(sp, o)
+		f, _ := new(big.Float).SetInt(tested).Float64()
+		n += f
+	}
+	return max(n, 1)
+}
+
+// stateKey is the key of a crash state of a point (its prefix lengths per line): states with the
+// same key are one state, whichever strategies chose it.
+func stateKey(k []int) string { return fmt.Sprint(k) }
+
+// thinStates chooses m of the states the strategies choose at a crash point of space sp (their
+// union, by stateKey), for a point explored in part under a time budget: the program-order
+// prefixes first (a crash that persists the stores in the order the program issued them is the
+// state every recovery must handle), spread evenly over them when there are more than m (the
+// middles of m equal stretches of the prefix lengths), then the rest, spread evenly in the
+// order the strategies choose them. It returns the keys chosen; every state when m is at least
+// their number.
+func thinStates(sp *crash.Space, strategies []*crash.Strategy, o crash.Options, m int) map[string]bool {
+	var prefixes, rest []string
+	seen := map[string]bool{}
+	for _, s := range strategies {
+		for st := range s.States(sp, o) {
+			key := stateKey(st.K)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if st.Prefix {
+				prefixes = append(prefixes, key)
+			} else {
+				rest = append(rest, key)
+			}
+		}
+	}
+	keep := make(map[string]bool, m)
+	for _, key := range evenly(prefixes, m) {
+		keep[key] = true
+	}
+	for _, key := range evenly(rest, m-len(keep)) {
+		keep[key] = true
+	}
+	return keep
+}
+
+// evenly returns m of xs spread evenly over them (the middles of m equal stretches), in order;
+// all of xs when m >= len(xs), none when m <= 0.
+func evenly[T any](xs []T, m int) []T {
+	if m >= len(xs) {
+		return xs
+	}
+	if m <= 0 {
+		return nil
+	}
+	out := make([]T, m)
+	for i := range out {
+		out[i] = xs[(2*i+1)*len(xs)/(2*m)]
+	}
+	return out
 }

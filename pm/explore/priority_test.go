@@ -3,13 +3,16 @@ package explore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // TestOrderOf: operations are grouped by the path of their busy period; every path's first
@@ -197,5 +200,102 @@ func TestForkServer(t *testing.T) {
 	a.StoppedEarlySeconds, b.StoppedEarlySeconds = 0, 0
 	if fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(kinds(byExec)) != fmt.Sprint(kinds(served)) {
 		t.Errorf("by exec %v %+v, through fork servers %v %+v", kinds(byExec), a, kinds(served), b)
+	}
+}
+
+// TestThinStates: the crash point before wide.c's fill fence (40 unpersisted cache lines: 41
+// program-order prefixes, 16 random states) costs 57 states; a share of m of its states is
+// the prefixes evenly spread (the middles of m equal stretches of the prefix lengths) while m
+// is at most 41, then every prefix and the other states; all of them past their number.
+func TestThinStates(t *testing.T) {
+	dir := t.TempDir()
+	bin := compile(t, dir, "wide.c")
+	tr := recordRun(t, dir, bin, "wide.ops")
+	var strategies []*crash.Strategy
+	for _, n := range DefaultStrategies {
+		strategies = append(strategies, crash.StrategyByName(n))
+	}
+	r, err := trace.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var o crash.Options
+	widest := 0
+	_, err = crash.Walk(r, o, func(cp *crash.CrashPoint) error {
+		sp := cp.Space
+		if sp.Units() <= widest {
+			return nil
+		}
+		widest = sp.Units()
+		if widest < 40 {
+			return nil
+		}
+		if got := pointCost(sp, strategies, o); got != 57 {
+			t.Errorf("pointCost = %v, want 57 (41 prefixes, 16 random)", got)
+		}
+		for _, c := range []struct {
+			m       int
+			n       int   // states chosen
+			lengths []int // their prefix lengths, when they are all prefixes
+		}{
+			{1, 1, []int{20}},
+			{2, 2, []int{10, 30}},
+			{4, 4, []int{5, 15, 25, 35}},
+			{41, 41, nil},
+			{50, 50, nil},
+			{57, 57, nil},
+			{1000, 57, nil},
+		} {
+			keep := thinStates(sp, strategies, o, c.m)
+			if len(keep) != c.n {
+				t.Errorf("thinStates(%d): %d states, want %d", c.m, len(keep), c.n)
+			}
+			var lengths []int
+			prefixes := 0
+			for st := range strategies[0].States(sp, o) { // the prefix strategy: every prefix
+				if !keep[stateKey(st.K)] {
+					continue
+				}
+				prefixes++
+				j := 0
+				for _, k := range st.K {
+					j += k
+				}
+				lengths = append(lengths, j)
+			}
+			if c.lengths != nil && (fmt.Sprint(lengths) != fmt.Sprint(c.lengths) || prefixes != len(keep)) {
+				t.Errorf("thinStates(%d): prefix lengths %v of %d states, want %v only", c.m, lengths, len(keep), c.lengths)
+			}
+			if c.m >= 41 && prefixes != 41 {
+				t.Errorf("thinStates(%d): %d prefixes, want all 41", c.m, prefixes)
+			}
+			if again := thinStates(sp, strategies, o, c.m); fmt.Sprint(slices.Sorted(maps.Keys(again))) != fmt.Sprint(slices.Sorted(maps.Keys(keep))) {
+				t.Errorf("thinStates(%d) not deterministic", c.m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if widest != 40 {
+		t.Errorf("the widest crash point has %d unpersisted units, want 40", widest)
+	}
+}
+
+// TestEvenly: m of n spread evenly are the middles of m equal stretches.
+func TestEvenly(t *testing.T) {
+	xs := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for _, c := range []struct {
+		m    int
+		want string
+	}{
+		{-1, "[]"}, {0, "[]"}, {1, "[5]"}, {2, "[2 7]"}, {3, "[1 5 8]"}, {5, "[1 3 5 7 9]"},
+		{10, "[0 1 2 3 4 5 6 7 8 9]"}, {11, "[0 1 2 3 4 5 6 7 8 9]"},
+	} {
+		if got := fmt.Sprint(evenly(xs, c.m)); got != c.want {
+			t.Errorf("evenly(%d) = %s, want %s", c.m, got, c.want)
+		}
 	}
 }

@@ -71,14 +71,14 @@ func (e *explorer) flush() error {
 	}
 	b := e.prepare()
 	e.flushes++
+	b.began = e.now()
+	e.overrun(b)
 	if len(b.gen.preps) > 0 {
-		b.began = e.now()
 		b.run(e)
 		e.running = b
 		return e.finish()
 	}
 	b.done = make(chan struct{})
-	b.began = e.now()
 	go func() {
 		defer close(b.done)
 		b.run(e)
@@ -104,12 +104,16 @@ func (e *explorer) hangTimeout() time.Duration {
 // workers start early and a first failure is reported soon. Under a time budget a batch is also
 // kept to about 1/BudgetBatches of the budget's exploration (ScheduleEnd) at the wall time per
 // state measured so far (at least 32 states): the walk stops adding states once those queued
-// would end past the schedule (overBudget), and smaller batches let it stop closer to the end.
+// would end past the schedule (pace), and smaller batches let it stop closer to the end; and the
+// first batch is the first operation's states alone, handed to the workers at its end, so that
+// the pacing has a cost per state measured before the next operations' states are chosen.
 func (e *explorer) batchLimit() int {
 	n := min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
 	if d := e.cfg.TimeBudget; d > 0 && e.ranStates > 0 && e.ranTime > 0 {
 		per := e.ranTime / time.Duration(e.ranStates)
 		n = min(n, max(32, int(ScheduleEnd(d)/BudgetBatches/max(per, 1))))
+	} else if d > 0 && e.flushes == 0 {
+		n = 1 // the first operation's states alone: the pacing's first measure (pace)
 	}
 	return n
 }
@@ -127,7 +131,13 @@ type runningBatch struct {
 	pointFiles []string
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
 	points     int           // the crash points whose states it holds (explorer.batchPoints)
-	began      time.Time     // when it was handed to the workers
+	cost       float64       // their estimated cost in crash states (explorer.batchCost)
+	// ctx, under a time budget, ends the batch's runs at allow after it began (explorer.overrun;
+	// nil: explorer.runCtx), cancel releases it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	allow  time.Duration
+	began  time.Time // when it was handed to the workers
 	// Set by run: the outcomes and the first error of exec.Map, and when it ended.
 	prepOut []outcome
 	outs    []outcome
@@ -147,8 +157,8 @@ type seqPair struct {
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
-	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints}
-	e.batchPoints = 0
+	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints, cost: e.batchCost}
+	e.batchPoints, e.batchCost = 0, 0
 	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	b.genIdx = make([][]int, len(b.items))
@@ -225,7 +235,7 @@ func (b *runningBatch) planImages(e *explorer) {
 func (b *runningBatch) run(e *explorer) {
 	if len(b.gen.preps) > 0 {
 		var err error
-		b.prepOut, err = exec.Map(e.runCtx, e.cfg.Exec, b.gen.preps, e.runJob)
+		b.prepOut, err = exec.Map(b.runCtx(e), e.cfg.Exec, b.gen.preps, e.runJob)
 		if err != nil {
 			b.err, b.ended = err, e.now()
 			return
@@ -237,7 +247,15 @@ func (b *runningBatch) run(e *explorer) {
 	// after them, then differs from its first run wherever theirs could (vary.go).
 	pool := e.cfg.Exec
 	pool.First = b.oracles
-	b.outs, b.err = exec.Map(e.runCtx, pool, b.jobs, e.runJob)
+	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, func(ctx context.Context, w *exec.Worker, j job) outcome {
+		if b.allow > 0 && (e.now().Sub(b.began) >= b.allow || e.cfg.Now != nil && e.spent() >= ScheduleEnd(e.cfg.TimeBudget)) {
+			// Past the overrun bound, or (on a test's clock, which has no deadline) the
+			// schedule's end: the run is not begun.
+			b.cancel()
+			return outcome{}
+		}
+		return e.runJob(ctx, w, j)
+	})
 	b.ended = e.now()
 }
 
@@ -253,11 +271,20 @@ func (e *explorer) finish() error {
 	if b.done != nil {
 		<-b.done
 	}
+	cut := b.err != nil && b.ctx != nil && b.ctx.Err() != nil && e.ctx.Err() == nil
+	if b.cancel != nil {
+		b.cancel()
+	}
+	// A batch cut short is measured by the share of its crash images run.
+	ran := 1.0
+	if cut {
+		ran = b.ranShare()
+	}
 	e.ranTime += b.ended.Sub(b.began)
-	e.ranStates += len(b.items)
-	e.ranPoints += b.points
+	e.ranStates += int(ran * float64(len(b.items)))
+	e.ranCost += ran * b.cost
 	e.walkRanTime += b.ended.Sub(b.began)
-	e.walkRanPoints += b.points
+	e.walkRanCost += ran * b.cost
 	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
 		e.prog.Advance(b.points)
@@ -279,8 +306,9 @@ func (e *explorer) finish() error {
 			}
 		}
 	}()
-	// The runs stopped at the time budget's end (Config.TimeBudget) are left out, not an error.
-	budgetEnded := b.err != nil && e.budgetEnded()
+	// The runs stopped at the time budget's end (Config.TimeBudget), or at their batch's overrun,
+	// are left out, not an error.
+	budgetEnded := b.err != nil && (e.budgetEnded() || cut)
 	if budgetEnded {
 		b.err = nil
 	}
@@ -366,6 +394,9 @@ func (e *explorer) finish() error {
 		if !ready {
 			if budgetEnded {
 				e.budgetStopped++
+				if cut && !e.budgetEnded() {
+					e.keepRetry(it)
+				}
 				continue
 			}
 			if got.done {
@@ -474,4 +505,73 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	}
 	out.done = ctx.Err() == nil
 	return out
+}
+
+// overrun bounds the runs of batch b, handed to the workers now, under a time budget. The cost
+// per state of one kind of operation can be a hundred times another's (CCEH's split states hang
+// until the hang bound, a second each, where an insert's run in a hundredth of a second), and the
+// pacing (pace) learns it only when a batch of that kind is judged: a batch of such states,
+// chosen at the cheaper kinds' cost, would hold the walk for the rest of the budget and leave the
+// rest of the exploration (the other paths, the later rounds) nothing. So the batch's runs may
+// take the time the schedule has left when it begins (L) less the estimated time of the rest, the
+// crash points not yet reached at the cost per estimated state measured so far (R), at least
+// BatchOverrun times its own estimated time (its states at that cost: the pacing chose them to
+// fit) and 1/BudgetBatches of the schedule; the runs still going then are stopped (and retried
+// by the remainder walk if the walks end early, retry.go). A batch whose cost was estimated
+// right ends long before. The states of the runs stopped are
+// not judged (explorer.budgetStopped), like those stopped at the budget's end; the pacing
+// measures the batch by the share of its images run (handed out shuffled, exec.Pool: a sample
+// of all its points). No bound before a cost per state is measured; on a test's clock
+// (Config.Now) the runs past it are not begun.
+func (e *explorer) overrun(b *runningBatch) {
+	d := e.cfg.TimeBudget
+	if d <= 0 || e.ranStates == 0 || e.ranCost == 0 {
+		return
+	}
+	b.allow = overrunBound(ScheduleEnd(d), b.began.Sub(e.budgetStart), e.ranTime.Seconds()/e.ranCost, b.cost, max(e.allCost-e.visitedCost, 0))
+	if e.cfg.Now != nil {
+		// A test's clock: no deadline on the wall clock; a run past the bound is not begun.
+		b.ctx, b.cancel = context.WithCancel(e.runCtx)
+		return
+	}
+	b.ctx, b.cancel = context.WithDeadline(e.runCtx, b.began.Add(b.allow))
+}
+
+// BatchOverrun is the multiple of its estimated time a batch's runs may always take under a time
+// budget (explorer.overrun).
+const BatchOverrun = 4
+
+// overrunBound is overrun's bound of a batch of estimated cost c (crash states) that begins
+// spent into a schedule ending at end, when an estimated state costs per seconds and the crash
+// points not yet reached cost rest.
+func overrunBound(end, spent time.Duration, per, c, rest float64) time.Duration {
+	left := end - spent
+	need := time.Duration(per * rest * float64(time.Second))
+	own := time.Duration(BatchOverrun * per * c * float64(time.Second))
+	return max(left-need, own, end/BudgetBatches)
+}
+
+// runCtx is the context of b's runs: its overrun bound's, else the explorer's (runCtx).
+func (b *runningBatch) runCtx(e *explorer) context.Context {
+	if b.ctx != nil {
+		return b.ctx
+	}
+	return e.runCtx
+}
+
+// ranShare is the share of b's crash images whose runs ended (1 when it has none).
+func (b *runningBatch) ranShare() float64 {
+	if len(b.outs) <= b.oracles {
+		if b.outs == nil && len(b.items) > 0 {
+			return 0
+		}
+		return 1
+	}
+	done := 0
+	for _, o := range b.outs[b.oracles:] {
+		if o.done {
+			done++
+		}
+	}
+	return float64(done) / float64(len(b.outs)-b.oracles)
 }

@@ -1,0 +1,116 @@
+package explore
+
+import (
+	"slices"
+
+	"github.com/scry-pm/scry/pm/crash"
+)
+
+// The remainder walk. Under a time budget a batch's runs are bounded by the time the rest of the
+// exploration leaves (explorer.overrun), and the pacing leaves points out when the rest does not
+// fit; the rest's time is estimated from the crash states the strategies choose, and cluster and
+// window sampling run far fewer, so the walks can end well before the budget with states of a
+// stopped batch never judged (CCEH: 2 273 of its splits' states, 700 s left) and points left out.
+// When the walks end with time left, one more walk explores those points and rebuilds those
+// states, and only those, paced by the same budget (a point's cost is its own, or its states to
+// retry). A point with states to retry is not counted again (Stats.CrashPoints, progress), nor
+// are its durability states or repaired twins made again.
+
+// keepRetry records the state of item it, whose run an overrun bound stopped, for the remainder
+// walk (not a durability state or a twin: they are made with their crash point's states).
+func (e *explorer) keepRetry(it *item) {
+	if e.remainder || it.durability || it.twin != nil {
+		return
+	}
+	if e.retry == nil {
+		e.retry = map[uint64]map[string]bool{}
+	}
+	if e.retry[it.event] == nil {
+		e.retry[it.event] = map[string]bool{}
+	}
+	if e.retryOp == nil {
+		e.retryOp = map[int]bool{}
+	}
+	e.retryOp[it.op] = true
+	e.retry[it.event][stateKey(it.state.K)] = true
+}
+
+// remainderPass returns the operations of the remainder walk (those with states to retry), or nil
+// when there is none or no time for it: it is made once, after the last walk, when the time
+// budget's schedule has not ended.
+func (e *explorer) remainderPass() []bool {
+	if e.remainder || len(e.retry)+len(e.skipped) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= ScheduleEnd(e.cfg.TimeBudget) {
+		return nil
+	}
+	e.remainder = true
+	e.fallbackWalk = false // the remainder walk follows the fallback walk (lazy.go), if any
+	pass := make([]bool, len(e.cfg.Workload.Ops))
+	for k := range e.retryOp {
+		if k < len(pass) {
+			pass[k] = true
+		}
+	}
+	return pass
+}
+
+// keepSkipped records crash point cp of operation k, of estimated cost cost, which the pacing
+// left out, for the remainder walk.
+func (e *explorer) keepSkipped(cp *crash.CrashPoint, k int, cost float64) {
+	if e.cfg.TimeBudget <= 0 {
+		return
+	}
+	if e.skipped == nil {
+		e.skipped = map[uint64]float64{}
+	}
+	if e.retryOp == nil {
+		e.retryOp = map[int]bool{}
+	}
+	e.skipped[cp.Event], e.retryOp[k] = cost, true
+}
+
+// visitRetry is visit in the remainder walk: a crash point the pacing left out is explored as in
+// a walk (counted explored instead of left out), one with states to retry is explored with those
+// states (as many as the pacing lets in); the others are passed by.
+func (e *explorer) visitRetry(cp *crash.CrashPoint, k int) error {
+	if cost, ok := e.skipped[cp.Event]; ok {
+		delete(e.skipped, cp.Event)
+		explored := e.res.Stats.CrashPoints
+		e.remainder = false
+		err := e.visitPoint(cp, k, cost)
+		e.remainder = true
+		e.res.Stats.SkippedBudget-- // counted once, when its walk left it out
+		if e.res.Stats.CrashPoints > explored {
+			e.batchPoints++
+			e.explored[k] = true
+		}
+		e.walkVisitedCost += cost
+		return err
+	}
+	n := len(e.retry[cp.Event])
+	if n == 0 {
+		return nil
+	}
+	err := e.visitPoint(cp, k, float64(n))
+	e.walkVisitedCost += float64(n)
+	return err
+}
+
+// retryStates returns m of the states to retry at crash point cp, spread evenly over them (in
+// key order), and forgets them: their runs are no longer counted as stopped (they are counted
+// again if stopped again).
+func (e *explorer) retryStates(cp *crash.CrashPoint, m int) map[string]bool {
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for key := range e.retry[cp.Event] {
+			if !yield(key) {
+				return
+			}
+		}
+	})
+	keep := make(map[string]bool, m)
+	for _, key := range evenly(keys, m) {
+		keep[key] = true
+	}
+	e.budgetStopped -= len(keep)
+	delete(e.retry, cp.Event)
+	return keep
+}
