@@ -201,11 +201,7 @@ func TestPartialPoint(t *testing.T) {
 	bin := compile(t, dir, "wide.c")
 	tr := recordRun(t, dir, bin, "wide.ops")
 	all := exploreTrace(t, dir, bin, "wide.ops", tr, 1, 5*time.Second)
-	var clock atomic.Int64
-	testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	testNow = func() time.Time { return testStart.Add(time.Duration(clock.Load())) }
-	testRunner = func(r Runner) Runner { return clockRunner{r, &clock, time.Second} }
-	defer func() { testStart, testNow, testTimeBudget, testRunner = time.Time{}, nil, 0, nil }()
+	clock := fakeClock(t, func(r Runner, clock *atomic.Int64) Runner { return clockRunner{r, clock, time.Second} })
 	for _, c := range []struct {
 		budget time.Duration
 		all    bool
@@ -304,11 +300,7 @@ func TestSlowKind(t *testing.T) {
 	bin := compile(t, dir, "wide.c")
 	tr := recordRun(t, dir, bin, "wide.ops")
 	all := exploreTrace(t, dir, bin, "wide.ops", tr, 1, 5*time.Second)
-	var clock atomic.Int64
-	testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	testNow = func() time.Time { return testStart.Add(time.Duration(clock.Load())) }
-	testRunner = func(r Runner) Runner { return slowStartRunner{r, &clock, "get\nset 4"} } // after the fill
-	defer func() { testStart, testNow, testTimeBudget, testRunner = time.Time{}, nil, 0, nil }()
+	clock := fakeClock(t, func(r Runner, clock *atomic.Int64) Runner { return slowStartRunner{r, clock, "get\nset 4"} }) // after the fill
 	for _, c := range []struct {
 		budget time.Duration
 		fits   bool

@@ -123,6 +123,18 @@ func TestPriorityWalks(t *testing.T) {
 	}
 }
 
+// fakeClock makes the exploration's clock a fake one (Config.Now) for the rest of the test:
+// it starts at a fixed time and advances only as the runner wrap makes of the exploration's
+// runner advances it. It returns the clock (nanoseconds since the start).
+func fakeClock(t *testing.T, wrap func(Runner, *atomic.Int64) Runner) *atomic.Int64 {
+	clock := new(atomic.Int64)
+	testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	testNow = func() time.Time { return testStart.Add(time.Duration(clock.Load())) }
+	testRunner = func(r Runner) Runner { return wrap(r, clock) }
+	t.Cleanup(func() { testStart, testNow, testTimeBudget, testRunner = time.Time{}, nil, 0, nil })
+	return clock
+}
+
 // clockRunner runs the target and advances a fake clock by cost per run.
 type clockRunner struct {
 	Runner
@@ -145,11 +157,7 @@ func TestRareOperationFirst(t *testing.T) {
 	bin := compile(t, dir, "rare.c")
 	tr := recordRun(t, dir, bin, "rare.ops")
 	all := exploreTrace(t, dir, bin, "rare.ops", tr, 1, 5*time.Second)
-	var clock atomic.Int64
-	testStart = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	testNow = func() time.Time { return testStart.Add(time.Duration(clock.Load())) }
-	testRunner = func(r Runner) Runner { return clockRunner{r, &clock, time.Second} }
-	defer func() { testStart, testNow, testTimeBudget, testRunner = time.Time{}, nil, 0, nil }()
+	clock := fakeClock(t, func(r Runner, clock *atomic.Int64) Runner { return clockRunner{r, clock, time.Second} })
 	for _, c := range []struct {
 		budget time.Duration
 		all    bool
