@@ -245,6 +245,11 @@ type explorer struct {
 	// batch being built explores (counted done once it is judged).
 	prog        *exec.Progress
 	batchPoints int
+	// fellBack counts the crash points of the batch being judged whose lazy runs fell back: not
+	// covered yet (the fallback walk covers them); took says that visitPoint built a point's
+	// states (it was not left out).
+	fellBack int
+	took     bool
 	// memoryOps are the operations whose later crash points MaxOperationBytes left out.
 	memoryOps map[int]bool
 	// longestConsistent is the longest run on a consistent image that ended by itself, of the
@@ -663,10 +668,11 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	if k < len(e.opVisited) {
 		e.opVisited[k]++
 	}
+	e.took = false
 	err := e.visitPoint(cp, k, cost)
 	e.walkVisitedCost += cost
 	e.visitedCost += cost
-	if e.res.Stats.CrashPoints > explored {
+	if e.res.Stats.CrashPoints > explored || e.fallbackWalk && e.took {
 		e.batchPoints++ // covered once its batch is judged (progress)
 		e.explored[k] = true
 	}
@@ -747,6 +753,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 	case !e.fallbackWalk:
 		e.res.Stats.CrashPoints++
 	}
+	e.took = true
 	if err := e.keepBefore(p, cp); err != nil {
 		return err
 	}

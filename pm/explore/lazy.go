@@ -257,6 +257,7 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 		e.fallback[it.point] = true
 		e.fallbackOps[it.op] = true
 		e.fallbackCost += lp.eagerCost
+		e.fellBack++
 		return
 	}
 	leaves := lo.Leaves

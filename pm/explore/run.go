@@ -287,7 +287,8 @@ func (e *explorer) finish() error {
 	e.walkRanCost += ran * b.cost
 	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
-		e.prog.Advance(b.points)
+		e.prog.Advance(b.points - e.fellBack) // the fallback walk covers those
+		e.fellBack = 0
 		st := &e.res.Stats
 		e.prog.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.res.Findings)})
 		for _, j := range b.gen.preps {
