@@ -250,6 +250,8 @@ type explorer struct {
 	// states (it was not left out).
 	fellBack int
 	took     bool
+	// lastWalk is set for the remainder walk (retry.go).
+	lastWalk bool
 	// memoryOps are the operations whose later crash points MaxOperationBytes left out.
 	memoryOps map[int]bool
 	// longestConsistent is the longest run on a consistent image that ended by itself, of the
@@ -745,7 +747,9 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 	case e.remainder:
 		keep = e.retryStates(cp, int(take))
 	case take < cost && !lazy: // a lazy run is all or nothing (its tree is bounded: LazyTreeRuns)
-		keep = thinStates(cp.Space, e.eagerStrategies(false), e.cfg.Options, int(take))
+		var left []string
+		keep, left = thinStates(cp.Space, e.eagerStrategies(false), e.cfg.Options, int(take))
+		e.keepThinned(cp, k, left)
 		e.res.Stats.PartialBudget++
 		if !e.fallbackWalk {
 			e.res.Stats.CrashPoints++

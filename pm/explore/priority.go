@@ -294,9 +294,10 @@ func stateKey(k []int) string { return fmt.Sprint(k) }
 // prefixes first (a crash that persists the stores in the order the program issued them is the
 // state every recovery must handle), spread evenly over them when there are more than m (the
 // middles of m equal stretches of the prefix lengths), then the rest, spread evenly in the
-// order the strategies choose them. It returns the keys chosen; every state when m is at least
-// their number.
-func thinStates(sp *crash.Space, strategies []*crash.Strategy, o crash.Options, m int) map[string]bool {
+// order the strategies choose them. It returns the keys chosen (every state when m is at least
+// their number) and the keys of the others, in the strategies' order (the remainder walk
+// explores them when time is left: retry.go).
+func thinStates(sp *crash.Space, strategies []*crash.Strategy, o crash.Options, m int) (keep map[string]bool, left []string) {
 	var prefixes, rest []string
 	seen := map[string]bool{}
 	for _, s := range strategies {
@@ -313,14 +314,19 @@ func thinStates(sp *crash.Space, strategies []*crash.Strategy, o crash.Options, 
 			}
 		}
 	}
-	keep := make(map[string]bool, m)
+	keep = make(map[string]bool, m)
 	for _, key := range evenly(prefixes, m) {
 		keep[key] = true
 	}
 	for _, key := range evenly(rest, m-len(keep)) {
 		keep[key] = true
 	}
-	return keep
+	for _, key := range append(prefixes, rest...) {
+		if !keep[key] {
+			left = append(left, key)
+		}
+	}
+	return keep, left
 }
 
 // evenly returns m of xs spread evenly over them (the middles of m equal stretches), in order;

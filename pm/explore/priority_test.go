@@ -255,7 +255,15 @@ func TestThinStates(t *testing.T) {
 			{57, 57, nil},
 			{1000, 57, nil},
 		} {
-			keep := thinStates(sp, strategies, o, c.m)
+			keep, left := thinStates(sp, strategies, o, c.m)
+			if all, _ := thinStates(sp, strategies, o, 1<<20); len(keep)+len(left) != len(all) {
+				t.Errorf("thinStates(%d): %d states kept and %d left, of %d", c.m, len(keep), len(left), len(all))
+			}
+			for _, key := range left {
+				if keep[key] {
+					t.Errorf("thinStates(%d): state %s both kept and left", c.m, key)
+				}
+			}
 			if len(keep) != c.n {
 				t.Errorf("thinStates(%d): %d states, want %d", c.m, len(keep), c.n)
 			}
@@ -278,7 +286,7 @@ func TestThinStates(t *testing.T) {
 			if c.m >= 41 && prefixes != 41 {
 				t.Errorf("thinStates(%d): %d prefixes, want all 41", c.m, prefixes)
 			}
-			if again := thinStates(sp, strategies, o, c.m); fmt.Sprint(slices.Sorted(maps.Keys(again))) != fmt.Sprint(slices.Sorted(maps.Keys(keep))) {
+			if again, _ := thinStates(sp, strategies, o, c.m); fmt.Sprint(slices.Sorted(maps.Keys(again))) != fmt.Sprint(slices.Sorted(maps.Keys(keep))) {
 				t.Errorf("thinStates(%d) not deterministic", c.m)
 			}
 		}

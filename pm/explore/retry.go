@@ -11,9 +11,10 @@ import (
 // fit; the rest's time is estimated from the crash states the strategies choose, and cluster and
 // window sampling run far fewer, so the walks can end well before the budget with states of a
 // stopped batch never judged (CCEH: 2 273 of its splits' states, 700 s left) and points left out.
-// When the walks end with time left, one more walk explores those points and rebuilds those
-// states, and only those, paced by the same budget (a point's cost is its own, or its states to
-// retry). A point with states to retry is not counted again (Stats.CrashPoints, progress), nor
+// The pacing also explores points in part (thinStates) on an estimate that can turn out too
+// high. When the walks end with time left, one more walk explores the points left out and
+// rebuilds the stopped states and the states left out of the points explored in part, and only
+// those, paced by the same budget (a point's cost is its own, or its states to retry). A point with states to retry is not counted again (Stats.CrashPoints, progress), nor
 // are its durability states or repaired twins made again.
 
 // keepRetry records the state of item it, whose run an overrun bound stopped, for the remainder
@@ -32,7 +33,31 @@ func (e *explorer) keepRetry(it *item) {
 		e.retryOp = map[int]bool{}
 	}
 	e.retryOp[it.op] = true
-	e.retry[it.event][stateKey(it.state.K)] = true
+	e.retry[it.event][stateKey(it.state.K)] = true // a stopped run (explorer.budgetStopped)
+}
+
+// keepThinned records the states (keys) of crash point cp of operation k that the pacing left
+// out of the point's share (thinStates), for the remainder walk: a budget the exploration turns
+// out to fit in then leaves none of them out.
+func (e *explorer) keepThinned(cp *crash.CrashPoint, k int, keys []string) {
+	if e.lastWalk || len(keys) == 0 {
+		return
+	}
+	if e.retry == nil {
+		e.retry = map[uint64]map[string]bool{}
+	}
+	if e.retry[cp.Event] == nil {
+		e.retry[cp.Event] = map[string]bool{}
+	}
+	if e.retryOp == nil {
+		e.retryOp = map[int]bool{}
+	}
+	e.retryOp[k] = true
+	for _, key := range keys {
+		if _, ok := e.retry[cp.Event][key]; !ok {
+			e.retry[cp.Event][key] = false // left out by the pacing, never run
+		}
+	}
 }
 
 // remainderPass returns the operations of the remainder walk (those with states to retry), or nil
@@ -42,7 +67,7 @@ func (e *explorer) remainderPass() []bool {
 	if e.remainder || len(e.retry)+len(e.skipped) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= ScheduleEnd(e.cfg.TimeBudget) {
 		return nil
 	}
-	e.remainder = true
+	e.remainder, e.lastWalk = true, true
 	e.fallbackWalk = false // the remainder walk follows the fallback walk (lazy.go), if any
 	pass := make([]bool, len(e.cfg.Workload.Ops))
 	for k := range e.retryOp {
@@ -95,9 +120,11 @@ func (e *explorer) visitRetry(cp *crash.CrashPoint, k int) error {
 	return err
 }
 
-// retryStates returns m of the states to retry at crash point cp, spread evenly over them (in
+// retryStates returns m of the states to retry at crash point cp (the runs an overrun bound
+// stopped and the states the pacing left out of the point's share), spread evenly over them (in
 // key order), and forgets them: their runs are no longer counted as stopped (they are counted
-// again if stopped again).
+// again if stopped again), and a point explored in part whose states are now all taken is no
+// longer counted as such.
 func (e *explorer) retryStates(cp *crash.CrashPoint, m int) map[string]bool {
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for key := range e.retry[cp.Event] {
@@ -107,10 +134,19 @@ func (e *explorer) retryStates(cp *crash.CrashPoint, m int) map[string]bool {
 		}
 	})
 	keep := make(map[string]bool, m)
+	thinned := false
+	for _, stopped := range e.retry[cp.Event] {
+		thinned = thinned || !stopped
+	}
 	for _, key := range evenly(keys, m) {
 		keep[key] = true
+		if e.retry[cp.Event][key] {
+			e.budgetStopped--
+		}
 	}
-	e.budgetStopped -= len(keep)
+	if thinned && len(keep) == len(keys) {
+		e.res.Stats.PartialBudget-- // the point's states are all explored now
+	}
 	delete(e.retry, cp.Event)
 	return keep
 }
