@@ -359,6 +359,27 @@ func TestRetry(t *testing.T) {
 	if len(e.retry[9]) != 0 {
 		t.Error("a state stopped in the remainder walk kept for another")
 	}
+	e.keepThinned(&crash.CrashPoint{Event: 9}, 3, []string{"[5]"})
+	if len(e.retry[9]) != 0 {
+		t.Error("states left out of a point in the remainder walk kept for another")
+	}
+
+	// The states left out of a point explored in part (thinStates) are retried as well, without
+	// counting as stopped runs; the point is no longer in part once they are all taken.
+	thin := &explorer{cfg: e.cfg, budgetStart: t0, res: &Result{}}
+	thin.keepRetry(&item{op: 1, event: 5, state: crash.State{K: []int{0}}})
+	thin.keepThinned(&crash.CrashPoint{Event: 5}, 1, []string{"[1]", "[2]", "[0]"})
+	thin.budgetStopped, thin.res.Stats.PartialBudget = 1, 1
+	if got := fmt.Sprint(thin.retry[5], thin.retryOp); got != "map[[0]:true [1]:false [2]:false] map[1:true]" {
+		t.Errorf("kept %s", got)
+	}
+	if thin.remainderPass() == nil {
+		t.Fatal("no remainder walk for the states left out of a point")
+	}
+	keep = thin.retryStates(&crash.CrashPoint{Event: 5}, 3)
+	if len(keep) != 3 || thin.budgetStopped != 0 || thin.res.Stats.PartialBudget != 0 {
+		t.Errorf("retried %v: %d still stopped, %d points in part", keep, thin.budgetStopped, thin.res.Stats.PartialBudget)
+	}
 	late := &explorer{cfg: &Config{TimeBudget: time.Minute, Now: func() time.Time { return t0.Add(time.Minute) }, Workload: workload.Workload{Ops: make([]string, 4)}}, budgetStart: t0}
 	late.keepRetry(&item{op: 2, event: 7, state: crash.State{K: []int{0}}})
 	if late.remainderPass() != nil {
