@@ -23,17 +23,24 @@ func (e *explorer) keepRetry(it *item) {
 	if e.remainder || it.durability || it.twin != nil {
 		return
 	}
+	e.retryAt(it.event, it.op)[stateKey(it.state.K)] = true // a stopped run (explorer.budgetStopped)
+}
+
+// retryAt returns the states to retry at the crash point of trace event event (by stateKey: true
+// for a stopped run, false for a state left out), made empty if there were none, and marks its
+// operation op for the remainder walk.
+func (e *explorer) retryAt(event uint64, op int) map[string]bool {
 	if e.retry == nil {
 		e.retry = map[uint64]map[string]bool{}
 	}
-	if e.retry[it.event] == nil {
-		e.retry[it.event] = map[string]bool{}
+	if e.retry[event] == nil {
+		e.retry[event] = map[string]bool{}
 	}
 	if e.retryOp == nil {
 		e.retryOp = map[int]bool{}
 	}
-	e.retryOp[it.op] = true
-	e.retry[it.event][stateKey(it.state.K)] = true // a stopped run (explorer.budgetStopped)
+	e.retryOp[op] = true
+	return e.retry[event]
 }
 
 // keepThinned records the states (keys) of crash point cp of operation k that the pacing left
@@ -43,19 +50,10 @@ func (e *explorer) keepThinned(cp *crash.CrashPoint, k int, keys []string) {
 	if e.lastWalk || len(keys) == 0 {
 		return
 	}
-	if e.retry == nil {
-		e.retry = map[uint64]map[string]bool{}
-	}
-	if e.retry[cp.Event] == nil {
-		e.retry[cp.Event] = map[string]bool{}
-	}
-	if e.retryOp == nil {
-		e.retryOp = map[int]bool{}
-	}
-	e.retryOp[k] = true
+	retry := e.retryAt(cp.Event, k)
 	for _, key := range keys {
-		if _, ok := e.retry[cp.Event][key]; !ok {
-			e.retry[cp.Event][key] = false // left out by the pacing, never run
+		if _, ok := retry[key]; !ok {
+			retry[key] = false // left out by the pacing, never run
 		}
 	}
 }
