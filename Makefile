@@ -15,7 +15,7 @@ export GOFLAGS ?= -mod=mod
 llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-config-$(1) --includedir 2>/dev/null)/llvm/Passes/PassPlugin.h"; test -f "$$f" && echo y))
 LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
-DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev z3 strace git sqlite3 lmdb-utils gcc valgrind chromium \
+DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev libxxhash-dev z3 strace git sqlite3 lmdb-utils gcc valgrind chromium \
 	cmake autoconf automake libtool ccache libgdbm-dev libleveldb-dev liblmdb-dev g++ mercurial gdb slurm-wlm munge
 
 .PHONY: all deps scry native headers test test-run test-lazy-random generate-check demo demo-run bench bench-run clean fuzz \

@@ -176,6 +176,9 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.StoppedEarlyLines += s.StoppedEarlyLines
 	sum.StoppedEarlySeconds += s.StoppedEarlySeconds
 	sum.StoppedAgain += s.StoppedAgain
+	sum.Converged += s.Converged
+	sum.ConvergedSeconds += s.ConvergedSeconds
+	sum.ConvergedAgain += s.ConvergedAgain
 	sum.VaryingOutcomes += s.VaryingOutcomes
 	sum.VaryingLines = max(sum.VaryingLines, s.VaryingLines)
 	sum.LazyRuns += s.LazyRuns

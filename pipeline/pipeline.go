@@ -86,6 +86,9 @@ type Exploration struct {
 	NoForkServer bool
 	// NoStopEarly runs every crash image's run to its end (explore.Config.NoStopEarly).
 	NoStopEarly bool
+	// NoConverge runs crash images' runs past a state equal to a legal outcome's
+	// (explore.Config.NoConverge).
+	NoConverge bool
 	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none), counted
 	// from Start (zero: when the command's work begins: Check.Run, ExploreTrace), so that the
 	// recording and the trace analyses are inside it too.
@@ -230,7 +233,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	res, xerr := explore.Run(ctx, explore.Config{
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly, NoConverge: x.NoConverge,
 		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard, Judged: x.Judged,
 		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})

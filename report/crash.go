@@ -191,6 +191,15 @@ type Stats struct {
 	StoppedEarlyLines   int     `json:"stopped_early_lines,omitempty"`
 	StoppedEarlySeconds float64 `json:"stopped_early_seconds,omitempty"`
 	StoppedAgain        int     `json:"stopped_again,omitempty"`
+	// Converged counts the runs on crash images stopped at their first read of an operation
+	// because their pool then equalled a legal outcome's (explore's converge.go), judged as that
+	// legal outcome; ConvergedSeconds is the wall time, in seconds, those legal outcomes' runs
+	// took beyond theirs: about what stopping saved. ConvergedAgain counts the runs that
+	// converged with a legal outcome whose output before that point differed from theirs, run
+	// again in full.
+	Converged        int     `json:"converged,omitempty"`
+	ConvergedSeconds float64 `json:"converged_seconds,omitempty"`
+	ConvergedAgain   int     `json:"converged_again,omitempty"`
 	// RepeatRuns counts the legal outcomes run a second time, on the same consistent image with
 	// the same input, because a crash state's run matched none of them: VaryingOutcomes of them
 	// printed something else the second time, and the output lines that differed (at most

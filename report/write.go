@@ -132,6 +132,10 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintf(bw, "scry: %s stopped at their first output line that matched neither legal outcome, about %.1fs of runs and %d output lines saved\n",
 				plural(s.StoppedEarly, "run on a crash image", "runs on crash images"), s.StoppedEarlySeconds, s.StoppedEarlyLines)
 		}
+		if s.Converged > 0 {
+			fmt.Fprintf(bw, "scry: %s stopped at their first operation, their pool equal to a legal outcome's, about %.1fs of runs saved\n",
+				plural(s.Converged, "run on a crash image", "runs on crash images"), s.ConvergedSeconds)
+		}
 		if s.StoppedAgain > 0 {
 			fmt.Fprintf(bw, "scry: %s stopped on a line that varies between identical runs, and run again to the end\n",
 				plural(s.StoppedAgain, "run on a crash image was", "runs on crash images were"))

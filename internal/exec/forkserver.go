@@ -347,8 +347,16 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 		}
 	}
 	tag := fmt.Sprintf("%s=%d.%d", runTagVar, os.Getpid(), runSerial.Add(1))
+	conv := convergeOf(ctx)
 	if files != nil {
 		childEnds, closeChildEnds, tag = []*os.File{files.stdin, files.stdout, files.stderr}, func() {}, files.env
+		conv = nil // a lazy run's leaves are not compared so
+	}
+	// The child's variables: the tag, then SCRY_CONVERGE, separated by a NUL byte.
+	vars := tag
+	if conv != nil {
+		conv.prepare()
+		vars += "\x00" + conv.env(pool)
 	}
 	var req bytes.Buffer
 	put := func(v uint32) { _ = binary.Write(&req, binary.LittleEndian, v) }
@@ -357,8 +365,8 @@ func (s *forkServer) run(ctx context.Context, args []string, stdin []byte, timeo
 		put(uint32(len(a)))
 		req.WriteString(a)
 	}
-	put(uint32(len(tag)))
-	req.WriteString(tag)
+	put(uint32(len(vars)))
+	req.WriteString(vars)
 	start := time.Now()
 	var magic [4]byte
 	binary.LittleEndian.PutUint32(magic[:], fsMagic)
@@ -475,6 +483,7 @@ wait:
 	} else {
 		o.ExitCode = ws.ExitStatus()
 	}
+	conv.collect(&o)
 	if k := w.divergedAt(); k > 0 {
 		o.diverge(k, w.legal) // however it ended, as in runWatched
 	} else if killedBy != "" && ws.Signaled() && ws.Signal() == syscall.SIGKILL {

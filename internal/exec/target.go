@@ -138,6 +138,13 @@ type Outcome struct {
 	// the number of lines the longest legal outcome printed after it: what stopping saved.
 	Diverged  int
 	LinesLeft int
+	// StateHash is the hash of the pool the runtime took at the run's first read of standard
+	// input (under WithConverge; "" when it took none), ConvergedTo is i+1 when the run was
+	// stopped there because the hash equalled the i-th legal outcome's (converge.go), and
+	// ConvergeErr is the runtime's reason when it could not take the hash.
+	StateHash   string
+	ConvergedTo int
+	ConvergeErr string
 
 	filter *regexp.Regexp
 	pool   string    // the image's absolute path, which Normalized writes as {pool}
@@ -358,6 +365,14 @@ func runWatched(ctx context.Context, args, env []string, stdin []byte, dir strin
 	cmd.Dir = dir
 	tag := fmt.Sprintf("%s=%d.%d", runTagVar, os.Getpid(), runSerial.Add(1))
 	cmd.Env = append(environ(env), tag)
+	conv := convergeOf(ctx)
+	if files != nil {
+		conv = nil // a lazy run's leaves are not compared so
+	}
+	if conv != nil {
+		conv.prepare()
+		cmd.Env = append(cmd.Env, conv.env(pool))
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout := &boundedBuffer{limit: stdoutLimit}
 	stderr := &boundedBuffer{limit: StderrLimit}
@@ -416,6 +431,7 @@ func runWatched(ctx context.Context, args, env []string, stdin []byte, dir strin
 	} else {
 		o.ExitCode = ps.ExitCode()
 	}
+	conv.collect(&o)
 	if k := w.divergedAt(); k > 0 {
 		// Decided at line k, however the program then ended (it may have exited before the
 		// signal landed): the outcome does not depend on timing.

@@ -154,6 +154,10 @@ type Config struct {
 	// NoStopEarly runs every crash image's run to its end, instead of stopping it at the first
 	// output line that matches no legal outcome (early.go; --no-stop-early).
 	NoStopEarly bool
+	// NoConverge runs every crash image's run past its first read of an operation even when
+	// its pool then equals a legal outcome's (converge.go), instead of stopping it there with
+	// that legal outcome's outcome.
+	NoConverge bool
 	// NoPriority explores the operations in trace order in one walk, instead of in rounds of
 	// operation paths, every path before any path a second time (priority.go).
 	NoPriority bool

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,10 +37,11 @@ type legalSlot struct {
 	put   int            // how many have ended
 	done  chan struct{}  // closed when all have
 	legal *exec.Legal
+	conv  *convergence // nil: the period's runs are not compared by state (converge.go)
 }
 
-func newLegalSlot(n int) *legalSlot {
-	return &legalSlot{outs: make([]exec.Outcome, n), done: make(chan struct{})}
+func newLegalSlot(n int, conv *convergence) *legalSlot {
+	return &legalSlot{outs: make([]exec.Outcome, n), done: make(chan struct{}), conv: conv}
 }
 
 // publish records the outcome of legal outcome i's run.
@@ -61,6 +63,19 @@ func (s *legalSlot) wait(ctx context.Context) *exec.Legal {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.legal
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// outcomes returns the legal outcomes once their runs have all ended (a copy, in publishing
+// order), or nil when ctx ends first.
+func (s *legalSlot) outcomes(ctx context.Context) []exec.Outcome {
+	select {
+	case <-s.done:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return slices.Clone(s.outs)
 	case <-ctx.Done():
 		return nil
 	}

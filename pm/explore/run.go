@@ -39,12 +39,33 @@ type job struct {
 	tree time.Duration
 }
 
+// makeImage makes j's image a copy of j.copyFrom (a fresh one when j.keep, else by writing what
+// differs: exec.ResetFile) with j's patches written over it.
+func (j job) makeImage() error {
+	var err error
+	if j.keep {
+		err = exec.CopyFile(j.image, j.copyFrom)
+	} else {
+		err = exec.ResetFile(j.image, j.copyFrom)
+	}
+	if err == nil {
+		err = crash.ApplyPatches(j.image, j.patches)
+	}
+	return err
+}
+
 // outcome is a job's result; done is set when the job ran to its end (not interrupted).
 type outcome struct {
 	target  exec.Outcome
 	checker *exec.Outcome
 	done    bool
 	lazy    *exec.LazyOutcome // a lazy run's (target is its root's)
+	// convergeSaved, on a run stopped at a legal outcome's state (target.ConvergedTo), is how
+	// much longer that legal outcome's run took (converge.go).
+	convergeSaved time.Duration
+	// convergedAgain: the run converged with a legal outcome whose output before that point
+	// differed from its own, and ran again in full.
+	convergedAgain bool
 }
 
 // flush hands the current batch to the workers. Batches are pipelined: flush first waits for
@@ -176,9 +197,10 @@ func (e *explorer) prepare() *runningBatch {
 			continue
 		}
 		b.periods = append(b.periods, p)
-		pr := &seqPair{before: len(b.jobs), after: -1, slot: newLegalSlot(1)}
+		conv := &convergence{stdin: e.cfg.Workload.Suffix(it.op)}
+		pr := &seqPair{before: len(b.jobs), after: -1, slot: newLegalSlot(1, conv)}
 		if p.after != "" {
-			pr.slot = newLegalSlot(2)
+			pr.slot = newLegalSlot(2, conv)
 		}
 		chk := e.cfg.Runner.HasChecker()
 		// The run on the consistent image before the operation works on a copy: the crash
@@ -371,6 +393,15 @@ func (e *explorer) finish() error {
 			}
 		}
 	}
+	for _, o := range outs[b.oracles:] {
+		st := &e.res.Stats
+		if o.convergedAgain {
+			st.ConvergedAgain++
+		} else if o.done && o.target.ConvergedTo > 0 {
+			st.Converged++
+			st.ConvergedSeconds += o.convergeSaved.Seconds()
+		}
+	}
 	for i, it := range b.items {
 		var ls legalSet
 		got := outs[b.jobOf[i]]
@@ -460,24 +491,16 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	defer e.prog.Ran()
 	var out outcome
 	if j.copyFrom != "" {
-		image, err := j.image, error(nil)
-		if j.keep {
-			err = exec.CopyFile(image, j.copyFrom)
-		} else {
+		if !j.keep {
 			// A working copy of the worker's, made equal to the source by writing what
 			// differs, instead of a fresh copy per run (storage.go).
-			image = e.copies.get(e.tmp)
-			defer e.copies.put(image)
-			j.image = image
-			err = exec.ResetFile(image, j.copyFrom)
+			j.image = e.copies.get(e.tmp)
+			defer e.copies.put(j.image)
 		}
-		if err == nil {
-			err = crash.ApplyPatches(image, j.patches)
-		}
-		if err != nil {
+		if err := j.makeImage(); err != nil {
 			out.target = exec.Outcome{ExitCode: -1, Err: err}
 			if j.keep {
-				os.Remove(image)
+				os.Remove(j.image)
 			}
 			return out
 		}
@@ -497,7 +520,22 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 		out.target, out.done = out.lazy.Root, ctx.Err() == nil
 		return out
 	}
-	out.target = e.cfg.Runner.Target(e.withLegal(ctx, j), j.image, j.stdin, w.Dir, j.timeout)
+	conv, legal := e.converge(ctx, w, j)
+	out.target = e.cfg.Runner.Target(exec.WithConverge(e.withLegal(ctx, j), conv), j.image, j.stdin, w.Dir, j.timeout)
+	if out.target.ConvergedTo > 0 {
+		if got, saved := converged(out.target, legal); got != nil {
+			out.target, out.convergeSaved = *got, saved
+		} else {
+			// Its output so far disagrees with the legal outcome it converged with: run the
+			// image again, in full.
+			out.convergedAgain = true
+			if err := j.makeImage(); err != nil {
+				out.target = exec.Outcome{ExitCode: -1, Err: err}
+				return out
+			}
+			out.target = e.cfg.Runner.Target(e.withLegal(ctx, j), j.image, j.stdin, w.Dir, j.timeout)
+		}
+	}
 	if j.publish != nil && ctx.Err() == nil {
 		j.publish.publish(j.publishAs, out.target)
 	}
