@@ -41,6 +41,8 @@
  *               the process _exits(0) (no atexit handlers, no destructors);
  *   "E <why>"   a malformed variable, a pool that cannot be opened or read: the program goes on as
  *               if there were no variable.
+ * OUT is created at its first line: a run that never took the hash (NEEDOPEN never held, no read
+ * of standard input) and had no error leaves no OUT.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -9,6 +9,9 @@
  *   callbacks.c the ABI of scry_abi.h (__scry_load, __scry_store, ...) and the user API (scry.h).
  *   hooks_libc.c, hooks_pmem.c, hooks_pmemobj.c: the __scry_pre_/__scry_post_ hooks.
  *   valgrind.c Valgrind client requests (__scry_client_request): pmemcheck's become records.
+ *   forkserver.c, lazy.c: the fork server and lazy crash-state exploration (inert runs).
+ *   converge.c convergence: hashes the pool at the first read of standard input and stops a run
+ *              whose state equals a legal outcome's (SCRY_CONVERGE, inert runs).
  */
 #ifndef SCRY_RT_H
 #define SCRY_RT_H
