@@ -19,7 +19,9 @@
  *   server -> scry, once:  "SCRYFSV1", u32 pid
  *   scry -> server:        u32 magic 0x53524651 ("QFRS"), u32 argc, then argc-1 strings (u32
  *                          length, bytes) replacing argv[1..argc-1], then a string for the
- *                          run's tag (NAME=VALUE, put in the child's environment), with three
+ *                          run's tag: one or more NAME=VALUE assignments separated by NUL
+ *                          bytes, each put in the child's environment (scry sends SCRY_RUN_ID or
+ *                          SCRY_LAZY first, then SCRY_CONVERGE for a converging run), with three
  *                          file descriptors (stdin, stdout, stderr) attached as SCM_RIGHTS to
  *                          the first byte
  *   server -> scry:        u32 pid of the child (0: the fork failed, then u32 errno)
@@ -94,8 +96,9 @@ static int get_u32(int fd, uint32_t *v)
 	return 0;
 }
 
-/* Reads a string (u32 length, bytes) into a new NUL-terminated buffer, or NULL. */
-static char *get_str(int fd)
+/* Reads a string (u32 length, bytes) into a new NUL-terminated buffer, or NULL; its length in
+ * *len when len is not NULL (the string may hold NUL bytes). */
+static char *get_str(int fd, uint32_t *len)
 {
 	uint32_t n;
 	if (get_u32(fd, &n) < 0 || n > FS_MAX_STR)
@@ -108,6 +111,8 @@ static char *get_str(int fd)
 		return NULL;
 	}
 	s[n] = 0;
+	if (len)
+		*len = n;
 	return s;
 }
 
@@ -139,6 +144,19 @@ static int recv_head(int sock, uint32_t *magic, int fds[3])
 	return 0;
 }
 
+/* Puts the tag's NAME=VALUE assignments, separated by NUL bytes, in the environment (a piece
+ * without '=' or with an empty name is skipped). */
+static void set_tag(char *tag, uint32_t len)
+{
+	for (char *s = tag, *end = tag + len; s < end; s += strlen(s) + 1) {
+		char *eq = strchr(s, '=');
+		if (eq && eq > s) {
+			*eq = 0;
+			setenv(s, eq + 1, 1);
+		}
+	}
+}
+
 /* Serves runs until scry closes the socket; returns only in a child, ready to run main, with
  * SIGPIPE's disposition restored to pipe_action. */
 static void serve(int sock, int argc, char **argv, const struct sigaction *pipe_action)
@@ -151,9 +169,10 @@ static void serve(int sock, int argc, char **argv, const struct sigaction *pipe_
 		int ok = n == (uint32_t)argc && fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0;
 		char **args = calloc(n > 0 ? n : 1, sizeof *args);
 		for (uint32_t i = 1; i < n && args; i++)
-			if (!(args[i] = get_str(sock)))
+			if (!(args[i] = get_str(sock, NULL)))
 				_exit(0);
-		char *tag = get_str(sock);
+		uint32_t tag_len;
+		char *tag = get_str(sock, &tag_len);
 		if (!tag || !args)
 			_exit(0);
 		pid_t pid = ok ? fork() : -1;
@@ -168,13 +187,10 @@ static void serve(int sock, int argc, char **argv, const struct sigaction *pipe_
 					close(fds[i]);
 			for (int i = 1; i < argc; i++)
 				argv[i] = args[i];
-			char *eq = strchr(tag, '=');
-			if (eq) {
-				*eq = 0;
-				setenv(tag, eq + 1, 1);
-			}
+			set_tag(tag, tag_len);
 			unsetenv("SCRY_FORKSRV_FD");
-			lazy_reset(); /* the tag may be SCRY_LAZY=D */
+			lazy_reset();     /* the tag may hold SCRY_LAZY=D */
+			converge_reset(); /* or SCRY_CONVERGE=... */
 			sigaction(SIGPIPE, pipe_action, NULL);
 			return; /* into main */
 		}

@@ -5,7 +5,8 @@
  * (mmap of a file matching $SCRY_PM_GLOBS -> REGION_MAP; munmap -> REGION_UNMAP), operation
  * boundaries (a line read from standard input -> OP_END of the previous operation, OP_BEGIN of the
  * next; end of input -> OP_END), and libc copy functions writing PM (-> STORE of the bytes written,
- * LOAD of a PM source). docs/trace-format.md describes the records.
+ * LOAD of a PM source). docs/trace-format.md describes the records. Before a read of standard
+ * input, convergence (converge.c) may hash the pool and stop the process, also when inert.
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
@@ -143,7 +144,9 @@ static void op_line(const char *line, size_t n)
 
 void __scry_pre_fgets(uint32_t site, char *s, int size, FILE *stream)
 {
-	(void)site, (void)stream;
+	(void)site;
+	if (stream == stdin)
+		converge_stdin_read();
 	unprotect_dest(s, size > 0 ? (size_t)size : 0);
 }
 
@@ -161,7 +164,9 @@ void __scry_post_fgets(uint32_t site, char *ret, char *s, int size, FILE *stream
 
 void __scry_pre_getline(uint32_t site, char **lineptr, size_t *n, FILE *stream)
 {
-	(void)site, (void)lineptr, (void)n, (void)stream;
+	(void)site, (void)lineptr, (void)n;
+	if (stream == stdin)
+		converge_stdin_read();
 }
 
 void __scry_post_getline(uint32_t site, ssize_t ret, char **lineptr, size_t *n, FILE *stream)
@@ -176,7 +181,8 @@ void __scry_post_getline(uint32_t site, ssize_t ret, char **lineptr, size_t *n, 
 /* getdelim(3) with any delimiter: a record of standard input is an operation, as a line is. */
 void __scry_pre_getdelim(uint32_t site, char **lineptr, size_t *n, int delim, FILE *stream)
 {
-	(void)site, (void)lineptr, (void)n, (void)delim, (void)stream;
+	(void)delim;
+	__scry_pre_getline(site, lineptr, n, stream);
 }
 
 void __scry_post_getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *n, int delim, FILE *stream)
@@ -187,7 +193,8 @@ void __scry_post_getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *n,
 
 void __scry_pre___getdelim(uint32_t site, char **lineptr, size_t *n, int delim, FILE *stream)
 {
-	(void)site, (void)lineptr, (void)n, (void)delim, (void)stream;
+	(void)delim;
+	__scry_pre_getline(site, lineptr, n, stream);
 }
 
 void __scry_post___getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *n, int delim, FILE *stream)
@@ -198,7 +205,9 @@ void __scry_post___getdelim(uint32_t site, ssize_t ret, char **lineptr, size_t *
 
 void __scry_pre_read(uint32_t site, int fd, void *buf, size_t count)
 {
-	(void)site, (void)fd;
+	(void)site;
+	if (fd == 0)
+		converge_stdin_read();
 	lazy_prepare_write(buf, count);
 	unprotect_dest(buf, count);
 }

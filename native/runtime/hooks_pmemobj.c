@@ -148,6 +148,8 @@ void __scry_post_pmemobj_create(uint32_t site, PMEMobjpool *ret, const char *pat
 				size_t poolsize, mode_t mode)
 {
 	(void)layout, (void)poolsize, (void)mode;
+	if (ret)
+		converge_opened(); /* before HOOK_ENTER: also when inert */
 	HOOK_ENTER();
 	pool_mapped(site, ret, path, 1);
 	HOOK_LEAVE();
@@ -162,6 +164,8 @@ void __scry_pre_pmemobj_open(uint32_t site, const char *path, const char *layout
 void __scry_post_pmemobj_open(uint32_t site, PMEMobjpool *ret, const char *path, const char *layout)
 {
 	(void)layout;
+	if (ret)
+		converge_opened(); /* before HOOK_ENTER: also when inert */
 	HOOK_ENTER();
 	pool_mapped(site, ret, path, 0);
 	HOOK_LEAVE();

@@ -163,29 +163,40 @@ type lazyIO struct {
 	pipe      bool     // standard input is a pipe (else a file holding input)
 	wronlyOut bool     // standard output is opened write-only (else read-write)
 	env       []string // added to the environment
+	plain     bool     // no SCRY_LAZY (d only holds the run's files)
 }
 
-// lazyRun runs exe with args in a lazy run on directory d, standard output and error into files
-// of d's parent; returns the root's wait status and its standard output.
+// inputFile writes input into dir/stdin and opens it for reading; it is closed when the test ends.
+func inputFile(t *testing.T, dir, input string) *os.File {
+	t.Helper()
+	in := filepath.Join(dir, "stdin")
+	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// lazyRun runs exe with args in a lazy run on directory d (a plain run when io.plain), standard
+// input, output and error in files of d's parent; returns the root's wait status and its standard
+// output.
 func lazyRun(t *testing.T, exe, d string, io lazyIO, args ...string) (syscall.WaitStatus, string) {
 	t.Helper()
 	parent := filepath.Dir(d)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(lazyEnv(d), io.env...)
+	if io.plain {
+		cmd.Env = append(lazyEnv(""), io.env...)
+	}
 	input := io.input
 	if io.pipe {
 		cmd.Stdin = strings.NewReader(input)
 	} else {
-		in := filepath.Join(parent, "stdin")
-		if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		cmd.Stdin = f
+		cmd.Stdin = inputFile(t, parent, input)
 	}
 	outPath := filepath.Join(parent, "stdout")
 	flag := os.O_RDWR
@@ -391,11 +402,7 @@ func TestLazyNoBranch(t *testing.T) {
 	for _, lazy := range []bool{true, false} {
 		t.Run(fmt.Sprintf("lazy=%v", lazy), func(t *testing.T) {
 			d, pool := lazyDir(t, 2*4096, 0, lines)
-			dd := d
-			if !lazy {
-				dd = ""
-			}
-			st, out := lazyRun(t, exe, dd, lazyIO{input: "r 4096\nr 64\n"}, pool, "shared")
+			st, out := lazyRun(t, exe, d, lazyIO{input: "r 4096\nr 64\n", plain: !lazy}, pool, "shared")
 			if !st.Exited() || st.ExitStatus() != 0 {
 				t.Errorf("status %#x, want exit 0", int(st))
 			}
@@ -552,6 +559,25 @@ func (fs *forkServer) read(b []byte) error {
 	return nil
 }
 
+// stdioFiles writes input into dir/stdin and opens dir/stdin, dir/stdout and dir/stderr (created)
+// as a run's standard input, output and error; they are closed when the test ends.
+func stdioFiles(t *testing.T, dir, input string) [3]*os.File {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "stdin"), []byte(input), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdio [3]*os.File
+	for k, name := range []string{"stdin", "stdout", "stderr"} {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		stdio[k] = f
+	}
+	return stdio
+}
+
 // run asks for one run with args (argv[1:]), the tag NAME=VALUE and the three files, and returns
 // its wait status.
 func (fs *forkServer) run(t *testing.T, args []string, tag string, stdio [3]*os.File) syscall.WaitStatus {
@@ -590,19 +616,7 @@ func TestLazyForkServer(t *testing.T) {
 	for i, lazy := range []bool{true, false, true} {
 		d, pool := lazyDir(t, 2*4096, 0, lines)
 		parent := filepath.Dir(d)
-		in := filepath.Join(parent, "stdin")
-		if err := os.WriteFile(in, []byte("r 4096\nr 0\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var stdio [3]*os.File
-		for k, name := range []string{"stdin", "stdout", "stderr"} {
-			f, err := os.OpenFile(filepath.Join(parent, name), os.O_RDWR|os.O_CREATE, 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			stdio[k] = f
-		}
+		stdio := stdioFiles(t, parent, "r 4096\nr 0\n")
 		tag := "SCRY_LAZY=" + d
 		if !lazy {
 			tag = "SCRY_NOT_LAZY=1"

@@ -9,6 +9,9 @@
  *   callbacks.c the ABI of scry_abi.h (__scry_load, __scry_store, ...) and the user API (scry.h).
  *   hooks_libc.c, hooks_pmem.c, hooks_pmemobj.c: the __scry_pre_/__scry_post_ hooks.
  *   valgrind.c Valgrind client requests (__scry_client_request): pmemcheck's become records.
+ *   forkserver.c, lazy.c: the fork server and lazy crash-state exploration (inert runs).
+ *   converge.c convergence: hashes the pool at the first read of standard input and stops a run
+ *              whose state equals a legal outcome's (SCRY_CONVERGE, inert runs).
  */
 #ifndef SCRY_RT_H
 #define SCRY_RT_H
@@ -81,6 +84,10 @@
 #define lazy_fault __scry_rt_lazy_fault
 #define lazy_reset __scry_rt_lazy_reset
 #define lazy_prepare_write __scry_rt_lazy_prepare_write
+#define g_converge __scry_rt_g_converge
+#define converge_slow __scry_rt_converge_slow
+#define converge_opened __scry_rt_converge_opened
+#define converge_reset __scry_rt_converge_reset
 #define rt_take_signal __scry_rt_rt_take_signal
 #define rt_full_write __scry_rt_rt_full_write
 
@@ -266,6 +273,29 @@ void lazy_prepare_write(void *addr, size_t len);
 /* The environment changed (the fork server's child took its run's tag): SCRY_LAZY is read again
  * at the next mmap. */
 void lazy_reset(void);
+/* --- converge.c: convergence (SCRY_CONVERGE; the contract is in converge.c's header). --- */
+enum {
+	CV_UNKNOWN = 0, /* SCRY_CONVERGE not looked at yet */
+	CV_OFF,         /* absent, ignored or malformed, or the hash was taken */
+	CV_WAIT,        /* parsed: the hash is taken at the first stdin read where NEEDOPEN holds */
+	CV_BUSY,        /* a thread is parsing the variable or taking the hash */
+};
+extern _Atomic int g_converge;
+void converge_slow(void);
+/* A read of standard input is about to happen (the hooks of fgets, getline, getdelim and
+ * __getdelim on stdin, of read on fd 0): may hash the pool and stop the process. Cheap once
+ * SCRY_CONVERGE is known absent: one relaxed load. */
+static inline void converge_stdin_read(void)
+{
+	if (RT_UNLIKELY(atomic_load_explicit(&g_converge, memory_order_relaxed) != CV_OFF))
+		converge_slow();
+}
+/* pmemobj_open or pmemobj_create returned non-NULL (the NEEDOPEN condition); called also when
+ * the runtime is inert. */
+void converge_opened(void);
+/* The environment changed (the fork server's child took its run's tag): SCRY_CONVERGE is read
+ * again at the next read of standard input. */
+void converge_reset(void);
 /* forkserver.c: writes all of p[0..n) to fd, retrying after EINTR; 0, or -1 on error.
  * Async-signal-safe. */
 int rt_full_write(int fd, const void *p, size_t n);
