@@ -80,7 +80,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	}
 	r, err := Run(context.Background(), Config{
 		Trace: tr, Target: target, Runner: runner, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir}, Progress: testProgress,
-		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer,
+		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer, NoConverge: testNoConverge,
 		Start: testStart, Now: testNow, Strategies: testStrategies,
 	})
 	if err != nil {
@@ -123,6 +123,9 @@ var testNoPriority bool
 
 // testNoForkServer is exploreTrace's Config.NoForkServer.
 var testNoForkServer bool
+
+// testNoConverge is exploreTrace's Config.NoConverge.
+var testNoConverge bool
 
 // testStrategies is exploreTrace's Config.Strategies (nil: the default).
 var testStrategies []*crash.Strategy
@@ -327,7 +330,7 @@ func TestJobsDeterministic(t *testing.T) {
 	for _, jobs := range []int{1, 2} {
 		r := exploreTrace(t, dir, bin, "atomicity.ops", tr, jobs, 5*time.Second)
 		st := r.Stats
-		st.ElapsedSeconds, st.FirstFailureSeconds, st.StoppedEarlySeconds, st.Jobs = 0, 0, 0, 0
+		st.ElapsedSeconds, st.FirstFailureSeconds, st.StoppedEarlySeconds, st.ConvergedSeconds, st.Jobs = 0, 0, 0, 0, 0
 		b, err := json.Marshal(struct {
 			F []report.Finding
 			S report.Stats

@@ -205,7 +205,7 @@ func TestForkServer(t *testing.T) {
 	}
 	a, b := byExec.Stats, served.Stats
 	a.ElapsedSeconds, b.ElapsedSeconds, a.FirstFailureSeconds, b.FirstFailureSeconds, a.Runs, b.Runs = 0, 0, 0, 0, "", ""
-	a.StoppedEarlySeconds, b.StoppedEarlySeconds = 0, 0
+	a.StoppedEarlySeconds, b.StoppedEarlySeconds, a.ConvergedSeconds, b.ConvergedSeconds = 0, 0, 0, 0
 	if fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(kinds(byExec)) != fmt.Sprint(kinds(served)) {
 		t.Errorf("by exec %v %+v, through fork servers %v %+v", kinds(byExec), a, kinds(served), b)
 	}
