@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -85,8 +87,45 @@ func copySparse(out, in *os.File, size int64) error {
 // file for the crash images of a pool instead of a fresh copy per run (each run writes a few
 // pages of a pool that is mostly the same from one image to the next). A dst that cannot be
 // opened for writing, or is not a regular file, is replaced by a fresh CopyFile. Errors name
-// the file.
-func ResetFile(dst, src string) error {
+// the file. Sources.Reset does the same with src's data kept in memory between calls.
+func ResetFile(dst, src string) error { return (*Sources)(nil).Reset(dst, src) }
+
+// Sources keeps the data ranges of the source files of ResetFile in memory, so that resetting
+// many working copies to the same source (the consistent image every crash image of an
+// operation starts from) reads the source once instead of once per reset. A source is read
+// again when its size, modification time or inode changed. At most limit bytes of data are
+// kept, the least recently used sources dropped first; a source larger than limit is not kept.
+// Safe for concurrent use; the nil *Sources keeps nothing.
+type Sources struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+	tick  uint64
+	m     map[string]*source
+}
+
+// source is the data of one source file as it was when read: its data ranges and their bytes.
+type source struct {
+	id     sourceID
+	ranges [][2]int64
+	data   [][]byte // data[i] holds ranges[i]
+	bytes  int64
+	last   uint64 // Sources.tick when last used
+}
+
+type sourceID struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64 // nanoseconds
+}
+
+// NewSources returns a cache of sources holding at most limit bytes of data.
+func NewSources(limit int64) *Sources {
+	return &Sources{limit: limit, m: map[string]*source{}}
+}
+
+// Reset is ResetFile(dst, src), reading src's data from s when s holds it unchanged.
+func (s *Sources) Reset(dst, src string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -107,7 +146,7 @@ func ResetFile(dst, src string) error {
 		os.Remove(dst)
 		return CopyFile(dst, src)
 	}
-	if err := resetSparse(out, in, fi.Size()); err != nil {
+	if err := s.resetSparse(out, in, src, fi); err != nil {
 		out.Close()
 		return fmt.Errorf("resetting %s to %s: %w", dst, src, err)
 	}
@@ -120,13 +159,20 @@ const (
 	resetChunk = 256 << 10
 )
 
-func resetSparse(out, in *os.File, size int64) error {
+func (s *Sources) resetSparse(out, in *os.File, path string, fi os.FileInfo) error {
+	size := fi.Size()
 	if err := out.Truncate(size); err != nil {
 		return err
 	}
-	srcData, err := dataRanges(in, size)
-	if err != nil {
-		return err
+	cached := s.get(path, fi)
+	var srcData [][2]int64
+	if cached != nil {
+		srcData = cached.ranges
+	} else {
+		var err error
+		if srcData, err = dataRanges(in, size); err != nil {
+			return err
+		}
 	}
 	dstData, err := dataRanges(out, size)
 	if err != nil {
@@ -140,34 +186,130 @@ func resetSparse(out, in *os.File, size int64) error {
 			}
 		}
 	}
-	a, b := make([]byte, resetChunk), make([]byte, resetChunk)
-	for _, r := range srcData {
+	keep := cached == nil && s.fits(srcData)
+	var data [][]byte
+	b := make([]byte, resetChunk)
+	for i, r := range srcData {
+		var whole []byte // the range's bytes: cached, or read now (and kept when keep)
+		switch {
+		case cached != nil:
+			whole = cached.data[i]
+		case keep:
+			whole = make([]byte, r[1]-r[0])
+			if _, err := in.ReadAt(whole, r[0]); err != nil {
+				return err
+			}
+			data = append(data, whole)
+		}
 		for off := r[0]; off < r[1]; off += resetChunk {
 			n := int(min(resetChunk, r[1]-off))
-			if _, err := in.ReadAt(a[:n], off); err != nil {
-				return err
+			var a []byte
+			if whole != nil {
+				a = whole[off-r[0] : off-r[0]+int64(n)]
+			} else {
+				a = make([]byte, n)
+				if _, err := in.ReadAt(a, off); err != nil {
+					return err
+				}
 			}
 			if _, err := out.ReadAt(b[:n], off); err != nil && !errors.Is(err, io.EOF) {
 				return err
 			}
-			for p := 0; p < n; {
-				if bytes.Equal(a[p:min(p+resetPage, n)], b[p:min(p+resetPage, n)]) {
-					p += resetPage
-					continue
-				}
-				q := p + resetPage // a run of differing pages, written at once
-				for q < n && !bytes.Equal(a[q:min(q+resetPage, n)], b[q:min(q+resetPage, n)]) {
-					q += resetPage
-				}
-				q = min(q, n)
-				if _, err := out.WriteAt(a[p:q], off+int64(p)); err != nil {
-					return err
-				}
-				p = q
+			if err := writeDiffering(out, a, b[:n], off); err != nil {
+				return err
 			}
 		}
 	}
+	if keep {
+		s.put(path, fi, srcData, data)
+	}
 	return nil
+}
+
+// writeDiffering writes to out, at off, the pages (resetPage bytes) of a that differ from b
+// (the same range of out as it reads now), each run of differing pages at once.
+func writeDiffering(out *os.File, a, b []byte, off int64) error {
+	n := len(a)
+	for p := 0; p < n; {
+		if bytes.Equal(a[p:min(p+resetPage, n)], b[p:min(p+resetPage, n)]) {
+			p += resetPage
+			continue
+		}
+		q := p + resetPage
+		for q < n && !bytes.Equal(a[q:min(q+resetPage, n)], b[q:min(q+resetPage, n)]) {
+			q += resetPage
+		}
+		q = min(q, n)
+		if _, err := out.WriteAt(a[p:q], off+int64(p)); err != nil {
+			return err
+		}
+		p = q
+	}
+	return nil
+}
+
+func idOf(fi os.FileInfo) sourceID {
+	id := sourceID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), st.Ino
+	}
+	return id
+}
+
+// get returns the cached data of the file at path when it is unchanged (fi), else nil.
+func (s *Sources) get(path string, fi os.FileInfo) *source {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.m[path]
+	if c == nil || c.id != idOf(fi) {
+		return nil
+	}
+	s.tick++
+	c.last = s.tick
+	return c
+}
+
+// fits reports whether data ranges rs can be kept.
+func (s *Sources) fits(rs [][2]int64) bool {
+	if s == nil {
+		return false
+	}
+	var n int64
+	for _, r := range rs {
+		n += r[1] - r[0]
+	}
+	return n <= s.limit
+}
+
+// put keeps the data of the file at path, dropping the least recently used sources beyond the
+// limit.
+func (s *Sources) put(path string, fi os.FileInfo, rs [][2]int64, data [][]byte) {
+	c := &source{id: idOf(fi), ranges: rs, data: data}
+	for _, r := range rs {
+		c.bytes += r[1] - r[0]
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.m[path]; old != nil {
+		s.used -= old.bytes
+	}
+	s.tick++
+	c.last = s.tick
+	s.m[path] = c
+	s.used += c.bytes
+	for s.used > s.limit {
+		var lru string
+		for p, e := range s.m {
+			if lru == "" || e.last < s.m[lru].last {
+				lru = p
+			}
+		}
+		s.used -= s.m[lru].bytes
+		delete(s.m, lru)
+	}
 }
 
 // dataRanges returns the data ranges [start, end) of f below size (SEEK_DATA / SEEK_HOLE); the

@@ -88,6 +88,19 @@ func TestResetFile(t *testing.T) {
 			if err := ResetFile(dst, base); err != nil {
 				t.Fatal(err)
 			}
+			// With the source's data kept in memory: read once, then from memory after the
+			// previous run's bytes are written again.
+			srcs := NewSources(64 << 20)
+			for range 2 {
+				os.Remove(dst)
+				tc.prev(t, dst, base)
+				if err := srcs.Reset(dst, base); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(srcs.m) > 1 {
+				t.Errorf("%d sources kept, want at most 1", len(srcs.m))
+			}
 			if fi, err := os.Lstat(dst); err != nil || !fi.Mode().IsRegular() {
 				t.Fatalf("%s is not a regular file: %v", dst, err)
 			}
@@ -137,4 +150,43 @@ func TestSubtractRanges(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSources: a source changed since it was kept is read again, and the least recently used
+// sources are dropped beyond the limit.
+func TestSources(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b byte, n int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, bytes.Repeat([]byte{b}, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a", 'a', 8192), write("b", 'b', 8192)
+	dst := filepath.Join(dir, "dst")
+	s := NewSources(12 << 10) // room for one of them
+	check := func(src string, want byte, n int) {
+		t.Helper()
+		if err := s.Reset(dst, src); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, bytes.Repeat([]byte{want}, n)) {
+			t.Fatalf("reset to %s: %q..., want %d bytes of %q", src, got[:min(len(got), 8)], n, want)
+		}
+	}
+	check(a, 'a', 8192)
+	check(b, 'b', 8192)
+	if _, ok := s.m[a]; ok || len(s.m) != 1 || s.used > s.limit {
+		t.Errorf("kept %d sources (%d bytes, limit %d), a among them: %v", len(s.m), s.used, s.limit, ok)
+	}
+	// b rewritten with other bytes and size: read again.
+	os.Remove(b)
+	write("b", 'c', 4096)
+	check(b, 'c', 4096)
+	check(a, 'a', 8192)
 }

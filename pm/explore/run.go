@@ -40,13 +40,13 @@ type job struct {
 }
 
 // makeImage makes j's image a copy of j.copyFrom (a fresh one when j.keep, else by writing what
-// differs: exec.ResetFile) with j's patches written over it.
-func (j job) makeImage() error {
+// differs: workCopies.reset) with j's patches written over it.
+func (j job) makeImage(w *workCopies) error {
 	var err error
 	if j.keep {
 		err = exec.CopyFile(j.image, j.copyFrom)
 	} else {
-		err = exec.ResetFile(j.image, j.copyFrom)
+		err = w.reset(j.image, j.copyFrom)
 	}
 	if err == nil {
 		err = crash.ApplyPatches(j.image, j.patches)
@@ -497,7 +497,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 			j.image = e.copies.get(e.tmp)
 			defer e.copies.put(j.image)
 		}
-		if err := j.makeImage(); err != nil {
+		if err := j.makeImage(&e.copies); err != nil {
 			out.target = exec.Outcome{ExitCode: -1, Err: err}
 			if j.keep {
 				os.Remove(j.image)
@@ -529,7 +529,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 			// Its output so far disagrees with the legal outcome it converged with: run the
 			// image again, in full.
 			out.convergedAgain = true
-			if err := j.makeImage(); err != nil {
+			if err := j.makeImage(&e.copies); err != nil {
 				out.target = exec.Outcome{ExitCode: -1, Err: err}
 				return out
 			}
