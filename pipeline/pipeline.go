@@ -89,6 +89,8 @@ type Exploration struct {
 	// NoConverge runs crash images' runs past a state equal to a legal outcome's
 	// (explore.Config.NoConverge).
 	NoConverge bool
+	// NoHugePages leaves malloc's heap on ordinary pages in the runs (explore.Config.NoHugePages).
+	NoHugePages bool
 	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none), counted
 	// from Start (zero: when the command's work begins: Check.Run, ExploreTrace), so that the
 	// recording and the trace analyses are inside it too.
@@ -233,7 +235,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 	res, xerr := explore.Run(ctx, explore.Config{
 		AvoidTmpfs: x.avoidTmpfs,
 		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly, NoConverge: x.NoConverge,
+		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly, NoConverge: x.NoConverge, NoHugePages: x.NoHugePages,
 		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard, Judged: x.Judged,
 		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
 	})

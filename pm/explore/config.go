@@ -158,6 +158,9 @@ type Config struct {
 	// its pool then equals a legal outcome's (converge.go), instead of stopping it there with
 	// that legal outcome's outcome.
 	NoConverge bool
+	// NoHugePages leaves glibc's malloc as it is in the runs of a program that links
+	// libpmemobj, instead of putting its heap on transparent huge pages (exec.WithHugePages).
+	NoHugePages bool
 	// NoPriority explores the operations in trace order in one walk, instead of in rounds of
 	// operation paths, every path before any path a second time (priority.go).
 	NoPriority bool

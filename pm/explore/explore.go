@@ -288,6 +288,11 @@ type explorer struct {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
+	hugePages := cfg.Runner == nil && !cfg.NoHugePages && len(cfg.Target.Args) > 0 && exec.LinksLibrary(cfg.Target.Args[0], "libpmemobj.so")
+	if hugePages {
+		// libpmemobj's open allocates about 10 MiB per run (exec.WithHugePages).
+		cfg.Target.Env = exec.WithHugePages(cfg.Target.Env)
+	}
 	if err := cfg.check(); err != nil {
 		return res, err
 	}
@@ -311,6 +316,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		pr.Servers = exec.NewForkServers(cfg.Target, tmp)
 		defer func() {
 			res.Stats.Runs = pr.Servers.Mode()
+			if hugePages {
+				res.Stats.Runs += ", heap on huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)"
+			}
 			pr.Servers.Close()
 		}()
 		cfg.Runner = pr

@@ -31,6 +31,7 @@ type crashFlags struct {
 	noForkServer    bool
 	noStopEarly     bool
 	noConverge      bool
+	noHugePages     bool
 	timeBudget      time.Duration
 	noAssumeFixed   bool
 }
@@ -61,6 +62,7 @@ func (f *crashFlags) add(c *cobra.Command, poolHelp string) {
 	fl.DurationVar(&f.timeBudget, "time-budget", 0, "explore for at most `D` (e.g. 5m), the report included: when the crash points left do not fit in the time left, an even share of them is explored, every operation path before any path a second time; the report says how many were left out (0: no budget)")
 	fl.BoolVar(&f.noStopEarly, "no-stop-early", false, "run the program on every crash image to its end (default: a run is stopped at the first output line that matches neither legal outcome, its verdict decided)")
 	fl.BoolVar(&f.noConverge, "no-converge", false, "run the program on every crash image past its first read of an operation (default: a run whose pool then equals a legal outcome's, outside a libpmemobj pool's logs, is stopped there with that outcome)")
+	fl.BoolVar(&f.noHugePages, "no-huge-pages", false, "leave malloc's heap on ordinary pages in the runs of a program that links libpmemobj (default: GLIBC_TUNABLES=glibc.malloc.hugetlb=1, since libpmemobj's open allocates about 10 MiB per run)")
 	fl.BoolVar(&f.noForkServer, "no-fork-server", false, "run the program by exec on every crash image (default: a program built with scry cc serves the runs as a fork server, stopped before main and forked per image)")
 	fl.BoolVar(&f.noPriority, "no-priority", false, "explore the operations in trace order (default: in rounds of operation paths, the store, flush and fence sites an operation executes: one operation of every path, then the next, the rarest paths first, so that rare operations are reached early)")
 	fl.IntVar(&f.clusterFailures, "cluster-failures", explore.DefaultClusterFailures, "once a finding has failed on `N` crash states, run only one in "+fmt.Sprint(explore.ClusterSampleEvery)+" further states that would fall in it (-1: run them all)")
@@ -85,7 +87,7 @@ func (f *crashFlags) strats() ([]*crash.Strategy, error) {
 // exploration checks the flags before anything runs and returns the pipeline's view of them.
 func (f *crashFlags) exploration() (pipeline.Exploration, error) {
 	x := pipeline.Exploration{
-		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures, TimeBudget: f.timeBudget, NoPriority: f.noPriority, NoForkServer: f.noForkServer, NoStopEarly: f.noStopEarly, NoConverge: f.noConverge,
+		Options: f.opts, Jobs: f.jobs, Timeout: f.timeout, MaxInFlight: f.maxInFlight, ClusterFailures: f.clusterFailures, TimeBudget: f.timeBudget, NoPriority: f.noPriority, NoForkServer: f.noForkServer, NoStopEarly: f.noStopEarly, NoConverge: f.noConverge, NoHugePages: f.noHugePages,
 		Start: time.Now(), Pool: f.pool, NoAssumeFixed: f.noAssumeFixed,
 	}
 	var err error
