@@ -51,7 +51,13 @@ func BenchmarkOverheadImageCopy(b *testing.B) {
 	}
 }
 
-func BenchmarkOverheadImageReset(b *testing.B) {
+func BenchmarkOverheadImageReset(b *testing.B) { benchReset(b, nil) }
+
+// BenchmarkOverheadImageResetKept: the source's data kept in memory (Sources), as crash
+// exploration keeps the consistent images its working copies are reset to.
+func BenchmarkOverheadImageResetKept(b *testing.B) { benchReset(b, NewSources(64<<20)) }
+
+func benchReset(b *testing.B, srcs *Sources) {
 	dir, base := benchPool(b)
 	dst := filepath.Join(dir, "img")
 	if err := CopyFile(dst, base); err != nil {
@@ -67,7 +73,7 @@ func BenchmarkOverheadImageReset(b *testing.B) {
 			f.WriteAt([]byte("a run's store"), off)
 		}
 		f.Close()
-		if err := ResetFile(dst, base); err != nil {
+		if err := srcs.Reset(dst, base); err != nil {
 			b.Fatal(err)
 		}
 	}
