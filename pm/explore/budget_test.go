@@ -16,8 +16,9 @@ import (
 	"github.com/scry-pm/scry/workload"
 )
 
-// TestSchedule: the schedule ends a reserve before the budget (3 %, at least a second, at most a
-// quarter), grants a quarter of what is left as a head start and shares the rest equally.
+// TestSchedule: the schedule ends a reserve before the budget (3 %, at least a quarter of a
+// second, at most a quarter of the budget), grants a quarter of what is left as a head start
+// and shares the rest equally.
 func TestSchedule(t *testing.T) {
 	for _, c := range []struct {
 		d      time.Duration
@@ -27,8 +28,8 @@ func TestSchedule(t *testing.T) {
 		{60 * time.Second, 99, 100, 58200 * time.Millisecond},      // the last operation: 60s less 3 %
 		{60 * time.Second, 0, 1, 58200 * time.Millisecond},         // one operation
 		{60 * time.Second, 1, 4, 58200 * time.Millisecond * 5 / 8}, // h + (1-h)·2/4 = 5/8
-		{10 * time.Second, 9, 10, 9 * time.Second},                 // the reserve is at least a second
-		{2 * time.Second, 0, 1, 1500 * time.Millisecond},           // and at most a quarter
+		{5 * time.Second, 9, 10, 4750 * time.Millisecond},          // the reserve is at least 0.25 s
+		{time.Second / 2, 0, 1, 375 * time.Millisecond},            // and at most a quarter
 		{time.Hour, 0, 2, 3492 * time.Second * 5 / 8},              // 3 % of an hour
 	} {
 		if got := Schedule(c.d, c.pos, c.n); got != c.want {

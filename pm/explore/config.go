@@ -65,7 +65,7 @@ const BudgetHeadStart = 0.25
 // stopped.
 const (
 	BudgetReserve    = 0.03
-	MinBudgetReserve = time.Second
+	MinBudgetReserve = 250 * time.Millisecond
 )
 
 // BudgetBatches is the number of batches a time budget's exploration is at least cut into

@@ -397,7 +397,7 @@ func (e *explorer) finish() error {
 		st := &e.res.Stats
 		if o.convergedAgain {
 			st.ConvergedAgain++
-		} else if o.done && o.target.ConvergedTo > 0 {
+		} else if o.done && o.target.ConvergedTo > 0 && o.target.Diverged == 0 {
 			st.Converged++
 			st.ConvergedSeconds += o.convergeSaved.Seconds()
 		}
@@ -522,7 +522,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	}
 	conv, legal := e.converge(ctx, w, j)
 	out.target = e.cfg.Runner.Target(exec.WithConverge(e.withLegal(ctx, j), conv), j.image, j.stdin, w.Dir, j.timeout)
-	if out.target.ConvergedTo > 0 {
+	if out.target.ConvergedTo > 0 && out.target.Diverged == 0 { // a diverged run's verdict stands
 		if got, saved := converged(out.target, legal); got != nil {
 			out.target, out.convergeSaved = *got, saved
 		} else {
