@@ -188,7 +188,7 @@ func (s *Sources) resetSparse(out, in *os.File, path string, fi os.FileInfo) err
 	}
 	keep := cached == nil && s.fits(srcData)
 	var data [][]byte
-	b := make([]byte, resetChunk)
+	buf, b := make([]byte, resetChunk), make([]byte, resetChunk) // src's chunk when not kept, dst's
 	for i, r := range srcData {
 		var whole []byte // the range's bytes: cached, or read now (and kept when keep)
 		switch {
@@ -207,7 +207,7 @@ func (s *Sources) resetSparse(out, in *os.File, path string, fi os.FileInfo) err
 			if whole != nil {
 				a = whole[off-r[0] : off-r[0]+int64(n)]
 			} else {
-				a = make([]byte, n)
+				a = buf[:n]
 				if _, err := in.ReadAt(a, off); err != nil {
 					return err
 				}
