@@ -103,7 +103,7 @@ bench-run: all mapcli mapcli-injected
 	$(GO) run ./test/bench --build $(BUILD) --compare 30
 	$(GO) run ./test/bench --build $(BUILD) --fix
 	$(GO) run ./test/bench --fs --runs 5
-	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./analysis
+	$(GO) test -run '^$$' -bench . -benchtime 2x ./trace ./pm/analysis
 	TMPDIR=/dev/shm $(GO) test -run '^$$' -bench Materialize ./fs/model
 	$(GO) test -run '^$$' -bench Overhead -benchtime 50x ./internal/exec
 
@@ -124,8 +124,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./internal/smt
 	$(GO) test -run '^$$' -fuzz FuzzFSManifest -fuzztime 15s ./pipeline
-	$(GO) test -run '^$$' -fuzz FuzzParseShard -fuzztime 15s ./pm/explore
-	$(GO) test -run '^$$' -fuzz FuzzMutate -fuzztime 30s ./workload/pmfuzz
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 15s ./internal/shard
+	$(GO) test -run '^$$' -fuzz FuzzMutate -fuzztime 30s ./pm/fuzz
 
 # A first look: scry on a bundled buggy example, then on PMDK's btree with a generated workload.
 DEMO_DIR := $(BUILD)/demo

@@ -25,13 +25,13 @@
 //	// scry: exact-properties R...  `scry infer` must list no property of rules R... (MPB, MPA,
 //	                                RO1, RO2, RO3, RA1) other than those marked (below)
 //	// scry: checker DIR            the program is checked by a custom checker (package
-//	                                analysis/checker): the Go main package in the subdirectory
+//	                                cli.Main): the Go main package in the subdirectory
 //	                                DIR of the example, built with `go build`, runs `check` in
 //	                                place of scry; want comments may name the kinds it adds
 //
 // An example directory holds no subdirectory but the checker DIR its programs name (both twins
 // name the same one): examples/custom-oracle has buggy.c, fixed.c and oracle/, a main package
-// calling checker.Main with a custom oracle.
+// calling cli.Main with a custom oracle.
 //
 // examples/include is no example: it holds example.h, which the programs include for what their
 // main functions share that has nothing to do with persistence (checking the command line,

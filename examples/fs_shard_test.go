@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pipeline"
-	pmexplore "github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -42,7 +42,7 @@ func TestFSShards(t *testing.T) {
 			if err := os.Mkdir(tmp, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			explore := func(sh pmexplore.Shard, out string) *report.Report {
+			explore := func(sh shard.Shard, out string) *report.Report {
 				x := &pipeline.FSExplore{Recording: rec, Checker: checker, Jobs: 2, Shard: sh, Report: out}
 				rep, err := x.Run(context.Background())
 				if err != nil {
@@ -53,14 +53,14 @@ func TestFSShards(t *testing.T) {
 				}
 				return rep
 			}
-			whole := explore(pmexplore.Shard{}, filepath.Join(tmp, "whole.json"))
+			whole := explore(shard.Shard{}, filepath.Join(tmp, "whole.json"))
 			if len(whole.Findings) == 0 {
 				t.Fatalf("the buggy example has no finding")
 			}
 			var paths []string
 			for i := range n {
 				p := filepath.Join(tmp, "shard-"+itoa(i)+".json")
-				explore(pmexplore.Shard{Index: i, Count: n}, p)
+				explore(shard.Shard{Index: i, Count: n}, p)
 				paths = append(paths, p)
 			}
 			shards[name] = paths

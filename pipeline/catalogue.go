@@ -6,7 +6,7 @@ package pipeline
 // oracle), the checks of inferred properties (package infer), the crash findings of exploration
 // (package pm/explore) and of file-system mode (package fs/explore). `scry --help`,
 // docs/oracles.md (a test checks they agree) and the SARIF rules all take their text from it. A
-// Catalogue adds a checker's custom analyzers (package analysis/checker) to scry's own kinds.
+// Catalogue adds a checker's custom analyzers (cli.Main with analyzers) to scry's own kinds.
 // Select turns the kinds a user names into the analyzers to run; AnalyzeSource runs them over a
 // trace with the driver of package analysis, modeled on golang.org/x/tools/go/analysis.
 
@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scry-pm/scry/analysis"
 	fsexplore "github.com/scry-pm/scry/fs/explore"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
@@ -27,7 +27,7 @@ import (
 
 // Catalogue is the catalogue of finding kinds of one command line: scry's own (the trace
 // oracles, the checks of inferred properties, the crash kinds of both modes) and, after them, the
-// custom analyzers a checker built with package analysis/checker adds. A nil *Catalogue is scry's
+// custom analyzers a checker built with cli.Main with analyzers adds. A nil *Catalogue is scry's
 // own; NewCatalogue makes one with custom analyzers. A Catalogue does not change once made, and
 // there is no global registry: whoever runs an analysis passes its catalogue (Analysis.Catalogue,
 // AnalyzeOptions.Catalogue).

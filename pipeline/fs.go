@@ -16,7 +16,7 @@ import (
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
-	pmexplore "github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
@@ -301,7 +301,7 @@ type fsExplore struct {
 	start          time.Time
 	dir, where     string
 	progress       *exec.Progress
-	shard          pmexplore.Shard
+	shard          shard.Shard
 }
 
 // run explores rec's crash states into rep (its findings and warnings) and returns the replay

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/internal/testenv"
-	pmexplore "github.com/scry-pm/scry/pm/explore"
 )
 
 // TestFSCheckErrors: bad input to scry fs check is an error naming the problem, before anything
@@ -174,7 +174,7 @@ func TestFSRecordExploreErrors(t *testing.T) {
 		}, "not a recording's manifest"},
 		{"explore: no oracle", func() error { _, err := (&FSExplore{Recording: rec}).Run(context.Background()); return err }, "needs an oracle"},
 		{"explore: --max-states with a shard", func() error {
-			_, err := (&FSExplore{Recording: rec, Checker: "true", MaxStates: 5, Shard: pmexplore.Shard{Index: 0, Count: 2}}).Run(context.Background())
+			_, err := (&FSExplore{Recording: rec, Checker: "true", MaxStates: 5, Shard: shard.Shard{Index: 0, Count: 2}}).Run(context.Background())
 			return err
 		}, "--max-states"},
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/shard"
 	pmexplore "github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
@@ -157,7 +158,7 @@ type FSExplore struct {
 	Progress       *exec.Progress
 	// Shard selects one shard of the crash states (Count 0: all); the report then carries
 	// what `scry merge` needs.
-	Shard pmexplore.Shard
+	Shard shard.Shard
 }
 
 // Run explores the recording and returns the report with the error that decides the exit

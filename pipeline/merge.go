@@ -45,9 +45,9 @@ func MergeReports(paths []string, out string) (*report.Report, error) {
 	}
 	fsMode := reps[0].Shard.Mode == "fs"
 	merged := &report.Report{Trace: reps[0].Trace, Events: reps[0].Events, Stats: &report.Stats{}}
-	var parts []explore.ShardFindings
+	var parts []report.ShardFindings
 	for _, r := range reps {
-		parts = append(parts, explore.ShardFindings{Findings: r.Findings, Shard: r.Shard})
+		parts = append(parts, report.ShardFindings{Findings: r.Findings, Shard: r.Shard})
 		for _, w := range r.Warnings {
 			// A shard without crash points says so; the merged report only if no shard had one.
 			if (fsMode || w != NoCrashPointWarning) && !slices.Contains(merged.Warnings, w) {

@@ -1,7 +1,7 @@
 // Package pipeline runs scry from end to end: record a run of the program under test, infer
 // persistence properties from its trace (once, for both the checks of inferred properties and
 // the invariants strategy), run the trace analyses, explore crash states on images, and write
-// one report. The command line (package cmd/scry/cli) only turns flags into calls of this
+// one report. The command line (package cli) only turns flags into calls of this
 // package and errors into exit statuses; everything that composes the parts lives here (the
 // catalogue of finding kinds, with a checker's custom analyzers, too), behind explore's Runner
 // interface so that exploration can be tested without compiling or starting anything.
@@ -21,9 +21,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/internal/shard"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
@@ -114,7 +115,7 @@ type Exploration struct {
 	Env []string
 	// Shard, when its Count is set, explores one shard of the trace (explore.Config.Shard); the
 	// report then has the data MergeReports needs.
-	Shard explore.Shard
+	Shard shard.Shard
 	// Judged, if non-nil, gets every crash state judged (explore.Config.Judged).
 	Judged func(explore.JudgedState)
 	// confirm: the checks of inferred properties run too, so properties are inferred once for

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"

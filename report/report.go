@@ -105,7 +105,7 @@ type Rule struct {
 	Kind  Kind
 	Class Class
 	Doc   string // one line
-	// Custom marks a kind a checker's custom analyzer added (package analysis/checker): its Doc
+	// Custom marks a kind a checker's custom analyzer added (cli.Main with analyzers): its Doc
 	// is all its documentation (scry's own kinds have a section in docs/oracles.md).
 	Custom bool
 }

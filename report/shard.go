@@ -122,3 +122,10 @@ type ShardOperation struct {
 	Index uint64     `json:"index"`
 	Order ShardOrder `json:"order"`
 }
+
+// ShardFindings are the findings of one shard's report with its report data (Report.Shard): what
+// the modes' merges (pm/explore.MergeShards, fs/explore.MergeShards) combine.
+type ShardFindings struct {
+	Findings []Finding
+	Shard    *Shard
+}

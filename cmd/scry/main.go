@@ -2,6 +2,6 @@
 // through files. Its command line is package cli's.
 package main
 
-import "github.com/scry-pm/scry/cmd/scry/cli"
+import "github.com/scry-pm/scry/cli"
 
-func main() { cli.Main(cli.Config{}) }
+func main() { cli.Main() }

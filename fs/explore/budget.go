@@ -6,16 +6,16 @@ import (
 	"slices"
 	"time"
 
-	pmexplore "github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/internal/budget"
 )
 
 // The time budget (Options.TimeBudget, the CLI's --time-budget) keeps PM mode's semantics
 // (pm/explore's Config.TimeBudget): explore for about that long, leave out what does not fit,
 // spread what is tested over the whole run, and say what was left out (Stats.SkippedBudget,
 // a warning; nothing tested at all is an error). Explore's strategies run one after the other,
-// so they share it as PM mode's operations do (pmexplore.Schedule): after a head start of
-// pmexplore.BudgetHeadStart of the budget D less its reserve for the final phase (clustering the
-// findings, keeping the snapshot, writing the report: pmexplore.ScheduleEnd), strategy k of n
+// so they share it by budget.Schedule: after a head start of
+// budget.HeadStart of the budget D less its reserve for the final phase (clustering the
+// findings, keeping the snapshot, writing the report: budget.ScheduleEnd), strategy k of n
 // stops starting runs once E·h + E·(1-h)·(k+1)/n has passed since the budget began (Options.Start:
 // the command's start, so recording and modelling count), E = ScheduleEnd(D); time a strategy
 // leaves unused goes to the next ones; at E every run still going is killed and left out: the
@@ -32,7 +32,7 @@ func (e *explorer) schedule(k, n int) time.Time {
 	if d <= 0 {
 		return time.Time{}
 	}
-	return e.budgetStart.Add(pmexplore.Schedule(d, k, n))
+	return e.budgetStart.Add(budget.Schedule(d, k, n))
 }
 
 // overBudget reports whether a run may no longer start.

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/fs/model"
+	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/internal/exec"
-	pmexplore "github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )
@@ -77,7 +78,7 @@ type Options struct {
 	// Shard, when its Count is set, explores one shard of the crash states (shard.go) and
 	// returns what `scry merge` needs in Explored.Shard (its TraceDigest left to the caller).
 	// Errors with MaxStates set.
-	Shard pmexplore.Shard
+	Shard shard.Shard
 }
 
 // ErrCheckerFails is wrapped by the error Explore returns when the checker fails on the
@@ -492,7 +493,7 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	}
 	if o.TimeBudget > 0 && realClock { // a test's clock has no deadline on the wall clock
 		var cancel context.CancelFunc
-		e.bctx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(pmexplore.ScheduleEnd(o.TimeBudget)))
+		e.bctx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(budget.ScheduleEnd(o.TimeBudget)))
 		defer cancel()
 	}
 	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}

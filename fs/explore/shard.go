@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	pmexplore "github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -22,7 +22,7 @@ import (
 // later crash points that stops at the first illegal state, and the rule "the first failing state
 // of each lost operation is its finding", stay in one shard; split's by the operation it cuts
 // (its states are deduplicated per operation); exhaustive's by its crash point. The operations,
-// weighted by their states, go to the shards by pmexplore.Assign (LPT). Each shard runs its
+// weighted by their states, go to the shards by shard.Assign (LPT). Each shard runs its
 // states in the unsharded order, and logs for each finding every distinct dynamic vulnerability
 // with its place in that order (the strategy's index, the state's index among the strategy's
 // states), so that MergeShards rebuilds each finding from its first failing state of all shards,
@@ -75,7 +75,7 @@ func (e *explorer) planShards(order []string, r failingRuns) {
 			costs[groupOf(s, it)]++
 		}
 	}
-	owner := pmexplore.Assign(costs, sh.Count)
+	owner := shard.Assign(costs, sh.Count)
 	e.owner = owner
 	info := &report.Shard{Index: sh.Index, Count: sh.Count, Mode: "fs"}
 	h := sha256.New()
@@ -167,7 +167,7 @@ func pairKey(a, b int) string { return fmt.Sprintf("%d %d", a, b) }
 // order, numbered as the unsharded run numbers them. Findings without an FS part are kept as
 // they are. Errors: a finding with no entry in its shard's clusters, or a dynamic vulnerability
 // its shard did not keep.
-func MergeShards(shards []pmexplore.ShardFindings) ([]report.Finding, error) {
+func MergeShards(shards []report.ShardFindings) ([]report.Finding, error) {
 	type part struct {
 		f *report.Finding
 		c *report.ShardCluster

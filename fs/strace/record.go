@@ -18,7 +18,6 @@ import (
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
-	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
@@ -76,7 +75,7 @@ func (r *Recorded) String() string {
 	case r.Interrupted != 0:
 		return fmt.Sprintf("was interrupted by %v", r.Interrupted)
 	case r.TimedOut > 0:
-		return record.TimedOut(r.TimedOut, r.Signal)
+		return exec.TimedOut(r.TimedOut, r.Signal)
 	case r.Signal != 0:
 		return fmt.Sprintf("was killed by signal %d (%v)", int(r.Signal), r.Signal)
 	}
@@ -223,7 +222,7 @@ func writeTrace(straceOut, root, path string, input []string, res *Recorded) err
 		return err
 	}
 	defer in.Close()
-	f, err := safefile.Create(path, record.TracePolicy("the trace"))
+	f, err := safefile.Create(path, trace.FilePolicy("the trace"))
 	if err != nil {
 		return err
 	}

@@ -571,3 +571,15 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*boundedBuffer)(nil)
+
+// TimedOut says how a program stopped at its time limit limit ended (sig: the signal that
+// killed it, 0 when it exited on SIGTERM by itself), for the recordings of PM mode (pm/record)
+// and file-system mode (fs/strace) alike: "ran longer than its time limit of 5s
+// (--record-timeout) and was stopped (killed by signal 15 (terminated))".
+func TimedOut(limit time.Duration, sig syscall.Signal) string {
+	how := "SIGTERM"
+	if sig != 0 {
+		how = fmt.Sprintf("killed by signal %d (%v)", int(sig), sig)
+	}
+	return fmt.Sprintf("ran longer than its time limit of %v (--record-timeout) and was stopped (%s)", limit, how)
+}

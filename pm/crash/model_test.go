@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/trace"
 )

@@ -11,32 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scry-pm/scry/internal/budget"
 	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/workload"
 )
-
-// TestSchedule: the schedule ends a reserve before the budget (3 %, at least a quarter of a
-// second, at most a quarter of the budget), grants a quarter of what is left as a head start
-// and shares the rest equally.
-func TestSchedule(t *testing.T) {
-	for _, c := range []struct {
-		d      time.Duration
-		pos, n int
-		want   time.Duration
-	}{
-		{60 * time.Second, 99, 100, 58200 * time.Millisecond},      // the last operation: 60s less 3 %
-		{60 * time.Second, 0, 1, 58200 * time.Millisecond},         // one operation
-		{60 * time.Second, 1, 4, 58200 * time.Millisecond * 5 / 8}, // h + (1-h)·2/4 = 5/8
-		{5 * time.Second, 9, 10, 4750 * time.Millisecond},          // the reserve is at least 0.25 s
-		{time.Second / 2, 0, 1, 375 * time.Millisecond},            // and at most a quarter
-		{time.Hour, 0, 2, 3492 * time.Second * 5 / 8},              // 3 % of an hour
-	} {
-		if got := Schedule(c.d, c.pos, c.n); got != c.want {
-			t.Errorf("Schedule(%v, %d, %d) = %v, want %v", c.d, c.pos, c.n, got, c.want)
-		}
-	}
-}
 
 // TestPace: a crash point is explored whole while the time needed by the estimated states of
 // the points the walk has left (at the wall time per estimated state of the batches judged) fits
@@ -62,7 +41,7 @@ func TestPace(t *testing.T) {
 		credit, wantCredit float64
 		want               float64
 	}{
-		// ScheduleEnd(60s) = 58.2s; 0.1s per estimated state
+		// budget.ScheduleEnd(60s) = 58.2s; 0.1s per estimated state
 		{name: "nothing measured yet", spent: 10 * time.Second, walkLeft: 100000, cost: 5, want: 5},
 		{name: "the walk fits", spent: 10 * time.Second, ranTime: 10 * time.Second, ranCost: 100, walkLeft: 482, cost: 5, want: 5},
 		{name: "half fits: no credit yet", spent: 10 * time.Second, ranTime: 10 * time.Second, ranCost: 100, walkLeft: 964, cost: 5, wantCredit: 2.5},
@@ -154,8 +133,8 @@ func TestPacing(t *testing.T) {
 			}
 			e.walkVisitedCost += cost(i)
 		}
-		if n < c.min || n > c.max || now.Sub(t0) > ScheduleEnd(c.budget) {
-			t.Errorf("%s: %.0f states explored in %v, want %.0f-%.0f by %v", c.name, n, now.Sub(t0), c.min, c.max, ScheduleEnd(c.budget))
+		if n < c.min || n > c.max || now.Sub(t0) > budget.ScheduleEnd(c.budget) {
+			t.Errorf("%s: %.0f states explored in %v, want %.0f-%.0f by %v", c.name, n, now.Sub(t0), c.min, c.max, budget.ScheduleEnd(c.budget))
 		}
 		if slices.Min(tenth[:]) < c.minPerTenth {
 			t.Errorf("%s: states explored per tenth of the walk %v, want at least %.0f each", c.name, tenth, c.minPerTenth)

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scry-pm/scry/analysis/analysistest"
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/record"

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -51,42 +53,9 @@ const (
 	MinHangTimeout = time.Second
 )
 
-// BudgetHeadStart is the fraction of a time budget Schedule grants before its equal shares: one
-// quarter. (File-system mode's schedule of strategies; PM mode paces its walks by the estimated
-// crash states of the points they have left, explorer.pace.)
-const BudgetHeadStart = 0.25
-
-// BudgetReserve is the fraction of a time budget kept for the final phase, what runs after the
-// last crash state is judged (clustering and placing the findings, writing the report), at
-// least MinBudgetReserve: the exploration's schedule ends that much before the budget does.
-// Measured on mapcli btree (2 000 operations, docs/crash-exploration.md) the final phase takes
-// well under a second; the reserve also absorbs the error of the estimate of the runs still
-// queued when the schedule ends (explorer.pace); the runs still going at the schedule's end are
-// stopped.
-const (
-	BudgetReserve    = 0.03
-	MinBudgetReserve = 250 * time.Millisecond
-)
-
 // BudgetBatches is the number of batches a time budget's exploration is at least cut into
 // (batchLimit).
 const BudgetBatches = 20
-
-// ScheduleEnd is the part of a time budget d its exploration may use: d less the reserve for
-// the final phase (BudgetReserve, at least MinBudgetReserve, at most a quarter of d).
-func ScheduleEnd(d time.Duration) time.Duration {
-	r := max(time.Duration(float64(d)*BudgetReserve), MinBudgetReserve)
-	return d - min(r, d/4)
-}
-
-// Schedule is the time since a budget of d began by which the operation explored pos-th (from
-// 0) of n must be done: after a head start of BudgetHeadStart of the exploration's part of d
-// (ScheduleEnd), an equal share of the rest per operation, so that the last one ends at
-// ScheduleEnd(d).
-func Schedule(d time.Duration, pos, n int) time.Duration {
-	h := BudgetHeadStart
-	return time.Duration(float64(ScheduleEnd(d)) * (h + (1-h)*float64(pos+1)/float64(n)))
-}
 
 // DefaultBatchStates is the number of crash images materialised before they are run.
 const DefaultBatchStates = 512
@@ -177,7 +146,10 @@ type Config struct {
 	ConfirmPairs []Pair
 	// Shard, when its Count is set, explores one shard of the trace's busy periods and fills
 	// Result.Shard for the merge (shard.go).
-	Shard Shard
+	Shard shard.Shard
+	// shardOps and shardInfo are set by plan: the operations of this shard, its report data.
+	shardOps  []bool
+	shardInfo report.Shard
 	// Judged, if non-nil, is called (on the walk's goroutine) with every crash state judged and
 	// the run it is judged by: a differential test of strategies compares them (test/lazy).
 	Judged func(JudgedState)

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/px86"
@@ -342,7 +343,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// The runs still going at the schedule's end are stopped: the final phase has its reserve
 		// whatever the runs cost (a hang bound under load, a slow last batch).
 		var cancel context.CancelFunc
-		e.runCtx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(ScheduleEnd(cfg.TimeBudget)))
+		e.runCtx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(budget.ScheduleEnd(cfg.TimeBudget)))
 		defer cancel()
 	}
 	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
@@ -372,7 +373,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// left out, and the budget paces each walk by the estimated states of the points it has left
 	// (pace).
 	e.prog.Phase("planning: counting the crash points", "", 0)
-	if e.opPoints, e.opCost, err = countPoints(cfg.Trace, cfg.Strategies, cfg.Options, len(cfg.Workload.Ops), cfg.Shard.has); err != nil {
+	if e.opPoints, e.opCost, err = countPoints(cfg.Trace, cfg.Strategies, cfg.Options, len(cfg.Workload.Ops), cfg.has); err != nil {
 		return res, err
 	}
 	e.opVisited = make([]int, len(e.opPoints))
@@ -475,7 +476,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		e.warn(fmt.Sprintf("partial: %d crash points were left out and %d explored with a share of their crash states (the program-order prefixes first) to keep to the time budget of %v (spread over every operation path, the rarest first, by their estimated crash states); the results cover the %d explored%s", n, m, cfg.TimeBudget, res.Stats.CrashPoints, paths))
 	}
 	if n := e.budgetStopped; n > 0 {
-		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-ScheduleEnd(cfg.TimeBudget)))
+		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-budget.ScheduleEnd(cfg.TimeBudget)))
 	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
@@ -516,7 +517,7 @@ func (e *explorer) pace(cost float64, force bool) (float64, error) {
 	if d <= 0 {
 		return cost, nil
 	}
-	left := ScheduleEnd(d) - e.spent() - e.queued()
+	left := budget.ScheduleEnd(d) - e.spent() - e.queued()
 	if left <= 0 {
 		return 0, nil
 	}
@@ -526,7 +527,7 @@ func (e *explorer) pace(cost float64, force bool) (float64, error) {
 		if err := e.finish(); err != nil {
 			return 0, err
 		}
-		left = ScheduleEnd(d) - e.spent() - e.queued()
+		left = budget.ScheduleEnd(d) - e.spent() - e.queued()
 		if left <= 0 {
 			return 0, nil
 		}
@@ -653,7 +654,7 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	if !e.inPass(k) || e.fallbackWalk && !e.fallback[cp.Index] {
 		return nil
 	}
-	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= ScheduleEnd(d) {
+	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= budget.ScheduleEnd(d) {
 		// The budget has ended: the rest of the trace is not walked (a long trace takes a
 		// while), its crash points are left out (and the later walks' too).
 		// The states built and not yet handed to the workers are not run: their runs would
@@ -1332,7 +1333,7 @@ func defaultJobs() int { return max(1, numCPU()) }
 
 // inPass reports whether this walk explores operation k (in this shard: Config.Shard).
 func (e *explorer) inPass(k int) bool {
-	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.cfg.Shard.has(k)
+	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.cfg.has(k)
 }
 
 // durabilityPass reports whether this walk makes the durability states at operation k's start
@@ -1340,7 +1341,7 @@ func (e *explorer) inPass(k int) bool {
 // with operation k-1's walk, the path that issued them (k's own for the first operation).
 func (e *explorer) durabilityPass(k int) bool {
 	j := max(k-1, 0)
-	return (e.pass == nil || j >= len(e.pass) || e.pass[j]) && e.cfg.Shard.has(k)
+	return (e.pass == nil || j >= len(e.pass) || e.pass[j]) && e.cfg.has(k)
 }
 
 // pathStats sets Stats.OperationPaths, the operation paths with crash points (of the busy

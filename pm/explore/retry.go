@@ -3,6 +3,7 @@ package explore
 import (
 	"slices"
 
+	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/pm/crash"
 )
 
@@ -62,7 +63,7 @@ func (e *explorer) keepThinned(cp *crash.CrashPoint, k int, keys []string) {
 // when there is none or no time for it: it is made once, after the last walk, when the time
 // budget's schedule has not ended.
 func (e *explorer) remainderPass() []bool {
-	if e.remainder || len(e.retry)+len(e.skipped) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= ScheduleEnd(e.cfg.TimeBudget) {
+	if e.remainder || len(e.retry)+len(e.skipped) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= budget.ScheduleEnd(e.cfg.TimeBudget) {
 		return nil
 	}
 	e.remainder, e.lastWalk = true, true

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
 )
@@ -132,7 +133,7 @@ func (e *explorer) batchLimit() int {
 	n := min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
 	if d := e.cfg.TimeBudget; d > 0 && e.ranStates > 0 && e.ranTime > 0 {
 		per := e.ranTime / time.Duration(e.ranStates)
-		n = min(n, max(32, int(ScheduleEnd(d)/BudgetBatches/max(per, 1))))
+		n = min(n, max(32, int(budget.ScheduleEnd(d)/BudgetBatches/max(per, 1))))
 	} else if d > 0 && e.flushes == 0 {
 		n = 1 // the first operation's states alone: the pacing's first measure (pace)
 	}
@@ -270,7 +271,7 @@ func (b *runningBatch) run(e *explorer) {
 	pool := e.cfg.Exec
 	pool.First = b.oracles
 	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, func(ctx context.Context, w *exec.Worker, j job) outcome {
-		if b.allow > 0 && (e.now().Sub(b.began) >= b.allow || e.cfg.Now != nil && e.spent() >= ScheduleEnd(e.cfg.TimeBudget)) {
+		if b.allow > 0 && (e.now().Sub(b.began) >= b.allow || e.cfg.Now != nil && e.spent() >= budget.ScheduleEnd(e.cfg.TimeBudget)) {
 			// Past the overrun bound, or (on a test's clock, which has no deadline) the
 			// schedule's end: the run is not begun.
 			b.cancel()
@@ -567,7 +568,7 @@ func (e *explorer) overrun(b *runningBatch) {
 	if d <= 0 || e.ranStates == 0 || e.ranCost == 0 {
 		return
 	}
-	b.allow = overrunBound(ScheduleEnd(d), b.began.Sub(e.budgetStart), e.ranTime.Seconds()/e.ranCost, b.cost, max(e.allCost-e.visitedCost, 0))
+	b.allow = overrunBound(budget.ScheduleEnd(d), b.began.Sub(e.budgetStart), e.ranTime.Seconds()/e.ranCost, b.cost, max(e.allCost-e.visitedCost, 0))
 	if e.cfg.Now != nil {
 		// A test's clock: no deadline on the wall clock; a run past the bound is not begun.
 		b.ctx, b.cancel = context.WithCancel(e.runCtx)

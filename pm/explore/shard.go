@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -48,44 +48,17 @@ import (
 // twins spent per pair (MaxTwins), the time budget and the adaptive hang bound still count over
 // the shard's own states: with a budget or pairs to confirm, the merge is not exact.
 
-// Shard selects one shard of a sharded exploration (Config.Shard): Index of Count, 0-based.
-// The zero Shard (Count 0) explores everything.
-type Shard struct {
-	Index, Count int
-
-	// Set by plan: the operations of this shard, its report data.
-	ops  []bool
-	info report.Shard
-}
-
-// ParseShard parses "I/N" (0 <= I < N): shard I of N. Errors: not of that form, N < 1, I out of
-// range.
-func ParseShard(s string) (Shard, error) {
-	var sh Shard
-	var rest string
-	if n, _ := fmt.Sscanf(s, "%d/%d%s", &sh.Index, &sh.Count, &rest); n != 2 {
-		return Shard{}, fmt.Errorf("shard %q: want I/N, shard I (from 0) of N, e.g. 0/4", s)
-	}
-	return sh, sh.check()
-}
-
-func (s Shard) check() error {
-	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("shard %d/%d: want I/N with N >= 1 and 0 <= I < N", s.Index, s.Count)
-	}
-	return nil
-}
-
 // has reports whether operation k is this shard's (always, unsharded). An operation the plan
 // did not see (none: it walks the whole trace) would be the first shard's.
-func (s *Shard) has(k int) bool {
+func (c *Config) has(k int) bool {
+	s := c.Shard
 	if !s.Active() {
 		return true
 	}
-	if k >= len(s.ops) {
+	if k >= len(c.shardOps) {
 		return s.Index == 0
 	}
-	return s.ops[k]
+	return c.shardOps[k]
 }
 
 // durabilityCost bounds the durability states counted for one OP_BEGIN in the cost estimate:
@@ -96,11 +69,11 @@ const durabilityCost = 8
 // operations (see above). It walks the trace with c.Options and c.Strategies, set as Run uses
 // them. Errors: those of trace.Open and crash.Walk, the trace file cannot be read.
 func (c *Config) plan() error {
-	s := &c.Shard
+	s := c.Shard
 	if !s.Active() {
 		return nil
 	}
-	if err := s.check(); err != nil {
+	if err := s.Check(); err != nil {
 		return err
 	}
 	r, err := trace.Open(c.Trace)
@@ -154,63 +127,33 @@ func (c *Config) plan() error {
 	for i, p := range periods {
 		costs[i] = p.cost
 	}
-	shardOf := Assign(costs, s.Count)
+	shardOf := shard.Assign(costs, s.Count)
 	n := len(c.Workload.Ops)
 	for k := range opPeriod {
 		n = max(n, k+1)
 	}
-	s.ops = make([]bool, n)
+	c.shardOps = make([]bool, n)
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\n", s.Count)
 	c.hashOptions(h)
-	s.info = report.Shard{Index: s.Index, Count: s.Count}
+	c.shardInfo = report.Shard{Index: s.Index, Count: s.Count}
 	for i, p := range periods {
 		for _, k := range p.ops {
 			binary.Write(h, binary.LittleEndian, [2]uint64{uint64(k), uint64(shardOf[i])})
 		}
-		s.info.TotalCost += p.cost
+		c.shardInfo.TotalCost += p.cost
 		if shardOf[i] == s.Index {
 			for _, k := range p.ops {
-				s.ops[k] = true
+				c.shardOps[k] = true
 			}
-			s.info.Operations += len(p.ops)
-			s.info.Cost += p.cost
+			c.shardInfo.Operations += len(p.ops)
+			c.shardInfo.Cost += p.cost
 		}
 	}
-	s.info.Partition = hex.EncodeToString(h.Sum(nil)[:12])
-	s.info.TraceDigest, err = FileDigest(c.Trace)
+	c.shardInfo.Partition = hex.EncodeToString(h.Sum(nil)[:12])
+	c.shardInfo.TraceDigest, err = FileDigest(c.Trace)
 	return err
 }
-
-// Assign distributes units of work of the given costs over n shards and returns each unit's
-// shard: the units, costliest first (ties: in their order), go each to the shard with the least
-// cost so far (ties: the lowest index), Graham's LPT rule (Graham, "Bounds on multiprocessing
-// timing anomalies", SIAM J. Appl. Math. 1969), within 4/3 of the best balance. Deterministic:
-// the same costs and n give the same assignment on every machine. n must be at least 1.
-func Assign(costs []uint64, n int) []int {
-	order := make([]int, len(costs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
-	load := make([]uint64, n)
-	shardOf := make([]int, len(costs))
-	for _, i := range order {
-		j := 0
-		for k := range load {
-			if load[k] < load[j] {
-				j = k
-			}
-		}
-		shardOf[i] = j
-		load[j] += costs[i]
-	}
-	return shardOf
-}
-
-// Active reports whether s selects a shard (Count > 0: a 1/1 shard still writes what the merge
-// needs).
-func (s Shard) Active() bool { return s.Count > 0 }
 
 // hashOptions writes to h what must be the same in every shard of one exploration for the
 // merge to be the unsharded run's: the workload's operations and the options that choose or
@@ -396,19 +339,13 @@ func (e *explorer) logState(it *item) {
 // shardReport is the report data of this shard (Result.Shard), its clusters those of the
 // findings, unfolded.
 func (e *explorer) shardReport() *report.Shard {
-	info := e.cfg.Shard.info
+	info := e.cfg.shardInfo
 	info.Clusters = []report.ShardCluster{}
 	info.ClusterFailures = e.clusterFailures()
 	if l := e.shard; l != nil {
 		info.Clusters, info.SampleKeys, info.States = l.clusters, l.sampleKeys, l.states
 	}
 	return &info
-}
-
-// ShardFindings are the findings of one shard with its report data (report.Shard).
-type ShardFindings struct {
-	Findings []report.Finding
-	Shard    *report.Shard
 }
 
 // Resampled counts the states the merge left out by applying cluster sampling again in the
@@ -431,7 +368,7 @@ type Resampled struct{ States, Failures, Inconclusive int }
 // of their first failing state. It returns the states left out with the findings. Errors: a
 // crash finding with no entry in its shard's clusters, a state naming a cluster, variant or key
 // its shard does not have, a first state with no finding.
-func MergeShards(shards []ShardFindings) ([]report.Finding, Resampled, error) {
+func MergeShards(shards []report.ShardFindings) ([]report.Finding, Resampled, error) {
 	var out Resampled
 	var others []report.Finding
 	type ref struct {

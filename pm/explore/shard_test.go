@@ -9,36 +9,14 @@ import (
 	"time"
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )
 
-func TestParseShard(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		i, n    int
-		wantErr bool
-	}{
-		{"0/4", 0, 4, false},
-		{"3/4", 3, 4, false},
-		{"0/1", 0, 1, false},
-		{"4/4", 0, 0, true},
-		{"-1/4", 0, 0, true},
-		{"1/0", 0, 0, true},
-		{"1", 0, 0, true},
-		{"1/4x", 0, 0, true},
-		{"a/b", 0, 0, true},
-	} {
-		s, err := ParseShard(tc.in)
-		if (err != nil) != tc.wantErr || (err == nil && (s.Index != tc.i || s.Count != tc.n)) {
-			t.Errorf("ParseShard(%q) = %d/%d, %v", tc.in, s.Index, s.Count, err)
-		}
-	}
-}
-
 // shardConfig is the exploration of trace tr of bin on testdata/ops as shard sh (the zero
 // Shard: all of it), with cluster sampling after cf failures (-1: none).
-func shardConfig(t *testing.T, dir, bin, ops, tr string, sh Shard, cf int) Config {
+func shardConfig(t *testing.T, dir, bin, ops, tr string, sh shard.Shard, cf int) Config {
 	t.Helper()
 	target, err := scryexec.ParseTarget([]string{bin, "{pool}"})
 	if err != nil {
@@ -56,7 +34,7 @@ func shardConfig(t *testing.T, dir, bin, ops, tr string, sh Shard, cf int) Confi
 }
 
 // exploreShard runs shardConfig's exploration.
-func exploreShard(t *testing.T, dir, bin, ops, tr string, sh Shard, cf int) *Result {
+func exploreShard(t *testing.T, dir, bin, ops, tr string, sh shard.Shard, cf int) *Result {
 	t.Helper()
 	r, err := Run(context.Background(), shardConfig(t, dir, bin, ops, tr, sh, cf))
 	if err != nil {
@@ -85,24 +63,24 @@ func TestShardsMerge(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%d-shards/cluster-failures=%d", tc.ops, tc.n, tc.cf), func(t *testing.T) {
 			bin := compile(t, dir, tc.src)
 			tr := recordRun(t, dir, bin, tc.ops)
-			all := exploreShard(t, dir, bin, tc.ops, tr, Shard{}, tc.cf)
+			all := exploreShard(t, dir, bin, tc.ops, tr, shard.Shard{}, tc.cf)
 			if len(all.Findings) == 0 {
 				t.Fatalf("no finding unsharded: the test needs some")
 			}
-			var parts []ShardFindings
+			var parts []report.ShardFindings
 			var sum report.Stats
 			owner := map[int]int{}
 			paths, explored := map[int]bool{}, map[int]bool{} // the union of the shards' paths
 			for i := 0; i < tc.n; i++ {
-				r := exploreShard(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
-				cfg := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
+				r := exploreShard(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
+				cfg := shardConfig(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
 				if err := cfg.check(); err != nil {
 					t.Fatal(err)
 				}
-				if r.Shard == nil || r.Shard.Partition != cfg.Shard.info.Partition || r.Shard.TraceDigest == "" {
-					t.Fatalf("shard %d: report data %+v, partition planned again %q", i, r.Shard, cfg.Shard.info.Partition)
+				if r.Shard == nil || r.Shard.Partition != cfg.shardInfo.Partition || r.Shard.TraceDigest == "" {
+					t.Fatalf("shard %d: report data %+v, partition planned again %q", i, r.Shard, cfg.shardInfo.Partition)
 				}
-				for k, mine := range cfg.Shard.ops {
+				for k, mine := range cfg.shardOps {
 					if mine {
 						if j, ok := owner[k]; ok {
 							t.Errorf("operation %d in shards %d and %d", k, j, i)
@@ -110,15 +88,15 @@ func TestShardsMerge(t *testing.T) {
 						owner[k] = i
 					}
 				}
-				other := shardConfig(t, dir, bin, tc.ops, tr, Shard{Index: i, Count: tc.n}, tc.cf)
+				other := shardConfig(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
 				other.Options.Seed = 2
 				if err := other.check(); err != nil {
 					t.Fatal(err)
 				}
-				if other.Shard.info.Partition == cfg.Shard.info.Partition {
+				if other.shardInfo.Partition == cfg.shardInfo.Partition {
 					t.Errorf("shard %d: the partition does not change with the random strategy's seed", i)
 				}
-				parts = append(parts, ShardFindings{Findings: r.Findings, Shard: r.Shard})
+				parts = append(parts, report.ShardFindings{Findings: r.Findings, Shard: r.Shard})
 				sum.CrashPoints += r.Stats.CrashPoints
 				sum.StatesTested += r.Stats.StatesTested
 				sum.Failures += r.Stats.Failures

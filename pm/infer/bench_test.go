@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/trace"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/pm/replay"

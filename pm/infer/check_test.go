@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
 	"github.com/scry-pm/scry/report"

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/trace"
 )

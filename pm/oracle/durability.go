@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"

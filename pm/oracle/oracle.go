@@ -10,7 +10,7 @@ package oracle
 import (
 	"fmt"
 
-	"github.com/scry-pm/scry/analysis"
+	"github.com/scry-pm/scry/pm/analysis"
 )
 
 // All returns every oracle in the catalogue's stable order.

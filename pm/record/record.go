@@ -5,7 +5,6 @@
 package record
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/trace"
 )
@@ -84,24 +84,12 @@ func (r *Result) Failed() bool { return r.ExitCode != 0 || r.TimedOut > 0 }
 // segmentation fault (SIGSEGV)".
 func (r *Result) String() string {
 	if r.TimedOut > 0 {
-		return TimedOut(r.TimedOut, r.Signal)
+		return scryexec.TimedOut(r.TimedOut, r.Signal)
 	}
 	if r.Signal != 0 {
 		return fmt.Sprintf("killed by signal %d (%v)", int(r.Signal), r.Signal)
 	}
 	return fmt.Sprintf("exited with status %d", r.ExitCode)
-}
-
-// TimedOut says how a program stopped at its time limit limit ended (sig: the signal that
-// killed it, 0 when it exited on SIGTERM by itself), for Result and the file-system mode's
-// recording alike: "ran longer than its time limit of 5s (--record-timeout) and was stopped
-// (killed by signal 15 (terminated))".
-func TimedOut(limit time.Duration, sig syscall.Signal) string {
-	how := "SIGTERM"
-	if sig != 0 {
-		how = fmt.Sprintf("killed by signal %d (%v)", int(sig), sig)
-	}
-	return fmt.Sprintf("ran longer than its time limit of %v (--record-timeout) and was stopped (%s)", limit, how)
 }
 
 // ErrNoTrace is returned (wrapped) when the program ran but wrote no trace: it was not built
@@ -117,14 +105,6 @@ type Stopped struct {
 
 func (e *Stopped) Error() string {
 	return fmt.Sprintf("%s stopped by a second %v: killed at once; its trace %s is left as it was", e.Prog, e.Signal, e.Trace)
-}
-
-// TracePolicy is the rule for an existing file at a trace path: an earlier trace (it starts
-// with the trace magic) or an empty file is replaced, anything else is kept and is an error.
-func TracePolicy(what string) safefile.Policy {
-	return safefile.Policy{What: what, NoForce: true, Ours: func(head []byte) bool {
-		return len(head) == 0 || bytes.HasPrefix(head, []byte(trace.Magic))
-	}}
 }
 
 // Run starts the program, waits for it and returns how it ended. The error is non-nil when the
@@ -161,7 +141,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	// The trace file is created here, empty, so that it is one scry made; the runtime truncates
 	// and fills it.
-	f, err := safefile.Create(tracePath, TracePolicy("the trace"))
+	f, err := safefile.Create(tracePath, trace.FilePolicy("the trace"))
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis/analysistest"
 	"github.com/scry-pm/scry/internal/testenv"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 )
 
 // crashSrc stores to PM and then dies by SIGSEGV before flushing (or exits cleanly with "ok").

@@ -15,8 +15,8 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/analysis/checker"
+	"github.com/scry-pm/scry/cli"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 )
@@ -85,4 +85,4 @@ func nonZero(b []byte) bool {
 	return false
 }
 
-func main() { checker.Main(PrematureCommit) }
+func main() { cli.Main(PrematureCommit) }

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scry-pm/scry/internal/safefile"
+	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pipeline"
-	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -73,18 +73,18 @@ const (
 // N or SCRY_SHARD_COUNT), or SCRY_SHARD_INDEX and SCRY_SHARD_COUNT (a CI matrix). "" is no
 // shard. Errors: a malformed value, no engine's variables set, a variable that is not a number,
 // an index out of range.
-func resolveShard(spec string, getenv func(string) string) (explore.Shard, error) {
+func resolveShard(spec string, getenv func(string) string) (shard.Shard, error) {
 	if spec == "" {
-		return explore.Shard{}, nil
+		return shard.Shard{}, nil
 	}
 	if spec != "auto" && !strings.HasPrefix(spec, "auto/") {
-		return explore.ParseShard(spec)
+		return shard.Parse(spec)
 	}
 	count := 0
 	if n, ok := strings.CutPrefix(spec, "auto/"); ok {
 		c, err := strconv.Atoi(n)
 		if err != nil || c < 1 {
-			return explore.Shard{}, fmt.Errorf("--shard %s: want auto/N with N, the number of shards, at least 1", spec)
+			return shard.Shard{}, fmt.Errorf("--shard %s: want auto/N with N, the number of shards, at least 1", spec)
 		}
 		count = c
 	}
@@ -103,23 +103,23 @@ func resolveShard(spec string, getenv func(string) string) (explore.Shard, error
 		from = "the Slurm job array (SLURM_ARRAY_TASK_ID)"
 		id, err := num("SLURM_ARRAY_TASK_ID")
 		if err != nil {
-			return explore.Shard{}, err
+			return shard.Shard{}, err
 		}
 		lo, step := 0, 1
 		if getenv("SLURM_ARRAY_TASK_MIN") != "" {
 			if lo, err = num("SLURM_ARRAY_TASK_MIN"); err != nil {
-				return explore.Shard{}, err
+				return shard.Shard{}, err
 			}
 		}
 		if getenv("SLURM_ARRAY_TASK_STEP") != "" {
 			if step, err = num("SLURM_ARRAY_TASK_STEP"); err != nil || step < 1 {
-				return explore.Shard{}, fmt.Errorf("--shard %s: SLURM_ARRAY_TASK_STEP=%q is not a positive number", spec, getenv("SLURM_ARRAY_TASK_STEP"))
+				return shard.Shard{}, fmt.Errorf("--shard %s: SLURM_ARRAY_TASK_STEP=%q is not a positive number", spec, getenv("SLURM_ARRAY_TASK_STEP"))
 			}
 		}
 		index = (id - lo) / step
 		if count == 0 && getenv("SLURM_ARRAY_TASK_COUNT") != "" {
 			if count, err = num("SLURM_ARRAY_TASK_COUNT"); err != nil {
-				return explore.Shard{}, err
+				return shard.Shard{}, err
 			}
 		}
 	case getenv("JOB_COMPLETION_INDEX") != "":
@@ -129,20 +129,20 @@ func resolveShard(spec string, getenv func(string) string) (explore.Shard, error
 		from = EnvShardIndex
 		index, err = num(EnvShardIndex)
 	default:
-		return explore.Shard{}, fmt.Errorf("--shard %s: no shard index in the environment: run it as a Slurm array task (SLURM_ARRAY_TASK_ID), a Kubernetes Indexed Job's pod (JOB_COMPLETION_INDEX) or with %s and %s set (docs/distributed.md)", spec, EnvShardIndex, EnvShardCount)
+		return shard.Shard{}, fmt.Errorf("--shard %s: no shard index in the environment: run it as a Slurm array task (SLURM_ARRAY_TASK_ID), a Kubernetes Indexed Job's pod (JOB_COMPLETION_INDEX) or with %s and %s set (docs/distributed.md)", spec, EnvShardIndex, EnvShardCount)
 	}
 	if err != nil {
-		return explore.Shard{}, err
+		return shard.Shard{}, err
 	}
 	if count == 0 && getenv(EnvShardCount) != "" {
 		if count, err = num(EnvShardCount); err != nil {
-			return explore.Shard{}, err
+			return shard.Shard{}, err
 		}
 	}
 	if count == 0 {
-		return explore.Shard{}, fmt.Errorf("--shard %s: the number of shards is not known from %s: give it as --shard auto/N or in %s", spec, from, EnvShardCount)
+		return shard.Shard{}, fmt.Errorf("--shard %s: the number of shards is not known from %s: give it as --shard auto/N or in %s", spec, from, EnvShardCount)
 	}
-	sh, err := explore.ParseShard(fmt.Sprintf("%d/%d", index, count))
+	sh, err := shard.Parse(fmt.Sprintf("%d/%d", index, count))
 	if err != nil {
 		return sh, fmt.Errorf("--shard %s (from %s): %w", spec, from, err)
 	}
@@ -150,4 +150,4 @@ func resolveShard(spec string, getenv func(string) string) (explore.Shard, error
 }
 
 // shardFromEnv is resolveShard with the process's environment.
-func shardFromEnv(spec string) (explore.Shard, error) { return resolveShard(spec, os.Getenv) }
+func shardFromEnv(spec string) (shard.Shard, error) { return resolveShard(spec, os.Getenv) }

@@ -2,8 +2,9 @@
 // oracle over the persistent-memory (PM) state scry replays from a trace. It is modeled on
 // golang.org/x/tools/go/analysis: an Analyzer is a static, declared unit (a name, one doc text,
 // the class of its findings, the analyzers it requires, the type of its result); one driver, Run,
-// runs a set of analyzers over a trace; package analysis/checker turns a set of analyzers into a
-// complete scry command line (checker.Main), the way go/analysis/multichecker does.
+// runs a set of analyzers over a trace; cli.Main (package cli, scry's command line) turns a set of
+// analyzers into a complete scry command line, the way go/analysis/multichecker does. It lives
+// under pm/, the mode whose replayed state it gives analyzers, as go/analysis lives under go/.
 //
 // The idea of user-written oracles is AGAMOTTO's custom bug oracles (AGAMOTTO, OSDI'20, §4.2.2):
 // a developer states what must hold of the program's own PM data (its undo log is never added to
@@ -48,7 +49,7 @@
 // and build a checker with it (a main package; the example under examples/custom-oracle is a
 // complete one, with its test):
 //
-//	func main() { checker.Main(HeaderOutsideTx) }
+//	func main() { cli.Main(HeaderOutsideTx) }
 //
 // The checker is scry, every command and flag of it, with the new kind in the catalogue: `check`
 // and `analyze` run it with the built-in analyses, --oracles selects it, the text, JSON and

@@ -1,7 +1,7 @@
 // Package cli is scry's command line: every command and flag of `scry`, their help texts, and
 // the mapping of results to exit statuses. It turns flags into calls of package pipeline (which
 // composes the work) and results into exit statuses; cmd/scry is one call of Main, and a checker
-// with custom analyzers (package analysis/checker) is the same command line built with them.
+// with custom analyzers is the same command line built with them (Main with analyzers).
 //
 // Exit status: 0 when no correctness finding, 1 when there is one (or `trace verify` finds a
 // mismatch; `fix`: findings not repaired), 2 on error (or a warning under --strict), 128 + the
@@ -20,10 +20,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/analysis"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/toolchain"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -116,7 +116,7 @@ func version() string {
 	}
 	v := bi.Main.Version
 	if bi.Main.Path != scryModule {
-		// A checker built in another module (analysis/checker): scry is one of its dependencies.
+		// A checker built in another module (Main with analyzers): scry is one of its dependencies.
 		for _, d := range bi.Deps {
 			if d.Path == scryModule {
 				v = fmt.Sprintf("%s %s, with scry %s", bi.Main.Path, bi.Main.Version, d.Version)
@@ -251,7 +251,20 @@ func Run(cfg Config, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// Main runs the process's command line built from cfg and exits with its status.
-func Main(cfg Config) {
-	os.Exit(Run(cfg, os.Args[1:], nil, nil))
+// Main runs the process's command line as scry, with analyzers added to its catalogue of finding
+// kinds, and exits with its status (0, 1 for correctness findings, 2 for an error, 128 + signal
+// when interrupted). cmd/scry calls it with none; a checker, scry with oracles of one's own, calls
+// it with its analyzers, the way golang.org/x/tools/go/analysis/multichecker builds a vet-like
+// tool (see Config.Analyzers for the rules they must follow, and package analysis, pm/analysis,
+// for how to write one). The command's name in its help is the program's (the base of os.Args[0]).
+// A set of analyzers that breaks the rules is an error: Main prints it and exits 2 whatever the
+// command line.
+//
+// A checker built in another module finds scry's native parts (pass plugin, runtime) for its `cc`
+// and `c++` in the install root $SCRY_HOME (build/ of scry's source tree after `make`), since it
+// does not live under it; or the program is built with scry's own `scry cc`: the trace is the
+// same. `fix` repairs scry's own kinds only (it runs the report's check again with scry's own
+// catalogue), so a custom finding is listed as not repaired.
+func Main(analyzers ...*analysis.Analyzer) {
+	os.Exit(Run(Config{Name: filepath.Base(os.Args[0]), Analyzers: analyzers}, os.Args[1:], nil, nil))
 }

@@ -1,4 +1,4 @@
-package pmfuzz
+package fuzz
 
 import (
 	"fmt"

@@ -10,12 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
-	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -95,7 +95,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 				}
 			}
 			if f.Trace != "" {
-				if err := safefile.Check(f.Trace, record.TracePolicy("the trace")); err != nil {
+				if err := safefile.Check(f.Trace, trace.FilePolicy("the trace")); err != nil {
 					return err
 				}
 			}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
+	pmfuzz "github.com/scry-pm/scry/pm/fuzz"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
-	"github.com/scry-pm/scry/workload/pmfuzz"
 )
 
 // fuzzTarget is what `workload fuzz` and `workload cover` share: the program, --pm, --timeout.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/report"
 )
 

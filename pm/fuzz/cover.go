@@ -1,4 +1,4 @@
-// Package pmfuzz is `scry workload fuzz`: a coverage-guided search for workloads of a program
+// Package fuzz is `scry workload fuzz`: a coverage-guided search for workloads of a program
 // built with `scry cc`, whose feedback is PM coverage read from the program's trace. It follows
 // PMFuzz (Liu et al., ASPLOS'21) §4: an input is kept when it reaches PM paths no earlier input
 // reached, and the feedback is what the persistency model makes of the program's PM operations,
@@ -23,7 +23,7 @@
 //     operation (the store-level analogue of AFL's branch edges, which reward a new way through
 //     code already reached, a step towards its unreached stores; without the operation's word,
 //     which the path has, so that they stay few: at most the square of the sites).
-package pmfuzz
+package fuzz
 
 import (
 	"bytes"

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/scry-pm/scry/analysis"
-	"github.com/scry-pm/scry/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
