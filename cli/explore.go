@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -33,11 +35,10 @@ func newExploreCommand() *cobra.Command {
 		noH2      bool
 		strict    bool
 		force     bool
-		env       []string
 		shard     string
-		cf        crashFlags
+		x         pipeline.Exploration
 	)
-	list := strategyNames()
+	list := explore.StrategyNames()
 	c := &cobra.Command{
 		Use:   "explore --dry-run [--strategy S]... TRACE | explore --trace T --workload FILE [flags] -- PROG ARGS({pool})",
 		Short: "explore the crash states of a recorded trace (count them with --dry-run)",
@@ -57,35 +58,29 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if noH1 {
-				cf.opts.H1 = -1
+				x.Crash.H1 = -1
 			}
 			if noH2 {
-				cf.opts.H2 = -1
+				x.Crash.H2 = -1
 			}
+			if err := x.CheckFlags(); err != nil {
+				return err
+			}
+			x.Start = time.Now()
 			if dryRun {
 				if !cmd.Flags().Changed("samples") {
-					cf.opts.Samples = crash.DefaultSamples // the dry run counts with the engine's default
+					x.Crash.Samples = crash.DefaultSamples // the dry run counts with the engine's default
 				}
 				if err := exactArgs(1, "a trace file")(cmd, args); err != nil {
 					return err
 				}
-				strats, err := cf.strats()
+				strats, err := explore.ResolveStrategies(x.Strategies) // none: every strategy
 				if err != nil {
 					return err
 				}
-				if err := cf.checkCounts(); err != nil {
-					return err
-				}
-				return dryRunExplore(cmd, args[0], strats, cf.opts, cf.noAssumeFixed, format)
+				return dryRunExplore(cmd, args[0], strats, x.Crash, x.NoAssumeFixed, format)
 			}
-			x, err := cf.exploration()
-			if err != nil {
-				return err
-			}
-			if err := exec.CheckEnv(env); err != nil {
-				return err
-			}
-			x.Env = env
+			var err error
 			if x.Shard, err = shardFromEnv(shard); err != nil {
 				return err
 			}
@@ -117,13 +112,13 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	}
 	f := c.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "count crash points and states without building images or running anything")
-	cf.add(c, "the pool path the trace was recorded with (default: the only file the trace maps)")
-	f.StringArrayVar(&env, "env", nil, "add `NAME=VALUE` to the environment of every re-execution (repeatable); the printed reproduce commands carry it")
-	f.IntVar(&cf.opts.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
-	f.IntVar(&cf.opts.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
+	addCrashFlags(c, &x.Options, "the pool path the trace was recorded with (default: the only file the trace maps)")
+	f.StringArrayVar(&x.Env, "env", nil, "add `NAME=VALUE` to the environment of every re-execution (repeatable); the printed reproduce commands carry it")
+	f.IntVar(&x.Crash.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
+	f.IntVar(&x.Crash.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
 	f.BoolVar(&noH1, "no-h1", false, "heuristic: no limit of stores per segment")
 	f.BoolVar(&noH2, "no-h2", false, "heuristic: no age to persist")
-	f.BoolVar(&cf.opts.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")
+	f.BoolVar(&x.Crash.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")
 	f.StringVar(&format, "format", "text", "output `format`: text or json (and sarif or html without --dry-run)")
 	f.StringVarP(&output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	f.BoolVar(&strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")

@@ -217,7 +217,7 @@ func newAnalyzeCommand(cat *pipeline.Catalogue) *cobra.Command {
 func newCheckCommand(cat *pipeline.Catalogue) *cobra.Command {
 	var rf recordFlags
 	af := analyzeFlags{cat: cat}
-	var cf crashFlags
+	var x pipeline.Exploration
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
 		Short: "record a run of an instrumented program and report PM misuse (and crash-consistency bugs with {pool})",
@@ -247,10 +247,10 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 			if err != nil {
 				return err
 			}
-			x, err := cf.exploration()
-			if err != nil {
+			if err := x.CheckFlags(); err != nil {
 				return err
 			}
+			x.Start = time.Now()
 			rc := rf.recording(cmd, args)
 			rc.Stdout = programOutput(cmd, af.output) // standard output is the report's
 			rc.Stderr = programOutput(cmd, af.output)
@@ -268,7 +268,7 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 	}
 	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed; with {pool}: see above)")
 	af.add(c)
-	cf.add(c, "with {pool}: create the pool at `PATH` (must not exist; default: in a temporary directory)")
+	addCrashFlags(c, &x.Options, "with {pool}: create the pool at `PATH` (must not exist; default: in a temporary directory)")
 	return c
 }
 

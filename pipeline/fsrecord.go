@@ -15,8 +15,8 @@ import (
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/shard"
-	pmexplore "github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -221,7 +221,13 @@ func (c *FSExplore) Run(ctx context.Context) (*report.Report, error) {
 	rs, st, xerr := x.run(ctx, rep, rec)
 	fillReplay(rep, rs, base, tracePath, c.Report)
 	if rep.Shard != nil {
-		if rep.Shard.TraceDigest, err = pmexplore.FileDigest(tracePath); err != nil {
+		tf, err := trace.OpenFile(tracePath)
+		if err != nil {
+			return rep, err
+		}
+		rep.Shard.TraceDigest, err = tf.Digest()
+		tf.Close()
+		if err != nil {
 			return rep, err
 		}
 	}

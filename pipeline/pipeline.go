@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
-	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
@@ -62,62 +60,10 @@ func (a Analysis) explores() bool {
 	return err == nil && sel.Explore
 }
 
-// Exploration configures crash exploration (docs/crash-exploration.md).
+// Exploration configures crash exploration (docs/crash-exploration.md): the user's options,
+// handed to pm/explore whole, and what the check works out for them.
 type Exploration struct {
-	// Strategies choose the crash states (nil: explore.DefaultStrategies).
-	Strategies []*crash.Strategy
-	// Options drive crash-point placement and the strategies.
-	Options crash.Options
-	// Jobs is the number of images run at once (0: the number of CPUs).
-	Jobs int
-	// Timeout bounds each run on an image (a longer run is a hang); 0: exec.DefaultTimeout.
-	Timeout time.Duration
-	// Checker, if non-nil, also judges every crash image.
-	Checker *exec.Checker
-	// OutputFilter leaves matching output lines out of the comparison.
-	OutputFilter *regexp.Regexp
-	// MaxInFlight caps the operations in flight at an explored crash point.
-	MaxInFlight int
-	// ClusterFailures starts sampling a finding's further states after this many failures
-	// (explore.Config.ClusterFailures).
-	ClusterFailures int
-	// NoPriority explores operations in trace order (explore.Config.NoPriority).
-	NoPriority bool
-	// NoForkServer runs the program by exec on every image (explore.Config.NoForkServer).
-	NoForkServer bool
-	// NoStopEarly runs every crash image's run to its end (explore.Config.NoStopEarly).
-	NoStopEarly bool
-	// NoConverge runs crash images' runs past a state equal to a legal outcome's
-	// (explore.Config.NoConverge).
-	NoConverge bool
-	// NoHugePages leaves malloc's heap on ordinary pages in the runs (explore.Config.NoHugePages).
-	NoHugePages bool
-	// TimeBudget bounds the exploration's time (explore.Config.TimeBudget; 0: none), counted
-	// from Start (zero: when the command's work begins: Check.Run, ExploreTrace), so that the
-	// recording and the trace analyses are inside it too.
-	TimeBudget time.Duration
-	Start      time.Time
-	// Progress reports the phases after the recording (analysing, planning, exploring against
-	// the crash points counted first, clustering the findings; nil: nothing). The caller makes
-	// it (exec.NewProgress) and finishes it once the report is written.
-	Progress *exec.Progress
-	// Runner runs the target on images (nil: processes, explore.ProcessRunner).
-	Runner explore.Runner
-	// Pool is the pool path the trace was recorded with ("" picks the only file it maps).
-	Pool string
-	// Report is the path the JSON report is written to, for the replay commands ("" unknown).
-	Report string
-	// NoAssumeFixed explores the literal model: without it, stores the unpersisted-store
-	// oracle reports as never durable are assumed durable in later operations' crash states
-	// (crash.Options.AssumeDurable).
-	NoAssumeFixed bool
-	// Env are NAME=VALUE variables added to every re-execution's environment (exec.Target.Env).
-	Env []string
-	// Shard, when its Count is set, explores one shard of the trace (explore.Config.Shard); the
-	// report then has the data MergeReports needs.
-	Shard shard.Shard
-	// Judged, if non-nil, gets every crash state judged (explore.Config.Judged).
-	Judged func(explore.JudgedState)
+	explore.Options
 	// confirm: the checks of inferred properties run too, so properties are inferred once for
 	// both (Infer), and the properties their findings break are confirmed with crash images
 	// (Explore; confirmIDs are those properties' IDs).
@@ -129,7 +75,7 @@ type Exploration struct {
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
 func (x *Exploration) needsInvariants() bool {
-	return x != nil && explore.NeedInvariants(x.Strategies)
+	return x != nil && x.NeedsInvariants()
 }
 
 // Infer infers the persistence properties of the trace at path once for everything that needs
@@ -200,16 +146,11 @@ func NeverDurable(path string) ([]px86.StoreState, error) {
 // the properties inferred for the invariants strategy (Infer). It returns the exploration's
 // error (a bad target or workload, a file error, ctx cancelled) after adding what was found.
 func Explore(ctx context.Context, rep *report.Report, path, workloadPath string, target []string, x Exploration, props *infer.Result) error {
-	t, err := exec.ParseTarget(target)
-	if err != nil {
-		return err
-	}
-	t.Timeout, t.OutputFilter, t.Env = x.Timeout, x.OutputFilter, x.Env
 	w, err := workload.Read(workloadPath)
 	if err != nil {
 		return err
 	}
-	opts := x.Options
+	opts := &x.Crash
 	if x.needsInvariants() && opts.Invariants == nil && props != nil {
 		opts.Invariants = explore.Invariants(props)
 	}
@@ -217,11 +158,9 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		// The properties the checks found broken are confirmed the way the invariants strategy
 		// tests invariants: their violating crash states join the others.
 		if x.Strategies == nil {
-			for _, n := range explore.DefaultStrategies {
-				x.Strategies = append(x.Strategies, crash.StrategyByName(n))
-			}
+			x.Strategies = slices.Clone(explore.DefaultStrategies)
 		}
-		x.Strategies = append(slices.Clone(x.Strategies), crash.StrategyByName("invariants"))
+		x.Strategies = append(slices.Clone(x.Strategies), "invariants")
 		opts.Invariants = slices.DeleteFunc(explore.Invariants(props), func(iv crash.Invariant) bool { return !slices.Contains(x.confirmIDs, iv.ID) })
 	}
 	if !x.NoAssumeFixed && opts.AssumeDurable == nil {
@@ -234,11 +173,8 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		opts.AssumeDurable = stores
 	}
 	res, xerr := explore.Run(ctx, explore.Config{
-		AvoidTmpfs: x.avoidTmpfs,
-		Trace:      path, Target: t, Workload: w, Pool: x.Pool, Strategies: x.Strategies,
-		Options: opts, Checker: x.Checker, Runner: x.Runner, Report: x.Report, MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures, TimeBudget: x.TimeBudget, NoPriority: x.NoPriority, NoForkServer: x.NoForkServer, NoStopEarly: x.NoStopEarly, NoConverge: x.NoConverge, NoHugePages: x.NoHugePages,
-		ConfirmPairs: confirmPairs(rep), Start: x.Start, Shard: x.Shard, Judged: x.Judged,
-		Exec: exec.Pool{Jobs: x.Jobs}, Progress: x.Progress,
+		Options: x.Options, Trace: path, Args: target, Workload: w,
+		ConfirmPairs: confirmPairs(rep), AvoidTmpfs: x.avoidTmpfs,
 	})
 	if res != nil && rep.Events == 0 {
 		rep.Events = res.Events // scry explore: no analysis counted them
@@ -663,8 +599,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	x := c.Explore
 	x.Env = append(slices.Clone(rc.Env), x.Env...)
 	if c.Analysis.explores() && !res.Failed() && res.Interrupted == 0 && x.Runner == nil {
-		if t, err := exec.ParseTarget(target); err == nil {
-			t.Timeout, t.OutputFilter, t.Env = x.Timeout, x.OutputFilter, x.Env
+		if t, err := x.Target(target); err == nil {
 			x.avoidTmpfs = AllocatesPool(ctx, t, pool, dir)
 		}
 	}
@@ -755,9 +690,8 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeF
 	if len(strats) == 0 {
 		strats = crash.Strategies()
 	}
-	x := &Exploration{Strategies: strats}
-	if x.needsInvariants() {
-		props, w, ierr := Infer(path, x)
+	if explore.NeedInvariants(strats) {
+		props, w, ierr := Infer(path, &Exploration{Options: explore.Options{Strategies: []string{"invariants"}}})
 		warning = w
 		if ierr != nil {
 			warning = ierr.Error() + ": the invariants strategy counts no state"

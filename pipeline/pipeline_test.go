@@ -19,7 +19,7 @@ import (
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
-	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -184,9 +184,9 @@ func TestExploreWithFakeRunner(t *testing.T) {
 			dir := t.TempDir()
 			tr, wl := slotsTrace(t, dir, ops, tc.buggy)
 			fr := &fakeRunner{check: tc.check}
-			x := pipeline.Exploration{Runner: fr, Jobs: 2}
+			x := pipeline.Exploration{Options: explore.Options{Runner: fr, Jobs: 2}}
 			if tc.strategy != "" {
-				x.Strategies = []*crash.Strategy{crash.StrategyByName(tc.strategy)}
+				x.Strategies = []string{tc.strategy}
 			}
 			rep, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t), x)
 			if err != nil {
@@ -239,7 +239,7 @@ func TestExploreWithFakeRunner(t *testing.T) {
 func TestExploreRejectsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	tr, wl := slotsTrace(t, dir, ops, true)
-	x := pipeline.Exploration{Runner: &fakeRunner{}}
+	x := pipeline.Exploration{Options: explore.Options{Runner: &fakeRunner{}}}
 	if _, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t)[:1], x); err == nil || !strings.Contains(err.Error(), "{pool}") {
 		t.Errorf("target without {pool}: %v", err)
 	}
@@ -281,7 +281,7 @@ func TestExploreConsistentImagesFirst(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, wl := slotsTrace(t, t.TempDir(), ops, false)
-			x := pipeline.Exploration{Runner: &brokenRunner{checkerOnly: tc.checkerOnly}, Jobs: 2}
+			x := pipeline.Exploration{Options: explore.Options{Runner: &brokenRunner{checkerOnly: tc.checkerOnly}, Jobs: 2}}
 			rep, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t), x)
 			if err == nil || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), tc.quote) {
 				t.Fatalf("error %v, want %q quoting %q", err, tc.msg, tc.quote)
@@ -299,7 +299,7 @@ func TestExploreCancelled(t *testing.T) {
 	tr, wl := slotsTrace(t, t.TempDir(), ops, true)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(&exec.Interrupted{Signal: syscall.SIGTERM})
-	rep, err := pipeline.ExploreTrace(ctx, tr, wl, target(t), pipeline.Exploration{Runner: &fakeRunner{}})
+	rep, err := pipeline.ExploreTrace(ctx, tr, wl, target(t), pipeline.Exploration{Options: explore.Options{Runner: &fakeRunner{}}})
 	var ie *exec.Interrupted
 	if !errors.As(err, &ie) || ie.Signal != syscall.SIGTERM {
 		t.Fatalf("error %v, want *exec.Interrupted with SIGTERM", err)
@@ -331,7 +331,7 @@ func (s *stuckRunner) Target(ctx context.Context, image string, stdin []byte, di
 func TestExploreBudgetStopsRuns(t *testing.T) {
 	tr, wl := slotsTrace(t, t.TempDir(), ops, true)
 	rep, err := pipeline.ExploreTrace(context.Background(), tr, wl, target(t),
-		pipeline.Exploration{Runner: &stuckRunner{free: 4}, Jobs: 2, TimeBudget: 2 * time.Second})
+		pipeline.Exploration{Options: explore.Options{Runner: &stuckRunner{free: 4}, Jobs: 2, TimeBudget: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

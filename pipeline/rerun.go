@@ -6,12 +6,11 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
@@ -50,21 +49,12 @@ func (c *Check) record(target []string, tracePath string, x *Exploration, existe
 		r.Stdin = true
 	}
 	if x != nil {
-		cc := &report.CheckCrash{
-			MaxStates: x.Options.MaxStates, Seed: x.Options.Seed, Samples: x.Options.Samples, AfterStores: x.Options.AfterStores,
-			Jobs: x.Jobs, TimeoutSeconds: x.Timeout.Seconds(), MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures,
+		r.Crash = &report.CheckCrash{
+			Strategies: x.Strategies, MaxStates: x.Crash.MaxStates, Seed: x.Crash.Seed, Samples: x.Crash.Samples, AfterStores: x.Crash.AfterStores,
+			Jobs: x.Jobs, TimeoutSeconds: x.Timeout.Seconds(), Checker: x.Checker, OutputFilter: x.OutputFilter,
+			MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures,
 			TimeBudgetSeconds: x.TimeBudget.Seconds(), NoAssumeFixed: x.NoAssumeFixed, Pool: c.Explore.Pool,
 		}
-		for _, s := range x.Strategies {
-			cc.Strategies = append(cc.Strategies, s.Name)
-		}
-		if x.Checker != nil && len(x.Checker.Args) == 3 {
-			cc.Checker = x.Checker.Args[2]
-		}
-		if x.OutputFilter != nil {
-			cc.OutputFilter = x.OutputFilter.String()
-		}
-		r.Crash = cc
 	}
 	return r
 }
@@ -164,35 +154,15 @@ func CheckFromRecord(rc *report.Check) (*Check, error) {
 		c.Analysis.Suppressions = s
 	}
 	if cc := rc.Crash; cc != nil {
-		x := Exploration{
-			Options: crash.Options{MaxStates: cc.MaxStates, Seed: cc.Seed, Samples: cc.Samples, AfterStores: cc.AfterStores},
-			Jobs:    cc.Jobs, Timeout: time.Duration(cc.TimeoutSeconds * float64(time.Second)), MaxInFlight: cc.MaxInFlight,
-			ClusterFailures: cc.ClusterFailures, TimeBudget: time.Duration(cc.TimeBudgetSeconds * float64(time.Second)),
+		c.Explore = Exploration{Options: explore.Options{
+			Strategies: cc.Strategies, Crash: crash.Options{MaxStates: cc.MaxStates, Seed: cc.Seed, Samples: cc.Samples, AfterStores: cc.AfterStores},
+			Jobs: cc.Jobs, Timeout: time.Duration(cc.TimeoutSeconds * float64(time.Second)), Checker: cc.Checker, OutputFilter: cc.OutputFilter,
+			MaxInFlight: cc.MaxInFlight, ClusterFailures: cc.ClusterFailures, TimeBudget: time.Duration(cc.TimeBudgetSeconds * float64(time.Second)),
 			NoAssumeFixed: cc.NoAssumeFixed, Pool: cc.Pool,
+		}}
+		if err := c.Explore.Check(); err != nil {
+			return nil, fmt.Errorf("the recorded check: %w", err)
 		}
-		for _, n := range cc.Strategies {
-			s := crash.StrategyByName(n)
-			if s == nil {
-				return nil, fmt.Errorf("the recorded check names an unknown strategy %q", n)
-			}
-			x.Strategies = append(x.Strategies, s)
-		}
-		if cc.Checker != "" {
-			ch, err := exec.ParseChecker(cc.Checker)
-			if err != nil {
-				return nil, fmt.Errorf("the recorded check's checker: %w", err)
-			}
-			ch.Timeout = x.Timeout
-			x.Checker = &ch
-		}
-		if cc.OutputFilter != "" {
-			re, err := regexp.Compile(cc.OutputFilter)
-			if err != nil {
-				return nil, fmt.Errorf("the recorded check's output filter: %w", err)
-			}
-			x.OutputFilter = re
-		}
-		c.Explore = x
 	}
 	return c, nil
 }

@@ -4,12 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -45,11 +45,10 @@ func TestCheckRecord(t *testing.T) {
 	f.Close()
 	wl := filepath.Join(dir, "ops.txt")
 	os.WriteFile(wl, []byte("set 1 2\n"), 0o644)
-	chk, _ := exec.ParseChecker("true {image}")
-	x := Exploration{
-		Strategies: []*crash.Strategy{crash.StrategyByName("prefix")}, Options: crash.Options{MaxStates: 9, Seed: 3, Samples: 4},
-		Jobs: 2, Timeout: 5 * time.Second, MaxInFlight: 2, ClusterFailures: 8, Checker: &chk, OutputFilter: regexp.MustCompile("^seed:"),
-	}
+	x := Exploration{Options: explore.Options{
+		Strategies: []string{"prefix"}, Crash: crash.Options{MaxStates: 9, Seed: 3, Samples: 4},
+		Jobs: 2, Timeout: 5 * time.Second, MaxInFlight: 2, ClusterFailures: 8, Checker: "true {image}", OutputFilter: "^seed:",
+	}}
 	c := &Check{
 		Recording: Recording{Args: []string{"/bin/true", "{pool}"}, PM: []string{"/p/*.pool"}, Workload: wl, OpBegin: "b", OpEnd: "e", Env: []string{"A=1"}},
 		Analysis:  Analysis{Kinds: []string{"unpersisted-store"}},
@@ -68,8 +67,8 @@ func TestCheckRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(again.Recording.Args, c.Recording.Args) || again.Recording.Workload != wl || again.Recording.OpBegin != "b" ||
-		again.Explore.Timeout != x.Timeout || again.Explore.OutputFilter.String() != "^seed:" || again.Explore.Strategies[0].Name != "prefix" ||
-		again.Explore.Checker == nil || again.Explore.Options.MaxStates != 9 || !reflect.DeepEqual(again.Analysis.Kinds, c.Analysis.Kinds) {
+		again.Explore.Timeout != x.Timeout || again.Explore.OutputFilter != "^seed:" || again.Explore.Strategies[0] != "prefix" ||
+		again.Explore.Checker != "true {image}" || again.Explore.Crash.MaxStates != 9 || !reflect.DeepEqual(again.Analysis.Kinds, c.Analysis.Kinds) {
 		t.Errorf("check read back differs: %+v", again)
 	}
 	if _, err := CheckFromRecord(&report.Check{Args: []string{"p"}, Stdin: true}); err == nil {
@@ -77,5 +76,23 @@ func TestCheckRecord(t *testing.T) {
 	}
 	if _, err := CheckFromRecord(nil); err == nil {
 		t.Error("no check was accepted")
+	}
+}
+
+// TestCheckFromRecordErrors: a recorded check whose exploration options are bad is refused, the
+// option named.
+func TestCheckFromRecordErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cc   report.CheckCrash
+		want string
+	}{
+		{report.CheckCrash{Strategies: []string{"eager"}, MaxStates: 1}, "unknown strategy"},
+		{report.CheckCrash{Checker: "true", MaxStates: 1}, "no {image}"},
+		{report.CheckCrash{OutputFilter: "(", MaxStates: 1}, "--output-filter"},
+	} {
+		_, err := CheckFromRecord(&report.Check{Args: []string{"/bin/true", "{pool}"}, Crash: &tc.cc})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "the recorded check") {
+			t.Errorf("%+v: %v, want an error with %q", tc.cc, err, tc.want)
+		}
 	}
 }

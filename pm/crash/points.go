@@ -203,6 +203,15 @@ var ErrStop = errors.New("crash: stop")
 // wrapping trace.ErrTruncated with Stats.Truncated set. The replay's warnings (an inconsistent
 // trace, runtime degradation) are in Stats.Warnings.
 func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, error) {
+	return WalkWith(r, opts, fn, nil)
+}
+
+// WalkWith is Walk with an observer of the same read of the trace: observe, if non-nil, is given
+// the replay's operations in flight and returns a handler that sees every state change of the
+// walk's replay, after the walker (replay.Tee), each before fn's crash points after it. A caller
+// that needs both the crash points and facts of its own from the trace (pm/explore's plan: the
+// operations' paths and costs, the first pool's size) reads it once.
+func WalkWith(r *trace.Reader, opts Options, fn func(*CrashPoint) error, observe func(ops *replay.Ops) replay.Handler) (Stats, error) {
 	var st Stats
 	w := &walker{opts: opts, fn: fn, st: &st}
 	w.assume = slices.SortedFunc(slices.Values(opts.AssumeDurable), func(a, b px86.StoreState) int { return cmp.Compare(a.ID, b.ID) })
@@ -214,7 +223,11 @@ func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, err
 		return st, err
 	}
 	w.m = m
-	err = m.Run(w)
+	var h replay.Handler = w
+	if observe != nil {
+		h = replay.Tee(w, observe(&m.Ops))
+	}
+	err = m.Run(h)
 	st.Events = m.Events
 	if err != nil && errors.Is(err, trace.ErrTruncated) {
 		st.Truncated = true

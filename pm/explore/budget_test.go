@@ -14,7 +14,6 @@ import (
 	"github.com/scry-pm/scry/internal/budget"
 	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
-	"github.com/scry-pm/scry/workload"
 )
 
 // TestPace: a crash point is explored whole while the time needed by the estimated states of
@@ -59,17 +58,18 @@ func TestPace(t *testing.T) {
 		{name: "past the schedule's end", spent: 59 * time.Second, walkLeft: 1, cost: 1, force: true, credit: 5, wantCredit: 5},
 	} {
 		now := t0.Add(c.spent)
-		e := &explorer{
-			cfg:         &Config{TimeBudget: time.Minute, Now: func() time.Time { return now }},
-			budgetStart: t0, ranTime: c.ranTime, ranStates: c.ranStates, ranCost: c.ranCost, batch: make([]*item, c.building),
+		p := &pacer{
+			budget: time.Minute, now: func() time.Time { return now }, testClock: true,
+			budgetStart: t0, ranTime: c.ranTime, ranStates: c.ranStates, ranCost: c.ranCost,
 			walkCost: c.walkLeft, credit: c.credit, walkRanTime: c.walkRanTime, walkRanCost: c.walkRanCost,
 		}
-		if got, err := e.pace(c.cost, c.force); err != nil || got != c.want || math.Abs(e.credit-c.wantCredit) > 1e-3 {
-			t.Errorf("%s: pace(%v, %v) = %v, credit %.3f; want %v, %.3f", c.name, c.cost, c.force, got, e.credit, c.want, c.wantCredit)
+		q := &runs{batch: make([]*item, c.building)}
+		if got := p.pace(c.cost, c.force, q); got != c.want || math.Abs(p.credit-c.wantCredit) > 1e-3 {
+			t.Errorf("%s: pace(%v, %v) = %v, credit %.3f; want %v, %.3f", c.name, c.cost, c.force, got, p.credit, c.want, c.wantCredit)
 		}
 	}
-	e := &explorer{cfg: &Config{}}
-	if got, err := e.pace(1e9, false); err != nil || got != 1e9 {
+	p := &pacer{now: time.Now}
+	if got := p.pace(1e9, false, &runs{}); got != 1e9 {
 		t.Errorf("no budget: pace(1e9) = %v, want all of it", got)
 	}
 }
@@ -100,7 +100,7 @@ func TestPacing(t *testing.T) {
 		{"mixed, the expensive points dominate", 10 * time.Millisecond, 17, 40000, 60 * time.Second, 5100, 5820, 510, true}, // 4168s of 58.2s
 	} {
 		now := t0
-		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: func() time.Time { return now }}, budgetStart: t0}
+		e := &pacer{budget: c.budget, now: func() time.Time { return now }, testClock: true, budgetStart: t0}
 		cost := func(i int) float64 {
 			if i%100 == 50 {
 				return c.expensive
@@ -113,10 +113,7 @@ func TestPacing(t *testing.T) {
 		n, partial, whole := 0.0, 0, 0
 		var tenth [10]float64
 		for i := range points {
-			take, err := e.pace(cost(i), false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			take := e.pace(cost(i), false, &runs{})
 			if take > 0 {
 				now = now.Add(time.Duration(take) * c.per)
 				e.ranTime += time.Duration(take) * c.per
@@ -235,10 +232,10 @@ func TestOverrun(t *testing.T) {
 		{"at least 4 times its own estimate", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 2000, 100000, 2000, 80 * time.Second}, // 800 - 980 < 0; 4 x 10ms x 2000
 		{"at least a twentieth", 15 * time.Minute, nil, 73 * time.Second, time.Second, 100, 20, 100000, 2000, 43650 * time.Millisecond},
 	} {
-		e := &explorer{cfg: &Config{TimeBudget: c.budget, Now: c.now}, budgetStart: t0, ranTime: c.ranTime, ranStates: int(c.ranCost), ranCost: c.ranCost,
-			allCost: c.allCost, visitedCost: c.visited, runCtx: context.Background()}
+		p := &pacer{budget: c.budget, now: c.now, testClock: c.now != nil, budgetStart: t0, ranTime: c.ranTime, ranStates: int(c.ranCost), ranCost: c.ranCost,
+			allCost: c.allCost, visitedCost: c.visited}
 		b := &runningBatch{began: t0.Add(c.spent), cost: c.cost}
-		e.overrun(b)
+		p.overrun(b, context.Background())
 		var got time.Duration
 		if b.ctx != nil {
 			d, _ := b.ctx.Deadline()
@@ -313,8 +310,9 @@ func TestSlowKind(t *testing.T) {
 func TestRetry(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	now := t0.Add(10 * time.Second)
-	e := &explorer{cfg: &Config{TimeBudget: time.Minute, Now: func() time.Time { return now }, Workload: workload.Workload{Ops: make([]string, 4)}}, budgetStart: t0}
-	if e.remainderPass() != nil {
+	clock := func() time.Time { return now }
+	e := &pacer{budget: time.Minute, now: clock, testClock: true, budgetStart: t0}
+	if e.remainderPass(4) != nil {
 		t.Error("a remainder walk with nothing to retry")
 	}
 	for i := range 5 {
@@ -326,43 +324,43 @@ func TestRetry(t *testing.T) {
 	if fmt.Sprint(len(e.retry), len(e.retry[7]), e.retryOp) != "1 5 map[2:true]" {
 		t.Errorf("kept %v of operations %v", e.retry, e.retryOp)
 	}
-	e.keepSkipped(&crash.CrashPoint{Event: 11}, 0, 57) // a point the pacing left out
-	pass := e.remainderPass()
-	if fmt.Sprint(pass) != "[true false true false]" || !e.remainder || e.remainderPass() != nil || e.skipped[11] != 57 {
+	e.keepSkipped(11, 0, 57) // a point the pacing left out
+	pass := e.remainderPass(4)
+	if fmt.Sprint(pass) != "[true false true false]" || !e.remainder || e.remainderPass(4) != nil || e.skipped[11] != 57 {
 		t.Errorf("remainder pass %v (remainder %v), then another", pass, e.remainder)
 	}
-	keep := e.retryStates(&crash.CrashPoint{Event: 7}, 2)
-	if got := fmt.Sprint(slices.Sorted(maps.Keys(keep))); got != "[[1] [3]]" || e.budgetStopped != 5 || len(e.retry[7]) != 0 {
-		t.Errorf("retried %s, %d still stopped, %d kept at the point", got, e.budgetStopped, len(e.retry[7]))
+	keep, partDone := e.retryStates(7, 2)
+	if got := fmt.Sprint(slices.Sorted(maps.Keys(keep))); got != "[[1] [3]]" || e.budgetStopped != 5 || len(e.retry[7]) != 0 || partDone {
+		t.Errorf("retried %s, %d still stopped, %d kept at the point, done in part %v", got, e.budgetStopped, len(e.retry[7]), partDone)
 	}
 	e.keepRetry(&item{op: 2, event: 9, state: crash.State{K: []int{0}}})
 	if len(e.retry[9]) != 0 {
 		t.Error("a state stopped in the remainder walk kept for another")
 	}
-	e.keepThinned(&crash.CrashPoint{Event: 9}, 3, []string{"[5]"})
+	e.keepThinned(9, 3, []string{"[5]"})
 	if len(e.retry[9]) != 0 {
 		t.Error("states left out of a point in the remainder walk kept for another")
 	}
 
 	// The states left out of a point explored in part (thinStates) are retried as well, without
 	// counting as stopped runs; the point is no longer in part once they are all taken.
-	thin := &explorer{cfg: e.cfg, budgetStart: t0, res: &Result{}}
+	thin := &pacer{budget: time.Minute, now: clock, testClock: true, budgetStart: t0}
 	thin.keepRetry(&item{op: 1, event: 5, state: crash.State{K: []int{0}}})
-	thin.keepThinned(&crash.CrashPoint{Event: 5}, 1, []string{"[1]", "[2]", "[0]"})
-	thin.budgetStopped, thin.res.Stats.PartialBudget = 1, 1
+	thin.keepThinned(5, 1, []string{"[1]", "[2]", "[0]"})
+	thin.budgetStopped = 1
 	if got := fmt.Sprint(thin.retry[5], thin.retryOp); got != "map[[0]:true [1]:false [2]:false] map[1:true]" {
 		t.Errorf("kept %s", got)
 	}
-	if thin.remainderPass() == nil {
+	if thin.remainderPass(4) == nil {
 		t.Fatal("no remainder walk for the states left out of a point")
 	}
-	keep = thin.retryStates(&crash.CrashPoint{Event: 5}, 3)
-	if len(keep) != 3 || thin.budgetStopped != 0 || thin.res.Stats.PartialBudget != 0 {
-		t.Errorf("retried %v: %d still stopped, %d points in part", keep, thin.budgetStopped, thin.res.Stats.PartialBudget)
+	keep, partDone = thin.retryStates(5, 3)
+	if len(keep) != 3 || thin.budgetStopped != 0 || !partDone {
+		t.Errorf("retried %v: %d still stopped, done in part %v", keep, thin.budgetStopped, partDone)
 	}
-	late := &explorer{cfg: &Config{TimeBudget: time.Minute, Now: func() time.Time { return t0.Add(time.Minute) }, Workload: workload.Workload{Ops: make([]string, 4)}}, budgetStart: t0}
+	late := &pacer{budget: time.Minute, now: func() time.Time { return t0.Add(time.Minute) }, testClock: true, budgetStart: t0}
 	late.keepRetry(&item{op: 2, event: 7, state: crash.State{K: []int{0}}})
-	if late.remainderPass() != nil {
+	if late.remainderPass(4) != nil {
 		t.Error("a remainder walk past the schedule's end")
 	}
 }

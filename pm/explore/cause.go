@@ -3,11 +3,13 @@ package explore
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // Root causes. A failing crash state becomes a finding, or counts in one, by its root cause
@@ -48,20 +50,67 @@ import (
 // every operation a cluster, and the count of findings levels off as exploration covers more
 // operations.
 
+// places resolves the sites of the trace to source positions, each once: the walk's reader r
+// (its site tables grow as modules load), the locations of (site, call stack) pairs (location),
+// the keys of sites with their inlined-at chains (siteChain), the crash points' frames and
+// innermost user frames (userPoint) with the persistence helpers they are computed with and the
+// number of sites those were classified from.
+type places struct {
+	r           *trace.Reader
+	locs        map[[2]uint32]report.Location
+	chains      map[uint32]string
+	pointFrames map[report.Context]placedPoint
+	helpers     report.Helpers
+	helperSites int
+}
+
+func newPlaces() *places {
+	return &places{locs: map[[2]uint32]report.Location{}, chains: map[uint32]string{}, pointFrames: map[report.Context]placedPoint{}}
+}
+
+// location resolves an event at site in call-stack node stack (0: the site with its inlined-at
+// chain only) to its innermost frame outside system headers (report.UserAt): a store libstdc++'s
+// <atomic> makes for the program is grouped, settled and reported at the program's line. Cached:
+// it runs for every unit of every state.
+func (pl *places) location(site, stack uint32) report.Location {
+	k := [2]uint32{site, stack}
+	if l, ok := pl.locs[k]; ok {
+		return l
+	}
+	l := report.UserAt(pl.r, site, stack)
+	pl.locs[k] = l
+	return l
+}
+
+// siteChain returns a key for site's source position with its inlined-at chain: the copies of
+// one helper inlined at different callers differ, the same instruction in different operations
+// does not.
+func (pl *places) siteChain(site uint32) string {
+	if k, ok := pl.chains[site]; ok {
+		return k
+	}
+	k := report.FramesKey(report.FramesAt(pl.r, site, 0))
+	if k == "" {
+		k = fmt.Sprintf("site#%d", site)
+	}
+	pl.chains[site] = k
+	return k
+}
+
 // userPoint returns the frames of the crash point at (site, stack) and the index of its
 // innermost user frame, computed once per context.
-func (e *explorer) userPoint(site, stack uint32) ([]report.Frame, int) {
+func (pl *places) userPoint(site, stack uint32) ([]report.Frame, int) {
 	c := report.Context{Site: site, Stack: stack}
-	if p, ok := e.pointFrames[c]; ok {
+	if p, ok := pl.pointFrames[c]; ok {
 		return p.frames, p.user
 	}
-	frames := report.FramesAt(e.r, site, stack)
-	if n := len(e.r.Sites()); n != e.helperSites {
+	frames := report.FramesAt(pl.r, site, stack)
+	if n := len(pl.r.Sites()); n != pl.helperSites {
 		// Modules register their sites as they load: classify again when the table grew.
-		e.helpers, e.helperSites = report.PersistenceHelpers(e.r.Sites()), n
+		pl.helpers, pl.helperSites = report.PersistenceHelpers(pl.r.Sites()), n
 	}
-	p := placedPoint{frames: frames, user: report.UserFrame(frames, e.helpers)}
-	e.pointFrames[c] = p
+	p := placedPoint{frames: frames, user: report.UserFrame(frames, pl.helpers)}
+	pl.pointFrames[c] = p
 	return p.frames, p.user
 }
 
@@ -74,15 +123,15 @@ type placedPoint struct {
 // pointKey is crash point cp's window (above).
 func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 	if cp.LastStore != 0 {
-		return "after=" + e.location(cp.LastStore, 0).Key()
+		return "after=" + e.places.location(cp.LastStore, 0).Key()
 	}
-	return "start=" + e.userFunction(cp.Site, cp.Stack)
+	return "start=" + e.places.userFunction(cp.Site, cp.Stack)
 }
 
 // pathKey is the persistent path of operation op (above), known once the operation ended
 // (opEnd), else its crash point's window.
 func (e *explorer) pathKey(op int, window string) string {
-	if sig, ok := e.opPaths[op]; ok {
+	if sig, ok := e.found.opPaths[op]; ok {
 		return "path=" + sig
 	}
 	return window
@@ -93,7 +142,7 @@ func (e *explorer) pathKey(op int, window string) string {
 func (e *explorer) opPath(sites []uint32) string {
 	keys := make([]string, 0, len(sites))
 	for _, s := range sites {
-		keys = append(keys, e.location(s, 0).Key())
+		keys = append(keys, e.places.location(s, 0).Key())
 	}
 	slices.Sort(keys)
 	sum := sha256.Sum256([]byte(strings.Join(slices.Compact(keys), "\n")))
@@ -101,8 +150,8 @@ func (e *explorer) opPath(sites []uint32) string {
 }
 
 // userFunction names the function of the innermost user frame at (site, stack).
-func (e *explorer) userFunction(site, stack uint32) string {
-	frames, i := e.userPoint(site, stack)
+func (pl *places) userFunction(site, stack uint32) string {
+	frames, i := pl.userPoint(site, stack)
 	if len(frames) == 0 {
 		return "?"
 	}
@@ -115,7 +164,7 @@ func (e *explorer) storeKey(site, stack, op uint32) string {
 	if op == 0 {
 		return "left-by=setup"
 	}
-	return "left-by=" + e.userFunction(site, stack)
+	return "left-by=" + e.places.userFunction(site, stack)
 }
 
 // clusterKey is the key of the finding a failing state of the given kind falls in (above): an
@@ -371,7 +420,7 @@ type twin struct {
 // the pairs of Config.ConfirmPairs it breaks that are not confirmed yet (Pair), judged after it.
 func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32, path string) error {
 	// Pairs name their stores as inference located them (report.At, the site alone).
-	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, func(site uint32) report.Location { return report.At(e.r, site) })
+	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, func(site uint32) report.Location { return report.At(e.places.r, site) })
 	for _, bp := range b.pairs {
 		it.pairs = append(it.pairs, bp.pair)
 	}
@@ -391,7 +440,7 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		tw.per, tw.done, tw.inflight, tw.next = it.per, it.done, it.inflight, it.next
 		tw.twin = &t
 		e.res.Stats.Twins++
-		e.batch = append(e.batch, tw)
+		e.runs.batch = append(e.runs.batch, tw)
 		return nil
 	}
 	repeated := false
@@ -403,9 +452,9 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		}
 		var want []int
 		for _, i := range g {
-			if p := b.pairs[i].pair; e.res.Pairs[p].Confirmed == 0 && e.res.Pairs[p].FailedAnyway < MaxTwinsFailed && e.twins[p] < MaxTwins {
+			if p := b.pairs[i].pair; e.res.Pairs[p].Confirmed == 0 && e.res.Pairs[p].FailedAnyway < MaxTwinsFailed && e.found.twins[p] < MaxTwins {
 				want = append(want, i)
-				e.twins[p]++
+				e.found.twins[p]++
 			}
 		}
 		if len(want) == 0 {
@@ -416,7 +465,7 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 			if err := add(it.state, twin{of: it, role: twinRepeat}); err != nil {
 				return err
 			}
-			rep := e.batch[len(e.batch)-1]
+			rep := e.runs.batch[len(e.runs.batch)-1]
 			rep.key, rep.isBase = "", false // run, not answered by the state's own run
 		}
 		var grp []Pair

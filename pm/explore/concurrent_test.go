@@ -160,17 +160,12 @@ func exploreSlots(t *testing.T, dir, tr, wl string, cfg Config, env ...string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := scryexec.ParseTarget([]string{self, "{pool}"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target.Timeout = 10 * time.Second
-	target.Env = append([]string{helperEnv + "=slots"}, env...)
 	w, err := workload.Read(wl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Trace, cfg.Target, cfg.Workload, cfg.Exec = tr, target, w, scryexec.Pool{Jobs: 2, Dir: dir}
+	cfg.Trace, cfg.Args, cfg.Workload = tr, []string{self, "{pool}"}, w
+	cfg.Timeout, cfg.Env, cfg.Jobs = 10*time.Second, append([]string{helperEnv + "=slots"}, env...), 2
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -206,7 +201,7 @@ func TestConcurrentOracles(t *testing.T) {
 	t.Run("fixed", func(t *testing.T) {
 		dir := t.TempDir()
 		tr, w := slotTrace(t, dir, slotOps, fixed)
-		r := exploreSlots(t, dir, tr, w, Config{Strategies: []*crash.Strategy{crash.StrategyByName("exhaustive")}})
+		r := exploreSlots(t, dir, tr, w, Config{Options: Options{Strategies: []string{"exhaustive"}}})
 		if len(r.Findings) != 0 || r.Stats.Failures != 0 || r.Stats.Inconclusive != 0 {
 			t.Fatalf("findings %+v stats %+v warnings %q", r.Findings, r.Stats, r.Warnings)
 		}
@@ -217,7 +212,7 @@ func TestConcurrentOracles(t *testing.T) {
 			t.Errorf("stats %+v, want 4 crash points, 8 states, 5 oracle runs, 4 prep runs", st)
 		}
 		// With at most one operation in flight, points 0-2 are skipped.
-		r = exploreSlots(t, dir, tr, w, Config{MaxInFlight: 1})
+		r = exploreSlots(t, dir, tr, w, Config{Options: Options{MaxInFlight: 1}})
 		if st := r.Stats; st.SkippedConcurrent != 3 || st.CrashPoints != 1 || len(r.Findings) != 0 {
 			t.Errorf("capped: stats %+v findings %d", st, len(r.Findings))
 		}
@@ -338,8 +333,8 @@ func TestInvariantsFindings(t *testing.T) {
 		{ID: 1, Rule: "RO2", Before: 10, After: 12, Text: "data before flag"},
 		{ID: 2, Rule: "RA1", Sites: []uint32{10, 12}, Text: "data and flag atomic"},
 	}
-	r := exploreSlots(t, dir, tr, w, Config{Strategies: []*crash.Strategy{crash.StrategyByName("invariants")},
-		Options: crash.Options{Invariants: invs}})
+	r := exploreSlots(t, dir, tr, w, Config{Options: Options{Strategies: []string{"invariants"},
+		Crash: crash.Options{Invariants: invs}}})
 	// Per operation: the flag persisted alone (both invariants) and the data alone (atomicity).
 	if st := r.Stats; st.StatesTested != 4 || st.Invariants != 2 {
 		t.Errorf("stats %+v, want 4 states and 2 invariants", st)
@@ -352,8 +347,8 @@ func TestInvariantsFindings(t *testing.T) {
 		t.Errorf("strategy %s, invariants %q, count %d", c.Strategy, c.Invariants, r.Findings[0].Count)
 	}
 	// Without invariants the strategy tests nothing, and says so.
-	r = exploreSlots(t, dir, tr, w, Config{Strategies: []*crash.Strategy{crash.StrategyByName("invariants")},
-		Options: crash.Options{Invariants: []crash.Invariant{}}})
+	r = exploreSlots(t, dir, tr, w, Config{Options: Options{Strategies: []string{"invariants"},
+		Crash: crash.Options{Invariants: []crash.Invariant{}}}})
 	if r.Stats.StatesTested != 0 || len(r.Warnings) == 0 {
 		t.Errorf("no invariants: stats %+v warnings %q", r.Stats, r.Warnings)
 	}
@@ -387,11 +382,8 @@ func TestInvariantsInferred(t *testing.T) {
 			if err != nil || res.Failed() {
 				t.Fatalf("record: %v %v", res, err)
 			}
-			target, err := scryexec.ParseTarget([]string{bin, "{pool}"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			target.Timeout = 5 * time.Second
+			args, timeout := []string{bin, "{pool}"}, 5*time.Second
+			var env []string
 			w, err := workload.Read(filepath.Join("testdata", "ordering.ops"))
 			if err != nil {
 				t.Fatal(err)
@@ -405,9 +397,9 @@ func TestInvariantsInferred(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Run(context.Background(), Config{Trace: tr, Target: target, Workload: w, Pool: pool,
-				Options:    crash.Options{Invariants: Invariants(props)},
-				Strategies: []*crash.Strategy{crash.StrategyByName("invariants")}, Exec: scryexec.Pool{Jobs: 2, Dir: dir}})
+			r, err := Run(context.Background(), Config{Trace: tr, Args: args, Workload: w, Options: Options{Pool: pool,
+				Crash:      crash.Options{Invariants: Invariants(props)},
+				Strategies: []string{"invariants"}, Jobs: 2, Timeout: timeout, Env: env}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -435,7 +427,7 @@ func TestInvariantsInferred(t *testing.T) {
 // TestGeneralOracles checks the caching of prep and oracle runs and that a failed prep run makes
 // its legal outcomes unusable instead of running them.
 func TestGeneralOracles(t *testing.T) {
-	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"a", "b", "c"}}}, tmp: t.TempDir()}
+	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"a", "b", "c"}}}, runs: &runs{tmp: t.TempDir()}}
 	p := &period{ops: []int{0, 1}, before: "before.img"}
 	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	a := &item{per: p, inflight: []int{0, 1}, next: 2}

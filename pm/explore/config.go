@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/crash"
-	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -60,99 +59,28 @@ const BudgetBatches = 20
 // DefaultBatchStates is the number of crash images materialised before they are run.
 const DefaultBatchStates = 512
 
-// Config is one exploration.
+// Config is one exploration: the user's Options and what the caller computed for this trace.
 type Config struct {
+	Options
 	// Trace is the path of the recorded trace.
 	Trace string
-	// Target is the program, with {pool} where the image goes; its OutputFilter normalises
-	// outputs and its Timeout bounds every run. A Timeout <= 0 makes the bound of a run on a
-	// crash image adaptive (hangTimeout): HangFactor times the longest run on a consistent
-	// image so far, between MinHangTimeout and exec.DefaultTimeout; runs on consistent images
-	// get exec.DefaultTimeout.
-	Target exec.Target
+	// Args is the program under test and its arguments, with {pool} where the image goes
+	// (exec.ParseTarget; Options.Target adds the timeout, output filter and environment).
+	Args []string
 	// Workload is the workload: Ops[k] is operation k's line (without newline); Path its file
 	// (absolute, for reports).
 	Workload workload.Workload
-	// Pool is the pool file's path as the recorded program named it: the region of the trace
-	// mapped from it is the one the images are built for. "" picks the only file the trace
-	// maps (an error when it maps several).
-	Pool string
-	// Strategies choose the states of each crash point (default DefaultStrategies); the union
-	// of their states is tested, each state once, attributed to the first strategy yielding it.
-	Strategies []*crash.Strategy
-	// Options drive the walk and the strategies (OpBoundaries is set by Run).
-	Options crash.Options
-	// Checker, if non-nil, also runs on every crash image.
-	Checker *exec.Checker
-	// Runner runs the target and the checker on images (nil: ProcessRunner of Target and
-	// Checker, real processes). Tests give a fake to explore without compiling anything.
-	Runner Runner
-	// Pool of workers: Jobs, temporary directory parent.
-	Exec exec.Pool
-	// Progress, if non-nil, reports the exploration: the planning walk, then the crash points
-	// explored or left out against their total, the runs and the figures of the states judged,
-	// then the findings' clustering.
-	Progress *exec.Progress
-	// BatchStates bounds the images materialised at once (0: DefaultBatchStates); a batch
-	// always holds whole operations, so one operation's states may exceed it.
-	BatchStates int
-	// Report is the path the JSON report will be written to ("" unknown), for the replay
-	// command printed with each finding.
-	Report string
-	// MaxInFlight caps the operations in flight at an explored crash point (0:
-	// DefaultMaxInFlight); crash points with more are skipped (Stats.SkippedConcurrent). M
-	// operations in flight have P(M,0)+...+P(M,M) legal outcomes (oracles.go).
-	MaxInFlight int
-	// TimeBudget, when positive, bounds the exploration's time: when the estimated crash states
-	// of the points a walk has left do not fit in the time left, an even share of them is
-	// explored, a point with many states in part (explorer.pace; Stats.SkippedBudget,
-	// Stats.PartialBudget), and the runs still going at ScheduleEnd are stopped.
-	TimeBudget time.Duration
-	// Start is when the time budget began (zero: when Run begins): a command that records and
-	// analyses the trace first counts that time too (the budget is the command's).
-	Start time.Time
-	// Now is the clock (nil: time.Now), for tests.
-	Now func() time.Time
-	// AvoidTmpfs, when not "", says why crash images should not go on the tmpfs (the program
-	// allocates its whole pool every time it opens it: pipeline.AllocatesPool); they go in the
-	// temporary directory (exec.ScratchParent).
-	AvoidTmpfs string
-	// NoForkServer runs the target by exec every time, instead of through fork servers when
-	// its program is built with scry cc (exec.ForkServers).
-	NoForkServer bool
-	// NoStopEarly runs every crash image's run to its end, instead of stopping it at the first
-	// output line that matches no legal outcome (early.go; --no-stop-early).
-	NoStopEarly bool
-	// NoConverge runs every crash image's run past its first read of an operation even when
-	// its pool then equals a legal outcome's (converge.go), instead of stopping it there with
-	// that legal outcome's outcome.
-	NoConverge bool
-	// NoHugePages leaves glibc's malloc as it is in the runs of a program that links
-	// libpmemobj, instead of putting its heap on transparent huge pages (exec.WithHugePages).
-	NoHugePages bool
-	// NoPriority explores the operations in trace order in one walk, instead of in rounds of
-	// operation paths, every path before any path a second time (priority.go).
-	NoPriority bool
-	// ClusterFailures is the number of failing states after which a finding's cluster is
-	// sampled (0: DefaultClusterFailures; <0: never): see sampledOut.
-	ClusterFailures int
-	// WindowStates is the number of states of one operation in one window and kind after
-	// which further ones are sampled (0: DefaultWindowStates); ClusterFailures < 0 turns it
-	// off too.
-	WindowStates int
 	// ConfirmPairs are the pairs of stores whose inferred properties' findings are to be
 	// confirmed differentially (Pair): the states of the invariants strategy that break one are
 	// each judged with a repaired twin, and Result.Pairs says what they showed.
 	ConfirmPairs []Pair
-	// Shard, when its Count is set, explores one shard of the trace's busy periods and fills
-	// Result.Shard for the merge (shard.go).
-	Shard shard.Shard
-	// shardOps and shardInfo are set by plan: the operations of this shard, its report data.
-	shardOps  []bool
-	shardInfo report.Shard
-	// Judged, if non-nil, is called (on the walk's goroutine) with every crash state judged and
-	// the run it is judged by: a differential test of strategies compares them (test/lazy).
-	Judged func(JudgedState)
+	// File, if non-nil, is the trace at Trace opened by the caller, which closes it: Run reads it
+	// instead of opening Trace (a command reads one trace file through one open file).
+	File *trace.File
+	// AvoidTmpfs, when not "", says why crash images should not go on the tmpfs (the program
+	// allocates its whole pool every time it opens it: pipeline.AllocatesPool); they go in the
+	// temporary directory (exec.ScratchParent).
+	AvoidTmpfs string
 }
 
 // JudgedState is a crash state judged: its crash point (crash.CrashPoint.Index), the state, the
@@ -218,40 +146,49 @@ func (r ProcessRunner) Checker(ctx context.Context, image, dir string) (exec.Out
 	return r.Check.Run(ctx, image, ""), true
 }
 
-// check validates a Config and fills defaults.
-func (c *Config) check() error {
+// setup validates c and resolves it for Run: the strategies, the target (with huge pages for a
+// program that links libpmemobj, exec.WithHugePages), the runner, the defaults. The pool path is
+// made absolute. Errors: a bad option (Options.Check), no trace, no target, an empty workload.
+func (c *Config) setup() (target exec.Target, strats []*crash.Strategy, hugePages bool, err error) {
 	if c.Trace == "" {
-		return errors.New("explore: no trace")
+		return target, nil, false, errors.New("explore: no trace")
 	}
-	if len(c.Target.Args) == 0 {
-		return errors.New("explore: no target")
+	if len(c.Args) == 0 {
+		return target, nil, false, errors.New("explore: no target")
 	}
-	if c.Runner == nil {
-		c.Runner = ProcessRunner{Prog: c.Target, Check: c.Checker}
+	if err := c.Options.Check(); err != nil {
+		return target, nil, false, err
 	}
 	if len(c.Workload.Ops) == 0 {
-		return errors.New("explore: the workload has no operations: crash states are explored inside operations (one per line of standard input)")
+		return target, nil, false, errors.New("explore: the workload has no operations: crash states are explored inside operations (one per line of standard input)")
 	}
-	if len(c.Strategies) == 0 {
-		for _, n := range DefaultStrategies {
-			c.Strategies = append(c.Strategies, crash.StrategyByName(n))
-		}
+	if target, err = c.Target(c.Args); err != nil {
+		return target, nil, false, err
 	}
-	if c.Options.Samples == 0 {
-		c.Options.Samples = DefaultSamples
+	hugePages = c.Runner == nil && !c.NoHugePages && exec.LinksLibrary(target.Args[0], "libpmemobj.so")
+	if hugePages {
+		// libpmemobj's open allocates about 10 MiB per run (exec.WithHugePages).
+		target.Env = exec.WithHugePages(target.Env)
+	}
+	if c.Runner, err = c.runner(target); err != nil {
+		return target, nil, false, err
+	}
+	if strats, err = c.strategies(); err != nil {
+		return target, nil, false, err
+	}
+	if c.Crash.Samples == 0 {
+		c.Crash.Samples = DefaultSamples
 	}
 	if c.BatchStates <= 0 {
 		c.BatchStates = DefaultBatchStates
 	}
-	c.Options.OpBoundaries = true
+	c.Crash.OpBoundaries = true
 	if c.Pool != "" {
-		abs, err := filepath.Abs(c.Pool)
-		if err != nil {
-			return err
+		if c.Pool, err = filepath.Abs(c.Pool); err != nil {
+			return target, nil, false, err
 		}
-		c.Pool = abs
 	}
-	return c.plan()
+	return target, strats, hugePages, nil
 }
 
 // ReproduceWords returns the shell words of a command that runs target on image with env set

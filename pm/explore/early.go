@@ -131,7 +131,7 @@ func (b *runningBatch) rerunUndecided(e *explorer, outs []outcome) (unjudged map
 		j.image, j.legal = e.newImage("again"), nil
 		jobs[n] = j
 	}
-	rs, err := exec.Map(e.runCtx, e.cfg.Exec, jobs, e.runJob)
+	rs, err := exec.Map(e.runs.runCtx, e.runs.pool, jobs, e.runJob)
 	e.res.Stats.StoppedAgain += len(again)
 	for n, k := range again {
 		os.Remove(jobs[n].image)

@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -151,302 +148,177 @@ type period struct {
 // sequential reports whether the period is one operation (the two-oracle case).
 func (p *period) sequential() bool { return len(p.ops) == 1 }
 
-// explorer is the state of one Run.
+// explorer is one Run: the walk of the trace that builds crash images, and the parts it
+// composes, each with its own state: the pacing of the time budget (pacer, priority.go and
+// retry.go), the batches of runs (runs, run.go), the findings' clusters and causes (found,
+// judge.go, cause.go, dedupe.go), the source positions of sites (places, cause.go) and the lazy
+// walk (lazyWalk, lazy.go).
 type explorer struct {
-	cfg *Config
-	r   *trace.Reader
-	ctx context.Context
-	// runCtx is the runs' context: ctx, ending at the time budget's schedule end (budgetEnded).
-	runCtx context.Context
-	tmp    string
-	bw     *crash.ImageWriter
+	cfg    *Config
+	target exec.Target       // the program as its runs run it (Options.Target)
+	strats []*crash.Strategy // Options.Strategies resolved
+	ctx    context.Context
 	res    *Result
-	nimg   atomic.Int64 // images named so far (newImage; batches running beside the walk name some)
-	copies workCopies   // the workers' working copies of images (storage.go)
-	batch  []*item
-	// The base of the crash point items are being made at: its trace event, the file and the delta
-	// its images start from; batchBytes the bytes of the batch's patches, pointFiles the
-	// points' own base files (removed after the batch).
-	pointEvent uint64
-	pointBase  string
-	pointDelta []crash.Patch
-	pointNet   []crash.Patch // the point's delta where it differs from the base (dedupe.go)
-	pointKeyed bool          // its states' images are keyed
-	batchBytes int
-	pointFiles []string
-	cur        *period       // the busy period in progress (nil when no operation is in flight)
-	running    *runningBatch // the batch the workers run while the walk goes on (run.go)
-	// pass says which operations this walk explores (nil: all), walk is its number; order is
-	// the order of exploration (priority.go).
-	pass     []bool
-	walk     int
-	order    schedule
-	flushes  int // batches handed to the workers so far
-	clusters map[string]int
-	start    time.Time                  // when the exploration began
-	variants map[string]map[string]bool // cluster key -> variant keys seen
-	failures map[string]int             // cluster key -> failing states judged
-	// points are the finding's first crash point context, by finding index (findings are
-	// placed when the exploration ends).
-	points  []report.Context
-	windows []string // the finding's first failing state's window and path (pointKey, pathKey), by finding index
-	// prefixWindows maps a window of a path in which a program-order state failed to the
-	// atomicity violation it fell in (foldOrdering).
-	prefixWindows map[string]int
-	// opPaths is each ended operation's persistent path (pathKey); windowFailures the failing
-	// states per window and kind, for sampling.
-	opPaths        map[int]string
-	windowFailures map[string]int
-	// windowStates counts the states built per operation, window and kind (Config.WindowStates).
-	windowStates map[string]int
-	// storeStates counts the durability states judged per sampling key of their store (judged,
-	// failed: sampledOut).
-	storeStates map[string][2]int
-	// budgetStart is when the time budget began (Config.Start); ranTime, ranStates and
-	// ranCost the wall time of the batches judged so far, their states and the estimated cost
-	// of their crash points (queued, pace); credit is the pacing's share of estimated states
-	// earned and not yet spent (negative: a point of the first round explored on credit).
-	budgetStart time.Time
-	ranTime     time.Duration
-	ranStates   int
-	ranCost     float64
-	credit      float64
-	// walkRanTime and walkRanCost are ranTime and ranCost of the walk in progress.
-	walkRanTime time.Duration
-	walkRanCost float64
-	// budgetStopped counts the crash states not judged because the budget's end stopped their
-	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
-	budgetStopped int
-	budgetStop    bool
-	// allPoints is the number of crash points inside operations (countPoints), opPoints those
-	// of each operation, visited those the walks reached.
-	allPoints, visited int
-	opPoints           []int
-	// opCost is the estimated cost of each operation's crash points, in crash states
-	// (pointCost), walkCost and walkVisitedCost those of the walk in progress and of the points
-	// it reached, allCost and visitedCost the same over every walk (overrun); opVisited counts
-	// the points reached per operation, batchCost the estimated cost of the points of the batch
-	// being built (pace).
-	opCost                    []float64
-	walkCost, walkVisitedCost float64
-	allCost, visitedCost      float64
-	opVisited                 []int
-	batchCost                 float64
-	// retry holds the crash states whose runs an overrun bound stopped, by crash point (trace
-	// event) and state key, skipped the points the pacing left out, retryOp their operations, for
-	// the remainder walk (retry.go);
-	// remainder says the walk in progress is that walk.
-	retry     map[uint64]map[string]bool
-	skipped   map[uint64]float64 // crash points the pacing left out, by trace event: their cost
-	retryOp   map[int]bool
-	remainder bool
-	// explored says which operations had a crash point explored (Stats.PathsExplored).
-	explored map[int]bool
-	// prog reports the progress (Config.Progress); batchPoints counts the crash points the
-	// batch being built explores (counted done once it is judged).
-	prog        *exec.Progress
-	batchPoints int
-	// fellBack counts the crash points of the batch being judged whose lazy runs fell back: not
-	// covered yet (the fallback walk covers them); took says that visitPoint built a point's
-	// states (it was not left out).
-	fellBack int
-	took     bool
-	// lastWalk is set for the remainder walk (retry.go).
-	lastWalk bool
-	// memoryOps are the operations whose later crash points MaxOperationBytes left out.
+	prog   *exec.Progress // Options.Progress
+	start  time.Time      // when the exploration began
+	warned map[string]bool
+	// bw writes the consistent image at each busy period's start (the boundary writer); the
+	// walk in progress reads the trace through places.r.
+	bw *crash.ImageWriter
+	// cur is the busy period in progress (nil when no operation is in flight); pass says which
+	// operations this walk explores (nil: all), walk is its number.
+	cur  *period
+	pass []bool
+	walk int
+	// took says that visitPoint built a point's states (it was not left out); explored says
+	// which operations had a crash point explored (Stats.PathsExplored); memoryOps are the
+	// operations whose later crash points MaxOperationBytes left out.
+	took      bool
+	explored  map[int]bool
 	memoryOps map[int]bool
-	// longestConsistent is the longest run on a consistent image that ended by itself, of the
-	// batches judged so far (hangTimeout).
-	longestConsistent time.Duration
-	msgs              []func(where string) string   // the finding's message given where its crash point is
-	chains            map[uint32]string             // site -> its inlined chain's key (siteChain)
-	locs              map[[2]uint32]report.Location // (site, stack) -> location (location)
-	warned            map[string]bool
-	invText           map[int]string // invariant ID -> text
-	// The crash points' frames and innermost user frames (cause.go), the persistence helpers
-	// they are computed with and the number of sites those were classified from.
-	pointFrames map[report.Context]placedPoint
-	helpers     report.Helpers
-	helperSites int
-	twins       map[Pair]int // repaired twins made per pair
-	shard       *shardLog    // a shard's failing states (shard.go)
-	// Lazy exploration (lazy.go): why lazy runs cannot be made ("" when they can), the crash
-	// points (by index) whose lazy runs fell back and their operations, whether the walk in
-	// progress is the last one that explores those eagerly, the crash states the leaves covered.
-	lazyOff      string
-	fallback     map[int]bool
-	fallbackOps  map[int]bool
-	fallbackWalk bool
-	fallbackDone int     // fallback points the last walk explored or left out to the budget
-	fallbackCost float64 // the eager cost (pointCost) of the fallback points
-	lazyCovered  big.Int
+
+	// file is the trace, opened once (ownFile: by Run, which closes it); plan what its first
+	// read told (makePlan).
+	file    *trace.File
+	ownFile bool
+	plan    *plan
+	// servers are the fork servers of the runs (nil: runs by exec), hugePages whether their heap
+	// is on huge pages; cancelRuns ends runs.runCtx's deadline.
+	servers    *exec.ForkServers
+	hugePages  bool
+	cancelRuns context.CancelFunc
+
+	pacer  *pacer
+	runs   *runs
+	found  *clusters
+	places *places
+	lazy   *lazyWalk
 }
 
 // Run explores the crash states of cfg.Trace: see the package doc. It returns the findings and
-// statistics found so far together with the first error (a bad trace, a file error, the context
-// cancelled: Ctrl-C); a trace truncated by a crash of the recorded program is explored up to its
-// end with a warning.
+// statistics found so far together with the first error (a bad option or trace, a file error,
+// the context cancelled: Ctrl-C); a trace truncated by a crash of the recorded program is
+// explored up to its end with a warning. The trace is read once to plan the exploration
+// (makePlan) and once per walk (a round of the order of exploration, priority.go), through one
+// open file (cfg.File, else Run opens cfg.Trace).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	start := time.Now()
-	res := &Result{}
-	hugePages := cfg.Runner == nil && !cfg.NoHugePages && len(cfg.Target.Args) > 0 && exec.LinksLibrary(cfg.Target.Args[0], "libpmemobj.so")
-	if hugePages {
-		// libpmemobj's open allocates about 10 MiB per run (exec.WithHugePages).
-		cfg.Target.Env = exec.WithHugePages(cfg.Target.Env)
-	}
-	if err := cfg.check(); err != nil {
-		return res, err
-	}
-	r, err := trace.Open(cfg.Trace)
+	e, err := newExplorer(ctx, &cfg)
+	defer e.close()
 	if err != nil {
-		return res, err
+		return e.res, err
 	}
-	defer r.Close()
-	parent, where := exec.ScratchParent(cfg.Exec.Dir, firstRegionBytes(cfg.Trace), cfg.AvoidTmpfs)
-	res.Stats.Images = "images " + where
-	cfg.Exec.Dir = parent
-	tmp, err := os.MkdirTemp(parent, "scry-explore-*")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(tmp)
-	if _, ok := cfg.Runner.(ProcessRunner); ok && cfg.NoForkServer {
-		res.Stats.Runs = "runs by exec (--no-fork-server)"
-	}
-	if pr, ok := cfg.Runner.(ProcessRunner); ok && pr.Servers == nil && !cfg.NoForkServer {
-		pr.Servers = exec.NewForkServers(cfg.Target, tmp)
-		defer func() {
-			res.Stats.Runs = pr.Servers.Mode()
-			if hugePages {
-				res.Stats.Runs += ", heap on huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)"
-			}
-			pr.Servers.Close()
-		}()
-		cfg.Runner = pr
-	}
+	e.prog.Phase("exploring", "crash points covered", e.pacer.allPoints)
+	err = e.walks()
+	e.prog.Phase("clustering and placing the findings", "", 0)
+	e.place()
+	e.conclude()
+	return e.res, err
+}
+
+// newExplorer sets up the exploration of cfg: the options resolved (Config.setup), the trace
+// opened and the exploration planned in one read of it (makePlan), the scratch directory, the
+// fork servers and the parts. It always returns an explorer whose close releases what was set
+// up, and whose res holds what the error leaves.
+func newExplorer(ctx context.Context, cfg *Config) (*explorer, error) {
 	e := &explorer{
-		cfg: &cfg, r: r, ctx: ctx, tmp: tmp, res: res,
-		bw: crash.NewImageWriter(filepath.Join(tmp, "boundary.img")), pointEvent: ^uint64(0),
-		clusters: map[string]int{}, variants: map[string]map[string]bool{},
-		failures: map[string]int{},
-		warned:   map[string]bool{}, start: start, invText: map[int]string{}, chains: map[uint32]string{},
-		locs:        map[[2]uint32]report.Location{},
-		pointFrames: map[report.Context]placedPoint{}, twins: map[Pair]int{}, prefixWindows: map[string]int{},
-		opPaths: map[int]string{}, windowFailures: map[string]int{}, windowStates: map[string]int{}, storeStates: map[string][2]int{}, memoryOps: map[int]bool{},
-		explored: map[int]bool{}, fallback: map[int]bool{}, fallbackOps: map[int]bool{},
+		cfg: cfg, ctx: ctx, res: &Result{Durability: map[StoreAt]InvariantOutcome{}, Pairs: map[Pair]PairOutcome{}},
+		prog: cfg.Progress, start: time.Now(), warned: map[string]bool{}, explored: map[int]bool{}, memoryOps: map[int]bool{},
+		pacer: &pacer{budget: cfg.TimeBudget, now: cfg.now, testClock: cfg.Now != nil, budgetStart: cfg.Start},
+		runs:  &runs{runCtx: ctx, pointEvent: ^uint64(0)}, found: newClusters(&cfg.Options), places: newPlaces(),
+		lazy: &lazyWalk{fallback: map[int]bool{}, ops: map[int]bool{}},
 	}
-	e.budgetStart, e.prog, e.runCtx = cfg.Start, cfg.Progress, ctx
-	if e.budgetStart.IsZero() {
-		e.budgetStart = e.now()
+	var err error
+	var hugePages bool
+	if e.target, e.strats, hugePages, err = cfg.setup(); err != nil {
+		return e, err
 	}
-	if cfg.TimeBudget > 0 && cfg.Now == nil { // a test's clock has no deadline on the wall clock
-		// The runs still going at the schedule's end are stopped: the final phase has its reserve
-		// whatever the runs cost (a hang bound under load, a slow last batch).
-		var cancel context.CancelFunc
-		e.runCtx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(budget.ScheduleEnd(cfg.TimeBudget)))
-		defer cancel()
+	if e.pacer.budgetStart.IsZero() {
+		e.pacer.budgetStart = e.pacer.now()
 	}
-	res.Durability, res.Pairs = map[StoreAt]InvariantOutcome{}, map[Pair]PairOutcome{}
-	defer func() { e.bw.Close() }()
-	jobs := cfg.Exec.Jobs
-	if jobs <= 0 {
-		jobs = defaultJobs()
+	if e.file = cfg.File; e.file == nil {
+		if e.file, err = trace.OpenFile(cfg.Trace); err != nil {
+			return e, err
+		}
+		e.ownFile = true
 	}
-	res.Stats.Jobs = jobs
-	if err := e.invariants(); err != nil {
-		return res, err
-	}
+	e.invariants()
 	e.lazyCheck()
-	// Rounds of walks: every operation path before any path a second time (priority.go); one
-	// walk in trace order with NoPriority (the paths are grouped either way, for
-	// Stats.OperationPaths).
-	e.prog.Phase("planning: grouping the operations by path", "", 0)
-	if e.order, err = planOrder(cfg.Trace, len(cfg.Workload.Ops)); err != nil {
-		return res, err
+	// Plan first: the crash points to explore are counted before any run, so that progress is
+	// reported against a fixed total, a walk stopped at the budget's end knows how many it left
+	// out, and the budget paces each walk by the estimated states of the points it has left.
+	e.prog.Phase("planning: the crash points and operation paths", "", 0)
+	if e.plan, err = makePlan(cfg, e.strats, e.file); err != nil {
+		return e, err
 	}
+	e.pacer.setPlan(e.plan)
+	parent, where := exec.ScratchParent("", e.plan.regionBytes, cfg.AvoidTmpfs)
+	e.res.Stats.Images = "images " + where
+	if e.runs.tmp, err = os.MkdirTemp(parent, "scry-explore-*"); err != nil {
+		return e, err
+	}
+	e.runs.pool = exec.Pool{Jobs: cfg.Jobs, Dir: parent}
+	if pr, ok := cfg.Runner.(ProcessRunner); ok {
+		e.res.Stats.Runs = "runs by exec (--no-fork-server)"
+		if !cfg.NoForkServer && pr.Servers == nil {
+			pr.Servers = exec.NewForkServers(e.target, e.runs.tmp)
+			e.servers, e.hugePages = pr.Servers, hugePages
+			cfg.Runner = pr
+		}
+	}
+	if d := cfg.TimeBudget; d > 0 {
+		e.prog.Deadline(e.pacer.budgetStart.Add(d))
+		if cfg.Now == nil { // a test's clock has no deadline on the wall clock
+			// The runs still going at the schedule's end are stopped: the final phase has its
+			// reserve whatever the runs cost (a hang bound under load, a slow last batch).
+			e.runs.runCtx, e.cancelRuns = context.WithDeadline(ctx, e.pacer.budgetStart.Add(budget.ScheduleEnd(d)))
+		}
+	}
+	e.res.Stats.Jobs = cfg.Jobs
+	if e.res.Stats.Jobs <= 0 {
+		e.res.Stats.Jobs = defaultJobs()
+	}
+	return e, nil
+}
+
+// close releases what newExplorer set up: the fork servers (Stats.Runs says how the runs ran),
+// the boundary writer, the scratch directory, the trace file it opened.
+func (e *explorer) close() {
+	if e.cancelRuns != nil {
+		e.cancelRuns()
+	}
+	if e.servers != nil {
+		e.res.Stats.Runs = e.servers.Mode()
+		if e.hugePages {
+			e.res.Stats.Runs += ", heap on huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1)"
+		}
+		e.servers.Close()
+	}
+	if e.bw != nil {
+		e.bw.Close()
+	}
+	if e.runs.tmp != "" {
+		os.RemoveAll(e.runs.tmp)
+	}
+	if e.ownFile && e.file != nil {
+		e.file.Close()
+	}
+}
+
+// walks runs the walks of the exploration: the rounds of the order of exploration (one walk in
+// trace order with NoPriority; the paths are grouped either way, for Stats.OperationPaths),
+// then the crash points whose lazy runs fell back, eagerly, then, with time left in the budget,
+// what the pacing left out or an overrun bound stopped (retry.go). It returns the first error;
+// every batch built is judged whatever happened (partial results are kept).
+func (e *explorer) walks() error {
 	passes := [][]bool{nil}
-	if !cfg.NoPriority && e.order.walks > 1 {
-		passes = e.order.passes()
+	if !e.cfg.NoPriority && e.pacer.order.walks > 1 {
+		passes = e.pacer.order.passes()
 	}
-	// Plan first: the crash points to explore are counted before any run, so that progress
-	// is reported against a fixed total, a walk stopped at the budget's end knows how many it
-	// left out, and the budget paces each walk by the estimated states of the points it has left
-	// (pace).
-	e.prog.Phase("planning: counting the crash points", "", 0)
-	if e.opPoints, e.opCost, err = countPoints(cfg.Trace, cfg.Strategies, cfg.Options, len(cfg.Workload.Ops), cfg.has); err != nil {
-		return res, err
-	}
-	e.opVisited = make([]int, len(e.opPoints))
-	for _, c := range e.opCost {
-		e.allCost += c
-	}
-	for _, n := range e.opPoints {
-		e.allPoints += n
-	}
-	if cfg.TimeBudget > 0 {
-		e.prog.Deadline(e.budgetStart.Add(cfg.TimeBudget))
-	}
-	e.prog.Phase("exploring", "crash points covered", e.allPoints)
-	var werr error
-	for i := 0; i < len(passes); i++ {
-		if e.budgetStop {
-			break
-		}
-		e.pass, e.walk = passes[i], i
-		e.walkRanTime, e.walkRanCost, e.walkCost, e.walkVisitedCost = 0, 0, 0, 0
-		for k, c := range e.opCost {
-			if e.inPass(k) && !e.remainder && !e.fallbackWalk {
-				e.walkCost += c
-			}
-		}
-		if e.remainder { // its points cost their states to retry, or their own (retry.go)
-			for _, keys := range e.retry {
-				e.walkCost += float64(len(keys))
-			}
-			for _, c := range e.skipped {
-				e.walkCost += c
-			}
-		}
-		if e.fallbackWalk { // the eager cost of the points whose lazy runs fell back
-			e.walkCost = e.fallbackCost
-		}
-		if i > 0 {
-			if r, err = trace.Open(cfg.Trace); err != nil {
-				werr = err
-				break
-			}
-			defer r.Close()
-			e.r, e.cur, e.pointEvent = r, nil, ^uint64(0)
-			e.bw.Close()
-			e.bw = crash.NewImageWriter(filepath.Join(tmp, fmt.Sprintf("boundary-%d.img", i)))
-		}
-		var wst crash.Stats
-		wst, werr = crash.Walk(r, cfg.Options, e.visit)
-		if n := wst.Assumed + wst.AssumedLate; n > 0 && i == 0 {
-			res.Stats.AssumedDurable = n
-			e.warn(fmt.Sprintf("%d store(s) not durable when the operation that issued them ended (never made durable: unpersisted-store or overwritten-unpersisted, or made durable late by a later flush) assumed durable in the crash states of the operations after it, as if fixed, so that a crash in a later operation is not blamed on them and other bugs stay visible; a crash right before the next operation that loses one of them tests whether it matters (durability-violation) (--no-assume-fixed explores the literal model)", n))
-		}
-		if werr != nil && errors.Is(werr, trace.ErrTruncated) {
-			e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
-			werr = nil
-		}
-		if werr == nil && !e.budgetStop {
-			res.Events = max(res.Events, wst.Events) // a whole walk: the trace's events
-		}
-		if werr == nil {
-			werr = e.flush()
-		}
-		// The batch still running is judged whatever happened (partial results are kept);
-		// a walk ends with every batch judged.
-		if ferr := e.finish(); werr == nil {
-			werr = ferr
-		}
-		if werr != nil {
-			break
+	for i := 0; i < len(passes) && !e.pacer.budgetStop; i++ {
+		if err := e.walkOnce(i, passes[i]); err != nil {
+			return err
 		}
 		if i == len(passes)-1 {
-			// The crash points whose lazy runs fell back, eagerly; then, with time left in the
-			// budget, what the pacing left out or an overrun bound stopped (retry.go).
 			if fp := e.fallbackPass(); fp != nil {
 				passes = append(passes, fp)
 			} else if pass := e.remainderPass(); pass != nil {
@@ -454,16 +326,58 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	if res.Stats.LazyRuns > 0 {
-		res.Stats.LazyStates = e.lazyCovered.String()
+	return nil
+}
+
+// walkOnce is walk i of the trace, exploring the operations of pass (nil: all): one read of
+// the trace (crash.Walk, visit), its last batch handed over and every batch judged.
+func (e *explorer) walkOnce(i int, pass []bool) error {
+	e.pass, e.walk = pass, i
+	e.pacer.beginWalk(e.inPass, e.lazy)
+	r, err := e.file.Reader()
+	if err != nil {
+		return err
 	}
-	if n := len(e.fallback) - e.fallbackDone; n > 0 {
+	e.places.r, e.cur, e.runs.pointEvent = r, nil, ^uint64(0)
+	if e.bw != nil {
+		e.bw.Close()
+	}
+	e.bw = crash.NewImageWriter(filepath.Join(e.runs.tmp, fmt.Sprintf("boundary-%d.img", i)))
+	wst, err := crash.Walk(r, e.cfg.Crash, e.visit)
+	if n := wst.Assumed + wst.AssumedLate; n > 0 && i == 0 {
+		e.res.Stats.AssumedDurable = n
+		e.warn(fmt.Sprintf("%d store(s) not durable when the operation that issued them ended (never made durable: unpersisted-store or overwritten-unpersisted, or made durable late by a later flush) assumed durable in the crash states of the operations after it, as if fixed, so that a crash in a later operation is not blamed on them and other bugs stay visible; a crash right before the next operation that loses one of them tests whether it matters (durability-violation) (--no-assume-fixed explores the literal model)", n))
+	}
+	if err != nil && errors.Is(err, trace.ErrTruncated) {
+		e.warn("trace truncated: the recorded program did not exit normally; crash states explored up to the end of the trace")
+		err = nil
+	}
+	if err == nil && !e.pacer.budgetStop {
+		e.res.Events = max(e.res.Events, wst.Events) // a whole walk: the trace's events
+	}
+	if err == nil {
+		err = e.flush()
+	}
+	// The batch still running is judged whatever happened (partial results are kept); a walk
+	// ends with every batch judged.
+	if ferr := e.finish(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// conclude completes the statistics and warnings once the walks ended and the findings are
+// placed.
+func (e *explorer) conclude() {
+	res, cfg := e.res, e.cfg
+	if res.Stats.LazyRuns > 0 {
+		res.Stats.LazyStates = e.lazy.covered.String()
+	}
+	if n := len(e.lazy.fallback) - e.lazy.done; n > 0 {
 		// Fallen back, then never explored eagerly: the budget ended first.
 		res.Stats.CrashPoints -= n
 		res.Stats.SkippedBudget += n
 	}
-	e.prog.Phase("clustering and placing the findings", "", 0)
-	e.place()
 	if n := res.Stats.SkippedMemory; n > 0 {
 		e.warn(fmt.Sprintf("partial: %d crash points of %d operations were left out: the crash states of each of those operations held more than %d MiB before it ended (an operation's states run once it has ended); the results cover the others", n, len(e.memoryOps), maxOperationBytes>>20))
 	}
@@ -475,120 +389,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		e.warn(fmt.Sprintf("partial: %d crash points were left out and %d explored with a share of their crash states (the program-order prefixes first) to keep to the time budget of %v (spread over every operation path, the rarest first, by their estimated crash states); the results cover the %d explored%s", n, m, cfg.TimeBudget, res.Stats.CrashPoints, paths))
 	}
-	if n := e.budgetStopped; n > 0 {
+	if n := e.pacer.budgetStopped; n > 0 {
 		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-budget.ScheduleEnd(cfg.TimeBudget)))
 	}
 	res.Stats.Findings = len(res.Findings)
-	res.Stats.ElapsedSeconds = time.Since(start).Seconds()
-	return res, werr
+	res.Stats.ElapsedSeconds = time.Since(e.start).Seconds()
 }
 
-// pace returns how many of the cost estimated crash states of the next crash point of the walk
-// in progress are explored to keep to Config.TimeBudget: cost (the whole point, always without a
-// budget), 0 (the point is left out) or a share in between (the point is explored in part:
-// thinStates). Cost is in crash states (pointCost); the durability states at an operation's
-// start count as a point of cost 1. The walk is paced by the time its points need against the
-// time left: the time left is the schedule's end (ScheduleEnd: the budget less a reserve for the
-// final phase) less the time spent since the budget began and the estimated time of the crash
-// states built but not yet judged (queued); the time needed is the wall time per estimated state
-// of the batches of this walk judged so far (of every walk, before the first of this one: the
-// paths of a round cost differently, a table's expansions against its inserts) times the
-// estimated states of the points the walk has not reached yet (this one included). Charging
-// states rather than points, a point with thousands of states (a split's last points) is paid
-// for as such, and the estimate of a walk's need does not depend on which points came first.
-// While what is needed fits, every point is explored whole: a budget the whole exploration fits
-// in leaves nothing out. When it does not fit, each point earns a share left/needed of its cost
-// (less the time of the credit held) as credit: a point is explored whole when the credit covers
-// its cost; else in part, with the
-// states the credit covers, when its share is at least MinPointShare states; else it is left
-// out, its share kept for the next. The share is recomputed at every point, so that an estimate
-// that was too high (the first operations' re-executions run the longest) lets more in later.
-// Each walk (a round of every operation path, priority.go) is paced by its own points, so a
-// round that does not fit covers a share of every path of it rather than the paths it reaches
-// first, and the next round starts only with the time this one leaves. When force is set (the
-// last point of an operation of the first round with no point explored), a point that would be
-// left out is explored with MinPointShare states (at most its cost) on credit: every operation
-// path has a crash point explored before any path a second time. Until a batch has been judged
-// there is no cost per state: the points are explored whole, and once a first batch is running
-// the walk waits for it to be judged (explorer.finish) rather than queue the next operations'
-// states at a cost unknown. Errors: those of judging that batch.
+// pace is pacer.pace for the next crash point of the walk in progress. Until a batch has been
+// judged there is no cost per state: once a first batch is running the walk waits for it to be
+// judged (finish) rather than queue the next operations' states at a cost unknown (a split's
+// thousands). Errors: those of judging that batch.
 func (e *explorer) pace(cost float64, force bool) (float64, error) {
-	d := e.cfg.TimeBudget
-	if d <= 0 {
-		return cost, nil
-	}
-	left := budget.ScheduleEnd(d) - e.spent() - e.queued()
-	if left <= 0 {
-		return 0, nil
-	}
-	if e.ranCost == 0 && e.running != nil {
-		// Nothing measured yet: the first batch is judged before the walk goes on, rather than
-		// the next operations' states queued whole at a cost unknown (a split's thousands).
+	p := e.pacer
+	if p.budget > 0 && p.ranCost == 0 && e.runs.running != nil && p.left(e.runs) > 0 {
 		if err := e.finish(); err != nil {
 			return 0, err
 		}
-		left = budget.ScheduleEnd(d) - e.spent() - e.queued()
-		if left <= 0 {
-			return 0, nil
-		}
 	}
-	ran, c := e.walkRanTime, e.walkRanCost
-	if c == 0 {
-		ran, c = e.ranTime, e.ranCost
-	}
-	if c == 0 {
-		return cost, nil // nothing measured yet (the first batch: the first operation's states)
-	}
-	per := ran.Seconds() / c
-	need := per * max(e.walkCost-e.walkVisitedCost, cost)
-	if need <= left.Seconds() {
-		return cost, nil
-	}
-	// The credit is time promised to points still to come: it is not shared again.
-	share := cost * max(left.Seconds()-max(e.credit, 0)*per, 0) / need
-	e.credit += share
-	take := 0.0
-	switch {
-	case e.credit >= cost:
-		take = cost
-	case share >= MinPointShare:
-		take = math.Floor(e.credit)
-	case force:
-		take = min(cost, MinPointShare)
-	}
-	e.credit -= take
-	return take, nil
+	return p.pace(cost, force, e.runs), nil
 }
 
 // budgetEnded reports whether the time budget's end stopped the runs (not a cancellation of
 // ctx: Ctrl-C).
-func (e *explorer) budgetEnded() bool { return e.runCtx.Err() != nil && e.ctx.Err() == nil }
-
-// spent is the time since the budget began (Config.Start).
-func (e *explorer) spent() time.Duration { return e.now().Sub(e.budgetStart) }
-
-// queued estimates the time the crash states built but not yet judged will take: the batch the
-// walk is building and what is left of the one running, at the wall time per state of the
-// batches judged so far (0 before any).
-func (e *explorer) queued() time.Duration {
-	if e.ranStates == 0 {
-		return 0
-	}
-	per := e.ranTime / time.Duration(e.ranStates)
-	q := per * time.Duration(len(e.batch))
-	if b := e.running; b != nil {
-		q += max(per*time.Duration(len(b.items))-e.now().Sub(b.began), 0)
-	}
-	return q
-}
-
-// now is the exploration's clock (Config.Now).
-func (e *explorer) now() time.Time {
-	if e.cfg.Now != nil {
-		return e.cfg.Now()
-	}
-	return time.Now()
-}
+func (e *explorer) budgetEnded() bool { return e.runs.runCtx.Err() != nil && e.ctx.Err() == nil }
 
 func (e *explorer) warn(msg string) {
 	if e.warned[msg] {
@@ -651,40 +475,40 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	k := int(cp.Op)
-	if !e.inPass(k) || e.fallbackWalk && !e.fallback[cp.Index] {
+	if !e.inPass(k) || e.lazy.walk && !e.lazy.fallback[cp.Index] {
 		return nil
 	}
-	if d := e.cfg.TimeBudget; d > 0 && e.spent() >= budget.ScheduleEnd(d) {
+	if e.pacer.ended() {
 		// The budget has ended: the rest of the trace is not walked (a long trace takes a
 		// while), its crash points are left out (and the later walks' too).
 		// The states built and not yet handed to the workers are not run: their runs would
 		// be stopped at once (runCtx has ended).
-		left := max(e.allPoints-e.visited, 0)
+		left := max(e.pacer.allPoints-e.pacer.visited, 0)
 		e.res.Stats.SkippedBudget += left
-		e.budgetStopped += len(e.batch)
-		e.batch, e.batchPoints, e.batchBytes, e.batchCost = nil, 0, 0, 0
-		e.budgetStop = true
+		e.pacer.budgetStopped += len(e.runs.batch)
+		e.runs.batch, e.runs.batchPoints, e.runs.batchBytes, e.runs.batchCost = nil, 0, 0, 0
+		e.pacer.budgetStop = true
 		return crash.ErrStop
 	}
-	if e.remainder {
+	if e.pacer.remainder {
 		return e.visitRetry(cp, k)
 	}
-	e.visited++
+	e.pacer.visited++
 	explored := e.res.Stats.CrashPoints
-	strategies := e.cfg.Strategies
-	if e.fallbackWalk {
+	strategies := e.strats
+	if e.lazy.walk {
 		strategies = e.eagerStrategies(false)
 	}
-	cost := pointCost(cp.Space, strategies, e.cfg.Options)
-	if k < len(e.opVisited) {
-		e.opVisited[k]++
+	cost := pointCost(cp.Space, strategies, e.cfg.Crash)
+	if k < len(e.pacer.opVisited) {
+		e.pacer.opVisited[k]++
 	}
 	e.took = false
 	err := e.visitPoint(cp, k, cost)
-	e.walkVisitedCost += cost
-	e.visitedCost += cost
-	if e.res.Stats.CrashPoints > explored || e.fallbackWalk && e.took {
-		e.batchPoints++ // covered once its batch is judged (progress)
+	e.pacer.walkVisitedCost += cost
+	e.pacer.visitedCost += cost
+	if e.res.Stats.CrashPoints > explored || e.lazy.walk && e.took {
+		e.runs.batchPoints++ // covered once its batch is judged (progress)
 		e.explored[k] = true
 	}
 	return err
@@ -717,27 +541,27 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 		e.res.Stats.Skipped++
 		return nil
 	}
-	if e.fallbackWalk {
-		e.fallbackDone++
+	if e.lazy.walk {
+		e.lazy.done++
 	}
 	// The last point of an operation of the first round of paths, none of its points explored.
-	force := e.pass != nil && e.walk == 0 && !e.explored[k] && k < len(e.opVisited) && e.opVisited[k] == e.opPoints[k]
+	force := e.pass != nil && e.walk == 0 && !e.explored[k] && k < len(e.pacer.opVisited) && e.pacer.opVisited[k] == e.pacer.opPoints[k]
 	take, err := e.pace(cost, force)
 	if err != nil {
 		return err
 	}
 	if take == 0 {
 		switch {
-		case e.fallbackWalk:
+		case e.lazy.walk:
 			e.res.Stats.SkippedBudget++
 			e.res.Stats.CrashPoints-- // counted explored by its lazy run, which fell back
-		case !e.remainder:
+		case !e.pacer.remainder:
 			e.res.Stats.SkippedBudget++
-			e.keepSkipped(cp, k, cost)
+			e.pacer.keepSkipped(cp.Event, k, cost)
 		}
 		return nil
 	}
-	if e.batchBytes >= maxOperationBytes {
+	if e.runs.batchBytes >= maxOperationBytes {
 		e.res.Stats.SkippedMemory++
 		e.memoryOps[k] = true
 		return nil
@@ -750,20 +574,23 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 		return nil
 	}
 	lazy := e.lazyHere(cp)
-	e.batchCost += take
+	e.runs.batchCost += take
 	var keep map[string]bool // nil: every state
 	switch {
-	case e.remainder:
-		keep = e.retryStates(cp, int(take))
+	case e.pacer.remainder:
+		var partDone bool
+		if keep, partDone = e.pacer.retryStates(cp.Event, int(take)); partDone {
+			e.res.Stats.PartialBudget-- // the point's states are all explored now
+		}
 	case take < cost && !lazy: // a lazy run is all or nothing (its tree is bounded: LazyTreeRuns)
 		var left []string
-		keep, left = thinStates(cp.Space, e.eagerStrategies(false), e.cfg.Options, int(take))
-		e.keepThinned(cp, k, left)
+		keep, left = thinStates(cp.Space, e.eagerStrategies(false), e.cfg.Crash, int(take))
+		e.pacer.keepThinned(cp.Event, k, left)
 		e.res.Stats.PartialBudget++
-		if !e.fallbackWalk {
+		if !e.lazy.walk {
 			e.res.Stats.CrashPoints++
 		}
-	case !e.fallbackWalk:
+	case !e.lazy.walk:
 		e.res.Stats.CrashPoints++
 	}
 	e.took = true
@@ -781,11 +608,11 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 			return err
 		}
 		it.per, it.done, it.inflight, it.next = p, done, inflight, next
-		e.batch = append(e.batch, it)
+		e.runs.batch = append(e.runs.batch, it)
 	}
 	seen, skipped := map[string]*item{}, map[string]bool{}
 	for _, s := range e.eagerStrategies(lazy) {
-		for st := range s.States(cp.Space, e.cfg.Options) {
+		for st := range s.States(cp.Space, e.cfg.Crash) {
 			key := stateKey(st.K)
 			if keep != nil && !keep[key] {
 				continue
@@ -811,8 +638,8 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 				skipped[key] = false // it breaks invariants after all: run it
 				e.res.Stats.Sampled--
 			}
-			smp := e.windowSampling(cp, st)
-			if e.sampledOut(smp) {
+			smp := e.found.windowSampling(cp, st, e.pointKey(cp))
+			if e.found.sampledOut(smp) {
 				skipped[key] = true
 				e.res.Stats.Sampled++
 				continue
@@ -823,7 +650,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 			}
 			it.per, it.done, it.inflight, it.next, it.smp = p, done, inflight, next, smp
 			seen[key] = it
-			e.batch = append(e.batch, it)
+			e.runs.batch = append(e.runs.batch, it)
 			if len(st.Invariants) > 0 {
 				if err := e.addTwins(cp, it, k, id, path); err != nil {
 					return err
@@ -848,8 +675,8 @@ func (e *explorer) keepBefore(p *period, cp *crash.CrashPoint) error {
 }
 
 func (e *explorer) newImage(what string) string {
-	n := e.nimg.Add(1)
-	return filepath.Join(e.tmp, what+"-"+strconv.FormatInt(n, 10)+".img")
+	n := e.runs.nimg.Add(1)
+	return filepath.Join(e.runs.tmp, what+"-"+strconv.FormatInt(n, 10)+".img")
 }
 
 // opBegin starts a busy period when no operation is in flight (the boundary writer then holds
@@ -874,7 +701,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	if e.walk == 0 {
 		e.checkText(cp)
 	}
-	if !e.durabilityPass(k) || e.fallbackWalk || e.remainder {
+	if !e.durabilityPass(k) || e.lazy.walk || e.pacer.remainder {
 		return nil
 	}
 	return e.durability(cp, p, id)
@@ -921,7 +748,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 			if !assumed(u) {
 				continue
 			}
-			loc := e.location(u.Site, u.Stack)
+			loc := e.places.location(u.Site, u.Stack)
 			if i := slices.IndexFunc(groups, func(g group) bool { return g.loc == loc }); i >= 0 {
 				if u.Seq < groups[i].first {
 					groups[i].first, groups[i].op = u.Seq, u.Op
@@ -933,8 +760,8 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	}
 	slices.SortFunc(groups, func(a, b group) int { return cmp.Compare(a.first, b.first) })
 	for _, g := range groups {
-		smp := e.storeSampling(cp.Event, g.loc)
-		if e.sampledOut(smp) {
+		smp := e.found.storeSampling(cp.Event, g.loc)
+		if e.found.sampledOut(smp) {
 			e.res.Stats.Sampled++
 			continue
 		}
@@ -943,7 +770,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		for i, l := range cp.Space.Lines {
 			st.K[i] = len(l.Units)
 			for j, u := range l.Units {
-				if assumed(u) && e.location(u.Site, u.Stack) == g.loc && j < st.K[i] {
+				if assumed(u) && e.places.location(u.Site, u.Stack) == g.loc && j < st.K[i] {
 					st.K[i] = j
 				}
 			}
@@ -969,14 +796,14 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		}
 		slices.SortFunc(lost, func(a, b unitRef) int { return cmp.Compare(a.Seq, b.Seq) })
 		// The store the state is about comes first: it is where the finding is reported.
-		if i := slices.IndexFunc(lost, func(u unitRef) bool { return e.location(u.Site, u.Stack) == g.loc }); i > 0 {
+		if i := slices.IndexFunc(lost, func(u unitRef) bool { return e.places.location(u.Site, u.Stack) == g.loc }); i > 0 {
 			lost[0], lost[i] = lost[i], lost[0]
 		}
 		it.persisted, it.unpersist, it.durability, it.durable, it.smp = nil, lost, true, g.loc, smp
-		it.loc, it.site, it.stack = e.location(lost[0].Site, lost[0].Stack), lost[0].Site, lost[0].Stack
+		it.loc, it.site, it.stack = e.places.location(lost[0].Site, lost[0].Stack), lost[0].Site, lost[0].Stack
 		it.cause = e.storeKey(it.site, it.stack, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
-		e.batch = append(e.batch, it)
+		e.runs.batch = append(e.runs.batch, it)
 	}
 	return nil
 }
@@ -993,8 +820,8 @@ func (e *explorer) checkText(cp *crash.CrashPoint) {
 // period keeps its consistent image after the operation (the committed oracle), and a full
 // batch is run.
 func (e *explorer) opEnd(cp *crash.CrashPoint) error {
-	if _, ok := e.opPaths[int(cp.Op)]; !ok {
-		e.opPaths[int(cp.Op)] = e.opPath(cp.OpStores)
+	if _, ok := e.found.opPaths[int(cp.Op)]; !ok {
+		e.found.opPaths[int(cp.Op)] = e.opPath(cp.OpStores)
 	}
 	p := e.cur
 	if p == nil {
@@ -1020,39 +847,10 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 			}
 		}
 	}
-	if len(e.batch) >= e.batchLimit() || e.batchBytes >= MaxBatchBytes {
+	if len(e.runs.batch) >= e.pacer.batchLimit(e.cfg.BatchStates, e.runs.flushes) || e.runs.batchBytes >= MaxBatchBytes {
 		return e.flush()
 	}
 	return nil
-}
-
-// location resolves an event at site in call-stack node stack (0: the site with its inlined-at
-// chain only) to its innermost frame outside system headers (report.UserAt): a store libstdc++'s
-// <atomic> makes for the program is grouped, settled and reported at the program's line. Cached:
-// it runs for every unit of every state.
-func (e *explorer) location(site, stack uint32) report.Location {
-	k := [2]uint32{site, stack}
-	if l, ok := e.locs[k]; ok {
-		return l
-	}
-	l := report.UserAt(e.r, site, stack)
-	e.locs[k] = l
-	return l
-}
-
-// siteChain returns a key for site's source position with its inlined-at chain: the copies of
-// one helper inlined at different callers differ, the same instruction in different operations
-// does not.
-func (e *explorer) siteChain(site uint32) string {
-	if k, ok := e.chains[site]; ok {
-		return k
-	}
-	k := report.FramesKey(report.FramesAt(e.r, site, 0))
-	if k == "" {
-		k = fmt.Sprintf("site#%d", site)
-	}
-	e.chains[site] = k
-	return k
 }
 
 // place reports each finding at its crash point's innermost user frame (report.UserFrame: a
@@ -1061,10 +859,10 @@ func (e *explorer) siteChain(site uint32) string {
 // Durability findings, located at the lost store, keep their store's frames.
 func (e *explorer) place() {
 	for i := range e.res.Findings {
-		e.placeFinding(&e.res.Findings[i], e.points[i], e.msgs[i])
+		e.placeFinding(&e.res.Findings[i], e.found.points[i], e.found.msgs[i])
 	}
 	if e.cfg.Shard.Active() {
-		if l := e.shard; l != nil {
+		if l := e.found.shard; l != nil {
 			for _, a := range l.alts {
 				e.placeFinding(&l.clusters[a.cluster].Alternates[a.index].Finding, a.at, a.msg)
 			}
@@ -1072,7 +870,7 @@ func (e *explorer) place() {
 		e.res.Shard = e.shardReport() // folded when the shards are merged
 		return
 	}
-	e.foldOrdering()
+	e.res.Findings = e.found.foldOrdering(e.res.Findings, e.res.Pairs)
 }
 
 // placeFinding places finding f, whose first crash point is c, with its message given where
@@ -1081,7 +879,7 @@ func (e *explorer) placeFinding(f *report.Finding, c report.Context, msg func(st
 	if f.Kind == report.DurabilityViolation {
 		return
 	}
-	frames, u := e.userPoint(c.Site, c.Stack)
+	frames, u := e.places.userPoint(c.Site, c.Stack)
 	if len(frames) == 0 {
 		return
 	}
@@ -1096,38 +894,39 @@ func (e *explorer) placeFinding(f *report.Finding, c report.Context, msg func(st
 // of its first failing state (a window a shrink and an insert share is two windows here), when
 // there is one: a window whose program-order states fail is not failure-atomic, and its failing
 // reorderings are variants of that finding, unless they reorder a pair of stores that an inferred
-// property asks to be ordered and that its twins confirmed to be a cause (Result.Pairs: the
+// property asks to be ordered and that its twins confirmed to be a cause (pairs, Result.Pairs: the
 // state fails, the same state without the store persisted too early does not, and the state with
 // only that pair out of order fails again): a token persisted before its value, in a window that
 // also fails because of a counter incremented after both, stays a finding of its own (cause.go).
-func (e *explorer) foldOrdering() {
+// fs are the findings by index (c.windows); it returns those kept.
+func (c *clusters) foldOrdering(fs []report.Finding, pairs map[Pair]PairOutcome) []report.Finding {
 	folded := map[int]bool{}
-	for i := range e.res.Findings {
-		f := &e.res.Findings[i]
+	for i := range fs {
+		f := &fs[i]
 		if f.Kind != report.OrderingViolation {
 			continue
 		}
-		if j, ok := e.prefixWindows[e.windows[i]]; ok && !e.confirmedPair(f) {
-			mergeFinding(&e.res.Findings[j], f)
+		if j, ok := c.prefixWindows[c.windows[i]]; ok && !confirmedPair(f, pairs) {
+			mergeFinding(&fs[j], f)
 			folded[i] = true
 		}
 	}
 	if len(folded) == 0 {
-		return
+		return fs
 	}
-	kept := e.res.Findings[:0]
-	for i, f := range e.res.Findings {
+	kept := fs[:0]
+	for i, f := range fs {
 		if !folded[i] {
 			kept = append(kept, f)
 		}
 	}
-	e.res.Findings = kept
+	return kept
 }
 
 // confirmedPair reports whether ordering violation f's first failing state reorders a pair of
-// stores whose inferred property its twins confirmed: the pair's later store among those it
-// persisted, its earlier store among those it did not.
-func (e *explorer) confirmedPair(f *report.Finding) bool {
+// stores whose inferred property its twins confirmed (pairs): the pair's later store among those
+// it persisted, its earlier store among those it did not.
+func confirmedPair(f *report.Finding, pairs map[Pair]PairOutcome) bool {
 	var persisted, unpersisted []report.Location
 	for _, r := range f.Related {
 		switch r.Role {
@@ -1137,7 +936,7 @@ func (e *explorer) confirmedPair(f *report.Finding) bool {
 			unpersisted = append(unpersisted, r.Location())
 		}
 	}
-	for p, o := range e.res.Pairs {
+	for p, o := range pairs {
 		if o.Confirmed > 0 && slices.Contains(persisted, p.After) && slices.Contains(unpersisted, p.Before) {
 			return true
 		}
@@ -1197,28 +996,28 @@ var maxPointDelta = MaxPointDelta // tests set it below 0: every crash point get
 func (e *explorer) base(cp *crash.CrashPoint, region uint32) (string, []crash.Patch, error) {
 	// A point is known by its trace event: operation boundaries (where durability states are
 	// made) all have Index -1.
-	if e.pointEvent == cp.Event && e.pointBase != "" {
-		return e.pointBase, e.pointDelta, nil
+	if e.runs.pointEvent == cp.Event && e.runs.pointBase != "" {
+		return e.runs.pointBase, e.runs.pointDelta, nil
 	}
-	e.pointEvent, e.pointBase, e.pointDelta, e.pointNet, e.pointKeyed = cp.Event, "", nil, nil, false
+	e.runs.pointEvent, e.runs.pointBase, e.runs.pointDelta, e.runs.pointNet, e.runs.pointKeyed = cp.Event, "", nil, nil, false
 	if p := e.cur; p != nil && p.before != "" && p.region == region {
 		delta, n, err := cp.Delta(region, p.gen)
 		if err != nil {
 			return "", nil, err
 		}
 		if n <= maxPointDelta {
-			e.pointBase, e.pointDelta = p.before, delta
-			e.batchBytes += n
-			e.pointNet, e.pointKeyed = netDelta(p.before, delta)
-			return e.pointBase, e.pointDelta, nil
+			e.runs.pointBase, e.runs.pointDelta = p.before, delta
+			e.runs.batchBytes += n
+			e.runs.pointNet, e.runs.pointKeyed = netDelta(p.before, delta)
+			return e.runs.pointBase, e.runs.pointDelta, nil
 		}
 	}
 	f := e.newImage("point")
 	if err := cp.WriteImage(f, region, cp.Space.FullState()); err != nil {
 		return "", nil, err
 	}
-	e.pointFiles = append(e.pointFiles, f)
-	e.pointBase = f
+	e.runs.pointFiles = append(e.runs.pointFiles, f)
+	e.runs.pointBase = f
 	return f, nil, nil
 }
 
@@ -1234,23 +1033,23 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		return nil, err
 	}
 	for _, p := range ps {
-		e.batchBytes += len(p.Data)
+		e.runs.batchBytes += len(p.Data)
 	}
 	img := e.newImage("crash")
 	var key string
 	var isBase bool
-	if e.pointKeyed && base == e.pointBase {
+	if e.runs.pointKeyed && base == e.runs.pointBase {
 		next := 0
 		if e.cur != nil {
 			next = slices.Max(e.cur.ops) + 1
 		}
-		key, isBase = imageKey(base, e.pointNet, ps, next)
+		key, isBase = imageKey(base, e.runs.pointNet, ps, next)
 	}
 	it := &item{
 		key: key, isBase: isBase,
 		base: base, patches: append(delta[:len(delta):len(delta)], ps...),
 		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
-		loc: e.location(cp.Site, cp.Stack), stack: cp.Stack, opText: cp.OpText, state: st,
+		loc: e.places.location(cp.Site, cp.Stack), stack: cp.Stack, opText: cp.OpText, state: st,
 		strategy: strategy, region: region, regionPath: path,
 		pointKey: e.pointKey(cp),
 	}
@@ -1258,9 +1057,9 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 	for _, l := range sp.Lines {
 		it.lines = append(it.lines, report.CrashLine{Addr: l.Addr, Units: len(l.Units)})
 	}
-	e.batchBytes += 32 * len(sp.Lines) // it.lines and it.state.K (MaxOperationBytes)
+	e.runs.batchBytes += 32 * len(sp.Lines) // it.lines and it.state.K (MaxOperationBytes)
 	it.persisted, it.unpersist = stateRefs(sp, st)
-	e.batchBytes += int(unsafe.Sizeof(unitRef{}))*(cap(it.unpersist)+cap(it.persisted)) + int(unsafe.Sizeof(crash.Patch{}))*len(it.patches)
+	e.runs.batchBytes += int(unsafe.Sizeof(unitRef{}))*(cap(it.unpersist)+cap(it.persisted)) + int(unsafe.Sizeof(crash.Patch{}))*len(it.patches)
 	return it, nil
 }
 
@@ -1300,40 +1099,12 @@ func stateRefs(sp *crash.Space, st crash.State) (persisted, unpersist []unitRef)
 	return persisted, unpersist
 }
 
-// countPoints walks the trace at path once (crash.Walk with opts, building no state) and
-// returns the crash points inside each of the n operations and their estimated cost in crash
-// states (pointCost of strategies): the total the exploration's progress is reported against
-// (each point is explored or left out once, in whichever walk takes its operation) and what the
-// budget paces its walks by, only those of the operations k for which keep(k) holds (a shard's:
-// Config.Shard; the others count 0). A truncated trace counts up to its end. Errors: the trace
-// cannot be read.
-func countPoints(path string, strategies []*crash.Strategy, opts crash.Options, n int, keep func(int) bool) ([]int, []float64, error) {
-	r, err := trace.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.Close()
-	opts.OpBoundaries = false
-	points, cost := make([]int, n), make([]float64, n)
-	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
-		if k := int(cp.Op); cp.Op >= 0 && k < n && keep(k) {
-			points[k]++
-			cost[k] += pointCost(cp.Space, strategies, opts)
-		}
-		return nil
-	})
-	if errors.Is(err, trace.ErrTruncated) {
-		err = nil
-	}
-	return points, cost, err
-}
-
 // defaultJobs is exec.Pool's default.
 func defaultJobs() int { return max(1, numCPU()) }
 
 // inPass reports whether this walk explores operation k (in this shard: Config.Shard).
 func (e *explorer) inPass(k int) bool {
-	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.cfg.has(k)
+	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.plan.inShard(e.cfg, k)
 }
 
 // durabilityPass reports whether this walk makes the durability states at operation k's start
@@ -1341,7 +1112,7 @@ func (e *explorer) inPass(k int) bool {
 // with operation k-1's walk, the path that issued them (k's own for the first operation).
 func (e *explorer) durabilityPass(k int) bool {
 	j := max(k-1, 0)
-	return (e.pass == nil || j >= len(e.pass) || e.pass[j]) && e.cfg.has(k)
+	return (e.pass == nil || j >= len(e.pass) || e.pass[j]) && e.plan.inShard(e.cfg, k)
 }
 
 // pathStats sets Stats.OperationPaths, the operation paths with crash points (of the busy
@@ -1349,19 +1120,19 @@ func (e *explorer) durabilityPass(k int) bool {
 // A shard also lists them in its report (report.Shard.Paths, PathsExplored; after place, which
 // makes it), each by the first operation of the trace on it, for the merge to count their union.
 func (e *explorer) pathStats() {
-	if e.order.paths == 0 {
+	if e.pacer.order.paths == 0 {
 		return
 	}
 	first := map[string]int{} // path key -> the first operation on it
-	for k := len(e.order.path) - 1; k >= 0; k-- {
-		first[e.order.path[k]] = k
+	for k := len(e.pacer.order.path) - 1; k >= 0; k-- {
+		first[e.pacer.order.path[k]] = k
 	}
 	with, explored := map[int]bool{}, map[int]bool{}
-	for k, n := range e.opPoints {
-		if n == 0 || k >= len(e.order.path) {
+	for k, n := range e.pacer.opPoints {
+		if n == 0 || k >= len(e.pacer.order.path) {
 			continue
 		}
-		p := first[e.order.path[k]]
+		p := first[e.pacer.order.path[k]]
 		with[p] = true
 		if e.explored[k] {
 			explored[p] = true

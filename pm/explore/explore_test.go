@@ -15,7 +15,6 @@ import (
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/testenv"
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
@@ -78,11 +77,11 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	if testRunner != nil {
 		runner = testRunner(ProcessRunner{Prog: target})
 	}
-	r, err := Run(context.Background(), Config{
-		Trace: tr, Target: target, Runner: runner, Workload: w, Pool: pool, Exec: scryexec.Pool{Jobs: jobs, Dir: dir}, Progress: testProgress,
+	r, err := Run(context.Background(), Config{Trace: tr, Args: target.Args, Workload: w, Options: Options{
+		Timeout: timeout, Runner: runner, Pool: pool, Jobs: jobs, Progress: testProgress,
 		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer, NoConverge: testNoConverge,
 		Start: testStart, Now: testNow, Strategies: testStrategies,
-	})
+	}})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
 	}
@@ -128,7 +127,7 @@ var testNoForkServer bool
 var testNoConverge bool
 
 // testStrategies is exploreTrace's Config.Strategies (nil: the default).
-var testStrategies []*crash.Strategy
+var testStrategies []string
 
 // testTimeBudget, testStart and testNow are exploreTrace's Config.TimeBudget, Start and Now (a
 // fake clock: time stands still); testProgress its Exec.Progress.
@@ -314,7 +313,7 @@ func TestHangTimeout(t *testing.T) {
 		{longest: 300 * time.Millisecond, want: 3 * time.Second},
 		{longest: 5 * time.Second, want: scryexec.DefaultTimeout},
 	} {
-		e := &explorer{cfg: &Config{Target: scryexec.Target{Timeout: tc.target}}, longestConsistent: tc.longest}
+		e := &explorer{target: scryexec.Target{Timeout: tc.target}, runs: &runs{longestConsistent: tc.longest}}
 		if got := e.hangTimeout(); got != tc.want {
 			t.Errorf("target timeout %v, longest consistent run %v: %v, want %v", tc.target, tc.longest, got, tc.want)
 		}

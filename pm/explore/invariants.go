@@ -37,15 +37,15 @@ func NeedInvariants(strats []*crash.Strategy) bool {
 // invariants checks that a strategy that needs invariants has them (Options.Invariants, which
 // the caller infers: package pipeline) and indexes their texts for the findings.
 func (e *explorer) invariants() error {
-	o := &e.cfg.Options
-	if NeedInvariants(e.cfg.Strategies) {
+	o := &e.cfg.Crash
+	if NeedInvariants(e.strats) {
 		e.res.Stats.Invariants = len(o.Invariants)
 		if len(o.Invariants) == 0 {
 			e.warn("no ordering or atomicity invariant was inferred from the trace: the invariants strategy tests no crash state (record with loads, i.e. without --no-loads, and a program built with this scry cc)")
 		}
 	}
 	for _, iv := range o.Invariants {
-		e.invText[iv.ID] = iv.Text
+		e.found.invText[iv.ID] = iv.Text
 	}
 	return nil
 }

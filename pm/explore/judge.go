@@ -12,6 +12,50 @@ import (
 	"github.com/scry-pm/scry/report"
 )
 
+// clusters are the findings made so far, by cluster key, with what judging and sampling more
+// states needs.
+type clusters struct {
+	// index is each cluster key's finding (an index into Result.Findings), variants the
+	// variant keys seen of it, failures its failing states judged.
+	index    map[string]int
+	variants map[string]map[string]bool
+	failures map[string]int
+	// points are each finding's first crash point context, msgs its message given where that
+	// point is, and windows its first failing state's window and path (pointKey, pathKey), by
+	// finding index (findings are placed when the exploration ends).
+	points  []report.Context
+	msgs    []func(where string) string
+	windows []string
+	// prefixWindows maps a window of a path in which a program-order state failed to the
+	// atomicity violation it fell in (foldOrdering).
+	prefixWindows map[string]int
+	// opPaths is each ended operation's persistent path (pathKey); windowFailures the failing
+	// states per window and kind, for sampling; windowStates the states built per operation,
+	// window and kind (Options.WindowStates); storeStates the durability states judged per
+	// sampling key of their store (judged, failed: sampledOut).
+	opPaths        map[int]string
+	windowFailures map[string]int
+	windowStates   map[string]int
+	storeStates    map[string][2]int
+	// sampleAfter is the failures after which a cluster is sampled (Options.ClusterFailures
+	// with its default; -1: never), windowCap the states of an operation in one window and kind
+	// after which they are (Options.WindowStates with its default).
+	sampleAfter, windowCap int
+	// invText is each invariant's text, by ID; twins counts the repaired twins made per pair;
+	// shard logs a shard's failing states (shard.go).
+	invText map[int]string
+	twins   map[Pair]int
+	shard   *shardLog
+}
+
+func newClusters(o *Options) *clusters {
+	return &clusters{sampleAfter: o.clusterFailures(), windowCap: o.windowStates(),
+		index: map[string]int{}, variants: map[string]map[string]bool{}, failures: map[string]int{},
+		prefixWindows: map[string]int{}, opPaths: map[int]string{}, windowFailures: map[string]int{},
+		windowStates: map[string]int{}, storeStates: map[string][2]int{}, invText: map[int]string{}, twins: map[Pair]int{},
+	}
+}
+
 // Kinds returns the kinds of crash findings with their one doc text, for the catalogue of
 // package pipeline.
 func Kinds() []report.Rule {
@@ -97,16 +141,16 @@ func (e *explorer) verdict(it *item, failed bool) {
 	e.invariantOutcome(it, failed)
 	e.pairJudged(it, failed)
 	if it.durability && it.smp.store != nil {
-		c := e.storeStates[it.smp.key]
+		c := e.found.storeStates[it.smp.key]
 		c[0]++
 		if failed {
 			c[1]++
 		}
-		e.storeStates[it.smp.key] = c
+		e.found.storeStates[it.smp.key] = c
 	}
 	if it.durability {
 		// Under every frame of the lost store's context (report.FramesAt), the store itself first.
-		for _, f := range report.FramesAt(e.r, it.site, it.stack) {
+		for _, f := range report.FramesAt(e.places.r, it.site, it.stack) {
 			k := StoreAt{it.durable, f.Location()}
 			o := e.res.Durability[k]
 			o.Tested++
@@ -147,14 +191,14 @@ func intsText(ops []int) string {
 func (e *explorer) uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
 	seen := map[string]bool{}
 	for _, u := range us {
-		key := e.siteChain(u.Site)
+		key := e.places.siteChain(u.Site)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		sites = append(sites, key)
 		if len(rel) < limit {
-			rel = append(rel, e.location(u.Site, u.Stack).Related(role))
+			rel = append(rel, e.places.location(u.Site, u.Stack).Related(role))
 		}
 	}
 	return rel, sites
@@ -192,26 +236,26 @@ type sampling struct {
 // Such a state, once sampled, cannot add a finding, only a count or a variant (AGAMOTTO's and
 // WITCHER's point: spend runs where new bugs can be); states that break inferred invariants are
 // never left out.
-func (e *explorer) windowSampling(cp *crash.CrashPoint, st crash.State) sampling {
-	if e.clusterFailures() < 0 || len(st.Invariants) > 0 {
+func (c *clusters) windowSampling(cp *crash.CrashPoint, st crash.State, window string) sampling {
+	if c.sampleAfter < 0 || len(st.Invariants) > 0 {
 		return sampling{}
 	}
 	kind := report.OrderingViolation
 	if st.Prefix {
 		kind = report.AtomicityViolation
 	}
-	key := string(kind) + "|" + e.pointKey(cp)
+	key := string(kind) + "|" + window
 	opKey := fmt.Sprintf("%d|%s", cp.Op, key)
-	pos := e.windowStates[opKey]
-	e.windowStates[opKey]++
-	return sampling{key: key, capped: pos >= e.windowStatesCap(), selected: chosen(cp.Event, fmt.Sprint(st.K))}
+	pos := c.windowStates[opKey]
+	c.windowStates[opKey]++
+	return sampling{key: key, capped: pos >= c.windowCap, selected: chosen(cp.Event, fmt.Sprint(st.K))}
 }
 
 // storeSampling returns the sampling of the durability state at OP_BEGIN event that loses the
 // stores at loc: each store is tested until its states failed, or passed, often enough (its own
 // counts, not its finding's: every store is settled on its own).
-func (e *explorer) storeSampling(event uint64, loc report.Location) sampling {
-	if e.clusterFailures() < 0 {
+func (c *clusters) storeSampling(event uint64, loc report.Location) sampling {
+	if c.sampleAfter < 0 {
 		return sampling{}
 	}
 	return sampling{key: "store=" + loc.Key(), store: &loc, selected: chosen(event, loc.Key())}
@@ -232,35 +276,19 @@ func chosen(event uint64, id string) bool {
 // while the one before runs), the judgement again with every state judged before it
 // (explorer.finish): a state the walk keeps may still be left out there, so that what counts
 // is the same whatever the batches.
-func (e *explorer) sampledOut(s sampling) bool {
+func (c *clusters) sampledOut(s sampling) bool {
 	if s.key == "" || s.selected {
 		return false
 	}
 	if s.capped {
 		return true
 	}
-	k := e.clusterFailures()
+	k := c.sampleAfter
 	if s.store != nil {
-		c := e.storeStates[s.key]
-		return c[1] >= k || c[0]-c[1] >= k
+		n := c.storeStates[s.key]
+		return n[1] >= k || n[0]-n[1] >= k
 	}
-	return e.windowFailures[s.key] >= k
-}
-
-// windowStatesCap is Config.WindowStates with its default.
-func (e *explorer) windowStatesCap() int {
-	if n := e.cfg.WindowStates; n > 0 {
-		return n
-	}
-	return DefaultWindowStates
-}
-
-// clusterFailures is Config.ClusterFailures with its default.
-func (e *explorer) clusterFailures() int {
-	if k := e.cfg.ClusterFailures; k != 0 {
-		return k
-	}
-	return DefaultClusterFailures
+	return c.windowFailures[s.key] >= k
 }
 
 // record turns a failure into a finding, or counts it in the cluster of an earlier one.
@@ -279,24 +307,24 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
 	// make variants.
 	key := clusterKey(kind, it.pointKey, e.pathKey(it.op, it.pointKey), it.cause)
-	e.failures[key]++
+	e.found.failures[key]++
 	if kind != report.DurabilityViolation {
-		e.windowFailures[string(kind)+"|"+it.pointKey]++
+		e.found.windowFailures[string(kind)+"|"+it.pointKey]++
 	}
 	if kind == report.AtomicityViolation {
-		defer func() { e.prefixWindows[it.pointKey+"|"+e.pathKey(it.op, it.pointKey)] = e.clusters[key] }()
+		defer func() { e.found.prefixWindows[it.pointKey+"|"+e.pathKey(it.op, it.pointKey)] = e.found.index[key] }()
 	}
-	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
+	variant := fmt.Sprintf("%s|%d|P=%s|U=%s", e.places.siteChain(it.site), it.stack, strings.Join(persSites, ","), strings.Join(unpSites, ","))
 	if e.cfg.Shard.Active() {
 		defer e.logFailure(kind, key, variant, it, func() (report.Finding, func(string) string) {
 			return e.newFinding(it, kind, key, symptom, detail, t, ls, persRel, unpRel)
 		})
 	}
-	if i, ok := e.clusters[key]; ok {
+	if i, ok := e.found.index[key]; ok {
 		f := &e.res.Findings[i]
 		f.Count++
-		if !e.variants[key][variant] {
-			e.variants[key][variant] = true
+		if !e.found.variants[key][variant] {
+			e.found.variants[key][variant] = true
 			f.Crash.Variants++
 			if c := f.Crash; len(c.VariantImages) < report.MaxVariantImages && it.point >= 0 {
 				c.VariantImages = append(c.VariantImages, report.CrashVariant{
@@ -310,12 +338,12 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		}
 		return
 	}
-	e.variants[key] = map[string]bool{variant: true}
-	e.clusters[key] = len(e.res.Findings)
+	e.found.variants[key] = map[string]bool{variant: true}
+	e.found.index[key] = len(e.res.Findings)
 	f, message := e.newFinding(it, kind, key, symptom, detail, t, ls, persRel, unpRel)
-	e.msgs = append(e.msgs, message)
-	e.points = append(e.points, report.Context{Site: it.site, Stack: it.stack})
-	e.windows = append(e.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))
+	e.found.msgs = append(e.found.msgs, message)
+	e.found.points = append(e.found.points, report.Context{Site: it.site, Stack: it.stack})
+	e.found.windows = append(e.found.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))
 	e.res.Findings = append(e.res.Findings, f)
 }
 
@@ -365,12 +393,12 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
 		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
 		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
-		AfterStores: e.cfg.Options.AfterStores, AssumeFixed: len(e.cfg.Options.AssumeDurable) > 0, AssumeLate: e.cfg.Options.AssumeLate,
-		Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
+		AfterStores: e.cfg.Crash.AfterStores, AssumeFixed: len(e.cfg.Crash.AssumeDurable) > 0, AssumeLate: e.cfg.Crash.AssumeLate,
+		Workload: e.cfg.Workload.Path, Target: e.target.Args,
 		Input: it.next + 1,
 	}
 	for _, id := range it.state.Invariants {
-		c.Invariants = append(c.Invariants, e.invText[id])
+		c.Invariants = append(c.Invariants, e.found.invText[id])
 	}
 	// With overlapping operations a legal outcome whose prep or oracle run failed has no
 	// output to compare with.
@@ -410,8 +438,8 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		rep = "REPORT.json"
 	}
 	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
-	c.Env = e.cfg.Target.ReproduceEnv()
-	c.Reproduce = ReproduceCommand(e.cfg.Target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
+	c.Env = e.target.ReproduceEnv()
+	c.Reproduce = ReproduceCommand(e.target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
 	return report.Finding{
 		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc,
 		Related: related, Count: 1, FirstEvent: it.event,

@@ -32,6 +32,21 @@ import (
 // counts the points by reason); so is every point when lazy runs cannot be made at all (no
 // runtime with lazy support in the program, a checker).
 
+// lazyWalk is the lazy strategy's part of an exploration: why lazy runs cannot be made (off, ""
+// when they can), the crash points (by index) whose lazy runs fell back and their operations,
+// whether the walk in progress is the last one that explores those eagerly (walk), the fallback
+// points it explored or left out to the budget (done), their eager cost (pointCost) and the
+// crash states the leaves covered.
+type lazyWalk struct {
+	off      string
+	fallback map[int]bool
+	ops      map[int]bool
+	walk     bool
+	done     int
+	cost     float64
+	covered  big.Int
+}
+
 // LazyTreeRuns bounds the whole tree of a lazy run: it may take as long as that many runs (the
 // longest run on a consistent image so far, at least MinHangTimeout/HangFactor, which is also
 // the run's length before one is timed; with the target's Timeout, that over HangFactor), about
@@ -49,7 +64,7 @@ const LazyTreeRuns = 32
 // the crash point has states).
 func (e *explorer) lazyTree(hang time.Duration) time.Duration {
 	if hang <= 0 {
-		hang = e.cfg.Target.Timeout
+		hang = e.target.Timeout
 	}
 	return LazyTreeRuns * max(hang, MinHangTimeout) / HangFactor
 }
@@ -89,9 +104,9 @@ type lazyPoint struct {
 }
 
 // lazyStrategy returns the lazy strategy among the configured ones, or nil.
-func (c *Config) lazyStrategy() *crash.Strategy {
-	if i := slices.IndexFunc(c.Strategies, func(s *crash.Strategy) bool { return s.Lazy }); i >= 0 {
-		return c.Strategies[i]
+func (e *explorer) lazyStrategy() *crash.Strategy {
+	if i := slices.IndexFunc(e.strats, func(s *crash.Strategy) bool { return s.Lazy }); i >= 0 {
+		return e.strats[i]
 	}
 	return nil
 }
@@ -99,20 +114,20 @@ func (c *Config) lazyStrategy() *crash.Strategy {
 // lazyCheck decides, before the walks, whether lazy runs can be made (explorer.lazyOff says why
 // not).
 func (e *explorer) lazyCheck() {
-	if e.cfg.lazyStrategy() == nil {
+	if e.lazyStrategy() == nil {
 		return
 	}
 	lr, ok := e.cfg.Runner.(LazyRunner)
 	switch {
 	case e.cfg.Runner.HasChecker():
-		e.lazyOff = "a checker runs on every crash image (a lazy run's leaves have no image of their own)"
+		e.lazy.off = "a checker runs on every crash image (a lazy run's leaves have no image of their own)"
 	case !ok:
-		e.lazyOff = "the runner cannot make lazy runs"
+		e.lazy.off = "the runner cannot make lazy runs"
 	default:
-		e.lazyOff = lr.LazyUnavailable()
+		e.lazy.off = lr.LazyUnavailable()
 	}
-	if e.lazyOff != "" {
-		e.warn(fmt.Sprintf("lazy exploration is not possible (%s): crash points are explored eagerly with %s instead", e.lazyOff, strings.Join(DefaultStrategies, ",")))
+	if e.lazy.off != "" {
+		e.warn(fmt.Sprintf("lazy exploration is not possible (%s): crash points are explored eagerly with %s instead", e.lazy.off, strings.Join(DefaultStrategies, ",")))
 	}
 }
 
@@ -121,8 +136,8 @@ func (e *explorer) lazyCheck() {
 // lazy run (its leaves cover every state; those states also name the invariants they break),
 // else, when the point falls back, DefaultStrategies and the others configured.
 func (e *explorer) eagerStrategies(lazy bool) []*crash.Strategy {
-	if e.cfg.lazyStrategy() == nil {
-		return e.cfg.Strategies
+	if e.lazyStrategy() == nil {
+		return e.strats
 	}
 	var out []*crash.Strategy
 	if !lazy {
@@ -130,7 +145,7 @@ func (e *explorer) eagerStrategies(lazy bool) []*crash.Strategy {
 			out = append(out, crash.StrategyByName(n))
 		}
 	}
-	for _, s := range e.cfg.Strategies {
+	for _, s := range e.strats {
 		if !s.Lazy && !slices.Contains(out, s) && (!lazy || s.NeedsInvariants) {
 			out = append(out, s)
 		}
@@ -141,11 +156,11 @@ func (e *explorer) eagerStrategies(lazy bool) []*crash.Strategy {
 // lazyHere reports whether crash point cp gets a lazy run (in the fallback walk, the points
 // explored lazily before are not visited); a point that cannot have one counts as a fallback.
 func (e *explorer) lazyHere(cp *crash.CrashPoint) bool {
-	if e.cfg.lazyStrategy() == nil || e.fallbackWalk {
+	if e.lazyStrategy() == nil || e.lazy.walk {
 		return false
 	}
-	if e.lazyOff != "" {
-		e.countFallback(e.lazyOff)
+	if e.lazy.off != "" {
+		e.countFallback(e.lazy.off)
 		return false
 	}
 	return true
@@ -167,7 +182,7 @@ func (e *explorer) lazyItem(cp *crash.CrashPoint, k int, id uint32, path string)
 		return nil, err
 	}
 	it.key, it.isBase = "", false // its run is its own: never reused, never a base's
-	lp := &lazyPoint{space: cp.Clone().Space, eagerCost: pointCost(cp.Space, e.eagerStrategies(false), e.cfg.Options)}
+	lp := &lazyPoint{space: cp.Clone().Space, eagerCost: pointCost(cp.Space, e.eagerStrategies(false), e.cfg.Crash)}
 	for i, l := range cp.Space.Lines {
 		g := l.Region
 		if g == nil || g.ID != id {
@@ -184,10 +199,10 @@ func (e *explorer) lazyItem(cp *crash.CrashPoint, k int, id uint32, path string)
 		lp.lineOf = append(lp.lineOf, i)
 		c.Values = nil // in the table
 		lp.contents = append(lp.contents, c)
-		e.batchBytes += len(lp.table.Lines[len(lp.table.Lines)-1].Values) * crash.LineSize
+		e.runs.batchBytes += len(lp.table.Lines[len(lp.table.Lines)-1].Values) * crash.LineSize
 	}
 	for _, l := range lp.space.Lines {
-		e.batchBytes += 64 * len(l.Units) // the clone's units and their old bytes
+		e.runs.batchBytes += 64 * len(l.Units) // the clone's units and their old bytes
 	}
 	it.lazy = lp
 	return it, nil
@@ -254,10 +269,10 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 	st.LazyRuns++
 	if lo.Fallback != "" {
 		e.countFallback(lo.Fallback)
-		e.fallback[it.point] = true
-		e.fallbackOps[it.op] = true
-		e.fallbackCost += lp.eagerCost
-		e.fellBack++
+		e.lazy.fallback[it.point] = true
+		e.lazy.ops[it.op] = true
+		e.lazy.cost += lp.eagerCost
+		e.runs.fellBack++
 		return
 	}
 	leaves := lo.Leaves
@@ -271,7 +286,7 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 		leaf.persisted, leaf.unpersist = stateRefs(lp.space, leaf.state)
 		st.StatesTested++
 		st.LazyLeaves++
-		e.lazyCovered.Add(&e.lazyCovered, lp.leafCovers(l.Choices))
+		e.lazy.covered.Add(&e.lazy.covered, lp.leafCovers(l.Choices))
 		e.judge(&leaf, outcome{target: l.Outcome, done: true}, ls)
 		e.logState(&leaf)
 	}
@@ -282,7 +297,7 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 func (e *explorer) lazyRun(ctx context.Context, w *exec.Worker, j job, image string) *exec.LazyOutcome {
 	leaf := j.timeout
 	if leaf <= 0 {
-		leaf = e.cfg.Target.Timeout
+		leaf = e.target.Timeout
 	}
 	if leaf <= 0 {
 		leaf = exec.DefaultTimeout
@@ -316,12 +331,12 @@ func (o outcome) runs() []exec.Outcome {
 // fallbackPass returns the operations of the last walk, which explores eagerly the crash points
 // whose lazy runs fell back (nil when there are none, or it has run).
 func (e *explorer) fallbackPass() []bool {
-	if e.fallbackWalk || e.remainder || len(e.fallback) == 0 || e.budgetStop {
+	if e.lazy.walk || e.pacer.remainder || len(e.lazy.fallback) == 0 || e.pacer.budgetStop {
 		return nil
 	}
-	e.fallbackWalk = true
+	e.lazy.walk = true
 	pass := make([]bool, len(e.cfg.Workload.Ops))
-	for _, k := range slices.Sorted(maps.Keys(e.fallbackOps)) {
+	for _, k := range slices.Sorted(maps.Keys(e.lazy.ops)) {
 		if k < len(pass) {
 			pass[k] = true
 		}

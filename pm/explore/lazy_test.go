@@ -109,7 +109,7 @@ func TestEagerStrategies(t *testing.T) {
 		{[]string{"lazy", "invariants", "prefix"}, false, []string{"prefix", "random", "invariants"}},
 	}
 	for _, tt := range tests {
-		e := &explorer{cfg: &Config{Strategies: by(tt.strategies...)}}
+		e := &explorer{cfg: &Config{}, strats: by(tt.strategies...)}
 		if got := names(e.eagerStrategies(tt.lazy)); !slices.Equal(got, tt.want) {
 			t.Errorf("%v (lazy run %v): %v, want %v", tt.strategies, tt.lazy, got, tt.want)
 		}
@@ -151,7 +151,7 @@ func TestLazyExplore(t *testing.T) {
 		t.Fatal("eager exploration found nothing")
 	}
 	defer func() { testStrategies, testNoForkServer, testRunner = nil, false, nil }()
-	testStrategies = []*crash.Strategy{crash.StrategyByName("lazy")}
+	testStrategies = []string{"lazy"}
 	tests := []struct {
 		name            string
 		set             func()

@@ -3,14 +3,17 @@ package explore
 import (
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/big"
 	"math/bits"
 	"slices"
+	"time"
 
+	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/trace"
 )
@@ -50,33 +53,6 @@ import (
 // (without running anything where it explores nothing).
 const MaxWalks = 8
 
-// opPaths returns, for each of the n operations of the trace at path, a key of its persistent
-// path (above; "" for an operation with no store, flush or fence on PM), and the first operation
-// of its busy period. Errors: the trace cannot be read.
-func opPaths(path string, n int) (paths []string, period []int, err error) {
-	r, err := trace.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.Close()
-	m, err := replay.New(r, replay.Options[struct{}]{})
-	if err != nil {
-		return nil, nil, err
-	}
-	h := &pathCollector{m: m, sites: make([]map[uint64]bool, n), period: make([]int, n)}
-	for k := range h.period {
-		h.period[k] = k
-	}
-	if err := m.Run(h); err != nil && !errors.Is(err, trace.ErrTruncated) {
-		return nil, nil, err
-	}
-	paths = make([]string, n)
-	for k, s := range h.sites {
-		paths[k] = pathKey(s)
-	}
-	return paths, h.period, nil
-}
-
 // pathKey is a key of a set of (site, call stack) pairs: a hash of the sorted pairs.
 func pathKey(s map[uint64]bool) string {
 	if len(s) == 0 {
@@ -99,21 +75,43 @@ func pathKey(s map[uint64]bool) string {
 }
 
 // pathCollector gathers the (site, call stack) pairs of each operation's stores, flushes and
-// fences, and the busy periods (replay handler).
+// fences, and the busy periods: a replay handler observing the plan's walk (makePlan), with the
+// replay's operations in flight, ops. mapped is called with every region mapped.
 type pathCollector struct {
 	replay.Nop
-	m      *replay.Machine[struct{}]
+	ops    *replay.Ops
 	sites  []map[uint64]bool // per operation index
 	period []int             // per operation index: the first operation of its busy period
 	first  int               // the first operation of the busy period in progress
+	mapped func(pmdk.Region)
 }
+
+func newPathCollector(ops *replay.Ops, n int, mapped func(pmdk.Region)) *pathCollector {
+	h := &pathCollector{ops: ops, sites: make([]map[uint64]bool, n), period: make([]int, n), mapped: mapped}
+	for k := range h.period {
+		h.period[k] = k
+	}
+	return h
+}
+
+// keys returns each operation's path key (pathKey; "" for an operation with no store, flush or
+// fence on PM).
+func (h *pathCollector) keys() []string {
+	paths := make([]string, len(h.sites))
+	for k, s := range h.sites {
+		paths[k] = pathKey(s)
+	}
+	return paths
+}
+
+func (h *pathCollector) Mapped(_ *trace.Event, r pmdk.Region) { h.mapped(r) }
 
 func (h *pathCollector) OpBegan(ev *trace.Event, op replay.Op) {
 	k := int(op.Index)
 	if k < 0 || k >= len(h.period) {
 		return
 	}
-	if len(h.m.Ops.InFlight()) == 1 {
+	if len(h.ops.InFlight()) == 1 {
 		h.first = k // no other operation in flight: a new busy period
 	}
 	if h.first < len(h.period) {
@@ -133,7 +131,7 @@ func (h *pathCollector) add(k int, site, stack uint32) {
 
 // event adds ev's site and call stack to the path of the operation in flight on its thread.
 func (h *pathCollector) event(ev *trace.Event) {
-	if op, ok := h.m.Ops.Current(ev.Thread); ok {
+	if op, ok := h.ops.Current(ev.Thread); ok {
 		h.add(int(op.Index), ev.Site, ev.Context)
 	}
 }
@@ -197,17 +195,7 @@ type schedule struct {
 	paths int      // the distinct operation paths (of busy periods)
 }
 
-// planOrder computes the order of exploration of the trace at path for n operations (above).
-// Errors: the trace cannot be read.
-func planOrder(path string, n int) (schedule, error) {
-	paths, period, err := opPaths(path, n)
-	if err != nil {
-		return schedule{}, err
-	}
-	return orderOf(paths, period, MaxWalks), nil
-}
-
-// orderOf is planOrder's computation: paths[k] is operation k's path key, period[k] the first
+// orderOf computes the order of exploration (above): paths[k] is operation k's path key, period[k] the first
 // operation of its busy period.
 func orderOf(paths []string, period []int, maxWalks int) schedule {
 	var firsts []int // the periods' first operations, in trace order
@@ -256,6 +244,192 @@ func (s schedule) passes() [][]bool {
 // it meets. A point whose share of the budget is smaller than its cost but at least
 // MinPointShare states is explored in part (thinStates); one whose share is smaller than that
 // is explored whole or left out, by credit.
+
+// pacer paces the walks by the time budget (Options.TimeBudget) and keeps what it left out for
+// the remainder walk (retry.go): the order of exploration, the wall time and estimated cost of
+// the batches judged, the credit of the pacing, the crash points and their costs.
+type pacer struct {
+	budget time.Duration    // Options.TimeBudget (0: none)
+	now    func() time.Time // the exploration's clock (Options.Now)
+	// testClock says now is a test's clock (Options.Now), which sets no deadline on the wall
+	// clock: the runs past a bound are not begun rather than stopped.
+	testClock bool
+	// order is the order of exploration (the rounds of operation paths).
+	order schedule
+	// budgetStart is when the time budget began (Options.Start); ranTime, ranStates and ranCost
+	// the wall time of the batches judged so far, their states and the estimated cost of their
+	// crash points (queued, pace); credit is the pacing's share of estimated states earned and
+	// not yet spent (negative: a point of the first round explored on credit).
+	budgetStart time.Time
+	ranTime     time.Duration
+	ranStates   int
+	ranCost     float64
+	credit      float64
+	// walkRanTime and walkRanCost are ranTime and ranCost of the walk in progress.
+	walkRanTime time.Duration
+	walkRanCost float64
+	// budgetStopped counts the crash states not judged because the budget's end stopped their
+	// runs; budgetStop says the walk stopped there (the points it did not reach are left out).
+	budgetStopped int
+	budgetStop    bool
+	// allPoints is the number of crash points inside operations (plan), opPoints those of each
+	// operation, visited those the walks reached, opVisited those reached per operation.
+	allPoints, visited  int
+	opPoints, opVisited []int
+	// opCost is the estimated cost of each operation's crash points, in crash states
+	// (pointCost), walkCost and walkVisitedCost those of the walk in progress and of the points
+	// it reached, allCost and visitedCost the same over every walk (overrun).
+	opCost                    []float64
+	walkCost, walkVisitedCost float64
+	allCost, visitedCost      float64
+	// retry holds the crash states whose runs an overrun bound stopped, by crash point (trace
+	// event) and state key, skipped the points the pacing left out, retryOp their operations, for
+	// the remainder walk (retry.go); remainder says the walk in progress is that walk, lastWalk
+	// that it has begun (nothing is kept for a later one).
+	retry     map[uint64]map[string]bool
+	skipped   map[uint64]float64 // crash points the pacing left out, by trace event: their cost
+	retryOp   map[int]bool
+	remainder bool
+	lastWalk  bool
+}
+
+// setPlan takes the crash points and costs of each operation from the plan.
+func (p *pacer) setPlan(pl *plan) {
+	p.order, p.opPoints, p.opCost = pl.order, pl.opPoints, pl.opCost
+	p.opVisited = make([]int, len(p.opPoints))
+	for _, c := range p.opCost {
+		p.allCost += c
+	}
+	for _, n := range p.opPoints {
+		p.allPoints += n
+	}
+}
+
+// beginWalk starts the pacing of a walk of the operations inPass: its cost is that of their
+// crash points; the remainder walk's, the states it retries and the points it takes up again
+// (retry.go); the fallback walk's, the eager cost of the points whose lazy runs fell back.
+func (p *pacer) beginWalk(inPass func(k int) bool, lz *lazyWalk) {
+	p.walkRanTime, p.walkRanCost, p.walkCost, p.walkVisitedCost = 0, 0, 0, 0
+	switch {
+	case lz.walk:
+		p.walkCost = lz.cost
+	case p.remainder:
+		for _, keys := range p.retry {
+			p.walkCost += float64(len(keys))
+		}
+		for _, c := range p.skipped {
+			p.walkCost += c
+		}
+	default:
+		for k, c := range p.opCost {
+			if inPass(k) {
+				p.walkCost += c
+			}
+		}
+	}
+}
+
+// pace returns how many of the cost estimated crash states of the next crash point of the walk
+// in progress are explored to keep to Config.TimeBudget: cost (the whole point, always without a
+// budget), 0 (the point is left out) or a share in between (the point is explored in part:
+// thinStates). Cost is in crash states (pointCost); the durability states at an operation's
+// start count as a point of cost 1. The walk is paced by the time its points need against the
+// time left: the time left is the schedule's end (ScheduleEnd: the budget less a reserve for the
+// final phase) less the time spent since the budget began and the estimated time of the crash
+// states built but not yet judged (queued); the time needed is the wall time per estimated state
+// of the batches of this walk judged so far (of every walk, before the first of this one: the
+// paths of a round cost differently, a table's expansions against its inserts) times the
+// estimated states of the points the walk has not reached yet (this one included). Charging
+// states rather than points, a point with thousands of states (a split's last points) is paid
+// for as such, and the estimate of a walk's need does not depend on which points came first.
+// While what is needed fits, every point is explored whole: a budget the whole exploration fits
+// in leaves nothing out. When it does not fit, each point earns a share left/needed of its cost
+// (less the time of the credit held) as credit: a point is explored whole when the credit covers
+// its cost; else in part, with the
+// states the credit covers, when its share is at least MinPointShare states; else it is left
+// out, its share kept for the next. The share is recomputed at every point, so that an estimate
+// that was too high (the first operations' re-executions run the longest) lets more in later.
+// Each walk (a round of every operation path, above) is paced by its own points, so a
+// round that does not fit covers a share of every path of it rather than the paths it reaches
+// first, and the next round starts only with the time this one leaves. When force is set (the
+// last point of an operation of the first round with no point explored), a point that would be
+// left out is explored with MinPointShare states (at most its cost) on credit: every operation
+// path has a crash point explored before any path a second time. Until a batch has been judged
+// there is no cost per state: the points are explored whole (explorer.pace waits for the first
+// batch). q holds the batches built and running (queued).
+func (p *pacer) pace(cost float64, force bool, q *runs) float64 {
+	d := p.budget
+	if d <= 0 {
+		return cost
+	}
+	left := p.left(q)
+	if left <= 0 {
+		return 0
+	}
+	ran, c := p.walkRanTime, p.walkRanCost
+	if c == 0 {
+		ran, c = p.ranTime, p.ranCost
+	}
+	if c == 0 {
+		return cost // nothing measured yet (the first batch: the first operation's states)
+	}
+	per := ran.Seconds() / c
+	need := per * max(p.walkCost-p.walkVisitedCost, cost)
+	if need <= left.Seconds() {
+		return cost
+	}
+	// The credit is time promised to points still to come: it is not shared again.
+	share := cost * max(left.Seconds()-max(p.credit, 0)*per, 0) / need
+	p.credit += share
+	take := 0.0
+	switch {
+	case p.credit >= cost:
+		take = cost
+	case share >= MinPointShare:
+		take = math.Floor(p.credit)
+	case force:
+		take = min(cost, MinPointShare)
+	}
+	p.credit -= take
+	return take
+}
+
+// measured counts a batch judged: its wall time d, the states it ran and their estimated cost
+// (of the walk in progress and of every walk).
+func (p *pacer) measured(d time.Duration, states int, cost float64) {
+	p.ranTime += d
+	p.ranStates += states
+	p.ranCost += cost
+	p.walkRanTime += d
+	p.walkRanCost += cost
+}
+
+// left is the time the schedule has left (budget.ScheduleEnd) after what was spent and the
+// estimated time of the crash states of q queued.
+func (p *pacer) left(q *runs) time.Duration {
+	return budget.ScheduleEnd(p.budget) - p.spent() - p.queued(q)
+}
+
+// spent is the time since the budget began (Options.Start).
+func (p *pacer) spent() time.Duration { return p.now().Sub(p.budgetStart) }
+
+// queued estimates the time the crash states built but not yet judged will take: the batch the
+// walk is building and what is left of the one running (q), at the wall time per state of the
+// batches judged so far (0 before any).
+func (p *pacer) queued(q *runs) time.Duration {
+	if p.ranStates == 0 {
+		return 0
+	}
+	per := p.ranTime / time.Duration(p.ranStates)
+	d := per * time.Duration(len(q.batch))
+	if b := q.running; b != nil {
+		d += max(per*time.Duration(len(b.items))-p.now().Sub(b.began), 0)
+	}
+	return d
+}
+
+// ended reports whether the budget's schedule has ended (never without a budget).
+func (p *pacer) ended() bool { return p.budget > 0 && p.spent() >= budget.ScheduleEnd(p.budget) }
 
 // MinPointShare is the fewest states a crash point is explored with in part under a time
 // budget (the random strategy's default sample, crash.DefaultSamples): a point whose share of

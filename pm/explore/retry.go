@@ -1,9 +1,9 @@
 package explore
 
 import (
+	"maps"
 	"slices"
 
-	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/pm/crash"
 )
 
@@ -20,38 +20,38 @@ import (
 
 // keepRetry records the state of item it, whose run an overrun bound stopped, for the remainder
 // walk (not a durability state or a twin: they are made with their crash point's states).
-func (e *explorer) keepRetry(it *item) {
-	if e.remainder || it.durability || it.twin != nil {
+func (p *pacer) keepRetry(it *item) {
+	if p.remainder || it.durability || it.twin != nil {
 		return
 	}
-	e.retryAt(it.event, it.op)[stateKey(it.state.K)] = true // a stopped run (explorer.budgetStopped)
+	p.retryAt(it.event, it.op)[stateKey(it.state.K)] = true // a stopped run (budgetStopped)
 }
 
 // retryAt returns the states to retry at the crash point of trace event event (by stateKey: true
 // for a stopped run, false for a state left out), made empty if there were none, and marks its
 // operation op for the remainder walk.
-func (e *explorer) retryAt(event uint64, op int) map[string]bool {
-	if e.retry == nil {
-		e.retry = map[uint64]map[string]bool{}
+func (p *pacer) retryAt(event uint64, op int) map[string]bool {
+	if p.retry == nil {
+		p.retry = map[uint64]map[string]bool{}
 	}
-	if e.retry[event] == nil {
-		e.retry[event] = map[string]bool{}
+	if p.retry[event] == nil {
+		p.retry[event] = map[string]bool{}
 	}
-	if e.retryOp == nil {
-		e.retryOp = map[int]bool{}
+	if p.retryOp == nil {
+		p.retryOp = map[int]bool{}
 	}
-	e.retryOp[op] = true
-	return e.retry[event]
+	p.retryOp[op] = true
+	return p.retry[event]
 }
 
-// keepThinned records the states (keys) of crash point cp of operation k that the pacing left
-// out of the point's share (thinStates), for the remainder walk: a budget the exploration turns
-// out to fit in then leaves none of them out.
-func (e *explorer) keepThinned(cp *crash.CrashPoint, k int, keys []string) {
-	if e.lastWalk || len(keys) == 0 {
+// keepThinned records the states (keys) of the crash point at trace event event, of operation
+// k, that the pacing left out of the point's share (thinStates), for the remainder walk: a budget
+// the exploration turns out to fit in then leaves none of them out.
+func (p *pacer) keepThinned(event uint64, k int, keys []string) {
+	if p.lastWalk || len(keys) == 0 {
 		return
 	}
-	retry := e.retryAt(cp.Event, k)
+	retry := p.retryAt(event, k)
 	for _, key := range keys {
 		if _, ok := retry[key]; !ok {
 			retry[key] = false // left out by the pacing, never run
@@ -59,17 +59,16 @@ func (e *explorer) keepThinned(cp *crash.CrashPoint, k int, keys []string) {
 	}
 }
 
-// remainderPass returns the operations of the remainder walk (those with states to retry), or nil
-// when there is none or no time for it: it is made once, after the last walk, when the time
-// budget's schedule has not ended.
-func (e *explorer) remainderPass() []bool {
-	if e.remainder || len(e.retry)+len(e.skipped) == 0 || e.budgetStop || e.cfg.TimeBudget <= 0 || e.spent() >= budget.ScheduleEnd(e.cfg.TimeBudget) {
+// remainderPass returns the operations (of n) of the remainder walk (those with states to retry
+// or points left out), or nil when there is none or no time for it: it is made once, after the
+// last walk, when the time budget's schedule has not ended.
+func (p *pacer) remainderPass(n int) []bool {
+	if p.remainder || len(p.retry)+len(p.skipped) == 0 || p.budgetStop || p.budget <= 0 || p.ended() {
 		return nil
 	}
-	e.remainder, e.lastWalk = true, true
-	e.fallbackWalk = false // the remainder walk follows the fallback walk (lazy.go), if any
-	pass := make([]bool, len(e.cfg.Workload.Ops))
-	for k := range e.retryOp {
+	p.remainder, p.lastWalk = true, true
+	pass := make([]bool, n)
+	for k := range p.retryOp {
 		if k < len(pass) {
 			pass[k] = true
 		}
@@ -77,75 +76,77 @@ func (e *explorer) remainderPass() []bool {
 	return pass
 }
 
-// keepSkipped records crash point cp of operation k, of estimated cost cost, which the pacing
-// left out, for the remainder walk.
-func (e *explorer) keepSkipped(cp *crash.CrashPoint, k int, cost float64) {
-	if e.cfg.TimeBudget <= 0 {
+// keepSkipped records the crash point at trace event event, of operation k and estimated cost
+// cost, which the pacing left out, for the remainder walk.
+func (p *pacer) keepSkipped(event uint64, k int, cost float64) {
+	if p.budget <= 0 {
 		return
 	}
-	if e.skipped == nil {
-		e.skipped = map[uint64]float64{}
+	if p.skipped == nil {
+		p.skipped = map[uint64]float64{}
 	}
-	if e.retryOp == nil {
-		e.retryOp = map[int]bool{}
+	if p.retryOp == nil {
+		p.retryOp = map[int]bool{}
 	}
-	e.skipped[cp.Event], e.retryOp[k] = cost, true
+	p.skipped[event], p.retryOp[k] = cost, true
+}
+
+// remainderPass is pacer.remainderPass for the workload; the remainder walk follows the fallback
+// walk (lazy.go), if any.
+func (e *explorer) remainderPass() []bool {
+	pass := e.pacer.remainderPass(len(e.cfg.Workload.Ops))
+	if pass != nil {
+		e.lazy.walk = false
+	}
+	return pass
 }
 
 // visitRetry is visit in the remainder walk: a crash point the pacing left out is explored as in
 // a walk (counted explored instead of left out), one with states to retry is explored with those
 // states (as many as the pacing lets in); the others are passed by.
 func (e *explorer) visitRetry(cp *crash.CrashPoint, k int) error {
-	if cost, ok := e.skipped[cp.Event]; ok {
-		delete(e.skipped, cp.Event)
+	p := e.pacer
+	if cost, ok := p.skipped[cp.Event]; ok {
+		delete(p.skipped, cp.Event)
 		explored := e.res.Stats.CrashPoints
-		e.remainder = false
+		p.remainder = false
 		err := e.visitPoint(cp, k, cost)
-		e.remainder = true
+		p.remainder = true
 		e.res.Stats.SkippedBudget-- // counted once, when its walk left it out
 		if e.res.Stats.CrashPoints > explored {
-			e.batchPoints++
+			e.runs.batchPoints++
 			e.explored[k] = true
 		}
-		e.walkVisitedCost += cost
+		p.walkVisitedCost += cost
 		return err
 	}
-	n := len(e.retry[cp.Event])
+	n := len(p.retry[cp.Event])
 	if n == 0 {
 		return nil
 	}
 	err := e.visitPoint(cp, k, float64(n))
-	e.walkVisitedCost += float64(n)
+	p.walkVisitedCost += float64(n)
 	return err
 }
 
-// retryStates returns m of the states to retry at crash point cp (the runs an overrun bound
-// stopped and the states the pacing left out of the point's share), spread evenly over them (in
-// key order), and forgets them: their runs are no longer counted as stopped (they are counted
-// again if stopped again), and a point explored in part whose states are now all taken is no
-// longer counted as such.
-func (e *explorer) retryStates(cp *crash.CrashPoint, m int) map[string]bool {
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for key := range e.retry[cp.Event] {
-			if !yield(key) {
-				return
-			}
-		}
-	})
-	keep := make(map[string]bool, m)
+// retryStates returns m of the states to retry at the crash point at trace event event (the runs
+// an overrun bound stopped and the states the pacing left out of the point's share), spread
+// evenly over them (in key order), and forgets them: their runs are no longer counted as stopped
+// (they are counted again if stopped again). partDone says that the point was explored in part
+// and its states are now all taken (it is no longer counted as explored in part).
+func (p *pacer) retryStates(event uint64, m int) (keep map[string]bool, partDone bool) {
+	keys := slices.Sorted(maps.Keys(p.retry[event]))
+	keep = make(map[string]bool, m)
 	thinned := false
-	for _, stopped := range e.retry[cp.Event] {
+	for _, stopped := range p.retry[event] {
 		thinned = thinned || !stopped
 	}
 	for _, key := range evenly(keys, m) {
 		keep[key] = true
-		if e.retry[cp.Event][key] {
-			e.budgetStopped--
+		if p.retry[event][key] {
+			p.budgetStopped--
 		}
 	}
-	if thinned && len(keep) == len(keys) {
-		e.res.Stats.PartialBudget-- // the point's states are all explored now
-	}
-	delete(e.retry, cp.Event)
-	return keep
+	delete(p.retry, event)
+	return keep, thinned && len(keep) == len(keys)
 }

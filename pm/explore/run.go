@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/scry-pm/scry/internal/budget"
@@ -15,6 +16,47 @@ import (
 )
 
 func numCPU() int { return runtime.NumCPU() }
+
+// runs are the batches of crash images and their runs: the batch the walk is building, with the
+// base of the crash point its images are made at, and the batch the workers run meanwhile.
+type runs struct {
+	// tmp is the exploration's scratch directory, where images are named (newImage: nimg so
+	// far; batches running beside the walk name some); copies the workers' working copies of
+	// images (storage.go).
+	tmp    string
+	nimg   atomic.Int64
+	copies workCopies
+	// runCtx is the runs' context: the exploration's, ending at the time budget's schedule end;
+	// pool the workers that run them (Options.Jobs, the scratch directory).
+	runCtx context.Context
+	pool   exec.Pool
+	// batch is the batch being built: its items, the bytes of their patches (MaxOperationBytes),
+	// the crash points they explore (counted done once judged, progress) and their estimated
+	// cost (pace), and the points' own base files (removed after the batch).
+	batch       []*item
+	batchBytes  int
+	batchPoints int
+	batchCost   float64
+	pointFiles  []string
+	// The base of the crash point items are being made at (base): its trace event, the file and
+	// the delta its images start from, the delta where it differs from the base (dedupe.go) and
+	// whether its states' images are keyed.
+	pointEvent uint64
+	pointBase  string
+	pointDelta []crash.Patch
+	pointNet   []crash.Patch
+	pointKeyed bool
+	// running is the batch the workers run while the walk goes on; flushes counts the batches
+	// handed over so far.
+	running *runningBatch
+	flushes int
+	// fellBack counts the crash points of the batch being judged whose lazy runs fell back: not
+	// covered yet (the fallback walk covers them).
+	fellBack int
+	// longestConsistent is the longest run on a consistent image that ended by itself, of the
+	// batches judged so far (hangTimeout).
+	longestConsistent time.Duration
+}
 
 // job is one run of a batch: the target on an image with a standard input, optionally the
 // checker first (crash images only). With copyFrom the image is first copied from that file
@@ -85,19 +127,19 @@ type outcome struct {
 // operation; a period of overlapping operations first has its prep runs (oracles.go), in a
 // first round.
 func (e *explorer) flush() error {
-	if len(e.batch) == 0 {
+	if len(e.runs.batch) == 0 {
 		return nil
 	}
 	if err := e.finish(); err != nil {
 		return err
 	}
 	b := e.prepare()
-	e.flushes++
-	b.began = e.now()
-	e.overrun(b)
+	e.runs.flushes++
+	b.began = e.pacer.now()
+	e.pacer.overrun(b, e.runs.runCtx)
 	if len(b.gen.preps) > 0 {
 		b.run(e)
-		e.running = b
+		e.runs.running = b
 		return e.finish()
 	}
 	b.done = make(chan struct{})
@@ -105,7 +147,7 @@ func (e *explorer) flush() error {
 		defer close(b.done)
 		b.run(e)
 	}()
-	e.running = b
+	e.runs.running = b
 	return nil
 }
 
@@ -115,10 +157,10 @@ func (e *explorer) flush() error {
 // (0, the target's own bound, until a consistent run has been timed). Batch n+1 is planned
 // before batch n is judged, so its bound comes from the batches up to n-1.
 func (e *explorer) hangTimeout() time.Duration {
-	if e.cfg.Target.Timeout > 0 || e.longestConsistent == 0 {
+	if e.target.Timeout > 0 || e.runs.longestConsistent == 0 {
 		return 0
 	}
-	return min(max(HangFactor*e.longestConsistent, MinHangTimeout), exec.DefaultTimeout)
+	return min(max(HangFactor*e.runs.longestConsistent, MinHangTimeout), exec.DefaultTimeout)
 }
 
 // batchLimit is the number of states after which the walk hands its batch to the workers:
@@ -129,12 +171,12 @@ func (e *explorer) hangTimeout() time.Duration {
 // would end past the schedule (pace), and smaller batches let it stop closer to the end; and the
 // first batch is the first operation's states alone, handed to the workers at its end, so that
 // the pacing has a cost per state measured before the next operations' states are chosen.
-func (e *explorer) batchLimit() int {
-	n := min(e.cfg.BatchStates, 32<<min(e.flushes, 16))
-	if d := e.cfg.TimeBudget; d > 0 && e.ranStates > 0 && e.ranTime > 0 {
-		per := e.ranTime / time.Duration(e.ranStates)
+func (p *pacer) batchLimit(batchStates, flushes int) int {
+	n := min(batchStates, 32<<min(flushes, 16))
+	if d := p.budget; d > 0 && p.ranStates > 0 && p.ranTime > 0 {
+		per := p.ranTime / time.Duration(p.ranStates)
 		n = min(n, max(32, int(budget.ScheduleEnd(d)/BudgetBatches/max(per, 1))))
-	} else if d > 0 && e.flushes == 0 {
+	} else if d > 0 && flushes == 0 {
 		n = 1 // the first operation's states alone: the pacing's first measure (pace)
 	}
 	return n
@@ -179,9 +221,9 @@ type seqPair struct {
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
-	b := &runningBatch{items: e.batch, pointFiles: e.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.batchPoints, cost: e.batchCost}
-	e.batchPoints, e.batchCost = 0, 0
-	e.batch, e.pointFiles, e.batchBytes, e.pointEvent, e.pointBase, e.pointDelta = nil, nil, 0, ^uint64(0), "", nil
+	b := &runningBatch{items: e.runs.batch, pointFiles: e.runs.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.runs.batchPoints, cost: e.runs.batchCost}
+	e.runs.batchPoints, e.runs.batchCost = 0, 0
+	e.runs.batch, e.runs.pointFiles, e.runs.batchBytes, e.runs.pointEvent, e.runs.pointBase, e.runs.pointDelta = nil, nil, 0, ^uint64(0), "", nil
 	b.gen = &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
 	b.genIdx = make([][]int, len(b.items))
 	for i, it := range b.items {
@@ -258,9 +300,9 @@ func (b *runningBatch) planImages(e *explorer) {
 func (b *runningBatch) run(e *explorer) {
 	if len(b.gen.preps) > 0 {
 		var err error
-		b.prepOut, err = exec.Map(b.runCtx(e), e.cfg.Exec, b.gen.preps, e.runJob)
+		b.prepOut, err = exec.Map(b.runCtx(e), e.runs.pool, b.gen.preps, e.runJob)
 		if err != nil {
-			b.err, b.ended = err, e.now()
+			b.err, b.ended = err, e.pacer.now()
 			return
 		}
 		b.jobs = b.gen.jobs(b.jobs, b.prepOut)
@@ -268,10 +310,10 @@ func (b *runningBatch) run(e *explorer) {
 	}
 	// The legal outcomes' runs start before the crash images': a second run of one, made
 	// after them, then differs from its first run wherever theirs could (vary.go).
-	pool := e.cfg.Exec
+	pool := e.runs.pool
 	pool.First = b.oracles
 	b.outs, b.err = exec.Map(b.runCtx(e), pool, b.jobs, func(ctx context.Context, w *exec.Worker, j job) outcome {
-		if b.allow > 0 && (e.now().Sub(b.began) >= b.allow || e.cfg.Now != nil && e.spent() >= budget.ScheduleEnd(e.cfg.TimeBudget)) {
+		if b.allow > 0 && (e.pacer.now().Sub(b.began) >= b.allow || e.pacer.testClock && e.pacer.ended()) {
 			// Past the overrun bound, or (on a test's clock, which has no deadline) the
 			// schedule's end: the run is not begun.
 			b.cancel()
@@ -279,18 +321,18 @@ func (b *runningBatch) run(e *explorer) {
 		}
 		return e.runJob(ctx, w, j)
 	})
-	b.ended = e.now()
+	b.ended = e.pacer.now()
 }
 
 // finish waits for the batch handed to the workers, if any, judges its crash images in order and
 // removes its images. Runs on the walk's goroutine. The states whose runs (or legal outcomes'
 // runs) the time budget's end stopped are not judged (explorer.budgetStopped).
 func (e *explorer) finish() error {
-	b := e.running
+	b := e.runs.running
 	if b == nil {
 		return nil
 	}
-	e.running = nil
+	e.runs.running = nil
 	if b.done != nil {
 		<-b.done
 	}
@@ -303,15 +345,11 @@ func (e *explorer) finish() error {
 	if cut {
 		ran = b.ranShare()
 	}
-	e.ranTime += b.ended.Sub(b.began)
-	e.ranStates += int(ran * float64(len(b.items)))
-	e.ranCost += ran * b.cost
-	e.walkRanTime += b.ended.Sub(b.began)
-	e.walkRanCost += ran * b.cost
+	e.pacer.measured(b.ended.Sub(b.began), int(ran*float64(len(b.items))), ran*b.cost)
 	// Images are consumed: remove whatever is left of this batch; its crash points are done.
 	defer func() {
-		e.prog.Advance(b.points - e.fellBack) // the fallback walk covers those
-		e.fellBack = 0
+		e.prog.Advance(b.points - e.runs.fellBack) // the fallback walk covers those
+		e.runs.fellBack = 0
 		st := &e.res.Stats
 		e.prog.Figures(exec.Figures{States: st.StatesTested, Failed: st.Failures, Findings: len(e.res.Findings)})
 		for _, j := range b.gen.preps {
@@ -342,7 +380,7 @@ func (e *explorer) finish() error {
 		}
 		if b.outs == nil {
 			if budgetEnded {
-				e.budgetStopped += len(b.items)
+				e.pacer.budgetStopped += len(b.items)
 			}
 			return b.err // the prep runs were interrupted
 		}
@@ -390,7 +428,7 @@ func (e *explorer) finish() error {
 		if outs[i].done {
 			e.res.Stats.OracleRuns++
 			if t := outs[i].target; t.Completed() {
-				e.longestConsistent = max(e.longestConsistent, t.Duration)
+				e.runs.longestConsistent = max(e.runs.longestConsistent, t.Duration)
 			}
 		}
 	}
@@ -419,16 +457,16 @@ func (e *explorer) finish() error {
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		ready = ready && !unjudged[i]
-		if e.sampledOut(it.smp) {
+		if e.found.sampledOut(it.smp) {
 			// Sampled with every state judged before it (judge.go): as if never run.
 			e.res.Stats.Sampled++
 			continue
 		}
 		if !ready {
 			if budgetEnded {
-				e.budgetStopped++
+				e.pacer.budgetStopped++
 				if cut && !e.budgetEnded() {
-					e.keepRetry(it)
+					e.pacer.keepRetry(it)
 				}
 				continue
 			}
@@ -495,10 +533,10 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 		if !j.keep {
 			// A working copy of the worker's, made equal to the source by writing what
 			// differs, instead of a fresh copy per run (storage.go).
-			j.image = e.copies.get(e.tmp)
-			defer e.copies.put(j.image)
+			j.image = e.runs.copies.get(e.runs.tmp)
+			defer e.runs.copies.put(j.image)
 		}
-		if err := j.makeImage(&e.copies); err != nil {
+		if err := j.makeImage(&e.runs.copies); err != nil {
 			out.target = exec.Outcome{ExitCode: -1, Err: err}
 			if j.keep {
 				os.Remove(j.image)
@@ -530,7 +568,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 			// Its output so far disagrees with the legal outcome it converged with: run the
 			// image again, in full.
 			out.convergedAgain = true
-			if err := j.makeImage(&e.copies); err != nil {
+			if err := j.makeImage(&e.runs.copies); err != nil {
 				out.target = exec.Outcome{ExitCode: -1, Err: err}
 				return out
 			}
@@ -563,18 +601,18 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 // measures the batch by the share of its images run (handed out shuffled, exec.Pool: a sample
 // of all its points). No bound before a cost per state is measured; on a test's clock
 // (Config.Now) the runs past it are not begun.
-func (e *explorer) overrun(b *runningBatch) {
-	d := e.cfg.TimeBudget
-	if d <= 0 || e.ranStates == 0 || e.ranCost == 0 {
+func (p *pacer) overrun(b *runningBatch, runCtx context.Context) {
+	d := p.budget
+	if d <= 0 || p.ranStates == 0 || p.ranCost == 0 {
 		return
 	}
-	b.allow = overrunBound(budget.ScheduleEnd(d), b.began.Sub(e.budgetStart), e.ranTime.Seconds()/e.ranCost, b.cost, max(e.allCost-e.visitedCost, 0))
-	if e.cfg.Now != nil {
+	b.allow = overrunBound(budget.ScheduleEnd(d), b.began.Sub(p.budgetStart), p.ranTime.Seconds()/p.ranCost, b.cost, max(p.allCost-p.visitedCost, 0))
+	if p.testClock {
 		// A test's clock: no deadline on the wall clock; a run past the bound is not begun.
-		b.ctx, b.cancel = context.WithCancel(e.runCtx)
+		b.ctx, b.cancel = context.WithCancel(runCtx)
 		return
 	}
-	b.ctx, b.cancel = context.WithDeadline(e.runCtx, b.began.Add(b.allow))
+	b.ctx, b.cancel = context.WithDeadline(runCtx, b.began.Add(b.allow))
 }
 
 // BatchOverrun is the multiple of its estimated time a batch's runs may always take under a time
@@ -596,7 +634,7 @@ func (b *runningBatch) runCtx(e *explorer) context.Context {
 	if b.ctx != nil {
 		return b.ctx
 	}
-	return e.runCtx
+	return e.runs.runCtx
 }
 
 // ranShare is the share of b's crash images whose runs ended (1 when it has none).

@@ -4,17 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/trace"
 )
 
 // Sharding. One exploration of a recorded trace is split into Count shards, each run on its own
@@ -48,143 +45,56 @@ import (
 // twins spent per pair (MaxTwins), the time budget and the adaptive hang bound still count over
 // the shard's own states: with a budget or pairs to confirm, the merge is not exact.
 
-// has reports whether operation k is this shard's (always, unsharded). An operation the plan
-// did not see (none: it walks the whole trace) would be the first shard's.
-func (c *Config) has(k int) bool {
-	s := c.Shard
-	if !s.Active() {
-		return true
-	}
-	if k >= len(c.shardOps) {
-		return s.Index == 0
-	}
-	return c.shardOps[k]
-}
-
 // durabilityCost bounds the durability states counted for one OP_BEGIN in the cost estimate:
 // they are one per source position of the stores assumed durable there, and sampled.
 const durabilityCost = 8
 
-// plan computes the partition of c's trace into c.Shard.Count shards and this shard's
-// operations (see above). It walks the trace with c.Options and c.Strategies, set as Run uses
-// them. Errors: those of trace.Open and crash.Walk, the trace file cannot be read.
-func (c *Config) plan() error {
+// partition assigns the busy periods (in trace order, makePlan's) to c.Shard.Count shards (see
+// above) and returns this shard's operations (of n) and its report data, without the trace's
+// digest. strats are the strategies the costs were counted with.
+func (c *Config) partition(periods []*shardPeriod, n int, strats []*crash.Strategy) ([]bool, report.Shard) {
 	s := c.Shard
-	if !s.Active() {
-		return nil
-	}
-	if err := s.Check(); err != nil {
-		return err
-	}
-	r, err := trace.Open(c.Trace)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	// Periods in trace order: their operations and cost.
-	type period struct {
-		ops  []int
-		cost uint64
-	}
-	var periods []*period
-	var cur *period
-	inFlight := 0
-	opPeriod := map[int]*period{}
-	_, err = crash.Walk(r, c.Options, func(cp *crash.CrashPoint) error {
-		switch cp.Kind {
-		case crash.OpBegin:
-			if inFlight == 0 || cur == nil {
-				cur = &period{cost: 2} // the two legal outcomes' runs
-				periods = append(periods, cur)
-			}
-			inFlight++
-			cur.ops = append(cur.ops, int(cp.Op))
-			opPeriod[int(cp.Op)] = cur
-			cur.cost += uint64(min(len(cp.Assumed), durabilityCost))
-			return nil
-		case crash.OpEnd:
-			inFlight = max(inFlight-1, 0)
-			return nil
-		}
-		p := opPeriod[int(cp.Op)]
-		if cp.Op < 0 || p == nil {
-			return nil
-		}
-		for _, st := range c.Strategies {
-			_, n := st.Count(cp.Space, c.Options)
-			if n.IsUint64() {
-				p.cost += n.Uint64()
-			} else {
-				p.cost += 1 << 32
-			}
-		}
-		return nil
-	})
-	if err != nil && !isTruncated(err) {
-		return fmt.Errorf("shard %d/%d: estimating the cost of the operations: %w", s.Index, s.Count, err)
-	}
 	costs := make([]uint64, len(periods))
 	for i, p := range periods {
 		costs[i] = p.cost
 	}
 	shardOf := shard.Assign(costs, s.Count)
-	n := len(c.Workload.Ops)
-	for k := range opPeriod {
-		n = max(n, k+1)
-	}
-	c.shardOps = make([]bool, n)
+	ops := make([]bool, n)
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\n", s.Count)
-	c.hashOptions(h)
-	c.shardInfo = report.Shard{Index: s.Index, Count: s.Count}
+	c.hashOptions(h, strats)
+	info := report.Shard{Index: s.Index, Count: s.Count}
 	for i, p := range periods {
 		for _, k := range p.ops {
 			binary.Write(h, binary.LittleEndian, [2]uint64{uint64(k), uint64(shardOf[i])})
 		}
-		c.shardInfo.TotalCost += p.cost
+		info.TotalCost += p.cost
 		if shardOf[i] == s.Index {
 			for _, k := range p.ops {
-				c.shardOps[k] = true
+				ops[k] = true
 			}
-			c.shardInfo.Operations += len(p.ops)
-			c.shardInfo.Cost += p.cost
+			info.Operations += len(p.ops)
+			info.Cost += p.cost
 		}
 	}
-	c.shardInfo.Partition = hex.EncodeToString(h.Sum(nil)[:12])
-	c.shardInfo.TraceDigest, err = FileDigest(c.Trace)
-	return err
+	info.Partition = hex.EncodeToString(h.Sum(nil)[:12])
+	return ops, info
 }
 
 // hashOptions writes to h what must be the same in every shard of one exploration for the
 // merge to be the unsharded run's: the workload's operations and the options that choose or
 // sample the states (not the program's path, which may differ between machines).
-func (c *Config) hashOptions(h io.Writer) {
+func (c *Config) hashOptions(h io.Writer, strats []*crash.Strategy) {
 	var names []string
-	for _, st := range c.Strategies {
+	for _, st := range strats {
 		names = append(names, st.Name)
 	}
-	o := c.Options
+	o := c.Crash
 	fmt.Fprintf(h, "%q %d %d %d %v %v %d %v %d %d %d %v %d %v\n", names, o.MaxStates, o.Seed, o.Samples, o.AfterStores,
 		o.AssumeLate, len(o.AssumeDurable), o.NoH3, o.H1, o.H2, c.ClusterFailures, c.WindowStates, c.MaxInFlight, c.NoPriority)
 	for _, op := range c.Workload.Ops {
 		fmt.Fprintf(h, "%q\n", op)
 	}
-}
-
-func isTruncated(err error) bool { return errors.Is(err, trace.ErrTruncated) }
-
-// FileDigest returns the hex SHA-256 of the file at path. Errors: it cannot be read.
-func FileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // shardLog is what a shard logs of the states it judged (logFailure, logState): one
@@ -215,10 +125,10 @@ type alternate struct {
 }
 
 func (e *explorer) shardLog() *shardLog {
-	if e.shard == nil {
-		e.shard = &shardLog{index: map[string]int{}, keys: map[string]int{}}
+	if e.found.shard == nil {
+		e.found.shard = &shardLog{index: map[string]int{}, keys: map[string]int{}}
 	}
-	return e.shard
+	return e.found.shard
 }
 
 // judgeOrder returns its place in the order of judgement (set once: in its walk, its trace event,
@@ -339,10 +249,10 @@ func (e *explorer) logState(it *item) {
 // shardReport is the report data of this shard (Result.Shard), its clusters those of the
 // findings, unfolded.
 func (e *explorer) shardReport() *report.Shard {
-	info := e.cfg.shardInfo
+	info := e.plan.shardInfo
 	info.Clusters = []report.ShardCluster{}
-	info.ClusterFailures = e.clusterFailures()
-	if l := e.shard; l != nil {
+	info.ClusterFailures = e.found.sampleAfter
+	if l := e.found.shard; l != nil {
 		info.Clusters, info.SampleKeys, info.States = l.clusters, l.sampleKeys, l.states
 	}
 	return &info
@@ -446,7 +356,8 @@ func MergeShards(shards []report.ShardFindings) ([]report.Finding, Resampled, er
 		kept[id] = append(kept[id], r)
 		all = append(all, r)
 	}
-	e := &explorer{res: &Result{}, prefixWindows: map[string]int{}}
+	var findings []report.Finding
+	cl := newClusters(&Options{})
 	for _, id := range ids {
 		rs := kept[id]
 		s := shards[rs[0].shard]
@@ -482,15 +393,14 @@ func MergeShards(shards []report.ShardFindings) ([]report.Finding, Resampled, er
 				c.Operations = append(c.Operations, r.st.Operation)
 			}
 		}
-		e.res.Findings = append(e.res.Findings, f)
-		e.windows = append(e.windows, sc.Window)
+		findings = append(findings, f)
+		cl.windows = append(cl.windows, sc.Window)
 	}
 	// A window's atomicity violation is that of its last failing program-order state (record).
 	for _, r := range all {
 		if w := key(r, r.st.Prefix); w != "" {
-			e.prefixWindows[w] = slices.Index(ids, shards[r.shard].Shard.Clusters[r.st.Cluster].ID)
+			cl.prefixWindows[w] = slices.Index(ids, shards[r.shard].Shard.Clusters[r.st.Cluster].ID)
 		}
 	}
-	e.foldOrdering()
-	return append(e.res.Findings, others...), out, nil
+	return append(cl.foldOrdering(findings, nil), others...), out, nil
 }

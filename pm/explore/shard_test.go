@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
 )
 
@@ -18,19 +18,33 @@ import (
 // Shard: all of it), with cluster sampling after cf failures (-1: none).
 func shardConfig(t *testing.T, dir, bin, ops, tr string, sh shard.Shard, cf int) Config {
 	t.Helper()
-	target, err := scryexec.ParseTarget([]string{bin, "{pool}"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	target.Timeout = 5 * time.Second
 	w, err := workload.Read(filepath.Join("testdata", ops))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{
-		Trace: tr, Target: target, Workload: w, Pool: filepath.Join(dir, "pool"), Exec: scryexec.Pool{Jobs: 2, Dir: dir},
+	return Config{Trace: tr, Args: []string{bin, "{pool}"}, Workload: w, Options: Options{
+		Timeout: 5 * time.Second, Pool: filepath.Join(dir, "pool"), Jobs: 2,
 		ClusterFailures: cf, BatchStates: 1, Shard: sh,
+	}}
+}
+
+// planOf is the plan of the exploration cfg (makePlan, after Config.setup).
+func planOf(t *testing.T, cfg Config) *plan {
+	t.Helper()
+	_, strats, _, err := cfg.setup()
+	if err != nil {
+		t.Fatal(err)
 	}
+	tf, err := trace.OpenFile(cfg.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	p, err := makePlan(&cfg, strats, tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // exploreShard runs shardConfig's exploration.
@@ -73,10 +87,7 @@ func TestShardsMerge(t *testing.T) {
 			paths, explored := map[int]bool{}, map[int]bool{} // the union of the shards' paths
 			for i := 0; i < tc.n; i++ {
 				r := exploreShard(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
-				cfg := shardConfig(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
-				if err := cfg.check(); err != nil {
-					t.Fatal(err)
-				}
+				cfg := planOf(t, shardConfig(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf))
 				if r.Shard == nil || r.Shard.Partition != cfg.shardInfo.Partition || r.Shard.TraceDigest == "" {
 					t.Fatalf("shard %d: report data %+v, partition planned again %q", i, r.Shard, cfg.shardInfo.Partition)
 				}
@@ -88,11 +99,9 @@ func TestShardsMerge(t *testing.T) {
 						owner[k] = i
 					}
 				}
-				other := shardConfig(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
-				other.Options.Seed = 2
-				if err := other.check(); err != nil {
-					t.Fatal(err)
-				}
+				oc := shardConfig(t, dir, bin, tc.ops, tr, shard.Shard{Index: i, Count: tc.n}, tc.cf)
+				oc.Crash.Seed = 2
+				other := planOf(t, oc)
 				if other.shardInfo.Partition == cfg.shardInfo.Partition {
 					t.Errorf("shard %d: the partition does not change with the random strategy's seed", i)
 				}

@@ -71,7 +71,7 @@ func (b *runningBatch) learnVariance(e *explorer, outs []outcome) (unjudged map[
 		j := b.jobs[k]
 		jobs[n] = job{image: e.newImage("repeat"), copyFrom: j.copyFrom, stdin: j.stdin, timeout: j.timeout}
 	}
-	rs, err := exec.Map(e.runCtx, e.cfg.Exec, jobs, e.runJob) // stopped at the budget's end too
+	rs, err := exec.Map(e.runs.runCtx, e.runs.pool, jobs, e.runJob) // stopped at the budget's end too
 	ran := map[int]bool{}
 	for n, k := range repeat {
 		os.Remove(jobs[n].image)

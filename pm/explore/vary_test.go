@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -28,7 +27,7 @@ func TestVaryingOutput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tr, w := slotTrace(t, dir, slotOps, tt.steps)
-			r := exploreSlots(t, dir, tr, w, Config{Strategies: []*crash.Strategy{crash.StrategyByName("exhaustive")}}, "SLOTS_STAMP=1")
+			r := exploreSlots(t, dir, tr, w, Config{Options: Options{Strategies: []string{"exhaustive"}}}, "SLOTS_STAMP=1")
 			st := r.Stats
 			if st.RepeatRuns == 0 || st.VaryingOutcomes == 0 || st.VaryingLines != 1 {
 				t.Errorf("stats %+v: want legal outcomes run twice, varying in one line", st)

@@ -592,3 +592,37 @@ func (m *Machine[P]) opBegin(ev *trace.Event, h Handler) {
 	m.Ops.begin(op)
 	h.OpBegan(ev, op)
 }
+
+// Tee returns a Handler that passes every state change to a, then to b: two consumers of one
+// replay (crash.WalkWith's walker and its observer), so that one read of the trace serves both.
+func Tee(a, b Handler) Handler { return tee{a, b} }
+
+type tee struct{ a, b Handler }
+
+func (t tee) Static(ev *trace.Event)                   { t.a.Static(ev); t.b.Static(ev) }
+func (t tee) Load(ev *trace.Event)                     { t.a.Load(ev); t.b.Load(ev) }
+func (t tee) Mapped(ev *trace.Event, r pmdk.Region)    { t.a.Mapped(ev, r); t.b.Mapped(ev, r) }
+func (t tee) Unmapping(ev *trace.Event, r pmdk.Region) { t.a.Unmapping(ev, r); t.b.Unmapping(ev, r) }
+func (t tee) BeforeDurable(ev *trace.Event, newCall bool) {
+	t.a.BeforeDurable(ev, newCall)
+	t.b.BeforeDurable(ev, newCall)
+}
+func (t tee) Wrote(w *Write)              { t.a.Wrote(w); t.b.Wrote(w) }
+func (t tee) BeforeFlush(ev *trace.Event) { t.a.BeforeFlush(ev); t.b.BeforeFlush(ev) }
+func (t tee) Flushed(ev *trace.Event, eff px86.FlushEffect) {
+	t.a.Flushed(ev, eff)
+	t.b.Flushed(ev, eff)
+}
+func (t tee) BeforeFence(ev *trace.Event) { t.a.BeforeFence(ev); t.b.BeforeFence(ev) }
+func (t tee) Fenced(ev *trace.Event, eff px86.FenceEffect) {
+	t.a.Fenced(ev, eff)
+	t.b.Fenced(ev, eff)
+}
+func (t tee) Tx(ev *trace.Event, tx *pmdk.Tx) { t.a.Tx(ev, tx); t.b.Tx(ev, tx) }
+func (t tee) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
+	t.a.TxAdded(ev, tx, redundant)
+	t.b.TxAdded(ev, tx, redundant)
+}
+func (t tee) OpBegan(ev *trace.Event, op Op) { t.a.OpBegan(ev, op); t.b.OpBegan(ev, op) }
+func (t tee) OpEnded(ev *trace.Event, op Op) { t.a.OpEnded(ev, op); t.b.OpEnded(ev, op) }
+func (t tee) Ended(ev *trace.Event)          { t.a.Ended(ev); t.b.Ended(ev) }

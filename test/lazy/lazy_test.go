@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +38,7 @@ import (
 type diffProgram struct {
 	target, pm     []string
 	workload       string
-	filter         *regexp.Regexp
+	filter         string
 	opBegin, opEnd string
 }
 
@@ -96,15 +95,15 @@ func compare(t *testing.T, p diffProgram, fallback bool) diffCounts {
 	}
 	explored := func(strategy string) (map[int][]judged, *explore.Result, error) {
 		byPoint := map[int][]judged{}
-		x := pipeline.Exploration{
-			Strategies: []*crash.Strategy{crash.StrategyByName(strategy)}, Options: crash.Options{MaxStates: -1},
+		x := pipeline.Exploration{Options: explore.Options{
+			Strategies: []string{strategy}, Crash: crash.Options{MaxStates: -1},
 			ClusterFailures: -1, NoStopEarly: true, Pool: pool, OutputFilter: p.filter, Jobs: 2,
 			Judged: func(js explore.JudgedState) {
 				if js.Strategy == strategy {
 					byPoint[js.Point] = append(byPoint[js.Point], judged{js.State, js.Outcome, js.Failed, js.Covers})
 				}
 			},
-		}
+		}}
 		rep, err := pipeline.ExploreTrace(ctx, tr, p.workload, p.target, x)
 		if err != nil {
 			return nil, nil, err
@@ -266,7 +265,7 @@ func TestLazyExamples(t *testing.T) {
 			}
 			p := diffProgram{target: append([]string{bin}, strings.Fields(d["args"])...), workload: filepath.Join(filepath.Dir(src), d["workload"]), pm: strings.Fields(d["pm"])}
 			if f := d["output-filter"]; f != "" {
-				p.filter = regexp.MustCompile(f)
+				p.filter = f
 			}
 			if m := strings.Fields(d["op-markers"]); len(m) == 2 {
 				p.opBegin, p.opEnd = m[0], m[1]
