@@ -230,6 +230,9 @@ type AnalyzeOptions struct {
 	Keep map[*analysis.Analyzer]any
 	// Catalogue holds the kinds Oracles names (nil: scry's own).
 	Catalogue *Catalogue
+	// Also are analyzers that run with the selection for their results (Keep) and report
+	// nothing (a Class of "": the facts a check's later steps need, facts.go).
+	Also []*analysis.Analyzer
 }
 
 // AnalyzeSource runs the trace analyzers selected by opts over the trace src opens (crash kinds are
@@ -245,7 +248,7 @@ func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, er
 	if opts.Properties != nil {
 		cfg.Results = map[*analysis.Analyzer]any{infer.Properties: opts.Properties}
 	}
-	rep, err := analysis.Run(src, sel.Analyzers, cfg)
+	rep, err := analysis.Run(src, append(slices.Clone(sel.Analyzers), opts.Also...), cfg)
 	if rep != nil {
 		opts.Catalogue.markCustom(rep.Rules)
 		// What the trace proves is not yet shown by a crash: with a workload, crash exploration

@@ -8,7 +8,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,21 +77,21 @@ func (x *Exploration) needsInvariants() bool {
 	return x != nil && x.NeedsInvariants()
 }
 
-// Infer infers the persistence properties of the trace at path once for everything that needs
-// them: with every rule when the invariants strategy explores (its invariants are WITCHER's
-// rules and the dissertation's) or when the checks' findings are to be confirmed with crash
-// images (the checks and the invariants must number the properties alike), else nothing (the
-// checks of inferred properties infer their own rules in their prepass). It returns nil properties when nothing needs them. warning is set
-// when the trace was truncated (the properties come from its complete records).
-func Infer(path string, x *Exploration) (props *infer.Result, warning string, err error) {
+// Infer infers the persistence properties of the trace tf once for everything that needs them:
+// with every rule when the invariants strategy explores (its invariants are WITCHER's rules and
+// the dissertation's) or when the checks' findings are to be confirmed with crash images (the
+// checks and the invariants must number the properties alike), else nothing (the checks of
+// inferred properties infer their own rules in their prepass). It returns nil properties when
+// nothing needs them. warning is set when the trace was truncated (the properties come from its
+// complete records).
+func Infer(tf *trace.File, x *Exploration) (props *infer.Result, warning string, err error) {
 	if !x.needsInvariants() && (x == nil || !x.confirm) {
 		return nil, "", nil
 	}
-	r, err := trace.Open(path)
+	r, err := tf.Reader()
 	if err != nil {
 		return nil, "", err
 	}
-	defer r.Close()
 	res, ierr := infer.Infer(r, infer.Options{Rules: infer.Both})
 	if ierr != nil {
 		if res == nil || !errors.Is(ierr, trace.ErrTruncated) {
@@ -117,35 +116,39 @@ func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, erro
 // inside an operation: nothing was tested.
 const NoCrashPointWarning = "no crash point inside an operation: the trace has no operation (a line of the workload read from standard input) with a fence or a library call that persists data, so no crash state was tested; does the program read its workload from standard input?"
 
-// NeverDurable returns the stores the trace oracles report as never made durable: those the
-// unpersisted-store oracle reports (oracle.NeverDurable) and the earlier stores the
-// overwritten-unpersisted oracle reports overwritten before they persisted (oracle.Overwritten),
-// sorted by store ID. One analysis pass with those two oracles. Errors: the trace cannot be read
-// to its end (a truncated trace is read up to its cut).
+// NeverDurable returns the stores the trace oracles report as never made durable (neverDurableOf):
+// one analysis pass over the trace at path with the unpersisted-store and overwritten-unpersisted
+// oracles alone. Errors: the trace cannot be read to its end (a truncated trace is read up to
+// its cut).
 func NeverDurable(path string) ([]px86.StoreState, error) {
-	keep := map[*analysis.Analyzer]any{}
-	_, err := AnalyzeFile(path, AnalyzeOptions{
-		Oracles: []string{oracle.UnpersistedStore.Name, oracle.OverwrittenUnpersisted.Name}, NoInfer: true, Keep: keep,
-	})
+	tf, err := trace.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var stores []px86.StoreState
-	if nd, _ := keep[oracle.UnpersistedStore].(*oracle.NeverDurable); nd != nil {
-		stores = append(stores, nd.Stores...)
-	}
-	if ow, _ := keep[oracle.OverwrittenUnpersisted].(*oracle.Overwritten); ow != nil {
-		stores = append(stores, ow.Stores...)
-	}
-	slices.SortFunc(stores, func(a, b px86.StoreState) int { return cmp.Compare(a.ID, b.ID) })
-	return slices.CompactFunc(stores, func(a, b px86.StoreState) bool { return a.ID == b.ID }), nil
+	defer tf.Close()
+	return neverDurableFile(tf)
 }
 
-// Explore explores the crash states of the trace at path, recorded from target (with {pool})
-// on the workload file, and adds its findings, warnings, kinds and statistics to rep. props are
-// the properties inferred for the invariants strategy (Infer). It returns the exploration's
-// error (a bad target or workload, a file error, ctx cancelled) after adding what was found.
-func Explore(ctx context.Context, rep *report.Report, path, workloadPath string, target []string, x Exploration, props *infer.Result) error {
+// neverDurableFile is NeverDurable over tf.
+func neverDurableFile(tf *trace.File) ([]px86.StoreState, error) {
+	keep := map[*analysis.Analyzer]any{}
+	_, err := AnalyzeSource(tf.Reader, AnalyzeOptions{
+		Oracles: []string{oracle.UnpersistedStore.Name, oracle.OverwrittenUnpersisted.Name}, NoInfer: true, Keep: keep, Trace: tf.Path(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tf.Path(), err)
+	}
+	stores, _ := neverDurableOf(keep)
+	return stores, nil
+}
+
+// exploreCrashes explores the crash states of the trace tf, recorded from target (with {pool}) on the
+// workload file, and adds its findings, warnings, kinds and statistics to rep. props are the
+// properties inferred for the invariants strategy (Infer); durable are the stores never made
+// durable (neverDurableOf), from the analysis pass, nil to find them in a pass of their own
+// (unless NoAssumeFixed). It returns the exploration's error (a bad option, target or workload, a
+// file error, ctx cancelled) after adding what was found.
+func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, workloadPath string, target []string, x Exploration, props *infer.Result, durable *passed) error {
 	w, err := workload.Read(workloadPath)
 	if err != nil {
 		return err
@@ -164,7 +167,13 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		opts.Invariants = slices.DeleteFunc(explore.Invariants(props), func(iv crash.Invariant) bool { return !slices.Contains(x.confirmIDs, iv.ID) })
 	}
 	if !x.NoAssumeFixed && opts.AssumeDurable == nil {
-		stores, err := NeverDurable(path)
+		var stores []px86.StoreState
+		var err error
+		if durable != nil {
+			stores, err = durable.neverDurable, durable.durableErr
+		} else {
+			stores, err = neverDurableFile(tf)
+		}
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, "the stores never made durable could not be found ("+err.Error()+"): crash states use the literal model")
 		} else {
@@ -173,7 +182,7 @@ func Explore(ctx context.Context, rep *report.Report, path, workloadPath string,
 		opts.AssumeDurable = stores
 	}
 	res, xerr := explore.Run(ctx, explore.Config{
-		Options: x.Options, Trace: path, Args: target, Workload: w,
+		Options: x.Options, Trace: tf.Path(), File: tf, Args: target, Workload: w,
 		ConfirmPairs: confirmPairs(rep), AvoidTmpfs: x.avoidTmpfs,
 	})
 	if res != nil && rep.Events == 0 {
@@ -472,11 +481,16 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, aerr := Analyze(tracePath, c.Analysis, nil)
+	tf, err := trace.OpenFile(tracePath)
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
+	rep, p, aerr := analyzePass(tf, c.Analysis, nil, false)
 	if rep == nil {
 		return nil, aerr
 	}
-	rep.Check = c.record(c.Recording.Args, tracePath, nil, existed)
+	rep.Check = c.record(c.Recording.Args, p.facts, nil, existed)
 	return rep, verdict(rep, c.Recording.Args[0], res, aerr, nil, c.Recording.Trace)
 }
 
@@ -609,18 +623,23 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	x.confirm = !c.Analysis.NoInfer
 	explores := c.Analysis.explores() && !res.Failed() && res.Interrupted == 0
 	x.Progress.Phase("analysing the trace", "", 0)
+	tf, err := trace.OpenFile(tracePath)
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
 	var props *infer.Result
 	var warning string
 	if explores {
-		if props, warning, err = Infer(tracePath, &x); err != nil {
+		if props, warning, err = Infer(tf, &x); err != nil {
 			return nil, err
 		}
 	}
-	rep, aerr := Analyze(tracePath, c.Analysis, props)
+	rep, p, aerr := analyzePass(tf, c.Analysis, props, explores && !x.NoAssumeFixed)
 	if rep == nil {
 		return nil, aerr
 	}
-	rep.Check = c.record(target, tracePath, &x, nil)
+	rep.Check = c.record(target, p.facts, &x, nil)
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}
@@ -644,7 +663,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		if c.Output != "" && c.JSON {
 			x.Report, _ = filepath.Abs(c.Output)
 		}
-		xerr = Explore(ctx, rep, tracePath, rc.Workload, target, x, props)
+		xerr = exploreCrashes(ctx, rep, tf, rc.Workload, target, x, props, p)
 	}
 	kept := tracePath
 	if tempTrace {
@@ -672,14 +691,19 @@ func ExploreTrace(ctx context.Context, path, workload string, target []string, x
 		x.Start = time.Now()
 	}
 	x.Progress.Phase("analysing the trace", "", 0)
-	props, warning, err := Infer(abs, &x)
+	tf, err := trace.OpenFile(abs)
+	if err != nil {
+		return rep, err
+	}
+	defer tf.Close()
+	props, warning, err := Infer(tf, &x)
 	if err != nil {
 		return rep, err
 	}
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}
-	return rep, Explore(ctx, rep, abs, workload, target, x, props)
+	return rep, exploreCrashes(ctx, rep, tf, workload, target, x, props, nil)
 }
 
 // DryRun counts the crash points and the states each strategy would test on the trace at path
@@ -690,8 +714,13 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeF
 	if len(strats) == 0 {
 		strats = crash.Strategies()
 	}
+	tf, err := trace.OpenFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer tf.Close()
 	if explore.NeedInvariants(strats) {
-		props, w, ierr := Infer(path, &Exploration{Options: explore.Options{Strategies: []string{"invariants"}}})
+		props, w, ierr := Infer(tf, &Exploration{Options: explore.Options{Strategies: []string{"invariants"}}})
 		warning = w
 		if ierr != nil {
 			warning = ierr.Error() + ": the invariants strategy counts no state"
@@ -700,13 +729,12 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeF
 		}
 	}
 	if !noAssumeFixed && opts.AssumeDurable == nil {
-		opts.AssumeDurable, _ = NeverDurable(path) // an unreadable trace is reported below
+		opts.AssumeDurable, _ = neverDurableFile(tf) // an unreadable trace is reported below
 	}
-	r, err := trace.Open(path)
+	r, err := tf.Reader()
 	if err != nil {
 		return nil, warning, err
 	}
-	defer r.Close()
 	sum, err = crash.Summarize(r, strats, opts)
 	return sum, warning, err
 }

@@ -6,23 +6,21 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
-	"github.com/scry-pm/scry/pm/pmdk"
-	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/trace"
 )
 
 // record returns the report's record of the check c ran (report.Check): its program's command
 // line (target, with {pool} in crash mode), options, workload, and the PM files the recorded
-// run at tracePath mapped (created by it unless their paths were in existed before it ran);
-// x is the exploration in crash mode, nil otherwise. `scry fix --build` re-runs the check from
-// it (CheckFromRecord).
-func (c *Check) record(target []string, tracePath string, x *Exploration, existed map[string]bool) *report.Check {
+// run mapped (facts, from the analysis pass: created by it unless their paths were in existed
+// before it ran); x is the exploration in crash mode, nil otherwise. `scry fix --build` re-runs
+// the check from it (CheckFromRecord).
+func (c *Check) record(target []string, facts *checkFacts, x *Exploration, existed map[string]bool) *report.Check {
 	rc := c.Recording
 	wd, _ := os.Getwd()
 	r := &report.Check{
@@ -30,8 +28,8 @@ func (c *Check) record(target []string, tracePath string, x *Exploration, existe
 		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env, BlackBox: rc.BlackBox,
 		Oracles: c.Analysis.Kinds, NoInfer: c.Analysis.NoInfer, Suppressions: c.Analysis.Suppressions.Path(),
 	}
-	var readInput bool
-	r.Pools, readInput = mappedPools(tracePath)
+	readInput := facts.readInput
+	r.Pools = slices.Clone(facts.pools)
 	for i := range r.Pools {
 		if existed != nil && !existed[r.Pools[i].Path] {
 			r.Pools[i].Created = true // the file was not there before the run
@@ -88,43 +86,6 @@ func programPath(name string) string {
 	}
 	return abs
 }
-
-// mappedPools returns the files the trace at path maps as PM (the regions package replay maps,
-// each path once, in order), with whether the run created them, and whether the program read
-// lines of its standard input (the trace has operations). A trace that cannot be read to its
-// end gives what it has.
-func mappedPools(path string) (pools []report.Pool, readInput bool) {
-	r, err := trace.Open(path)
-	if err != nil {
-		return []report.Pool{}, false
-	}
-	defer r.Close()
-	m, err := replay.New[struct{}](r, replay.Options[struct{}]{})
-	if err != nil {
-		return []report.Pool{}, false
-	}
-	l := &poolLister{pools: []report.Pool{}, seen: map[string]bool{}}
-	_ = m.Run(l) // a trace cut short or corrupt: the pools mapped before
-	return l.pools, l.readInput
-}
-
-// poolLister is mappedPools' replay handler.
-type poolLister struct {
-	replay.Nop
-	pools     []report.Pool
-	seen      map[string]bool
-	readInput bool
-}
-
-func (l *poolLister) Mapped(ev *trace.Event, r pmdk.Region) {
-	if r.Path == "" || l.seen[r.Path] {
-		return
-	}
-	l.seen[r.Path] = true
-	l.pools = append(l.pools, report.Pool{Path: r.Path, Created: ev.Flags&trace.RegionCreated != 0})
-}
-
-func (l *poolLister) OpBegan(*trace.Event, replay.Op) { l.readInput = true }
 
 // CheckFromRecord returns the check a report recorded (report.Check), ready to run again: the
 // same program, options, workload and exploration, with its output left to the caller (Output,

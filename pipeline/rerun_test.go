@@ -54,7 +54,16 @@ func TestCheckRecord(t *testing.T) {
 		Analysis:  Analysis{Kinds: []string{"unpersisted-store"}},
 		Explore:   x,
 	}
-	rec := c.record(c.Recording.Args, tp, &x, nil)
+	tf, err := trace.OpenFile(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	_, p, err := analyzePass(tf, c.Analysis, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.record(c.Recording.Args, p.facts, &x, nil)
 	want := []report.Pool{{Path: "/p/a.pool", Created: true}, {Path: "/p/b.pool"}}
 	if !reflect.DeepEqual(rec.Pools, want) {
 		t.Errorf("pools %+v, want %+v", rec.Pools, want)

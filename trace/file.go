@@ -20,8 +20,8 @@ type File struct {
 	passes atomic.Int64
 }
 
-// OpenFile opens the trace file at path and checks its header (a first Reader). Errors: as
-// Open's, each naming path once.
+// OpenFile opens the trace file at path and checks its header (its first HeaderSize bytes).
+// Errors: as Open's, each naming path once.
 func OpenFile(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -32,7 +32,7 @@ func OpenFile(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
 	tf := &File{f: f, path: path}
-	if _, err := NewReader(tf.section()); err != nil {
+	if _, err := NewReader(io.NewSectionReader(f, 0, HeaderSize)); err != nil { // the header alone
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -85,6 +85,8 @@
 //   - OpBeginHook.OnOpBegin(p, ev, op) and OpEndHook.OnOpEnd(p, ev, op): a workload operation
 //     (replay.Op: Index from 0, Text, the workload line, Thread) began or ended; an OP_BEGIN ends
 //     its thread's previous operation first.
+//   - MapHook.OnMap(p, ev, r): region r was mapped (pool opened or created: ev.Flags has
+//     trace.RegionCreated when the program created the file).
 //   - UnmapHook.OnUnmap(p, ev, r): region r is about to be unmapped (pool closed).
 //   - EndHook.OnEnd(p, ev): the program exited normally. A program killed by a signal, or a
 //     trace cut short, gets no OnEnd (its unpersisted stores are what a crash loses, not bugs by

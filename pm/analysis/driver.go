@@ -86,6 +86,7 @@ type driver struct {
 	fences   []hook[FenceHook]
 	txAdds   []hook[TxAddHook]
 	txs      []hook[TxHook]
+	maps     []hook[MapHook]
 	unmaps   []hook[UnmapHook]
 	ends     []hook[EndHook]
 	opBegins []hook[OpBeginHook]
@@ -226,6 +227,7 @@ func (d *driver) subscribe(v any, p *Pass) {
 	subscribeTo(&d.fences, v, p)
 	subscribeTo(&d.txAdds, v, p)
 	subscribeTo(&d.txs, v, p)
+	subscribeTo(&d.maps, v, p)
 	subscribeTo(&d.unmaps, v, p)
 	subscribeTo(&d.ends, v, p)
 	subscribeTo(&d.opBegins, v, p)
@@ -262,6 +264,12 @@ func (d *driver) Fenced(ev *trace.Event, eff px86.FenceEffect) {
 	}
 	for _, h := range d.fences {
 		h.h.OnFence(h.p, ev, eff)
+	}
+}
+
+func (d *driver) Mapped(ev *trace.Event, r pmdk.Region) {
+	for _, h := range d.maps {
+		h.h.OnMap(h.p, ev, r)
 	}
 }
 

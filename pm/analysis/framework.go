@@ -31,7 +31,7 @@ type Analyzer struct {
 	// New creates the analyzer's state for one streaming pass. The value it returns is the
 	// analyzer's result (available to analyzers that require it, ResultOf) and receives the
 	// events: the driver calls every hook interface it implements (StoreHook, FlushHook,
-	// FenceHook, TxAddHook, TxHook, UnmapHook, EndHook, OpBeginHook, OpEndHook).
+	// FenceHook, TxAddHook, TxHook, MapHook, UnmapHook, EndHook, OpBeginHook, OpEndHook).
 	New func(*Pass) (any, error)
 	// Prepass, instead of New, computes the result from the whole trace before the streaming
 	// pass: open reads the trace from its start. A result that comes with an error wrapping
@@ -157,6 +157,11 @@ type (
 	// transaction's ranges as persisted; after an abort their unpersisted stores are dropped.
 	TxHook interface {
 		OnTx(p *Pass, ev *trace.Event, tx *pmdk.Tx)
+	}
+	// MapHook sees every region mapped (REGION_MAP), after State.Regions holds it: ev.Flags
+	// says whether the program created its file (trace.RegionCreated).
+	MapHook interface {
+		OnMap(p *Pass, ev *trace.Event, r pmdk.Region)
 	}
 	// UnmapHook sees a region about to be unmapped, before its unpersisted stores are forgotten.
 	UnmapHook interface {

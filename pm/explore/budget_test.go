@@ -316,10 +316,10 @@ func TestRetry(t *testing.T) {
 		t.Error("a remainder walk with nothing to retry")
 	}
 	for i := range 5 {
-		e.keepRetry(&item{op: 2, event: 7, state: crash.State{K: []int{i}}})
+		e.keepRetry(&item{opsAt: opsAt{op: 2}, pointAt: pointAt{event: 7}, state: crash.State{K: []int{i}}})
 	}
-	e.keepRetry(&item{op: 1, event: 3, state: crash.State{K: []int{0}}, durability: true})
-	e.keepRetry(&item{op: 1, event: 3, state: crash.State{K: []int{1}}, twin: &twin{}})
+	e.keepRetry(&item{opsAt: opsAt{op: 1}, pointAt: pointAt{event: 3}, state: crash.State{K: []int{0}}, durability: true})
+	e.keepRetry(&item{opsAt: opsAt{op: 1}, pointAt: pointAt{event: 3}, state: crash.State{K: []int{1}}, pairCheck: pairCheck{twin: &twin{}}})
 	e.budgetStopped = 7
 	if fmt.Sprint(len(e.retry), len(e.retry[7]), e.retryOp) != "1 5 map[2:true]" {
 		t.Errorf("kept %v of operations %v", e.retry, e.retryOp)
@@ -333,7 +333,7 @@ func TestRetry(t *testing.T) {
 	if got := fmt.Sprint(slices.Sorted(maps.Keys(keep))); got != "[[1] [3]]" || e.budgetStopped != 5 || len(e.retry[7]) != 0 || partDone {
 		t.Errorf("retried %s, %d still stopped, %d kept at the point, done in part %v", got, e.budgetStopped, len(e.retry[7]), partDone)
 	}
-	e.keepRetry(&item{op: 2, event: 9, state: crash.State{K: []int{0}}})
+	e.keepRetry(&item{opsAt: opsAt{op: 2}, pointAt: pointAt{event: 9}, state: crash.State{K: []int{0}}})
 	if len(e.retry[9]) != 0 {
 		t.Error("a state stopped in the remainder walk kept for another")
 	}
@@ -345,7 +345,7 @@ func TestRetry(t *testing.T) {
 	// The states left out of a point explored in part (thinStates) are retried as well, without
 	// counting as stopped runs; the point is no longer in part once they are all taken.
 	thin := &pacer{budget: time.Minute, now: clock, testClock: true, budgetStart: t0}
-	thin.keepRetry(&item{op: 1, event: 5, state: crash.State{K: []int{0}}})
+	thin.keepRetry(&item{opsAt: opsAt{op: 1}, pointAt: pointAt{event: 5}, state: crash.State{K: []int{0}}})
 	thin.keepThinned(5, 1, []string{"[1]", "[2]", "[0]"})
 	thin.budgetStopped = 1
 	if got := fmt.Sprint(thin.retry[5], thin.retryOp); got != "map[[0]:true [1]:false [2]:false] map[1:true]" {
@@ -359,7 +359,7 @@ func TestRetry(t *testing.T) {
 		t.Errorf("retried %v: %d still stopped, done in part %v", keep, thin.budgetStopped, partDone)
 	}
 	late := &pacer{budget: time.Minute, now: func() time.Time { return t0.Add(time.Minute) }, testClock: true, budgetStart: t0}
-	late.keepRetry(&item{op: 2, event: 7, state: crash.State{K: []int{0}}})
+	late.keepRetry(&item{opsAt: opsAt{op: 2}, pointAt: pointAt{event: 7}, state: crash.State{K: []int{0}}})
 	if late.remainderPass(4) != nil {
 		t.Error("a remainder walk past the schedule's end")
 	}

@@ -430,8 +430,8 @@ func TestGeneralOracles(t *testing.T) {
 	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"a", "b", "c"}}}, runs: &runs{tmp: t.TempDir()}}
 	p := &period{ops: []int{0, 1}, before: "before.img"}
 	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
-	a := &item{per: p, inflight: []int{0, 1}, next: 2}
-	b := &item{per: p, done: []int{0}, inflight: []int{1}, next: 2}
+	a := &item{opsAt: opsAt{per: p, inflight: []int{0, 1}, next: 2}}
+	b := &item{opsAt: opsAt{per: p, done: []int{0}, inflight: []int{1}, next: 2}}
 	ia, ib := g.add(a), g.add(b)
 	if len(ia) != 5 || len(ib) != 2 || len(g.runs) != 5 || len(g.preps) != 4 {
 		t.Fatalf("runs %v %v: %d oracle runs, %d prep runs; want 5 and 4", ia, ib, len(g.runs), len(g.preps))

@@ -71,65 +71,98 @@ type unitRef struct {
 	Event uint64
 }
 
-// item is one crash image to run: everything a finding needs, materialised in the callback.
+// item is one crash image to run: everything a finding needs, materialised in the callback,
+// in parts: the image, where the crash is, the operations around it, what confirming inferred
+// pairs needs of it (cause.go) and its verdict.
 type item struct {
-	op      int
-	image   string        // the path its run gets: base with patches, made by the worker
-	base    string        // the file the image starts from (a consistent image, or a point's)
-	patches []crash.Patch // then written over it: the pages changed since base, the state's
-	// key is the image's content key (imageKey; "" when not keyed) and isBase says the image is
-	// its base, the consistent image before the operation (dedupe.go).
-	key        string
-	isBase     bool
-	point      int
-	pointKind  crash.PointKind
-	event      uint64
-	site       uint32
-	loc        report.Location // the crash point's site (the lost store's, for durability)
-	stack      uint32          // its call-stack node
-	opText     string
-	state      crash.State
-	lines      []report.CrashLine
-	strategy   string
-	persisted  []unitRef // ordering: units persisted although an earlier one was not
-	unpersist  []unitRef // ordering: the earlier units not persisted; atomicity: every unit not persisted
-	region     uint32
-	regionPath string
-	// The operations at the crash point (oracles.go): its busy period, the period's operations
-	// ended before it (OP_END order) and in flight (OP_BEGIN order), and the first operation
-	// not begun (the crash-image run's standard input starts there).
-	per      *period
-	done     []int
-	inflight []int
-	next     int
+	crashImage
+	pointAt
+	opsAt
+	pairCheck
+	judgement
+	state    crash.State
+	strategy string
+	// persisted and unpersist are the stores a finding names: for an ordering violation the
+	// units persisted although an earlier one was not, and those earlier units; for an atomicity
+	// violation every unit not persisted (stateRefs); for a durability state the stores it lost.
+	persisted []unitRef
+	unpersist []unitRef
 	// durability: the state loses only stores assumed durable from this operation on
 	// (crash.Options.AssumeDurable), to prove the missing persist matters; durable is the source
-	// position of the store it is about (the others are lost with it by px86's line order).
+	// position of the store it is about (the others are lost with it by px86's line order) and
+	// cause the store's function (cause.go: part of its cluster key).
 	durability bool
 	durable    report.Location
-	// pointKey is the crash point's window, cause a durability state's store function (cause.go:
-	// parts of its cluster key).
-	cause, pointKey string
-	// pairs are the Config.ConfirmPairs the state breaks; twin, for a repaired twin, what it
-	// repairs, groupPassed, for a state with twins, whether each group twin passed, and
-	// repeatFailed whether the state failed again when run once more (cause.go). judged and
-	// failed are the state's verdict, once judged.
-	pairs          []Pair
-	twin           *twin
-	groupPassed    []bool
-	repeatFailed   bool
-	judged, failed bool
-	// smp is how cluster sampling applies to it (judge.go); order its place in the order of
-	// judgement, cluster and variant its finding's cluster key and variant key when it failed
-	// (a shard's log, shard.go).
-	smp              sampling
-	order            *report.ShardOrder
-	cluster, variant string
+	cause      string
 	// lazy, on a crash point's lazy run (lazy.go), is what its leaves are judged with; leafOf
 	// and choices, on a leaf, its run's and its choices.
 	lazy    *lazyPoint
 	leafOf  *lazyPoint
 	choices []exec.LazyChoice
+}
+
+// crashImage is how an item's image is made: the path its run gets (image: base with patches,
+// made by the worker), the file it starts from (a consistent image, or a point's) and the
+// patches written over it (the pages changed since base, the state's); key is the image's
+// content key (imageKey; "" when not keyed) and isBase says the image is its base, the
+// consistent image before the operation (dedupe.go).
+type crashImage struct {
+	image   string
+	base    string
+	patches []crash.Patch
+	key     string
+	isBase  bool
+}
+
+// pointAt is where an item's crash is: its crash point (index, kind, trace event), the site
+// and call-stack node of the point (loc its location; the lost store's, for durability), the
+// operation's text, the pool's region, the state's lines, and the point's window (pointKey,
+// cause.go: part of the cluster key).
+type pointAt struct {
+	point      int
+	pointKind  crash.PointKind
+	event      uint64
+	site       uint32
+	loc        report.Location
+	stack      uint32
+	opText     string
+	region     uint32
+	regionPath string
+	lines      []report.CrashLine
+	pointKey   string
+}
+
+// opsAt are the operations at an item's crash point (oracles.go): its operation, its busy
+// period, the period's operations ended before it (OP_END order) and in flight (OP_BEGIN order),
+// and the first operation not begun (the crash-image run's standard input starts there).
+type opsAt struct {
+	op       int
+	per      *period
+	done     []int
+	inflight []int
+	next     int
+}
+
+// pairCheck is what confirming inferred pairs needs of an item (cause.go): the
+// Config.ConfirmPairs its state breaks; twin, for a repaired twin, what it repairs; groupPassed,
+// for a state with twins, whether each group twin passed; repeatFailed whether the state failed
+// again when run once more.
+type pairCheck struct {
+	pairs        []Pair
+	twin         *twin
+	groupPassed  []bool
+	repeatFailed bool
+}
+
+// judgement is an item's verdict, once judged (judged, failed), and how sampling and sharding
+// see it: smp how cluster sampling applies to it (judge.go); order its place in the order of
+// judgement, cluster and variant its finding's cluster key and variant key when it failed (a
+// shard's log, shard.go).
+type judgement struct {
+	judged, failed   bool
+	smp              sampling
+	order            *report.ShardOrder
+	cluster, variant string
 }
 
 // period is a busy period of the workload: from an OP_BEGIN when no operation was in flight to
@@ -1046,12 +1079,12 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		key, isBase = imageKey(base, e.runs.pointNet, ps, next)
 	}
 	it := &item{
-		key: key, isBase: isBase,
-		base: base, patches: append(delta[:len(delta):len(delta)], ps...),
-		op: k, image: img, point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site,
-		loc: e.places.location(cp.Site, cp.Stack), stack: cp.Stack, opText: cp.OpText, state: st,
-		strategy: strategy, region: region, regionPath: path,
-		pointKey: e.pointKey(cp),
+		crashImage: crashImage{image: img, base: base, patches: append(delta[:len(delta):len(delta)], ps...), key: key, isBase: isBase},
+		pointAt: pointAt{
+			point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site, loc: e.places.location(cp.Site, cp.Stack),
+			stack: cp.Stack, opText: cp.OpText, region: region, regionPath: path, pointKey: e.pointKey(cp),
+		},
+		opsAt: opsAt{op: k}, state: st, strategy: strategy,
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

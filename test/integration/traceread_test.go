@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/scry-pm/scry/internal/testenv"
+)
+
+// TestTraceReadOnce: one `scry check` with crash exploration of examples/ordering, under strace,
+// opens its trace three times (the program writes it, scry creates it first for the program and
+// reads it through one open file) and reads it from its start once per need, each pass a
+// positioned read at offset 0 of that file: the inference of persistence properties, the
+// analysis pass (whose results the exploration takes: the stores never made durable, the pools),
+// the exploration's plan, and one walk per round of its order of exploration (three for the
+// example's workload: its two inserts and its update share a path, priority.go).
+func TestTraceReadOnce(t *testing.T) {
+	scry := testenv.Scry(t)
+	strace := testenv.Tool(t, "strace")
+	dir := t.TempDir()
+	ex := filepath.Join(testenv.Root(), "examples")
+	for _, f := range []string{"ordering/buggy.c", "ordering/workload.txt", "include/example.h"} {
+		b, err := os.ReadFile(filepath.Join(ex, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := run(t, dir, "", scry, "cc", "-O2", "-mclwb", "-o", "prog", "buggy.c", "-lpmem"); r.code != 0 {
+		t.Fatalf("scry cc: %d\n%s", r.code, r.stderr)
+	}
+	log := filepath.Join(dir, "strace.log")
+	r := run(t, dir, "", strace, "-f", "-e", "trace=openat,pread64", "-o", log,
+		scry, "check", "--trace", "run.trace", "--workload", "workload.txt", "--", "./prog", "{pool}")
+	if r.code != 1 {
+		t.Fatalf("scry check: exit %d, want 1 (its correctness findings)\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(dir, "run.trace")
+	opens, reads := 0, 0
+	fds := map[string]bool{} // the descriptors of the trace opened for reading
+	openRE := regexp.MustCompile(`^(\d+)\s+openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+).*\) = (\d+)$`)
+	preadRE := regexp.MustCompile(`^(\d+)\s+pread64\((\d+), .*, (\d+)\) = \d+$`)
+	var readOpens []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := openRE.FindStringSubmatch(line); m != nil && m[2] == tr {
+			opens++
+			if strings.HasPrefix(m[3], "O_RDONLY") {
+				readOpens = append(readOpens, m[1]+" "+m[4])
+				fds[m[4]] = true
+			}
+			continue
+		}
+		// A pass starts with a read at offset 0, by any thread of scry's process (strace names
+		// the thread), of the descriptor the trace was opened on.
+		if m := preadRE.FindStringSubmatch(line); m != nil && m[3] == "0" && fds[m[2]] {
+			reads++
+		}
+	}
+	if opens == 0 {
+		t.Fatalf("no open of %s in the strace log", tr)
+	}
+	if opens > 3 || len(readOpens) != 1 {
+		t.Errorf("the trace was opened %d times (%d for reading: %q), want at most 3 with one for reading", opens, len(readOpens), readOpens)
+	}
+	// Inference, analysis, plan, three rounds; the header check of the open reads 16 bytes at
+	// offset 0 too.
+	if want := 1 + 1 + 1 + 1 + 3; reads != want {
+		t.Errorf("the trace was read from its start %d times, want %d (the header, inference, analysis, plan, 3 walks)", reads, want)
+	}
+}
