@@ -8,6 +8,7 @@ import (
 
 	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -26,6 +27,14 @@ func (l *opLog) OnOpEnd(p *analysis.Pass, ev *trace.Event, op replay.Op) {
 	l.events = append(l.events, fmt.Sprintf("end %d at %s", op.Index, ev.Kind))
 }
 
+func (l *opLog) OnMap(p *analysis.Pass, ev *trace.Event, r pmdk.Region) {
+	l.events = append(l.events, fmt.Sprintf("map %s %#x (%d regions)", r.Path, r.Len, p.State.Regions.Len()))
+}
+
+func (l *opLog) OnUnmap(p *analysis.Pass, ev *trace.Event, r pmdk.Region) {
+	l.events = append(l.events, fmt.Sprintf("unmap %s", r.Path))
+}
+
 func (l *opLog) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	cur, ok := p.State.Ops.Current(s.Event.Thread)
 	l.events = append(l.events, fmt.Sprintf("store t%d op %d (%v %d)", s.Event.Thread, s.Origin.Op, ok, cur.Index))
@@ -37,7 +46,8 @@ var opLogger = &analysis.Analyzer{
 }
 
 // TestOpHooks: the operation hooks see every operation begin and end, per thread, an OP_BEGIN
-// ending its thread's previous operation first; a store belongs to its thread's operation.
+// ending its thread's previous operation first; a store belongs to its thread's operation; the
+// map hook sees each region after the state holds it, the unmap hook before it forgets it.
 func TestOpHooks(t *testing.T) {
 	pool := func() *analysistest.Builder { return analysistest.New().Map(1, base, 0x10000) }
 	tests := []struct {
@@ -46,11 +56,13 @@ func TestOpHooks(t *testing.T) {
 		want []string
 	}{
 		{"begin, end", pool().OpBegin(0, "a").Store(1, base, 8).OpEnd(0).OpBegin(1, "b").Exit(0),
-			[]string{`begin 0 "a" t0`, "store t0 op 1 (true 0)", "end 0 at OP_END", `begin 1 "b" t0`}},
+			[]string{"map pool1 0x10000 (1 regions)", `begin 0 "a" t0`, "store t0 op 1 (true 0)", "end 0 at OP_END", `begin 1 "b" t0`}},
 		{"begin ends the thread's previous operation", pool().OpBegin(0, "a").OpBegin(1, "b").Store(1, base, 8).OpEnd(1).Exit(0),
-			[]string{`begin 0 "a" t0`, "end 0 at OP_BEGIN", `begin 1 "b" t0`, "store t0 op 2 (true 1)", "end 1 at OP_END"}},
+			[]string{"map pool1 0x10000 (1 regions)", `begin 0 "a" t0`, "end 0 at OP_BEGIN", `begin 1 "b" t0`, "store t0 op 2 (true 1)", "end 1 at OP_END"}},
 		{"two threads", pool().Thread(1).OpBegin(0, "a").Thread(2).OpBegin(1, "b").Thread(1).Store(1, base, 8).OpEnd(0).Store(2, base+64, 8).Thread(2).OpEnd(1).Store(3, base+128, 8).Exit(0),
-			[]string{`begin 0 "a" t1`, `begin 1 "b" t2`, "store t1 op 1 (true 0)", "end 0 at OP_END", "store t1 op 2 (true 1)", "end 1 at OP_END", "store t2 op 0 (false 0)"}},
+			[]string{"map pool1 0x10000 (1 regions)", `begin 0 "a" t1`, `begin 1 "b" t2`, "store t1 op 1 (true 0)", "end 0 at OP_END", "store t1 op 2 (true 1)", "end 1 at OP_END", "store t2 op 0 (false 0)"}},
+		{"two pools, one unmapped", pool().Map(2, 2*base, 0x1000).Store(1, base, 8).Unmap(2, 9).Exit(0),
+			[]string{"map pool1 0x10000 (1 regions)", "map pool2 0x1000 (2 regions)", "store t0 op 0 (false 0)", "unmap pool2"}},
 	}
 	for _, tc := range tests {
 		keep := map[*analysis.Analyzer]any{}
