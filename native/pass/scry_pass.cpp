@@ -757,7 +757,6 @@ void Instrumenter::doMemOp(Item &It) {
   Value *Dst = MI->getArgOperand(0);
   Value *Src = isa<AnyMemTransferInst>(MI) ? MI->getArgOperand(1) : nullptr;
   Value *Len = MI->getArgOperand(2);
-  uint32_t Kind = isa<AnyMemSetInst>(MI) ? 2 : isa<AnyMemMoveInst>(MI) ? 1 : 0;
   Instruction *At = MI->getNextNode();
   IRBuilder<> B(At);
   B.SetCurrentDebugLocation(MI->getDebugLoc());
@@ -769,7 +768,7 @@ void Instrumenter::doMemOp(Item &It) {
   TB.SetCurrentDebugLocation(MI->getDebugLoc());
   TB.CreateCall(callback(Callback::__scry_memop),
                 {siteId(TB, S), toI8Ptr(TB, Dst), Src ? toI8Ptr(TB, Src) : ConstantPointerNull::get(I8Ptr),
-                 TB.CreateZExtOrTrunc(Len, I64), ConstantInt::get(I32, Kind)});
+                 TB.CreateZExtOrTrunc(Len, I64)});
 }
 
 // doMemLoad: a copy into a local or a global from memory that may be PM (What::MemLoad), reported

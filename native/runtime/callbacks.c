@@ -103,9 +103,8 @@ void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
 }
 
 /* LOAD of the PM pieces of src (when it does not overlap dst), STORE of the PM pieces of dst. */
-void __scry_memop(uint32_t site, void *dst, const void *src, uint64_t size, uint32_t kind)
+void __scry_memop(uint32_t site, void *dst, const void *src, uint64_t size)
 {
-	(void)kind;
 	if (!rt_ready() || !pm_any() || size == 0)
 		return;
 	rt_self.in_rt = 1;

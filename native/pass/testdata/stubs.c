@@ -59,7 +59,7 @@ void __scry_load(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SI
 void __scry_store(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_STORE); errors += !inpm(a); stores++; }
 void __scry_nt_store(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_NT_STORE); ntstores++; }
 void __scry_rmw(uint32_t site, const void *a, uint64_t n) { check(site, SCRY_SITE_RMW); rmws++; }
-void __scry_memop(uint32_t site, void *d, const void *s, uint64_t n, uint32_t k) { check(site, SCRY_SITE_RANGE); memops++; }
+void __scry_memop(uint32_t site, void *d, const void *s, uint64_t n) { check(site, SCRY_SITE_RANGE); memops++; }
 void __scry_flush(uint32_t site, const void *a, uint32_t k) { check(site, SCRY_SITE_FLUSH); flushes++; }
 void __scry_fence(uint32_t site, uint32_t k) { check(site, SCRY_SITE_FENCE); fences++; }
 uint32_t __scry_enter(void) { return depth; }
