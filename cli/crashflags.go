@@ -40,19 +40,6 @@ func addCrashFlags(c *cobra.Command, o *explore.Options, poolHelp string) {
 	fl.IntVar(&o.MaxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
 }
 
-// checkShared checks the flags `check` (and `explore`) and `fs check` share, which mean the same
-// in both (package optcheck): --max-states N (positive, or -1 for no cap; 0 is an error), --jobs
-// J (0: one per CPU) and --time-budget D (0: no budget).
-func checkShared(maxStates, jobs int, timeBudget time.Duration) error {
-	if err := optcheck.MaxStates(maxStates, true); err != nil {
-		return err
-	}
-	if err := optcheck.Jobs(jobs); err != nil {
-		return err
-	}
-	return optcheck.Duration("--time-budget", timeBudget, "no budget")
-}
-
 // checkDuration rejects a negative duration for flag (optcheck.Duration).
 func checkDuration(flag string, d time.Duration, zero string) error {
 	return optcheck.Duration(flag, d, zero)

@@ -10,13 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 func newFSCommand() *cobra.Command {
@@ -77,10 +77,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			if err := checkShared(f.MaxStates, f.Jobs, f.TimeBudget); err != nil {
-				return err
-			}
-			if err := checkDuration("--timeout", f.CheckerTimeout, fmt.Sprintf("the default of %v", exec.DefaultTimeout)); err != nil {
+			if err := f.Options.Check(); err != nil {
 				return err
 			}
 			if err := checkDuration("--record-timeout", f.RecordTimeout, "no limit"); err != nil {
@@ -114,7 +111,7 @@ exited non-zero or was killed; else 0. With --strict, a report with a warning ex
 		},
 	}
 	fsRecordFlags(c, &f.Dir, &f.Workload, &f.RecordTimeout, &f.NoStack, &f.Stack, &f.Env)
-	fsExploreFlags(c, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
+	fsExploreFlags(c, &f.Options)
 	c.Flags().StringVar(&f.Trace, "trace", "", "keep the recorded trace in `FILE` (scry trace dump FILE)")
 	reportFlags(c, &format, &output, &strict, &force)
 	return c
@@ -131,16 +128,17 @@ func fsRecordFlags(c *cobra.Command, dir, wl *string, timeout *time.Duration, no
 	fl.StringSliceVar(env, "env", nil, "add `NAME=VALUE` to PROG's environment (repeatable)")
 }
 
-// fsExploreFlags registers the flags of an exploration in file-system mode.
-func fsExploreFlags(c *cobra.Command, checker, apm *string, strategies *[]string, maxStates, jobs *int, timeout, budget *time.Duration) {
+// fsExploreFlags registers the flags of an exploration in file-system mode, bound to o's fields
+// (--shard is `fs explore`'s alone).
+func fsExploreFlags(c *cobra.Command, o *explore.Options) {
 	fl := c.Flags()
-	fl.StringVar(checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
-	fl.StringVar(apm, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
-	fl.StringSliceVar(strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
-	fl.IntVar(maxStates, "max-states", -1, "test at most `N` crash states in all (-1: no cap; 0 is an error)")
-	fl.IntVarP(jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
-	fl.DurationVar(timeout, "timeout", 0, fmt.Sprintf("time limit `D` of one checker run or re-execution (0, the default: %v); a state whose run hangs is inconclusive, not a finding", exec.DefaultTimeout))
-	fl.DurationVar(budget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
+	fl.StringVar(&o.Checker, "checker", "", "shell `CMD` run inside each crash directory; exit 0 = consistent")
+	fl.StringVar(&o.APM, "apm", "default", "abstract persistence `MODEL`: default, ext4-ordered, ext4-journal")
+	fl.StringSliceVar(&o.Strategies, "strategy", nil, "crash-state strategies (comma-separated; default prefix,omit-one,split): "+strings.Join(explore.Strategies, ", "))
+	fl.IntVar(&o.MaxStates, "max-states", -1, "test at most `N` crash states in all (-1: no cap; 0 is an error)")
+	fl.IntVarP(&o.Jobs, "jobs", "j", 0, "run `N` checkers at once (default: the number of CPUs)")
+	fl.DurationVar(&o.CheckerTimeout, "timeout", 0, fmt.Sprintf("time limit `D` of one checker run or re-execution (0, the default: %v); a state whose run hangs is inconclusive, not a finding", exec.DefaultTimeout))
+	fl.DurationVar(&o.TimeBudget, "time-budget", 0, "explore for about `D` (e.g. 5m): crash states are left out while the exploration is behind that schedule, so every part of the run is covered; the report says how many (0: no budget)")
 }
 
 // reportFlags registers the flags of a command's report.
@@ -221,14 +219,11 @@ Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; els
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			if err := checkShared(f.MaxStates, f.Jobs, f.TimeBudget); err != nil {
-				return err
-			}
-			if err := checkDuration("--timeout", f.CheckerTimeout, fmt.Sprintf("the default of %v", exec.DefaultTimeout)); err != nil {
-				return err
-			}
 			var err error
 			if f.Shard, err = shardFromEnv(shard); err != nil {
+				return err
+			}
+			if err := f.Options.Check(); err != nil {
 				return err
 			}
 			if f.Shard.Count > 0 && format != "json" {
@@ -251,7 +246,7 @@ Exit status: 130/143 interrupted; else 2 error; else 1 correctness findings; els
 		},
 	}
 	fl := c.Flags()
-	fsExploreFlags(c, &f.Checker, &f.APM, &f.Strategies, &f.MaxStates, &f.Jobs, &f.CheckerTimeout, &f.TimeBudget)
+	fsExploreFlags(c, &f.Options)
 	fl.StringVar(&shard, "shard", "", "explore shard `I/N` (from 0) of the crash states, balanced by their number; \"auto\" or \"auto/N\" takes I (and N) from a Slurm array, a Kubernetes Indexed Job or SCRY_SHARD_INDEX/SCRY_SHARD_COUNT; combine the shards' JSON reports with scry merge (docs/distributed.md)")
 	reportFlags(c, &format, &output, &strict, &force)
 	return c

@@ -70,8 +70,8 @@ func TestFSExamples(t *testing.T) {
 						t.Fatalf("cp: %v %s", err, out)
 					}
 					keep := t.TempDir()
-					c := &pipeline.FSCheck{Dir: wd, Args: append([]string{bin}, strings.Fields(string(argsB))...), Checker: checker,
-						Workload: wl, APM: apm, Jobs: 2, KeepDir: keep}
+					c := &pipeline.FSCheck{Options: explore.Options{Checker: checker, APM: apm, Jobs: 2},
+						Dir: wd, Args: append([]string{bin}, strings.Fields(string(argsB))...), Workload: wl, KeepDir: keep}
 					rep, err := c.Run(context.Background())
 					if err != nil {
 						t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/fs/explore"
 	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/internal/testenv"
@@ -43,7 +44,7 @@ func TestFSShards(t *testing.T) {
 				t.Fatal(err)
 			}
 			explore := func(sh shard.Shard, out string) *report.Report {
-				x := &pipeline.FSExplore{Recording: rec, Checker: checker, Jobs: 2, Shard: sh, Report: out}
+				x := &pipeline.FSExplore{Options: explore.Options{Checker: checker, Jobs: 2, Shard: sh}, Recording: rec, Report: out}
 				rep, err := x.Run(context.Background())
 				if err != nil {
 					t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
@@ -26,27 +24,20 @@ import (
 // build the crash states a persistence model allows, and judge them with a checker
 // (docs/fs-mode.md).
 type FSCheck struct {
+	// Options are the exploration's, as the user chose them (explore.Options: the checker and
+	// its timeout, the persistence model, the strategies, the bounds, the time budget, the
+	// progress of the phases after the recording). Their TimeBudget bounds the whole command,
+	// counted from their Start (zero: when Run begins), so that the recording and the modelling
+	// are inside it. Their Shard must be unset: a shard explores a recording (FSRecord,
+	// FSExplore).
+	explore.Options
 	// Dir is the workload directory; Args the program and its arguments, run in Dir.
 	Dir  string
 	Args []string
 	Env  []string
-	// Checker is the shell command judging a crash directory (run inside it).
-	Checker string
-	// CheckerTimeout bounds one checker run (0: exec.DefaultTimeout).
-	CheckerTimeout time.Duration
 	// RecordTimeout bounds the recorded run (strace.RecordOptions.Timeout; 0: none). A run
 	// stopped there is modeled but not explored: *ProgramFailed says so.
 	RecordTimeout time.Duration
-	// APM names the persistence model ("" default).
-	APM string
-	// Strategies (nil: explore.DefaultStrategies), MaxStates (0: no bound), Jobs (0: all CPUs).
-	Strategies []string
-	MaxStates  int
-	Jobs       int
-	// TimeBudget bounds the command's time (explore.Options.TimeBudget; 0: none), counted from
-	// Start (zero: when Run begins), so that the recording and the modelling are inside it.
-	TimeBudget time.Duration
-	Start      time.Time
 	// NoStack turns off strace -k (no source lines: static vulnerabilities are not placed).
 	// Stack turns it on for a program an interpreter runs, which is recorded without stacks
 	// otherwise (strace.Interpreter: its frames are the interpreter's, at about 90 times the
@@ -63,10 +54,8 @@ type FSCheck struct {
 	// KeepDir is where the directory keeping the trace and the snapshot of Dir for `scry
 	// replay` is created when there are findings ("" the temporary directory, $TMPDIR).
 	KeepDir string
-	// Stdout and Stderr receive the program's output; Progress, if non-nil, the progress of the
-	// phases after the recording (the caller finishes it once the report is written).
+	// Stdout and Stderr receive the program's output.
 	Stdout, Stderr io.Writer
-	Progress       *exec.Progress
 	// Notes receives messages for the user.
 	Notes io.Writer
 }
@@ -84,11 +73,14 @@ type FSRecording = strace.Recorded
 // there are findings, the snapshot and the trace are first moved to a directory of their own
 // (keep) so that `scry replay` can rebuild the findings' crash directories.
 func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
-	start := c.Start
-	if start.IsZero() {
-		start = time.Now()
+	o := c.Options
+	if o.Start.IsZero() {
+		o.Start = time.Now()
 	}
-	apm, err := fsExploreChecks(c.APM, c.Strategies, c.Checker, c.Workload != "")
+	if o.Shard.Active() {
+		return nil, errors.New("scry fs check explores no shard: record the run once (scry fs record), then explore a shard of it on each machine (scry fs explore --shard I/N)")
+	}
+	apm, err := fsExploreChecks(o, c.Workload != "")
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +121,7 @@ func (c *FSCheck) Run(ctx context.Context) (*report.Report, error) {
 		rep.Warnings = append(rep.Warnings, noFSOpWarning)
 		return rep, Verdict(rep, in.args[0], res, 0, nil, nil, c.Trace)
 	}
-	x := fsExplore{apm: apm, checker: c.Checker, checkerTimeout: c.CheckerTimeout, strategies: c.Strategies, maxStates: c.MaxStates,
-		jobs: c.Jobs, timeBudget: c.TimeBudget, start: start, dir: tmp, where: where, progress: c.Progress}
-	rs, st, xerr := x.run(ctx, rep, rec)
+	rs, st, xerr := fsExplore(ctx, o, apm, tmp, where, rep, rec)
 	if len(rep.Findings) > 0 {
 		c.keep(rep, rs, rec.base, tracePath)
 	}
@@ -150,19 +140,15 @@ func verifyWarning(diffs []string) []string {
 	return []string{fmt.Sprintf("the model of the run does not rebuild the directory it left (%s): crash states may be wrong", model.Summarize(diffs, 3))}
 }
 
-// fsExploreChecks checks the options of a file-system exploration and returns the persistence
-// model named apm. Errors: an unknown model or strategy, no oracle.
-func fsExploreChecks(apmName string, strategies []string, checker string, workload bool) (*model.APM, error) {
-	apm, err := model.APMByName(cmpOr(apmName, "default"))
+// fsExploreChecks checks what a file-system exploration needs before anything runs and returns
+// the persistence model o names; workload says whether the program has a workload. Errors: an
+// unknown model or strategy, no oracle.
+func fsExploreChecks(o explore.Options, workload bool) (*model.APM, error) {
+	apm, err := o.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range strategies {
-		if !slices.Contains(explore.Strategies, s) {
-			return nil, fmt.Errorf("unknown strategy %q (known: %v)", s, explore.Strategies)
-		}
-	}
-	if checker == "" && !workload {
+	if o.Checker == "" && !workload {
 		return nil, errors.New("scry fs check needs an oracle: --checker CMD (a shell command run inside each crash directory, exiting 0 when the state is consistent), --workload FILE (output equivalence), or both")
 	}
 	return apm, nil
@@ -288,50 +274,32 @@ func modelRun(in fsInput, env []string, base, tracePath string) (*fsRecorded, er
 	return &fsRecorded{in: in, env: env, base: base, trace: tracePath, m: m, r: r}, nil
 }
 
-// fsExplore are the options of the exploration of a recorded run; dir is the scratch directory
-// of the crash directories, where says where it is (Stats.Images).
-type fsExplore struct {
-	apm            *model.APM
-	checker        string
-	checkerTimeout time.Duration
-	strategies     []string
-	maxStates      int
-	jobs           int
-	timeBudget     time.Duration
-	start          time.Time
-	dir, where     string
-	progress       *exec.Progress
-	shard          shard.Shard
-}
-
-// run explores rec's crash states into rep (its findings and warnings) and returns the replay
-// setup, the statistics and the exploration's error.
-func (x fsExplore) run(ctx context.Context, rep *report.Report, rec *fsRecorded) (replaySetup, report.Stats, error) {
-	var chk exec.Checker
-	if x.checker != "" {
-		chk = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(x.checker)}, Timeout: x.checkerTimeout}
+// fsExplore explores rec's crash states under the options o and the persistence model apm, in
+// crash directories under scratch (where says where it is: Stats.Images), into rep (its findings
+// and warnings), and returns the replay setup, the statistics and the exploration's error.
+func fsExplore(ctx context.Context, o explore.Options, apm *model.APM, scratch, where string, rep *report.Report, rec *fsRecorded) (replaySetup, report.Stats, error) {
+	s := explore.Setup{APM: apm, Sites: rec.r, Dir: scratch}
+	if o.Checker != "" {
+		s.Checker = exec.Checker{Args: []string{"/bin/sh", "-c", resolveChecker(o.Checker)}, Timeout: o.CheckerTimeout}
 	}
-	rs := replaySetup{dir: rec.in.root, checker: chk}
-	var oracle *explore.Equivalence
+	rs := replaySetup{dir: rec.in.root, checker: s.Checker}
 	if wl := rec.in.wl; wl != nil {
 		if rec.m.Operations == 0 {
 			rep.Warnings = append(rep.Warnings, "the program never read its standard input: the workload's operations have no boundaries in the trace, and every crash state is judged as one of operation -1 (before the first)")
 		} else if rec.m.Operations < len(wl.Ops) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the program read %d of the workload's %d lines", rec.m.Operations, len(wl.Ops)))
 		}
-		oracle = &explore.Equivalence{Target: exec.Target{Args: rec.in.args, Env: rec.env, Timeout: x.checkerTimeout}, Workload: *wl}
-		rs.oracle = oracle
+		s.Oracle = &explore.Equivalence{Target: exec.Target{Args: rec.in.args, Env: rec.env, Timeout: o.CheckerTimeout}, Workload: *wl}
+		rs.oracle = s.Oracle
 	}
-	res, xerr := explore.Explore(ctx, rec.m, explore.Options{APM: x.apm, Checker: chk, Oracle: oracle, Strategies: x.strategies,
-		MaxStates: x.maxStates, TimeBudget: x.timeBudget, Start: x.start, Pool: exec.Pool{Jobs: x.jobs, Dir: x.dir}, Progress: x.progress, Sites: rec.r,
-		Shard: x.shard})
+	res, xerr := explore.Explore(ctx, rec.m, o, s)
 	var st report.Stats
 	if res != nil {
 		rep.Findings = res.Findings
 		rep.Warnings = append(rep.Warnings, res.Warnings...)
 		rep.Shard = res.Shard
 		st = res.Stats
-		st.Images = "crash directories " + x.where
+		st.Images = "crash directories " + where
 	}
 	return rs, st, xerr
 }

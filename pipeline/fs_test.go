@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/internal/testenv"
@@ -31,11 +32,12 @@ func TestFSCheckErrors(t *testing.T) {
 		want string
 	}{
 		{"no oracle", FSCheck{Dir: dir, Args: []string{"true"}}, "needs an oracle"},
-		{"no program", FSCheck{Dir: dir, Checker: "true"}, "no program"},
-		{"missing program", FSCheck{Dir: dir, Checker: "true", Args: []string{"./no-such-program"}}, "no-such-program"},
-		{"not a directory", FSCheck{Dir: abs, Checker: "true", Args: []string{"true"}}, "not a directory"},
-		{"unknown model", FSCheck{Dir: dir, Checker: "true", Args: []string{"true"}, APM: "ext9"}, "unknown persistence model"},
-		{"unknown strategy", FSCheck{Dir: dir, Checker: "true", Args: []string{"true"}, Strategies: []string{"all"}}, "unknown strategy"},
+		{"no program", FSCheck{Options: explore.Options{Checker: "true"}, Dir: dir}, "no program"},
+		{"missing program", FSCheck{Options: explore.Options{Checker: "true"}, Dir: dir, Args: []string{"./no-such-program"}}, "no-such-program"},
+		{"not a directory", FSCheck{Options: explore.Options{Checker: "true"}, Dir: abs, Args: []string{"true"}}, "not a directory"},
+		{"unknown model", FSCheck{Options: explore.Options{Checker: "true", APM: "ext9"}, Dir: dir, Args: []string{"true"}}, "unknown persistence model"},
+		{"unknown strategy", FSCheck{Options: explore.Options{Checker: "true", Strategies: []string{"all"}}, Dir: dir, Args: []string{"true"}}, "unknown strategy"},
+		{"a shard", FSCheck{Options: explore.Options{Checker: "true", Shard: shard.Shard{Index: 0, Count: 2}}, Dir: dir, Args: []string{"true"}}, "explores no shard"},
 		{"workload naming the directory", FSCheck{Dir: dir, Args: []string{"sh"}, Workload: abs}, "by its absolute path"},
 		{"empty workload", FSCheck{Dir: dir, Args: []string{"sh"}, Workload: empty}, "no operation"},
 	} {
@@ -165,16 +167,16 @@ func TestFSRecordExploreErrors(t *testing.T) {
 			return err
 		}, "exited with status 3"},
 		{"explore: not a recording", func() error {
-			_, err := (&FSExplore{Recording: notRec, Checker: "true"}).Run(context.Background())
+			_, err := (&FSExplore{Options: explore.Options{Checker: "true"}, Recording: notRec}).Run(context.Background())
 			return err
 		}, "not a recording"},
 		{"explore: another format", func() error {
-			_, err := (&FSExplore{Recording: bad, Checker: "true"}).Run(context.Background())
+			_, err := (&FSExplore{Options: explore.Options{Checker: "true"}, Recording: bad}).Run(context.Background())
 			return err
 		}, "not a recording's manifest"},
 		{"explore: no oracle", func() error { _, err := (&FSExplore{Recording: rec}).Run(context.Background()); return err }, "needs an oracle"},
 		{"explore: --max-states with a shard", func() error {
-			_, err := (&FSExplore{Recording: rec, Checker: "true", MaxStates: 5, Shard: shard.Shard{Index: 0, Count: 2}}).Run(context.Background())
+			_, err := (&FSExplore{Options: explore.Options{Checker: "true", MaxStates: 5, Shard: shard.Shard{Index: 0, Count: 2}}, Recording: rec}).Run(context.Background())
 			return err
 		}, "--max-states"},
 	} {

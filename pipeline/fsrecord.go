@@ -14,7 +14,6 @@ import (
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 	"github.com/scry-pm/scry/workload"
@@ -142,23 +141,13 @@ func (c *FSRecord) Run(ctx context.Context) (rep *report.Report, err error) {
 // FSExplore is `scry fs explore`: the exploration of a recording directory (FSRecord), whole
 // or one shard of it (Shard), as `scry fs check` explores its own recording.
 type FSExplore struct {
+	// Options are the exploration's, as FSCheck's; with a Shard, the report carries what `scry
+	// merge` needs.
+	explore.Options
 	// Recording is the recording directory.
 	Recording string
-	// Checker, CheckerTimeout, APM, Strategies, MaxStates, Jobs, TimeBudget, Start, Report and
-	// Progress are FSCheck's.
-	Checker        string
-	CheckerTimeout time.Duration
-	APM            string
-	Strategies     []string
-	MaxStates      int
-	Jobs           int
-	TimeBudget     time.Duration
-	Start          time.Time
-	Report         string
-	Progress       *exec.Progress
-	// Shard selects one shard of the crash states (Count 0: all); the report then carries
-	// what `scry merge` needs.
-	Shard shard.Shard
+	// Report is FSCheck's.
+	Report string
 }
 
 // Run explores the recording and returns the report with the error that decides the exit
@@ -166,9 +155,9 @@ type FSExplore struct {
 // trace, in place. Errors: not a recording directory (no or a malformed recording.json, a file
 // of it missing); those of FSCheck's exploration; --max-states with a shard.
 func (c *FSExplore) Run(ctx context.Context) (*report.Report, error) {
-	start := c.Start
-	if start.IsZero() {
-		start = time.Now()
+	o := c.Options
+	if o.Start.IsZero() {
+		o.Start = time.Now()
 	}
 	dir, err := filepath.Abs(c.Recording)
 	if err != nil {
@@ -182,7 +171,7 @@ func (c *FSExplore) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Recording, err)
 	}
-	apm, err := fsExploreChecks(c.APM, c.Strategies, c.Checker, man.Workload != "")
+	apm, err := fsExploreChecks(o, man.Workload != "")
 	if err != nil {
 		return nil, err
 	}
@@ -216,9 +205,7 @@ func (c *FSExplore) Run(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	x := fsExplore{apm: apm, checker: c.Checker, checkerTimeout: c.CheckerTimeout, strategies: c.Strategies, maxStates: c.MaxStates,
-		jobs: c.Jobs, timeBudget: c.TimeBudget, start: start, dir: tmp, where: where, progress: c.Progress, shard: c.Shard}
-	rs, st, xerr := x.run(ctx, rep, rec)
+	rs, st, xerr := fsExplore(ctx, o, apm, tmp, where, rep, rec)
 	fillReplay(rep, rs, base, tracePath, c.Report)
 	if rep.Shard != nil {
 		tf, err := trace.OpenFile(tracePath)

@@ -69,7 +69,7 @@ func TestTimeBudget(t *testing.T) {
 	m := buildModelFrom(t, base, tr)
 	apm, _ := model.APMByName("default")
 	all := func() int {
-		x, err := Explore(context.Background(), m, Options{APM: apm, Checker: exec.Checker{Args: []string{"true"}}, Pool: exec.Pool{Jobs: 1, Dir: t.TempDir()}})
+		x, err := Explore(context.Background(), m, Options{Jobs: 1}, Setup{APM: apm, Checker: exec.Checker{Args: []string{"true"}}, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +92,8 @@ func TestTimeBudget(t *testing.T) {
 				b, _ := os.ReadFile(log)
 				return t0.Add(time.Duration(bytes.Count(b, []byte("\n"))) * time.Second)
 			}
-			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 1, Dir: t.TempDir()},
-				TimeBudget: c.budget, Now: now})
+			x, err := Explore(context.Background(), m, Options{Jobs: 1, TimeBudget: c.budget, Now: now},
+				Setup{APM: apm, Checker: chk, Dir: t.TempDir()})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("Explore: %v, want an error saying %q", err, c.err)
@@ -135,8 +135,8 @@ func TestBudgetUnspent(t *testing.T) {
 	chk := exec.Checker{Args: []string{"/bin/sh", "-c", logCheck}}
 	var got [2]*Explored
 	for i, budget := range []time.Duration{0, time.Hour} {
-		x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
-			Strategies: Strategies, TimeBudget: budget})
+		x, err := Explore(context.Background(), m, Options{Jobs: 2, Strategies: Strategies, TimeBudget: budget},
+			Setup{APM: apm, Checker: chk, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,8 +181,8 @@ func TestProgress(t *testing.T) {
 	apm, _ := model.APMByName("default")
 	var out strings.Builder
 	p := exec.NewProgressClock(&out, func() time.Time { return time.Unix(0, 0) })
-	x, err := Explore(context.Background(), m, Options{APM: apm, Checker: exec.Checker{Args: []string{"true"}},
-		Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()}, Progress: p})
+	x, err := Explore(context.Background(), m, Options{Jobs: 2, Progress: p},
+		Setup{APM: apm, Checker: exec.Checker{Args: []string{"true"}}, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,12 @@
 //
 // # Input and output
 //
-// [Explore] takes a model of the run (model.BuildModel) and [Options]: the persistence model
-// (model.APM), the oracles (a checker command, output equivalence with a workload, or both),
-// the strategies, bounds and the pool of workers whose directories hold the crash directories.
-// It returns an [Explored]: the findings (report.Finding of kind fs-ordering-violation,
+// [Explore] takes a model of the run (model.BuildModel), the user's [Options] (the checker's
+// command and timeout, the persistence model's name, the strategies, the bounds, the jobs, the
+// time budget, the shard: what the flags of `scry fs check` and `scry fs explore` set, checked
+// by [Options.Check]) and a [Setup] derived from them and the recorded run (the persistence
+// model, the oracles: a checker command, output equivalence with a workload, or both; the
+// sites; the directory under which the workers hold the crash directories). It returns an [Explored]: the findings (report.Finding of kind fs-ordering-violation,
 // fs-atomicity-violation or fs-durability-violation, [Kinds]), the statistics (report.Stats:
 // crash points, states tested, failures, legal-outcome runs, inconclusive states, wall-clock
 // seconds to the end and to the first failure) and warnings.
@@ -78,7 +80,9 @@
 //
 // # Errors
 //
-// Explore: an unknown strategy, no oracle (neither a checker nor a workload), [ErrCheckerFails]
+// Options.Check: a count or duration out of range, an unknown persistence model or strategy,
+// MaxStates with a shard, each named by its flag. Explore: an unknown strategy, no oracle
+// (neither a checker nor a workload), MaxStates with a shard, [ErrCheckerFails]
 // (wrapped, naming the state and the checker's verdict), a crash directory that cannot be
 // built, a checker or a legal-outcome run that cannot be started; when ctx is cancelled, ctx's
 // error. Past its checks of the options it returns the findings so far with its error, and it

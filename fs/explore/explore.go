@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/scry-pm/scry/fs/model"
 	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/internal/exec"
-	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
 )
@@ -43,43 +41,6 @@ var (
 
 // defaultMaxFree is Options.MaxFree's default: at most 2^10 states per crash point.
 const defaultMaxFree = 10
-
-// Options configures Explore.
-type Options struct {
-	APM *model.APM
-	// Checker, if it has a command, judges each crash directory (run inside it); Oracle, if
-	// set, judges it by output equivalence. At least one is needed.
-	Checker exec.Checker
-	Oracle  *Equivalence
-	// Strategies (nil: DefaultStrategies).
-	Strategies []string
-	// MaxStates bounds the states tested (0: no bound); the exhaustive strategy enumerates
-	// the states of a crash point only when at most MaxFree micro-operations may be lost there
-	// (0: 10, at most 2^10 states per crash point).
-	MaxStates int
-	MaxFree   int
-	// TimeBudget, when positive, bounds the exploration's wall clock (the CLI's --time-budget,
-	// PM mode's semantics: pm/explore's Config.TimeBudget): see budget.
-	TimeBudget time.Duration
-	// Start is when the time budget began (zero: when Explore begins): a command that records
-	// and models the run first counts that time too (the budget is the command's).
-	Start time.Time
-	// Pool runs the crash states.
-	Pool exec.Pool
-	// Progress, if non-nil, gets a phase per strategy against the strategy's states (the crash
-	// points for prefix), each state counted when judged or left out, the runs of the program
-	// and the figures after each round.
-	Progress *exec.Progress
-	// Sites resolves the operations' sites and stacks (the trace reader after model.BuildModel).
-	Sites report.SiteTable
-	// Now is the clock (nil: time.Now), for tests (with a clock of its own, the time budget
-	// stops runs from starting but kills none).
-	Now func() time.Time
-	// Shard, when its Count is set, explores one shard of the crash states (shard.go) and
-	// returns what `scry merge` needs in Explored.Shard (its TraceDigest left to the caller).
-	// Errors with MaxStates set.
-	Shard shard.Shard
-}
 
 // ErrCheckerFails is wrapped by the error Explore returns when the checker fails on the
 // initial state or on the state of the finished run: those are consistent by definition, so the
@@ -419,6 +380,8 @@ func appendOnce(list []string, s string) []string {
 type explorer struct {
 	ctx    context.Context
 	o      Options
+	s      Setup
+	pool   exec.Pool // the workers: Options.Jobs in Setup.Dir
 	p      *plan
 	res    *Explored
 	cl     *clusters
@@ -445,32 +408,31 @@ type explorer struct {
 	owner []int
 }
 
-// Explore tests the crash states of model m that the strategies choose under the persistence
-// model, each judged in a crash directory by the checker and, with a workload, by output
-// equivalence (ALICE, Pillai et al., OSDI'14 §4.3; Barowsky et al., Improving Application
+// Explore tests the crash states of model m that the strategies of o choose under the
+// persistence model of s, each judged in a crash directory by s's checker and, with a workload,
+// by output equivalence (ALICE, Pillai et al., OSDI'14 §4.3; Barowsky et al., Improving Application
 // Crash Consistency with Symbolic Execution and Fuzzing, 2021, §3.1.3; WITCHER, SOSP'21, §4.5):
 // prefix states find runs of operations that must persist atomically, states that lose one
 // operation find the operations that must persist before later ones (a later output makes it a
 // durability violation), states that persist part of one operation find atomicity assumptions,
 // and the exhaustive strategy tries every legal state where few are possible. The checker first
 // runs on the initial and the final state; failing there is ErrCheckerFails. Crash directories
-// live in the pool's directory and are removed when Explore returns, also when ctx is cancelled
-// (then the error is ctx's, with the findings so far).
-func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) {
+// live under s.Dir and are removed when Explore returns, also when ctx is cancelled (then the
+// error is ctx's, with the findings so far). Of o's checks (Options.Check) Explore makes those
+// it cannot run without: known strategies, no MaxStates with a Shard; and it needs an oracle.
+func Explore(ctx context.Context, m *model.Model, o Options, s Setup) (*Explored, error) {
 	strats := o.Strategies
 	if len(strats) == 0 {
 		strats = DefaultStrategies
 	}
-	for _, s := range strats {
-		if !slices.Contains(Strategies, s) {
-			return nil, fmt.Errorf("unknown strategy %q (known: %s)", s, strings.Join(Strategies, ", "))
-		}
+	if err := checkStrategies(strats); err != nil {
+		return nil, err
 	}
-	if len(o.Checker.Args) == 0 && o.Oracle == nil {
+	if len(s.Checker.Args) == 0 && s.Oracle == nil {
 		return nil, errors.New("no oracle: give a checker, a workload, or both")
 	}
-	if o.Shard.Active() && o.MaxStates > 0 {
-		return nil, errors.New("--max-states bounds the crash states of the whole run: it cannot be split into shards (leave it out with --shard)")
+	if err := o.checkShard(); err != nil {
+		return nil, err
 	}
 	if o.MaxFree <= 0 {
 		o.MaxFree = defaultMaxFree
@@ -479,11 +441,11 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 	if realClock {
 		o.Now = time.Now
 	}
-	p := newPlan(m, o.APM)
-	if o.Oracle != nil {
-		p.workload = &o.Oracle.Workload
+	p := newPlan(m, s.APM)
+	if s.Oracle != nil {
+		p.workload = &s.Oracle.Workload
 	}
-	e := &explorer{ctx: ctx, bctx: ctx, o: o, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
+	e := &explorer{ctx: ctx, bctx: ctx, o: o, s: s, pool: exec.Pool{Jobs: o.Jobs, Dir: s.Dir}, p: p, start: o.Now(), judged: map[string]bool{}, legal: map[int]*legalPair{}}
 	e.budgetStart = o.Start
 	if e.budgetStart.IsZero() {
 		e.budgetStart = e.start
@@ -496,11 +458,11 @@ func Explore(ctx context.Context, m *model.Model, o Options) (*Explored, error) 
 		e.bctx, cancel = context.WithDeadline(ctx, e.budgetStart.Add(budget.ScheduleEnd(o.TimeBudget)))
 		defer cancel()
 	}
-	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Pool.Jobs}}
+	e.res = &Explored{Stats: report.Stats{CrashPoints: len(e.p.points), Jobs: o.Jobs}}
 	if e.res.Stats.Jobs <= 0 {
 		e.res.Stats.Jobs = max(1, runtimeCPUs())
 	}
-	e.cl = newClusters(e.p, o.Sites, o.Pool.Dir)
+	e.cl = newClusters(e.p, s.Sites, s.Dir)
 	if err := e.sane(); err != nil {
 		return e.finish(err)
 	}

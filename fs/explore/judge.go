@@ -77,7 +77,7 @@ type oracleJob struct {
 
 // oracles computes the legal outcomes of the workload operations of items that have none yet.
 func (e *explorer) oracles(items []item) error {
-	if e.o.Oracle == nil {
+	if e.s.Oracle == nil {
 		return nil
 	}
 	var jobs []oracleJob
@@ -95,7 +95,7 @@ func (e *explorer) oracles(items []item) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	outs, err := exec.Map(e.bctx, e.o.Pool, jobs, func(ctx context.Context, w *exec.Worker, j oracleJob) exec.Outcome {
+	outs, err := exec.Map(e.bctx, e.pool, jobs, func(ctx context.Context, w *exec.Worker, j oracleJob) exec.Outcome {
 		return e.reexec(ctx, e.legalState(j.k, j.committed), j.k, filepath.Join(w.Dir, "oracle"))
 	})
 	if err != nil {
@@ -122,7 +122,7 @@ func (e *explorer) reexec(ctx context.Context, st model.State, k int, dir string
 	if _, _, err := model.Materialize(e.p.m, e.p.micro[0], st, dir); err != nil {
 		return exec.Outcome{ExitCode: -1, Err: fmt.Errorf("building a crash directory: %w", err)}
 	}
-	return e.o.Oracle.Target.Run(ctx, dir, e.o.Oracle.Workload.Suffix(k), dir)
+	return e.s.Oracle.Target.Run(ctx, dir, e.s.Oracle.Workload.Suffix(k), dir)
 }
 
 // run judges items on the pool's workers and returns their verdicts, in order, with the first
@@ -150,7 +150,7 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 		}
 		return make([]verdict, len(items)), err
 	}
-	pool, order, orig := e.o.Pool, []int(nil), items
+	pool, order, orig := e.pool, []int(nil), items
 	if e.o.TimeBudget > 0 {
 		order = budgetOrder(items)
 		ordered := make([]item, len(items))
@@ -238,12 +238,12 @@ func (e *explorer) run(items []item) ([]verdict, error) {
 // equivalence.
 func (e *explorer) judge(ctx context.Context, it item, dir string) verdict {
 	var v verdict
-	if len(e.o.Checker.Args) > 0 {
+	if len(e.s.Checker.Args) > 0 {
 		if v = e.check(ctx, it, dir); v.err != nil || v.failed {
 			return v
 		}
 	}
-	if e.o.Oracle == nil || it.consistent() {
+	if e.s.Oracle == nil || it.consistent() {
 		return v
 	}
 	return e.equivalent(ctx, it, filepath.Join(dir, "rerun"))
@@ -257,7 +257,7 @@ func (e *explorer) equivalent(ctx context.Context, it item, dir string) verdict 
 	if err != nil {
 		return verdict{err: fmt.Errorf("building a crash directory: %w", err)}
 	}
-	got := e.o.Oracle.Target.Run(ctx, dir, e.o.Oracle.Workload.Suffix(k), dir)
+	got := e.s.Oracle.Target.Run(ctx, dir, e.s.Oracle.Workload.Suffix(k), dir)
 	switch {
 	case got.Err != nil && ctx.Err() != nil:
 		return verdict{err: ctx.Err()}
@@ -311,7 +311,7 @@ func (e *explorer) check(ctx context.Context, it item, dir string) verdict {
 	if err := os.WriteFile(errPath, stderr, 0o644); err != nil {
 		return verdict{err: err}
 	}
-	c := e.o.Checker
+	c := e.s.Checker
 	c.Env = append(slices.Clone(c.Env), "SCRY_STDOUT="+outPath, "SCRY_STDERR="+errPath, "SCRY_CRASH_DIR="+crash)
 	out := c.Run(ctx, crash, crash)
 	if out.Err != nil && ctx.Err() != nil {

@@ -39,8 +39,8 @@ if grep -q saved "$SCRY_STDOUT"; then [ "$c" = new ] || { echo "saved but f hold
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: exec.Checker{Args: []string{"/bin/sh", "-c", check}},
-				Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()}, Strategies: Strategies})
+			x, err := Explore(context.Background(), m, Options{Jobs: 2, Strategies: Strategies},
+				Setup{APM: apm, Checker: exec.Checker{Args: []string{"/bin/sh", "-c", check}}, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -98,8 +98,8 @@ if grep -q saved "$SCRY_STDOUT"; then [ "$c" = new ] || { echo "saved but f hold
 	chk := exec.Checker{Args: []string{"/bin/sh", "-c", check}}
 	for _, apm := range model.APMs() {
 		t.Run(apm.Name, func(t *testing.T) {
-			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()},
-				Strategies: Strategies})
+			x, err := Explore(context.Background(), m, Options{Jobs: 2, Strategies: Strategies},
+				Setup{APM: apm, Checker: chk, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -98,7 +98,7 @@ func (e *explorer) planShards(order []string, r failingRuns) {
 // hashOptions writes what must be the same in every shard for the merge to be exact: the
 // number of shards, the strategies, the persistence model and the bounds.
 func (e *explorer) hashOptions(h io.Writer, order []string) {
-	fmt.Fprintf(h, "fs %d %s %s %d %d %d\n", e.o.Shard.Count, strings.Join(order, ","), e.o.APM.Name, e.o.MaxFree, e.o.MaxStates, len(e.p.m.Ops))
+	fmt.Fprintf(h, "fs %d %s %s %d %d %d\n", e.o.Shard.Count, strings.Join(order, ","), e.s.APM.Name, e.o.MaxFree, e.o.MaxStates, len(e.p.m.Ops))
 }
 
 func sortedKeys(m map[int]bool) []int {

@@ -54,7 +54,7 @@ func TestAssumeFixed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()}})
+			x, err := Explore(context.Background(), m, Options{Jobs: 2}, Setup{APM: apm, Checker: chk, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ if grep -q ok l 2>/dev/null && [ "$c" != ab ]; then ok=0; fi
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			chk := exec.Checker{Args: []string{"/bin/sh", "-c", bad + c.die}, Timeout: c.timeout}
-			x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()}})
+			x, err := Explore(context.Background(), m, Options{Jobs: 2}, Setup{APM: apm, Checker: chk, Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestStoppedOnConsistentState(t *testing.T) {
 	m := buildModelFrom(t, base, tr)
 	apm, _ := model.APMByName("default")
 	chk := exec.Checker{Args: []string{"/bin/sh", "-c", "kill -KILL $$"}}
-	x, err := Explore(context.Background(), m, Options{APM: apm, Checker: chk, Pool: exec.Pool{Jobs: 2, Dir: t.TempDir()}})
+	x, err := Explore(context.Background(), m, Options{Jobs: 2}, Setup{APM: apm, Checker: chk, Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "killed by signal 9") || len(x.Findings) != 0 {
 		t.Fatalf("Explore: %v, %d findings: want an error naming the signal", err, len(x.Findings))
 	}

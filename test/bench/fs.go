@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/fs/strace"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/workload"
@@ -182,7 +183,8 @@ func fsBench(runs int) error {
 			return err
 		}
 		start := time.Now()
-		c := &pipeline.FSCheck{Dir: dir, Args: p.args, Checker: p.checker, Workload: p.workload, Jobs: 2, Stdout: io.Discard, Stderr: io.Discard, KeepDir: tmp}
+		c := &pipeline.FSCheck{Options: explore.Options{Checker: p.checker, Jobs: 2},
+			Dir: dir, Args: p.args, Workload: p.workload, Stdout: io.Discard, Stderr: io.Discard, KeepDir: tmp}
 		rep, err := c.Run(context.Background())
 		total := time.Since(start)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scry-pm/scry/fs/explore"
 	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/report"
@@ -57,8 +58,8 @@ exit 0
 				t.Fatalf("mdb_load: %v %s", err, out)
 			}
 			tr := filepath.Join(t.TempDir(), "run.trace")
-			c := &pipeline.FSCheck{Dir: dir, Args: []string{"/bin/sh", "-c", `mdb_load -n -f "$0" db.mdb && echo committed`, second},
-				Checker: checker, APM: apm, Jobs: 2, Trace: tr, KeepDir: t.TempDir()}
+			c := &pipeline.FSCheck{Options: explore.Options{Checker: checker, APM: apm, Jobs: 2},
+				Dir: dir, Args: []string{"/bin/sh", "-c", `mdb_load -n -f "$0" db.mdb && echo committed`, second}, Trace: tr, KeepDir: t.TempDir()}
 			rep, err := c.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -117,8 +118,8 @@ exit 0
 			if err := os.WriteFile(filepath.Join(dir, "out"), []byte(strings.Repeat("-", 12000)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			p := &pipeline.FSCheck{Dir: dir, Args: []string{"/bin/sh", "-c", c.cmd}, Checker: same, APM: "default", Jobs: 2,
-				Strategies: []string{"prefix", "omit-one"}, KeepDir: t.TempDir()}
+			p := &pipeline.FSCheck{Options: explore.Options{Checker: same, APM: "default", Jobs: 2, Strategies: []string{"prefix", "omit-one"}},
+				Dir: dir, Args: []string{"/bin/sh", "-c", c.cmd}, KeepDir: t.TempDir()}
 			rep, err := p.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -191,7 +192,8 @@ exit 0
 		want map[string][]string // models by the lost call
 	}{{"nosync", map[string][]string{"append": everyModel[:2], "link": everyModel}}, {"sync", nil}} {
 		t.Run(c.arg, func(t *testing.T) {
-			p := &pipeline.FSCheck{Dir: t.TempDir(), Args: []string{bin, c.arg}, Checker: checker, APM: "default", Jobs: 2, KeepDir: t.TempDir()}
+			p := &pipeline.FSCheck{Options: explore.Options{Checker: checker, APM: "default", Jobs: 2},
+				Dir: t.TempDir(), Args: []string{bin, c.arg}, KeepDir: t.TempDir()}
 			rep, err := p.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)

@@ -56,8 +56,8 @@ exit 0
 				}
 			}
 			os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
-			c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh", "-c", "git add a.txt && git commit -q -m one"}, Checker: checker,
-				APM: apm, MaxStates: 150, Jobs: 2, Strategies: []string{"prefix", "omit-one"}, KeepDir: t.TempDir()}
+			c := &pipeline.FSCheck{Options: explore.Options{Checker: checker, APM: apm, MaxStates: 150, Jobs: 2, Strategies: []string{"prefix", "omit-one"}},
+				Dir: dir, Args: []string{"sh", "-c", "git add a.txt && git commit -q -m one"}, KeepDir: t.TempDir()}
 			rep, err := c.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -122,8 +122,8 @@ exit 0
 				if out, err := exec.Command("sqlite3", filepath.Join(dir, "db"), "CREATE TABLE t(x); INSERT INTO t VALUES(1);").CombinedOutput(); err != nil {
 					t.Fatalf("sqlite3: %v %s", err, out)
 				}
-				c := &pipeline.FSCheck{Dir: dir, Args: []string{"sqlite3", "db", "PRAGMA synchronous=" + sync + "; BEGIN; INSERT INTO t VALUES(2); INSERT INTO t VALUES(3); COMMIT; SELECT 'rows=' || count(*) FROM t;"},
-					Checker: checker, APM: apm, Jobs: 2, Strategies: []string{"prefix", "omit-one"}, KeepDir: t.TempDir()}
+				c := &pipeline.FSCheck{Options: explore.Options{Checker: checker, APM: apm, Jobs: 2, Strategies: []string{"prefix", "omit-one"}},
+					Dir: dir, Args: []string{"sqlite3", "db", "PRAGMA synchronous=" + sync + "; BEGIN; INSERT INTO t VALUES(2); INSERT INTO t VALUES(3); COMMIT; SELECT 'rows=' || count(*) FROM t;"}, KeepDir: t.TempDir()}
 				rep, err := c.Run(context.Background())
 				if err != nil {
 					t.Fatal(err)
@@ -159,7 +159,7 @@ func TestFSWorkloadShell(t *testing.T) {
 	if err := os.WriteFile(wl, []byte("echo one > a\ncat a\necho two >> a\ncat a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &pipeline.FSCheck{Dir: t.TempDir(), Args: []string{"sh"}, Workload: wl, Checker: "true", Jobs: 2, KeepDir: t.TempDir()}
+	c := &pipeline.FSCheck{Options: explore.Options{Checker: "true", Jobs: 2}, Dir: t.TempDir(), Args: []string{"sh"}, Workload: wl, KeepDir: t.TempDir()}
 	rep, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +312,8 @@ func TestFSGitFuzzed(t *testing.T) {
 git fsck --full >/dev/null 2>&1 || { echo "git fsck failed"; exit 1; }
 if [ -f .git/refs/heads/master ]; then git log --oneline >/dev/null 2>&1 || { echo "git log failed"; exit 1; }; fi
 `)
-	c := &pipeline.FSCheck{Dir: dir, Args: []string{"sh"}, Workload: wl, Checker: checker, Jobs: 2, Strategies: []string{"prefix"}, KeepDir: t.TempDir()}
+	c := &pipeline.FSCheck{Options: explore.Options{Checker: checker, Jobs: 2, Strategies: []string{"prefix"}},
+		Dir: dir, Args: []string{"sh"}, Workload: wl, KeepDir: t.TempDir()}
 	rep, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
