@@ -143,7 +143,7 @@ type Stats struct {
 	// PrepRuns are the runs that prepared the consistent images of the legal outcomes of
 	// overlapping operations (the ended and some in-flight operations applied, in some order);
 	// SkippedConcurrent counts the crash points left out because more operations were in
-	// flight than the cap (explore.Config.MaxInFlight).
+	// flight than the cap (explore.Options.MaxInFlight).
 	PrepRuns          int `json:"prep_runs,omitempty"`
 	SkippedConcurrent int `json:"skipped_concurrent,omitempty"`
 	// Sampled counts the crash states not run because the finding they would fall in had

@@ -31,7 +31,7 @@ type Shard struct {
 	// Clusters is one entry per finding, in the order of Findings.
 	Clusters []ShardCluster `json:"clusters"`
 	// PM mode's cluster sampling, re-applied by the merge in the unsharded order: ClusterFailures
-	// is the threshold (Config.ClusterFailures with its default; < 0 off), SampleKeys the
+	// is the threshold (Options.ClusterFailures with its default; < 0 off), SampleKeys the
 	// sampling keys and windows States name, States the judged crash states the merge needs (every failing
 	// one, every one a sampling key of a durability store decides, every one the merge may leave
 	// out), in the order they were judged.

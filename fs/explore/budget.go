@@ -10,7 +10,7 @@ import (
 )
 
 // The time budget (Options.TimeBudget, the CLI's --time-budget) keeps PM mode's semantics
-// (pm/explore's Config.TimeBudget): explore for about that long, leave out what does not fit,
+// (pm/explore's Options.TimeBudget): explore for about that long, leave out what does not fit,
 // spread what is tested over the whole run, and say what was left out (Stats.SkippedBudget,
 // a warning; nothing tested at all is an error). Explore's strategies run one after the other,
 // so they share it by budget.Schedule: after a head start of

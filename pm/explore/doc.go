@@ -32,7 +32,7 @@
 // subset S of F, the run applying D, then S, then N (WITCHER §4.7: P(M,0)+...+P(M,M) oracles).
 // They are computed by prep runs from the consistent image at the start of the busy period
 // (oracles.go); a period of one operation keeps the two oracles above. Crash points with more
-// than Config.MaxInFlight operations in flight are skipped.
+// than Options.MaxInFlight operations in flight are skipped.
 //
 // # Invariants
 //
@@ -76,9 +76,9 @@
 // patches are written over it; the run then owns it (the target writes its pool). A run on a
 // crash image of a one-operation period is stopped at its first output line that matches
 // neither legal outcome (early.go). Items are collected operation by operation into batches of about
-// Config.BatchStates images (the first batches smaller: 32, 64, ... states, so that the
+// Options.BatchStates images (the first batches smaller: 32, 64, ... states, so that the
 // workers start at once); each batch runs on exec.Map's workers while the walk builds the next
-// one (each run through Config.Runner: processes by default, an in-process fake in tests), so
+// one (each run through Options.Runner: processes by default, an in-process fake in tests), so
 // disk and memory stay bounded by two batches, and results are judged in item order, batch
 // after batch, with the walk's choices for batch n+1 made on what batches up to n-1 showed, so
 // they depend neither on the number of workers nor on timing (the thesis runs recovery on its snapshots in parallel

@@ -45,7 +45,7 @@ type Result struct {
 	// Pairs is what the crash states breaking each pair of Config.ConfirmPairs showed, with
 	// their repaired twins (Pair).
 	Pairs map[Pair]PairOutcome
-	// Shard is set when Config.Shard selects a shard: what `scry merge` needs (shard.go).
+	// Shard is set when Options.Shard selects a shard: what `scry merge` needs (shard.go).
 	Shard *report.Shard
 }
 
@@ -748,7 +748,7 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 // Its run is judged like a crash at the operation's start; a failure is a durability-violation at
 // the store, proving the missing persist matters, and the state, with the store kept, is the
 // consistent image the rolled-back outcome runs from: the proof is differential by construction.
-// A position whose states failed or passed often enough (Config.ClusterFailures) is sampled
+// A position whose states failed or passed often enough (Options.ClusterFailures) is sampled
 // like a cluster. Under a time budget the states go with the operation before k, whose stores
 // they test: they are made when it had a crash point explored, else when the budget's pacing
 // explores them as one more point of cost 1 (pace). (Paced on their own, they were left out right
@@ -1135,7 +1135,7 @@ func stateRefs(sp *crash.Space, st crash.State) (persisted, unpersist []unitRef)
 // defaultJobs is exec.Pool's default.
 func defaultJobs() int { return max(1, numCPU()) }
 
-// inPass reports whether this walk explores operation k (in this shard: Config.Shard).
+// inPass reports whether this walk explores operation k (in this shard: Options.Shard).
 func (e *explorer) inPass(k int) bool {
 	return (e.pass == nil || k >= len(e.pass) || e.pass[k]) && e.plan.inShard(e.cfg, k)
 }

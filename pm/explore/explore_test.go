@@ -107,17 +107,17 @@ func checkLeftOut(t *testing.T, name string, set func() func(), left func(report
 	}
 }
 
-// testClusterFailures and testBatchStates are exploreTrace's Config.ClusterFailures and
+// testClusterFailures and testBatchStates are exploreTrace's Options.ClusterFailures and
 // BatchStates (0: the defaults).
 var testClusterFailures, testBatchStates int
 
-// testWindowStates is exploreTrace's Config.WindowStates.
+// testWindowStates is exploreTrace's Options.WindowStates.
 var testWindowStates int
 
-// testRunner, if set, makes exploreTrace's Config.Runner from the target's ProcessRunner.
+// testRunner, if set, makes exploreTrace's Options.Runner from the target's ProcessRunner.
 var testRunner func(Runner) Runner
 
-// testNoPriority is exploreTrace's Config.NoPriority.
+// testNoPriority is exploreTrace's Options.NoPriority.
 var testNoPriority bool
 
 // testNoForkServer is exploreTrace's Config.NoForkServer.
@@ -126,10 +126,10 @@ var testNoForkServer bool
 // testNoConverge is exploreTrace's Config.NoConverge.
 var testNoConverge bool
 
-// testStrategies is exploreTrace's Config.Strategies (nil: the default).
+// testStrategies is exploreTrace's Options.Strategies (nil: the default).
 var testStrategies []string
 
-// testTimeBudget, testStart and testNow are exploreTrace's Config.TimeBudget, Start and Now (a
+// testTimeBudget, testStart and testNow are exploreTrace's Options.TimeBudget, Start and Now (a
 // fake clock: time stands still); testProgress its Exec.Progress.
 var (
 	testTimeBudget time.Duration

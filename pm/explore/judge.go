@@ -218,7 +218,7 @@ func relText(rs []report.Related) string {
 // sampling is how cluster sampling applies to a crash state: key is the sampling key whose
 // failures (and, for a durability state, passes) decide whether it is sampled ("" when it never
 // is: it breaks inferred invariants, is a twin, or sampling is off), store the lost store of a
-// durability state, capped whether its operation had Config.WindowStates states in its window
+// durability state, capped whether its operation had Options.WindowStates states in its window
 // before it, selected whether it is the one in ClusterSampleEvery kept once sampling applies.
 // Everything but the counts the key refers to is a function of the state itself, the same in
 // every run (sharded or not): the choice is a hash of the state, not a per-run counter, so
@@ -270,7 +270,7 @@ func chosen(event uint64, id string) bool {
 }
 
 // sampledOut reports whether a state of sampling s is left out with what this run has judged
-// so far: its key has failed Config.ClusterFailures times (a durability store: failed or passed
+// so far: its key has failed Options.ClusterFailures times (a durability store: failed or passed
 // that often), or its operation's window is capped, and it is not the one in
 // ClusterSampleEvery kept. The walk asks with the batches judged so far (a batch is planned
 // while the one before runs), the judgement again with every state judged before it

@@ -42,7 +42,7 @@ import (
 //
 // Each round is one walk of the trace in trace order (a walk replays the whole trace; a round
 // only builds crash images in its own operations), and the time budget paces each round on its
-// own (explorer.pace, by the estimated crash states of its points, below): a round whose points
+// own (pacer.pace, by the estimated crash states of its points, below): a round whose points
 // do not fit in the time left explores an evenly spread share of each of its operations' states,
 // and the first round explores a point of every operation it has (the last, with a share of its
 // states, when the pacing gave the operation none), so a budget that cannot cover everything
@@ -236,7 +236,7 @@ func (s schedule) passes() [][]bool {
 	return ps
 }
 
-// Pacing by crash states. The time budget (explorer.pace) charges each crash point its
+// Pacing by crash states. The time budget (pacer.pace) charges each crash point its
 // estimated cost, the states the strategies choose there, not one unit per point: the points of
 // one operation differ by orders of magnitude (a directory split's stores, unflushed until its
 // end, give its last points thousands of program-order prefixes each; an insert's points a few
@@ -330,7 +330,7 @@ func (p *pacer) beginWalk(inPass func(k int) bool, lz *lazyWalk) {
 }
 
 // pace returns how many of the cost estimated crash states of the next crash point of the walk
-// in progress are explored to keep to Config.TimeBudget: cost (the whole point, always without a
+// in progress are explored to keep to Options.TimeBudget: cost (the whole point, always without a
 // budget), 0 (the point is left out) or a share in between (the point is explored in part:
 // thinStates). Cost is in crash states (pointCost); the durability states at an operation's
 // start count as a point of cost 1. The walk is paced by the time its points need against the
@@ -355,7 +355,7 @@ func (p *pacer) beginWalk(inPass func(k int) bool, lz *lazyWalk) {
 // last point of an operation of the first round with no point explored), a point that would be
 // left out is explored with MinPointShare states (at most its cost) on credit: every operation
 // path has a crash point explored before any path a second time. Until a batch has been judged
-// there is no cost per state: the points are explored whole (explorer.pace waits for the first
+// there is no cost per state: the points are explored whole (pacer.pace waits for the first
 // batch). q holds the batches built and running (queued).
 func (p *pacer) pace(cost float64, force bool, q *runs) float64 {
 	d := p.budget

@@ -123,7 +123,7 @@ func TestPriorityWalks(t *testing.T) {
 	}
 }
 
-// fakeClock makes the exploration's clock a fake one (Config.Now) for the rest of the test:
+// fakeClock makes the exploration's clock a fake one (Options.Now) for the rest of the test:
 // it starts at a fixed time and advances only as the runner wrap makes of the exploration's
 // runner advances it. It returns the clock (nanoseconds since the start).
 func fakeClock(t *testing.T, wrap func(Runner, *atomic.Int64) Runner) *atomic.Int64 {

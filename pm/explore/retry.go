@@ -8,7 +8,7 @@ import (
 )
 
 // The remainder walk. Under a time budget a batch's runs are bounded by the time the rest of the
-// exploration leaves (explorer.overrun), and the pacing leaves points out when the rest does not
+// exploration leaves (pacer.overrun), and the pacing leaves points out when the rest does not
 // fit; the rest's time is estimated from the crash states the strategies choose, and cluster and
 // window sampling run far fewer, so the walks can end well before the budget with states of a
 // stopped batch never judged (CCEH: 2 273 of its splits' states, 700 s left) and points left out.

@@ -164,7 +164,7 @@ func (e *explorer) hangTimeout() time.Duration {
 }
 
 // batchLimit is the number of states after which the walk hands its batch to the workers:
-// Config.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
+// Options.BatchStates, but the first batches are smaller (32, 64, 128, ... states) so that the
 // workers start early and a first failure is reported soon. Under a time budget a batch is also
 // kept to about 1/BudgetBatches of the budget's exploration (ScheduleEnd) at the wall time per
 // state measured so far (at least 32 states): the walk stops adding states once those queued
@@ -196,7 +196,7 @@ type runningBatch struct {
 	hang       time.Duration // the bound of the runs on crash images (0: the target's own)
 	points     int           // the crash points whose states it holds (explorer.batchPoints)
 	cost       float64       // their estimated cost in crash states (explorer.batchCost)
-	// ctx, under a time budget, ends the batch's runs at allow after it began (explorer.overrun;
+	// ctx, under a time budget, ends the batch's runs at allow after it began (pacer.overrun;
 	// nil: explorer.runCtx), cancel releases it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -368,7 +368,7 @@ func (e *explorer) finish() error {
 			}
 		}
 	}()
-	// The runs stopped at the time budget's end (Config.TimeBudget), or at their batch's overrun,
+	// The runs stopped at the time budget's end (Options.TimeBudget), or at their batch's overrun,
 	// are left out, not an error.
 	budgetEnded := b.err != nil && (e.budgetEnded() || cut)
 	if budgetEnded {
@@ -600,7 +600,7 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 // not judged (explorer.budgetStopped), like those stopped at the budget's end; the pacing
 // measures the batch by the share of its images run (handed out shuffled, exec.Pool: a sample
 // of all its points). No bound before a cost per state is measured; on a test's clock
-// (Config.Now) the runs past it are not begun.
+// (Options.Now) the runs past it are not begun.
 func (p *pacer) overrun(b *runningBatch, runCtx context.Context) {
 	d := p.budget
 	if d <= 0 || p.ranStates == 0 || p.ranCost == 0 {
@@ -616,7 +616,7 @@ func (p *pacer) overrun(b *runningBatch, runCtx context.Context) {
 }
 
 // BatchOverrun is the multiple of its estimated time a batch's runs may always take under a time
-// budget (explorer.overrun).
+// budget (pacer.overrun).
 const BatchOverrun = 4
 
 // overrunBound is overrun's bound of a batch of estimated cost c (crash states) that begins

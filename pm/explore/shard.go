@@ -34,7 +34,7 @@ import (
 // SIAM J. Appl. Math. 1969), within 4/3 of the best balance. The trace carries no timestamps,
 // so an operation's run time is not weighed, only its states.
 //
-// What a shard cannot know is what the others found. Cluster sampling (Config.ClusterFailures,
+// What a shard cannot know is what the others found. Cluster sampling (Options.ClusterFailures,
 // WindowStates, durability stores) counts failures over the states judged so far; everything
 // else in its rule is a function of the state (judge.go: the one in ClusterSampleEvery kept is a
 // hash of the state), so a shard, having seen fewer failures, judges a superset of the unsharded
