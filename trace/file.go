@@ -23,13 +23,9 @@ type File struct {
 // OpenFile opens the trace file at path and checks its header (its first HeaderSize bytes).
 // Errors: as Open's, each naming path once.
 func OpenFile(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := openPath(path)
 	if err != nil {
 		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
 	tf := &File{f: f, path: path}
 	if _, err := NewReader(io.NewSectionReader(f, 0, HeaderSize)); err != nil { // the header alone

@@ -142,13 +142,9 @@ func newReaderSize(r io.Reader, size int) (*Reader, error) {
 // names path once: those of os.Open, "PATH: is a directory, not a trace file", and "PATH: "
 // followed by NewReader's.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, err := openPath(path)
 	if err != nil {
 		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
 	r, err := NewReader(f)
 	if err != nil {
@@ -157,6 +153,20 @@ func Open(path string) (*Reader, error) {
 	}
 	r.closer = f
 	return r, nil
+}
+
+// openPath opens the file at path for reading. Errors: those of os.Open, and "PATH: is a
+// directory, not a trace file".
+func openPath(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
+	}
+	return f, nil
 }
 
 // Close closes the file opened by Open; for a Reader made by NewReader it does nothing.
