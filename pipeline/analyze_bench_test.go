@@ -18,16 +18,7 @@ import (
 // operation is a PMDK transaction; a few stores are left unflushed and a few flushes are
 // redundant, so the oracles have something to report.
 func synthTrace(tb testing.TB, n int) []byte {
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, 64)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	write := func(ev *trace.Event) {
-		if err := w.Write(ev); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	write, done := analysistest.RawWriter(tb)
 	var sites []trace.Site
 	for i := uint32(1); i <= 64; i++ {
 		sites = append(sites, trace.Site{ID: i, Kind: trace.SiteStore, Function: "f", File: "bench.c", Line: i, Column: 1})
@@ -80,10 +71,7 @@ func synthTrace(tb testing.TB, n int) []byte {
 	}
 	write(&trace.Event{Kind: trace.KindRegionUnmap, Region: 1, Site: 1})
 	write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+	return done()
 }
 
 var (

@@ -82,18 +82,7 @@ func slotsTrace(t *testing.T, dir string, ops []string, buggy bool) (tracePath, 
 		b.OpEnd(uint64(k))
 	}
 	b.Unmap(1, sUnmapClose).Exit(0)
-	enc, err := b.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tracePath, workload = filepath.Join(dir, "slots.trace"), filepath.Join(dir, "slots.ops")
-	if err := os.WriteFile(tracePath, enc, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(workload, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return tracePath, workload
+	return b.WriteFiles(t, dir, "slots", ops)
 }
 
 // fakeRunner runs the slots program in-process on an image; with check, its checker rejects an

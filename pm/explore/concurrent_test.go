@@ -140,18 +140,7 @@ func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePat
 		}
 	}
 	b.Thread(1).Unmap(1, 20).Exit(0)
-	enc, err := b.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tracePath, workload = filepath.Join(dir, "slots.trace"), filepath.Join(dir, "slots.ops")
-	if err := os.WriteFile(tracePath, enc, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(workload, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return tracePath, workload
+	return b.WriteFiles(t, dir, "slots", ops)
 }
 
 func exploreSlots(t *testing.T, dir, tr, wl string, cfg Config, env ...string) *Result {

@@ -21,16 +21,7 @@ import (
 // and count in a PMDK transaction. The DEPS facts say which loads the branches decide on and
 // which sites the branches control; FRAME and CONTEXT records give the activations.
 func synthTrace(tb testing.TB, n int) []byte {
-	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, 64)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	write := func(ev *trace.Event) {
-		if err := w.Write(ev); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	write, done := analysistest.RawWriter(tb)
 	const (
 		ldRoot, ldN, ldKey, ldChild, ldVal       = 10, 11, 12, 13, 14
 		stKey, stVal, stN, stRoot                = 20, 21, 22, 23
@@ -136,10 +127,7 @@ func synthTrace(tb testing.TB, n int) []byte {
 	}
 	write(&trace.Event{Kind: trace.KindRegionUnmap, Region: 1, Site: 1})
 	write(&trace.Event{Kind: trace.KindEnd, How: trace.EndExit})
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+	return done()
 }
 
 var (

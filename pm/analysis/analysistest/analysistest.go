@@ -10,7 +10,9 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scry-pm/scry/report"
@@ -317,6 +319,49 @@ func (b *Builder) Source(t testing.TB) func() (*trace.Reader, error) {
 		t.Fatal(err)
 	}
 	return func() (*trace.Reader, error) { return trace.NewReader(bytes.NewReader(data)) }
+}
+
+// RawWriter returns a function that writes events as they are (no sites or defaults added,
+// unlike a Builder) into a trace of 64-byte cache lines, and one that ends the trace and returns
+// its bytes, both failing tb on an error: for synthetic traces too large or too irregular to
+// build record by record with a Builder (benchmarks).
+func RawWriter(tb testing.TB) (write func(*trace.Event), done func() []byte) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	write = func(ev *trace.Event) {
+		if err := w.Write(ev); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	done = func() []byte {
+		if err := w.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	return write, done
+}
+
+// WriteFiles encodes the trace into dir/NAME.trace and writes ops, one per line, into
+// dir/NAME.ops (the workload a crash exploration of the trace re-executes), failing t on error.
+// It returns both paths.
+func (b *Builder) WriteFiles(t testing.TB, dir, name string, ops []string) (tracePath, workloadPath string) {
+	t.Helper()
+	data, err := b.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracePath, workloadPath = filepath.Join(dir, name+".trace"), filepath.Join(dir, name+".ops")
+	if err := os.WriteFile(tracePath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(workloadPath, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tracePath, workloadPath
 }
 
 // Summary returns the findings as "kind@line", sorted.
