@@ -28,8 +28,8 @@ func crashSample() *Report {
 	return &Report{Events: 40, Findings: []Finding{{
 		Kind: OrderingViolation, Class: Correctness, Message: "a crash before the fence <b>&</b>",
 		Location: Location{File: "kv.c", Line: 51, Column: 4, Function: "main"},
-		Related: []Related{{Role: "crash-point", File: "kv.c", Line: 51}, {Role: "persisted", File: "kv.c", Line: 48},
-			{Role: "unpersisted", File: "kv.c", Line: 47}, {Role: "earlier-store", File: "kv.c", Line: 30}},
+		Related: []Related{{Role: RoleCrashPoint, File: "kv.c", Line: 51}, {Role: RolePersisted, File: "kv.c", Line: 48},
+			{Role: RoleUnpersisted, File: "kv.c", Line: 47}, {Role: RoleEarlierStore, File: "kv.c", Line: 30}},
 		Count: 1, FirstEvent: 14,
 		Crash: &Crash{ID: "c0123456789ab", CrashPoint: 0, PointKind: "fence", Event: 14, State: []int{0, 1},
 			Lines: []CrashLine{{Addr: 0x1000, Units: 1}, {Addr: 0x1040, Units: 2}}, Symptom: "output",

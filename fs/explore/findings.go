@@ -110,11 +110,11 @@ func (c *clusters) add(kind report.Kind, it item, v verdict, o report.ShardOrder
 			f.Location = fa[0].Location()
 		}
 		if it.a != it.b && len(fb) > 0 {
-			role := "persisted before it"
+			role := report.RolePersistedBefore
 			if kind == report.FSDurabilityViolation {
-				role = "output"
+				role = report.RoleOutput
 			} else if kind == report.FSAtomicityViolation {
-				role = "end of the run"
+				role = report.RoleEndOfRun
 			}
 			f.Related = append(f.Related, fb[0].Location().Related(role))
 		}

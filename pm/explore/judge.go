@@ -144,7 +144,7 @@ func intsText(ops []int) string {
 
 // uniqueSites returns the units' distinct sites (by source position and inlined-at chain) in
 // program order, as related entries, and their chain keys (explorer.siteChain).
-func (e *explorer) uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
+func (e *explorer) uniqueSites(us []unitRef, role report.Role, limit int) (rel []report.Related, sites []string) {
 	seen := map[string]bool{}
 	for _, u := range us {
 		key := e.siteChain(u.Site)
@@ -273,8 +273,8 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		kind = report.AtomicityViolation
 	}
 	const maxRelated = 16
-	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
-	unpRel, unpSites := e.uniqueSites(it.unpersist, "unpersisted", maxRelated)
+	persRel, persSites := e.uniqueSites(it.persisted, report.RolePersisted, maxRelated)
+	unpRel, unpSites := e.uniqueSites(it.unpersist, report.RoleUnpersisted, maxRelated)
 	// One finding per root cause (cause.go): the kind, the crash point's innermost user frame
 	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
 	// make variants.
@@ -358,7 +358,7 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			op, opText, where, relText(unpRel), symText)
 	}
 	msg := message(it.loc.String())
-	related := []report.Related{it.loc.Related("crash-point")}
+	related := []report.Related{it.loc.Related(report.RoleCrashPoint)}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
 	c := &report.Crash{
