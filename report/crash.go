@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/scry-pm/scry/internal/exec"
 )
 
 // ClusterID is the stable id of a crash finding: "c" and 12 hex digits of the SHA-256 of its
@@ -100,6 +102,22 @@ type Crash struct {
 	ImageCommand string `json:"image_command"`
 	// Reproduce runs the target on the rebuilt image with the rest of the workload.
 	Reproduce string `json:"reproduce"`
+}
+
+// NoLegalOutcome is how a finding's message names what a failing run on a crash image or
+// directory did that no legal outcome does, for the two symptoms (Crash.Symptom,
+// FSCrash.Symptom) that compare the run with them: the outcomes its output matches none of
+// (exec.SymptomOutput) and the exit status it had (exec.SymptomExit). It is "" for the other
+// symptoms (a signal, a hang, the checker), which each mode words in a sentence of its own, as
+// it does the verbs around this phrase.
+func NoLegalOutcome(symptom string) string {
+	switch symptom {
+	case exec.SymptomOutput:
+		return "neither the committed nor the rolled-back outcome"
+	case exec.SymptomExit:
+		return "a status neither legal outcome has"
+	}
+	return ""
 }
 
 // MaxCrashOperations bounds Crash.Operations.

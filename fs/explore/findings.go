@@ -71,9 +71,9 @@ func symptomText(v verdict) string {
 	case exec.SymptomSignal:
 		return "makes the program crash (a signal) when it runs the rest of the workload"
 	case exec.SymptomExit:
-		return "makes the program exit with a status neither legal outcome has when it runs the rest of the workload"
+		return "makes the program exit with " + report.NoLegalOutcome(v.symptom) + " when it runs the rest of the workload"
 	}
-	return "makes the program's output on the rest of the workload match neither the committed nor the rolled-back outcome"
+	return "makes the program's output on the rest of the workload match " + report.NoLegalOutcome(exec.SymptomOutput)
 }
 
 // add records failing state it (judged v; at place o of the unsharded order) as a finding of

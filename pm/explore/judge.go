@@ -434,12 +434,14 @@ func pointText(k string) string {
 	return "before the " + k
 }
 
+// symptomText says how the re-execution on a failing crash image failed (symptom s), as a clause
+// of the finding's message.
 func symptomText(s string) string {
 	switch s {
 	case exec.SymptomOutput:
-		return "re-execution prints an output that matches neither the committed nor the rolled-back outcome"
+		return "re-execution prints an output that matches " + report.NoLegalOutcome(s)
 	case exec.SymptomExit:
-		return "re-execution exits with a status neither legal outcome has"
+		return "re-execution exits with " + report.NoLegalOutcome(s)
 	case exec.SymptomSignal:
 		return "re-execution is killed by a signal"
 	case exec.SymptomHang:
