@@ -391,7 +391,7 @@ func writeCase(t *testing.T, c fixCase, dir string) string {
 			fd.Related = append(fd.Related, locs[rel.site].Related(rel.role))
 		}
 		if fs.kind == "atomicity-violation" || fs.kind == "ordering-violation" {
-			fd.Crash = &report.Crash{ID: "c000000000001", Event: index[fs.event], Trace: tp}
+			fd.Crash = &report.Crash{FailingState: report.FailingState{ID: "c000000000001"}, Event: index[fs.event], Trace: tp}
 		}
 		rep.Findings = append(rep.Findings, fd)
 	}

@@ -121,8 +121,8 @@ func (c *clusters) add(kind report.Kind, it item, v verdict, o report.ShardOrder
 		if k := m.Ops[it.point].Operation; c.p.workload != nil && k >= 0 && k < len(c.p.workload.Ops) {
 			f.Operation = &report.Operation{Index: uint64(k), Text: c.p.workload.Ops[k]}
 		}
-		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Models: models, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
-			Symptom: v.symptom, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
+		fs := &report.FSCrash{FailingState: report.FailingState{ID: report.ClusterID(key), CrashPoint: it.point, Strategy: it.strategy, Symptom: v.symptom},
+			APM: c.p.apm.Name, Models: models, What: it.what, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
 		if it.strategy == strategySplit {
 			fs.Split = c.p.builds[it.build].String()
 		}

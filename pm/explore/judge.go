@@ -361,10 +361,9 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	related := []report.Related{it.loc.Related(report.RoleCrashPoint)}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
-	c := &report.Crash{
-		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
-		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
-		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
+	c := &report.Crash{FailingState: report.FailingState{ID: id, CrashPoint: it.point, Strategy: it.strategy, Symptom: symptom},
+		PointKind: it.pointKind.String(), Event: it.event, State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix,
+		Variants: 1, Operations: []uint64{uint64(it.op)}, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
 		AfterStores: e.cfg.Options.AfterStores, AssumeFixed: len(e.cfg.Options.AssumeDurable) > 0, AssumeLate: e.cfg.Options.AssumeLate,
 		Workload: e.cfg.Workload.Path, Target: e.cfg.Target.Args,
 		Input: it.next + 1,
