@@ -20,7 +20,7 @@ func writeShard(t *testing.T, dir, name string, i, n int, digest, id string) str
 		o := report.ShardOrder{Walk: 0, Event: uint64(10 * (i + 1)), Seq: 1}
 		r.Findings = []report.Finding{{Kind: report.AtomicityViolation, Class: report.Correctness, Count: 1,
 			Location: report.Location{File: "a.c", Line: 3},
-			Crash:    &report.Crash{ID: id, Variants: 1, Operations: []uint64{uint64(i)}, CrashPoint: i, Event: o.Event, State: []int{0}}}}
+			Crash:    &report.Crash{FailingState: report.FailingState{ID: id, CrashPoint: i}, Variants: 1, Operations: []uint64{uint64(i)}, Event: o.Event, State: []int{0}}}}
 		img := &report.CrashVariant{CrashPoint: i, Event: o.Event, State: []int{0}, Operation: uint64(i), Input: i + 2}
 		r.Shard.Clusters = []report.ShardCluster{{ID: id, First: o, Window: "w|p",
 			Variants:   []report.ShardVariant{{Key: "v" + string(rune('a'+i%2)), Order: o, Image: img}},

@@ -212,13 +212,13 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 
 // findingPair returns the pair of stores an mpb-violation or mpa-violation finding is about: its
 // store (the innermost frame of its first occurrence) and the earlier store it names (related
-// "earlier-store"; "other-store" for atomicity). ok is false for other findings.
+// report.RoleEarlierStore; report.RoleOtherStore for atomicity). ok is false for other findings.
 func findingPair(f *report.Finding) (p explore.Pair, ok bool) {
-	role := "earlier-store"
+	role := report.RoleEarlierStore
 	switch f.Kind {
 	case report.MPBViolation:
 	case report.MPAViolation:
-		role, p.Atomic = "other-store", true
+		role, p.Atomic = report.RoleOtherStore, true
 	default:
 		return p, false
 	}
@@ -307,7 +307,7 @@ func settleDurability(rep *report.Report, outcomes map[explore.StoreAt]explore.I
 		case report.UnpersistedStore:
 			loc = storeLocation(f)
 		case report.OverwrittenUnpersisted:
-			j := slices.IndexFunc(f.Related, func(r report.Related) bool { return r.Role == string(report.UnpersistedStore) })
+			j := slices.IndexFunc(f.Related, func(r report.Related) bool { return r.Role == report.RoleUnpersistedStore })
 			if j < 0 {
 				continue
 			}

@@ -213,7 +213,7 @@ func TestExploreWithFakeRunner(t *testing.T) {
 			for _, r := range f.Related {
 				roles = append(roles, fmt.Sprintf("%s@%d", r.Role, r.Line))
 			}
-			if !slices.Contains(roles, fmt.Sprintf("persisted@%d", sFlag)) || !slices.Contains(roles, fmt.Sprintf("unpersisted@%d", sData)) {
+			if !slices.Contains(roles, fmt.Sprintf("%s@%d", report.RolePersisted, sFlag)) || !slices.Contains(roles, fmt.Sprintf("%s@%d", report.RoleUnpersisted, sData)) {
 				t.Errorf("related %q: want the flag persisted and the data not", roles)
 			}
 			if tc.strategy == "invariants" && (rep.Stats.Invariants == 0 || len(f.Crash.Invariants) == 0) {

@@ -216,7 +216,7 @@ func (p *problem) obligations() map[int]string {
 			continue
 		}
 		e := p.ev(k)
-		related := func(role string) []report.Related {
+		related := func(role report.Role) []report.Related {
 			var out []report.Related
 			for _, r := range f.Related {
 				if r.Role == role {
@@ -246,7 +246,7 @@ func (p *problem) obligations() map[int]string {
 			}
 			p.obls = append(p.obls, obligation{kind: oDurable, a: k, by: by, target: ti})
 		case report.OverwrittenUnpersisted:
-			rs := related("unpersisted-store")
+			rs := related(report.RoleUnpersistedStore)
 			if len(rs) == 0 {
 				why[ti] = "it names no earlier store"
 				continue
@@ -260,7 +260,7 @@ func (p *problem) obligations() map[int]string {
 		case report.TxUnloggedStore:
 			p.obls = append(p.obls, obligation{kind: oTxAdd, a: k, target: ti})
 		case report.MPBViolation:
-			rs := related("earlier-store")
+			rs := related(report.RoleEarlierStore)
 			if len(rs) == 0 {
 				why[ti] = "it names no earlier store"
 				continue
@@ -273,9 +273,9 @@ func (p *problem) obligations() map[int]string {
 			p.obls = append(p.obls, obligation{kind: oBefore, a: a, b: k, target: ti})
 		case report.OrderingViolation:
 			var n int
-			for _, u := range related("unpersisted") {
+			for _, u := range related(report.RoleUnpersisted) {
 				ui := p.latestStore(k, e.thread, u, nil)
-				for _, pr := range related("persisted") {
+				for _, pr := range related(report.RolePersisted) {
 					pi := p.latestStore(k, e.thread, pr, nil)
 					if ui >= 0 && pi > ui {
 						p.obls = append(p.obls, obligation{kind: oBefore, a: ui, b: pi, target: ti})
@@ -297,7 +297,7 @@ func (p *problem) obligations() map[int]string {
 				continue
 			}
 			var us, ps []int
-			for _, u := range related("unpersisted") {
+			for _, u := range related(report.RoleUnpersisted) {
 				if ui := p.latestStore(k, e.thread, u, nil); ui >= 0 {
 					us = append(us, ui)
 				}

@@ -476,7 +476,7 @@ func (f *fixer) srcDirs() []string {
 // durability violation loses, 0 when none.
 func (f *fixer) unpersistedFor(fd *report.Finding, sel []int) int {
 	for _, r := range fd.Related {
-		if r.Role != "unpersisted" {
+		if r.Role != report.RoleUnpersisted {
 			continue
 		}
 		for _, n := range sel {

@@ -45,7 +45,13 @@ type findingSpec struct {
 	site    string   // where it is reported
 	stack   []string // its frames, innermost first (sites); default: site
 	event   int      // index in the events of its first occurrence
-	related [][2]string
+	related []relatedSpec
+}
+
+// relatedSpec is a related location of a finding: its role and its site.
+type relatedSpec struct {
+	role report.Role
+	site string
 }
 
 type fixCase struct {
@@ -131,7 +137,7 @@ void set(volatile struct rec *r, uint64_t v)
 			{name: "fence", kind: trace.SiteFence, fn: "set", pattern: "_mm_sfence", at: "_mm"},
 		},
 		events:   []evSpec{st("value", 0), st("valid", 64), fl("clwb1", trace.FlushCLWB, 0), fl("clwb2", trace.FlushCLWB, 64), fe("fence")},
-		findings: []findingSpec{{kind: "mpb-violation", site: "valid", event: 1, related: [][2]string{{"earlier-store", "value"}}}},
+		findings: []findingSpec{{kind: "mpb-violation", site: "valid", event: 1, related: []relatedSpec{{report.RoleEarlierStore, "value"}}}},
 	},
 	{
 		name: "braceless-if",
@@ -224,7 +230,7 @@ void log_it(volatile struct entry *e)
 			{name: "fence", kind: trace.SiteFence, fn: "log_it", pattern: "_mm_sfence", at: "_mm"},
 		},
 		events:   []evSpec{st("s1", 0), st("pl", 8), st("s2", 0), fl("flush", trace.FlushCLFLUSHOPT, 0), fe("fence")},
-		findings: []findingSpec{{kind: "overwritten-unpersisted", site: "s2", event: 2, related: [][2]string{{"unpersisted-store", "s1"}}}},
+		findings: []findingSpec{{kind: "overwritten-unpersisted", site: "s2", event: 2, related: []relatedSpec{{report.RoleUnpersistedStore, "s1"}}}},
 	},
 	{
 		// A TX_ADD in the program's own macro, and the persist after the transaction, which
@@ -281,7 +287,7 @@ void move(volatile int64_t *from, volatile int64_t *to, int64_t n)
 			{name: "fence", kind: trace.SiteFence, fn: "move", pattern: "_mm_sfence", at: "_mm"},
 		},
 		events:   []evSpec{st("debit", 0), st("credit", 64), fl("f1", trace.FlushCLWB, 0), fl("f2", trace.FlushCLWB, 64), fe("fence")},
-		findings: []findingSpec{{kind: "atomicity-violation", site: "fence", event: 4, related: [][2]string{{"crash-point", "fence"}, {"unpersisted", "credit"}}}},
+		findings: []findingSpec{{kind: "atomicity-violation", site: "fence", event: 4, related: []relatedSpec{{report.RoleCrashPoint, "fence"}, {report.RoleUnpersisted, "credit"}}}},
 		reason:   "transaction",
 	},
 }
@@ -382,10 +388,10 @@ func writeCase(t *testing.T, c fixCase, dir string) string {
 			fd.Stack = append(fd.Stack, locs[s].Frame())
 		}
 		for _, rel := range fs.related {
-			fd.Related = append(fd.Related, locs[rel[1]].Related(rel[0]))
+			fd.Related = append(fd.Related, locs[rel.site].Related(rel.role))
 		}
 		if fs.kind == "atomicity-violation" || fs.kind == "ordering-violation" {
-			fd.Crash = &report.Crash{ID: "c000000000001", Event: index[fs.event], Trace: tp}
+			fd.Crash = &report.Crash{FailingState: report.FailingState{ID: "c000000000001"}, Event: index[fs.event], Trace: tp}
 		}
 		rep.Findings = append(rep.Findings, fd)
 	}

@@ -403,7 +403,7 @@ func (f *fixer) try(ctx context.Context, sc *scratch, repairs []*Repair, base *r
 			return false
 		}
 		for _, r := range g.Related {
-			if r.Role != "unpersisted" {
+			if r.Role != report.RoleUnpersisted {
 				continue
 			}
 			file, line := fileOf(r.File), r.Line

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/scry-pm/scry/internal/exec"
 )
 
 // ClusterID is the stable id of a crash finding: "c" and 12 hex digits of the SHA-256 of its
@@ -17,15 +19,66 @@ func ClusterID(key string) string {
 	return "c" + hex.EncodeToString(sum[:6])
 }
 
-// Crash describes how a crash-based finding (ordering-violation, atomicity-violation) was
+// FailingState is what a crash finding of either mode (Crash: PM's ordering-, atomicity- and
+// durability-violation; FSCrash: file-system mode's fs-*-violation) says of its first failing
+// crash state: the finding's id, where the crash was, the strategy that chose the state, how the
+// state failed, and how to rebuild it and judge it again. Crash and FSCrash embed it first, so
+// its keys lead their JSON objects: "id", "crash_point", "strategy", "symptom",
+// "image_command", "reproduce", "env".
+type FailingState struct {
+	// ID is the finding's stable id: "c" and 12 hex digits, ClusterID of the cluster key (the
+	// kind and the root cause: PM's package pm/explore's cause.go; file-system mode's two calls'
+	// frames). `scry replay` accepts it like the finding's 1-based index, and the ids of its
+	// further variants built from it (Crash.VariantImages, FSCrash.Dynamic).
+	ID string `json:"id"`
+	// CrashPoint is where the crash was: in PM, the crash point's index among the walk's crash
+	// points (Crash.PointKind says what it precedes); in file-system mode, the index of the last
+	// logical operation issued before the crash.
+	CrashPoint int `json:"crash_point"`
+	// Strategy is the strategy that chose the failing state.
+	Strategy string `json:"strategy"`
+	// Symptom is how the state failed: "output" (standard output matches neither legal outcome),
+	// "exit" (an exit status no legal outcome has), "signal", "hang", "checker" (the checker
+	// rejected it; file-system mode without a workload has only this one).
+	Symptom string `json:"symptom"`
+	// ImageCommand rebuilds the crash image or directory (`scry replay REPORT ID --out FILE`);
+	// Reproduce judges it again as the exploration did: the target on the rest of the workload,
+	// or file-system mode's checker. PM always sets both; file-system mode's are "" in reports
+	// of scry versions before its replay, or when nothing was kept to replay from.
+	ImageCommand string `json:"image_command,omitempty"`
+	Reproduce    string `json:"reproduce,omitempty"`
+	// Env are the variables the re-executions had that a shell reproducing one must set
+	// (NAME=VALUE; exec.Target.ReproduceEnv); the rest of the environment was inherited. In
+	// file-system mode, those of output equivalence's re-executions (nil without a workload).
+	Env []string `json:"env,omitempty"`
+}
+
+// NoLegalOutcome is how a finding's message names what a failing run on a crash image or
+// directory did that no legal outcome does, for the two symptoms (Crash.Symptom,
+// FSCrash.Symptom) that compare the run with them: the outcomes its output matches none of
+// (exec.SymptomOutput) and the exit status it had (exec.SymptomExit). It is "" for the other
+// symptoms (a signal, a hang, the checker), which each mode words in a sentence of its own, as
+// it does the verbs around this phrase.
+func NoLegalOutcome(symptom string) string {
+	switch symptom {
+	case exec.SymptomOutput:
+		return "neither the committed nor the rolled-back outcome"
+	case exec.SymptomExit:
+		return "a status neither legal outcome has"
+	}
+	return ""
+}
+
+// Crash describes how a crash-based finding (ordering-, atomicity-, durability-violation) was
 // found and how to rebuild it: the crash point, the crash state, the symptom on re-execution
 // and the two legal outcomes it was compared with (WITCHER, SOSP'21,
 // §4.4-4.6; docs/crash-exploration.md). Finding.Crash is nil for trace-oracle findings.
 type Crash struct {
-	// ID is the finding's stable id ("c" and 12 hex digits, a hash of the cluster key: the kind
-	// and its root cause, package pm/explore's cause.go), accepted by `scry replay` like the
-	// 1-based index (and VariantImages' ids).
-	ID string `json:"id"`
+	// FailingState: the id, the crash point's index among the walk's crash points, the
+	// strategy, the symptom, and the commands that rebuild the crash image (`scry replay REPORT
+	// ID --out crash.img`) and run the target on it with the rest of the workload (both always
+	// set), with Env.
+	FailingState
 	// Variants is the number of distinct (crash point stack, persisted and unpersisted store
 	// sites) among the cluster's failing states (the finding shows the first).
 	Variants int `json:"variants"`
@@ -35,11 +88,10 @@ type Crash struct {
 	// Operations are the indexes of the first operations (at most MaxCrashOperations) whose
 	// crash states fell in the cluster, in the order they were found.
 	Operations []uint64 `json:"operations"`
-	// CrashPoint is the crash point's index among the walk's crash points; PointKind what it
-	// precedes (fence, library, unmap, end, store); Event the trace event index of that record.
-	CrashPoint int    `json:"crash_point"`
-	PointKind  string `json:"point_kind"`
-	Event      uint64 `json:"event"`
+	// PointKind is what the crash point precedes (fence, library, unmap, end, store); Event the
+	// trace event index of that record.
+	PointKind string `json:"point_kind"`
+	Event     uint64 `json:"event"`
 	// State is the crash state: per cache line with unpersisted units (in address order), the
 	// number of units persisted (a prefix of the line's program order). Lines gives each line's
 	// address and unit count, so the vector can be read.
@@ -47,15 +99,10 @@ type Crash struct {
 	Lines []CrashLine `json:"lines"`
 	// Prefix: the state persists a program-order prefix (no reordering).
 	Prefix bool `json:"prefix"`
-	// Strategy is the strategy that chose the state.
-	Strategy string `json:"strategy"`
 	// Invariants states the likely invariants the state violates (Invariant.Text), when the
 	// invariants strategy chose it (WITCHER §4.3-4.4: the states tested are those violating an
 	// inferred invariant).
 	Invariants []string `json:"invariants,omitempty"`
-	// Symptom: "output" (standard output matches neither legal outcome), "exit" (non-zero exit
-	// status where the legal outcome exited 0, or another status), "signal", "hang", "checker".
-	Symptom string `json:"symptom"`
 	// Detail says how the run on the crash image ended, or the checker's message.
 	Detail string `json:"detail"`
 	// DiffCommitted and DiffRolledBack are unified diffs (exec.Diff) of the run's normalized
@@ -91,15 +138,8 @@ type Crash struct {
 	// Workload is the absolute path of the workload file; Target the command line with {pool}.
 	Workload string   `json:"workload"`
 	Target   []string `json:"target"`
-	// Env are the variables the re-executions had that a shell reproducing one must set
-	// (NAME=VALUE; exec.Target.ReproduceEnv); the rest of the environment was inherited.
-	Env []string `json:"env,omitempty"`
 	// Input is the 1-based line of the workload the re-execution starts at (operation k+1).
 	Input int `json:"input_line"`
-	// ImageCommand rebuilds the crash image (`scry replay REPORT ID --out FILE`).
-	ImageCommand string `json:"image_command"`
-	// Reproduce runs the target on the rebuilt image with the rest of the workload.
-	Reproduce string `json:"reproduce"`
 }
 
 // MaxCrashOperations bounds Crash.Operations.

@@ -11,7 +11,7 @@ import (
 // state violates and the operations in flight with the closest legal outcome; absent fields
 // stay out of the JSON.
 func TestCrashFields(t *testing.T) {
-	c := &Crash{ID: "c000000000001", PointKind: "fence", Symptom: "output", Detail: "d", Strategy: "invariants",
+	c := &Crash{FailingState: FailingState{ID: "c000000000001", Strategy: "invariants", Symptom: "output"}, PointKind: "fence", Detail: "d",
 		Invariants: []string{"RO3: store at a.c:1 (f) must persist before store at a.c:2 (f)"},
 		InFlight:   []Operation{{Index: 0, Text: "put 0 5"}, {Index: 1, Text: "put 1 7"}}, Oracles: 5,
 		Closest: "in-flight operations applied: 1", DiffClosest: "--- want\n+++ got\n-1:7\n+0:0\n"}
@@ -49,7 +49,7 @@ func TestCrashFindingFS(t *testing.T) {
 	st2 := &FSState{Strategy: "split", Split: FSSplit{Aligned: 4096}, Micro: 6, Persisted: [][2]int{{0, 4}}, Symptom: "output"}
 	rep := &Report{Findings: []Finding{
 		{Kind: "redundant-fence", Class: Performance, Count: 1},
-		{Kind: "fs-ordering-violation", Class: Correctness, Count: 2, FS: &FSCrash{ID: "c0123456789ab", State: st1,
+		{Kind: "fs-ordering-violation", Class: Correctness, Count: 2, FS: &FSCrash{FailingState: FailingState{ID: "c0123456789ab"}, State: st1,
 			Dynamic: []FSVulnerability{{A: 1, B: 2}, {A: 0, B: 2, ID: "c0123456789ab-2", State: st2}}}},
 	}}
 	var b bytes.Buffer

@@ -13,14 +13,17 @@ import (
 // system calls) of the cluster, after ALICE (Pillai et al., OSDI'14, §4.3). Finding.FS is nil
 // for every other finding.
 type FSCrash struct {
-	// ID is the finding's stable id (ClusterID of its cluster key: kind and the two calls'
-	// frames), like Crash.ID.
-	ID string `json:"id"`
-	// APM is the abstract persistence model ("default", "ext4-ordered", "ext4-journal");
-	// Strategy the strategy that built the first failing state ("prefix", "omit-one",
-	// "split", "exhaustive"); Split how writes were cut into blocks for it.
-	APM      string `json:"apm"`
-	Strategy string `json:"strategy"`
+	// FailingState: the id (the cluster key is the kind and the two calls' frames), the index
+	// of the last logical operation issued before the crash, the strategy that built the first
+	// failing state ("prefix", "omit-one", "split", "exhaustive"), the symptom ("checker", or
+	// with a workload, output equivalence's), and the commands that rebuild the crash
+	// directory (`scry replay REPORT ID --out crash`) and run the checker in it, or the program
+	// on the rest of the workload, as the exploration did (relative to where the replay ran;
+	// `scry replay` prints it with absolute paths), with Env (absent without a workload).
+	FailingState
+	// APM is the abstract persistence model ("default", "ext4-ordered", "ext4-journal"); Split
+	// how writes were cut into blocks for the first failing state.
+	APM string `json:"apm"`
 	// Models are the persistence models under which the first failing state, or one that leaves
 	// the same directory, is legal: APM and each other model that allows it, in the order
 	// default, ext4-ordered, ext4-journal (a finding of ALICE's default model alone, such as an
@@ -32,22 +35,17 @@ type FSCrash struct {
 	// one first; Count is how many there were.
 	Dynamic []FSVulnerability `json:"dynamic"`
 	Count   int               `json:"count"`
-	// CrashPoint is the index of the last logical operation issued before the crash; Persisted
-	// and Lost describe the first failing state: the logical operations (ALICE's notation)
-	// persisted whole or in part, and those issued before the crash but lost.
-	CrashPoint int      `json:"crash_point"`
-	Persisted  []string `json:"persisted"`
-	Lost       []string `json:"lost"`
+	// Persisted and Lost describe the first failing state: the logical operations (ALICE's
+	// notation) persisted whole or in part, and those issued before the crash but lost.
+	Persisted []string `json:"persisted"`
+	Lost      []string `json:"lost"`
 	// What says what a partial operation left (an atomicity violation): "appended garbage",
 	// "source and destination unlinked", ...
 	What string `json:"what,omitempty"`
 	// Stdout is what the program had printed at the crash (the checker's $SCRY_STDOUT), cut
 	// to 1 KiB.
 	Stdout string `json:"stdout"`
-	// Symptom is how the state failed, as Crash.Symptom: "checker", or with a workload
-	// (output equivalence) "output", "exit", "signal", "hang". Checker says how the checker
-	// or the re-execution ended, with the end of its output.
-	Symptom string `json:"symptom"`
+	// Checker says how the checker or the re-execution ended, with the end of its output.
 	Checker string `json:"checker"`
 	// DiffCommitted and DiffRolledBack (output equivalence) are unified diffs of the
 	// re-execution's standard output against the legal outcomes', as in Crash.
@@ -72,17 +70,10 @@ type FSCrash struct {
 	CheckerCommand string   `json:"checker_command,omitempty"`
 	CheckerEnv     []string `json:"checker_env,omitempty"`
 	// Target is the program and its arguments as the re-executions of output equivalence ran
-	// them (the program's absolute path), Env their variables that a shell must set, Workload
-	// the workload's absolute path; absent without a workload.
+	// them (the program's absolute path), Workload the workload's absolute path; absent without
+	// a workload.
 	Target   []string `json:"target,omitempty"`
-	Env      []string `json:"env,omitempty"`
 	Workload string   `json:"workload,omitempty"`
-	// ImageCommand rebuilds the crash directory (`scry replay REPORT ID --out crash`);
-	// Reproduce runs the checker in it, or the program on the rest of the workload, as the
-	// exploration did (relative to where the replay ran; `scry replay` prints it with absolute
-	// paths).
-	ImageCommand string `json:"image_command,omitempty"`
-	Reproduce    string `json:"reproduce,omitempty"`
 }
 
 // FSVulnerability is one dynamic vulnerability: logical operation A must persist before B

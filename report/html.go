@@ -145,7 +145,7 @@ func htmlFinding(i int, f *Finding, src *sources, opts HTMLOptions) findingView 
 	}
 	named := []namedLoc{{string(f.Kind), f.Location}}
 	for _, rel := range f.Related {
-		named = append(named, namedLoc{rel.Role, rel.Location()})
+		named = append(named, namedLoc{string(rel.Role), rel.Location()})
 	}
 	if tl := opts.Timelines[i]; tl != nil {
 		// The flushes and fences of the crash state's lines are named by their instruction.

@@ -28,13 +28,13 @@ func crashSample() *Report {
 	return &Report{Events: 40, Findings: []Finding{{
 		Kind: OrderingViolation, Class: Correctness, Message: "a crash before the fence <b>&</b>",
 		Location: Location{File: "kv.c", Line: 51, Column: 4, Function: "main"},
-		Related: []Related{{Role: "crash-point", File: "kv.c", Line: 51}, {Role: "persisted", File: "kv.c", Line: 48},
-			{Role: "unpersisted", File: "kv.c", Line: 47}, {Role: "earlier-store", File: "kv.c", Line: 30}},
+		Related: []Related{{Role: RoleCrashPoint, File: "kv.c", Line: 51}, {Role: RolePersisted, File: "kv.c", Line: 48},
+			{Role: RoleUnpersisted, File: "kv.c", Line: 47}, {Role: RoleEarlierStore, File: "kv.c", Line: 30}},
 		Count: 1, FirstEvent: 14,
-		Crash: &Crash{ID: "c0123456789ab", CrashPoint: 0, PointKind: "fence", Event: 14, State: []int{0, 1},
-			Lines: []CrashLine{{Addr: 0x1000, Units: 1}, {Addr: 0x1040, Units: 2}}, Symptom: "output",
-			DiffCommitted: "--- want\n+++ got\n@@ -1 +1 @@\n-1 = 10\n+1 = 0\n", ImageCommand: "scry replay r.json c0123456789ab --out crash.img",
-			Reproduce: "./kv crash.img < w"},
+		Crash: &Crash{FailingState: FailingState{ID: "c0123456789ab", CrashPoint: 0, Symptom: "output",
+			ImageCommand: "scry replay r.json c0123456789ab --out crash.img", Reproduce: "./kv crash.img < w"},
+			PointKind: "fence", Event: 14, State: []int{0, 1}, Lines: []CrashLine{{Addr: 0x1000, Units: 1}, {Addr: 0x1040, Units: 2}},
+			DiffCommitted: "--- want\n+++ got\n@@ -1 +1 @@\n-1 = 10\n+1 = 0\n"},
 	}}}
 }
 
@@ -64,9 +64,9 @@ func TestWriteHTML(t *testing.T) {
 	}
 	fsRep := &Report{Findings: []Finding{{Kind: FSAtomicityViolation, Class: Correctness, Message: "ops 5 to 6",
 		Location: Location{File: "kv.c", Line: 45}, Count: 2,
-		FS: &FSCrash{ID: "c43389bbedffb", APM: "default", Strategy: "prefix", CrashPoint: 5,
+		FS: &FSCrash{FailingState: FailingState{ID: "c43389bbedffb", CrashPoint: 5, Strategy: "prefix", Symptom: "output"}, APM: "default",
 			Persisted: []string{`creat("store")`, `append("store", 4)`}, Lost: []string{`trunc("store")`},
-			Dynamic: []FSVulnerability{{A: 5, B: 6, CallA: "trunc", CallB: "append"}}, Count: 1, Symptom: "output"}}}}
+			Dynamic: []FSVulnerability{{A: 5, B: 6, CallA: "trunc", CallB: "append"}}, Count: 1}}}}
 	for _, tc := range []struct {
 		name   string
 		rep    *Report

@@ -64,7 +64,7 @@ func (l Location) Frame() Frame {
 }
 
 // Related returns l as a related location with a role.
-func (l Location) Related(role string) Related {
+func (l Location) Related(role Role) Related {
 	return Related{Role: role, File: l.File, Line: l.Line, Column: l.Column, Function: l.Function}
 }
 

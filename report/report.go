@@ -49,14 +49,44 @@ type Frame struct {
 }
 
 // Related is another location a finding names, with its role: for example the earlier store a
-// store overwrote ("unpersisted-store") or the last flush of a cache line ("flush").
+// store overwrote (RoleUnpersistedStore) or the last flush of a cache line (RoleFlush).
 type Related struct {
-	Role     string `json:"role"`
+	Role     Role   `json:"role"`
 	File     string `json:"file"`
 	Line     int    `json:"line"`
 	Column   int    `json:"column"`
 	Function string `json:"function"`
 }
+
+// Role says what a related location (Related) is to its finding, in kebab case or a few words.
+// The constants below are the roles scry's own analyses name; a custom analyzer (package
+// pm/analysis, RelatedSite) names its own, so any string is a role, and a reader of a saved
+// report keeps a role it does not know as it is.
+type Role string
+
+// The roles of scry's own findings' related locations, by the analyses that name them.
+const (
+	// Trace oracles (package pm/oracle).
+	RoleFlush            Role = "flush"             // the last flush of the store's cache line, or the earlier flush a redundant one repeats
+	RoleUnpersistedStore Role = "unpersisted-store" // the earlier store, not yet persisted, whose bytes the finding's store overwrites
+	RoleEarlierAdd       Role = "earlier-add"       // the latest earlier TX_ADD of the transaction overlapping the redundant one's range
+	RoleAllocation       Role = "allocation"        // the allocation in the transaction holding the redundant TX_ADD's range (when it came last)
+	RoleTransaction      Role = "transaction"       // the outermost TX_BEGIN of the transaction the store or TX_ADD is in
+	// Checks of inferred persistence properties (package pm/infer).
+	RoleEarlierStore  Role = "earlier-store"  // the store that must persist before the finding's (mpb-violation: the property's Before)
+	RoleOtherStore    Role = "other-store"    // the earlier store that must persist atomically with the finding's (mpa-violation)
+	RoleGuardLoad     Role = "guard-load"     // the property's evidence: the load that read the later store's data
+	RoleBranch        Role = "branch"         // the property's evidence: the branch on that load, when there is one
+	RoleDependentLoad Role = "dependent-load" // the property's evidence: the load it guards, which read the earlier store's data
+	// Crash findings of PM crash exploration (package pm/explore).
+	RoleCrashPoint  Role = "crash-point" // the crash point: the record before which (a store: after which) the crash was simulated
+	RolePersisted   Role = "persisted"   // a store site the failing state persisted while it lost an earlier one (program order)
+	RoleUnpersisted Role = "unpersisted" // a store site the failing state did not persist
+	// Crash findings of file-system mode (package fs/explore): the later operation of the pair.
+	RolePersistedBefore Role = "persisted before it" // fs-ordering-violation: the operation a crash keeps while it loses the finding's
+	RoleOutput          Role = "output"              // fs-durability-violation: the output the finding's operation is not durable at
+	RoleEndOfRun        Role = "end of the run"      // fs-atomicity-violation: the last of the operations that must persist atomically
+)
 
 // Operation is the workload operation that was running at a finding's first occurrence
 // (the trace's OP_BEGIN record: 0-based index and the text of the operation).

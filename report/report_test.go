@@ -35,7 +35,7 @@ func sample() *Report {
 			{Kind: "unpersisted-store", Class: Correctness, Message: "store of 8 bytes to pool+0x100 is not durable when the program exits",
 				Location: Location{File: "btree.c", Line: 42, Column: 9, Function: "insert"},
 				Stack:    []Frame{{Function: "insert", File: "btree.c", Line: 42, Column: 9}, {Function: "insert", File: "btree.c", Line: 120, Column: 5}, {Function: "main", File: "main.c", Line: 10, Column: 2}},
-				Related:  []Related{{Role: "flush", File: "btree.c", Line: 44, Column: 3, Function: "insert"}},
+				Related:  []Related{{Role: RoleFlush, File: "btree.c", Line: 44, Column: 3, Function: "insert"}},
 				Count:    2, FirstEvent: 17, Operation: &Operation{Index: 3, Text: "insert 5 \"x\""}},
 		},
 	}

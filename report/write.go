@@ -307,7 +307,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			WithMessage(sarif.NewTextMessage(sarifMessage(f)))
 		res.AddLocation(sarifLocation(f.Location.File, f.Location.Line, f.Location.Column, f.Location.Function, ""))
 		for j, rel := range f.Related {
-			res.AddRelatedLocation(sarifLocation(rel.File, rel.Line, rel.Column, rel.Function, rel.Role).WithId(j + 1))
+			res.AddRelatedLocation(sarifLocation(rel.File, rel.Line, rel.Column, rel.Function, string(rel.Role)).WithId(j + 1))
 		}
 		if len(f.Stack) > 0 {
 			st := &sarif.Stack{Message: sarif.NewTextMessage("frames, innermost first (the instruction, the calls it was inlined at, the call stack)")}

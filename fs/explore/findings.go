@@ -71,9 +71,9 @@ func symptomText(v verdict) string {
 	case exec.SymptomSignal:
 		return "makes the program crash (a signal) when it runs the rest of the workload"
 	case exec.SymptomExit:
-		return "makes the program exit with a status neither legal outcome has when it runs the rest of the workload"
+		return "makes the program exit with " + report.NoLegalOutcome(v.symptom) + " when it runs the rest of the workload"
 	}
-	return "makes the program's output on the rest of the workload match neither the committed nor the rolled-back outcome"
+	return "makes the program's output on the rest of the workload match " + report.NoLegalOutcome(exec.SymptomOutput)
 }
 
 // add records failing state it (judged v; at place o of the unsharded order) as a finding of
@@ -110,19 +110,19 @@ func (c *clusters) add(kind report.Kind, it item, v verdict, o report.ShardOrder
 			f.Location = fa[0].Location()
 		}
 		if it.a != it.b && len(fb) > 0 {
-			role := "persisted before it"
+			role := report.RolePersistedBefore
 			if kind == report.FSDurabilityViolation {
-				role = "output"
+				role = report.RoleOutput
 			} else if kind == report.FSAtomicityViolation {
-				role = "end of the run"
+				role = report.RoleEndOfRun
 			}
 			f.Related = append(f.Related, fb[0].Location().Related(role))
 		}
 		if k := m.Ops[it.point].Operation; c.p.workload != nil && k >= 0 && k < len(c.p.workload.Ops) {
 			f.Operation = &report.Operation{Index: uint64(k), Text: c.p.workload.Ops[k]}
 		}
-		fs := &report.FSCrash{ID: report.ClusterID(key), APM: c.p.apm.Name, Models: models, Strategy: it.strategy, CrashPoint: it.point, What: it.what,
-			Symptom: v.symptom, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
+		fs := &report.FSCrash{FailingState: report.FailingState{ID: report.ClusterID(key), CrashPoint: it.point, Strategy: it.strategy, Symptom: v.symptom},
+			APM: c.p.apm.Name, Models: models, What: it.what, Checker: v.detail, DiffCommitted: v.diffCommitted, DiffRolledBack: v.diffRolledBack}
 		if it.strategy == strategySplit {
 			fs.Split = c.p.builds[it.build].String()
 		}

@@ -131,7 +131,8 @@
 // p.Report(Diagnostic) records one occurrence: Site and Stack say where (the driver places the
 // finding at the frame every execution through it shows, so a helper misused by one caller is
 // reported at that caller), Event when (the finding keeps its earliest occurrence), Op the
-// operation, Message what is wrong, Related other sites with their role ("flush", "commit").
+// operation, Message what is wrong, Related other sites with their role (a report.Role: one of
+// scry's, such as report.RoleFlush, or a name of the analyzer's own).
 // Occurrences with the same kind, site and stack are one finding, counted: call p.Dup first with
 // the same site, stack and event, so that a repeated occurrence costs no allocation. p.Warn adds
 // a warning to the report (a result that may be incomplete).

@@ -185,9 +185,10 @@ type (
 	}
 )
 
-// RelatedSite is another site a diagnostic names, with its role (see report.Related).
+// RelatedSite is another site a diagnostic names, with its role (see report.Related): one of
+// report.Role's constants for scry's own analyzers, any name a custom analyzer chooses.
 type RelatedSite struct {
-	Role  string
+	Role  report.Role
 	Site  uint32
 	Stack uint32
 }

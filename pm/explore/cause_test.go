@@ -116,11 +116,11 @@ func TestWithoutIsolated(t *testing.T) {
 // adds its count, variants and operations, and its own state stays replayable as a variant.
 func TestMergeFinding(t *testing.T) {
 	f := report.Finding{Count: 3, Operation: &report.Operation{Index: 0}, Crash: &report.Crash{
-		ID: "ca", Variants: 2, Operations: []uint64{0, 4},
+		FailingState: report.FailingState{ID: "ca"}, Variants: 2, Operations: []uint64{0, 4},
 		VariantImages: []report.CrashVariant{{ID: "ca-2", CrashPoint: 5}},
 	}}
 	g := report.Finding{Count: 2, Operation: &report.Operation{Index: 2}, Crash: &report.Crash{
-		ID: "cb", Variants: 1, Operations: []uint64{2, 4}, CrashPoint: 9, Event: 90, State: []int{1, 0}, Input: 4,
+		FailingState: report.FailingState{ID: "cb", CrashPoint: 9}, Variants: 1, Operations: []uint64{2, 4}, Event: 90, State: []int{1, 0}, Input: 4,
 	}}
 	mergeFinding(&f, &g)
 	c := f.Crash

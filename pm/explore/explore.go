@@ -918,8 +918,8 @@ func (e *explorer) placeFinding(f *report.Finding, c report.Context, msg func(st
 	}
 	f.Location, f.Stack = frames[u].Location(), frames
 	f.Message = msg(f.Location.String())
-	if len(f.Related) > 0 && f.Related[0].Role == "crash-point" {
-		f.Related[0] = f.Location.Related("crash-point")
+	if len(f.Related) > 0 && f.Related[0].Role == report.RoleCrashPoint {
+		f.Related[0] = f.Location.Related(report.RoleCrashPoint)
 	}
 }
 
@@ -963,9 +963,9 @@ func confirmedPair(f *report.Finding, pairs map[Pair]PairOutcome) bool {
 	var persisted, unpersisted []report.Location
 	for _, r := range f.Related {
 		switch r.Role {
-		case "persisted":
+		case report.RolePersisted:
 			persisted = append(persisted, r.Location())
-		case "unpersisted":
+		case report.RoleUnpersisted:
 			unpersisted = append(unpersisted, r.Location())
 		}
 	}

@@ -223,11 +223,11 @@ func TestBuggyAndFixed(t *testing.T) {
 				if c == nil || c.Symptom != scryexec.SymptomOutput || f.Operation == nil || c.DiffCommitted == "" || c.DiffRolledBack == "" {
 					t.Errorf("finding %+v: want an output symptom with both diffs", f)
 				}
-				roles := map[string]int{}
+				roles := map[report.Role]int{}
 				for _, rel := range f.Related {
 					roles[rel.Role]++
 				}
-				if roles["crash-point"] != 1 || f.Kind == report.OrderingViolation && (roles["persisted"] == 0 || roles["unpersisted"] == 0) {
+				if roles[report.RoleCrashPoint] != 1 || f.Kind == report.OrderingViolation && (roles[report.RolePersisted] == 0 || roles[report.RoleUnpersisted] == 0) {
 					t.Errorf("related %+v", f.Related)
 				}
 				if f.Kind == report.OrderingViolation && c.Prefix || f.Kind == report.AtomicityViolation && !c.Prefix {
@@ -240,9 +240,9 @@ func TestBuggyAndFixed(t *testing.T) {
 				var p, u []int
 				for _, rel := range f.Related {
 					switch rel.Role {
-					case "persisted":
+					case report.RolePersisted:
 						p = append(p, rel.Line)
-					case "unpersisted":
+					case report.RoleUnpersisted:
 						u = append(u, rel.Line)
 					}
 				}

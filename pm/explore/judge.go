@@ -188,7 +188,7 @@ func intsText(ops []int) string {
 
 // uniqueSites returns the units' distinct sites (by source position and inlined-at chain) in
 // program order, as related entries, and their chain keys (explorer.siteChain).
-func (e *explorer) uniqueSites(us []unitRef, role string, limit int) (rel []report.Related, sites []string) {
+func (e *explorer) uniqueSites(us []unitRef, role report.Role, limit int) (rel []report.Related, sites []string) {
 	seen := map[string]bool{}
 	for _, u := range us {
 		key := e.places.siteChain(u.Site)
@@ -301,8 +301,8 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 		kind = report.AtomicityViolation
 	}
 	const maxRelated = 16
-	persRel, persSites := e.uniqueSites(it.persisted, "persisted", maxRelated)
-	unpRel, unpSites := e.uniqueSites(it.unpersist, "unpersisted", maxRelated)
+	persRel, persSites := e.uniqueSites(it.persisted, report.RolePersisted, maxRelated)
+	unpRel, unpSites := e.uniqueSites(it.unpersist, report.RoleUnpersisted, maxRelated)
 	// One finding per root cause (cause.go): the kind, the crash point's innermost user frame
 	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
 	// make variants.
@@ -386,13 +386,12 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			op, opText, where, relText(unpRel), symText)
 	}
 	msg := message(it.loc.String())
-	related := []report.Related{it.loc.Related("crash-point")}
+	related := []report.Related{it.loc.Related(report.RoleCrashPoint)}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
-	c := &report.Crash{
-		ID: id, CrashPoint: it.point, PointKind: it.pointKind.String(), Event: it.event,
-		State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Strategy: it.strategy,
-		Variants: 1, Operations: []uint64{uint64(it.op)}, Symptom: symptom, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
+	c := &report.Crash{FailingState: report.FailingState{ID: id, CrashPoint: it.point, Strategy: it.strategy, Symptom: symptom},
+		PointKind: it.pointKind.String(), Event: it.event, State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix,
+		Variants: 1, Operations: []uint64{uint64(it.op)}, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
 		AfterStores: e.cfg.Crash.AfterStores, AssumeFixed: len(e.cfg.Crash.AssumeDurable) > 0, AssumeLate: e.cfg.Crash.AssumeLate,
 		Workload: e.cfg.Workload.Path, Target: e.target.Args,
 		Input: it.next + 1,
@@ -462,12 +461,14 @@ func pointText(k string) string {
 	return "before the " + k
 }
 
+// symptomText says how the re-execution on a failing crash image failed (symptom s), as a clause
+// of the finding's message.
 func symptomText(s string) string {
 	switch s {
 	case exec.SymptomOutput:
-		return "re-execution prints an output that matches neither the committed nor the rolled-back outcome"
+		return "re-execution prints an output that matches " + report.NoLegalOutcome(s)
 	case exec.SymptomExit:
-		return "re-execution exits with a status neither legal outcome has"
+		return "re-execution exits with " + report.NoLegalOutcome(s)
 	case exec.SymptomSignal:
 		return "re-execution is killed by a signal"
 	case exec.SymptomHang:

@@ -234,11 +234,11 @@ func evidenceRelated(pr *Property, rel []analysis.RelatedSite) []analysis.Relate
 		return rel
 	}
 	e := pr.Evidence[0]
-	rel = append(rel, analysis.RelatedSite{Role: "guard-load", Site: e.Guard})
+	rel = append(rel, analysis.RelatedSite{Role: report.RoleGuardLoad, Site: e.Guard})
 	if e.Branch != 0 {
-		rel = append(rel, analysis.RelatedSite{Role: "branch", Site: e.Branch})
+		rel = append(rel, analysis.RelatedSite{Role: report.RoleBranch, Site: e.Branch})
 	}
-	return append(rel, analysis.RelatedSite{Role: "dependent-load", Site: e.Dependent})
+	return append(rel, analysis.RelatedSite{Role: report.RoleDependentLoad, Site: e.Dependent})
 }
 
 // settle handles transaction record ev (tx, its transaction) for the instances the record's
@@ -324,7 +324,7 @@ func (c *mpbCheck) report(p *analysis.Pass, pr *Property, site uint32, a, b stor
 		msg += fmt.Sprintf(": a reader loads the data of this store at %s and, only when it decides so, loads the earlier store's data at %s",
 			siteLoc(p, e.Guard), siteLoc(p, e.Dependent))
 	}
-	rel := []analysis.RelatedSite{{Role: "earlier-store", Site: pr.Before, Stack: b.ctx}}
+	rel := []analysis.RelatedSite{{Role: report.RoleEarlierStore, Site: pr.Before, Stack: b.ctx}}
 	p.Report(analysis.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
 }
 
@@ -385,7 +385,7 @@ func (c *mpaCheck) report(p *analysis.Pass, pr *Property, site, other uint32, a,
 	}
 	msg := fmt.Sprintf("this store may persist%s while the earlier store at %s is not yet durable, but they must persist atomically (inferred MPA over %d stores, a cycle of must-persist-before properties) and %s: a crash can persist one without the other",
 		when, siteLoc(p, other), len(pr.Sites), why)
-	rel := []analysis.RelatedSite{{Role: "other-store", Site: other, Stack: b.ctx}}
+	rel := []analysis.RelatedSite{{Role: report.RoleOtherStore, Site: other, Stack: b.ctx}}
 	p.Report(analysis.Diagnostic{Site: site, Stack: a.ctx, Event: a.ev, Op: a.op, Message: msg, Related: evidenceRelated(pr, rel), Properties: []int{pr.ID}})
 	return true
 }

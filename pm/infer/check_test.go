@@ -200,12 +200,16 @@ func TestViolationReport(t *testing.T) {
 		t.Fatalf("findings %+v", rep.Findings)
 	}
 	f := rep.Findings[0]
-	var roles []string
-	for _, r := range f.Related {
-		roles = append(roles, r.Role+"@"+string(rune('0'+r.Line/10))+string(rune('0'+r.Line%10)))
+	type roleAt struct {
+		role report.Role
+		line int
 	}
-	if want := []string{"earlier-store@02", "guard-load@11", "branch@20", "dependent-load@12"}; !slices.Equal(roles, want) {
-		t.Errorf("related %q, want %q", roles, want)
+	var roles []roleAt
+	for _, r := range f.Related {
+		roles = append(roles, roleAt{r.Role, r.Line})
+	}
+	if want := []roleAt{{report.RoleEarlierStore, 2}, {report.RoleGuardLoad, 11}, {report.RoleBranch, 20}, {report.RoleDependentLoad, 12}}; !slices.Equal(roles, want) {
+		t.Errorf("related %v, want %v", roles, want)
 	}
 	if f.Operation == nil || f.Operation.Text != "insert 1" {
 		t.Errorf("operation %+v", f.Operation)

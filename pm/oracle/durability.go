@@ -135,7 +135,7 @@ func (u *unpersisted) report(p *analysis.Pass, first px86.StoreState, state px86
 	}
 	d := analysis.Diagnostic{Site: first.Origin.Site, Stack: first.Origin.Stack, Event: first.ID, Op: first.Origin.Op, Message: msg}
 	if fl, ok := p.State.Model.LastFlush(first.Addr); ok {
-		d.Related = []analysis.RelatedSite{{Role: "flush", Site: fl.Site, Stack: fl.Stack}}
+		d.Related = []analysis.RelatedSite{{Role: report.RoleFlush, Site: fl.Site, Stack: fl.Stack}}
 	}
 	p.Report(d)
 }
@@ -196,7 +196,7 @@ func (o *overwritten) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op,
 		Message: fmt.Sprintf("store of %s to %s overwrites bytes of an earlier store (event %d) that is not yet persisted (%s)",
 			plural(ev.Size, "byte"), p.State.Where(ev.Addr), prev.ID, how),
-		Related: []analysis.RelatedSite{{Role: "unpersisted-store", Site: prev.Origin.Site, Stack: prev.Origin.Stack}},
+		Related: []analysis.RelatedSite{{Role: report.RoleUnpersistedStore, Site: prev.Origin.Site, Stack: prev.Origin.Stack}},
 	})
 }
 
@@ -231,6 +231,6 @@ func (txUnlogged) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op,
 		Message: fmt.Sprintf("store of %s to %s inside a transaction is not in a range added to it (TX_ADD) nor in an object allocated in it: an abort or a crash cannot roll it back",
 			plural(ev.Size, "byte"), p.State.Where(ev.Addr)),
-		Related: []analysis.RelatedSite{{Role: "transaction", Site: s.Tx.BeginSite, Stack: s.Tx.BeginStack}},
+		Related: []analysis.RelatedSite{{Role: report.RoleTransaction, Site: s.Tx.BeginSite, Stack: s.Tx.BeginStack}},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/oracle"
+	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -166,13 +167,13 @@ func TestRedundantTxAddNamesCoverer(t *testing.T) {
 	tests := []struct {
 		name     string
 		tr       *analysistest.Builder
-		role     string
+		role     report.Role
 		line     int
 		contains string
 	}{
-		{"earlier add", pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(34, A, 8, 0).TxCommit(32).TxEnd(33).Exit(0), "earlier-add", 31, "already added"},
-		{"latest overlapping add", pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(36, A+8, 8, 0).TxAdd(34, A+10, 4, 0).TxCommit(32).TxEnd(33).Exit(0), "earlier-add", 36, "already added"},
-		{"allocation", pool().TxBegin(30).Alloc(35, B, 64, trace.AllocInTx).TxAdd(34, B, 16, 0).TxCommit(32).TxEnd(33).Exit(0), "allocation", 35, "already allocated"},
+		{"earlier add", pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(34, A, 8, 0).TxCommit(32).TxEnd(33).Exit(0), report.RoleEarlierAdd, 31, "already added"},
+		{"latest overlapping add", pool().TxBegin(30).TxAdd(31, A, 8, 0).TxAdd(36, A+8, 8, 0).TxAdd(34, A+10, 4, 0).TxCommit(32).TxEnd(33).Exit(0), report.RoleEarlierAdd, 36, "already added"},
+		{"allocation", pool().TxBegin(30).Alloc(35, B, 64, trace.AllocInTx).TxAdd(34, B, 16, 0).TxCommit(32).TxEnd(33).Exit(0), report.RoleAllocation, 35, "already allocated"},
 	}
 	for _, tt := range tests {
 		rep, err := pipeline.AnalyzeSource(tt.tr.Source(t), pipeline.AnalyzeOptions{Oracles: []string{"redundant-tx-add"}})

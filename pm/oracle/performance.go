@@ -34,7 +34,7 @@ func (redundantFlush) OnFlush(p *analysis.Pass, ev *trace.Event, eff px86.FlushE
 	if eff.Pending > 0 {
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: its stores are already flushed and only wait for a fence", ev.Flush, line)
 		if eff.PrevFlush {
-			d.Related = []analysis.RelatedSite{{Role: "flush", Site: eff.Prev.Site, Stack: eff.Prev.Stack}}
+			d.Related = []analysis.RelatedSite{{Role: report.RoleFlush, Site: eff.Prev.Site, Stack: eff.Prev.Stack}}
 		}
 	} else {
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: the line holds no unpersisted store", ev.Flush, line)
@@ -89,16 +89,16 @@ func (redundantTxAdd) OnTxAdd(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx, re
 	why := "already added to this transaction or allocated in it"
 	var related []analysis.RelatedSite
 	if c := tx.Coverer; c.Size > 0 {
-		role, verb := "earlier-add", "added"
+		role, verb := report.RoleEarlierAdd, "added"
 		if c.Alloc {
-			role, verb = "allocation", "allocated"
+			role, verb = report.RoleAllocation, "allocated"
 		}
 		why = "already " + verb + " in this transaction"
 		if c.Site != 0 {
 			related = append(related, analysis.RelatedSite{Role: role, Site: c.Site, Stack: c.Stack})
 		}
 	}
-	related = append(related, analysis.RelatedSite{Role: "transaction", Site: tx.BeginSite, Stack: tx.BeginStack})
+	related = append(related, analysis.RelatedSite{Role: report.RoleTransaction, Site: tx.BeginSite, Stack: tx.BeginStack})
 	p.Report(analysis.Diagnostic{
 		Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread),
 		Message: fmt.Sprintf("TX_ADD of %s at %s is redundant: the range is %s",

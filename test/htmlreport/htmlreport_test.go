@@ -211,7 +211,7 @@ func checkDOM(t *testing.T, dom string, rep *report.Report) {
 		want := map[int][]string{f.Location.Line: {string(f.Kind)}}
 		for _, r := range f.Related {
 			if r.File == f.Location.File && r.Line > 0 {
-				want[r.Line] = append(want[r.Line], r.Role)
+				want[r.Line] = append(want[r.Line], string(r.Role))
 			}
 		}
 		for line, roles := range want {

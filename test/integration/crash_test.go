@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/internal/testenv"
+	"github.com/scry-pm/scry/report"
 )
 
 // crashReport is the part of a JSON report the crash tests read.
@@ -493,7 +494,7 @@ type levelFinding struct {
 	Class    string
 	Location struct{ Line int }
 	Related  []struct {
-		Role string
+		Role report.Role
 		Line int
 	}
 	Crash *struct {
@@ -507,7 +508,7 @@ type levelFinding struct {
 }
 
 // related reports whether one of f's related locations has the role at the line.
-func (f levelFinding) related(role string, line int) bool {
+func (f levelFinding) related(role report.Role, line int) bool {
 	for _, r := range f.Related {
 		if r.Role == role && r.Line == line {
 			return true
@@ -519,7 +520,7 @@ func (f levelFinding) related(role string, line int) bool {
 // levelOrdering reports whether f is write_slot's ordering bug: an ordering violation with the
 // token store persisted and the value store not.
 func levelOrdering(f levelFinding) bool {
-	return f.Kind == "ordering-violation" && f.related("persisted", levelTokenLine) && f.related("unpersisted", levelValueLine)
+	return f.Kind == "ordering-violation" && f.related(report.RolePersisted, levelTokenLine) && f.related(report.RoleUnpersisted, levelValueLine)
 }
 
 // levelHashing builds test/levelhash/level_hashing.c with `scry cc -O1` (its lookup loop
@@ -556,7 +557,7 @@ func TestLevelHashingInvariants(t *testing.T) {
 	out := readJSON[struct{ Findings []levelFinding }](t, rep)
 	ordering := slices.ContainsFunc(out.Findings, levelOrdering)
 	mpb := slices.ContainsFunc(out.Findings, func(f levelFinding) bool {
-		return f.Kind == "mpb-violation" && f.Location.Line == levelTokenLine && f.Class == "correctness" && f.related("earlier-store", levelValueLine)
+		return f.Kind == "mpb-violation" && f.Location.Line == levelTokenLine && f.Class == "correctness" && f.related(report.RoleEarlierStore, levelValueLine)
 	})
 	if !ordering || !mpb {
 		b, _ := os.ReadFile(rep)
