@@ -1,29 +1,30 @@
 package optcheck
 
 import (
-	"strings"
-	"testing"
+	"fmt"
 	"time"
 )
 
-func TestChecks(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want string // "" no error, else a part of it
-	}{
-		{"max-states positive", MaxStates(4096, true), ""},
-		{"max-states -1", MaxStates(-1, true), ""},
-		{"max-states 0 default", MaxStates(0, false), ""},
-		{"max-states 0 typed", MaxStates(0, true), "--max-states 0: give a positive number"},
-		{"max-states -2", MaxStates(-2, false), "--max-states -2"},
-		{"jobs 0", Jobs(0), ""},
-		{"jobs -1", Jobs(-1), "--jobs -1"},
-		{"budget 0", Duration("--time-budget", 0, "no budget"), ""},
-		{"budget -1s", Duration("--time-budget", -time.Second, "no budget"), "--time-budget -1s: give a positive duration, or 0 for no budget"},
-	} {
-		if (tc.err == nil) != (tc.want == "") || tc.err != nil && !strings.Contains(tc.err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
-		}
-	}
+// The checks give nil for what a flag accepts and an error naming the flag for the rest: a
+// typed --max-states 0 is refused, the zero value of an options struct (its default) is not.
+func Example() {
+	fmt.Println(MaxStates(4096, true))
+	fmt.Println(MaxStates(-1, true))
+	fmt.Println(MaxStates(0, false))
+	fmt.Println(MaxStates(0, true))
+	fmt.Println(MaxStates(-2, false))
+	fmt.Println(Jobs(0))
+	fmt.Println(Jobs(-1))
+	fmt.Println(Duration("--time-budget", 0, "no budget"))
+	fmt.Println(Duration("--time-budget", -time.Second, "no budget"))
+	// Output:
+	// <nil>
+	// <nil>
+	// <nil>
+	// --max-states 0: give a positive number of states, or -1 for no cap
+	// --max-states -2: give a positive number of states, or -1 for no cap
+	// <nil>
+	// --jobs -1: give a positive number of runs at once, or 0 for one per CPU
+	// <nil>
+	// --time-budget -1s: give a positive duration, or 0 for no budget
 }

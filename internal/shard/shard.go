@@ -17,14 +17,18 @@ type Shard struct {
 	Index, Count int
 }
 
-// Parse parses "I/N" (0 <= I < N): shard I of N. Errors: not of that form, N < 1, I out of range.
+// Parse parses "I/N" (0 <= I < N): shard I of N. Errors (with the zero Shard): not of that form,
+// N < 1, I out of range.
 func Parse(s string) (Shard, error) {
 	var sh Shard
 	var rest string
 	if n, _ := fmt.Sscanf(s, "%d/%d%s", &sh.Index, &sh.Count, &rest); n != 2 {
 		return Shard{}, fmt.Errorf("shard %q: want I/N, shard I (from 0) of N, e.g. 0/4", s)
 	}
-	return sh, sh.Check()
+	if err := sh.Check(); err != nil {
+		return Shard{}, err
+	}
+	return sh, nil
 }
 
 // Check reports an error when s is not shard I of N with N >= 1 and 0 <= I < N.

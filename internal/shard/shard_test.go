@@ -2,50 +2,38 @@ package shard
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 )
 
-func TestParse(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		i, n    int
-		wantErr bool
-	}{
-		{"0/4", 0, 4, false},
-		{"3/4", 3, 4, false},
-		{"0/1", 0, 1, false},
-		{"4/4", 0, 0, true},
-		{"-1/4", 0, 0, true},
-		{"1/0", 0, 0, true},
-		{"1", 0, 0, true},
-		{"1/4x", 0, 0, true},
-		{"a/b", 0, 0, true},
-	} {
-		s, err := Parse(tc.in)
-		if (err != nil) != tc.wantErr || (err == nil && (s.Index != tc.i || s.Count != tc.n)) {
-			t.Errorf("Parse(%q) = %d/%d, %v", tc.in, s.Index, s.Count, err)
-		}
+// Parse takes shard I of N with 0 <= I < N, and refuses anything else.
+func ExampleParse() {
+	for _, s := range []string{"0/4", "3/4", "0/1", "4/4", "-1/4", "1/0", "1", "1/4x", "a/b"} {
+		sh, err := Parse(s)
+		fmt.Println(s, sh, err)
 	}
+	// Output:
+	// 0/4 0/4 <nil>
+	// 3/4 3/4 <nil>
+	// 0/1 0/1 <nil>
+	// 4/4 0/0 shard 4/4: want I/N with N >= 1 and 0 <= I < N
+	// -1/4 0/0 shard -1/4: want I/N with N >= 1 and 0 <= I < N
+	// 1/0 0/0 shard 1/0: want I/N with N >= 1 and 0 <= I < N
+	// 1 0/0 shard "1": want I/N, shard I (from 0) of N, e.g. 0/4
+	// 1/4x 0/0 shard "1/4x": want I/N, shard I (from 0) of N, e.g. 0/4
+	// a/b 0/0 shard "a/b": want I/N, shard I (from 0) of N, e.g. 0/4
 }
 
-// TestAssign: LPT, costliest first, ties to the lowest shard, deterministic.
-func TestAssign(t *testing.T) {
-	for _, tc := range []struct {
-		costs []uint64
-		n     int
-		want  []int
-	}{
-		{[]uint64{5, 3, 3, 1}, 2, []int{0, 1, 1, 0}},
-		{[]uint64{1, 1, 1}, 3, []int{0, 1, 2}},
-		{[]uint64{7}, 4, []int{0}},
-		{nil, 2, []int{}},
-		{[]uint64{2, 8, 4, 4}, 2, []int{0, 0, 1, 1}},
-	} {
-		if got := Assign(tc.costs, tc.n); !slices.Equal(got, tc.want) {
-			t.Errorf("Assign(%v, %d) = %v, want %v", tc.costs, tc.n, got, tc.want)
-		}
-	}
+// Assign gives the costliest unit first to the least loaded shard, ties to the lowest index.
+func ExampleAssign() {
+	fmt.Println(Assign([]uint64{5, 3, 3, 1}, 2))
+	fmt.Println(Assign([]uint64{1, 1, 1}, 3))
+	fmt.Println(Assign([]uint64{7}, 4))
+	fmt.Println(Assign([]uint64{2, 8, 4, 4}, 2))
+	// Output:
+	// [0 1 1 0]
+	// [0 1 2]
+	// [0]
+	// [0 0 1 1]
 }
 
 // FuzzParse: any --shard value is shard I of N with 0 <= I < N, which prints back as itself, or
