@@ -218,6 +218,7 @@ func newCheckCommand(cat *pipeline.Catalogue) *cobra.Command {
 	var rf recordFlags
 	af := analyzeFlags{cat: cat}
 	var x pipeline.Exploration
+	var schedules int
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
 		Short: "record a run of an instrumented program and report PM misuse (and crash-consistency bugs with {pool})",
@@ -251,7 +252,11 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 				return err
 			}
 			x.Start = time.Now()
+			if schedules < 1 {
+				return fmt.Errorf("--schedules %d: give the number of thread schedules to record, at least 1 (the operating system's alone)", schedules)
+			}
 			rc := rf.recording(cmd, args)
+			rc.Schedules = schedules
 			rc.Stdout = programOutput(cmd, af.output) // standard output is the report's
 			rc.Stderr = programOutput(cmd, af.output)
 			chk := &pipeline.Check{
@@ -269,6 +274,7 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed; with {pool}: see above)")
 	af.add(c)
 	addCrashFlags(c, &x.Options, "with {pool}: create the pool at `PATH` (must not exist; default: in a temporary directory)")
+	c.Flags().IntVar(&schedules, "schedules", pipeline.DefaultSchedules, "with {pool}: record and explore a program whose threads store to PM under `N` thread schedules, the operating system's and N-1 of the runtime's controlled scheduler (SCRY_SCHED: PCT and a PM-aware policy), findings merged, each naming its schedule (1: the operating system's alone)")
 	return c
 }
 

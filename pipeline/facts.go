@@ -34,15 +34,18 @@ type checkFacts struct {
 	pools     []report.Pool
 	seen      map[string]bool
 	readInput bool
+	// storers are the threads that stored to PM: a program with two or more is explored under
+	// several schedules (Recording.Schedules).
+	storers map[uint32]bool
 }
 
 // checkFactsAnalyzer computes checkFacts in the analysis pass.
 var checkFactsAnalyzer = &analysis.Analyzer{
 	Name:       "check-facts",
-	Doc:        "the PM files the recorded run mapped and whether it read its standard input, for the report's record of the check",
+	Doc:        "the PM files the recorded run mapped, whether it read its standard input and which threads stored to PM, for the report's record of the check and its schedules",
 	ResultType: reflect.TypeOf((*checkFacts)(nil)),
 	New: func(*analysis.Pass) (any, error) {
-		return &checkFacts{pools: []report.Pool{}, seen: map[string]bool{}}, nil
+		return &checkFacts{pools: []report.Pool{}, seen: map[string]bool{}, storers: map[uint32]bool{}}, nil
 	},
 }
 
@@ -55,6 +58,12 @@ func (f *checkFacts) OnMap(_ *analysis.Pass, ev *trace.Event, r pmdk.Region) {
 }
 
 func (f *checkFacts) OnOpBegin(*analysis.Pass, *trace.Event, replay.Op) { f.readInput = true }
+
+func (f *checkFacts) OnStore(_ *analysis.Pass, s *analysis.StoreInfo) {
+	if s.Recorded() && s.Event != nil {
+		f.storers[s.Event.Thread] = true
+	}
+}
 
 // neverDurableAnalyzer has the two durability oracles run in the analysis pass, for their results
 // alone when --oracles selects neither (their findings are reported only when selected).

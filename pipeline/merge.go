@@ -196,6 +196,7 @@ func addStats(sum, s *report.Stats, first bool) {
 		sum.LazyFallbacks[r] += n
 	}
 	sum.ElapsedSeconds = max(sum.ElapsedSeconds, s.ElapsedSeconds)
+	sum.Schedules = max(sum.Schedules, s.Schedules) // the shards of one exploration share it
 	// A shard's operation paths are those with crash points in it; shards share paths, so
 	// MergeReports replaces these by the size of the union of the shards' lists (report.Shard).
 	sum.OperationPaths = max(sum.OperationPaths, s.OperationPaths)

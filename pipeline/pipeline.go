@@ -378,6 +378,11 @@ type Recording struct {
 	// BlackBox records a program not built with `scry cc` under scry's Valgrind tool
 	// (record.Options.BlackBox); re-executions on crash images run it natively.
 	BlackBox bool
+	// Schedules is the number of thread schedules a program with two or more threads storing
+	// to PM is recorded and explored under in crash mode (--schedules; schedules.go): the
+	// operating system's, then Schedules-1 controlled ones (ScheduleSpec); 0 or 1: the
+	// operating system's alone.
+	Schedules int
 }
 
 // ProgramFailed is the error for a recorded program that did not exit with status 0: the
@@ -600,16 +605,55 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if tracePath, err = filepath.Abs(tracePath); err != nil {
 		return nil, err
 	}
+	runs, err := c.runSchedules(ctx, dir, pool, tracePath)
+	if err != nil {
+		return nil, err
+	}
+	rep, aerr, xerr := mergeSchedules(runs)
+	var kept []string
+	for _, r := range runs {
+		kept = append(kept, r.trace)
+	}
+	if tempTrace {
+		kept = nil
+		// The traces are kept only when a crash finding can be replayed from them.
+		if slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Crash != nil }) {
+			keepDir = true
+			for _, r := range runs {
+				kept = append(kept, r.trace)
+			}
+			if c.Notes != nil {
+				fmt.Fprintf(c.Notes, "scry: the trace is kept in %s (scry replay needs it; remove the directory when done)\n", strings.Join(kept, ", "))
+			}
+		}
+	}
+	return rep, verdict(rep, rc.Args[0], runs[0].res, aerr, xerr, strings.Join(kept, ", "))
+}
+
+// runSchedule records the check's program once under schedule spec (SCRY_SCHED; "" the
+// operating system's) with its pool at pool (created by the run; dir is the check's scratch
+// directory) and its trace at tracePath, then analyses the trace and explores its crash states.
+// share is the part of the time budget this schedule's exploration may use up to (counted from
+// the check's start), decided once the recording says how many schedules there are: decide gets
+// the threads that stored to PM and returns the share. The error is one that stops the check (a
+// recording that could not run, a trace that cannot be read); the analysis and exploration
+// errors are the run's (scheduleRun).
+func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath string, decide func(storers int) time.Duration) (*scheduleRun, error) {
+	rc := c.Recording
 	target := rc.Args
 	rc.Args = make([]string, len(target))
 	for i, a := range target {
 		rc.Args[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, pool)
 	}
 	rc.PM = append(slices.Clone(rc.PM), pool)
+	if spec != "" {
+		rc.Env = append(slices.Clone(rc.Env), ScheduleEnv+"="+spec)
+	}
 	res, err := Record(context.WithoutCancel(ctx), rc, tracePath)
 	if err != nil {
 		return nil, err
 	}
+	run := &scheduleRun{spec: spec, trace: tracePath, res: res}
 	x := c.Explore
 	x.Env = append(slices.Clone(rc.Env), x.Env...)
 	if c.Analysis.explores() && !res.Failed() && res.Interrupted == 0 && x.Runner == nil {
@@ -617,7 +661,7 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 			x.avoidTmpfs = AllocatesPool(ctx, t, pool, dir)
 		}
 	}
-	if c.Explore.Pool == "" {
+	if c.Explore.Pool == "" || spec != "" {
 		os.Remove(pool) // the images come from the trace
 	}
 	x.confirm = !c.Analysis.NoInfer
@@ -639,11 +683,14 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if rep == nil {
 		return nil, aerr
 	}
+	run.rep, run.aerr, run.storers = rep, aerr, len(p.facts.storers)
 	rep.Check = c.record(target, p.facts, &x, nil)
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}
-	var xerr error
+	if x.TimeBudget > 0 {
+		x.TimeBudget = decide(run.storers)
+	}
 	switch {
 	case aerr != nil:
 	case res.Interrupted != 0:
@@ -663,20 +710,9 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		if c.Output != "" && c.JSON {
 			x.Report, _ = filepath.Abs(c.Output)
 		}
-		xerr = exploreCrashes(ctx, rep, tf, rc.Workload, target, x, props, p)
+		run.xerr = exploreCrashes(ctx, rep, tf, rc.Workload, target, x, props, p)
 	}
-	kept := tracePath
-	if tempTrace {
-		kept = ""
-		// The trace is kept only when a crash finding can be replayed from it.
-		if slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Crash != nil }) {
-			keepDir, kept = true, tracePath
-			if c.Notes != nil {
-				fmt.Fprintf(c.Notes, "scry: the trace is kept in %s (scry replay needs it; remove the directory when done)\n", tracePath)
-			}
-		}
-	}
-	return rep, verdict(rep, target[0], res, aerr, xerr, kept)
+	return run, nil
 }
 
 // ExploreTrace is `scry explore` without --dry-run: explore a recorded trace and return the

@@ -25,7 +25,7 @@ func (c *Check) record(target []string, facts *checkFacts, x *Exploration, exist
 	wd, _ := os.Getwd()
 	r := &report.Check{
 		Dir: wd, Args: target, PM: rc.PM, NoLoads: rc.NoLoads, NoPMEMForce: rc.NoForcePMEM,
-		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env, BlackBox: rc.BlackBox,
+		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env, BlackBox: rc.BlackBox, Schedules: rc.Schedules,
 		Oracles: c.Analysis.Kinds, NoInfer: c.Analysis.NoInfer, Suppressions: c.Analysis.Suppressions.Path(),
 	}
 	readInput := facts.readInput
@@ -103,7 +103,7 @@ func CheckFromRecord(rc *report.Check) (*Check, error) {
 	c := &Check{
 		Recording: Recording{
 			Args: rc.Args, PM: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoPMEMForce, OpBegin: rc.OpBegin, OpEnd: rc.OpEnd,
-			Env: rc.Env, Workload: rc.Workload, Stdin: strings.NewReader(""), BlackBox: rc.BlackBox,
+			Env: rc.Env, Workload: rc.Workload, Stdin: strings.NewReader(""), BlackBox: rc.BlackBox, Schedules: rc.Schedules,
 		},
 		Analysis: Analysis{Kinds: rc.Oracles, NoInfer: rc.NoInfer},
 	}

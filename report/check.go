@@ -34,6 +34,9 @@ type Check struct {
 	// BlackBox: the program was recorded under scry's Valgrind tool (--black-box,
 	// docs/black-box.md).
 	BlackBox bool `json:"black_box,omitempty"`
+	// Schedules is --schedules: the thread schedules a program with several threads storing to
+	// PM is recorded and explored under (0: the operating system's alone, as before it existed).
+	Schedules int `json:"schedules,omitempty"`
 	// Oracles, NoInfer and Suppressions are the analysis options (--oracles, --no-infer, the
 	// absolute path of --suppressions).
 	Oracles      []string `json:"oracles,omitempty"`

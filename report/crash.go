@@ -255,6 +255,10 @@ type Stats struct {
 	// Runs says how the program was run on the images: through fork servers (how many), or by
 	// exec and why (exec.ForkServers).
 	Runs string `json:"runs,omitempty"`
+	// Schedules is the number of thread schedules the program was recorded and explored under
+	// (the operating system's and the runtime's controlled ones: pipeline.Recording.Schedules);
+	// 0 for one (a single-threaded program, or --schedules 1). The other figures add up over them.
+	Schedules int `json:"schedules,omitempty"`
 	// Lazy exploration (the lazy strategy; docs/lazy-exploration.md): LazyRuns counts the lazy
 	// runs (one per crash point), LazyLeaves the leaves of their trees judged (each a crash
 	// state, counted in StatesTested too), LazyStates the crash states they stand for (a

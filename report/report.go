@@ -122,6 +122,11 @@ type Finding struct {
 	// workload: nothing was re-executed). Empty for the other findings: a crash finding is its
 	// own crash image, a performance finding needs none.
 	Evidence string `json:"evidence,omitempty"`
+	// Schedule is the thread schedule of the recorded run that showed the finding first: the
+	// value of SCRY_SCHED the program ran with (a controlled schedule of the runtime, e.g.
+	// "pct:1:3"), "" for the operating system's (every single-threaded program's). Running the
+	// program with SCRY_SCHED set to it, on the same input, runs that schedule again.
+	Schedule string `json:"schedule,omitempty"`
 }
 
 // Evidence of a finding (Finding.Evidence).

@@ -68,6 +68,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if f.Location.Function != "" {
 			fmt.Fprintf(bw, "    in function %s\n", f.Location.Function)
 		}
+		if f.Schedule != "" {
+			fmt.Fprintf(bw, "    under schedule SCRY_SCHED=%s\n", f.Schedule)
+		}
 		for _, rel := range f.Related {
 			fmt.Fprintf(bw, "    %s: %s", rel.Role, pos(rel.File, rel.Line, rel.Column))
 			if rel.Function != "" {
@@ -128,6 +131,9 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(bw, "scry: crash states: %d crash points, %d states tested%s, %d failed, %d inconclusive, in %.1fs with %d jobs%s\n",
 			s.CrashPoints, s.StatesTested, sampled, s.Failures, s.Inconclusive, s.ElapsedSeconds, s.Jobs, images)
+		if s.Schedules > 1 {
+			fmt.Fprintf(bw, "scry: the program was recorded and explored under %d thread schedules: the operating system's and %d controlled ones (SCRY_SCHED; --schedules)\n", s.Schedules, s.Schedules-1)
+		}
 		if s.StoppedEarly > 0 {
 			fmt.Fprintf(bw, "scry: %s stopped at their first output line that matched neither legal outcome, about %.1fs of runs and %d output lines saved\n",
 				plural(s.StoppedEarly, "run on a crash image", "runs on crash images"), s.StoppedEarlySeconds, s.StoppedEarlyLines)
@@ -336,6 +342,9 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		props := sarif.Properties{"class": string(f.Class), "count": f.Count, "first_event": f.FirstEvent}
 		if f.Evidence != "" {
 			props["evidence"] = f.Evidence
+		}
+		if f.Schedule != "" {
+			props["schedule"] = f.Schedule
 		}
 		if c := f.Crash; c != nil {
 			props["crash_id"] = c.ID

@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/record"
+	"github.com/scry-pm/scry/report"
+)
+
+// Schedules. The operating system runs a multi-threaded program under one schedule of its
+// threads, nearly the same every time; a bug that needs another interleaving (a thread that
+// reads and persists a value another has stored and not yet made durable, PMRace ASPLOS'22 and
+// Durinn OSDI'22) stays out of its trace. So `scry check` in crash mode records a program whose
+// threads store to PM under Recording.Schedules schedules: the operating system's first, then
+// controlled ones of the runtime's scheduler (SCRY_SCHED, native/runtime), each analysed and
+// crash-explored on its own trace; the findings are merged by root cause (mergeSchedules), each
+// naming the schedule that showed it first (report.Finding.Schedule). A program with one thread
+// storing to PM is recorded once, as before.
+
+// ScheduleEnv is the environment variable that runs an instrumented program under the runtime's
+// controlled scheduler (its value is a spec: ScheduleSpec).
+const ScheduleEnv = "SCRY_SCHED"
+
+// DefaultSchedules is the number of schedules a multi-threaded program is recorded and explored
+// under by default (the CLI's --schedules): the operating system's and three controlled ones,
+// which multiplies the time of a check of such a program by about four.
+const DefaultSchedules = 4
+
+// ScheduleDepth is the depth of the PCT schedules ScheduleSpec makes: the number of priority
+// changes plus one (PCT, Burckhardt et al., ASPLOS'10: a bug that needs d ordering constraints is
+// found with probability at least 1/(n·k^(d-1)) per run, n threads, k scheduling points).
+const ScheduleDepth = 3
+
+// ScheduleSpec is the SCRY_SCHED value of controlled schedule i (from 1): PCT with seed i for odd
+// i, the PM-aware policy (PCT that also switches right after a store not yet durable) with seed
+// i for even i.
+func ScheduleSpec(i int) string {
+	policy := "pct"
+	if i%2 == 0 {
+		policy = "pm"
+	}
+	return fmt.Sprintf("%s:%d:%d", policy, i, ScheduleDepth)
+}
+
+// scheduleRun is what one schedule of a check gave: its spec ("" the operating system's), its
+// trace, how the recorded program ended, the report of its analysis and exploration with their
+// errors, and the number of threads that stored to PM.
+type scheduleRun struct {
+	spec       string
+	trace      string
+	res        *record.Result
+	rep        *report.Report
+	aerr, xerr error
+	storers    int
+}
+
+// runSchedules runs the check under the operating system's schedule, then, when the program has
+// two threads or more that store to PM, under Recording.Schedules-1 controlled ones (not for a
+// black-box recording, whose Valgrind tool has no scheduler), each with a pool of its own in dir
+// and a trace of its own next to tracePath (TRACE.sched-I). With a time budget, schedule i of n
+// explores until (i+1)/n of it has passed. It stops after a schedule that was interrupted.
+// Errors: those that stop the check (runSchedule's).
+func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) ([]*scheduleRun, error) {
+	schedules := func(storers int) int {
+		if storers > 1 && c.Recording.Schedules > 1 && !c.Recording.BlackBox {
+			return c.Recording.Schedules
+		}
+		return 1
+	}
+	budget := c.Explore.TimeBudget
+	first, err := c.runSchedule(ctx, "", dir, pool, tracePath, func(storers int) time.Duration {
+		return budget / time.Duration(schedules(storers))
+	})
+	if err != nil {
+		return nil, err
+	}
+	runs := []*scheduleRun{first}
+	n := schedules(first.storers)
+	for i := 1; i < n && !interrupted(runs[len(runs)-1]); i++ {
+		share := budget * time.Duration(i+1) / time.Duration(n)
+		run, err := c.runSchedule(ctx, ScheduleSpec(i), dir, filepath.Join(dir, fmt.Sprintf("pool-%d", i)),
+			fmt.Sprintf("%s.sched-%d", tracePath, i), func(int) time.Duration { return share })
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// interrupted reports whether a schedule's recording or exploration was stopped by a signal.
+func interrupted(r *scheduleRun) bool {
+	var ie *exec.Interrupted
+	return r.res.Interrupted != 0 || errors.As(r.xerr, &ie)
+}
+
+// mergeSchedules combines the reports of the schedules of one check (the operating system's
+// first) into one, and returns it with the first analysis and exploration errors. A finding of
+// several schedules is the first schedule's (its counts summed over them), keyed by its root
+// cause: a crash finding by its cluster (Crash.ID), a trace finding by its kind and location.
+// Each finding names the schedule that showed it first (report.Finding.Schedule). A performance
+// finding stands only when every schedule has it: a flush or fence redundant in one schedule may
+// be needed in another, and its message says so. The statistics add up, with Stats.Schedules
+// the number of schedules; the warnings are those of any schedule, each once.
+func mergeSchedules(runs []*scheduleRun) (*report.Report, error, error) {
+	first := runs[0]
+	if len(runs) == 1 {
+		return first.rep, first.aerr, first.xerr
+	}
+	rep := first.rep
+	byKey := map[string]int{}
+	var merged []report.Finding
+	perf := map[string]int{} // performance findings' keys: the schedules that have them
+	var aerr, xerr error
+	for _, r := range runs {
+		aerr, xerr = firstErr(aerr, r.aerr), firstErr(xerr, r.xerr)
+		seen := map[string]bool{}
+		for _, f := range r.rep.Findings {
+			k := findingKey(&f)
+			if f.Class == report.Performance && !seen[k] {
+				seen[k] = true
+				perf[k]++
+			}
+			if i, ok := byKey[k]; ok {
+				merged[i].Count += f.Count
+				continue
+			}
+			f.Schedule = r.spec
+			byKey[k] = len(merged)
+			merged = append(merged, f)
+		}
+		if r != first {
+			for _, w := range r.rep.Warnings {
+				if !slices.Contains(rep.Warnings, w) {
+					rep.Warnings = append(rep.Warnings, w)
+				}
+			}
+			rep.Events += r.rep.Events
+			if r.rep.Stats != nil {
+				if rep.Stats == nil {
+					rep.Stats = &report.Stats{}
+				}
+				elapsed := rep.Stats.ElapsedSeconds + r.rep.Stats.ElapsedSeconds // one after the other
+				addStats(rep.Stats, r.rep.Stats, false)
+				rep.Stats.ElapsedSeconds = elapsed
+			}
+		}
+	}
+	kept := merged[:0]
+	for _, f := range merged {
+		if f.Class == report.Performance {
+			if perf[findingKey(&f)] < len(runs) {
+				continue // needed in some schedule
+			}
+			f.Message += fmt.Sprintf(" (in each of the %d thread schedules explored)", len(runs))
+		}
+		kept = append(kept, f)
+	}
+	rep.Findings = kept
+	if rep.Stats != nil {
+		rep.Stats.Schedules = len(runs)
+		rep.Stats.Findings = 0
+		for _, f := range kept {
+			if f.Crash != nil {
+				rep.Stats.Findings++
+			}
+		}
+	}
+	return rep, aerr, xerr
+}
+
+// findingKey is a finding's root cause across schedules (mergeSchedules).
+func findingKey(f *report.Finding) string {
+	if f.Crash != nil {
+		return "crash " + f.Crash.ID
+	}
+	return string(f.Kind) + " " + f.Location.Key()
+}
+
+// firstErr is the first non-nil error of a and b.
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
