@@ -86,9 +86,24 @@ func replayCrash(f *report.Finding, out string, force bool) (*Replayed, error) {
 	run := out + ".run"
 	r.Command, r.Debug = reproduceCopy(c.Target, env, c.Workload, c.Input-2, nops, out, run)
 	r.Notes = append(r.Notes, fmt.Sprintf("crash image of %s (%s, operation %d) written to %s", c.ID, f.Kind, op, out),
-		"under gdb: "+r.Debug,
-		fmt.Sprintf("reproduce with the command below: the program changes the image it runs on, so the command runs it on a fresh copy, %s, each time", run))
+		"under gdb: "+r.Debug)
+	if f.Schedule != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("recorded under the thread schedule %s=%s (the runs above run under it too); the recorded run up to the crash point, under that schedule, creating the pool %s (remove it before each run: the program creates it), stopped at the crash point under gdb: %s",
+			ScheduleEnv, f.Schedule, out+".pre.pool", recordedRun(c.Target, env, c.Workload, out+".pre.pool", f.Location)))
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("reproduce with the command below: the program changes the image it runs on, so the command runs it on a fresh copy, %s, each time", run))
 	return &r, nil
+}
+
+// recordedRun returns the shell command that runs target (with {pool}) under gdb as the check
+// recorded it, with env set (a schedule's SCRY_SCHED among them), its pool created at pool (which
+// must not exist), the whole workload on standard input, and a breakpoint at loc (the crash
+// point): the run before the crash, for a debugger.
+func recordedRun(target, env []string, workload, pool string, loc report.Location) string {
+	vars, args := explore.ReproduceWords(target, env, pool)
+	run := strings.Join(append(args[1:], "<", exec.ShellQuote(workload)), " ")
+	gdb := append(vars, "gdb", "-ex", exec.ShellQuote(fmt.Sprintf("break %s:%d", loc.File, loc.Line)), "-ex", exec.ShellQuote("run "+run), args[0])
+	return "env " + strings.Join(gdb, " ")
 }
 
 // reproduceCopy returns the shell command that reproduces a PM crash finding on a copy of its
