@@ -304,6 +304,26 @@ func TestSchedLibpmemobj(t *testing.T) {
 	}
 }
 
+// TestSchedCxx: libstdc++'s threads, mutexes, condition variables, futures and atomic waits
+// (futexes through syscall, which the scheduler models) run under several schedules, and no
+// choice depends on time: every wait is one the scheduler sees.
+func TestSchedCxx(t *testing.T) {
+	testenv.Tool(t, "g++")
+	exe := filepath.Join(t.TempDir(), "schedcxx")
+	if out, err := exec.Command(testenv.Scry(t), "c++", "-std=c++20", "-O1", "-g", "-o", exe,
+		filepath.Join("testdata", "schedcxx.cpp"), "-lpthread").CombinedOutput(); err != nil {
+		t.Fatalf("scry c++ schedcxx: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	for _, spec := range []string{"pct:1", "pct:2:3:50", "pm:3", "pm:4:3:50"} {
+		r := runSched(t, dir, "cxx", spec, exe, filepath.Join(dir, "pool"))
+		r.ok(t, spec, "42 100 3\n")
+		if _, last := schedules(t, readTrace(t, r.trace)); last.Threads != 4 || !last.Replayable() {
+			t.Errorf("%s: schedule %+v, want 4 threads and no choice that depended on time", spec, last)
+		}
+	}
+}
+
 // TestSchedBadSpec: a malformed SCRY_SCHED ends the program before main with status 125 and a
 // message naming the value, before any trace is written; an empty one is no scheduler.
 func TestSchedBadSpec(t *testing.T) {
