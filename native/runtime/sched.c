@@ -19,23 +19,25 @@
  * one before END with the run's counts (writer.c; docs/trace-format.md, "SCHEDULE").
  *
  * Policies. pct is PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte, "A Randomized Scheduler
- * with Probabilistic Guarantees of Finding Bugs", ASPLOS'10, §3): every thread gets a random
+ * with Probabilistic Guarantees of Finding Bugs", ASPLOS'10): every thread gets a random
  * priority when it is created (distinct: ties are redrawn), the runnable thread of highest
  * priority runs, and at d-1 change points k_1..k_{d-1}, drawn at start among the first STEPS
  * scheduling points, the running thread's priority drops to i at k_i, below every priority a
- * thread got at creation. For a program of n threads and k scheduling points, a bug of depth d
- * (one that shows under some ordering of d events) is found in one run with probability at
- * least 1/(n·k^(d-1)) (§3, Theorem 1), when STEPS is about k: the record before END gives k
- * (its points), so a caller records once and passes it. The defaults (d 3, k 10000) keep the
- * bound useful for the small programs and workloads scry runs (most concurrency bugs have depth
- * 1 or 2, §5). pm is pct plus a PM-aware choice: right after a PM store, which is not durable
- * at that point (its line was written and has not been flushed and fenced since), a coin drawn
- * from SEED (probability 1/2) lowers the storing thread's priority below every other, so that
- * the highest-priority other runnable thread runs in the window where it can read the value
- * before it is durable, or persist a value derived from it (PMRace, Chen et al., ASPLOS'22,
- * §4: interleavings around unpersisted writes; Durinn, Fu et al., OSDI'22, §4: the window
- * between a store and its persistence). Its extra priority changes are outside PCT's count,
- * so pm trades PCT's bound for those windows.
+ * thread got at creation. Its guarantee: for a program of n threads and k scheduling points, a
+ * bug of depth d (the fewest ordering constraints between events that expose it) is found in
+ * one run with probability at least 1/(n·k^(d-1)), when STEPS is k. The defaults: DEPTH 3, as
+ * the paper finds the ordering errors, atomicity violations and deadlocks it studies to have
+ * small depths; STEPS 10000, a middle ground: a change point past the run's last point never
+ * fires (a STEPS above k weakens the bound by (STEPS/k)^(d-1)), and one below leaves the later
+ * points without change points. The record before END gives k (its points), so a caller that
+ * records once can pass the real one.
+ * pm is pct plus a PM-aware choice: right after a PM store, which is not durable at that point
+ * (its line was written and has not been flushed and fenced since), a coin drawn from SEED
+ * (probability 1/2) lowers the storing thread's priority below every other, so that the
+ * highest-priority other runnable thread runs in the window where it can read the value before
+ * it is durable, or persist a value derived from it (the interleavings around unpersisted
+ * writes that PMRace, Chen et al., ASPLOS'22, and Durinn, Fu et al., OSDI'22, look for). Its
+ * extra priority changes are outside PCT's count, so pm trades PCT's bound for those windows.
  *
  * Scheduling points, where the running thread may lose the turn (counted from the creation of
  * the second thread: a program with one thread pays nothing but the branch): the callbacks of
