@@ -94,8 +94,10 @@
  * the thread left the schedule; pthread_once, pthread_timedjoin_np and the glibc-internal waits
  * of stdio and malloc are not interposed (a wait there is seen as a stall); objects shared with
  * other processes (PTHREAD_PROCESS_SHARED) are modelled as if private; cancellation is not
- * honoured inside a modelled wait; a fork's child runs without the scheduler; a program built
- * static keeps libc's definitions.
+ * honoured inside a modelled wait; a fork's child runs without the scheduler. A program linked
+ * statically has no C library definitions for dlsym to find: the system calls above are made
+ * directly, but the thread and synchronization functions have nothing to call, and the first
+ * call of one ends the program with a message (link such a program dynamically).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -237,9 +239,10 @@ static inline struct sched_thread *sched_me(void)
 
 /* ---------------------------------------------------------------- the real functions */
 
-/* The C library's definition of name (of version ver when not NULL); exits with a message when
- * there is none. */
-static void *real_fn(const char *name, const char *ver, void *_Atomic *cache)
+/* The C library's definition of name (of version ver when not NULL), cached in *cache; when
+ * there is none, NULL, or with must, exit with a message (a call reached a definition here that
+ * has nothing to call). */
+static void *real_fn(const char *name, const char *ver, void *_Atomic *cache, int must)
 {
 	void *p = atomic_load_explicit(cache, memory_order_acquire);
 	if (RT_LIKELY(p != NULL))
@@ -247,11 +250,12 @@ static void *real_fn(const char *name, const char *ver, void *_Atomic *cache)
 	p = ver ? dlvsym(RTLD_NEXT, name, ver) : NULL;
 	if (!p)
 		p = dlsym(RTLD_NEXT, name);
-	if (!p) {
-		static const char msg[] = "scry: the C library has no function the runtime defines: ";
-		ssize_t w = write(2, msg, sizeof msg - 1);
+	if (!p && must) {
+		static const char msg[] = ": the scry runtime finds no C library definition to call (a program "
+					  "linked statically cannot use it: link it dynamically)\n";
+		ssize_t w = write(2, "scry: ", 6);
 		w = write(2, name, strlen(name));
-		w = write(2, "\n", 1);
+		w = write(2, msg, sizeof msg - 1);
 		(void)w;
 		abort();
 	}
@@ -277,7 +281,7 @@ static void *real_fn(const char *name, const char *ver, void *_Atomic *cache)
 	X(pthread_cond_broadcast, COND_VER)                                                          \
 	X(pthread_barrier_init, NULL) X(pthread_barrier_destroy, NULL) X(pthread_barrier_wait, NULL) \
 	X(sem_wait, NULL) X(sem_trywait, NULL) X(sem_timedwait, NULL) X(sem_clockwait, NULL)         \
-	X(sem_post, NULL) X(sched_yield, NULL)                                                       \
+	X(sem_post, NULL)                                                                            \
 	X(read, NULL) X(readv, NULL) X(recv, NULL) X(recvfrom, NULL) X(recvmsg, NULL)                \
 	X(accept, NULL) X(accept4, NULL) X(connect, NULL) X(poll, NULL) X(ppoll, NULL)               \
 	X(select, NULL) X(pselect, NULL) X(epoll_wait, NULL) X(epoll_pwait, NULL)                    \
@@ -287,12 +291,15 @@ static void *real_fn(const char *name, const char *ver, void *_Atomic *cache)
 /* real_<f> caches the C library's f, ver_<f> is its version; REAL(f) is f, typed as declared. */
 #define REAL_DECL(name, ver) static void *_Atomic real_##name; static const char *const ver_##name = ver;
 REAL_FNS(REAL_DECL)
-#define REAL(name) ((__typeof__(&name))real_fn(#name, ver_##name, &real_##name))
+#define REAL(name) ((__typeof__(&name))real_fn(#name, ver_##name, &real_##name, 1))
+/* REAL_OPT(f): the same, or NULL when the C library has none (a program linked statically). */
+#define REAL_OPT(name) ((__typeof__(&name))real_fn(#name, ver_##name, &real_##name, 0))
 
 /* Finds every definition once, before main, so that none is looked up later in a signal
  * handler (lazy.c reads in its fault handler). Calls made before (libraries' constructors) look
- * theirs up when first called. */
-#define REAL_RESOLVE(name, ver) (void)real_fn(#name, ver, &real_##name);
+ * theirs up when first called. A static program has none to find (and keeps the C library's
+ * definitions, which take precedence over these weak ones). */
+#define REAL_RESOLVE(name, ver) (void)real_fn(#name, ver, &real_##name, 0);
 __attribute__((constructor(101))) static void resolve_all(void)
 {
 	REAL_FNS(REAL_RESOLVE)
@@ -1126,7 +1133,7 @@ WEAK int sched_yield(void)
 {
 	struct sched_thread *me = sched_me();
 	if (RT_LIKELY(!me))
-		return REAL(sched_yield)();
+		return (int)raw_syscall(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	step(me, SP_YIELD, NULL);
 	return 0;
 }
@@ -1175,35 +1182,61 @@ WEAK long syscall(long n, ...)
 
 /* ---------------------------------------------------------------- calls not modelled */
 
-#define SYS_FN(ret, name, sleeping, params, args)      \
-	WEAK ret name params                           \
-	{                                              \
-		struct sched_thread *me = sched_me();  \
-		if (RT_LIKELY(!me))                    \
-			return REAL(name) args;        \
-		sys_enter(me, sleeping);               \
-		ret res_ = REAL(name) args;            \
-		sys_exit(me);                          \
-		return res_;                           \
+/* Without the C library's definition (a program linked statically: dlsym finds none), the
+ * system call itself. */
+static unsigned raw_sleep(unsigned s)
+{
+	struct timespec t = {(time_t)s, 0};
+	return raw_syscall(SYS_nanosleep, (long)&t, (long)&t, 0, 0, 0, 0) < 0 ? (unsigned)t.tv_sec : 0;
+}
+static int raw_usleep(useconds_t u)
+{
+	struct timespec t = {(time_t)(u / 1000000), (long)(u % 1000000) * 1000};
+	return (int)raw_syscall(SYS_nanosleep, (long)&t, 0, 0, 0, 0, 0);
+}
+struct sigset_arg {
+	const sigset_t *set;
+	size_t len;
+};
+#define RAW(n, a, b, c, d, e, f) raw_syscall(n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#define SIGSET(s) (&(struct sigset_arg){s, _NSIG / 8})
+
+#define SYS_FN(ret, name, sleeping, params, args, raw)                                  \
+	WEAK ret name params                                                            \
+	{                                                                               \
+		__typeof__(&name) real = REAL_OPT(name);                                \
+		struct sched_thread *me = sched_me();                                   \
+		if (RT_LIKELY(!me))                                                     \
+			return real ? real args : (ret)(raw);                           \
+		sys_enter(me, sleeping);                                                \
+		ret res_ = real ? real args : (ret)(raw);                               \
+		sys_exit(me);                                                           \
+		return res_;                                                            \
 	}
 
-SYS_FN(ssize_t, read, 0, (int fd, void *b, size_t n), (fd, b, n))
-SYS_FN(ssize_t, readv, 0, (int fd, const struct iovec *v, int n), (fd, v, n))
-SYS_FN(ssize_t, recv, 0, (int fd, void *b, size_t n, int f), (fd, b, n, f))
-SYS_FN(ssize_t, recvfrom, 0, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, f, a, l))
-SYS_FN(ssize_t, recvmsg, 0, (int fd, struct msghdr *m, int f), (fd, m, f))
-SYS_FN(int, accept, 0, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l))
-SYS_FN(int, accept4, 0, (int fd, struct sockaddr *a, socklen_t *l, int f), (fd, a, l, f))
-SYS_FN(int, connect, 0, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l))
-SYS_FN(int, poll, 0, (struct pollfd *p, nfds_t n, int t), (p, n, t))
-SYS_FN(int, ppoll, 0, (struct pollfd *p, nfds_t n, const struct timespec *t, const sigset_t *s), (p, n, t, s))
-SYS_FN(int, select, 0, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t), (n, r, w, e, t))
-SYS_FN(int, pselect, 0, (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t, const sigset_t *s), (n, r, w, e, t, s))
-SYS_FN(int, epoll_wait, 0, (int fd, struct epoll_event *e, int n, int t), (fd, e, n, t))
-SYS_FN(int, epoll_pwait, 0, (int fd, struct epoll_event *e, int n, int t, const sigset_t *s), (fd, e, n, t, s))
-SYS_FN(pid_t, wait, 0, (int *s), (s))
-SYS_FN(pid_t, waitpid, 0, (pid_t p, int *s, int o), (p, s, o))
-SYS_FN(int, nanosleep, 1, (const struct timespec *a, struct timespec *b), (a, b))
-SYS_FN(int, clock_nanosleep, 1, (clockid_t c, int f, const struct timespec *a, struct timespec *b), (c, f, a, b))
-SYS_FN(unsigned, sleep, 1, (unsigned s), (s))
-SYS_FN(int, usleep, 1, (useconds_t u), (u))
+SYS_FN(ssize_t, read, 0, (int fd, void *b, size_t n), (fd, b, n), RAW(SYS_read, fd, b, n, 0, 0, 0))
+SYS_FN(ssize_t, readv, 0, (int fd, const struct iovec *v, int n), (fd, v, n), RAW(SYS_readv, fd, v, n, 0, 0, 0))
+SYS_FN(ssize_t, recv, 0, (int fd, void *b, size_t n, int f), (fd, b, n, f), RAW(SYS_recvfrom, fd, b, n, f, 0, 0))
+SYS_FN(ssize_t, recvfrom, 0, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l), (fd, b, n, f, a, l),
+       RAW(SYS_recvfrom, fd, b, n, f, a, l))
+SYS_FN(ssize_t, recvmsg, 0, (int fd, struct msghdr *m, int f), (fd, m, f), RAW(SYS_recvmsg, fd, m, f, 0, 0, 0))
+SYS_FN(int, accept, 0, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l), RAW(SYS_accept, fd, a, l, 0, 0, 0))
+SYS_FN(int, accept4, 0, (int fd, struct sockaddr *a, socklen_t *l, int f), (fd, a, l, f), RAW(SYS_accept4, fd, a, l, f, 0, 0))
+SYS_FN(int, connect, 0, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l), RAW(SYS_connect, fd, a, l, 0, 0, 0))
+SYS_FN(int, poll, 0, (struct pollfd *p, nfds_t n, int t), (p, n, t), RAW(SYS_poll, p, n, t, 0, 0, 0))
+SYS_FN(int, ppoll, 0, (struct pollfd *p, nfds_t n, const struct timespec *t, const sigset_t *s), (p, n, t, s),
+       RAW(SYS_ppoll, p, n, t, s, _NSIG / 8, 0))
+SYS_FN(int, select, 0, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t), (n, r, w, e, t),
+       RAW(SYS_select, n, r, w, e, t, 0))
+SYS_FN(int, pselect, 0, (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t, const sigset_t *s),
+       (n, r, w, e, t, s), RAW(SYS_pselect6, n, r, w, e, t, SIGSET(s)))
+SYS_FN(int, epoll_wait, 0, (int fd, struct epoll_event *e, int n, int t), (fd, e, n, t), RAW(SYS_epoll_wait, fd, e, n, t, 0, 0))
+SYS_FN(int, epoll_pwait, 0, (int fd, struct epoll_event *e, int n, int t, const sigset_t *s), (fd, e, n, t, s),
+       RAW(SYS_epoll_pwait, fd, e, n, t, s, _NSIG / 8))
+SYS_FN(pid_t, wait, 0, (int *s), (s), RAW(SYS_wait4, -1, s, 0, 0, 0, 0))
+SYS_FN(pid_t, waitpid, 0, (pid_t p, int *s, int o), (p, s, o), RAW(SYS_wait4, p, s, o, 0, 0, 0))
+SYS_FN(int, nanosleep, 1, (const struct timespec *a, struct timespec *b), (a, b), RAW(SYS_nanosleep, a, b, 0, 0, 0, 0))
+SYS_FN(int, clock_nanosleep, 1, (clockid_t c, int f, const struct timespec *a, struct timespec *b), (c, f, a, b),
+       RAW(SYS_clock_nanosleep, c, f, a, b, 0, 0) < 0 ? errno : 0)
+SYS_FN(unsigned, sleep, 1, (unsigned s), (s), raw_sleep(s))
+SYS_FN(int, usleep, 1, (useconds_t u), (u), raw_usleep(u))
