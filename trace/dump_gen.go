@@ -101,6 +101,10 @@ func appendFields(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 	case KindSetClean, KindTxIgnore:
 		b = fmt.Appendf(b, " addr=%#x size=%d", ev.Addr, ev.Size)
 		b = appendSiteField(b, r, ev.Site)
+	case KindSchedule:
+		b = fmt.Appendf(b, " spec=%q %s seed=%d depth=%d steps=%d", ev.Text, ev.Policy, ev.Seed, ev.Depth, ev.Steps)
+		b = appendFlags(b, uint64(ev.Flags), []string{"end", "deadlock"})
+		b = fmt.Appendf(b, " points=%d switches=%d threads=%d timed=%d", ev.Points, ev.Switches, ev.Threads, ev.Timed)
 	}
 	return b
 }

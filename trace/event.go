@@ -46,6 +46,8 @@ type Dep struct {
 //	Thread: Thread
 //	FSOp: Site, FS, FSFlags, Handle, FileOffset, Size, Result, Path, Path2, Data (version 6)
 //	Output: Site, Handle (the file descriptor: 1 standard output, 2 standard error), Data (version 6)
+//	Schedule: Text (the SCRY_SCHED value), Policy, Seed, Depth, Steps, Flags (SchedEnd,
+//	SchedDeadlock), Points, Switches, Threads, Timed (version 8; Reader.Schedule keeps the last)
 //
 // Every event carries Index, its 0-based position among ALL records of the trace (SITES,
 // THREAD, CONTEXT, STACK and END included), Thread (the current thread: for a THREAD record,
@@ -92,4 +94,14 @@ type Event struct {
 	Handle  uint64   // FS_OP: the open file (a serial per open); OUTPUT: the file descriptor
 	Result  int64    // FS_OP: the system call's return value
 	Path2   string   // FS_OP: the second path (rename's and link's new name, symlink's link)
+
+	// The controlled scheduler (version 8; docs/trace-format.md, "SCHEDULE").
+	Policy   SchedPolicy
+	Seed     uint64 // the seed of the schedule's random choices
+	Depth    uint32 // PCT's depth: Depth-1 priority change points
+	Steps    uint64 // the change points lie among the first Steps scheduling points
+	Points   uint64 // scheduling points passed
+	Switches uint64 // times the turn passed to another thread
+	Threads  uint32 // threads the scheduler ran
+	Timed    uint64 // choices that depended on time (0: the run replays from the spec and input)
 }

@@ -77,7 +77,7 @@ func TestDumpTruncated(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "# truncated: ") {
 		t.Errorf("last line %q", last)
 	}
-	if !strings.Contains(lines[len(lines)-2], "REGION_UNMAP") {
+	if !strings.Contains(lines[len(lines)-2], "SCHEDULE") {
 		t.Errorf("line before the truncation: %q", lines[len(lines)-2])
 	}
 }

@@ -95,6 +95,7 @@ type Reader struct {
 	ended     bool
 	endHow    EndHow
 	endStatus int64
+	sched     *Schedule // the last SCHEDULE record read
 }
 
 type stackNode struct {
@@ -221,6 +222,16 @@ func (r *Reader) Deps() []Dep { return r.deps[:len(r.deps):len(r.deps)] }
 // signal number.
 func (r *Reader) End() (how EndHow, status int64, ok bool) {
 	return r.endHow, r.endStatus, r.ended
+}
+
+// Schedule returns the schedule the trace was recorded under, as the last SCHEDULE record read
+// gives it (the first one until the one before END is read; ok false before any, and for a
+// trace recorded under the operating system's schedule).
+func (r *Reader) Schedule() (s Schedule, ok bool) {
+	if r.sched == nil {
+		return Schedule{}, false
+	}
+	return *r.sched, true
 }
 
 func (r *Reader) fail(sentinel error, off int64, format string, args ...any) error {
@@ -544,6 +555,9 @@ func (r *Reader) apply(n int) (int, int, error) {
 		r.stacks[ev.Stack] = stackNode{parent: ev.Parent, site: ev.Site, depth: depth}
 	case KindEnd:
 		r.ended, r.endHow, r.endStatus = true, ev.How, ev.Status
+	case KindSchedule:
+		s := ScheduleOf(ev)
+		r.sched = &s
 	}
 	return n, 0, nil
 }

@@ -568,6 +568,61 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 		ev.Addr = r.last + uint64(delta)
 		r.last = ev.Addr
 		return i, 0, nil
+	case KindSchedule:
+		if r.hdr.Version < 8 {
+			break
+		}
+		if ev.Text, i, need, err = r.str(b, i, k, "spec"); i < 0 {
+			return 0, need, err
+		}
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		ev.Policy = SchedPolicy(b[i])
+		i++
+		if !ev.Policy.validIn(r.hdr.Version) {
+			return 0, 0, r.badValue(k, "policy", uint64(ev.Policy))
+		}
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "seed")
+		}
+		ev.Seed = v
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "depth")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.over32(k, "depth", v)
+		}
+		ev.Depth = uint32(v)
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "steps")
+		}
+		ev.Steps = v
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		ev.Flags = b[i]
+		i++
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "points")
+		}
+		ev.Points = v
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "switches")
+		}
+		ev.Switches = v
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "threads")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.over32(k, "threads", v)
+		}
+		ev.Threads = uint32(v)
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "timed")
+		}
+		ev.Timed = v
+		return r.apply(i)
 	}
 	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown record kind 0x%02x", uint8(k))
 }

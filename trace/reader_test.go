@@ -38,6 +38,7 @@ const base = 0x7f0000000000
 // records are generated from Thread and Context), forming a small complete trace.
 func sampleEvents() []Event {
 	return []Event{
+		{Kind: KindSchedule, Text: "pm:7:3", Policy: SchedPM, Seed: 7, Depth: 3, Steps: 10000, Threads: 1},
 		{Kind: KindSites, Sites: sampleSites},
 		{Kind: KindDeps, Deps: sampleDeps},
 		{Kind: KindStack, Stack: 1, Parent: 0, Site: 6},
@@ -73,6 +74,8 @@ func sampleEvents() []Event {
 		{Kind: KindOutput, Thread: 100, Site: 10, Handle: 1, Data: []byte("saved\n")},
 		{Kind: KindOpEnd, Thread: 100, Op: 0},
 		{Kind: KindRegionUnmap, Thread: 100, Region: 1, Site: 5},
+		{Kind: KindSchedule, Thread: 100, Text: "pm:7:3", Policy: SchedPM, Seed: 7, Depth: 3, Steps: 10000, Flags: SchedEnd,
+			Points: 41, Switches: 12, Threads: 2, Timed: 1},
 		{Kind: KindEnd, Thread: 100, How: EndExit, Status: 0},
 	}
 }
@@ -429,7 +432,7 @@ func TestHeaderErrors(t *testing.T) {
 		{"short text", []byte("hello\n"), ErrNotTrace, "the file of 6 bytes is shorter than the 16-byte header"},
 		{"magic prefix", []byte("SCRYTRC"), ErrNotTrace, "not a scry trace: the file of 7 bytes ends inside the 16-byte header"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, `not a scry trace: it begins with "hello, t", not the magic`},
-		{"version", func() []byte { h := header(); h[8] = 8; return h }(), ErrVersion, "version 8; this scry reads versions 1 to 7"},
+		{"version", func() []byte { h := header(); h[8] = 9; return h }(), ErrVersion, "version 9; this scry reads versions 1 to 8"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}

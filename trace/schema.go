@@ -191,7 +191,7 @@ var (
 
 var schema = FormatSpec{
 	Magic:      "SCRYTRC\x00",
-	Version:    7,
+	Version:    8,
 	MinVersion: 1,
 	Versions: []VersionSpec{
 		{2, "the `branch` site kind and the `DEPS` and `FRAME` records (static dependence facts and call-frame identity, for inference: docs/inference.md)"},
@@ -200,6 +200,7 @@ var schema = FormatSpec{
 		{5, "the `return` site kind (a function's returned value, whose dependence facts carry guards through calls)"},
 		{6, "the `FS_OP` and `OUTPUT` records of file-system mode (a program's file-system system calls and its own output, recorded by the strace front end)"},
 		{7, "the `PM_EXCLUDE`, `SET_CLEAN` and `TX_IGNORE` records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges exempt from transaction checks; docs/pmemcheck.md)"},
+		{8, "the `SCHEDULE` record (the controlled schedule a run was recorded under, `SCRY_SCHED`)"},
 	},
 	Header: []HeaderField{
 		{"", 8, "magic `SCRYTRC\\x00`"},
@@ -495,6 +496,25 @@ var schema = FormatSpec{
 				{Name: "size", Enc: EncUvarint, Go: "Size", Dump: "size=%d"},
 			},
 		},
+		{
+			Code: 0x1F, Name: "SCHEDULE", Go: "KindSchedule", Since: 8, Short: "the controlled schedule the run was recorded under", State: true,
+			Doc: "the program ran under the runtime's controlled scheduler (`SCRY_SCHED`, below): its threads ran one at a time, switching only at scheduling points, in the order the schedule chose. Written twice: first, right after the header, with the schedule as given and zero counts; last, just before `END` (also when a signal ends the run), with flag `end` and the run's counts. A trace without it ran under the operating system's schedule. Belongs to no thread.",
+			Fields: []FieldSpec{
+				{Name: "spec", Enc: EncStr, Go: "Text", Dump: "spec=%q", Doc: "the value of `SCRY_SCHED` as given: the same value and the same input give the same schedule"},
+				{Name: "policy", Enc: EncU8, Go: "Policy", Enum: "SchedPolicy", Dump: "%s", Doc: "the policy"},
+				{Name: "seed", Enc: EncUvarint, Go: "Seed", Dump: "seed=%d", Doc: "the seed of every random choice (threads' priorities, change points, `pm`'s switches)"},
+				{Name: "depth", Enc: EncUvarint, Go: "Depth", Dump: "depth=%d", Doc: "PCT's depth d, defaults applied: d-1 priority change points"},
+				{Name: "steps", Enc: EncUvarint, Go: "Steps", Dump: "steps=%d", Doc: "the scheduling points among whose first `steps` the change points are chosen, defaults applied"},
+				{Name: "flags", Enc: EncU8, Go: "Flags", Doc: "what kind of record it is and how the run ended", Flags: []FlagSpec{
+					{Bit: 0, Name: "end", Go: "SchedEnd", C: "SCRY_SCHED_END", Short: "SCHEDULE: the run's counts, written before END", Doc: "the record before `END`, with the run's counts"},
+					{Bit: 1, Name: "deadlock", Go: "SchedDeadlock", C: "SCRY_SCHED_DEADLOCK", Short: "SCHEDULE: every thread waited on another: the runtime ended the run with SIGABRT", Doc: "every thread waited on an object no running thread could release: the runtime said so in a `WARNING` and ended the run with `SIGABRT`"},
+				}},
+				{Name: "points", Enc: EncUvarint, Go: "Points", Dump: "points=%d", Doc: "scheduling points passed since the second thread started (0 in the first record)"},
+				{Name: "switches", Enc: EncUvarint, Go: "Switches", Dump: "switches=%d", Doc: "times the turn passed from one thread to another"},
+				{Name: "threads", Enc: EncUvarint, Go: "Threads", Dump: "threads=%d", Doc: "threads the scheduler ran, the first one included (1 in the first record)"},
+				{Name: "timed", Enc: EncUvarint, Go: "Timed", Dump: "timed=%d", Doc: "choices that depended on time: the turn taken from a thread in a system call that did not return within its grace period, or from a thread that passed no scheduling point for seconds. 0: the schedule follows from `spec` and the input alone, and a run with both replays it"},
+			},
+		},
 	},
 	Enums: []EnumSpec{
 		{
@@ -518,6 +538,13 @@ var schema = FormatSpec{
 			Values: []EnumValue{
 				{Value: 1, Name: "exit", Go: "EndExit", C: "SCRY_END_EXIT", Short: "status is the exit code", Doc: "status is the exit code"},
 				{Value: 2, Name: "signal", Go: "EndSignal", C: "SCRY_END_SIGNAL", Short: "status is the signal number", Doc: "status is the signal number"},
+			},
+		},
+		{
+			Type: "SchedPolicy", Short: "the policy of the controlled scheduler (the SCHEDULE record)", Unknown: "policy(%d)",
+			Values: []EnumValue{
+				{Value: 1, Name: "pct", Go: "SchedPCT", C: "SCRY_SCHED_PCT", Short: "PCT: random priorities, d-1 priority change points", Doc: "PCT: the runnable thread of highest priority runs; priorities are random, and drop at d-1 random change points"},
+				{Value: 2, Name: "pm", Go: "SchedPM", C: "SCRY_SCHED_PM", Short: "PCT, and after a PM store a seeded coin may switch to another thread", Doc: "PCT, and right after each PM store, which is not durable yet, a seeded coin may lower the storing thread below every other"},
 			},
 		},
 		{

@@ -18,8 +18,9 @@ const Magic = "SCRYTRC\x00"
 // OUTPUT records of file-system mode (a program's file-system system calls and its own output,
 // recorded by the strace front end); version 7 added the PM_EXCLUDE, SET_CLEAN and TX_IGNORE
 // records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges
-// exempt from transaction checks; docs/pmemcheck.md).
-const Version = 7
+// exempt from transaction checks; docs/pmemcheck.md); version 8 added the SCHEDULE record (the
+// controlled schedule a run was recorded under, SCRY_SCHED).
+const Version = 8
 
 // MinVersion is the oldest format version this package reads. A trace of an older version is read
 // as one of Version without the records, fields and values added after its version.
@@ -63,9 +64,10 @@ const (
 	KindPMExclude     Kind = 0x1C // a range of a PM region is not PM from here on (or, with include, is PM again) (version 7)
 	KindSetClean      Kind = 0x1D // a range is declared durable now (version 7)
 	KindTxIgnore      Kind = 0x1E // stores to a range are exempt from transaction checks (version 7)
+	KindSchedule      Kind = 0x1F // the controlled schedule the run was recorded under (version 8)
 
 	// KindLast is the highest record kind of this version.
-	KindLast = KindTxIgnore
+	KindLast = KindSchedule
 )
 
 // Bits and flags of the byte and flags fields of records (docs/trace-format.md).
@@ -95,6 +97,8 @@ const (
 	FSTmpfile         = 1 << 13   // FSOpen: O_TMPFILE: Handle is a new file without a name in directory Path
 	FSFlagsAll        = 1<<14 - 1 // the bits of FS_OP flags defined by this version
 	PMInclude         = 1 << 0    // PM_EXCLUDE: the range is PM again
+	SchedEnd          = 1 << 0    // SCHEDULE: the run's counts, written before END
+	SchedDeadlock     = 1 << 1    // SCHEDULE: every thread waited on another: the runtime ended the run with SIGABRT
 )
 
 // FlushKind is the instruction of a FLUSH record (low 7 bits of its kind byte).
@@ -124,6 +128,15 @@ type EndHow uint8
 const (
 	EndExit   EndHow = 1 // status is the exit code
 	EndSignal EndHow = 2 // status is the signal number
+)
+
+// SchedPolicy is the policy of the controlled scheduler (the SCHEDULE record).
+type SchedPolicy uint8
+
+// Values of SchedPolicy.
+const (
+	SchedPCT SchedPolicy = 1 // PCT: random priorities, d-1 priority change points
+	SchedPM  SchedPolicy = 2 // PCT, and after a PM store a seeded coin may switch to another thread
 )
 
 // SiteKind is what a static site is.
@@ -196,7 +209,7 @@ const (
 	MaxDepth   = 1 << 10 // activations in one FRAME record
 )
 
-var kindNames = [...]string{KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP", KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE", KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD", KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC", KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK", KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME", KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT", KindPMExclude: "PM_EXCLUDE", KindSetClean: "SET_CLEAN", KindTxIgnore: "TX_IGNORE"}
+var kindNames = [...]string{KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP", KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE", KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD", KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC", KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK", KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME", KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT", KindPMExclude: "PM_EXCLUDE", KindSetClean: "SET_CLEAN", KindTxIgnore: "TX_IGNORE", KindSchedule: "SCHEDULE"}
 
 // String returns the record kind's name as docs/trace-format.md spells it ("STORE",
 // "NT_STORE", ...), or "KIND(0xNN)" for an unknown code.
@@ -256,6 +269,22 @@ func (e EndHow) String() string {
 // validIn reports whether e is a EndHow of format version v.
 func (e EndHow) validIn(v uint16) bool {
 	return e >= EndExit && e <= EndSignal
+}
+
+var schedPolicyNames = [...]string{SchedPCT: "pct", SchedPM: "pm"}
+
+// String returns the name of the SchedPolicy as docs/trace-format.md spells it ("pct", "pm"), or
+// "policy(N)" for an unknown value.
+func (s SchedPolicy) String() string {
+	if int(s) < len(schedPolicyNames) && schedPolicyNames[s] != "" {
+		return schedPolicyNames[s]
+	}
+	return "policy(" + strconv.Itoa(int(s)) + ")"
+}
+
+// validIn reports whether s is a SchedPolicy of format version v.
+func (s SchedPolicy) validIn(v uint16) bool {
+	return s >= SchedPCT && s <= SchedPM
 }
 
 var siteKindNames = [...]string{SiteLoad: "load", SiteStore: "store", SiteNTStore: "nt-store", SiteRange: "range", SiteFlush: "flush", SiteFence: "fence", SiteRMW: "rmw", SiteLibCall: "libcall", SiteCall: "call", SiteBranch: "branch", SiteInlined: "inlined", SiteReturn: "return"}

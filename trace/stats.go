@@ -28,17 +28,18 @@ type Stats struct {
 	LinesWritten uint64 // distinct cache lines written by STORE, NT_STORE or EXTERNAL_WRITE (not initial)
 	LinesTouched uint64 // distinct cache lines of those writes, LOAD and FLUSH records
 
-	Regions     uint64   // REGION_MAP records
-	RegionBytes uint64   // sum of the mapped lengths in bytes
-	Paths       []string // distinct mapped paths, sorted
-	Operations  uint64   // OP_BEGIN records
-	Threads     uint64   // distinct threads (thread 0 counts only if a record belongs to it)
-	Sites       uint64   // sites defined
-	Stacks      uint64   // call-stack nodes defined
-	Warnings    []string // distinct WARNING messages, in the order first written
-	Complete    bool     // the END record was read
-	EndHow      EndHow   // with Complete: how the program ended
-	EndStatus   int64    // with Complete: exit code or signal number
+	Regions     uint64    // REGION_MAP records
+	RegionBytes uint64    // sum of the mapped lengths in bytes
+	Paths       []string  // distinct mapped paths, sorted
+	Operations  uint64    // OP_BEGIN records
+	Threads     uint64    // distinct threads (thread 0 counts only if a record belongs to it)
+	Sites       uint64    // sites defined
+	Stacks      uint64    // call-stack nodes defined
+	Warnings    []string  // distinct WARNING messages, in the order first written
+	Schedule    *Schedule // the last SCHEDULE record (version 8): the controlled schedule of the run
+	Complete    bool      // the END record was read
+	EndHow      EndHow    // with Complete: how the program ended
+	EndStatus   int64     // with Complete: exit code or signal number
 
 	FSOps        map[FSOpKind]uint64 // FS_OP records per operation (version 6)
 	BytesWritten uint64              // data bytes of FS_OP write records
@@ -97,7 +98,7 @@ func ComputeStats(r *Reader) (*Stats, error) {
 		}
 		st.Records++
 		st.PerKind[ev.Kind]++
-		if ev.Kind != KindThread && ev.Kind != KindSites && ev.Kind != KindStack {
+		if ev.Kind != KindThread && ev.Kind != KindSites && ev.Kind != KindStack && ev.Kind != KindSchedule {
 			threads[ev.Thread] = true
 		}
 		switch ev.Kind {
@@ -144,6 +145,9 @@ func ComputeStats(r *Reader) (*Stats, error) {
 			if !slices.Contains(st.Warnings, ev.Text) {
 				st.Warnings = append(st.Warnings, ev.Text)
 			}
+		case KindSchedule:
+			s := ScheduleOf(ev)
+			st.Schedule = &s
 		}
 	}
 	st.Bytes = r.Offset()
@@ -211,6 +215,9 @@ func (st *Stats) Write(w io.Writer) error {
 	}
 	p("operations", "%d", st.Operations)
 	p("threads", "%d", st.Threads)
+	if st.Schedule != nil {
+		p("schedule", "%v", *st.Schedule)
+	}
 	p("sites", "%d", st.Sites)
 	p("stack nodes", "%d", st.Stacks)
 	if len(st.Warnings) > 0 {

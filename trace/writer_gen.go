@@ -272,6 +272,27 @@ func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 		b = binary.AppendVarint(b, int64(ev.Addr-w.last))
 		w.last = ev.Addr
 		b = binary.AppendUvarint(b, ev.Size)
+	case KindSchedule:
+		if w.version < 8 {
+			return nil, fmt.Errorf("trace: %v records need format version 8 or later, not %d", ev.Kind, w.version)
+		}
+		if len(ev.Text) > MaxString {
+			return nil, fmt.Errorf("trace: %v spec of %d bytes exceeds %d", ev.Kind, len(ev.Text), MaxString)
+		}
+		if !ev.Policy.validIn(w.version) {
+			return nil, fmt.Errorf("trace: %v policy %d out of range", ev.Kind, ev.Policy)
+		}
+		b = append(b, byte(ev.Kind))
+		b = appendStr(b, ev.Text)
+		b = append(b, byte(ev.Policy))
+		b = binary.AppendUvarint(b, ev.Seed)
+		b = binary.AppendUvarint(b, uint64(ev.Depth))
+		b = binary.AppendUvarint(b, ev.Steps)
+		b = append(b, ev.Flags)
+		b = binary.AppendUvarint(b, ev.Points)
+		b = binary.AppendUvarint(b, ev.Switches)
+		b = binary.AppendUvarint(b, uint64(ev.Threads))
+		b = binary.AppendUvarint(b, ev.Timed)
 	default:
 		return nil, fmt.Errorf("trace: unknown record kind 0x%02x", uint8(ev.Kind))
 	}

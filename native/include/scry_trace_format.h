@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x7 /* format version written */
+#define SCRY_TRACE_VERSION 0x8 /* format version written */
 #define SCRY_TRACE_MIN_VERSION 0x1 /* oldest format version read */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 
@@ -43,6 +43,7 @@
 #define SCRY_EV_PM_EXCLUDE 0x1c /* a range of a PM region is not PM from here on (or, with include, is PM again) (version 7) */
 #define SCRY_EV_SET_CLEAN 0x1d /* a range is declared durable now (version 7) */
 #define SCRY_EV_TX_IGNORE 0x1e /* stores to a range are exempt from transaction checks (version 7) */
+#define SCRY_EV_SCHEDULE 0x1f /* the controlled schedule the run was recorded under (version 8) */
 
 /* FlushKind: the instruction of a FLUSH record (low 7 bits of its kind byte). */
 #define SCRY_FLUSH_CLFLUSH 0x1
@@ -57,6 +58,10 @@
 /* EndHow: how a traced program ended (the END record). */
 #define SCRY_END_EXIT 0x1 /* status is the exit code */
 #define SCRY_END_SIGNAL 0x2 /* status is the signal number */
+
+/* SchedPolicy: the policy of the controlled scheduler (the SCHEDULE record). */
+#define SCRY_SCHED_PCT 0x1 /* PCT: random priorities, d-1 priority change points */
+#define SCRY_SCHED_PM 0x2 /* PCT, and after a PM store a seeded coin may switch to another thread */
 
 /* SiteKind: what a static site is. */
 #define SCRY_SITE_LOAD 0x1
@@ -125,6 +130,8 @@
 #define SCRY_FS_SYNC 0x1000 /* FSWrite: through an O_SYNC descriptor or with RWF_SYNC: durable with the file's metadata when it returned; FSOpen: O_SYNC */
 #define SCRY_FS_TMPFILE 0x2000 /* FSOpen: O_TMPFILE: Handle is a new file without a name in directory Path */
 #define SCRY_PM_INCLUDE 0x1 /* PM_EXCLUDE: the range is PM again */
+#define SCRY_SCHED_END 0x1 /* SCHEDULE: the run's counts, written before END */
+#define SCRY_SCHED_DEADLOCK 0x2 /* SCHEDULE: every thread waited on another: the runtime ended the run with SIGABRT */
 
 /* Limits a reader enforces. */
 #define SCRY_MAX_PAYLOAD 0x4000000 /* bytes in one record's data */
@@ -462,5 +469,24 @@ static inline void scry_enc_set_clean(uint8_t kind /* SCRY_EV_SET_CLEAN, SCRY_EV
 	scry_put_uv(site);
 	scry_put_addr(addr);
 	scry_put_uv(size);
+}
+
+/* SCHEDULE: str spec, u8 policy, uvarint seed, uvarint depth, uvarint steps, u8 flags, uvarint
+ * points, uvarint switches, uvarint threads, uvarint timed */
+static inline void scry_enc_schedule(const char *spec, size_t spec_len, uint8_t policy, uint64_t seed, uint64_t depth, uint64_t steps, uint8_t flags, uint64_t points, uint64_t switches, uint64_t threads, uint64_t timed)
+{
+	scry_need(1);
+	scry_put_u8(SCRY_EV_SCHEDULE);
+	scry_put_str(spec, spec_len);
+	scry_need(72);
+	scry_put_u8(policy);
+	scry_put_uv(seed);
+	scry_put_uv(depth);
+	scry_put_uv(steps);
+	scry_put_u8(flags);
+	scry_put_uv(points);
+	scry_put_uv(switches);
+	scry_put_uv(threads);
+	scry_put_uv(timed);
 }
 #endif /* SCRY_TRACE_ENCODERS */

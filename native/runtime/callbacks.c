@@ -30,14 +30,18 @@ uint32_t __scry_register_module(const struct scry_site *sites, uint32_t n)
 	return __scry_register_module_deps(sites, n, NULL, 0);
 }
 
+/* Scheduling points (sched.c): after each PM load, store, range store, flush and fence, and after
+ * every atomic read-modify-write, PM or not. */
+
 /* STORE / NT_STORE / LOAD of one access, with the bytes now in memory; updates the shadow. The
- * hot path: a region lookup, the lock, a few varints and a copy. */
-static inline void mem_access(int kind, uint32_t site, const void *addr, uint64_t size)
+ * hot path: a region lookup, the lock, a few varints and a copy. Then, with point, a scheduling
+ * point (sched.c; nothing but a branch without SCRY_SCHED). Returns whether addr is PM. */
+static inline int mem_access(int kind, uint32_t site, const void *addr, uint64_t size, int point)
 {
 	uintptr_t a = (uintptr_t)addr;
 	struct rt_region *r = pm_find(a);
 	if (!r)
-		return;
+		return 0;
 	rt_self.in_rt = 1;
 	if (kind == SCRY_EV_LOAD)
 		win_check(__builtin_frame_address(0));
@@ -46,29 +50,37 @@ static inline void mem_access(int kind, uint32_t site, const void *addr, uint64_
 	if (RT_UNLIKELY(a + size > r->end || a + size < a)) {
 		/* Straddles the region's end: record piece by piece. */
 		pm_record_range(kind, site, addr, size);
-		rt_self.in_rt = 0;
-		return;
-	}
-	rt_lock();
-	if (RT_LIKELY(atomic_load_explicit(&r->active, memory_order_relaxed))) {
-		if (kind == SCRY_EV_LOAD) {
-			rec_mem_locked(kind, site, a, addr, size);
-		} else {
-			unsigned char *sh = r->shadow + (a - r->base);
-			memcpy(sh, addr, size);
-			rec_mem_locked(kind, site, a, sh, size);
+	} else {
+		rt_lock();
+		if (RT_LIKELY(atomic_load_explicit(&r->active, memory_order_relaxed))) {
+			if (kind == SCRY_EV_LOAD) {
+				rec_mem_locked(kind, site, a, addr, size);
+			} else {
+				unsigned char *sh = r->shadow + (a - r->base);
+				memcpy(sh, addr, size);
+				rec_mem_locked(kind, site, a, sh, size);
+			}
 		}
+		rt_unlock();
 	}
-	rt_unlock();
 	rt_self.in_rt = 0;
+	if (point)
+		sched_point(kind != SCRY_EV_LOAD);
+	return 1;
 }
 
 /* LOAD (skipped with SCRY_NO_LOADS=1). */
 void __scry_load(uint32_t site, const void *addr, uint64_t size)
 {
-	if (!rt_ready() || g_no_loads)
+	if (!rt_ready())
 		return;
-	mem_access(SCRY_EV_LOAD, site, addr, size);
+	if (RT_UNLIKELY(g_no_loads)) {
+		/* Not recorded, still a scheduling point: the schedule does not depend on it. */
+		if (RT_UNLIKELY(atomic_load_explicit(&g_sched_on, memory_order_relaxed)) && pm_find((uintptr_t)addr))
+			sched_point_slow(0);
+		return;
+	}
+	mem_access(SCRY_EV_LOAD, site, addr, size, 1);
 }
 
 /* STORE. */
@@ -76,7 +88,7 @@ void __scry_store(uint32_t site, const void *addr, uint64_t size)
 {
 	if (!rt_ready())
 		return;
-	mem_access(SCRY_EV_STORE, site, addr, size);
+	mem_access(SCRY_EV_STORE, site, addr, size, 1);
 }
 
 /* NT_STORE. */
@@ -84,22 +96,27 @@ void __scry_nt_store(uint32_t site, const void *addr, uint64_t size)
 {
 	if (!rt_ready())
 		return;
-	mem_access(SCRY_EV_NT_STORE, site, addr, size);
+	mem_access(SCRY_EV_NT_STORE, site, addr, size, 1);
 }
 
-/* LOAD + STORE when addr is PM, then FENCE locked when any PM region is mapped. */
+/* LOAD + STORE when addr is PM, then FENCE locked when any PM region is mapped; then a
+ * scheduling point, PM or not: atomics are how threads synchronize. */
 void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
 {
-	if (!rt_ready() || !pm_any())
+	if (!rt_ready())
 		return;
-	if (pm_find((uintptr_t)addr)) {
-		if (!g_no_loads)
-			mem_access(SCRY_EV_LOAD, site, addr, size);
-		mem_access(SCRY_EV_STORE, site, addr, size);
+	int store = 0;
+	if (pm_any()) {
+		if (pm_find((uintptr_t)addr)) {
+			if (!g_no_loads)
+				mem_access(SCRY_EV_LOAD, site, addr, size, 0);
+			store = mem_access(SCRY_EV_STORE, site, addr, size, 0);
+		}
+		rt_self.in_rt = 1;
+		rec_fence(site, SCRY_FENCE_LOCKED);
+		rt_self.in_rt = 0;
 	}
-	rt_self.in_rt = 1;
-	rec_fence(site, SCRY_FENCE_LOCKED);
-	rt_self.in_rt = 0;
+	sched_point(store);
 }
 
 /* LOAD of the PM pieces of src (when it does not overlap dst), STORE of the PM pieces of dst. */
@@ -114,6 +131,11 @@ void __scry_memop(uint32_t site, void *dst, const void *src, uint64_t size)
 		pm_record_range(SCRY_EV_LOAD, site, src, size);
 	pm_record_range(SCRY_EV_STORE, site, dst, size);
 	rt_self.in_rt = 0;
+	if (RT_UNLIKELY(atomic_load_explicit(&g_sched_on, memory_order_relaxed))) {
+		int store = pm_find(d) != NULL;
+		if (store || (src && pm_find(s)))
+			sched_point_slow(store);
+	}
 }
 
 /* FLUSH of the line holding addr (the address as given) when it is PM. */
@@ -125,6 +147,7 @@ void __scry_flush(uint32_t site, const void *addr, uint32_t kind)
 	win_check(__builtin_frame_address(0));
 	rec_flush(site, (uintptr_t)addr, (uint8_t)kind);
 	rt_self.in_rt = 0;
+	sched_point(0);
 }
 
 /* FENCE, when any PM region is mapped. */
@@ -136,6 +159,7 @@ void __scry_fence(uint32_t site, uint32_t kind)
 	win_check(__builtin_frame_address(0));
 	rec_fence(site, (uint8_t)kind);
 	rt_self.in_rt = 0;
+	sched_point(0);
 }
 
 /* Shadow call stack. Nothing is emitted here: the stack node is computed (and STACK/CONTEXT

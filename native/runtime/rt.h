@@ -12,6 +12,9 @@
  *   forkserver.c, lazy.c: the fork server and lazy crash-state exploration (inert runs).
  *   converge.c convergence: hashes the pool at the first read of standard input and stops a run
  *              whose state equals a legal outcome's (SCRY_CONVERGE, inert runs).
+ *   sched.c    the controlled scheduler (SCRY_SCHED, traced runs): threads one at a time under
+ *              PCT or its PM-aware variant, the pthread, semaphore, futex and blocking calls it
+ *              defines, logical thread ids, the deadlock and stall rules.
  */
 #ifndef SCRY_RT_H
 #define SCRY_RT_H
@@ -90,6 +93,14 @@
 #define converge_reset __scry_rt_converge_reset
 #define rt_take_signal __scry_rt_rt_take_signal
 #define rt_full_write __scry_rt_rt_full_write
+#define rt_trace_tid_slow __scry_rt_rt_trace_tid_slow
+#define g_sched_on __scry_rt_g_sched_on
+#define sched_parse __scry_rt_sched_parse
+#define sched_begin __scry_rt_sched_begin
+#define sched_info __scry_rt_sched_info
+#define sched_configured __scry_rt_sched_configured
+#define sched_stop __scry_rt_sched_stop
+#define sched_point_slow __scry_rt_sched_point_slow
 
 #include "scry_abi.h"
 #include "scry_trace_format.h"
@@ -107,9 +118,13 @@ extern _Atomic int g_state;
 /* Depth of the per-thread shadow call stack kept for CONTEXT records. */
 #define RT_MAX_DEPTH 256
 
+struct sched_thread;
+
 /* Per-thread state. */
 struct rt_thread {
 	uint32_t tid;          /* kernel thread id, 0 until first needed */
+	uint32_t ttid;         /* the thread's id in the trace (THREAD records), 0 until first needed */
+	struct sched_thread *sched; /* the scheduler's entry of the thread (sched.c), NULL: none */
 	uint32_t in_rt;        /* set while the runtime runs on this thread (no re-entry) */
 	uint32_t depth;        /* current shadow-stack depth (number of active calls) */
 	uint32_t valid;        /* nodes[0..valid) match frames[0..valid) */
@@ -142,6 +157,12 @@ uint32_t rt_gettid_slow(void);
 static inline uint32_t rt_gettid(void)
 {
 	return RT_LIKELY(rt_self.tid != 0) ? rt_self.tid : rt_gettid_slow();
+}
+/* The thread's id in the trace: the kernel's, or under the scheduler its own (sched.c). */
+uint32_t rt_trace_tid_slow(void);
+static inline uint32_t rt_trace_tid(void)
+{
+	return RT_LIKELY(rt_self.ttid != 0) ? rt_self.ttid : rt_trace_tid_slow();
 }
 
 /* --- writer.c: records. Every rec_* function takes the trace lock itself. --- */
@@ -296,6 +317,34 @@ void converge_opened(void);
 /* The environment changed (the fork server's child took its run's tag): SCRY_CONVERGE is read
  * again at the next read of standard input. */
 void converge_reset(void);
+/* --- sched.c: the controlled scheduler (SCRY_SCHED; the contract is in sched.c's header). --- */
+extern _Atomic int g_sched_on; /* a second thread runs under the scheduler */
+/* Reads SCRY_SCHED (rt_init, before the trace is created): exits 125 with a message when it is
+ * malformed. */
+void sched_parse(void);
+/* The trace is open: the scheduler starts when SCRY_SCHED was given; returns the calling
+ * thread's id in the trace (0: no scheduler). */
+uint32_t sched_begin(void);
+struct sched_info {
+	const char *spec;
+	uint8_t policy;
+	uint64_t seed, depth, steps, points, switches, threads, timed;
+	int deadlock;
+};
+/* The schedule and the run's counts so far; 0 when there is no scheduler. */
+int sched_info(struct sched_info *si);
+int sched_configured(void);
+/* Exit (rt_fini): no thread is given the turn from here on. */
+void sched_stop(void);
+void sched_point_slow(int store);
+/* A scheduling point of the callbacks (store: right after a PM store, pm's window): nothing
+ * but this branch unless a second thread runs under the scheduler. */
+static inline void sched_point(int store)
+{
+	if (RT_UNLIKELY(atomic_load_explicit(&g_sched_on, memory_order_relaxed)))
+		sched_point_slow(store);
+}
+
 /* forkserver.c: writes all of p[0..n) to fd, retrying after EINTR; 0, or -1 on error.
  * Async-signal-safe. */
 int rt_full_write(int fd, const void *p, size_t n);

@@ -66,6 +66,14 @@ uint32_t rt_gettid_slow(void)
 	return rt_self.tid;
 }
 
+/* Under the scheduler, threads it knows get their id from it (sched.c); a thread it does not
+ * know is named by its kernel id with bit 31 set, apart from the scheduler's small ids. */
+uint32_t rt_trace_tid_slow(void)
+{
+	rt_self.ttid = rt_gettid() | (sched_configured() ? 0x80000000u : 0);
+	return rt_self.ttid;
+}
+
 static void rec_warning(const char *text, size_t len);
 
 /* rt_warn reports that the runtime degraded (what follows in the trace is incomplete): on
@@ -320,7 +328,7 @@ __attribute__((noinline)) static void frame_emit(struct rt_thread *t, uint32_t d
 static inline __attribute__((always_inline)) void prologue(int with_ctx)
 {
 	struct rt_thread *t = &rt_self;
-	uint32_t tid = rt_gettid();
+	uint32_t tid = rt_trace_tid();
 	if (RT_UNLIKELY(g_last_tid != tid)) {
 		scry_enc_thread(tid);
 		rec_done();
@@ -731,6 +739,19 @@ static void stdin_unseen_locked(void)
 			(long long)off);
 }
 
+/* SCHEDULE: the controlled schedule (sched.c), after the header (end 0) and, with the run's
+ * counts, before END. Belongs to no thread: no prologue. Async-signal-safe. */
+static void schedule_rec(int end)
+{
+	struct sched_info si;
+	if (!sched_info(&si))
+		return;
+	uint8_t flags = (end ? SCRY_SCHED_END : 0) | (si.deadlock ? SCRY_SCHED_DEADLOCK : 0);
+	scry_enc_schedule(si.spec, strlen(si.spec), si.policy, si.seed, si.depth, si.steps, flags,
+			  si.points, si.switches, si.threads, si.timed);
+	rec_done();
+}
+
 /* END record followed by the final write; lock held. */
 static void end_locked(uint8_t how, int64_t status)
 {
@@ -744,6 +765,7 @@ static void end_locked(uint8_t how, int64_t status)
 			rt_warn("operation marker %s: the instrumented code has no call of it (never called there, or inlined: declare it __attribute__((noinline))), so it marked no operation",
 				g_mark_names[end]);
 	}
+	schedule_rec(1);
 	scry_enc_end(how, status);
 	rec_done();
 	buf_flush();
@@ -767,6 +789,7 @@ __attribute__((destructor(101))) static void rt_fini(void)
 	if (atomic_load(&g_state) != RT_RUNNING)
 		return;
 	rt_self.in_rt = 1;
+	sched_stop();
 	pm_final_check();
 	rt_lock();
 	if (atomic_load(&g_state) == RT_RUNNING) {
@@ -1024,6 +1047,7 @@ int rt_init(void)
 		atomic_store(&g_init, 2);
 		return 0;
 	}
+	sched_parse(); /* exits 125 on a bad SCRY_SCHED, before the trace exists */
 	g_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (g_fd < 0) {
 		rt_warn("cannot create the trace %s (errno %d); not tracing", path, errno);
@@ -1031,6 +1055,11 @@ int rt_init(void)
 	} else {
 		scry_trace_header(g_buf, SCRY_TRACE_VERSION, 0, RT_LINE);
 		g_pos = g_commit = SCRY_TRACE_HEADER_SIZE;
+		uint32_t lid = sched_begin();
+		if (lid) {
+			rt_self.ttid = lid;
+			schedule_rec(0);
+		}
 		install_signals();
 		on_exit(on_exit_handler, NULL);
 		pthread_atfork(NULL, NULL, atfork_child);

@@ -25,6 +25,7 @@ func genDoc(s *schema, doc []byte) ([]byte, error) {
 		"fs-ops":    func(s *schema) string { return docEnum(s, "FSOpKind", "| op | name | fields used | meaning |", true) },
 		"sites":     docSites,
 		"dep-kinds": func(s *schema) string { return docEnum(s, "DepKind", "| kind | name | meaning |", false) },
+		"schedule":  func(s *schema) string { return docFields(s, "SCHEDULE") },
 	}
 	if first, rest, ok := bytes.Cut(doc, []byte("\n")); ok && bytes.HasPrefix(first, []byte("<!-- Code generated")) {
 		doc = rest
@@ -175,6 +176,28 @@ func docEnum(s *schema, typ, head string, uses bool) string {
 			b.p("| %d | `%s` | %s | %s |\n", v.Value, v.Name, v.Uses, v.Doc)
 		} else {
 			b.p("| %d | %s | %s |\n", v.Value, v.Name, v.Doc)
+		}
+	}
+	return b.String()
+}
+
+// docFields lists the fields of the record named name with their docs, and the values of its
+// enum and flag fields, one row each.
+func docFields(s *schema, name string) string {
+	var b buf
+	b.p("| field | encoding | meaning |\n|---|---|---|\n")
+	for i := range s.Records {
+		r := &s.Records[i]
+		if r.Name != name {
+			continue
+		}
+		for j := range r.Fields {
+			f := &r.Fields[j]
+			meaning := f.Doc
+			if v := valuesText(s, f); v != "" {
+				meaning += ": " + strings.TrimPrefix(v, "`"+f.Name+"`: ")
+			}
+			b.p("| %s | `%s`%s | %s |\n", f.Name, encName(f.Enc), s.since(f.Since), meaning)
 		}
 	}
 	return b.String()

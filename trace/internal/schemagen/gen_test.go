@@ -84,7 +84,7 @@ func TestGenDocMarkers(t *testing.T) {
 	}
 	var all strings.Builder
 	all.WriteString("# title\n\nhand-written\n")
-	for _, name := range []string{"header", "limits", "records", "fs-ops", "sites", "dep-kinds"} {
+	for _, name := range []string{"header", "limits", "records", "fs-ops", "sites", "dep-kinds", "schedule"} {
 		all.WriteString("<!-- BEGIN GENERATED " + name + " -->\nold text\n<!-- END GENERATED " + name + " -->\nafter " + name + "\n")
 	}
 	out, err := genDoc(s, []byte(all.String()))
@@ -93,7 +93,8 @@ func TestGenDocMarkers(t *testing.T) {
 	}
 	text := string(out)
 	if !strings.HasPrefix(text, docFirstLine+"\n# title\n\nhand-written\n") || strings.Contains(text, "old text") ||
-		!strings.Contains(text, "after dep-kinds\n") || !strings.Contains(text, "| 0x05 | `STORE` |") {
+		!strings.Contains(text, "after dep-kinds\n") || !strings.Contains(text, "| 0x05 | `STORE` |") ||
+		!strings.Contains(text, "| seed | `uvarint` | the seed") {
 		t.Errorf("spliced doc:\n%s", text)
 	}
 	again, err := genDoc(s, out)
