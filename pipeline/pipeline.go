@@ -646,7 +646,11 @@ func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath stri
 		rc.Args[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, pool)
 	}
 	rc.PM = append(slices.Clone(rc.PM), pool)
+	x := c.Explore
+	x.Env = append(slices.Clone(rc.Env), x.Env...)
 	if spec != "" {
+		// The recorded run only: the runs on images are inert, and their runtime schedules
+		// nothing (their threads run as the operating system runs them).
 		rc.Env = append(slices.Clone(rc.Env), ScheduleEnv+"="+spec)
 	}
 	res, err := Record(context.WithoutCancel(ctx), rc, tracePath)
@@ -654,8 +658,6 @@ func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath stri
 		return nil, err
 	}
 	run := &scheduleRun{spec: spec, trace: tracePath, res: res}
-	x := c.Explore
-	x.Env = append(slices.Clone(rc.Env), x.Env...)
 	if c.Analysis.explores() && !res.Failed() && res.Interrupted == 0 && x.Runner == nil {
 		if t, err := x.Target(target); err == nil {
 			x.avoidTmpfs = AllocatesPool(ctx, t, pool, dir)

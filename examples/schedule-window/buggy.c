@@ -1,0 +1,174 @@
+// schedule-window (buggy): a writer and an archiver share a persistent log (libpmem's
+// pmem_map_file, 4 KiB). The workload alternates `add V` lines, which the writer thread runs,
+// and `archive` lines, which the archiver thread runs; as in threads-lock, two barriers per
+// round make the operations begin in line order and overlap. `add V` appends V to the log under
+// a mutex in DRAM, then writes the entry and the log's count back and fences; `archive` copies
+// the oldest entry not yet archived into the archive, under the same mutex, and persists it.
+// At the end main() prints the log's entries, sorted, and whether every archived value is in the
+// log: the output depends only on which operations were applied, never on the order in which
+// the threads took the mutex.
+//
+// The bug: add() makes the entry visible to the archiver (it releases the mutex) before the
+// entry is durable. When the archiver runs in that window, it persists a copy of a value the
+// log may still lose: a crash then leaves an archive holding a value no log ever held, which no
+// legal outcome prints (PMRace's inter-thread inconsistency, ASPLOS'22; the gap between an
+// operation's visibility and its durability, Durinn, OSDI'22). The window is a few instructions
+// long and the archiver works at its own pace (it waits 2 ms before each copy): the operating
+// system's schedule almost never puts the archiver in it (the writer has persisted the entry
+// long before the archiver takes the mutex), so a check with --schedules 1 almost never finds
+// it; the runtime's controlled schedules do (the `pm` policy gives the turn away right after the
+// entry's store, and the archiver, once it has the mutex, copies the entry before the writer
+// persists it).
+// scry: args {pool}
+// scry: workload workload.txt
+// scry: concurrent-operations
+#include <immintrin.h>
+#include <libpmem.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <scry.h> /* `scry cc` adds its include directory */
+
+#include "example.h"
+
+#define POOL_SIZE 4096
+#define CAP 32 /* entries: 4 cache lines each */
+#define MAXOPS 256
+#define NTHREADS 2
+
+struct plog {
+	_Alignas(64) uint64_t count;    /* cache line 0: the log's persisted entries */
+	_Alignas(64) uint64_t entry[CAP];
+	_Alignas(64) uint64_t archived; /* the archive's entries */
+	_Alignas(64) uint64_t arch[CAP];
+};
+
+static volatile struct plog *plog;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* in DRAM */
+static uint64_t visible;  /* entries the writer has published (DRAM, under lock) */
+static uint64_t archived; /* entries archived (DRAM, under lock) */
+static pthread_barrier_t begun[NTHREADS];
+
+static char *lines[MAXOPS];
+static uint64_t values[MAXOPS]; /* add V: V; archive: 0 */
+static int nops;
+
+static void persist(volatile void *p)
+{
+	_mm_clwb((void *)p);
+	_mm_sfence();
+}
+
+static void add(uint64_t v)
+{
+	pthread_mutex_lock(&lock);
+	uint64_t n = visible;
+	if (n == CAP) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	plog->entry[n] = v;
+	visible = n + 1;
+	pthread_mutex_unlock(&lock); /* the entry is visible, not durable */
+	persist(&plog->entry[n]);
+	plog->count = n + 1;
+	persist(&plog->count);
+}
+
+static void archive(void)
+{
+	usleep(2000); /* the archiver runs in the background, at its own pace */
+	pthread_mutex_lock(&lock);
+	uint64_t k = archived;
+	if (k < visible) {
+		plog->arch[k] = plog->entry[k];
+		persist(&plog->arch[k]);
+		plog->archived = k + 1;
+		persist(&plog->archived);
+		archived = k + 1;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Thread id runs lines id, id + 2, id + 4, ... (thread 0 the `add` lines, thread 1 the
+ * `archive` lines); in round r, thread 0 begins line 2r, then thread 1 begins line 2r + 1, then
+ * both run. */
+static void *worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	int rounds = (nops + NTHREADS - 1) / NTHREADS;
+	for (int r = 0; r < rounds; r++) {
+		int i = r * NTHREADS + id;
+		for (int t = 0; t < NTHREADS; t++) {
+			if (t == id && i < nops)
+				SCRY_OP_BEGIN(lines[i]);
+			pthread_barrier_wait(&begun[t]);
+		}
+		if (i < nops) {
+			if (id == 0)
+				add(values[i]);
+			else
+				archive();
+			SCRY_OP_END();
+		}
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char *argv[])
+{
+	plog = example_pmem(argc, argv, POOL_SIZE, "add V and archive, alternating");
+	/* What recovery knows: the persisted counts. */
+	visible = plog->count < CAP ? plog->count : CAP;
+	archived = plog->archived < CAP ? plog->archived : CAP;
+
+	static char input[16384];
+	size_t got = fread(input, 1, sizeof input - 1, stdin);
+	input[got] = '\0';
+	for (char *save, *l = strtok_r(input, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long v = 0;
+		int want_add = nops % 2 == 0;
+		if (nops == MAXOPS || (want_add ? sscanf(l, "add %lu", &v) != 1 : strcmp(l, "archive") != 0)) {
+			fprintf(stderr, "bad operation %d: %s (want add V and archive, alternating)\n", nops, l);
+			return 1;
+		}
+		lines[nops] = l;
+		values[nops++] = v;
+	}
+
+	pthread_t th[NTHREADS];
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_barrier_init(&begun[t], NULL, NTHREADS);
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+
+	uint64_t n = plog->count < CAP ? plog->count : CAP, sorted[CAP];
+	for (uint64_t i = 0; i < n; i++)
+		sorted[i] = plog->entry[i];
+	qsort(sorted, n, sizeof sorted[0], cmp_u64);
+	printf("%lu entries:", (unsigned long)n);
+	for (uint64_t i = 0; i < n; i++)
+		printf(" %lu", (unsigned long)sorted[i]);
+	printf("\n");
+	/* Every archived value must be a value of the log. */
+	uint64_t a = plog->archived < CAP ? plog->archived : CAP;
+	for (uint64_t i = 0; i < a; i++)
+		if (bsearch((const void *)&plog->arch[i], sorted, n, sizeof sorted[0], cmp_u64) == NULL)
+			printf("archive holds %lu, which the log does not\n", (unsigned long)plog->arch[i]);
+	printf("archive checked\n");
+
+	pmem_unmap((void *)plog, POOL_SIZE);
+	return 0;
+}
