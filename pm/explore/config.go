@@ -182,7 +182,7 @@ func (c *Config) setup() (target exec.Target, strats []*crash.Strategy, hugePage
 	if c.BatchStates <= 0 {
 		c.BatchStates = DefaultBatchStates
 	}
-	c.Crash.OpBoundaries = true
+	c.Crash.OpBoundaries, c.Crash.TxBoundaries = true, true
 	if c.Pool != "" {
 		if c.Pool, err = filepath.Abs(c.Pool); err != nil {
 			return target, nil, false, err

@@ -365,8 +365,10 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			inflight = ", with operations " + strings.Join(ops, ", ") + " in flight"
 		}
 		if symptom == exec.SymptomOutput {
-			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order of every subset of the in-flight operations applied)", len(ls.all()))
+			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order consistent with real time of the operations ended and of every subset of those in flight)", len(ls.all()))
 		}
+	} else if len(ls.others) > 0 && symptom == exec.SymptomOutput {
+		symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (rolled back, committed, or applied up to one of its transactions committed before the crash)", len(ls.all()))
 	}
 	pointKind, op, opText := it.pointKind.String(), it.op, it.opText
 	message := func(at string) string {
@@ -411,6 +413,8 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		for _, o := range it.inflight {
 			c.InFlight = append(c.InFlight, report.Operation{Index: uint64(o), Text: e.cfg.Workload.Ops[o]})
 		}
+	}
+	if ls.general || len(ls.others) > 0 {
 		c.Oracles = len(ls.all())
 		// The closest legal outcome, when it is neither committed nor rolled back: the fewest
 		// changed lines (a run that hung or could not start is no candidate).

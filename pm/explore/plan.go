@@ -76,6 +76,11 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 		case crash.OpEnd:
 			inFlight = max(inFlight-1, 0)
 			return nil
+		case crash.TxEnd:
+			if cur != nil {
+				cur.cost++ // the legal outcome of the operation cut there
+			}
+			return nil
 		}
 		if cp.Op < 0 {
 			return nil
