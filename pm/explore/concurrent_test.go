@@ -93,7 +93,8 @@ func slotsMain(pool string) int {
 // slotTrace builds the trace of the slots program: ops are the workload lines, steps the
 // interleaving, each step (thread, action) with action "begin K", "end K", "data K" (the data
 // store of operation K's slot, written back and fenced unless nofence), "valid K", "both K"
-// (data and flag written, then both written back and ONE fence: the ordering bug).
+// (data and flag written, then both written back and ONE fence: the ordering bug), "stores K"
+// (data and flag written, nothing written back) and "sync K" (both written back, one fence).
 func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePath, workload string) {
 	t.Helper()
 	b := analysistest.New().Map(1, slotBase, slotsSize)
@@ -134,6 +135,11 @@ func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePat
 		case "both":
 			store(10, data, v)
 			store(12, valid, 1)
+			b.Flush(14, trace.FlushCLWB, data).Flush(14, trace.FlushCLWB, valid).Fence(15, trace.FenceSFENCE)
+		case "stores":
+			store(10, data, v)
+			store(12, valid, 1)
+		case "sync":
 			b.Flush(14, trace.FlushCLWB, data).Flush(14, trace.FlushCLWB, valid).Fence(15, trace.FenceSFENCE)
 		default:
 			t.Fatalf("step %q", s)
@@ -243,6 +249,36 @@ func TestConcurrentOracles(t *testing.T) {
 			t.Errorf("rerun on the rebuilt image: %q %v", out, err)
 		}
 	})
+}
+
+// TestBlame: a crash point on one thread whose state loses another operation's stores blames
+// that operation (its units' px86 origin), not the crash point's: operation 0 stores its data and
+// flag and writes nothing back yet; operation 1's fence, on thread 2, is a crash point where 0's
+// flag may persist without its data.
+func TestBlame(t *testing.T) {
+	dir := t.TempDir()
+	tr, w := slotTrace(t, dir, slotOps, []string{
+		"1 begin 0", "2 begin 1",
+		"1 stores 0",
+		"2 data 1", // crash points before its fence (thread 2): 0:0 possible
+		"2 valid 1",
+		"2 end 1",
+		"1 sync 0", // the missing fence between 0's data and flag shows here too
+		"1 end 0",
+		"1 begin 2", "1 end 2",
+	})
+	r := exploreSlots(t, dir, tr, w, Config{Options: Options{Strategies: []string{"exhaustive"}}})
+	if len(r.Findings) == 0 {
+		t.Fatalf("no finding: stats %+v", r.Stats)
+	}
+	for _, f := range r.Findings {
+		if f.Operation.Index != 0 || f.Operation.Text != "put 0 5" {
+			t.Errorf("finding %s blames operation %d %q, want 0: %s", f.Kind, f.Operation.Index, f.Operation.Text, f.Message)
+		}
+	}
+	if f := r.Findings[0]; !strings.Contains(f.Message, "(in operation 1's thread) during operation 0") {
+		t.Errorf("message %q: want the crash point's thread named", f.Message)
+	}
 }
 
 // TestLegalOutcomeKilled: when the crash-free runs die by a signal (here every run of the

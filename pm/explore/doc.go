@@ -52,8 +52,10 @@
 //
 // # Findings
 //
-// A failing state that is a program-order prefix (crash.State.Prefix) shows that operation k is
-// not failure-atomic even without reordering: an atomicity-violation. A failing state that is
+// A finding names the operation whose stores the failing state lost or reordered (the units'
+// px86 origins: culprit, cause.go), which with overlapping operations may be another than the
+// crash point's thread's. A failing state that is a program-order prefix (crash.State.Prefix)
+// shows that operation k is not failure-atomic even without reordering: an atomicity-violation. A failing state that is
 // not a prefix persisted some unit while an earlier one (in program order) was not: an
 // ordering-violation, naming the persisted and unpersisted stores. A state that loses only stores
 // an earlier operation left pending, right before the next operation, proves a

@@ -120,6 +120,7 @@ type crashImage struct {
 // cause.go: part of the cluster key).
 type pointAt struct {
 	point      int
+	pointOp    int // the operation of the point's thread (crash.CrashPoint.Op)
 	pointKind  crash.PointKind
 	event      uint64
 	site       uint32
@@ -685,7 +686,8 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 				skipped[key] = false // it breaks invariants after all: run it
 				e.res.Stats.Sampled--
 			}
-			smp := e.found.windowSampling(cp, st, e.pointKey(cp))
+			op := culprit(cp.Space, st, inflight, k)
+			smp := e.found.windowSampling(cp, op, st, e.pointKeyOf(cp, op))
 			if e.found.sampledOut(smp) {
 				skipped[key] = true
 				e.res.Stats.Sampled++
@@ -1136,9 +1138,23 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		crashImage: crashImage{image: img, base: base, patches: append(delta[:len(delta):len(delta)], ps...), key: key, isBase: isBase},
 		pointAt: pointAt{
 			point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site, loc: e.places.location(cp.Site, cp.Stack),
-			stack: cp.Stack, opText: cp.OpText, region: region, regionPath: path, pointKey: e.pointKey(cp),
+			stack: cp.Stack, opText: cp.OpText, region: region, regionPath: path, pointKey: e.pointKey(cp), pointOp: k,
 		},
 		opsAt: opsAt{op: k}, state: st, strategy: strategy,
+	}
+	// The operation whose stores the state lost or reordered (culprit), when another operation
+	// than the point's thread's is in flight.
+	if len(cp.InFlight) > 1 {
+		inflight := make([]int, len(cp.InFlight))
+		for i, f := range cp.InFlight {
+			inflight[i] = int(f)
+		}
+		if op := culprit(cp.Space, st, inflight, k); op != k {
+			it.op, it.pointKey = op, e.pointKeyOf(cp, op)
+			if op < len(e.cfg.Workload.Ops) {
+				it.opText = e.cfg.Workload.Ops[op]
+			}
+		}
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

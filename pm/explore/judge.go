@@ -229,14 +229,14 @@ type sampling struct {
 	capped, selected bool
 }
 
-// windowSampling returns the sampling of state st at cp: the finding it would fall in (its
+// windowSampling returns the sampling of state st at cp, of operation op (culprit): the finding it would fall in (its
 // kind follows from the state: a program-order prefix is an atomicity violation, anything else
 // an ordering violation) is sampled by the window of its crash point (an operation's path is
 // known only once it ended), and its operation's states in that window are counted (the cap).
 // Such a state, once sampled, cannot add a finding, only a count or a variant (AGAMOTTO's and
 // WITCHER's point: spend runs where new bugs can be); states that break inferred invariants are
 // never left out.
-func (c *clusters) windowSampling(cp *crash.CrashPoint, st crash.State, window string) sampling {
+func (c *clusters) windowSampling(cp *crash.CrashPoint, op int, st crash.State, window string) sampling {
 	if c.sampleAfter < 0 || len(st.Invariants) > 0 {
 		return sampling{}
 	}
@@ -245,7 +245,7 @@ func (c *clusters) windowSampling(cp *crash.CrashPoint, st crash.State, window s
 		kind = report.AtomicityViolation
 	}
 	key := string(kind) + "|" + window
-	opKey := fmt.Sprintf("%d|%s", cp.Op, key)
+	opKey := fmt.Sprintf("%d|%s", op, key)
 	pos := c.windowStates[opKey]
 	c.windowStates[opKey]++
 	return sampling{key: key, capped: pos >= c.windowCap, selected: chosen(cp.Event, fmt.Sprint(st.K))}
@@ -371,8 +371,14 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (rolled back, committed, or applied up to one of its transactions committed before the crash)", len(ls.all()))
 	}
 	pointKind, op, opText := it.pointKind.String(), it.op, it.opText
+	thread := ""
+	if it.pointOp != it.op && !it.durability {
+		// The crash point is another operation's thread's: the state lost this operation's
+		// stores (culprit).
+		thread = fmt.Sprintf(" (in operation %d's thread)", it.pointOp)
+	}
 	message := func(at string) string {
-		where := fmt.Sprintf("a crash %s at %s during operation %d (%q)%s", pointText(pointKind), at, op, opText, inflight)
+		where := fmt.Sprintf("a crash %s at %s%s during operation %d (%q)%s", pointText(pointKind), at, thread, op, opText, inflight)
 		switch {
 		case kind == report.DurabilityViolation:
 			return fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
