@@ -538,13 +538,13 @@ func TestGeneralOracles(t *testing.T) {
 	for i := range outs {
 		outs[i].target = scryexec.Outcome{Stdout: []byte(fmt.Sprint(i))}
 	}
-	ls := g.legal(a, ia, outs)
+	ls := g.legal(a, ia, outs, nil)
 	if !ls.general || string(ls.rolledBack.Stdout) != "0" || ls.committed == nil || string(ls.committed.Stdout) != "2" ||
 		len(ls.others) != 3 || ls.others[1].out.Completed() || ls.others[1].name != "operations applied: 1" {
 		t.Errorf("legal set %+v", ls)
 	}
 	// b: rolled back is [0], committed [0 1], and [1 0] another.
-	ls = g.legal(b, ib, outs)
+	ls = g.legal(b, ib, outs, nil)
 	if string(ls.rolledBack.Stdout) != "1" || ls.committed == nil || string(ls.committed.Stdout) != "2" || len(ls.others) != 1 ||
 		ls.others[0].name != "operations applied: 1 then 0" {
 		t.Errorf("legal set of b %+v", ls)
@@ -565,5 +565,45 @@ func TestGeneralOracles(t *testing.T) {
 	jobs = g.jobs(nil, make([]outcome, len(g.preps)))
 	if j := jobs[r.job]; j.copyFrom != "before.img" || len(j.patches) != 1 {
 		t.Errorf("cut oracle job %+v", j)
+	}
+}
+
+// TestResponses: a linearization whose completed operations print something else in it than in
+// the recorded run is no legal outcome (durable linearizability's responses, responses.go); when
+// none agrees, none is left out.
+func TestResponses(t *testing.T) {
+	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"put", "get", "end"}}}, runs: &runs{tmp: t.TempDir()},
+		warned: map[string]bool{}, res: &Result{}, plan: &plan{outputs: map[int][]byte{1: []byte("1\n")}}}
+	p := &period{ops: []int{0, 1}, before: "before.img"}
+	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
+	// "get" (1) ended and printed 1; "put" (0) is in flight and began first: [1], [1 0], [0 1].
+	it := &item{opsAt: opsAt{per: p, done: []int{1}, inflight: []int{0}, next: 2,
+		lins: linearizations([]span{{1, 2, 3}}, []span{{0, 1, inFlight}}, nil, 100)}}
+	idx := g.add(it)
+	for i, r := range g.runs {
+		if want := len(r.lin.seq) > 0; g.preps[r.prep].outputs != want {
+			t.Errorf("run %d (%v): prep recorded %v", i, r.lin.seq, g.preps[r.prep].outputs)
+		}
+	}
+	outs := make([]outcome, 3)
+	for i := range outs {
+		outs[i].target = scryexec.Outcome{Stdout: []byte(fmt.Sprint(i))}
+	}
+	g.runs[idx[0]].job, g.runs[idx[1]].job, g.runs[idx[2]].job = 0, 1, 2
+	prepOut := make([]outcome, len(g.preps))
+	say := func(lin int, s map[int][]byte) { prepOut[g.runs[idx[lin]].prep].outputs = s }
+	// The get saw the put only where the put comes first: [0 1] agrees, [1] and [1 0] do not.
+	say(0, map[int][]byte{0: []byte("0\n")})
+	say(1, map[int][]byte{0: []byte("0\n")})
+	say(2, map[int][]byte{1: []byte("1\n")})
+	ls := g.legal(it, idx, outs, prepOut)
+	if ls.excluded != 2 || len(ls.all()) != 1 || string(ls.rolledBack.Stdout) != "2" || ls.committed != nil {
+		t.Errorf("legal set %+v: want [0 1] alone", ls)
+	}
+	// Nothing agrees: nothing is left out, with a warning.
+	say(2, map[int][]byte{1: []byte("0\n")})
+	ls = g.legal(it, idx, outs, prepOut)
+	if ls.excluded != 0 || len(ls.all()) != 3 || len(e.res.Warnings) != 1 {
+		t.Errorf("legal set %+v, warnings %q: want all three, a warning", ls, e.res.Warnings)
 	}
 }

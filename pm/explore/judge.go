@@ -365,10 +365,13 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			inflight = ", with operations " + strings.Join(ops, ", ") + " in flight"
 		}
 		if symptom == exec.SymptomOutput {
-			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order consistent with real time of the operations ended and of every subset of those in flight)", len(ls.all()))
+			symText = fmt.Sprintf("re-execution prints an output that %s (every order consistent with real time of the operations ended and of every subset of those in flight)", outcomesText(len(ls.all())))
+			if ls.excluded > 0 {
+				symText += fmt.Sprintf(", %d orders left out because a completed operation prints something else in them than it printed before the crash", ls.excluded)
+			}
 		}
 	} else if len(ls.others) > 0 && symptom == exec.SymptomOutput {
-		symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (rolled back, committed, or applied up to one of its transactions committed before the crash)", len(ls.all()))
+		symText = fmt.Sprintf("re-execution prints an output that %s (rolled back, committed, or applied up to one of its transactions committed before the crash)", outcomesText(len(ls.all())))
 	}
 	pointKind, op, opText := it.pointKind.String(), it.op, it.opText
 	thread := ""
@@ -412,7 +415,12 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	if ls.committed != nil && (!ls.general || ls.committed.Completed()) {
 		c.DiffCommitted = exec.DiffOutcomes(t, *ls.committed)
 	}
-	if !ls.general || ls.rolledBack.Completed() {
+	others := ls.others
+	if ls.rolledBackAs != "" {
+		// No linearization without the in-flight operations is left (responses.go): what
+		// stands in the rolled-back outcome's place is another.
+		others = append([]namedOutcome{{name: ls.rolledBackAs, out: ls.rolledBack}}, others...)
+	} else if !ls.general || ls.rolledBack.Completed() {
 		c.DiffRolledBack = exec.DiffOutcomes(t, ls.rolledBack)
 	}
 	if ls.general {
@@ -429,11 +437,11 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			o    *exec.Outcome
 			diff string
 		}{{&ls.rolledBack, c.DiffRolledBack}, {ls.committed, c.DiffCommitted}} {
-			if d.o != nil && d.o.Completed() && (best < 0 || diffSize(d.diff) < best) {
+			if d.o != nil && d.o.Completed() && d.diff != "" && (best < 0 || diffSize(d.diff) < best) {
 				best = diffSize(d.diff)
 			}
 		}
-		for _, o := range ls.others {
+		for _, o := range others {
 			if !o.out.Completed() {
 				continue
 			}
@@ -454,6 +462,14 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
 	}, message
+}
+
+// outcomesText says that an output matches none of n legal outcomes.
+func outcomesText(n int) string {
+	if n == 1 {
+		return "does not match the only legal outcome"
+	}
+	return fmt.Sprintf("matches none of the %d legal outcomes", n)
 }
 
 // pointText says where a crash point of kind k (crash.PointKind's names) lies.

@@ -314,6 +314,11 @@ type legalSet struct {
 	committed  *exec.Outcome
 	others     []namedOutcome
 	general    bool // overlapping operations: the legal outcomes come from prep runs
+	// excluded counts the linearizations left out because a completed operation printed
+	// something else in them than in the recorded run (responses.go); rolledBackAs names the
+	// outcome in rolledBack when none without the in-flight operations was left.
+	excluded     int
+	rolledBackAs string
 }
 
 func (l legalSet) all() []exec.Outcome {
@@ -396,7 +401,7 @@ func (g *generalOracles) add(it *item) []int {
 				g.pkeys[pk] = i
 				from, patches := l.base(it.per)
 				g.preps = append(g.preps, job{image: g.e.newImage("prep"), copyFrom: from, patches: patches,
-					stdin: g.e.cfg.Workload.Lines(l.seq), keep: true})
+					stdin: g.e.cfg.Workload.Lines(l.seq), keep: true, outputs: g.responds(l, it.done)})
 			}
 			r.prep = i
 		}
@@ -426,11 +431,23 @@ func (g *generalOracles) jobs(jobs []job, prepOut []outcome) []job {
 	return jobs
 }
 
-// legal returns the legal outcomes of a general item from the runs' outcomes: the rolled-back
-// outcome is the first linearization applying no operation in flight (the ended ones in OP_END
-// order), the committed one the first applying them all (in the order they began), the others
-// named.
-func (g *generalOracles) legal(it *item, idx []int, outs []outcome) legalSet {
+// responds reports whether the prep run of linearization l must tell what its operations
+// printed: the recorded run's operations printed something, and l applies an operation of done
+// (a completed one, whose response it must agree with: responses.go).
+func (g *generalOracles) responds(l linearization, done []int) bool {
+	if g.e.plan == nil || len(g.e.plan.outputs) == 0 {
+		return false
+	}
+	return slices.ContainsFunc(l.seq, func(op int) bool { return slices.Contains(done, op) })
+}
+
+// legal returns the legal outcomes of a general item from the runs' outcomes (prepOut the prep
+// runs'): its linearizations, less those whose completed operations print something else than
+// they printed in the recorded run (responses.go; all of them, with a warning, when none agrees).
+// The rolled-back outcome is the first linearization left applying no operation in flight (the
+// ended ones in OP_END order first), the committed one the first applying them all (in the order
+// they began), the others named.
+func (g *generalOracles) legal(it *item, idx []int, outs []outcome, prepOut []outcome) legalSet {
 	ls := legalSet{general: true}
 	get := func(i int) exec.Outcome {
 		r := g.runs[i]
@@ -439,11 +456,42 @@ func (g *generalOracles) legal(it *item, idx []int, outs []outcome) legalSet {
 		}
 		return outs[r.job].target
 	}
-	nd := len(it.done)
+	keep := make([]bool, len(it.lins))
 	for n, l := range it.lins {
+		var said map[int][]byte
+		if r := g.runs[idx[n]]; r.prep >= 0 && r.prep < len(prepOut) {
+			said = prepOut[r.prep].outputs
+		}
+		keep[n] = g.e.agrees(l, it.done, said)
+		if !keep[n] {
+			ls.excluded++
+		}
+	}
+	if ls.excluded == len(it.lins) {
+		g.e.warn("at some crash points no order of the operations gives the completed ones what they printed in the recorded run (their output varies between runs?): what completed operations printed is not compared there")
+		ls.excluded = 0
+		for n := range keep {
+			keep[n] = true
+		}
+	}
+	nd, rb := len(it.done), -1
+	for n, l := range it.lins {
+		if keep[n] && l.cut == nil && len(l.seq) == nd {
+			rb = n
+			break
+		}
+	}
+	if rb < 0 {
+		rb = slices.Index(keep, true)
+		ls.rolledBackAs = it.lins[rb].String()
+	}
+	for n, l := range it.lins {
+		if !keep[n] {
+			continue
+		}
 		o := get(idx[n])
 		switch {
-		case n == 0:
+		case n == rb:
 			ls.rolledBack = o
 		case l.cut == nil && len(l.seq) == nd+len(it.inflight) && ls.committed == nil:
 			ls.committed = &o

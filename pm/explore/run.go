@@ -73,6 +73,9 @@ type job struct {
 	patches  []crash.Patch // then these are written over it
 	keep     bool
 	timeout  time.Duration // bounds the run when > 0 (a crash image's: hangTimeout)
+	// outputs asks a prep run to be recorded so that what each of its operations printed is
+	// known (OutputRunner, responses.go).
+	outputs bool
 	// publish, on a legal outcome's run, is where its outcome goes (as legal outcome
 	// publishAs) for the runs on the period's crash images; legal, on those, is where they
 	// find them, to stop at their first diverging line (early.go).
@@ -104,6 +107,9 @@ type outcome struct {
 	target  exec.Outcome
 	checker *exec.Outcome
 	done    bool
+	// outputs, on a prep run recorded to tell (job.outputs), is what each of its operations
+	// printed (responses.go).
+	outputs map[int][]byte
 	lazy    *exec.LazyOutcome // a lazy run's (target is its root's)
 	// convergeSaved, on a run stopped at a legal outcome's state (target.ConvergedTo), is how
 	// much longer that legal outcome's run took (converge.go).
@@ -483,7 +489,7 @@ func (e *explorer) finish() error {
 				}
 			}
 		} else {
-			ls = b.gen.legal(it, b.genIdx[i], outs)
+			ls = b.gen.legal(it, b.genIdx[i], outs, b.prepOut)
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		ready = ready && !unjudged[i]
@@ -587,6 +593,11 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	if j.lazy != nil {
 		out.lazy = e.lazyRun(ctx, w, j, j.image)
 		out.target, out.done = out.lazy.Root, ctx.Err() == nil
+		return out
+	}
+	if or, ok := e.cfg.Runner.(OutputRunner); ok && j.outputs {
+		out.target, out.outputs = or.TargetOutputs(ctx, j.image, j.stdin, w.Dir, j.timeout)
+		out.done = ctx.Err() == nil
 		return out
 	}
 	conv, legal := e.converge(ctx, w, j)
