@@ -600,6 +600,13 @@ func TestResponses(t *testing.T) {
 	if ls.excluded != 2 || len(ls.all()) != 1 || string(ls.rolledBack.Stdout) != "2" || ls.committed != nil {
 		t.Errorf("legal set %+v: want [0 1] alone", ls)
 	}
+	// A prep run's threads may begin its operations in another order than its lines: an
+	// operation whose text is one line alone is that line's; repeated texts keep their order.
+	h := &outputCollector{outs: map[int][]byte{0: []byte("a"), 1: []byte("b"), 2: []byte("c")},
+		texts: map[int]string{0: "get 1", 1: "set 1 1", 2: "get 1"}}
+	if got := fmt.Sprint(h.byLine([]byte("set 1 1\nget 1\nget 1\n"))); got != "map[0:[98] 1:[97] 2:[99]]" {
+		t.Errorf("byLine: %s", got)
+	}
 	// Nothing agrees: nothing is left out, with a warning.
 	say(2, map[int][]byte{1: []byte("0\n")})
 	ls = g.legal(it, idx, outs, prepOut)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,10 +30,10 @@ import (
 //
 // What an operation printed is what the runtime recorded as OUTPUT records while the recorded run
 // ran (standard output through puts, fputs, printf, fprintf and dprintf, in the printing
-// thread), attributed to the operation of that thread (replay.Ops.Current): opOutputs, read once
-// with the plan. What it prints in a linearization is read the same way from a recording of the
+// thread), attributed to the operation in flight on that thread (outputCollector), read once with
+// the plan. What it prints in a linearization is read the same way from a recording of the
 // linearization's prep run (OutputRunner: pm/record with the runtime tracing, instead of an inert
-// run), whose operation i is the sequence's ith. Both sides come from the same hooks of the same
+// run), whose operations are the sequence's (by their text, in the order they began: byLine). Both sides come from the same hooks of the same
 // binary, so what the runtime does not see (putchar, fwrite, write(2)) is missing from both, and
 // each side's lines go through the output filter first.
 //
@@ -78,31 +80,67 @@ func (r ProcessRunner) TargetOutputs(ctx context.Context, image string, stdin []
 	if res.Failed() {
 		return o, nil
 	}
-	outs, err := opOutputsOf(tr, r.Prog.OutputFilter)
+	h, err := opOutputsOf(tr)
 	if err != nil {
 		return o, nil
 	}
-	return o, outs
+	return o, filtered(h.byLine(stdin), r.Prog.OutputFilter)
 }
 
 // outputCollector is a replay handler collecting what each operation printed on its standard
-// output (OUTPUT records of fd 1, by the operation of the printing thread).
+// output (OUTPUT records of fd 1, by the operation in flight on the printing thread: output of a
+// thread running no operation, such as a main thread printing while its workers run theirs,
+// belongs to none), and each operation's text.
 type outputCollector struct {
 	replay.Nop
-	ops  *replay.Ops
-	outs map[int][]byte
+	ops   *replay.Ops
+	outs  map[int][]byte
+	texts map[int]string
+}
+
+func (h *outputCollector) OpBegan(_ *trace.Event, op replay.Op) {
+	if h.texts == nil {
+		h.texts = map[int]string{}
+	}
+	h.texts[int(op.Index)] = op.Text
 }
 
 func (h *outputCollector) Output(ev *trace.Event) {
 	if ev.Handle != 1 {
 		return
 	}
-	if op, ok := h.ops.Current(ev.Thread); ok {
+	for _, op := range h.ops.InFlight() {
+		if op.Thread != ev.Thread {
+			continue
+		}
 		if h.outs == nil {
 			h.outs = map[int][]byte{}
 		}
 		h.outs[int(op.Index)] = append(h.outs[int(op.Index)], ev.Data...)
+		return
 	}
+}
+
+// byLine returns the outputs by the position of their operation's line in stdin: a program's
+// threads may begin their operations in another order than the lines, so the operations with a
+// text are given the lines with that text in the order they began; one whose text is no line
+// keeps its index.
+func (h *outputCollector) byLine(stdin []byte) map[int][]byte {
+	at := map[string][]int{}
+	for i, l := range strings.Split(strings.TrimSuffix(string(stdin), "\n"), "\n") {
+		at[l] = append(at[l], i)
+	}
+	out := map[int][]byte{}
+	for _, op := range slices.Sorted(maps.Keys(h.texts)) {
+		pos := op
+		if ps := at[h.texts[op]]; len(ps) > 0 {
+			pos, at[h.texts[op]] = ps[0], ps[1:]
+		}
+		if o, ok := h.outs[op]; ok {
+			out[pos] = o
+		}
+	}
+	return out
 }
 
 // filtered returns the outputs with the lines filter matches left out (as outputs are compared).
@@ -123,7 +161,7 @@ func filtered(outs map[int][]byte, filter *regexp.Regexp) map[int][]byte {
 }
 
 // opOutputsOf reads what each operation of the trace at path printed (outputCollector).
-func opOutputsOf(path string, filter *regexp.Regexp) (map[int][]byte, error) {
+func opOutputsOf(path string) (*outputCollector, error) {
 	f, err := trace.OpenFile(path)
 	if err != nil {
 		return nil, err
@@ -141,7 +179,7 @@ func opOutputsOf(path string, filter *regexp.Regexp) (map[int][]byte, error) {
 	if err := m.Run(h); err != nil && !errors.Is(err, trace.ErrTruncated) {
 		return nil, err
 	}
-	return filtered(h.outs, filter), nil
+	return h, nil
 }
 
 // agrees reports whether linearization l's prep run (what its operation i, seq[i], printed:
