@@ -37,7 +37,7 @@ func addCrashFlags(c *cobra.Command, o *explore.Options, poolHelp string) {
 	fl.BoolVar(&o.NoForkServer, "no-fork-server", false, "run the program by exec on every crash image (default: a program built with scry cc serves the runs as a fork server, stopped before main and forked per image)")
 	fl.BoolVar(&o.NoPriority, "no-priority", false, "explore the operations in trace order (default: in rounds of operation paths, the store, flush and fence sites an operation executes: one operation of every path, then the next, the rarest paths first, so that rare operations are reached early)")
 	fl.IntVar(&o.ClusterFailures, "cluster-failures", explore.DefaultClusterFailures, "once a finding has failed on `N` crash states, run only one in "+fmt.Sprint(explore.ClusterSampleEvery)+" further states that would fall in it (-1: run them all)")
-	fl.IntVar(&o.MaxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each)")
+	fl.IntVar(&o.MaxInFlight, "max-in-flight", explore.DefaultMaxInFlight, "explore crash points with at most `M` operations in flight (concurrent operations: P(M,0)+...+P(M,M) legal outcomes each, more when ended operations overlapped)")
 }
 
 // checkDuration rejects a negative duration for flag (optcheck.Duration).

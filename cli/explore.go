@@ -50,9 +50,11 @@ every rule) and counts the states violating them.
 
 Without it: explores the crash states of the trace T recorded from PROG ARGS on the workload
 FILE (with the pool where {pool} is) and re-executes PROG on every crash image with the rest of
-the workload, comparing with the committed and rolled-back outcomes (docs/crash-exploration.md);
-when threads run operations concurrently, with every order of every subset of the operations in
-flight (at most --max-in-flight of them).
+the workload, comparing with the committed and rolled-back outcomes, and with the operation cut
+after each PMDK transaction it committed (docs/crash-exploration.md); when threads run operations
+concurrently, with the outcomes durable linearizability allows: every order consistent with real
+time of the operations ended and of every subset of those in flight (at most --max-in-flight of
+them).
 --pool names the pool path the trace was recorded with, when it maps several files.
 Exit status: 0 no finding, 1 crash findings, 2 error.`,
 		Args: cobra.ArbitraryArgs,

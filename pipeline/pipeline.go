@@ -70,6 +70,8 @@ type Exploration struct {
 	confirmIDs []int
 	// avoidTmpfs says why the crash images should not go on the tmpfs (AllocatesPool).
 	avoidTmpfs string
+	// opBegin and opEnd are the recorded run's operation markers (Record.OpBegin, OpEnd).
+	opBegin, opEnd string
 }
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
@@ -183,7 +185,7 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 	}
 	res, xerr := explore.Run(ctx, explore.Config{
 		Options: x.Options, Trace: tf.Path(), File: tf, Args: target, Workload: w,
-		ConfirmPairs: confirmPairs(rep), AvoidTmpfs: x.avoidTmpfs,
+		ConfirmPairs: confirmPairs(rep), AvoidTmpfs: x.avoidTmpfs, OpBegin: x.opBegin, OpEnd: x.opEnd,
 	})
 	if res != nil && rep.Events == 0 {
 		rep.Events = res.Events // scry explore: no analysis counted them
@@ -658,6 +660,7 @@ func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath stri
 		return nil, err
 	}
 	run := &scheduleRun{spec: spec, trace: tracePath, res: res}
+	x.opBegin, x.opEnd = rc.OpBegin, rc.OpEnd
 	if c.Analysis.explores() && !res.Failed() && res.Interrupted == 0 && x.Runner == nil {
 		if t, err := x.Target(target); err == nil {
 			x.avoidTmpfs = AllocatesPool(ctx, t, pool, dir)

@@ -112,10 +112,15 @@ type Crash struct {
 	DiffRolledBack string `json:"diff_rolled_back"`
 	// InFlight lists the operations in flight at the crash point (begun, not ended), set when
 	// the crash point's operation overlapped others (threads running operations concurrently).
-	// Then the legal outcomes are every order of every subset of them applied after the ended
-	// operations (WITCHER §4.7), Oracles of them: "committed" applies them all in the order
-	// they began, "rolled back" none; Closest names the legal outcome whose output is nearest
-	// the run's when it is neither of those two, and DiffClosest is the diff against it.
+	// Then the legal outcomes are those of durable linearizability (Izraelevitz et al., DISC'16):
+	// the orders consistent with real time of the period's ended operations and of every subset
+	// of those in flight: "committed" applies them all (the ended ones in the order they ended,
+	// then the others in the order they began), "rolled back" only the ended ones. Oracles counts
+	// the legal outcomes when there are more than those two: with operations in flight, or an
+	// operation made of several transactions, whose state after each transaction committed
+	// before the crash is legal too ("operation 3 applied up to its 2nd transaction"). Closest
+	// names the legal outcome whose output is nearest the run's when it is neither committed
+	// nor rolled back, and DiffClosest is the diff against it.
 	InFlight    []Operation `json:"in_flight,omitempty"`
 	Oracles     int         `json:"oracles,omitempty"`
 	Closest     string      `json:"closest,omitempty"`
@@ -183,7 +188,8 @@ type Stats struct {
 	// PrepRuns are the runs that prepared the consistent images of the legal outcomes of
 	// overlapping operations (the ended and some in-flight operations applied, in some order);
 	// SkippedConcurrent counts the crash points left out because more operations were in
-	// flight than the cap (explore.Options.MaxInFlight).
+	// flight than the cap (explore.Options.MaxInFlight), or their legal outcomes were more than
+	// explore.MaxLegalOutcomes.
 	PrepRuns          int `json:"prep_runs,omitempty"`
 	SkippedConcurrent int `json:"skipped_concurrent,omitempty"`
 	// Sampled counts the crash states not run because the finding they would fall in had

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -92,6 +93,27 @@ static inline PMEMobjpool *example_pmemobj(int argc, char *argv[], const char *l
 		exit(1);
 	}
 	return pop;
+}
+
+/* example_values reads all of standard input at once (for a program whose operations are its
+ * threads' scry_op_begin markers, not the lines it reads) and parses each line with format, which
+ * converts one unsigned long (`add %lu`): line i goes to lines[i], without its newline (the text
+ * stays in a static buffer), its value to values[i]. It returns the number of lines; a line that
+ * does not parse, or more than max lines, is an error: it prints it and exits with status 1. */
+static inline int example_values(const char *format, char **lines, unsigned long *values, int max)
+{
+	static char input[16384];
+	size_t got = fread(input, 1, sizeof input - 1, stdin);
+	input[got] = '\0';
+	int n = 0;
+	for (char *save, *l = strtok_r(input, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (n == max || sscanf(l, format, &values[n]) != 1) {
+			fprintf(stderr, "bad operation: %s\n", l);
+			exit(1);
+		}
+		lines[n++] = l;
+	}
+	return n;
 }
 
 #endif

@@ -5,8 +5,10 @@
  * (mmap of a file matching $SCRY_PM_GLOBS -> REGION_MAP; munmap -> REGION_UNMAP), operation
  * boundaries (a line read from standard input -> OP_END of the previous operation, OP_BEGIN of the
  * next; end of input -> OP_END), and libc copy functions writing PM (-> STORE of the bytes written,
- * LOAD of a PM source). docs/trace-format.md describes the records. Before a read of standard
- * input, convergence (converge.c) may hash the pool and stop the process, also when inert.
+ * LOAD of a PM source), and what the program prints on its standard output through puts, fputs,
+ * printf, fprintf and dprintf (-> OUTPUT of the printing thread, while tracing: what each operation
+ * printed). docs/trace-format.md describes the records. Before a read of standard input,
+ * convergence (converge.c) may hash the pool and stop the process, also when inert.
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
@@ -458,28 +460,76 @@ void __scry_post_strnlen(uint32_t site, size_t ret, const char *s, size_t maxlen
 	read_post(site, s, NULL, ret < maxlen ? ret + 1 : maxlen);
 }
 
+/* What the program prints on its standard output, while tracing, as OUTPUT records of the
+ * printing thread: the replay attributes them to its operation, and crash exploration compares
+ * what each completed operation printed with what it prints in the linearizations it tries
+ * (durable linearizability's responses: pm/explore/oracles.go). puts and fputs are recorded in
+ * their post hooks; a printf-like call only leaves its site in g_out_site, and
+ * __scry_format_loads, which the pass calls right after it with the same arguments, formats and
+ * records the text. What reaches the output otherwise (putchar, fwrite, write, calls in
+ * uninstrumented code) is not recorded: the same holds of every run it is compared with. */
+static RT_TLS uint32_t g_out_site;
+
+static int tracing(void) { return atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING; }
+
 void __scry_pre_puts(uint32_t site, const char *s) { (void)site, (void)s; }
 void __scry_post_puts(uint32_t site, int ret, const char *s)
 {
-	(void)ret;
 	if (pm_any() && s)
 		read_post(site, s, NULL, strlen(s) + 1);
+	if (ret >= 0 && s && tracing()) {
+		rec_output(site, 1, s, strlen(s));
+		rec_output(site, 1, "\n", 1);
+	}
 }
 
 void __scry_pre_fputs(uint32_t site, const char *s, FILE *stream) { (void)site, (void)s, (void)stream; }
 void __scry_post_fputs(uint32_t site, int ret, const char *s, FILE *stream)
 {
-	(void)ret, (void)stream;
 	if (pm_any() && s)
 		read_post(site, s, NULL, strlen(s) + 1);
+	if (ret >= 0 && s && stream == stdout && tracing())
+		rec_output(site, 1, s, strlen(s));
 }
 
 void __scry_pre_printf(uint32_t site, const char *format) { (void)site, (void)format; }
-void __scry_post_printf(uint32_t site, int ret, const char *format) { (void)site, (void)ret, (void)format; }
+void __scry_post_printf(uint32_t site, int ret, const char *format)
+{
+	(void)format;
+	g_out_site = ret >= 0 && tracing() ? site : 0;
+}
 void __scry_pre_fprintf(uint32_t site, FILE *stream, const char *format) { (void)site, (void)stream, (void)format; }
-void __scry_post_fprintf(uint32_t site, int ret, FILE *stream, const char *format) { (void)site, (void)ret, (void)stream, (void)format; }
+void __scry_post_fprintf(uint32_t site, int ret, FILE *stream, const char *format)
+{
+	(void)format;
+	g_out_site = ret >= 0 && stream == stdout && tracing() ? site : 0;
+}
 void __scry_pre_dprintf(uint32_t site, int fd, const char *format) { (void)site, (void)fd, (void)format; }
-void __scry_post_dprintf(uint32_t site, int ret, int fd, const char *format) { (void)site, (void)ret, (void)fd, (void)format; }
+void __scry_post_dprintf(uint32_t site, int ret, int fd, const char *format)
+{
+	(void)format;
+	g_out_site = ret >= 0 && fd == 1 && tracing() ? site : 0;
+}
+
+/* Records what the printf-like call at site printed: format over the same arguments. */
+static void output_format(uint32_t site, const char *format, va_list ap)
+{
+	char buf[1024];
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(buf, sizeof buf, format, ap);
+	if (n >= 0 && (size_t)n < sizeof buf) {
+		rec_output(site, 1, buf, (size_t)n);
+	} else if (n > 0) {
+		char *p = malloc((size_t)n + 1);
+		if (p) {
+			vsnprintf(p, (size_t)n + 1, format, again);
+			rec_output(site, 1, p, (size_t)n);
+			free(p);
+		}
+	}
+	va_end(again);
+}
 
 /* __scry_format_loads: walks a printf format as the C library does (C11 7.21.6.1 and glibc's
  * extensions: flags, `*` width and precision, the length modifiers hh h l ll L j z t q), consuming
@@ -488,6 +538,14 @@ void __scry_post_dprintf(uint32_t site, int ret, int fd, const char *format) { (
  * not know stops the walk: the arguments after it cannot be located. */
 void __scry_format_loads(uint32_t site, const char *format, ...)
 {
+	uint32_t out = g_out_site;
+	g_out_site = 0;
+	if (out && out == site && format) {
+		va_list ap;
+		va_start(ap, format);
+		output_format(site, format, ap);
+		va_end(ap);
+	}
 	if (!format || !pm_any() || g_no_loads)
 		return;
 	va_list ap;

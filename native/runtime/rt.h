@@ -55,6 +55,7 @@
 #define rec_fence __scry_rt_rec_fence
 #define rec_flush __scry_rt_rec_flush
 #define rec_free __scry_rt_rec_free
+#define rec_output __scry_rt_rec_output
 #define rec_mem __scry_rt_rec_mem
 #define rec_mem_locked __scry_rt_rec_mem_locked
 #define rec_op_begin __scry_rt_rec_op_begin
@@ -185,6 +186,9 @@ void rec_tx_abort_locked(uint32_t site, uint64_t errnum);
 void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size, uint8_t flags); /* TX_ADD, ALLOC, PM_EXCLUDE */
 void rec_addr_size(int kind, uint32_t site, uintptr_t addr, uint64_t size); /* SET_CLEAN, TX_IGNORE */
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags);
+/* OUTPUT: len bytes the program printed on descriptor fd through a hooked call at site (while
+ * tracing: what each operation printed, for durable linearizability's responses). */
+void rec_output(uint32_t site, int fd, const void *data, size_t len);
 void rec_op_begin(const char *text, size_t len); /* ends the open operation first */
 void rec_op_end(void);
 /* A line the program read from standard input: an operation (OP_BEGIN with the line), or, when

@@ -651,6 +651,44 @@ func TestLibcReads(t *testing.T) {
 	}
 }
 
+// TestOutput: what the program prints on its standard output through the hooked calls becomes
+// OUTPUT records (fd 1) of its thread, inside its operation: puts (with its newline), fputs and
+// fprintf to stdout, printf and dprintf to fd 1, formatted over the call's arguments (also past
+// the runtime's stack buffer); standard error and a format into memory are not recorded, and an
+// inert run records nothing.
+func TestOutput(t *testing.T) {
+	exe := compile(t, "output", nil)
+	res := traceOf(t, exe)
+	var got []string
+	inOp := false
+	for _, r := range res.recs {
+		switch r.Kind {
+		case trace.KindOpBegin:
+			inOp = true
+		case trace.KindOpEnd:
+			inOp = false
+		case trace.KindOutput:
+			if !inOp || r.Handle != 1 {
+				t.Errorf("OUTPUT %+v: want fd 1 inside the operation", r.Event)
+			}
+			got = append(got, fmt.Sprintf("%d:%q", res.siteLine(r.Site), r.Data))
+		}
+	}
+	long := fmt.Sprintf("%2000d|\n", 7)
+	want := []string{`1:"one"`, `1:"\n"`, `2:"two\n"`, `4:"3-three\n"`, `5:"four\n"`, `7:"five\n"`, fmt.Sprintf("9:%q", long)}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("OUTPUT (case:data):\n got %v\nwant %v", got, want)
+	}
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "t.trace")
+	if err := run(t, exe, "", []string{"SCRY_TRACE=" + tr, "SCRY_INERT=1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tr); !os.IsNotExist(err) {
+		t.Errorf("inert: trace %s: %v, want none", tr, err)
+	}
+}
+
 // TestInert: with SCRY_INERT=1 (how crash images are re-executed) the runtime writes no trace and
 // registers no PM region, so the pass's inline test keeps loads and stores off the callbacks;
 // the program runs as it would uninstrumented (the same exit status, the pool written).

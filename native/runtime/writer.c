@@ -486,6 +486,21 @@ void rec_addr_size(int kind, uint32_t site, uintptr_t addr, uint64_t size)
 	small_end();
 }
 
+void rec_output(uint32_t site, int fd, const void *data, size_t len)
+{
+	if (!len || !small_begin(1))
+		return;
+	for (;;) {
+		size_t n = len < SCRY_MAX_PAYLOAD ? len : SCRY_MAX_PAYLOAD;
+		scry_enc_output(site, (uint64_t)fd, n, data);
+		data = (const unsigned char *)data + n;
+		if ((len -= n) == 0)
+			break;
+		rec_done();
+	}
+	small_end();
+}
+
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags)
 {
 	if (!small_begin(1))

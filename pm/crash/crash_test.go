@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
@@ -639,5 +640,56 @@ func TestLineContents(t *testing.T) {
 	pts, _ := walk(t, analysistest.New().Map(1, base, 1<<16).Store(1, base, 8).Exit(0), Options{})
 	if _, err := pts[0].cp.LineContents(0); err == nil {
 		t.Error("a crash point outside its callback: no error")
+	}
+}
+
+// TestTxBoundaries: with TxBoundaries, the TX_END of every outermost transaction that committed
+// inside an operation is a TxEnd boundary (not a crash point): not a nested level's, not an
+// aborted transaction's, not one outside operations. Quiet says whether another operation in
+// flight had written to PM by then; LastStoreOf gives each operation's latest store.
+func TestTxBoundaries(t *testing.T) {
+	b := analysistest.New().Map(1, base, 4096)
+	b.TxBegin(1).TxAdd(2, base, 8, 0).Store(3, base, 8).TxCommit(4).TxEnd(5) // outside operations
+	b.Thread(1).OpBegin(0, "a").Thread(2).OpBegin(1, "b")
+	b.Thread(1).TxBegin(1).TxAdd(2, base, 8, 0).Store(3, base, 8)
+	b.TxBegin(6).TxCommit(7).TxEnd(8) // nested: no boundary
+	b.TxCommit(4).TxEnd(5)            // 0's first: quiet, 1 has written nothing
+	b.Thread(2).Store(9, base+64, 8).Persist(10, base+64, 8)
+	b.Thread(1).TxBegin(1).TxAdd(2, base+128, 8, 0).Store(11, base+128, 8).TxCommit(4).TxEnd(5) // 0's second: 1 has written
+	b.TxBegin(1).TxAdd(2, base+192, 8, 0).Store(12, base+192, 8).TxAbort(13).TxEnd(5)           // aborted: none
+	b.Thread(2).OpEnd(1).Thread(1)
+	b.TxBegin(1).TxAdd(2, base+256, 8, 0).Store(14, base+256, 8).TxCommit(4).TxEnd(5) // 0's third: alone, quiet
+	b.OpEnd(0).Exit(0)
+	var got []string
+	_, err := Walk(b.Reader(t), Options{OpBoundaries: true, TxBoundaries: true}, func(cp *CrashPoint) error {
+		switch cp.Kind {
+		case TxEnd:
+			if cp.Index != -1 {
+				t.Errorf("TxEnd with index %d", cp.Index)
+			}
+			got = append(got, fmt.Sprintf("op%d quiet=%v in-flight=%v last0=%d last1=%d", cp.Op, cp.Quiet, cp.InFlight, cp.LastStoreOf(0), cp.LastStoreOf(1)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"op0 quiet=true in-flight=[0 1] last0=3 last1=0",
+		"op0 quiet=false in-flight=[0 1] last0=11 last1=9",
+		"op0 quiet=true in-flight=[0] last0=14 last1=0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("TxEnd boundaries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Without the option, none.
+	n := 0
+	if _, err := Walk(b.Reader(t), Options{OpBoundaries: true}, func(cp *CrashPoint) error {
+		if cp.Kind == TxEnd {
+			n++
+		}
+		return nil
+	}); err != nil || n != 0 {
+		t.Errorf("without TxBoundaries: %d TxEnd, %v", n, err)
 	}
 }

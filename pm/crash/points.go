@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/scry-pm/scry/pm/image"
@@ -32,6 +33,12 @@ const (
 	// BeforeFlush precedes a clflush that makes unpersisted stores durable at once (clflushopt
 	// and clwb wait for a fence, whose point covers them).
 	BeforeFlush PointKind = 8
+	// TxEnd (Options.TxBoundaries) is the TX_END of an outermost PMDK transaction that committed,
+	// inside an operation: not a crash point but a durable point of the operation, delivered like
+	// an operation boundary (Index -1). Its fully persisted state is the consistent image with
+	// the transaction's effects, its commit's log processing included; an operation made of
+	// several transactions (mapcli's `n K`: one per key) may legally be cut after any of them.
+	TxEnd PointKind = 9
 )
 
 func (k PointKind) String() string {
@@ -52,6 +59,8 @@ func (k PointKind) String() string {
 		return "op-end"
 	case BeforeFlush:
 		return "flush"
+	case TxEnd:
+		return "tx-end"
 	}
 	return fmt.Sprintf("PointKind(%d)", uint8(k))
 }
@@ -95,7 +104,20 @@ type CrashPoint struct {
 	// (an insert into a free slot) from those that ran other code (an insert that splits a node).
 	// Valid during the callback only.
 	OpStores []uint32
+	// Quiet, at a TxEnd boundary, says that no operation in flight other than Op has written to
+	// PM since it began: the consistent image there holds the operations ended before it, Op's
+	// transactions so far, and nothing of the others.
+	Quiet bool
+
+	// opLast is the latest write site of each operation in flight (LastStoreOf).
+	opLast map[int64]uint32
 }
+
+// LastStoreOf returns the site of the latest write to PM (as LastStore counts them) attributed to
+// operation op (its writes' px86.Origin: the writes of its thread, and of helper threads while
+// it is the latest begun) since it began, 0 when none or when op is not in flight. Valid during
+// the callback only.
+func (cp *CrashPoint) LastStoreOf(op int64) uint32 { return cp.opLast[op] }
 
 // Clone returns a copy of cp that stays valid after the callback (its Space and units are
 // copied); its image methods report an error.
@@ -104,6 +126,7 @@ func (cp *CrashPoint) Clone() *CrashPoint {
 	c.rp = nil
 	c.Space = cp.Space.clone()
 	c.InFlight = slices.Clone(cp.InFlight)
+	c.opLast = maps.Clone(cp.opLast)
 	return &c
 }
 
@@ -117,6 +140,10 @@ type Options struct {
 	// point: it is not counted, does not reset duplicate skipping, and has the same image access
 	// as a crash point (its fully persisted state is the consistent image at the boundary).
 	OpBoundaries bool
+	// TxBoundaries also delivers, inside an operation, the TX_END of every outermost
+	// transaction that committed as a point of kind TxEnd (like an operation boundary: Index -1,
+	// not counted): a durable point of the operation.
+	TxBoundaries bool
 	// MaxStates caps the states a strategy yields per crash point (0: DefaultMaxStates; <0: no
 	// cap). Counts report the full number as well.
 	MaxStates int
@@ -265,6 +292,13 @@ type walker struct {
 	// CrashPoint.LastStore); opStores the distinct sites of its writes (CrashPoint.OpStores).
 	lastStore map[uint32]uint32
 	opStores  map[uint32]*siteSet
+	// opLast is each operation's latest recorded write (by its writes' Origin.Op, CrashPoint.
+	// LastStoreOf), wrote the operations in flight that wrote to PM at all since they began
+	// (CrashPoint.Quiet), committed the threads whose outermost transaction committed and has not
+	// ended yet (TxBoundaries).
+	opLast    map[int64]uint32
+	wrote     map[int64]bool
+	committed map[uint32]bool
 }
 
 // call runs fn and stops the replay on its error.
@@ -291,6 +325,15 @@ func (w *walker) BeforeDurable(ev *trace.Event, newCall bool) {
 
 func (w *walker) Wrote(wr *replay.Write) {
 	w.changed = true
+	if op := int64(wr.Origin.Op) - 1; op >= 0 {
+		if w.wrote == nil {
+			w.wrote, w.opLast = map[int64]bool{}, map[int64]uint32{}
+		}
+		w.wrote[op] = true
+		if wr.Recorded() {
+			w.opLast[op] = wr.Origin.Site
+		}
+	}
 	if wr.Recorded() {
 		if w.lastStore == nil {
 			w.lastStore, w.opStores = map[uint32]uint32{}, map[uint32]*siteSet{}
@@ -372,6 +415,33 @@ func (w *walker) OpEnded(ev *trace.Event, op replay.Op) {
 	if w.opts.OpBoundaries {
 		w.call(w.boundary(OpEnd, op, ev))
 	}
+	delete(w.wrote, op.Index)
+	delete(w.opLast, op.Index)
+}
+
+// Tx delivers the TX_END of an outermost transaction that committed, inside an operation, as a
+// TxEnd boundary (Options.TxBoundaries).
+func (w *walker) Tx(ev *trace.Event, tx *pmdk.Tx) {
+	if !w.opts.TxBoundaries {
+		return
+	}
+	switch tx.Last() {
+	case pmdk.CommittedOutermost:
+		if w.committed == nil {
+			w.committed = map[uint32]bool{}
+		}
+		w.committed[ev.Thread] = true
+	case pmdk.Aborted:
+		delete(w.committed, ev.Thread)
+	case pmdk.EndedOutermost:
+		if !w.committed[ev.Thread] {
+			return
+		}
+		delete(w.committed, ev.Thread)
+		if op, ok := w.m.Ops.Current(ev.Thread); ok {
+			w.call(w.boundary(TxEnd, op, ev))
+		}
+	}
 }
 
 func (w *walker) Ended(ev *trace.Event) {
@@ -408,13 +478,16 @@ func (w *walker) boundary(kind PointKind, op replay.Op, ev *trace.Event) error {
 	w.cp = CrashPoint{
 		Index: -1, Event: ev.Index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op.Index, OpText: op.Text, Segment: w.segment, Space: &w.space,
-		InFlight: w.inFlight, rp: w.m.Image,
+		InFlight: w.inFlight, rp: w.m.Image, opLast: w.opLast,
 	}
 	if kind == OpBegin {
 		w.cp.Assumed = w.assumed
 	}
 	if set := w.opStores[ev.Thread]; kind == OpEnd && set != nil {
 		w.cp.OpStores = set.order
+	}
+	if kind == TxEnd {
+		w.cp.Quiet = !slices.ContainsFunc(w.inFlight, func(f int64) bool { return f != op.Index && w.wrote[f] })
 	}
 	w.cp.gen = w.m.Image.Advance()
 	return w.fn(&w.cp)
@@ -467,7 +540,7 @@ func (w *walker) point(kind PointKind, index uint64, ev *trace.Event) error {
 	w.cp = CrashPoint{
 		Index: w.st.Points, Event: index, Kind: kind, Site: ev.Site, Thread: ev.Thread,
 		Stack: ev.Context, Op: op, OpText: text, Segment: w.segment, Space: sp, rp: w.m.Image,
-		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread],
+		InFlight: w.inFlight, LastStore: w.lastStore[ev.Thread], opLast: w.opLast,
 	}
 	w.st.Points++
 	w.cp.gen = w.m.Image.Advance()

@@ -128,6 +128,72 @@ func (e *explorer) pointKey(cp *crash.CrashPoint) string {
 	return "start=" + e.places.userFunction(cp.Site, cp.Stack)
 }
 
+// culprit returns the operation whose stores state st of sp lost or reordered, among the
+// operations in flight (inflight; the units' px86 origins, crash.Unit.Op), else fallback (the
+// crash point's operation): for a program-order prefix, the operation of the first store not
+// persisted; otherwise that of the earliest store not persisted that a later store of the same
+// operation overtook (a reordering inside the operation), else that a later store of any
+// operation overtook, else the first store not persisted. With one operation in flight it is
+// that operation: only overlapping operations (WITCHER, SOSP'21, §4.7) can blame another
+// operation than the crash point's thread's.
+func culprit(sp *crash.Space, st crash.State, inflight []int, fallback int) int {
+	if len(inflight) < 2 {
+		return fallback
+	}
+	in := func(u crash.Unit) bool { return u.Op > 0 && slices.Contains(inflight, int(u.Op)-1) }
+	maxP := map[uint32]uint64{} // per operation, its latest persisted unit
+	anyP, maxAll := false, uint64(0)
+	for i, l := range sp.Lines {
+		for _, u := range l.Units[:st.K[i]] {
+			maxP[u.Op] = max(maxP[u.Op], u.Seq+1)
+			anyP, maxAll = true, max(maxAll, u.Seq)
+		}
+	}
+	const none = ^uint64(0)
+	first, same, other := none, none, none // the Seq of each candidate
+	var firstOp, sameOp, otherOp uint32
+	for i, l := range sp.Lines {
+		for _, u := range l.Units[st.K[i]:] {
+			if !in(u) {
+				continue
+			}
+			if u.Seq < first {
+				first, firstOp = u.Seq, u.Op
+			}
+			if st.Prefix {
+				continue
+			}
+			if maxP[u.Op] > u.Seq+1 && u.Seq < same {
+				same, sameOp = u.Seq, u.Op
+			}
+			if anyP && maxAll > u.Seq && u.Seq < other {
+				other, otherOp = u.Seq, u.Op
+			}
+		}
+	}
+	switch {
+	case same != none:
+		return int(sameOp) - 1
+	case other != none:
+		return int(otherOp) - 1
+	case first != none:
+		return int(firstOp) - 1
+	}
+	return fallback
+}
+
+// pointKeyOf is crash point cp's window (above) as operation op sees it: cp's own (its thread's
+// latest store) for cp's operation, else the latest store op issued (crash.CrashPoint.LastStoreOf):
+// a failure that another thread's crash point shows is clustered by where its own operation was.
+func (e *explorer) pointKeyOf(cp *crash.CrashPoint, op int) string {
+	if op != int(cp.Op) {
+		if s := cp.LastStoreOf(int64(op)); s != 0 {
+			return "after=" + e.places.location(s, 0).Key()
+		}
+	}
+	return e.pointKey(cp)
+}
+
 // pathKey is the persistent path of operation op (above), known once the operation ended
 // (opEnd), else its crash point's window.
 func (e *explorer) pathKey(op int, window string) string {
@@ -437,7 +503,7 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		if err != nil {
 			return err
 		}
-		tw.per, tw.done, tw.inflight, tw.next = it.per, it.done, it.inflight, it.next
+		tw.per, tw.done, tw.inflight, tw.next, tw.lins = it.per, it.done, it.inflight, it.next, it.lins
 		tw.twin = &t
 		e.res.Stats.Twins++
 		e.runs.batch = append(e.runs.batch, tw)

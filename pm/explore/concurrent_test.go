@@ -93,7 +93,8 @@ func slotsMain(pool string) int {
 // slotTrace builds the trace of the slots program: ops are the workload lines, steps the
 // interleaving, each step (thread, action) with action "begin K", "end K", "data K" (the data
 // store of operation K's slot, written back and fenced unless nofence), "valid K", "both K"
-// (data and flag written, then both written back and ONE fence: the ordering bug).
+// (data and flag written, then both written back and ONE fence: the ordering bug), "stores K"
+// (data and flag written, nothing written back) and "sync K" (both written back, one fence).
 func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePath, workload string) {
 	t.Helper()
 	b := analysistest.New().Map(1, slotBase, slotsSize)
@@ -134,6 +135,11 @@ func slotTrace(t *testing.T, dir string, ops []string, steps []string) (tracePat
 		case "both":
 			store(10, data, v)
 			store(12, valid, 1)
+			b.Flush(14, trace.FlushCLWB, data).Flush(14, trace.FlushCLWB, valid).Fence(15, trace.FenceSFENCE)
+		case "stores":
+			store(10, data, v)
+			store(12, valid, 1)
+		case "sync":
 			b.Flush(14, trace.FlushCLWB, data).Flush(14, trace.FlushCLWB, valid).Fence(15, trace.FenceSFENCE)
 		default:
 			t.Fatalf("step %q", s)
@@ -245,6 +251,36 @@ func TestConcurrentOracles(t *testing.T) {
 	})
 }
 
+// TestBlame: a crash point on one thread whose state loses another operation's stores blames
+// that operation (its units' px86 origin), not the crash point's: operation 0 stores its data and
+// flag and writes nothing back yet; operation 1's fence, on thread 2, is a crash point where 0's
+// flag may persist without its data.
+func TestBlame(t *testing.T) {
+	dir := t.TempDir()
+	tr, w := slotTrace(t, dir, slotOps, []string{
+		"1 begin 0", "2 begin 1",
+		"1 stores 0",
+		"2 data 1", // crash points before its fence (thread 2): 0:0 possible
+		"2 valid 1",
+		"2 end 1",
+		"1 sync 0", // the missing fence between 0's data and flag shows here too
+		"1 end 0",
+		"1 begin 2", "1 end 2",
+	})
+	r := exploreSlots(t, dir, tr, w, Config{Options: Options{Strategies: []string{"exhaustive"}}})
+	if len(r.Findings) == 0 {
+		t.Fatalf("no finding: stats %+v", r.Stats)
+	}
+	for _, f := range r.Findings {
+		if f.Operation.Index != 0 || f.Operation.Text != "put 0 5" {
+			t.Errorf("finding %s blames operation %d %q, want 0: %s", f.Kind, f.Operation.Index, f.Operation.Text, f.Message)
+		}
+	}
+	if f := r.Findings[0]; !strings.Contains(f.Message, "(in operation 1's thread) during operation 0") {
+		t.Errorf("message %q: want the crash point's thread named", f.Message)
+	}
+}
+
 // TestLegalOutcomeKilled: when the crash-free runs die by a signal (here every run of the
 // target is killed: a program missing the environment it needs), a crash image whose run dies
 // the same way is not judged legal: its state is inconclusive, with a warning, never a pass.
@@ -283,29 +319,84 @@ func TestSequentialSlots(t *testing.T) {
 	}
 }
 
-func TestOrderedSubsets(t *testing.T) {
+// TestLinearizations checks the enumeration of the legal linearizations of a crash point
+// (oracles.go): every subset of the operations in flight, every order of the ended ones and the
+// subset consistent with real time, transaction cuts with what may follow them, the bound.
+func TestLinearizations(t *testing.T) {
+	// An operation is (op, begin, end); end 0 means in flight.
+	sp := func(op int, begin, end uint64) span {
+		if end == 0 {
+			end = inFlight
+		}
+		return span{op: op, begin: begin, end: end}
+	}
+	cut := func(op, nth int, event uint64) *txCut { return &txCut{op: op, nth: nth, event: event, quiet: true} }
+	for _, tc := range []struct {
+		name           string
+		done, inflight []span
+		cuts           []*txCut
+		limit          int
+		want           string
+	}{
+		{name: "one in flight", inflight: []span{sp(3, 1, 0)}, want: "[] [3]"},
+		{name: "two in flight, nothing ended", inflight: []span{sp(3, 1, 0), sp(4, 2, 0)},
+			want: "[] [3] [4] [3 4] [4 3]"},
+		// 0 ended before 1 began: 0 comes first in every order, and before the one in flight.
+		{name: "ended before the other began", done: []span{sp(0, 1, 2)}, inflight: []span{sp(1, 3, 0)},
+			want: "[0] [0 1]"},
+		// 1 began before 0 ended: it may have taken effect first (the old oracle's false finding).
+		{name: "in flight began first", done: []span{sp(0, 2, 3)}, inflight: []span{sp(1, 1, 0)},
+			want: "[0] [0 1] [1 0]"},
+		// Two ended operations that overlapped: either order; a third that began after both ended
+		// comes last.
+		{name: "ended overlapping", done: []span{sp(0, 1, 3), sp(1, 2, 4)}, inflight: []span{sp(2, 5, 0)},
+			want: "[0 1] [1 0] [0 1 2] [1 0 2]"},
+		// A chain of ended operations (each ended before the next began) has one order.
+		{name: "chain", done: []span{sp(0, 1, 2), sp(1, 3, 4), sp(2, 5, 6)}, want: "[0 1 2]"},
+		// 0 ended before 2 began, 1 overlaps both.
+		{name: "partial order", done: []span{sp(0, 1, 3), sp(1, 2, 6)}, inflight: []span{sp(2, 4, 0)},
+			want: "[0 1] [1 0] [0 1 2] [0 2 1] [1 0 2]"},
+		// A sequential operation with two transactions: rolled back, committed, cut after each.
+		{name: "transactions", inflight: []span{sp(5, 1, 0)}, cuts: []*txCut{cut(5, 1, 2), cut(5, 2, 3)},
+			want: "[] [5] 5.1:[] 5.2:[]"},
+		// A cut of 1 at event 4: 0 ended before it (in its image), 2 ended after it and comes
+		// after the cut; 3, in flight, applied or not, in either order with 2 (they overlap).
+		{name: "cut with what follows", done: []span{sp(0, 1, 3), sp(2, 5, 7)}, inflight: []span{sp(1, 2, 0), sp(3, 6, 0)},
+			cuts: []*txCut{cut(1, 1, 4)},
+			want: "[0 2] [0 2 1] [0 1 2] [1 0 2] [0 2 3] [0 3 2] [0 2 1 3] [0 2 3 1] [0 1 2 3] [0 1 3 2] [0 3 2 1] [0 3 1 2] [1 0 2 3] [1 0 3 2] 1.1:[2] 1.1:[2 3] 1.1:[3 2]"},
+		{name: "bound", inflight: []span{sp(1, 1, 0), sp(2, 2, 0), sp(3, 3, 0)}, limit: 4,
+			want: "[] [1] [2] [3] [1 2]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			limit := tc.limit
+			if limit == 0 {
+				limit = 1000
+			}
+			var got []string
+			for _, l := range linearizations(tc.done, tc.inflight, tc.cuts, limit) {
+				s := fmt.Sprint(l.seq)
+				if l.cut != nil {
+					s = fmt.Sprintf("%d.%d:%s", l.cut.op, l.cut.nth, s)
+				}
+				got = append(got, s)
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("got  %s\nwant %s", g, tc.want)
+			}
+		})
+	}
+	// With nothing ended, M operations in flight give P(M,0)+...+P(M,M) orders, as before.
 	for m, want := range []int{1, 2, 5, 16, 65} {
-		ops := make([]int, m)
-		for i := range ops {
-			ops[i] = 10 + i
+		var fl []span
+		for i := 0; i < m; i++ {
+			fl = append(fl, sp(10+i, uint64(i+1), 0))
 		}
-		got := orderedSubsets(ops)
-		if len(got) != want || legalCount(m) != fmt.Sprint(want) {
-			t.Errorf("M=%d: %d sequences, legalCount %s, want %d", m, len(got), legalCount(m), want)
-		}
-		seen := map[string]bool{}
-		for _, s := range got {
-			seen[fmt.Sprint(s)] = true
-		}
-		if len(seen) != want || len(got[0]) != 0 {
-			t.Errorf("M=%d: duplicates or not starting with the empty sequence: %v", m, got)
-		}
-		if m > 0 && fmt.Sprint(got[1+m*0]) != fmt.Sprint(ops[:1]) {
-			t.Errorf("M=%d: %v", m, got)
+		if got := len(linearizations(nil, fl, nil, 1000)); got != want || legalCount(m) != fmt.Sprint(want) {
+			t.Errorf("M=%d: %d orders, legalCount %s, want %d", m, got, legalCount(m), want)
 		}
 	}
-	if got := fmt.Sprint(orderedSubsets([]int{3, 4})); got != "[[] [3] [4] [3 4] [4 3]]" {
-		t.Errorf("orderedSubsets(3, 4) = %s", got)
+	if l := (linearization{cut: cut(3, 2, 9), seq: []int{4, 5}}); l.String() != "operation 3 applied up to its 2nd transaction, then 4 then 5" {
+		t.Errorf("name %q", l.String())
 	}
 }
 
@@ -419,14 +510,18 @@ func TestGeneralOracles(t *testing.T) {
 	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"a", "b", "c"}}}, runs: &runs{tmp: t.TempDir()}}
 	p := &period{ops: []int{0, 1}, before: "before.img"}
 	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
-	a := &item{opsAt: opsAt{per: p, inflight: []int{0, 1}, next: 2}}
-	b := &item{opsAt: opsAt{per: p, done: []int{0}, inflight: []int{1}, next: 2}}
+	// 0 and 1 in flight; then 0 ended, 1 (which began before 0 ended) still in flight: the
+	// orders of {0} ∪ S are [0], [0 1], [1 0].
+	a := &item{opsAt: opsAt{per: p, inflight: []int{0, 1}, next: 2,
+		lins: linearizations(nil, []span{{0, 1, inFlight}, {1, 2, inFlight}}, nil, 100)}}
+	b := &item{opsAt: opsAt{per: p, done: []int{0}, inflight: []int{1}, next: 2,
+		lins: linearizations([]span{{0, 1, 3}}, []span{{1, 2, inFlight}}, nil, 100)}}
 	ia, ib := g.add(a), g.add(b)
-	if len(ia) != 5 || len(ib) != 2 || len(g.runs) != 5 || len(g.preps) != 4 {
+	if len(ia) != 5 || len(ib) != 3 || len(g.runs) != 5 || len(g.preps) != 4 {
 		t.Fatalf("runs %v %v: %d oracle runs, %d prep runs; want 5 and 4", ia, ib, len(g.runs), len(g.preps))
 	}
-	// b's legal outcomes ([0], [0 1]) are a's.
-	if ib[0] != ia[1] || ib[1] != ia[3] {
+	// b's legal outcomes ([0], [0 1], [1 0]) are a's: deduplicated.
+	if ib[0] != ia[1] || ib[1] != ia[3] || ib[2] != ia[4] {
 		t.Errorf("b's runs %v are not a's %v", ib, ia)
 	}
 	if got := string(g.preps[g.runs[ia[4]].prep].stdin); got != "b\na\n" {
@@ -443,9 +538,79 @@ func TestGeneralOracles(t *testing.T) {
 	for i := range outs {
 		outs[i].target = scryexec.Outcome{Stdout: []byte(fmt.Sprint(i))}
 	}
-	ls := g.legal(a, ia, outs)
+	ls := g.legal(a, ia, outs, nil)
 	if !ls.general || string(ls.rolledBack.Stdout) != "0" || ls.committed == nil || string(ls.committed.Stdout) != "2" ||
-		len(ls.others) != 3 || ls.others[1].out.Completed() || ls.others[1].name != "in-flight operations applied: 1" {
+		len(ls.others) != 3 || ls.others[1].out.Completed() || ls.others[1].name != "operations applied: 1" {
 		t.Errorf("legal set %+v", ls)
+	}
+	// b: rolled back is [0], committed [0 1], and [1 0] another.
+	ls = g.legal(b, ib, outs, nil)
+	if string(ls.rolledBack.Stdout) != "1" || ls.committed == nil || string(ls.committed.Stdout) != "2" || len(ls.others) != 1 ||
+		ls.others[0].name != "operations applied: 1 then 0" {
+		t.Errorf("legal set of b %+v", ls)
+	}
+	// A transaction cut's image is the period's with the cut's patches: its prep starts there,
+	// and with nothing to apply after it, its oracle run does.
+	c := &txCut{op: 1, nth: 1, event: 2, quiet: true, patches: []crash.Patch{{Offset: 0, Data: []byte{1}}}}
+	d := &item{opsAt: opsAt{per: p, done: []int{0}, inflight: []int{1}, next: 2,
+		lins: []linearization{{cut: c, seq: []int{0}}, {cut: c}}}}
+	g.add(d)
+	if n := len(g.preps); n != 5 || g.preps[4].copyFrom != "before.img" || len(g.preps[4].patches) != 1 || string(g.preps[4].stdin) != "a\n" {
+		t.Errorf("cut prep %+v", g.preps[n-1])
+	}
+	r := g.runs[len(g.runs)-1]
+	if r.prep != -1 || r.lin.cut != c {
+		t.Errorf("cut run without a sequence: %+v", r)
+	}
+	jobs = g.jobs(nil, make([]outcome, len(g.preps)))
+	if j := jobs[r.job]; j.copyFrom != "before.img" || len(j.patches) != 1 {
+		t.Errorf("cut oracle job %+v", j)
+	}
+}
+
+// TestResponses: a linearization whose completed operations print something else in it than in
+// the recorded run is no legal outcome (durable linearizability's responses, responses.go); when
+// none agrees, none is left out.
+func TestResponses(t *testing.T) {
+	e := &explorer{cfg: &Config{Workload: workload.Workload{Ops: []string{"put", "get", "end"}}}, runs: &runs{tmp: t.TempDir()},
+		warned: map[string]bool{}, res: &Result{}, plan: &plan{outputs: map[int][]byte{1: []byte("1\n")}}}
+	p := &period{ops: []int{0, 1}, before: "before.img"}
+	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
+	// "get" (1) ended and printed 1; "put" (0) is in flight and began first: [1], [1 0], [0 1].
+	it := &item{opsAt: opsAt{per: p, done: []int{1}, inflight: []int{0}, next: 2,
+		lins: linearizations([]span{{1, 2, 3}}, []span{{0, 1, inFlight}}, nil, 100)}}
+	idx := g.add(it)
+	for i, r := range g.runs {
+		if want := len(r.lin.seq) > 0; g.preps[r.prep].outputs != want {
+			t.Errorf("run %d (%v): prep recorded %v", i, r.lin.seq, g.preps[r.prep].outputs)
+		}
+	}
+	outs := make([]outcome, 3)
+	for i := range outs {
+		outs[i].target = scryexec.Outcome{Stdout: []byte(fmt.Sprint(i))}
+	}
+	g.runs[idx[0]].job, g.runs[idx[1]].job, g.runs[idx[2]].job = 0, 1, 2
+	prepOut := make([]outcome, len(g.preps))
+	say := func(lin int, s map[int][]byte) { prepOut[g.runs[idx[lin]].prep].outputs = s }
+	// The get saw the put only where the put comes first: [0 1] agrees, [1] and [1 0] do not.
+	say(0, map[int][]byte{0: []byte("0\n")})
+	say(1, map[int][]byte{0: []byte("0\n")})
+	say(2, map[int][]byte{1: []byte("1\n")})
+	ls := g.legal(it, idx, outs, prepOut)
+	if ls.excluded != 2 || len(ls.all()) != 1 || string(ls.rolledBack.Stdout) != "2" || ls.committed != nil {
+		t.Errorf("legal set %+v: want [0 1] alone", ls)
+	}
+	// A prep run's threads may begin its operations in another order than its lines: an
+	// operation whose text is one line alone is that line's; repeated texts keep their order.
+	h := &outputCollector{outs: map[int][]byte{0: []byte("a"), 1: []byte("b"), 2: []byte("c")},
+		texts: map[int]string{0: "get 1", 1: "set 1 1", 2: "get 1"}}
+	if got := fmt.Sprint(h.byLine([]byte("set 1 1\nget 1\nget 1\n"))); got != "map[0:[98] 1:[97] 2:[99]]" {
+		t.Errorf("byLine: %s", got)
+	}
+	// Nothing agrees: nothing is left out, with a warning.
+	say(2, map[int][]byte{1: []byte("0\n")})
+	ls = g.legal(it, idx, outs, prepOut)
+	if ls.excluded != 0 || len(ls.all()) != 3 || len(e.res.Warnings) != 1 {
+		t.Errorf("legal set %+v, warnings %q: want all three, a warning", ls, e.res.Warnings)
 	}
 }

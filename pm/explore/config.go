@@ -81,6 +81,11 @@ type Config struct {
 	// allocates its whole pool every time it opens it: pipeline.AllocatesPool); they go in the
 	// temporary directory (exec.ScratchParent).
 	AvoidTmpfs string
+	// OpBegin and OpEnd name the functions whose calls marked the operations of the recorded run
+	// (record.Options.OpBegin, OpEnd; "" for lines read from standard input and scry_op_begin):
+	// the prep runs recorded to tell what each operation printed mark theirs alike
+	// (responses.go).
+	OpBegin, OpEnd string
 }
 
 // JudgedState is a crash state judged: its crash point (crash.CrashPoint.Index), the state, the
@@ -118,6 +123,10 @@ type Runner interface {
 type ProcessRunner struct {
 	Prog  exec.Target
 	Check *exec.Checker
+	// OpBegin and OpEnd name the functions whose calls marked the recorded run's operations
+	// (record.Options), for the prep runs recorded to tell what each operation printed
+	// (TargetOutputs).
+	OpBegin, OpEnd string
 	// Servers, if non-nil, run the target through fork servers (exec.ForkServers; Run makes
 	// them unless Config.NoForkServer).
 	Servers *exec.ForkServers
@@ -173,6 +182,10 @@ func (c *Config) setup() (target exec.Target, strats []*crash.Strategy, hugePage
 	if c.Runner, err = c.runner(target); err != nil {
 		return target, nil, false, err
 	}
+	if pr, ok := c.Runner.(ProcessRunner); ok {
+		pr.OpBegin, pr.OpEnd = c.OpBegin, c.OpEnd
+		c.Runner = pr
+	}
 	if strats, err = c.strategies(); err != nil {
 		return target, nil, false, err
 	}
@@ -182,7 +195,7 @@ func (c *Config) setup() (target exec.Target, strats []*crash.Strategy, hugePage
 	if c.BatchStates <= 0 {
 		c.BatchStates = DefaultBatchStates
 	}
-	c.Crash.OpBoundaries = true
+	c.Crash.OpBoundaries, c.Crash.TxBoundaries = true, true
 	if c.Pool != "" {
 		if c.Pool, err = filepath.Abs(c.Pool); err != nil {
 			return target, nil, false, err

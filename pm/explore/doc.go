@@ -26,13 +26,21 @@
 // checker (exec.Checker) the user's command also runs on a fresh copy of the raw crash image,
 // before any recovery, and must exit 0.
 //
+// An operation made of several PMDK transactions (mapcli's `n K` inserts each key in a
+// transaction of its own) is durable at each: the run from the consistent image at the TX_END of
+// each outermost transaction it committed before the crash point (crash.TxEnd) is a legal
+// outcome too, "operation k applied up to its jth transaction".
+//
 // When threads run operations concurrently (OP_BEGIN and OP_END of different operations
-// interleave), a crash point has operations ended (D), in flight (F, M of them) and not begun
-// (N); the crash-image run applies N, and the legal outcomes are, for every order of every
-// subset S of F, the run applying D, then S, then N (WITCHER §4.7: P(M,0)+...+P(M,M) oracles).
-// They are computed by prep runs from the consistent image at the start of the busy period
-// (oracles.go); a period of one operation keeps the two oracles above. Crash points with more
-// than Options.MaxInFlight operations in flight are skipped.
+// interleave), the oracle is durable linearizability (Izraelevitz, Mendes, Scott, DISC'16): a
+// crash point has operations ended (D), in flight (F, M of them) and not begun (N); the
+// crash-image run applies N, and the legal outcomes are, for every subset S of F, every order of
+// D ∪ S consistent with real time (an operation that ended before another began comes first),
+// applied, then N, plus the transaction cuts of the operations of F with what may follow them.
+// They are computed by prep runs from the consistent image at the start of the busy period, or at
+// a cut (oracles.go, which gives the counts); a period of one operation keeps the oracles above,
+// read off the trace. Crash points with more than Options.MaxInFlight operations in flight, or
+// more than MaxLegalOutcomes legal outcomes, are skipped.
 //
 // # Invariants
 //
@@ -44,8 +52,10 @@
 //
 // # Findings
 //
-// A failing state that is a program-order prefix (crash.State.Prefix) shows that operation k is
-// not failure-atomic even without reordering: an atomicity-violation. A failing state that is
+// A finding names the operation whose stores the failing state lost or reordered (the units'
+// px86 origins: culprit, cause.go), which with overlapping operations may be another than the
+// crash point's thread's. A failing state that is a program-order prefix (crash.State.Prefix)
+// shows that operation k is not failure-atomic even without reordering: an atomicity-violation. A failing state that is
 // not a prefix persisted some unit while an earlier one (in program order) was not: an
 // ordering-violation, naming the persisted and unpersisted stores. A state that loses only stores
 // an earlier operation left pending, right before the next operation, proves a

@@ -120,6 +120,7 @@ type crashImage struct {
 // cause.go: part of the cluster key).
 type pointAt struct {
 	point      int
+	pointOp    int // the operation of the point's thread (crash.CrashPoint.Op)
 	pointKind  crash.PointKind
 	event      uint64
 	site       uint32
@@ -134,13 +135,15 @@ type pointAt struct {
 
 // opsAt are the operations at an item's crash point (oracles.go): its operation, its busy
 // period, the period's operations ended before it (OP_END order) and in flight (OP_BEGIN order),
-// and the first operation not begun (the crash-image run's standard input starts there).
+// the first operation not begun (the crash-image run's standard input starts there) and the
+// point's legal linearizations (shared by its items).
 type opsAt struct {
 	op       int
 	per      *period
 	done     []int
 	inflight []int
 	next     int
+	lins     []linearization
 }
 
 // pairCheck is what confirming inferred pairs needs of an item (cause.go): the
@@ -169,13 +172,19 @@ type judgement struct {
 // the OP_END that leaves none in flight. A sequential workload has one operation per period;
 // threads running operations concurrently make periods of several.
 type period struct {
-	ops    []int  // operations begun, in OP_BEGIN order
-	ended  []int  // operations ended, in OP_END order
-	image  bool   // the boundary writer holds the image at the period's first OP_BEGIN
-	before string // that image, copied at the period's first explored crash point ("" before)
-	region uint32 // the pool's region id at that OP_BEGIN
-	gen    uint64 // its image generation there (crash.CrashPoint.Generation)
-	after  string // one-operation period: the image at its OP_END ("" until then, or none)
+	ops   []int // operations begun, in OP_BEGIN order
+	ended []int // operations ended, in OP_END order
+	// begins and ends are the trace events of the operations' OP_BEGIN and OP_END (real-time
+	// order, oracles.go); cuts the durable points inside them (their transactions, crash.TxEnd),
+	// in trace order, and ntx the transactions each operation committed so far.
+	begins, ends map[int]uint64
+	cuts         []*txCut
+	ntx          map[int]int
+	image        bool   // the boundary writer holds the image at the period's first OP_BEGIN
+	before       string // that image, copied at the period's first explored crash point ("" before)
+	region       uint32 // the pool's region id at that OP_BEGIN
+	gen          uint64 // its image generation there (crash.CrashPoint.Generation)
+	after        string // one-operation period: the image at its OP_END ("" until then, or none)
 }
 
 // sequential reports whether the period is one operation (the two-oracle case).
@@ -500,6 +509,8 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return e.opBegin(cp)
 	case crash.OpEnd:
 		return e.opEnd(cp)
+	case crash.TxEnd:
+		return e.txEnd(cp)
 	}
 	if cp.Op < 0 {
 		if e.walk == 0 && e.cfg.Shard.Index == 0 {
@@ -561,9 +572,17 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 		return nil
 	}
 	if m := len(cp.InFlight); m > e.cfg.maxInFlight() {
-		e.warn(fmt.Sprintf("crash points with more than %d operations in flight are not explored (they would need %s legal outcomes each)",
+		e.warn(fmt.Sprintf("crash points with more than %d operations in flight are not explored (they would need %s legal outcomes each, or more)",
 			e.cfg.maxInFlight(), legalCount(m)))
 		e.res.Stats.SkippedConcurrent++
+		return nil
+	}
+	inflight := make([]int, len(cp.InFlight))
+	for i, f := range cp.InFlight {
+		inflight[i] = int(f)
+	}
+	lins, ok := e.pointLegal(p, cp, inflight)
+	if !ok {
 		return nil
 	}
 	id, path, ok, err := e.region(cp)
@@ -630,17 +649,13 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 	if err := e.keepBefore(p, cp); err != nil {
 		return err
 	}
-	inflight := make([]int, len(cp.InFlight))
-	for i, f := range cp.InFlight {
-		inflight[i] = int(f)
-	}
 	done := slices.Clone(p.ended)
 	if lazy {
 		it, err := e.lazyItem(cp, k, id, path)
 		if err != nil {
 			return err
 		}
-		it.per, it.done, it.inflight, it.next = p, done, inflight, next
+		it.per, it.done, it.inflight, it.next, it.lins = p, done, inflight, next, lins
 		e.runs.batch = append(e.runs.batch, it)
 	}
 	seen, skipped := map[string]*item{}, map[string]bool{}
@@ -671,7 +686,8 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 				skipped[key] = false // it breaks invariants after all: run it
 				e.res.Stats.Sampled--
 			}
-			smp := e.found.windowSampling(cp, st, e.pointKey(cp))
+			op := culprit(cp.Space, st, inflight, k)
+			smp := e.found.windowSampling(cp, op, st, e.pointKeyOf(cp, op))
 			if e.found.sampledOut(smp) {
 				skipped[key] = true
 				e.res.Stats.Sampled++
@@ -681,7 +697,7 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 			if err != nil {
 				return err
 			}
-			it.per, it.done, it.inflight, it.next, it.smp = p, done, inflight, next, smp
+			it.per, it.done, it.inflight, it.next, it.lins, it.smp = p, done, inflight, next, lins, smp
 			seen[key] = it
 			e.runs.batch = append(e.runs.batch, it)
 			if len(st.Invariants) > 0 {
@@ -718,10 +734,11 @@ func (e *explorer) opBegin(cp *crash.CrashPoint) error {
 	k := int(cp.Op)
 	if e.cur != nil {
 		e.cur.ops = append(e.cur.ops, k)
+		e.cur.begins[k] = cp.Event
 		e.checkText(cp)
 		return nil
 	}
-	p := &period{ops: []int{k}}
+	p := &period{ops: []int{k}, begins: map[int]uint64{k: cp.Event}, ends: map[int]uint64{}, ntx: map[int]int{}}
 	e.cur = p
 	id, _, ok, err := e.region(cp)
 	if err != nil || !ok {
@@ -836,6 +853,7 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		it.loc, it.site, it.stack = e.places.location(lost[0].Site, lost[0].Stack), lost[0].Site, lost[0].Stack
 		it.cause = e.storeKey(it.site, it.stack, g.op)
 		it.per, it.inflight, it.next = p, []int{k}, k+1
+		it.lins = []linearization{{}, {seq: []int{k}}}
 		e.runs.batch = append(e.runs.batch, it)
 	}
 	return nil
@@ -861,6 +879,7 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 		return nil
 	}
 	p.ended = append(p.ended, int(cp.Op))
+	p.ends[int(cp.Op)] = cp.Event
 	if len(p.ended) < len(p.ops) {
 		return nil
 	}
@@ -883,6 +902,43 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 	if len(e.runs.batch) >= e.pacer.batchLimit(e.cfg.BatchStates, e.runs.flushes) || e.runs.batchBytes >= MaxBatchBytes {
 		return e.flush()
 	}
+	return nil
+}
+
+// txEnd records a durable point inside an operation of the busy period in progress (the TX_END
+// of one of its outermost transactions that committed, crash.TxEnd): the consistent image there,
+// as the pages written since the period began (crash.CrashPoint.Delta), or a file of its own when
+// those exceed MaxPointDelta. The crash points after it in the period may find the operation
+// applied up to it (oracles.go). Only the walks exploring the operation keep it.
+func (e *explorer) txEnd(cp *crash.CrashPoint) error {
+	p, k := e.cur, int(cp.Op)
+	if p == nil || !p.image || k < 0 {
+		return nil
+	}
+	p.ntx[k]++
+	if !e.inPass(k) {
+		return nil
+	}
+	id, _, ok, err := e.region(cp)
+	if err != nil || !ok || id != p.region {
+		return err
+	}
+	c := &txCut{op: k, nth: p.ntx[k], event: cp.Event, quiet: cp.Quiet}
+	delta, n, err := cp.Delta(id, p.gen)
+	if err != nil {
+		return err
+	}
+	if n <= maxPointDelta {
+		c.patches = delta
+		e.runs.batchBytes += n
+	} else {
+		c.file = e.newImage("cut")
+		if err := cp.WriteImage(c.file, id, cp.Space.FullState()); err != nil {
+			return err
+		}
+		e.runs.pointFiles = append(e.runs.pointFiles, c.file)
+	}
+	p.cuts = append(p.cuts, c)
 	return nil
 }
 
@@ -1082,9 +1138,23 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 		crashImage: crashImage{image: img, base: base, patches: append(delta[:len(delta):len(delta)], ps...), key: key, isBase: isBase},
 		pointAt: pointAt{
 			point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site, loc: e.places.location(cp.Site, cp.Stack),
-			stack: cp.Stack, opText: cp.OpText, region: region, regionPath: path, pointKey: e.pointKey(cp),
+			stack: cp.Stack, opText: cp.OpText, region: region, regionPath: path, pointKey: e.pointKey(cp), pointOp: k,
 		},
 		opsAt: opsAt{op: k}, state: st, strategy: strategy,
+	}
+	// The operation whose stores the state lost or reordered (culprit), when another operation
+	// than the point's thread's is in flight.
+	if len(cp.InFlight) > 1 {
+		inflight := make([]int, len(cp.InFlight))
+		for i, f := range cp.InFlight {
+			inflight[i] = int(f)
+		}
+		if op := culprit(cp.Space, st, inflight, k); op != k {
+			it.op, it.pointKey = op, e.pointKeyOf(cp, op)
+			if op < len(e.cfg.Workload.Ops) {
+				it.opText = e.cfg.Workload.Ops[op]
+			}
+		}
 	}
 	sp := cp.Space
 	for _, l := range sp.Lines {

@@ -229,14 +229,14 @@ type sampling struct {
 	capped, selected bool
 }
 
-// windowSampling returns the sampling of state st at cp: the finding it would fall in (its
+// windowSampling returns the sampling of state st at cp, of operation op (culprit): the finding it would fall in (its
 // kind follows from the state: a program-order prefix is an atomicity violation, anything else
 // an ordering violation) is sampled by the window of its crash point (an operation's path is
 // known only once it ended), and its operation's states in that window are counted (the cap).
 // Such a state, once sampled, cannot add a finding, only a count or a variant (AGAMOTTO's and
 // WITCHER's point: spend runs where new bugs can be); states that break inferred invariants are
 // never left out.
-func (c *clusters) windowSampling(cp *crash.CrashPoint, st crash.State, window string) sampling {
+func (c *clusters) windowSampling(cp *crash.CrashPoint, op int, st crash.State, window string) sampling {
 	if c.sampleAfter < 0 || len(st.Invariants) > 0 {
 		return sampling{}
 	}
@@ -245,7 +245,7 @@ func (c *clusters) windowSampling(cp *crash.CrashPoint, st crash.State, window s
 		kind = report.AtomicityViolation
 	}
 	key := string(kind) + "|" + window
-	opKey := fmt.Sprintf("%d|%s", cp.Op, key)
+	opKey := fmt.Sprintf("%d|%s", op, key)
 	pos := c.windowStates[opKey]
 	c.windowStates[opKey]++
 	return sampling{key: key, capped: pos >= c.windowCap, selected: chosen(cp.Event, fmt.Sprint(st.K))}
@@ -365,12 +365,23 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			inflight = ", with operations " + strings.Join(ops, ", ") + " in flight"
 		}
 		if symptom == exec.SymptomOutput {
-			symText = fmt.Sprintf("re-execution prints an output that matches none of the %d legal outcomes (every order of every subset of the in-flight operations applied)", len(ls.all()))
+			symText = fmt.Sprintf("re-execution prints an output that %s (every order consistent with real time of the operations ended and of every subset of those in flight)", outcomesText(len(ls.all())))
+			if ls.excluded > 0 {
+				symText += fmt.Sprintf(", %d orders left out because a completed operation prints something else in them than it printed before the crash", ls.excluded)
+			}
 		}
+	} else if len(ls.others) > 0 && symptom == exec.SymptomOutput {
+		symText = fmt.Sprintf("re-execution prints an output that %s (rolled back, committed, or applied up to one of its transactions committed before the crash)", outcomesText(len(ls.all())))
 	}
 	pointKind, op, opText := it.pointKind.String(), it.op, it.opText
+	thread := ""
+	if it.pointOp != it.op && !it.durability {
+		// The crash point is another operation's thread's: the state lost this operation's
+		// stores (culprit).
+		thread = fmt.Sprintf(" (in operation %d's thread)", it.pointOp)
+	}
 	message := func(at string) string {
-		where := fmt.Sprintf("a crash %s at %s during operation %d (%q)%s", pointText(pointKind), at, op, opText, inflight)
+		where := fmt.Sprintf("a crash %s at %s%s during operation %d (%q)%s", pointText(pointKind), at, thread, op, opText, inflight)
 		switch {
 		case kind == report.DurabilityViolation:
 			return fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
@@ -404,13 +415,20 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	if ls.committed != nil && (!ls.general || ls.committed.Completed()) {
 		c.DiffCommitted = exec.DiffOutcomes(t, *ls.committed)
 	}
-	if !ls.general || ls.rolledBack.Completed() {
+	others := ls.others
+	if ls.rolledBackAs != "" {
+		// No linearization without the in-flight operations is left (responses.go): what
+		// stands in the rolled-back outcome's place is another.
+		others = append([]namedOutcome{{name: ls.rolledBackAs, out: ls.rolledBack}}, others...)
+	} else if !ls.general || ls.rolledBack.Completed() {
 		c.DiffRolledBack = exec.DiffOutcomes(t, ls.rolledBack)
 	}
 	if ls.general {
 		for _, o := range it.inflight {
 			c.InFlight = append(c.InFlight, report.Operation{Index: uint64(o), Text: e.cfg.Workload.Ops[o]})
 		}
+	}
+	if ls.general || len(ls.others) > 0 {
 		c.Oracles = len(ls.all())
 		// The closest legal outcome, when it is neither committed nor rolled back: the fewest
 		// changed lines (a run that hung or could not start is no candidate).
@@ -419,11 +437,11 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			o    *exec.Outcome
 			diff string
 		}{{&ls.rolledBack, c.DiffRolledBack}, {ls.committed, c.DiffCommitted}} {
-			if d.o != nil && d.o.Completed() && (best < 0 || diffSize(d.diff) < best) {
+			if d.o != nil && d.o.Completed() && d.diff != "" && (best < 0 || diffSize(d.diff) < best) {
 				best = diffSize(d.diff)
 			}
 		}
-		for _, o := range ls.others {
+		for _, o := range others {
 			if !o.out.Completed() {
 				continue
 			}
@@ -444,6 +462,14 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
 	}, message
+}
+
+// outcomesText says that an output matches none of n legal outcomes.
+func outcomesText(n int) string {
+	if n == 1 {
+		return "does not match the only legal outcome"
+	}
+	return fmt.Sprintf("matches none of the %d legal outcomes", n)
 }
 
 // pointText says where a crash point of kind k (crash.PointKind's names) lies.

@@ -101,6 +101,9 @@ type lazyPoint struct {
 	contents []crash.Contents
 	// eagerCost is the point's cost (pointCost) with the strategies its fallback would run.
 	eagerCost float64
+	// windows, with operations overlapping, is the point's window as each operation in flight
+	// sees it (explorer.pointKeyOf): a leaf's failure is blamed on its culprit.
+	windows map[int]string
 }
 
 // lazyStrategy returns the lazy strategy among the configured ones, or nil.
@@ -204,6 +207,12 @@ func (e *explorer) lazyItem(cp *crash.CrashPoint, k int, id uint32, path string)
 	for _, l := range lp.space.Lines {
 		e.runs.batchBytes += 64 * len(l.Units) // the clone's units and their old bytes
 	}
+	if len(cp.InFlight) > 1 {
+		lp.windows = map[int]string{}
+		for _, f := range cp.InFlight {
+			lp.windows[int(f)] = e.pointKeyOf(cp, int(f))
+		}
+	}
 	it.lazy = lp
 	return it, nil
 }
@@ -284,6 +293,12 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 		leaf.lazy, leaf.leafOf, leaf.choices = nil, lp, l.Choices
 		leaf.state = lp.leafState(l.Choices)
 		leaf.persisted, leaf.unpersist = stateRefs(lp.space, leaf.state)
+		if op := culprit(lp.space, leaf.state, leaf.inflight, leaf.pointOp); op != leaf.op {
+			leaf.op, leaf.pointKey = op, lp.windows[op]
+			if op < len(e.cfg.Workload.Ops) {
+				leaf.opText = e.cfg.Workload.Ops[op]
+			}
+		}
 		st.StatesTested++
 		st.LazyLeaves++
 		e.lazy.covered.Add(&e.lazy.covered, lp.leafCovers(l.Choices))

@@ -19,11 +19,14 @@ import (
 // report data (shard.go).
 type plan struct {
 	regionBytes uint64
-	order       schedule
-	opPoints    []int
-	opCost      []float64
-	shardOps    []bool
-	shardInfo   report.Shard
+	// outputs is what each operation printed on its standard output in the recorded run
+	// (responses.go), nil when none printed anything.
+	outputs   map[int][]byte
+	order     schedule
+	opPoints  []int
+	opCost    []float64
+	shardOps  []bool
+	shardInfo report.Shard
 }
 
 // shardPeriod is a busy period as the partition into shards sees it: its operations and its
@@ -47,13 +50,15 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 	n := len(c.Workload.Ops)
 	p := &plan{opPoints: make([]int, n), opCost: make([]float64, n)}
 	var paths *pathCollector
+	var outs *outputCollector
 	observe := func(ops *replay.Ops) replay.Handler {
 		paths = newPathCollector(ops, n, func(rg pmdk.Region) {
 			if p.regionBytes == 0 {
 				p.regionBytes = rg.Len
 			}
 		})
-		return paths
+		outs = &outputCollector{ops: ops}
+		return replay.Tee(paths, outs)
 	}
 	// The busy periods, for the partition into shards.
 	var periods []*shardPeriod
@@ -75,6 +80,11 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 			return nil
 		case crash.OpEnd:
 			inFlight = max(inFlight-1, 0)
+			return nil
+		case crash.TxEnd:
+			if cur != nil {
+				cur.cost++ // the legal outcome of the operation cut there
+			}
 			return nil
 		}
 		if cp.Op < 0 {
@@ -100,6 +110,9 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 		return nil, err
 	}
 	p.order = orderOf(paths.keys(), paths.period, MaxWalks)
+	if t, err := c.Target(c.Args); err == nil {
+		p.outputs = filtered(outs.outs, t.OutputFilter)
+	}
 	if c.Shard.Active() {
 		for k := range opPeriod {
 			n = max(n, k+1)

@@ -1,11 +1,13 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -71,6 +73,9 @@ type job struct {
 	patches  []crash.Patch // then these are written over it
 	keep     bool
 	timeout  time.Duration // bounds the run when > 0 (a crash image's: hangTimeout)
+	// outputs asks a prep run to be recorded so that what each of its operations printed is
+	// known (OutputRunner, responses.go).
+	outputs bool
 	// publish, on a legal outcome's run, is where its outcome goes (as legal outcome
 	// publishAs) for the runs on the period's crash images; legal, on those, is where they
 	// find them, to stop at their first diverging line (early.go).
@@ -102,6 +107,9 @@ type outcome struct {
 	target  exec.Outcome
 	checker *exec.Outcome
 	done    bool
+	// outputs, on a prep run recorded to tell (job.outputs), is what each of its operations
+	// printed (responses.go).
+	outputs map[int][]byte
 	lazy    *exec.LazyOutcome // a lazy run's (target is its root's)
 	// convergeSaved, on a run stopped at a legal outcome's state (target.ConvergedTo), is how
 	// much longer that legal outcome's run took (converge.go).
@@ -210,11 +218,13 @@ type runningBatch struct {
 	done    chan struct{} // closed when run returns (nil: ran synchronously)
 }
 
-// seqPair indexes the two oracle runs of a one-operation period in a batch's jobs (after -1:
-// none, the trace ends inside the operation); slot collects their outcomes for the runs on
-// the period's crash images (early.go).
+// seqPair indexes the oracle runs of a one-operation period in a batch's jobs: on its
+// consistent images before and after it (after -1: none, the trace ends inside the operation),
+// and after each of its transactions that a crash point's legal outcomes need (cuts: a job
+// each); slot collects their outcomes for the runs on the period's crash images (early.go).
 type seqPair struct {
 	before, after int
+	cuts          map[*txCut]int
 	slot          *legalSlot
 }
 
@@ -241,10 +251,24 @@ func (e *explorer) prepare() *runningBatch {
 		}
 		b.periods = append(b.periods, p)
 		conv := &convergence{stdin: e.cfg.Workload.Suffix(it.op)}
-		pr := &seqPair{before: len(b.jobs), after: -1, slot: newLegalSlot(1, conv)}
-		if p.after != "" {
-			pr.slot = newLegalSlot(2, conv)
+		// The transaction cuts the period's crash points need, in trace order.
+		var cuts []*txCut
+		for _, o := range b.items[i:] {
+			if o.per != p {
+				continue
+			}
+			for _, l := range o.lins {
+				if l.cut != nil && !slices.Contains(cuts, l.cut) {
+					cuts = append(cuts, l.cut)
+				}
+			}
 		}
+		slices.SortFunc(cuts, func(a, b *txCut) int { return cmp.Compare(a.event, b.event) })
+		n := 1 + len(cuts)
+		if p.after != "" {
+			n++
+		}
+		pr := &seqPair{before: len(b.jobs), after: -1, cuts: map[*txCut]int{}, slot: newLegalSlot(n, conv)}
 		chk := e.cfg.Runner.HasChecker()
 		// The run on the consistent image before the operation works on a copy: the crash
 		// images of the period start from that file.
@@ -254,7 +278,12 @@ func (e *explorer) prepare() *runningBatch {
 			// On a copy too: p.after stays as the operation left it for a second run (vary.go).
 			b.jobs = append(b.jobs, job{image: e.newImage("committed"), copyFrom: p.after, stdin: e.cfg.Workload.Suffix(it.op), checker: chk, publish: pr.slot, publishAs: 1})
 		} else {
-			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome only")
+			e.warn("the trace ends inside an operation (no OP_END): its crash states are compared with the rolled-back outcome (and the operation cut after its transactions) only")
+		}
+		for _, c := range cuts {
+			from, patches := linearization{cut: c}.base(p)
+			pr.cuts[c] = len(b.jobs)
+			b.jobs = append(b.jobs, job{image: e.newImage("cut"), copyFrom: from, patches: patches, stdin: e.cfg.Workload.Suffix(it.op), checker: chk, publish: pr.slot, publishAs: len(b.jobs) - pr.before})
 		}
 		b.seqs[p] = pr
 	}
@@ -452,8 +481,15 @@ func (e *explorer) finish() error {
 				ls.committed = &outs[pr.after].target
 				ready = ready && outs[pr.after].done
 			}
+			for _, l := range it.lins {
+				if l.cut != nil {
+					k := pr.cuts[l.cut]
+					ls.others = append(ls.others, namedOutcome{name: l.String(), out: outs[k].target})
+					ready = ready && outs[k].done
+				}
+			}
 		} else {
-			ls = b.gen.legal(it, b.genIdx[i], outs)
+			ls = b.gen.legal(it, b.genIdx[i], outs, b.prepOut)
 			ready = ready && !interrupted // the legal outcomes of overlapping operations are many
 		}
 		ready = ready && !unjudged[i]
@@ -557,6 +593,11 @@ func (e *explorer) runJob(ctx context.Context, w *exec.Worker, j job) outcome {
 	if j.lazy != nil {
 		out.lazy = e.lazyRun(ctx, w, j, j.image)
 		out.target, out.done = out.lazy.Root, ctx.Err() == nil
+		return out
+	}
+	if or, ok := e.cfg.Runner.(OutputRunner); ok && j.outputs {
+		out.target, out.outputs = or.TargetOutputs(ctx, j.image, j.stdin, w.Dir, j.timeout)
+		out.done = ctx.Err() == nil
 		return out
 	}
 	conv, legal := e.converge(ctx, w, j)

@@ -69,7 +69,7 @@ func (b *runningBatch) learnVariance(e *explorer, outs []outcome) (unjudged map[
 	jobs := make([]job, len(repeat))
 	for n, k := range repeat {
 		j := b.jobs[k]
-		jobs[n] = job{image: e.newImage("repeat"), copyFrom: j.copyFrom, stdin: j.stdin, timeout: j.timeout}
+		jobs[n] = job{image: e.newImage("repeat"), copyFrom: j.copyFrom, patches: j.patches, stdin: j.stdin, timeout: j.timeout}
 	}
 	rs, err := exec.Map(e.runs.runCtx, e.runs.pool, jobs, e.runJob) // stopped at the budget's end too
 	ran := map[int]bool{}
@@ -106,10 +106,16 @@ func (b *runningBatch) learnVariance(e *explorer, outs []outcome) (unjudged map[
 // made: a general period's outcome whose prep run failed has none).
 func (b *runningBatch) legalJobs(i int) []int {
 	if pr := b.seqs[b.items[i].per]; pr != nil {
-		if pr.after < 0 {
-			return []int{pr.before}
+		ks := []int{pr.before}
+		if pr.after >= 0 {
+			ks = append(ks, pr.after)
 		}
-		return []int{pr.before, pr.after}
+		for _, l := range b.items[i].lins {
+			if l.cut != nil {
+				ks = append(ks, pr.cuts[l.cut])
+			}
+		}
+		return ks
 	}
 	var ks []int
 	for _, r := range b.genIdx[i] {

@@ -137,6 +137,11 @@ type Handler interface {
 	// OpBegan and OpEnded: a workload operation began or ended (Ops already says so).
 	OpBegan(ev *trace.Event, op Op)
 	OpEnded(ev *trace.Event, op Op)
+	// Output: an OUTPUT record, bytes the program printed (ev.Handle: 1 standard output, 2
+	// standard error; ev.Data): in PM mode the runtime records what the program prints on its
+	// standard output through the printf-like calls it hooks, in the printing thread (its
+	// operation: Ops.Current).
+	Output(ev *trace.Event)
 	// Ended: the END record.
 	Ended(ev *trace.Event)
 }
@@ -158,6 +163,7 @@ func (Nop) Tx(*trace.Event, *pmdk.Tx)              {}
 func (Nop) TxAdded(*trace.Event, *pmdk.Tx, bool)   {}
 func (Nop) OpBegan(*trace.Event, Op)               {}
 func (Nop) OpEnded(*trace.Event, Op)               {}
+func (Nop) Output(*trace.Event)                    {}
 func (Nop) Ended(*trace.Event)                     {}
 
 // Options say what a Machine keeps besides regions, operations, transactions and reservations.
@@ -404,6 +410,8 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		}
 		m.recOp, m.recOpAt, m.recOpSet = op, ev.Index, true
 		h.OpEnded(ev, op)
+	case trace.KindOutput:
+		h.Output(ev)
 	case trace.KindSites, trace.KindDeps:
 		h.Static(ev)
 	case trace.KindEnd:
@@ -619,6 +627,7 @@ func (t tee) Fenced(ev *trace.Event, eff px86.FenceEffect) {
 	t.b.Fenced(ev, eff)
 }
 func (t tee) Tx(ev *trace.Event, tx *pmdk.Tx) { t.a.Tx(ev, tx); t.b.Tx(ev, tx) }
+func (t tee) Output(ev *trace.Event)          { t.a.Output(ev); t.b.Output(ev) }
 func (t tee) TxAdded(ev *trace.Event, tx *pmdk.Tx, redundant bool) {
 	t.a.TxAdded(ev, tx, redundant)
 	t.b.TxAdded(ev, tx, redundant)
