@@ -35,8 +35,15 @@ type checkFacts struct {
 	seen      map[string]bool
 	readInput bool
 	// storers are the threads that stored to PM: a program with two or more is explored under
-	// several schedules (Recording.Schedules).
+	// several schedules (Recording.Schedules); points counts the PM stores, flushes, fences and
+	// operation boundaries, an estimate of the scheduling points of a controlled schedule (PCT
+	// draws its priority changes among them: ScheduleSpec).
 	storers map[uint32]bool
+	points  int
+	// schedPoints is the scheduling points the runtime's controlled scheduler passed, as the
+	// trace's last SCHEDULE record counts them (0: the operating system's schedule, or a run
+	// that did not end).
+	schedPoints uint64
 }
 
 // checkFactsAnalyzer computes checkFacts in the analysis pass.
@@ -57,13 +64,29 @@ func (f *checkFacts) OnMap(_ *analysis.Pass, ev *trace.Event, r pmdk.Region) {
 	f.pools = append(f.pools, report.Pool{Path: r.Path, Created: ev.Flags&trace.RegionCreated != 0})
 }
 
-func (f *checkFacts) OnOpBegin(*analysis.Pass, *trace.Event, replay.Op) { f.readInput = true }
+func (f *checkFacts) OnOpBegin(*analysis.Pass, *trace.Event, replay.Op) {
+	f.readInput = true
+	f.points++
+}
+
+func (f *checkFacts) OnOpEnd(*analysis.Pass, *trace.Event, replay.Op) { f.points++ }
 
 func (f *checkFacts) OnStore(_ *analysis.Pass, s *analysis.StoreInfo) {
 	if s.Recorded() && s.Event != nil {
 		f.storers[s.Event.Thread] = true
+		f.points++
 	}
 }
+
+func (f *checkFacts) OnEnd(p *analysis.Pass, _ *trace.Event) {
+	if s, ok := p.Schedule(); ok && s.End {
+		f.schedPoints = s.Points
+	}
+}
+
+func (f *checkFacts) OnFlush(*analysis.Pass, *trace.Event, px86.FlushEffect) { f.points++ }
+
+func (f *checkFacts) OnFence(*analysis.Pass, *trace.Event, px86.FenceEffect) { f.points++ }
 
 // neverDurableAnalyzer has the two durability oracles run in the analysis pass, for their results
 // alone when --oracles selects neither (their findings are reported only when selected).

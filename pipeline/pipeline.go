@@ -688,7 +688,10 @@ func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath stri
 	if rep == nil {
 		return nil, aerr
 	}
-	run.rep, run.aerr, run.storers = rep, aerr, len(p.facts.storers)
+	run.rep, run.aerr, run.storers, run.points = rep, aerr, len(p.facts.storers), p.facts.points
+	if p.facts.schedPoints > 0 {
+		run.points = int(min(p.facts.schedPoints, 1<<40))
+	}
 	rep.Check = c.record(target, p.facts, &x, nil)
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)

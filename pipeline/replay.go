@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	fsexplore "github.com/scry-pm/scry/fs/explore"
@@ -88,11 +89,21 @@ func replayCrash(f *report.Finding, out string, force bool) (*Replayed, error) {
 	r.Notes = append(r.Notes, fmt.Sprintf("crash image of %s (%s, operation %d) written to %s", c.ID, f.Kind, op, out),
 		"under gdb: "+r.Debug)
 	if f.Schedule != "" {
-		r.Notes = append(r.Notes, fmt.Sprintf("recorded under the thread schedule %s=%s (the runs above run under it too); the recorded run up to the crash point, under that schedule, creating the pool %s (remove it before each run: the program creates it), stopped at the crash point under gdb: %s",
-			ScheduleEnv, f.Schedule, out+".pre.pool", recordedRun(c.Target, env, c.Workload, out+".pre.pool", f.Location)))
+		r.Notes = append(r.Notes, fmt.Sprintf("recorded under the thread schedule %s=%s; the runs on the crash image above run as the operating system schedules them (the image holds what the schedule did). The recorded run up to the crash point, under that schedule (the runtime active: its scheduler switches at loads too), creating the pool %s (remove it before each run: the program creates it), stopped at the crash point under gdb: %s",
+			ScheduleEnv, f.Schedule, out+".pre.pool", recordedRun(c.Target, scheduledEnv(env, f.Schedule), c.Workload, out+".pre.pool", f.Location)))
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("reproduce with the command below: the program changes the image it runs on, so the command runs it on a fresh copy, %s, each time", run))
 	return &r, nil
+}
+
+// scheduledEnv returns env, the environment of the runs on crash images, made that of a run under
+// the runtime's scheduler with spec: without SCRY_INERT and SCRY_NO_LOADS (an inert runtime
+// schedules nothing, and loads are scheduling points), with SCRY_SCHED=spec.
+func scheduledEnv(env []string, spec string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "SCRY_INERT=") || strings.HasPrefix(kv, "SCRY_NO_LOADS=") || strings.HasPrefix(kv, ScheduleEnv+"=")
+	})
+	return append(out, ScheduleEnv+"="+spec)
 }
 
 // recordedRun returns the shell command that runs target (with {pool}) under gdb as the check

@@ -32,20 +32,30 @@ const ScheduleEnv = "SCRY_SCHED"
 // which multiplies the time of a check of such a program by about four.
 const DefaultSchedules = 4
 
-// ScheduleDepth is the depth of the PCT schedules ScheduleSpec makes: the number of priority
-// changes plus one (PCT, Burckhardt et al., ASPLOS'10: a bug that needs d ordering constraints is
-// found with probability at least 1/(n·k^(d-1)) per run, n threads, k scheduling points).
+// ScheduleDepth is the depth of the PCT schedules ScheduleSpec makes after the first: the number
+// of priority changes plus one (PCT, Burckhardt et al., ASPLOS'10 §3: a bug that needs d ordering
+// constraints is found with probability at least 1/(n·k^(d-1)) per run, n threads, k scheduling
+// points).
 const ScheduleDepth = 3
 
-// ScheduleSpec is the SCRY_SCHED value of controlled schedule i (from 1): PCT with seed i for odd
-// i, the PM-aware policy (PCT that also switches right after a store not yet durable) with seed
-// i for even i.
-func ScheduleSpec(i int) string {
+// ScheduleSpec is the SCRY_SCHED value of controlled schedule i (from 1) of a run of about steps
+// scheduling points. The first is PCT of depth 1 with seed 1: random thread priorities and no
+// priority change, which finds a bug of depth 1 (one ordering constraint: a thread that reads
+// or persists another's value before that value is durable) with probability at least 1/n, n
+// threads. The others are of depth ScheduleDepth, their priority changes drawn among the first
+// steps points (at least ScheduleDepth): PCT with seed i for odd i, the PM-aware policy (PCT
+// that also gives the turn away right after a store not yet durable) with seed i for even i.
+// PCT's bound holds when steps is the run's number of points, which the runtime counts under
+// its scheduler only: runSchedules passes the count of the previous controlled run.
+func ScheduleSpec(i, steps int) string {
+	if i <= 1 {
+		return "pct:1:1"
+	}
 	policy := "pct"
 	if i%2 == 0 {
 		policy = "pm"
 	}
-	return fmt.Sprintf("%s:%d:%d", policy, i, ScheduleDepth)
+	return fmt.Sprintf("%s:%d:%d:%d", policy, i, ScheduleDepth, max(steps, ScheduleDepth))
 }
 
 // scheduleRun is what one schedule of a check gave: its spec ("" the operating system's), its
@@ -58,6 +68,7 @@ type scheduleRun struct {
 	rep        *report.Report
 	aerr, xerr error
 	storers    int
+	points     int // an estimate of the scheduling points: checkFacts.points, or schedPoints
 }
 
 // runSchedules runs the check under the operating system's schedule, then, when the program has
@@ -84,7 +95,7 @@ func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) (
 	n := schedules(first.storers)
 	for i := 1; i < n && !interrupted(runs[len(runs)-1]); i++ {
 		share := budget * time.Duration(i+1) / time.Duration(n)
-		run, err := c.runSchedule(ctx, ScheduleSpec(i), dir, filepath.Join(dir, fmt.Sprintf("pool-%d", i)),
+		run, err := c.runSchedule(ctx, ScheduleSpec(i, runs[len(runs)-1].points), dir, filepath.Join(dir, fmt.Sprintf("pool-%d", i)),
 			fmt.Sprintf("%s.sched-%d", tracePath, i), func(int) time.Duration { return share })
 		if err != nil {
 			return nil, err

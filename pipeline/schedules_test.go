@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,9 +64,34 @@ func TestMergeSchedules(t *testing.T) {
 }
 
 func TestScheduleSpec(t *testing.T) {
-	for i, want := range map[int]string{1: "pct:1:3", 2: "pm:2:3", 3: "pct:3:3"} {
-		if got := ScheduleSpec(i); got != want {
+	for i, want := range map[int]string{1: "pct:1:1", 2: "pm:2:3:120", 3: "pct:3:3:120"} {
+		if got := ScheduleSpec(i, 120); got != want {
 			t.Errorf("ScheduleSpec(%d) = %q, want %q", i, got, want)
+		}
+	}
+}
+
+func TestScheduleSpecFewSteps(t *testing.T) {
+	if got := ScheduleSpec(2, 0); got != "pm:2:3:3" {
+		t.Errorf("ScheduleSpec(2, 0) = %q: steps must be at least the depth", got)
+	}
+}
+
+func TestScheduledEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"PMEM_IS_PMEM_FORCE=1", "SCRY_TRACE=/dev/null", "SCRY_NO_LOADS=1", "SCRY_INERT=1"}, "PMEM_IS_PMEM_FORCE=1 SCRY_TRACE=/dev/null SCRY_SCHED=pm:2:3:9"},
+		{[]string{"A=1", "SCRY_SCHED=pct:1:1"}, "A=1 SCRY_SCHED=pm:2:3:9"},
+		{nil, "SCRY_SCHED=pm:2:3:9"},
+	} {
+		env := slices.Clone(tc.env)
+		if got := strings.Join(scheduledEnv(env, "pm:2:3:9"), " "); got != tc.want {
+			t.Errorf("scheduledEnv(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+		if !slices.Equal(env, tc.env) {
+			t.Errorf("scheduledEnv modified its argument: %q", env)
 		}
 	}
 }

@@ -229,6 +229,10 @@ func ResultOf[T any](p *Pass, a *Analyzer) T {
 // Site returns the static site id of the trace, and whether the trace defines it.
 func (p *Pass) Site(id uint32) (trace.Site, bool) { return p.d.r.Site(id) }
 
+// Schedule returns the thread schedule the trace was recorded under (trace.Reader.Schedule): in
+// an EndHook, the one with the run's counts; ok false for the operating system's schedule.
+func (p *Pass) Schedule() (trace.Schedule, bool) { return p.d.r.Schedule() }
+
 // Locate returns the source location of a site (report.At): the zero Location for site 0 or a
 // site the trace does not define.
 func (p *Pass) Locate(site uint32) report.Location { return report.At(p.d.r, site) }
