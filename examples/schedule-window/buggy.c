@@ -2,8 +2,9 @@
 // pmem_map_file, 4 KiB). The workload alternates `add V` lines, which the writer thread runs,
 // and `archive` lines, which the archiver thread runs; as in threads-lock, two barriers per
 // round make the operations begin in line order and overlap. `add V` appends V to the log under
-// a mutex in DRAM, then writes the entry and the log's count back and fences; `archive` copies
-// the oldest entry not yet archived into the archive, under the same mutex, and persists it.
+// a mutex in DRAM and signals the archiver, then writes the entry and the log's count back and
+// fences; `archive` waits for the entry of the round's `add`, then copies the oldest entry not
+// yet archived into the archive, under the same mutex, taking its time, and persists it.
 // At the end main() prints the log's entries, sorted, and whether every archived value is in the
 // log: the output depends only on which operations were applied, never on the order in which
 // the threads took the mutex.
@@ -13,12 +14,14 @@
 // log may still lose: a crash then leaves an archive holding a value no log ever held, which no
 // legal outcome prints (PMRace's inter-thread inconsistency, ASPLOS'22; the gap between an
 // operation's visibility and its durability, Durinn, OSDI'22). The window is a few instructions
-// long and the archiver works at its own pace (it waits 2 ms before each copy): the operating
-// system's schedule almost never puts the archiver in it (the writer has persisted the entry
-// long before the archiver takes the mutex), so a check with --schedules 1 almost never finds
-// it; the runtime's controlled schedules do (the `pm` policy gives the turn away right after the
-// entry's store, and the archiver, once it has the mutex, copies the entry before the writer
-// persists it).
+// long and the archiver takes its time (2 ms) before it copies: under the operating system's
+// schedule the writer has persisted the entry long before the archiver copies it, so a check
+// with --schedules 1 almost never finds the bug; under a controlled schedule that gives the turn
+// to the archiver when the writer releases the mutex (PCT, when the archiver's priority is the
+// higher one), the archiver copies the entry before the writer can persist it. scry check's
+// default schedules find it twice: a crash in add() after the archiver persisted its copy (the
+// PM-aware schedule), and a crash in archive() after it persisted a copy of an entry whose add()
+// has not persisted the log's count (a PCT schedule of depth 3).
 // scry: args {pool}
 // scry: workload workload.txt
 // scry: concurrent-operations
@@ -49,9 +52,11 @@ struct plog {
 
 static volatile struct plog *plog;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* in DRAM */
+static pthread_cond_t published = PTHREAD_COND_INITIALIZER;
 static uint64_t visible;  /* entries the writer has published (DRAM, under lock) */
+static uint64_t adds;     /* add operations of this run that published or gave up (under lock) */
 static uint64_t archived; /* entries archived (DRAM, under lock) */
-static pthread_barrier_t begun[NTHREADS];
+static pthread_barrier_t round_begun[NTHREADS];
 
 static char *lines[MAXOPS];
 static uint64_t values[MAXOPS]; /* add V: V; archive: 0 */
@@ -68,27 +73,35 @@ static void add(uint64_t v)
 	pthread_mutex_lock(&lock);
 	uint64_t n = visible;
 	if (n == CAP) {
+		adds++;
+		pthread_cond_signal(&published);
 		pthread_mutex_unlock(&lock);
 		return;
 	}
 	plog->entry[n] = v;
 	visible = n + 1;
+	adds++;
+	pthread_cond_signal(&published);
 	pthread_mutex_unlock(&lock); /* the entry is visible, not durable */
 	persist(&plog->entry[n]);
 	plog->count = n + 1;
-	persist(&plog->count);
+	persist(&plog->count); // want "atomicity-violation"
 }
 
-static void archive(void)
+/* archive, in round r, waits for the round's add operation to publish its entry, then copies the
+ * oldest entry not archived; it takes its time (2 ms) before it copies. */
+static void archive(uint64_t r)
 {
-	usleep(2000); /* the archiver runs in the background, at its own pace */
 	pthread_mutex_lock(&lock);
+	while (adds <= r)
+		pthread_cond_wait(&published, &lock);
 	uint64_t k = archived;
 	if (k < visible) {
+		usleep(2000);
 		plog->arch[k] = plog->entry[k];
 		persist(&plog->arch[k]);
 		plog->archived = k + 1;
-		persist(&plog->archived);
+		persist(&plog->archived); // want "atomicity-violation"
 		archived = k + 1;
 	}
 	pthread_mutex_unlock(&lock);
@@ -106,13 +119,13 @@ static void *worker(void *arg)
 		for (int t = 0; t < NTHREADS; t++) {
 			if (t == id && i < nops)
 				SCRY_OP_BEGIN(lines[i]);
-			pthread_barrier_wait(&begun[t]);
+			pthread_barrier_wait(&round_begun[t]);
 		}
 		if (i < nops) {
 			if (id == 0)
 				add(values[i]);
 			else
-				archive();
+				archive((uint64_t)r);
 			SCRY_OP_END();
 		}
 	}
@@ -148,7 +161,7 @@ int main(int argc, char *argv[])
 
 	pthread_t th[NTHREADS];
 	for (int t = 0; t < NTHREADS; t++)
-		pthread_barrier_init(&begun[t], NULL, NTHREADS);
+		pthread_barrier_init(&round_begun[t], NULL, NTHREADS);
 	for (int t = 0; t < NTHREADS; t++)
 		pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
 	for (int t = 0; t < NTHREADS; t++)

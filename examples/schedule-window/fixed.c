@@ -31,9 +31,11 @@ struct plog {
 
 static volatile struct plog *plog;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* in DRAM */
+static pthread_cond_t published = PTHREAD_COND_INITIALIZER;
 static uint64_t visible;  /* entries the writer has published (DRAM, under lock) */
+static uint64_t adds;     /* add operations of this run that published or gave up (under lock) */
 static uint64_t archived; /* entries archived (DRAM, under lock) */
-static pthread_barrier_t begun[NTHREADS];
+static pthread_barrier_t round_begun[NTHREADS];
 
 static char *lines[MAXOPS];
 static uint64_t values[MAXOPS]; /* add V: V; archive: 0 */
@@ -50,6 +52,8 @@ static void add(uint64_t v)
 	pthread_mutex_lock(&lock);
 	uint64_t n = visible;
 	if (n == CAP) {
+		adds++;
+		pthread_cond_signal(&published);
 		pthread_mutex_unlock(&lock);
 		return;
 	}
@@ -58,15 +62,21 @@ static void add(uint64_t v)
 	plog->count = n + 1;
 	persist(&plog->count);
 	visible = n + 1;
+	adds++;
+	pthread_cond_signal(&published);
 	pthread_mutex_unlock(&lock); /* the entry is durable before it is visible */
 }
 
-static void archive(void)
+/* archive, in round r, waits for the round's add operation to publish its entry, then copies the
+ * oldest entry not archived; it takes its time (2 ms) before it copies. */
+static void archive(uint64_t r)
 {
-	usleep(2000); /* the archiver runs in the background, at its own pace */
 	pthread_mutex_lock(&lock);
+	while (adds <= r)
+		pthread_cond_wait(&published, &lock);
 	uint64_t k = archived;
 	if (k < visible) {
+		usleep(2000);
 		plog->arch[k] = plog->entry[k];
 		persist(&plog->arch[k]);
 		plog->archived = k + 1;
@@ -88,13 +98,13 @@ static void *worker(void *arg)
 		for (int t = 0; t < NTHREADS; t++) {
 			if (t == id && i < nops)
 				SCRY_OP_BEGIN(lines[i]);
-			pthread_barrier_wait(&begun[t]);
+			pthread_barrier_wait(&round_begun[t]);
 		}
 		if (i < nops) {
 			if (id == 0)
 				add(values[i]);
 			else
-				archive();
+				archive((uint64_t)r);
 			SCRY_OP_END();
 		}
 	}
@@ -130,7 +140,7 @@ int main(int argc, char *argv[])
 
 	pthread_t th[NTHREADS];
 	for (int t = 0; t < NTHREADS; t++)
-		pthread_barrier_init(&begun[t], NULL, NTHREADS);
+		pthread_barrier_init(&round_begun[t], NULL, NTHREADS);
 	for (int t = 0; t < NTHREADS; t++)
 		pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
 	for (int t = 0; t < NTHREADS; t++)
