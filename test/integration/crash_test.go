@@ -91,6 +91,36 @@ func TestCrashMapcli(t *testing.T) {
 	}
 }
 
+// TestCrashMapcliTransactions checks mapcli btree on `n 5` lines, each of which inserts five
+// random keys in five transactions: every outermost committed transaction is a durable point of
+// its operation (durable linearizability per transaction, docs/crash-exploration.md), so a crash
+// between two of them is legal and the correct map has no crash finding (before transaction
+// cuts, two atomicity violations).
+func TestCrashMapcliTransactions(t *testing.T) {
+	scry := testenv.Scry(t)
+	mapcli := testenv.Built(t, "mapcli/mapcli")
+	dir := t.TempDir()
+	ops := filepath.Join(dir, "ops.txt")
+	if err := os.WriteFile(ops, []byte("n 5\nn 5\np\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := filepath.Join(dir, "rep.json")
+	r := run(t, dir, "", scry, "check", "--format", "json", "-o", rep, "--workload", ops,
+		"--output-filter", mapcliFilter, "--", mapcli, "btree", "{pool}")
+	if r.code != 0 {
+		t.Fatalf("scry check: exit %d\n%s", r.code, r.stderr)
+	}
+	cr := readCrashReport(t, rep)
+	for _, f := range cr.Findings {
+		if f.Crash != nil {
+			t.Errorf("crash finding %s (%s) on mapcli btree with n 5", f.Kind, f.Crash.Symptom)
+		}
+	}
+	if cr.Stats == nil || cr.Stats.CrashPoints == 0 || cr.Stats.StatesTested == 0 || cr.Stats.Failures != 0 {
+		t.Errorf("stats %+v", cr.Stats)
+	}
+}
+
 // TestCrashChecker runs a recovery checker on every crash image: one that accepts every image
 // gives no finding; one that rejects every image is broken, since it rejects the consistent
 // images of the uncrashed run too (an error, exit 2, quoting it); one that rejects exactly the
