@@ -87,30 +87,53 @@ func (f *recordFlags) recording(cmd *cobra.Command, args []string) pipeline.Reco
 
 func newRecordCommand() *cobra.Command {
 	var f recordFlags
+	var schedules int
 	c := &cobra.Command{
 		Use:   "record [flags] -- PROG [ARGS...]",
 		Short: "run an instrumented program and write its trace",
-		Long:  "Runs PROG (built with `scry cc`) with standard input passed through and writes its trace (docs/trace-format.md). Exit status: 0 when the program exited 0, 2 otherwise.",
-		Args:  cobra.ArbitraryArgs,
+		Long: "Runs PROG (built with `scry cc`) with standard input passed through and writes its trace (docs/trace-format.md). " +
+			"With --schedules N (N > 1) it runs PROG N times, each on a fresh pool in place of {pool} in ARGS: under the operating system's thread schedule to FILE, then under N-1 schedules of the runtime's controlled scheduler to FILE.sched-1 ... (the schedules of `scry check --schedules N`), for `scry explore` to explore apart or in shards and `scry merge` to merge (docs/concurrency.md). " +
+			"Exit status: 0 when the program exited 0 (every run), 2 otherwise.",
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {
 				return err
 			}
-			res, err := pipeline.Record(context.Background(), f.recording(cmd, args), f.trace)
-			if err != nil {
-				return err
+			if schedules < 1 {
+				return fmt.Errorf("--schedules %d: give the number of thread schedules to record, at least 1", schedules)
 			}
-			if res.Interrupted != 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "scry: %s %s; the trace %s covers its run up to that point\n", args[0], res, f.trace)
-				return &exec.Interrupted{Signal: res.Interrupted}
+			ctx := context.Background() // the program gets Ctrl-C and SIGTERM, and its trace ends there
+			var runs []pipeline.RecordedSchedule
+			if schedules == 1 {
+				res, err := pipeline.Record(ctx, f.recording(cmd, args), f.trace)
+				if err != nil {
+					return err
+				}
+				runs = []pipeline.RecordedSchedule{{Trace: f.trace, Result: res}}
+			} else {
+				var err error
+				if runs, err = pipeline.RecordSchedules(ctx, f.recording(cmd, args), f.trace, schedules); err != nil {
+					return err
+				}
 			}
-			if res.Failed() {
-				return &pipeline.ProgramFailed{Prog: args[0], Result: res, Trace: f.trace}
+			for _, r := range runs {
+				if r.Spec != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "scry: recorded %s under SCRY_SCHED=%s\n", r.Trace, r.Spec)
+				}
+				res := r.Result
+				if res.Interrupted != 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "scry: %s %s; the trace %s covers its run up to that point\n", args[0], res, r.Trace)
+					return &exec.Interrupted{Signal: res.Interrupted}
+				}
+				if res.Failed() {
+					return &pipeline.ProgramFailed{Prog: args[0], Result: res, Trace: r.Trace}
+				}
 			}
 			return nil
 		},
 	}
 	f.add(c, "scry.trace", "write the trace to `FILE`")
+	c.Flags().IntVar(&schedules, "schedules", 1, "record under `N` thread schedules, the operating system's to FILE and N-1 of the runtime's controlled scheduler to FILE.sched-I (needs {pool} in ARGS)")
 	return c
 }
 

@@ -18,9 +18,13 @@ import (
 // I/N --format json` in file-system mode, docs/distributed.md) and returns the report the
 // unsharded exploration gives (explore.MergeShards, fs/explore's MergeShards: the same findings,
 // counts and variants; the statistics added up), its replay commands naming out (the merged
-// report's path; "" keeps REPORT.json). Errors: a report cannot be read or is no shard's report;
-// the reports are of different modes, traces (their digests differ) or partitions (shard counts
-// or exploration options differ); a shard is given twice or missing.
+// report's path; "" keeps REPORT.json). In PM mode the reports may be those of the traces of
+// several thread schedules of one program (`scry record --schedules N`, docs/concurrency.md),
+// all the shards of each: each trace's shards are merged, then the schedules' reports as `scry
+// check` merges them (mergeSchedules). Errors: a report cannot be read or is no shard's report;
+// the reports of one trace are of different modes or partitions (shard counts or exploration
+// options differ), a shard is given twice or missing; reports of different traces are of
+// file-system mode or of the same schedule.
 func MergeReports(paths []string, out string) (*report.Report, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("merge: no report given")
@@ -40,6 +44,77 @@ func MergeReports(paths []string, out string) (*report.Report, error) {
 		}
 		reps = append(reps, r)
 	}
+	// The shards by trace, in the order given, the operating system's schedule first.
+	var groups [][]int
+	byTrace := map[string]int{}
+	for i, r := range reps {
+		g, ok := byTrace[r.Shard.TraceDigest]
+		if !ok {
+			g = len(groups)
+			byTrace[r.Shard.TraceDigest] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	if len(groups) == 1 {
+		return mergeShards(paths, reps, out)
+	}
+	controlled := func(g []int) bool { return reps[g[0]].Shard.Schedule != "" }
+	slices.SortStableFunc(groups, func(a, b []int) int {
+		if controlled(a) == controlled(b) {
+			return 0
+		}
+		if controlled(b) {
+			return -1
+		}
+		return 1
+	})
+	specs := map[string]string{}
+	for _, g := range groups {
+		s := reps[g[0]].Shard
+		if s.Mode == "fs" || reps[groups[0][0]].Shard.Mode == "fs" {
+			return nil, fmt.Errorf("%s and %s are shards of different traces (SHA-256 %.12s… and %.12s…): merge the shards of one trace", paths[groups[0][0]], paths[g[0]], reps[groups[0][0]].Shard.TraceDigest, s.TraceDigest)
+		}
+		if p, ok := specs[s.Schedule]; ok {
+			return nil, fmt.Errorf("%s and %s are shards of different traces of the same thread schedule (%s): merge the shards of one trace, or of the traces of different schedules of one program", p, paths[g[0]], scheduleName(s.Schedule))
+		}
+		specs[s.Schedule] = paths[g[0]]
+	}
+	var runs []*scheduleRun
+	var elapsed float64
+	for _, g := range groups {
+		s := reps[g[0]].Shard
+		gp, gr := make([]string, len(g)), make([]*report.Report, len(g))
+		for j, i := range g {
+			gp[j], gr[j] = paths[i], reps[i]
+		}
+		rep, err := mergeShards(gp, gr, out)
+		if err != nil {
+			return nil, err
+		}
+		if rep.Stats != nil {
+			elapsed = max(elapsed, rep.Stats.ElapsedSeconds)
+		}
+		runs = append(runs, &scheduleRun{spec: s.Schedule, rep: rep})
+	}
+	rep, _, _ := mergeSchedules(runs)
+	if rep.Stats != nil {
+		rep.Stats.ElapsedSeconds = elapsed // the shards ran in parallel
+	}
+	rep.Sort()
+	return rep, nil
+}
+
+// scheduleName names a thread schedule in messages.
+func scheduleName(spec string) string {
+	if spec == "" {
+		return "the operating system's"
+	}
+	return ScheduleEnv + "=" + spec
+}
+
+// mergeShards merges the reports of the shards of one trace (MergeReports).
+func mergeShards(paths []string, reps []*report.Report, out string) (*report.Report, error) {
 	if err := checkShards(paths, reps); err != nil {
 		return nil, err
 	}

@@ -133,3 +133,58 @@ func TestAddStatsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeScheduleShards: the shards of the traces of two thread schedules of one program merge
+// into one report, each trace's shards first, then the schedules by root cause; two traces of
+// one schedule are refused.
+func TestMergeScheduleShards(t *testing.T) {
+	dir := t.TempDir()
+	scheduled := func(p, spec string) string {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := report.ReadJSON(b, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Shard.Schedule = spec
+		for i := range r.Findings {
+			r.Findings[i].Schedule = spec
+		}
+		var sb strings.Builder
+		if err := report.WriteJSON(&sb, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	os0 := writeShard(t, dir, "os0.json", 0, 2, "d1", "c1")
+	os1 := writeShard(t, dir, "os1.json", 1, 2, "d1", "c1")
+	pm0 := scheduled(writeShard(t, dir, "pm0.json", 0, 2, "d2", "c2"), "pm:2:3:9")
+	pm1 := scheduled(writeShard(t, dir, "pm1.json", 1, 2, "d2", "c2"), "pm:2:3:9")
+	again := writeShard(t, dir, "again.json", 0, 1, "d3", "")
+	rep, err := MergeReports([]string{pm1, os1, pm0, os0}, "/out/merged.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, f.Crash.ID+"@"+f.Schedule)
+	}
+	if strings.Join(got, " ") != "c1@ c2@pm:2:3:9" {
+		t.Errorf("merged findings %v, want c1 of the operating system's schedule and c2 of pm:2:3:9", got)
+	}
+	if st := rep.Stats; st.Schedules != 2 || st.CrashPoints != 8 || st.Findings != 2 {
+		t.Errorf("merged stats %+v", st)
+	}
+	if _, err := MergeReports([]string{os0, os1, again}, ""); err == nil || !strings.Contains(err.Error(), "same thread schedule (the operating system's)") {
+		t.Errorf("two traces of one schedule: %v", err)
+	}
+	if _, err := MergeReports([]string{os0, os1, pm0}, ""); err == nil || !strings.Contains(err.Error(), "shard(s) 1 of 2 missing") {
+		t.Errorf("a schedule's shard missing: %v", err)
+	}
+}

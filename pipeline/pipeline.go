@@ -747,7 +747,37 @@ func ExploreTrace(ctx context.Context, path, workload string, target []string, x
 	if warning != "" {
 		rep.Warnings = append(rep.Warnings, warning)
 	}
-	return rep, exploreCrashes(ctx, rep, tf, workload, target, x, props, nil)
+	xerr := exploreCrashes(ctx, rep, tf, workload, target, x, props, nil)
+	if spec := traceSchedule(tf); spec != "" {
+		// A trace of a controlled schedule (scry record --schedules): its findings name it, and
+		// a shard says it, so that scry merge merges the schedules' shards (docs/concurrency.md).
+		for i := range rep.Findings {
+			rep.Findings[i].Schedule = spec
+		}
+		if rep.Shard != nil {
+			rep.Shard.Schedule = spec
+		}
+	}
+	return rep, xerr
+}
+
+// traceSchedule returns the SCRY_SCHED spec a trace was recorded under, from its first SCHEDULE
+// record, which follows the header: "" for the operating system's schedule or a trace that
+// cannot be read.
+func traceSchedule(tf *trace.File) string {
+	r, err := tf.Reader()
+	if err != nil {
+		return ""
+	}
+	for range 16 {
+		if s, ok := r.Schedule(); ok {
+			return s.Spec
+		}
+		if _, err := r.Next(); err != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // DryRun counts the crash points and the states each strategy would test on the trace at path

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // Schedules. The operating system runs a multi-threaded program under one schedule of its
@@ -96,7 +99,7 @@ func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) (
 	for i := 1; i < n && !interrupted(runs[len(runs)-1]); i++ {
 		share := budget * time.Duration(i+1) / time.Duration(n)
 		run, err := c.runSchedule(ctx, ScheduleSpec(i, runs[len(runs)-1].points), dir, filepath.Join(dir, fmt.Sprintf("pool-%d", i)),
-			fmt.Sprintf("%s.sched-%d", tracePath, i), func(int) time.Duration { return share })
+			ScheduleTrace(tracePath, i), func(int) time.Duration { return share })
 		if err != nil {
 			return nil, err
 		}
@@ -200,4 +203,91 @@ func firstErr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// ScheduleTrace is the path of the trace of schedule i (from 0, the operating system's) of a
+// recording whose first trace is at tracePath: tracePath itself for 0, TRACE.sched-I after.
+func ScheduleTrace(tracePath string, i int) string {
+	if i == 0 {
+		return tracePath
+	}
+	return fmt.Sprintf("%s.sched-%d", tracePath, i)
+}
+
+// RecordedSchedule is one trace RecordSchedules wrote: its path, its schedule's SCRY_SCHED spec
+// ("" the operating system's) and how the program ended.
+type RecordedSchedule struct {
+	Trace  string
+	Spec   string
+	Result *record.Result
+}
+
+// RecordSchedules is `scry record --schedules N`: it records rc's program n times, under the
+// operating system's schedule to tracePath and under controlled schedules 1..n-1
+// (ScheduleSpec, the steps of each from the previous controlled trace's count) to
+// ScheduleTrace(tracePath, i), each with a fresh pool in a temporary directory in place of
+// {pool} in rc.Args (removed at the end), so that the traces can be explored apart, in shards,
+// and their reports merged (`scry merge`, MergeReports). It stops after a run that failed or
+// was interrupted, and returns what was recorded so far. Errors: n < 2, no {pool} in the
+// arguments, a run that could not start (Record's), the temporary directory.
+func RecordSchedules(ctx context.Context, rc Recording, tracePath string, n int) ([]RecordedSchedule, error) {
+	if n < 2 {
+		return nil, fmt.Errorf("RecordSchedules: %d schedules, want 2 or more", n)
+	}
+	if !HasPool(rc.Args) {
+		return nil, fmt.Errorf("--schedules %d records the program %d times, each on a fresh pool: put %s in its arguments where the pool's path goes", n, n, exec.PoolPlaceholder)
+	}
+	dir, err := os.MkdirTemp("", "scry-record-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var out []RecordedSchedule
+	steps := 0
+	for i := range n {
+		spec := ""
+		if i > 0 {
+			spec = ScheduleSpec(i, steps)
+		}
+		r := rc
+		pool := filepath.Join(dir, fmt.Sprintf("pool-%d", i))
+		r.Args = make([]string, len(rc.Args))
+		for j, a := range rc.Args {
+			r.Args[j] = strings.ReplaceAll(a, exec.PoolPlaceholder, pool)
+		}
+		if spec != "" {
+			r.Env = append(slices.Clone(rc.Env), ScheduleEnv+"="+spec)
+		}
+		path := ScheduleTrace(tracePath, i)
+		res, err := Record(ctx, r, path)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, RecordedSchedule{Trace: path, Spec: spec, Result: res})
+		if res.Failed() || res.Interrupted != 0 {
+			return out, nil
+		}
+		if spec != "" {
+			if s, ok := readSchedule(path); ok && s.End {
+				steps = int(min(s.Points, 1<<40))
+			}
+		}
+	}
+	return out, nil
+}
+
+// readSchedule reads the trace at path to its end and returns its last SCHEDULE record (the one
+// with the run's counts); ok false when it has none or cannot be read.
+func readSchedule(path string) (trace.Schedule, bool) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return trace.Schedule{}, false
+	}
+	defer r.Close()
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	return r.Schedule()
 }

@@ -23,6 +23,10 @@ type Shard struct {
 	// the states: shards of different traces, workloads or options are refused.
 	TraceDigest string `json:"trace_digest"`
 	Partition   string `json:"partition"`
+	// Schedule is the thread schedule the trace was recorded under (its SCRY_SCHED spec; "" the
+	// operating system's): the shards of the traces of several schedules of one program merge
+	// into one report (docs/concurrency.md).
+	Schedule string `json:"schedule,omitempty"`
 	// Operations is the number of operations this shard explored; Cost their estimated cost
 	// (crash states, plus the runs of the legal outcomes), of TotalCost for the whole trace.
 	Operations int    `json:"operations"`
