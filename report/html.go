@@ -108,6 +108,7 @@ type findingView struct {
 
 type crashView struct {
 	C        *Crash
+	Schedule string // the finding's thread schedule (Finding.Schedule)
 	Order    string
 	InFlight string
 	Ops      string
@@ -162,7 +163,7 @@ func htmlFinding(i int, f *Finding, src *sources, opts HTMLOptions) findingView 
 	}
 	fv.Excerpts = src.excerpts(named)
 	if c := f.Crash; c != nil {
-		cv := &crashView{C: c, Order: "a program-order prefix"}
+		cv := &crashView{C: c, Schedule: f.Schedule, Order: "a program-order prefix"}
 		if !c.Prefix {
 			cv.Order = "not a program-order prefix"
 		}
