@@ -48,7 +48,9 @@
  * lock, which the SIGSEGV handler takes too (the runtime never writes PM, so a faulting thread
  * never holds it). Protection is global, so bytes another thread writes with uninstrumented code
  * during a window are attributed to that window's call: attribution is exact only for
- * single-threaded programs.
+ * single-threaded programs. The windows of all threads share one array, in the order they
+ * opened; a window closes with the windows its own thread opened after it, never another
+ * thread's, so that a call still running keeps noting what it flushes until its own close.
  *
  * Limitations:
  *   - System calls other than read (and the hooked libc functions) that write into PM (pread,
@@ -1157,10 +1159,12 @@ struct win {
 	int stage;      /* pmemobj_tx_stage() when the window opened */
 	uint32_t tid;
 	uintptr_t frame;
+	uint32_t id;    /* the token win_open returned: windows of other threads may close first */
 };
 #define RT_MAX_WIN 32
 #define RT_FRAME_SLACK 128
 static struct win g_win[RT_MAX_WIN];
+static uint32_t g_win_seq; /* the last window id given (lock held) */
 
 
 void pm_note_write(const void *addr, size_t len)
@@ -1307,43 +1311,72 @@ uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *fram
 	if (n > 0)
 		collect(&g_win[n - 1]); /* what the enclosing call wrote so far */
 	int trust = kind == WIN_PMDK && g_trust > 0 && (n == 0 || g_win[n - 1].trust);
-	g_win[n] = (struct win){site, ext_flags, kind, trust, tx, stage, rt_gettid(), (uintptr_t)frame};
+	if (++g_win_seq == 0)
+		g_win_seq = 1;
+	g_win[n] = (struct win){site, ext_flags, kind, trust, tx, stage, rt_gettid(), (uintptr_t)frame, g_win_seq};
 	g_stats.windows++;
 	g_stats.trusted += (uint64_t)trust;
 	atomic_store(&g_nwin, n + 1);
 	protect_w(trust);
 	rt_unlock();
-	return (uint32_t)n + 1;
+	return g_win_seq;
 }
 
+/* The index of the open window whose id is token, or -1 (it was closed). Lock held. */
+static int win_find(uint32_t token)
+{
+	int n = atomic_load(&g_nwin);
+	for (int i = n - 1; i >= 0; i--)
+		if (g_win[i].id == token)
+			return i;
+	return -1;
+}
+
+/* Closes window token and the windows its thread opened after it (calls nested in its call,
+ * left by a longjmp), innermost first, each recording what its call wrote (collect). The
+ * windows of other threads stay open, wherever they are in g_win: a thread's call that began
+ * inside another thread's window and is still running must keep noting the ranges it flushes
+ * (pm_note_write notes only while a window is open) until its own window closes; closing it with
+ * the other thread's left its writes to pages of P unrecorded until some later comparison. */
 void win_close(uint32_t token)
 {
 	if (token == 0)
 		return;
 	int stage = -2;
 	rt_lock();
-	int n = atomic_load(&g_nwin);
-	while (n >= (int)token) {
-		struct win *w = &g_win[n - 1];
+	for (;;) {
+		int k = win_find(token);
+		if (k < 0)
+			break;
+		int n = atomic_load(&g_nwin);
+		uint32_t me = g_win[k].tid;
+		int i = n - 1;
+		while (i > k && g_win[i].tid != me)
+			i--;
+		struct win *w = &g_win[i];
 		if (w->tx && w->stage == 1 /* TX_STAGE_WORK */) {
 			if (stage == -2) {
 				rt_unlock();
 				stage = obj_tx_stage();
 				rt_lock();
-				n = atomic_load(&g_nwin);
-				if (n < (int)token)
-					break;
-				w = &g_win[n - 1];
+				continue; /* other threads may have opened or closed windows meanwhile */
 			}
 			if (stage == 3 /* TX_STAGE_ONABORT */) {
+				uint32_t site = w->site;
+				w->tx = 0; /* reported once */
 				rt_unlock();
 				int err = obj_tx_errno();
 				rt_lock();
-				rec_tx_abort_locked(w->site, (uint64_t)(err < 0 ? 0 : err));
+				rec_tx_abort_locked(site, (uint64_t)(err < 0 ? 0 : err));
+				continue;
 			}
 		}
 		collect(w);
-		atomic_store(&g_nwin, --n);
+		n = atomic_load(&g_nwin);
+		memmove(&g_win[i], &g_win[i + 1], (size_t)(n - 1 - i) * sizeof g_win[0]);
+		atomic_store(&g_nwin, n - 1);
+		if (i == k)
+			break;
 	}
 	/* The pages written stay writable (and in W): an enclosing window's own diff covers them
 	 * again; the next window to open protects them. */
@@ -1359,7 +1392,7 @@ void win_close_stale(void *frame)
 	int n = atomic_load(&g_nwin);
 	for (int i = 0; i < n; i++) {
 		if (g_win[i].tid == me && f + RT_FRAME_SLACK >= g_win[i].frame) {
-			token = (uint32_t)i + 1;
+			token = g_win[i].id;
 			break;
 		}
 	}

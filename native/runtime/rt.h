@@ -249,11 +249,12 @@ void pm_record_range(int kind, uint32_t site, const void *addr, uint64_t len);
 /* Protection windows: what uninstrumented code writes to PM while they are open becomes
  * EXTERNAL_WRITE records (region.c describes the protection scheme). */
 enum { WIN_EXT = 0, WIN_PMDK = 1 };
-/* Opens a window; returns its token (1-based) or 0 if nothing was protected. frame is the
+/* Opens a window; returns its token (an id, never 0) or 0 if nothing was protected. frame is the
  * caller's frame address (used to notice windows left open by longjmp). tx: the call is a
  * libpmemobj transaction call (a transition to TX_STAGE_ONABORT records TX_ABORT). */
 uint32_t win_open(uint32_t site, uint8_t ext_flags, int kind, int tx, void *frame);
-/* Closes the window with this token and every window opened after it. */
+/* Closes the window with this token and the windows its thread opened after it (those of other
+ * threads stay open). */
 void win_close(uint32_t token);
 /* Closes this thread's windows whose call was left by longjmp (frame at or above theirs). */
 void win_close_stale(void *frame);
