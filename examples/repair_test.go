@@ -35,6 +35,9 @@ var unrepairable = map[string]string{
 	"lock-reset":       "transaction",
 	"mpa-one-pair":     "transaction",
 	"unpersisted-read": "transaction",
+	// A value visible to another thread before it is durable: the repair persists it before
+	// the unlock, a move scry fix does not make; its reason says so.
+	"schedule-window": "before the unlock",
 }
 
 // solverBound are the examples whose repair scry fix finds or not depending on how far the

@@ -317,7 +317,7 @@ func (p *problem) obligations() map[int]string {
 				}
 			}
 			if len(us) == 0 || len(ps) == 0 {
-				why[ti] = "no reordering of the operation's stores can make it failure-atomic: " + atomicAdvice
+				why[ti] = "no reordering of the operation's stores can make it failure-atomic: " + adviceFor(p.targets)
 				continue
 			}
 			p.obls = append(p.obls, obligation{kind: oAtomic, us: us, ps: ps, target: ti})
@@ -326,6 +326,18 @@ func (p *problem) obligations() map[int]string {
 		}
 	}
 	return why
+}
+
+// adviceFor is atomicAdvice for the findings of targets, with what a concurrent one also needs:
+// a crash with other threads' operations in flight may lose a store another thread has already
+// read (or copied and persisted), which no transaction of the storing operation alone prevents.
+func adviceFor(targets []*target) string {
+	for _, t := range targets {
+		if c := t.f.Crash; c != nil && (len(c.InFlight) > 1 || t.f.Schedule != "") {
+			return atomicAdvice + "; with other threads' operations in flight, also make each store durable before another thread can read it (persist it before the unlock or the flag that publishes it)"
+		}
+	}
+	return atomicAdvice
 }
 
 // maxAtomic bounds the persisted stores an atomicity obligation names.

@@ -17,6 +17,7 @@
 package repair
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -264,6 +265,14 @@ func (f *fixer) note(format string, args ...any) {
 	}
 }
 
+// scheduleName names a finding's thread schedule in reasons.
+func scheduleName(spec string) string {
+	if spec == "" {
+		return "of the operating system"
+	}
+	return "SCRY_SCHED=" + spec
+}
+
 // locateTrace finds the trace the report's findings come from, or records the check again.
 func (f *fixer) locateTrace(ctx context.Context, sel []int) error {
 	f.events = map[int]uint64{}
@@ -274,6 +283,20 @@ func (f *fixer) locateTrace(ctx context.Context, sel []int) error {
 			cands = append(cands, filepath.Join(f.rep.Check.Dir, t))
 		}
 		cands = append(cands, t)
+	}
+	// A finding of a controlled thread schedule names its own trace (pipeline.ScheduleTrace):
+	// the repair is computed on the trace of the first finding selected, and a finding of
+	// another schedule is left for a run of its own.
+	traceOf := func(fd *report.Finding) string {
+		if fd.Schedule != "" && fd.Crash != nil && fd.Crash.Trace != "" {
+			return fd.Crash.Trace
+		}
+		return ""
+	}
+	if len(sel) > 0 {
+		if t := traceOf(&f.rep.Findings[sel[0]-1]); t != "" {
+			cands = append([]string{t}, cands...)
+		}
 	}
 	for _, n := range sel {
 		if c := f.rep.Findings[n-1].Crash; c != nil && c.Trace != "" {
@@ -287,8 +310,16 @@ func (f *fixer) locateTrace(ctx context.Context, sel []int) error {
 		}
 	}
 	if f.trace != "" {
+		first := ""
+		if len(sel) > 0 {
+			first = traceOf(&f.rep.Findings[sel[0]-1])
+		}
 		for _, n := range sel {
 			fd := &f.rep.Findings[n-1]
+			if t := traceOf(fd); t != first {
+				f.reasons[n] = fmt.Sprintf("it was found under the thread schedule %s, in the trace %s, and finding %d under another: repair it in a run of its own (--finding %d)", scheduleName(fd.Schedule), cmp.Or(t, f.rep.Trace), sel[0], n)
+				continue
+			}
 			if fd.Crash != nil {
 				f.events[n] = fd.Crash.Event
 			} else {
@@ -553,7 +584,7 @@ func (f *fixer) nextCandidate(fp *fixProblem) (*Repair, error) {
 				atomic = atomic && o.kind == oAtomic
 			}
 			if atomic {
-				fp.reason = "no reordering of the operation's stores can make it failure-atomic: " + atomicAdvice
+				fp.reason = "no reordering of the operation's stores can make it failure-atomic: " + adviceFor(p.targets)
 			}
 			if len(p.notes) > 0 {
 				fp.reason += " (" + strings.Join(p.notes, "; ") + ")"
