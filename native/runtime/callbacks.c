@@ -107,14 +107,17 @@ void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
 		return;
 	int store = 0;
 	if (pm_any()) {
-		if (pm_find((uintptr_t)addr)) {
-			if (!g_no_loads)
-				mem_access(SCRY_EV_LOAD, site, addr, size, 0);
-			store = mem_access(SCRY_EV_STORE, site, addr, size, 0);
-		}
+		/* The locked instruction orders the flushes before it ahead of its own store (the FENCE
+		 * comes between the LOAD and the STORE): a crash point before the FENCE is one before
+		 * the instruction, never one where its store is visible and those flushes are not. */
+		int pm = pm_find((uintptr_t)addr) != NULL;
+		if (pm && !g_no_loads)
+			mem_access(SCRY_EV_LOAD, site, addr, size, 0);
 		rt_self.in_rt = 1;
 		rec_fence(site, SCRY_FENCE_LOCKED);
 		rt_self.in_rt = 0;
+		if (pm)
+			store = mem_access(SCRY_EV_STORE, site, addr, size, 0);
 	}
 	sched_point(store);
 }

@@ -338,7 +338,7 @@ func TestBasic(t *testing.T) {
 		"FLUSH@64/11", "FENCE-sfence/12",
 		"FLUSH@64/13", "FLUSH@128/13", "FLUSH@192/13", "FENCE-sfence/13",
 		"STORE@300:3/14",
-		"LOAD@512:8/15", "STORE@512:8/15", "FENCE-locked/15",
+		"LOAD@512:8/15", "FENCE-locked/15", "STORE@512:8/15",
 		"OP_BEGIN:op one", "OP_END:0", "OP_BEGIN:op two", "OP_END:1",
 	}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {

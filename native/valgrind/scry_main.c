@@ -12,8 +12,8 @@
  *    replay of the stores gives the pool file byte for byte), non-temporal stores (movnti,
  *    movntdq, movntps, movntpd and their VEX forms, decoded from the instruction bytes), clflush
  *    at its exact cache line (VEX rounds the line it invalidates to 256 bytes: the tool takes the
- *    address before the rounding), sfence and mfence, and a locked read-modify-write as its store
- *    then a locked fence; bytes the kernel writes into PM (read(2)) as stores;
+ *    address before the rounding), sfence and mfence, and a locked read-modify-write as a locked
+ *    fence then its store; bytes the kernel writes into PM (read(2)) as stores;
  *  - operations: lines read from standard input (fgets, getline, getdelim, read: the preload
  *    wraps them), or calls of the --op-begin/--op-end functions (found by their entry address);
  *  - PMDK transactions and allocations, as the runtime's hooks record them (the preload wraps the
@@ -883,9 +883,11 @@ static void h_mem(UWord k, Addr ip, Addr a, UWord size)
 		 * durable before the call returns. */
 		scry_enc_external_write(w.site, a, size, (const void *)a, SCRY_EXT_PERSISTED);
 	} else {
-		scry_enc_store(k == K_NT_STORE ? SCRY_EV_NT_STORE : SCRY_EV_STORE, w.site, a, size, (const void *)a);
+		/* A locked read-modify-write orders the flushes before it ahead of its store: its
+		 * fence comes first (docs/trace-format.md). */
 		if (k == K_RMW)
 			scry_enc_fence(w.site, SCRY_FENCE_LOCKED);
+		scry_enc_store(k == K_NT_STORE ? SCRY_EV_NT_STORE : SCRY_EV_STORE, w.site, a, size, (const void *)a);
 	}
 }
 

@@ -116,6 +116,14 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 			e.verdict(it, false)
 			return
 		}
+		if len(legal) < len(all) {
+			// A legal outcome that did not run to its end might have been the one this run
+			// matches (a program whose recovery crashes on a consistent image crashes on the
+			// crash image too): no verdict.
+			e.res.Stats.Inconclusive++
+			e.warn(fmt.Sprintf("some crash states match none of the legal outcomes that ran to their end, while %d of the %d did not (%s): those states are not judged", len(all)-len(legal), len(all), firstIncomplete(all).Describe()))
+			return
+		}
 	}
 	if it.twin != nil && it.twin.role == twinRepeat {
 		// A state run again to see that it fails again: not a failing state of its own.
@@ -131,6 +139,16 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
 	}
 	e.record(it, symptom, detail, t, ls)
+}
+
+// firstIncomplete is the first outcome of all that did not run to its end.
+func firstIncomplete(all []exec.Outcome) exec.Outcome {
+	for _, o := range all {
+		if !o.Completed() {
+			return o
+		}
+	}
+	return exec.Outcome{}
 }
 
 // verdict records what a judged state showed, beyond its finding: against the invariants it
