@@ -458,7 +458,7 @@ var schema = FormatSpec{
 		},
 		{
 			Code: 0x1B, Name: "OUTPUT", Go: "KindOutput", Since: 6, Short: "the program wrote to its standard output or error",
-			Doc: "the program wrote these bytes to its standard output (`fd` 1) or standard error (`fd` 2), or to a descriptor duplicated from them. In file-system mode strace records every such write; in PM mode the runtime records, in the printing thread, what the program prints on its standard output through `puts`, `fputs`, `printf`, `fprintf` and `dprintf` (what each operation printed, for crash exploration's durable linearizability).",
+			Doc: "the program wrote these bytes to its standard output (`fd` 1) or standard error (`fd` 2), or to a descriptor duplicated from them. In file-system mode strace records every such write; in PM mode the runtime records, in the printing thread, what the program prints on its standard output through `puts`, `fputs`, `printf`, `fprintf`, `dprintf`, `fwrite`, `putchar`, `fputc` and `putc` (what each operation printed, for crash exploration's durable linearizability).",
 			Fields: []FieldSpec{
 				siteField,
 				{Name: "fd", Enc: EncUvarint, Go: "Handle", Dump: "fd=%d"},

@@ -6,8 +6,8 @@
  * boundaries (a line read from standard input -> OP_END of the previous operation, OP_BEGIN of the
  * next; end of input -> OP_END), and libc copy functions writing PM (-> STORE of the bytes written,
  * LOAD of a PM source), and what the program prints on its standard output through puts, fputs,
- * printf, fprintf and dprintf (-> OUTPUT of the printing thread, while tracing: what each operation
- * printed). docs/trace-format.md describes the records. Before a read of standard input,
+ * printf, fprintf, dprintf, fwrite, putchar, fputc and putc (-> OUTPUT of the printing thread,
+ * while tracing: what each operation printed). docs/trace-format.md describes the records. Before a read of standard input,
  * convergence (converge.c) may hash the pool and stop the process, also when inert.
  */
 #define _GNU_SOURCE
@@ -466,8 +466,10 @@ void __scry_post_strnlen(uint32_t site, size_t ret, const char *s, size_t maxlen
  * (durable linearizability's responses: pm/explore/oracles.go). puts and fputs are recorded in
  * their post hooks; a printf-like call only leaves its site in g_out_site, and
  * __scry_format_loads, which the pass calls right after it with the same arguments, formats and
- * records the text. What reaches the output otherwise (putchar, fwrite, write, calls in
- * uninstrumented code) is not recorded: the same holds of every run it is compared with. */
+ * records the text. fwrite, putchar, fputc and putc (what a compiler makes of a printf or fprintf
+ * of a constant string, "(null)\n" or "\n") are recorded in their post hooks too. What reaches the
+ * output otherwise (write, std::cout, calls in uninstrumented code) is not recorded: the same
+ * holds of every run it is compared with. */
 static RT_TLS uint32_t g_out_site;
 
 static int tracing(void) { return atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING; }
@@ -490,6 +492,47 @@ void __scry_post_fputs(uint32_t site, int ret, const char *s, FILE *stream)
 		read_post(site, s, NULL, strlen(s) + 1);
 	if (ret >= 0 && s && stream == stdout && tracing())
 		rec_output(site, 1, s, strlen(s));
+}
+
+void __scry_pre_fwrite(uint32_t site, const void *ptr, size_t size, size_t nmemb, FILE *stream)
+{
+	(void)site, (void)ptr, (void)size, (void)nmemb, (void)stream;
+}
+void __scry_post_fwrite(uint32_t site, size_t ret, const void *ptr, size_t size, size_t nmemb, FILE *stream)
+{
+	(void)nmemb;
+	size_t n = ret * size; /* the bytes of the items written */
+	if (pm_any() && ptr && n > 0)
+		read_post(site, ptr, NULL, n);
+	if (n > 0 && ptr && stream == stdout && tracing())
+		rec_output(site, 1, ptr, n);
+}
+
+/* One character c written to stream (ret: the character, EOF on failure). */
+static void output_char(uint32_t site, int ret, FILE *stream)
+{
+	if (ret != EOF && stream == stdout && tracing()) {
+		char ch = (char)ret;
+		rec_output(site, 1, &ch, 1);
+	}
+}
+void __scry_pre_putchar(uint32_t site, int c) { (void)site, (void)c; }
+void __scry_post_putchar(uint32_t site, int ret, int c)
+{
+	(void)c;
+	output_char(site, ret, stdout);
+}
+void __scry_pre_fputc(uint32_t site, int c, FILE *stream) { (void)site, (void)c, (void)stream; }
+void __scry_post_fputc(uint32_t site, int ret, int c, FILE *stream)
+{
+	(void)c;
+	output_char(site, ret, stream);
+}
+void __scry_pre_putc(uint32_t site, int c, FILE *stream) { (void)site, (void)c, (void)stream; }
+void __scry_post_putc(uint32_t site, int ret, int c, FILE *stream)
+{
+	(void)c;
+	output_char(site, ret, stream);
 }
 
 void __scry_pre_printf(uint32_t site, const char *format) { (void)site, (void)format; }

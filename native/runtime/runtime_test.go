@@ -654,7 +654,7 @@ func TestLibcReads(t *testing.T) {
 // TestOutput: what the program prints on its standard output through the hooked calls becomes
 // OUTPUT records (fd 1) of its thread, inside its operation: puts (with its newline), fputs and
 // fprintf to stdout, printf and dprintf to fd 1, formatted over the call's arguments (also past
-// the runtime's stack buffer); standard error and a format into memory are not recorded, and an
+// the runtime's stack buffer), fwrite, putchar, fputc and putc to stdout; standard error and a format into memory are not recorded, and an
 // inert run records nothing.
 func TestOutput(t *testing.T) {
 	exe := compile(t, "output", nil)
@@ -675,7 +675,8 @@ func TestOutput(t *testing.T) {
 		}
 	}
 	long := fmt.Sprintf("%2000d|\n", 7)
-	want := []string{`1:"one"`, `1:"\n"`, `2:"two\n"`, `4:"3-three\n"`, `5:"four\n"`, `7:"five\n"`, fmt.Sprintf("9:%q", long)}
+	want := []string{`1:"one"`, `1:"\n"`, `2:"two\n"`, `4:"3-three\n"`, `5:"four\n"`, `7:"five\n"`, fmt.Sprintf("9:%q", long),
+		`10:"(null)\n"`, `12:"a"`, `13:"b"`, `14:"\n"`}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("OUTPUT (case:data):\n got %v\nwant %v", got, want)
 	}

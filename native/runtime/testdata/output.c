@@ -1,14 +1,16 @@
 /* output.c: what the program prints on its standard output, with the hooks the pass would emit
- * (post hooks of puts, fputs, printf, fprintf, dprintf; __scry_format_loads after a printf-like
- * call). Usage: output. Each site's line is the case's number. */
+ * (post hooks of puts, fputs, printf, fprintf, dprintf, fwrite, putchar, fputc, putc;
+ * __scry_format_loads after a printf-like call). Usage: output. Each site's line is the case's number. */
 #include "common.h"
 
 void scry_op_begin(const char *text);
 void scry_op_end(void);
 
-enum { S_PUTS, S_FPUTS, S_FPUTS_ERR, S_PRINTF, S_FPRINTF, S_FPRINTF_ERR, S_DPRINTF, S_SNPRINTF, S_LONG, N_SITES };
+enum { S_PUTS, S_FPUTS, S_FPUTS_ERR, S_PRINTF, S_FPRINTF, S_FPRINTF_ERR, S_DPRINTF, S_SNPRINTF, S_LONG,
+       S_FWRITE, S_FWRITE_ERR, S_PUTCHAR, S_FPUTC, S_PUTC, N_SITES };
 /* The callee of each case, its site's line the case's number (from 1). */
-static const char *const callees[N_SITES] = {"puts", "fputs", "fputs", "printf", "fprintf", "fprintf", "dprintf", "snprintf", "printf"};
+static const char *const callees[N_SITES] = {"puts", "fputs", "fputs", "printf", "fprintf", "fprintf", "dprintf", "snprintf", "printf",
+					     "fwrite", "fwrite", "putchar", "fputc", "putc"};
 
 int main(void)
 {
@@ -45,6 +47,17 @@ int main(void)
 	r = printf("%2000d|\n", 7);
 	__scry_post_printf(b + S_LONG, r, "%2000d|\n");
 	__scry_format_loads(b + S_LONG, "%2000d|\n", 7);
+	/* What a compiler makes of printf("(null)\n") and printf("\n"), and their relatives. */
+	size_t w = fwrite("(null)\n", 1, 7, stdout);
+	__scry_post_fwrite(b + S_FWRITE, w, "(null)\n", 1, 7, stdout);
+	w = fwrite("err\n", 4, 1, stderr); /* standard error: not recorded */
+	__scry_post_fwrite(b + S_FWRITE_ERR, w, "err\n", 4, 1, stderr);
+	r = putchar('a');
+	__scry_post_putchar(b + S_PUTCHAR, r, 'a');
+	r = fputc('b', stdout);
+	__scry_post_fputc(b + S_FPUTC, r, 'b', stdout);
+	r = putc('\n', stdout);
+	__scry_post_putc(b + S_PUTC, r, '\n', stdout);
 	scry_op_end();
 	return 0;
 }
