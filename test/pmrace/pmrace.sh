@@ -10,12 +10,14 @@
 #   MIRRORS  a directory of bare git repositories laid out as MIRRORS/<owner>+<name>/repo (what
 #            scry's fetch tool leaves in /work/.mirror): yhuacode+pm-workloads and the repository
 #            of each submodule it pins (utsaslab+RECIPE, DICL+CCEH, DICL+FAST_FAIR, ...)
-#   WORKDIR  scratch directory outside this repository; it gets WORKDIR/src/<submodule> (the
-#            sources at the commit pm-workloads pins, PMRace's patches/<submodule>.diff applied,
-#            then the edits below) and per target WORKDIR/<t>/bin/<t> (the instrumented program),
+#   WORKDIR  scratch directory outside this repository; per target it gets WORKDIR/src/<t> (the
+#            submodule's sources at the commit pm-workloads pins, PMRace's
+#            patches/<submodule>.diff applied, then the edits below), WORKDIR/<t>/bin/<t> (the
+#            instrumented program),
 #            build.log, ops.txt (the workload), report.json (+ .trace), check.log, command.txt,
 #            status.txt
-#   TARGET   any of: p-clht cceh fast-fair clevel (default: all, in that order); PMRace's fifth
+#   TARGET   any of: p-clht cceh fast-fair clevel (default: all, in that order), or
+#            p-clht-gcfix (P-CLHT with its stale GC list reset on reopen, below); PMRace's fifth
 #            target, memcached-pmem, is not driven (docs/pmrace.md says why)
 #   -n       build and write the workloads only (no scry check); the summary is still printed
 #   -s       only print the summary of the reports already in WORKDIR
@@ -47,7 +49,11 @@
 #   p-clht  src/clht_lb_res.c: clht_create's pool of 32 MiB becomes 8 MiB and its libpmemobj
 #           prefault at open and create is turned off (every re-execution opens the pool; neither
 #           changes what is stored); the driver gives clht_create the pool through PMEM_POOL, as
-#           PMRace's does
+#           PMRace's does. p-clht-gcfix (not in the default list) also sets the root's
+#           version_list to NULL in clht_create's reopen branch: it holds DRAM pointers of the
+#           previous process (clht_gc_thread_init), and the first resize of a reopened pool walks
+#           them and segfaults (clht_gc.c:136), which kills scry's legal-outcome runs (a bug of
+#           P-CLHT's recovery, fixed here only to see what the rest of the program does)
 #   fast-fair  src/btree.h gets btree::pmrace_reopen, called after pmemobj_open: every page keeps
 #           a pointer to a DRAM pthread_rwlock_t in PM, and the root keeps the pool pointer, both
 #           dangling in a new process (the unmodified program crashes or hangs on any reopened
@@ -79,6 +85,7 @@ SCRY=${SCRY:-$repo/build/bin/scry}
 OPS=${PMRACE_OPS:-80}
 SEED=${PMRACE_SEED:-1}
 ALL=(p-clht cceh fast-fair clevel)
+KNOWN=(p-clht cceh fast-fair clevel p-clht-gcfix)
 HINT=600000000000
 
 usage() {
@@ -118,7 +125,7 @@ pmw=$mirrors/yhuacode+pm-workloads/repo
 config() {
 	filter="" args=""
 	case $1 in
-	p-clht)
+	p-clht | p-clht-gcfix)
 		sub=RECIPE dir=P-CLHT lang=cc driver=clht_driver.c
 		srcs="src/clht_lb_res.c src/clht_gc.c external/sspfd/sspfd.c external/ssmem/src/ssmem.c"
 		flags="-D_GNU_SOURCE -fheinous-gnu-extensions -DCLFLUSH -DADD_PADDING -Iinclude -Iexternal/include"
@@ -134,7 +141,7 @@ config() {
 		sub=Clevel-Hashing dir=. lang=c++ driver=clevel_driver.cpp srcs=""
 		flags="-std=c++17 -Iinclude -Itests" libs="" wl=kv-clevel
 		filter='^(clevel_hash constructor: HashPower = |hashpower : )' ;;
-	*) echo "pmrace.sh: unknown target $1 (known: ${ALL[*]})" >&2; exit 2 ;;
+	*) echo "pmrace.sh: unknown target $1 (known: ${KNOWN[*]})" >&2; exit 2 ;;
 	esac
 }
 
@@ -148,28 +155,33 @@ expect() {
 	}
 }
 
-# extract SUB: WORKDIR/src/SUB at the commit pm-workloads pins, with PMRace's patch applied.
+# extract SUB T: WORKDIR/src/T, the submodule SUB at the commit pm-workloads pins, with PMRace's
+# patch applied (one copy per target, since the targets' edits differ).
 extract() {
-	local sub=$1 url name commit
+	local sub=$1 t=$2 url name commit
 	url=$(git -C "$pmw" config --blob HEAD:.gitmodules "submodule.$sub.url")
 	name=$(sed -E 's|^https://github.com/||; s|\.git$||; s|/|+|' <<<"$url")
 	commit=$(git -C "$pmw" ls-tree HEAD "$sub" | awk '{print $3}')
-	rm -rf "$workdir/src/$sub"
-	mkdir -p "$workdir/src/$sub"
-	git -C "$mirrors/$name/repo" archive "$commit" | tar -x -C "$workdir/src/$sub"
-	git -C "$pmw" show "HEAD:patches/$sub.diff" | (cd "$workdir/src/$sub" && patch -p1 -s)
-	echo "$sub $url $commit (pm-workloads $(git -C "$pmw" rev-parse --short HEAD))" >"$workdir/src/$sub.commit"
+	rm -rf "$workdir/src/$t"
+	mkdir -p "$workdir/src/$t"
+	git -C "$mirrors/$name/repo" archive "$commit" | tar -x -C "$workdir/src/$t"
+	git -C "$pmw" show "HEAD:patches/$sub.diff" | (cd "$workdir/src/$t" && patch -p1 -s)
+	echo "$sub $url $commit (pm-workloads $(git -C "$pmw" rev-parse --short HEAD))" >"$workdir/src/$t.commit"
 }
 
 adapt() {
-	local d=$workdir/src/$sub/$dir
+	local d=$workdir/src/$t/$dir
 	case $t in
-	p-clht)
+	p-clht | p-clht-gcfix)
 		sed -i -e 's/int arg_open = 1, arg_create = 1;/int arg_open = 0, arg_create = 0;/' \
 			-e 's/size_t pool_size = 32\*1024\*1024UL;/size_t pool_size = 8*1024*1024UL;/' \
 			"$d/src/clht_lb_res.c"
 		expect "$d/src/clht_lb_res.c" 'int arg_open = 0, arg_create = 0;' 1 || return 1
-		expect "$d/src/clht_lb_res.c" 'size_t pool_size = 8*1024*1024UL;' 1 ;;
+		expect "$d/src/clht_lb_res.c" 'size_t pool_size = 8*1024*1024UL;' 1 || return 1
+		[[ $t == p-clht-gcfix ]] || return 0
+		sed -i '/^    } else {$/,/^    }$/s|^        w->status_lock = LOCK_FREE;$|&\n        w->version_list = NULL; /* pmrace.sh: p-clht-gcfix */|' \
+			"$d/src/clht_lb_res.c"
+		expect "$d/src/clht_lb_res.c" 'w->version_list = NULL; /* pmrace.sh: p-clht-gcfix */' 1 ;;
 	fast-fair)
 		sed -i 's|^  void constructor(PMEMobjpool \*);$|&\n  void pmrace_reopen(PMEMobjpool *);|' "$d/src/btree.h"
 		cat >>"$d/src/btree.h" <<'EOF'
@@ -244,22 +256,18 @@ if [[ $summary_only == 1 ]]; then
 	exit 0
 fi
 
-declare -A extracted=()
 for t in "${targets[@]}"; do
 	config "$t"
 	w=$workdir/$t
 	rm -rf "$w"
 	mkdir -p "$w/bin"
-	if [[ -z ${extracted[$sub]:-} ]]; then
-		extract "$sub"
-		extracted[$sub]=1
-	fi
+	extract "$sub" "$t"
 	if ! adapt; then
 		echo "adaptation failed" >"$w/status.txt"
 		continue
 	fi
 	# shellcheck disable=SC2086
-	if ! (cd "$workdir/src/$sub/$dir" && "$SCRY" "$lang" -O1 -g $flags -I"$here" -w \
+	if ! (cd "$workdir/src/$t/$dir" && "$SCRY" "$lang" -O1 -g $flags -I"$here" -w \
 		-o "$w/bin/$t" "$here/$driver" $srcs -lpmemobj -lpmem -lpthread $libs) >"$w/build.log" 2>&1; then
 		echo "build failed: $(grep -m3 'error' "$w/build.log" | tr '\n' ' ')" >"$w/status.txt"
 		summary "$t"
