@@ -12,10 +12,9 @@
 #            of each submodule it pins (utsaslab+RECIPE, DICL+CCEH, DICL+FAST_FAIR, ...)
 #   WORKDIR  scratch directory outside this repository; per target it gets WORKDIR/src/<t> (the
 #            submodule's sources at the commit pm-workloads pins, PMRace's
-#            patches/<submodule>.diff applied, then the edits below), WORKDIR/<t>/bin/<t> (the
-#            instrumented program),
-#            build.log, ops.txt (the workload), report.json (+ .trace), check.log, command.txt,
-#            status.txt
+#            patches/<submodule>.diff applied, then the edits below) and WORKDIR/<t>/: bin/<t>
+#            (the instrumented program), build.log, ops.txt (the workload), report.json
+#            (+ .trace), check.log, command.txt, status.txt
 #   TARGET   any of: p-clht cceh fast-fair clevel (default: all, in that order), or
 #            p-clht-gcfix (P-CLHT with its stale GC list reset on reopen, below); PMRace's fifth
 #            target, memcached-pmem, is not driven (docs/pmrace.md says why)
@@ -89,7 +88,7 @@ KNOWN=(p-clht cceh fast-fair clevel p-clht-gcfix)
 HINT=600000000000
 
 usage() {
-	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' | sed -n '1,28p' >&2
+	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' | sed -n '1,26p' >&2
 	exit 2
 }
 
