@@ -6,9 +6,10 @@
 // that loses the release makes a later `put` fail, so the release's unpersisted-store is a
 // correctness finding, confirmed by a crash (durability-violation at the release), and so is the
 // overwritten-unpersisted finding at the next acquisition (the release it rewrites never reached
-// PM). A crash inside `put`, once the lock is taken (at the fence of the compare-and-swap that
-// takes it, and at the fence that persists the entry), leaves the bucket taken too: `put` is not
-// failure-atomic (one atomicity-violation, at the first; the second is a variant).
+// PM). A crash inside `put` once the lock is taken leaves the bucket taken too: `put` is not
+// failure-atomic (an atomicity-violation at the fence that persists the entry, the first crash
+// point after the compare-and-swap: the locked instruction's own fence comes before its store,
+// so the crash point at it is one before the lock is taken).
 // scry: args {pool}
 // scry: workload workload.txt
 #include <immintrin.h>
@@ -35,14 +36,14 @@ int main(int argc, char *argv[])
 	while (fgets(line, sizeof line, stdin)) {
 		if (sscanf(line, "put %lu %lu", &k, &v) == 2 && k > 0) {
 			volatile struct bucket *b = &t[k % NBUCKETS];
-			if (!__sync_bool_compare_and_swap(&b->lock, 0, 1)) { // want "overwritten-unpersisted atomicity-violation"
+			if (!__sync_bool_compare_and_swap(&b->lock, 0, 1)) { // want "overwritten-unpersisted"
 				printf("%lu: bucket busy\n", k);
 				continue;
 			}
 			b->value = v; /* the key, written last, makes the entry */
 			b->key = k;
 			_mm_clwb((void *)b);
-			_mm_sfence();
+			_mm_sfence(); // want "atomicity-violation"
 			b->lock = 0; // want "unpersisted-store durability-violation"
 			printf("%lu: stored\n", k);
 		} else if (sscanf(line, "get %lu", &k) == 1 && k > 0) {
