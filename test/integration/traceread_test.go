@@ -34,21 +34,32 @@ func TestTraceReadOnce(t *testing.T) {
 	if r := run(t, dir, "", scry, "cc", "-O2", "-mclwb", "-o", "prog", "buggy.c", "-lpmem"); r.code != 0 {
 		t.Fatalf("scry cc: %d\n%s", r.code, r.stderr)
 	}
+	// One log per thread (-ff): with one log for all, a call another thread interrupts is split
+	// into "<unfinished ...>" and "<... resumed>" lines, which the patterns below would miss.
 	log := filepath.Join(dir, "strace.log")
-	r := run(t, dir, "", strace, "-f", "-e", "trace=openat,pread64", "-o", log,
+	r := run(t, dir, "", strace, "-ff", "-e", "trace=openat,pread64", "-o", log,
 		scry, "check", "--trace", "run.trace", "--workload", "workload.txt", "--", "./prog", "{pool}")
 	if r.code != 1 {
 		t.Fatalf("scry check: exit %d, want 1 (its correctness findings)\n%s", r.code, r.stderr)
 	}
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
+	logs, err := filepath.Glob(log + ".*")
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no strace log %s.*: %v", log, err)
+	}
+	var b []byte
+	for _, l := range logs {
+		lb, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, lb...)
+		b = append(b, '\n')
 	}
 	tr := filepath.Join(dir, "run.trace")
 	opens, reads := 0, 0
 	fds := map[string]bool{} // the descriptors of the trace opened for reading
-	openRE := regexp.MustCompile(`^(\d+)\s+openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+).*\) = (\d+)$`)
-	preadRE := regexp.MustCompile(`^(\d+)\s+pread64\((\d+), .*, (\d+)\) = \d+$`)
+	openRE := regexp.MustCompile(`^()openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+).*\) = (\d+)$`)
+	preadRE := regexp.MustCompile(`^()pread64\((\d+), .*, (\d+)\) = \d+$`)
 	var readOpens []string
 	for _, line := range strings.Split(string(b), "\n") {
 		if m := openRE.FindStringSubmatch(line); m != nil && m[2] == tr {
@@ -59,8 +70,8 @@ func TestTraceReadOnce(t *testing.T) {
 			}
 			continue
 		}
-		// A pass starts with a read at offset 0, by any thread of scry's process (strace names
-		// the thread), of the descriptor the trace was opened on.
+		// A pass starts with a read at offset 0, by any thread of scry's process, of the
+		// descriptor the trace was opened on.
 		if m := preadRE.FindStringSubmatch(line); m != nil && m[3] == "0" && fds[m[2]] {
 			reads++
 		}
