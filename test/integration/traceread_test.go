@@ -61,15 +61,19 @@ func TestTraceReadOnce(t *testing.T) {
 	openRE := regexp.MustCompile(`^()openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+).*\) = (\d+)$`)
 	preadRE := regexp.MustCompile(`^()pread64\((\d+), .*, (\d+)\) = \d+$`)
 	var readOpens []string
-	for _, line := range strings.Split(string(b), "\n") {
+	lines := strings.Split(string(b), "\n")
+	// Two passes: the thread that opened the trace need not be the one that reads it, and the
+	// logs are per thread, so every open is seen before any read is counted.
+	for _, line := range lines {
 		if m := openRE.FindStringSubmatch(line); m != nil && m[2] == tr {
 			opens++
 			if strings.HasPrefix(m[3], "O_RDONLY") {
 				readOpens = append(readOpens, m[1]+" "+m[4])
 				fds[m[4]] = true
 			}
-			continue
 		}
+	}
+	for _, line := range lines {
 		// A pass starts with a read at offset 0, by any thread of scry's process, of the
 		// descriptor the trace was opened on.
 		if m := preadRE.FindStringSubmatch(line); m != nil && m[3] == "0" && fds[m[2]] {
