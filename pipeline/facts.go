@@ -120,17 +120,23 @@ type passed struct {
 	// says why they could not be found (the pass did not complete).
 	neverDurable []px86.StoreState
 	durableErr   error
+	// windows are the trace's window candidates (schedWindows.best), when asked for.
+	windows []windowCandidate
 }
 
 // analyzePass runs the analysis step of a check over tf: the analyses a selects, with the
 // properties already inferred (props, nil: the checks infer their own, in a prepass over tf), and
-// the check's own analyzers (checkFacts; with durable, the stores never made durable). Errors as
+// the check's own analyzers (checkFacts; with durable, the stores never made durable; with
+// windows > 0, up to that many window candidates for the schedules after it). Errors as
 // AnalyzeSource's.
-func analyzePass(tf *trace.File, a Analysis, props *infer.Result, durable bool) (*report.Report, *passed, error) {
+func analyzePass(tf *trace.File, a Analysis, props *infer.Result, durable bool, windows int) (*report.Report, *passed, error) {
 	keep := map[*analysis.Analyzer]any{}
 	also := []*analysis.Analyzer{checkFactsAnalyzer}
 	if durable {
 		also = append(also, neverDurableAnalyzer)
+	}
+	if windows > 0 {
+		also = append(also, schedWindowsAnalyzer)
 	}
 	rep, err := AnalyzeSource(tf.Reader, AnalyzeOptions{
 		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
@@ -142,6 +148,9 @@ func analyzePass(tf *trace.File, a Analysis, props *infer.Result, durable bool) 
 	p := &passed{facts: &checkFacts{pools: []report.Pool{}}}
 	if f, _ := keep[checkFactsAnalyzer].(*checkFacts); f != nil {
 		p.facts = f
+	}
+	if w, _ := keep[schedWindowsAnalyzer].(*schedWindows); w != nil {
+		p.windows = w.best(windows)
 	}
 	if durable {
 		var ok bool

@@ -493,7 +493,7 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	defer tf.Close()
-	rep, p, aerr := analyzePass(tf, c.Analysis, nil, false)
+	rep, p, aerr := analyzePass(tf, c.Analysis, nil, false, 0)
 	if rep == nil {
 		return nil, aerr
 	}
@@ -637,10 +637,11 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 // directory) and its trace at tracePath, then analyses the trace and explores its crash states.
 // share is the part of the time budget this schedule's exploration may use up to (counted from
 // the check's start), decided once the recording says how many schedules there are: decide gets
-// the threads that stored to PM and returns the share. The error is one that stops the check (a
+// the threads that stored to PM and returns the share. With windows > 0 the analysis also finds up
+// to that many window candidates in the trace (scheduleRun.windows). The error is one that stops the check (a
 // recording that could not run, a trace that cannot be read); the analysis and exploration
 // errors are the run's (scheduleRun).
-func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath string, decide func(storers int) time.Duration) (*scheduleRun, error) {
+func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, pool, tracePath string, decide func(storers int) time.Duration) (*scheduleRun, error) {
 	rc := c.Recording
 	target := rc.Args
 	rc.Args = make([]string, len(target))
@@ -684,11 +685,12 @@ func (c *Check) runSchedule(ctx context.Context, spec, dir, pool, tracePath stri
 			return nil, err
 		}
 	}
-	rep, p, aerr := analyzePass(tf, c.Analysis, props, explores && !x.NoAssumeFixed)
+	rep, p, aerr := analyzePass(tf, c.Analysis, props, explores && !x.NoAssumeFixed, windows)
 	if rep == nil {
 		return nil, aerr
 	}
 	run.rep, run.aerr, run.storers, run.points = rep, aerr, len(p.facts.storers), p.facts.points
+	run.windows = p.windows
 	if p.facts.schedPoints > 0 {
 		run.points = int(min(p.facts.schedPoints, 1<<40))
 	}

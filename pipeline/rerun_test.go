@@ -59,7 +59,7 @@ func TestCheckRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tf.Close()
-	_, p, err := analyzePass(tf, c.Analysis, nil, true)
+	_, p, err := analyzePass(tf, c.Analysis, nil, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/analysis"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
@@ -72,6 +73,8 @@ type scheduleRun struct {
 	aerr, xerr error
 	storers    int
 	points     int // an estimate of the scheduling points: checkFacts.points, or schedPoints
+	// windows are the window candidates of the trace (the first controlled schedule's only).
+	windows []windowCandidate
 }
 
 // runSchedules runs the check under the operating system's schedule, then, when the program has
@@ -88,7 +91,7 @@ func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) (
 		return 1
 	}
 	budget := c.Explore.TimeBudget
-	first, err := c.runSchedule(ctx, "", dir, pool, tracePath, func(storers int) time.Duration {
+	first, err := c.runSchedule(ctx, "", 0, dir, pool, tracePath, func(storers int) time.Duration {
 		return budget / time.Duration(schedules(storers))
 	})
 	if err != nil {
@@ -96,16 +99,67 @@ func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) (
 	}
 	runs := []*scheduleRun{first}
 	n := schedules(first.storers)
+	var windows []windowCandidate
 	for i := 1; i < n && !interrupted(runs[len(runs)-1]); i++ {
 		share := budget * time.Duration(i+1) / time.Duration(n)
-		run, err := c.runSchedule(ctx, ScheduleSpec(i, runs[len(runs)-1].points), dir, filepath.Join(dir, fmt.Sprintf("pool-%d", i)),
+		want := 0
+		if i == 1 {
+			want = windowSchedules(n)
+		}
+		spec := nextSchedule(i, runs[len(runs)-1].points, &windows)
+		run, err := c.runSchedule(ctx, spec, want, dir, filepath.Join(dir, fmt.Sprintf("pool-%d", i)),
 			ScheduleTrace(tracePath, i), func(int) time.Duration { return share })
 		if err != nil {
 			return nil, err
 		}
 		runs = append(runs, run)
+		if i == 1 {
+			windows = run.windows
+		}
 	}
 	return runs, nil
+}
+
+// windowSchedules is the number of window schedules among n (the operating system's included):
+// the odd controlled schedules from the third on (nextSchedule).
+func windowSchedules(n int) int {
+	return max(0, (n-2)/2)
+}
+
+// nextSchedule is the spec of controlled schedule i (from 1) of a recording: the next of windows
+// (the window candidates of schedule 1's trace, best first; it is taken off the list) for odd i
+// from 3 on, else, or when none is left, ScheduleSpec(i, steps). With the default of 4 schedules
+// that is the operating system's, PCT of depth 1, the PM-aware policy, and the best window of
+// the PCT schedule (PCT of depth 3 when it has none).
+func nextSchedule(i, steps int, windows *[]windowCandidate) string {
+	if i >= 3 && i%2 == 1 && len(*windows) > 0 {
+		w := (*windows)[0]
+		*windows = (*windows)[1:]
+		return w.Spec(ScheduleSpec(1, 0))
+	}
+	return ScheduleSpec(i, steps)
+}
+
+// traceWindows returns up to n window candidates of the trace at path (nil when it cannot be
+// read: a recording then goes on with ScheduleSpec's schedules).
+func traceWindows(path string, n int) []windowCandidate {
+	if n <= 0 {
+		return nil
+	}
+	tf, err := trace.OpenFile(path)
+	if err != nil {
+		return nil
+	}
+	defer tf.Close()
+	keep := map[*analysis.Analyzer]any{}
+	if _, err := analysis.Run(tf.Reader, []*analysis.Analyzer{schedWindowsAnalyzer}, analysis.Config{Keep: keep}); err != nil {
+		return nil
+	}
+	w, _ := keep[schedWindowsAnalyzer].(*schedWindows)
+	if w == nil {
+		return nil
+	}
+	return w.best(n)
 }
 
 // interrupted reports whether a schedule's recording or exploration was stopped by a signal.
@@ -244,10 +298,11 @@ func RecordSchedules(ctx context.Context, rc Recording, tracePath string, n int)
 	defer os.RemoveAll(dir)
 	var out []RecordedSchedule
 	steps := 0
+	var windows []windowCandidate
 	for i := range n {
 		spec := ""
 		if i > 0 {
-			spec = ScheduleSpec(i, steps)
+			spec = nextSchedule(i, steps, &windows)
 		}
 		r := rc
 		pool := filepath.Join(dir, fmt.Sprintf("pool-%d", i))
@@ -271,6 +326,9 @@ func RecordSchedules(ctx context.Context, rc Recording, tracePath string, n int)
 			if s, ok := readSchedule(path); ok && s.End {
 				steps = int(min(s.Points, 1<<40))
 			}
+		}
+		if i == 1 {
+			windows = traceWindows(path, windowSchedules(n))
 		}
 	}
 	return out, nil

@@ -102,6 +102,9 @@
 #define sched_configured __scry_rt_sched_configured
 #define sched_stop __scry_rt_sched_stop
 #define sched_point_slow __scry_rt_sched_point_slow
+#define g_sched_win_thread __scry_rt_g_sched_win_thread
+#define g_sched_win_store __scry_rt_g_sched_win_store
+#define sched_count_store __scry_rt_sched_count_store
 
 #include "scry_abi.h"
 #include "scry_trace_format.h"
@@ -342,6 +345,12 @@ int sched_configured(void);
 /* Exit (rt_fini): no thread is given the turn from here on. */
 void sched_stop(void);
 void sched_point_slow(int store);
+/* The window of SCRY_SCHED (@THREAD.STORE): the thread and the ordinal of its STORE or NT_STORE
+ * record after which it drops below every other thread; 0 when none. The writer calls
+ * sched_count_store for each such record (under the trace lock, on the storing thread). */
+extern uint32_t g_sched_win_thread;
+extern uint64_t g_sched_win_store;
+void sched_count_store(void);
 /* A scheduling point of the callbacks (store: right after a PM store, pm's window): nothing
  * but this branch unless a second thread runs under the scheduler. */
 static inline void sched_point(int store)

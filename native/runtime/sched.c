@@ -5,12 +5,14 @@
  * run one at a time, switching only at scheduling points, in an order a seeded policy chooses,
  * so that scry can record a program under chosen schedules and record one again exactly.
  *
- * SCRY_SCHED=POLICY:SEED[:DEPTH[:STEPS]]
+ * SCRY_SCHED=POLICY:SEED[:DEPTH[:STEPS]][@THREAD.STORE]
  *   POLICY  pct or pm (below)
  *   SEED    decimal, 0 to 2^64-1: every random choice derives from it
  *   DEPTH   decimal, 1 to 64 (default 3): PCT's bug depth d, d-1 priority change points
  *   STEPS   decimal, at least DEPTH-1 and at most 2^40 (default 10000): the change points are
  *           drawn among the first STEPS scheduling points
+ *   @THREAD.STORE  a window to open (below): THREAD the thread's id in the trace (1 to 2^32-1),
+ *           STORE the ordinal (from 1) of one of its STORE or NT_STORE records
  * Unset or empty: no scheduler, and nothing is paid but one predictable branch in the
  * callbacks. Any other value: "scry: bad SCRY_SCHED ..." on standard error and exit status 125
  * before main, before the trace is created. Read once, by rt_init; ignored in inert runs
@@ -38,6 +40,18 @@
  * it is durable, or persist a value derived from it (the interleavings around unpersisted
  * writes that PMRace, Chen et al., ASPLOS'22, and Durinn, Fu et al., OSDI'22, look for). Its
  * extra priority changes are outside PCT's count, so pm trades PCT's bound for those windows.
+ * A window (@THREAD.STORE) opens one such window on purpose: the schedule is the policy's, but
+ * thread THREAD runs ahead of every other from its creation (its priority above all) until the
+ * first scheduling point after its STORE-th STORE or NT_STORE record (counted as the trace
+ * holds them: a range store longer than a record's payload is several), where it drops below
+ * every other for the rest of the run. The run is the policy's own up to THREAD's creation, so
+ * a caller that saw, in the trace of POLICY:SEED..., a store of thread A and a load of the same
+ * bytes by another thread B during two concurrent operations (in either order) can ask for the
+ * run where A stores first and B's load comes right after, before A flushes: the adversarial
+ * interleaving Durinn (Fu et al., OSDI'22, §4) builds from a store that another thread's
+ * operation reads before the store is durable. A's stores up to that one are the same as in
+ * that trace as long as A's path does not depend on what B did first. Its changes are outside
+ * PCT's count too.
  *
  * Scheduling points, where the running thread may lose the turn (counted from the creation of
  * the second thread: a program with one thread pays nothing but the branch): the callbacks of
@@ -151,6 +165,8 @@ struct sched_thread {
 	uint64_t seq;        /* when it began to wait: wake-ups of one waiter go to the first */
 	pthread_t handle;    /* for pthread_join */
 	int joined;
+	uint64_t stores;     /* its STORE and NT_STORE records so far (counted with a window only) */
+	int drop;            /* its window's store was recorded: it drops at its next point */
 };
 
 _Atomic int g_sched_on; /* rt.h: a second thread runs under the scheduler */
@@ -162,6 +178,10 @@ static struct {
 	uint64_t seed, depth, steps;
 	uint64_t change[SCHED_MAX_DEPTH]; /* change[i]: the point where the running thread gets priority i+1 */
 } g_cfg;
+
+/* The window (@THREAD.STORE; rt.h): 0 when none. */
+uint32_t g_sched_win_thread;
+uint64_t g_sched_win_store;
 
 static struct sched_thread g_th[SCHED_MAX];
 static uint32_t g_nslots;              /* slots used: g_th[0..g_nslots) */
@@ -311,7 +331,7 @@ __attribute__((noreturn)) static void bad_spec(const char *v, const char *why)
 {
 	char msg[512];
 	int n = snprintf(msg, sizeof msg,
-			 "scry: bad SCRY_SCHED=\"%.200s\": %s (want POLICY:SEED[:DEPTH[:STEPS]], POLICY pct or pm, "
+			 "scry: bad SCRY_SCHED=\"%.200s\": %s (want POLICY:SEED[:DEPTH[:STEPS]][@THREAD.STORE], POLICY pct or pm, "
 			 "SEED 0 to 2^64-1, DEPTH 1 to %d, STEPS at least DEPTH-1 and at most 2^40)\n",
 			 v, why, SCHED_MAX_DEPTH);
 	if (n > (int)sizeof msg - 1)
@@ -348,6 +368,19 @@ void sched_parse(void)
 		bad_spec(v, "too long");
 	char buf[sizeof g_cfg.spec], *f[5] = {0};
 	strcpy(buf, v);
+	char *win = strchr(buf, '@');
+	if (win) {
+		*win++ = 0;
+		char *dot = strchr(win, '.');
+		uint64_t t, k;
+		if (!dot)
+			bad_spec(v, "a window is @THREAD.STORE");
+		*dot = 0;
+		if (parse_num(win, UINT32_MAX, &t) < 0 || t == 0 || parse_num(dot + 1, UINT64_MAX, &k) < 0 || k == 0)
+			bad_spec(v, "a window's THREAD and STORE are decimal numbers from 1");
+		g_sched_win_thread = (uint32_t)t;
+		g_sched_win_store = k;
+	}
 	int n = 0;
 	for (char *s = buf; s && n < 5; n++) {
 		f[n] = s;
@@ -421,7 +454,9 @@ static struct sched_thread *new_thread(void)
 	memset(t, 0, sizeof *t);
 	t->lid = ++g_nthreads;
 	t->state = ST_READY;
-	t->prio = draw_prio();
+	t->prio = draw_prio(); /* drawn for every thread: the window's keeps the others' the same */
+	if (g_sched_win_store && t->lid == g_sched_win_thread)
+		t->prio = INT64_C(1) << 62; /* above every priority drawn (below 2^60) */
 	return t;
 }
 
@@ -673,6 +708,10 @@ static void step(struct sched_thread *me, int what, const void *wake)
 {
 	struct saved sv = enter(me, wake);
 	struct sched_thread *other = best(me);
+	if (me->drop) {
+		me->drop = 0;
+		lower(me);
+	}
 	if (other) {
 		if (what == SP_YIELD || g_run >= SCHED_STARVE)
 			lower(me);
@@ -684,6 +723,13 @@ static void step(struct sched_thread *me, int what, const void *wake)
 		}
 	}
 	leave(me, sv, 1);
+}
+
+void sched_count_store(void)
+{
+	struct sched_thread *me = rt_self.sched;
+	if (me && me->lid == g_sched_win_thread && ++me->stores == g_sched_win_store)
+		me->drop = 1;
 }
 
 void sched_point_slow(int store)

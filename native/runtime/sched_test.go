@@ -329,7 +329,8 @@ func TestSchedCxx(t *testing.T) {
 func TestSchedBadSpec(t *testing.T) {
 	exe, dir, pool := schedProg(t)
 	for _, v := range []string{"bogus", "pct", "pct:", "pct:x", "pct:-1", "pct:18446744073709551616", "pct:1:0",
-		"pct:1:65", "pct:1:2:0", "pct:1:2:3:4", "rr:1", "PCT:1", "pct:1 ", "pct:1:10:5", "pct:1:2:1099511627777"} {
+		"pct:1:65", "pct:1:2:0", "pct:1:2:3:4", "rr:1", "PCT:1", "pct:1 ", "pct:1:10:5", "pct:1:2:1099511627777",
+		"pct:1@", "pct:1@2", "pct:1@0.1", "pct:1@2.0", "pct:1@x.1", "pct:1@2.1.1", "@2.1"} {
 		r := runSched(t, dir, "bad", v, exe, "one", pool)
 		want := fmt.Sprintf("scry: bad SCRY_SCHED=%q: ", v)
 		if !r.status.Exited() || r.status.ExitStatus() != 125 || !strings.HasPrefix(r.stderr, want) || r.stdout != "" || r.trace != "" {
@@ -389,4 +390,37 @@ func TestSchedPMWindow(t *testing.T) {
 		t.Errorf("under pm, no seed put the other worker between a store and its flush")
 	}
 	t.Logf("seeds whose pm schedule opened a window: %v", pm)
+}
+
+// TestSchedWindow: a window (@THREAD.STORE) runs THREAD ahead of the other worker until its
+// STORE-th store, then below it: under pct:1@W.1 worker W appends first and, once it released
+// the mutex, the other worker appends all six times before W's second append; the trace says
+// the spec, and the run replays byte for byte.
+func TestSchedWindow(t *testing.T) {
+	exe, _, _ := schedProg(t)
+	for _, w := range []uint32{2, 3} {
+		spec := fmt.Sprintf("pct:1@%d.1", w)
+		t.Run(spec, func(t *testing.T) {
+			dir := t.TempDir()
+			pool := filepath.Join(dir, "pool")
+			a := runSched(t, dir, "a", spec, exe, "mutex", pool)
+			a.ok(t, spec, a.stdout)
+			other := 5 - w
+			want := fmt.Sprintf("%d%s%s\n", w-1, strings.Repeat(fmt.Sprint(other-1), 6), strings.Repeat(fmt.Sprint(w-1), 5))
+			if a.stdout != want {
+				t.Errorf("log %q, want %q (worker %d first, then the other's six appends)", a.stdout, want, w)
+			}
+			res := readTrace(t, a.trace)
+			if _, last := schedules(t, res); last.Spec != spec || !last.Replayable() {
+				t.Errorf("schedule %+v, want spec %s, replayable", last, spec)
+			}
+			b := runSched(t, dir, "b", spec, exe, "mutex", pool)
+			b.ok(t, spec, want)
+			ta, _ := os.ReadFile(a.trace)
+			tb, _ := os.ReadFile(b.trace)
+			if !bytes.Equal(ta, tb) {
+				t.Errorf("the two traces under %s differ", spec)
+			}
+		})
+	}
 }

@@ -354,16 +354,22 @@ void rec_mem_locked(int kind, uint32_t site, uintptr_t addr, const void *data, u
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING)
 		return;
 	prologue(1);
+	/* A window of the scheduler counts its thread's STORE and NT_STORE records (sched.c). */
+	int count = RT_UNLIKELY(g_sched_win_store != 0) && kind != SCRY_EV_LOAD;
 	if (RT_LIKELY(size <= 64)) {
 		/* Hot path: an ordinary load or store. */
 		scry_enc_store((uint8_t)kind, site, addr, size, data);
 		rec_done();
+		if (count)
+			sched_count_store();
 		return;
 	}
 	do {
 		uint64_t n = size < SCRY_MAX_PAYLOAD ? size : SCRY_MAX_PAYLOAD;
 		scry_enc_store((uint8_t)kind, site, addr, n, data);
 		rec_done();
+		if (count)
+			sched_count_store();
 		addr += n;
 		data = (const unsigned char *)data + n;
 		size -= n;

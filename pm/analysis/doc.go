@@ -71,6 +71,8 @@
 //     workload operation index plus one, 0 none; Thread); Tx, the thread's transaction
 //     (pmdk.Tx); Effect (px86.StoreEffect: whether it rewrote an unpersisted store, which, and on
 //     how many cache lines); Event, the record (trace.Event: Index, Thread, Context, Site).
+//   - LoadHook.OnLoad(p, ev): a LOAD of PM (ev: Index, Thread, Context, Site, Addr, Size, and
+//     Data, the bytes read). A trace recorded with SCRY_NO_LOADS has none.
 //   - FlushHook.OnFlush(p, ev, eff): a FLUSH of a line in a region (ev.Flush: clflush,
 //     clflushopt, clwb; ev.Addr). eff (px86.FlushEffect) counts the line's unpersisted entries
 //     the flush wrote back (Dirty: 0 means it had nothing to write back), those already

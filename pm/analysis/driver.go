@@ -82,6 +82,7 @@ type driver struct {
 	warnings []string
 
 	stores   []hook[StoreHook]
+	loads    []hook[LoadHook]
 	flushes  []hook[FlushHook]
 	fences   []hook[FenceHook]
 	txAdds   []hook[TxAddHook]
@@ -223,6 +224,7 @@ func (d *driver) setResult(a *Analyzer, v any) error {
 // subscribe registers the hooks v implements.
 func (d *driver) subscribe(v any, p *Pass) {
 	subscribeTo(&d.stores, v, p)
+	subscribeTo(&d.loads, v, p)
 	subscribeTo(&d.flushes, v, p)
 	subscribeTo(&d.fences, v, p)
 	subscribeTo(&d.txAdds, v, p)
@@ -247,6 +249,15 @@ func (d *driver) Wrote(w *replay.Write) {
 	d.ran.Add(w.Origin.Site, w.Origin.Stack)
 	for _, h := range d.stores {
 		h.h.OnStore(h.p, w)
+	}
+}
+
+func (d *driver) Load(ev *trace.Event) {
+	if len(d.loads) == 0 || !d.st.Regions.Contains(ev.Addr) {
+		return
+	}
+	for _, h := range d.loads {
+		h.h.OnLoad(h.p, ev)
 	}
 }
 

@@ -139,6 +139,11 @@ type StoreInfo = replay.Write
 type (
 	// StoreHook sees every STORE, NT_STORE and EXTERNAL_WRITE inside a mapped region.
 	StoreHook interface{ OnStore(p *Pass, s *StoreInfo) }
+	// LoadHook sees every LOAD inside a mapped region (none in a trace recorded with
+	// SCRY_NO_LOADS); ev.Data is the value read.
+	LoadHook interface {
+		OnLoad(p *Pass, ev *trace.Event)
+	}
 	// FlushHook sees every FLUSH of a line inside a mapped region.
 	FlushHook interface {
 		OnFlush(p *Pass, ev *trace.Event, eff px86.FlushEffect)
