@@ -32,8 +32,9 @@ import (
 const ScheduleEnv = "SCRY_SCHED"
 
 // DefaultSchedules is the number of schedules a multi-threaded program is recorded and explored
-// under by default (the CLI's --schedules): the operating system's and three controlled ones,
-// which multiplies the time of a check of such a program by about four.
+// under by default (the CLI's --schedules): the operating system's and three controlled ones (PCT
+// of depth 1, the PM-aware policy, and a window schedule: nextSchedule), which multiplies the
+// time of a check of such a program by about four.
 const DefaultSchedules = 4
 
 // ScheduleDepth is the depth of the PCT schedules ScheduleSpec makes after the first: the number
@@ -43,7 +44,7 @@ const DefaultSchedules = 4
 const ScheduleDepth = 3
 
 // ScheduleSpec is the SCRY_SCHED value of controlled schedule i (from 1) of a run of about steps
-// scheduling points. The first is PCT of depth 1 with seed 1: random thread priorities and no
+// scheduling points, when it is not a window schedule (nextSchedule). The first is PCT of depth 1 with seed 1: random thread priorities and no
 // priority change, which finds a bug of depth 1 (one ordering constraint: a thread that reads
 // or persists another's value before that value is durable) with probability at least 1/n, n
 // threads. The others are of depth ScheduleDepth, their priority changes drawn among the first
