@@ -7,7 +7,7 @@ import "fmt"
 // END, the run's counts.
 type Schedule struct {
 	Spec     string      // the value of SCRY_SCHED as given
-	Policy   SchedPolicy // SchedPCT or SchedPM
+	Policy   SchedPolicy // SchedPCT, SchedPM or SchedOps
 	Seed     uint64
 	Depth    uint32 // PCT's depth d (d-1 priority change points), defaults applied
 	Steps    uint64 // the change points lie among the first Steps scheduling points

@@ -545,6 +545,7 @@ var schema = FormatSpec{
 			Values: []EnumValue{
 				{Value: 1, Name: "pct", Go: "SchedPCT", C: "SCRY_SCHED_PCT", Short: "PCT: random priorities, d-1 priority change points", Doc: "PCT: the runnable thread of highest priority runs; priorities are random, and drop at d-1 random change points"},
 				{Value: 2, Name: "pm", Go: "SchedPM", C: "SCRY_SCHED_PM", Short: "PCT, and after a PM store a seeded coin may switch to another thread", Doc: "PCT, and right after each PM store, which is not durable yet, a seeded coin may lower the storing thread below every other"},
+				{Value: 3, Name: "ops", Go: "SchedOps", C: "SCRY_SCHED_OPS", Short: "operations one at a time, in the order they began", Doc: "operations one at a time: a thread with a workload operation in flight runs ahead of every thread without, the earliest-begun operation first, so that a run applies its operations in the order of its input (the prep runs that tell what a linearization's operations print)"},
 			},
 		},
 		{

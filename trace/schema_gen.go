@@ -137,6 +137,7 @@ type SchedPolicy uint8
 const (
 	SchedPCT SchedPolicy = 1 // PCT: random priorities, d-1 priority change points
 	SchedPM  SchedPolicy = 2 // PCT, and after a PM store a seeded coin may switch to another thread
+	SchedOps SchedPolicy = 3 // operations one at a time, in the order they began
 )
 
 // SiteKind is what a static site is.
@@ -271,10 +272,10 @@ func (e EndHow) validIn(v uint16) bool {
 	return e >= EndExit && e <= EndSignal
 }
 
-var schedPolicyNames = [...]string{SchedPCT: "pct", SchedPM: "pm"}
+var schedPolicyNames = [...]string{SchedPCT: "pct", SchedPM: "pm", SchedOps: "ops"}
 
-// String returns the name of the SchedPolicy as docs/trace-format.md spells it ("pct", "pm"), or
-// "policy(N)" for an unknown value.
+// String returns the name of the SchedPolicy as docs/trace-format.md spells it ("pct", "pm",
+// "ops"), or "policy(N)" for an unknown value.
 func (s SchedPolicy) String() string {
 	if int(s) < len(schedPolicyNames) && schedPolicyNames[s] != "" {
 		return schedPolicyNames[s]
@@ -284,7 +285,7 @@ func (s SchedPolicy) String() string {
 
 // validIn reports whether s is a SchedPolicy of format version v.
 func (s SchedPolicy) validIn(v uint16) bool {
-	return s >= SchedPCT && s <= SchedPM
+	return s >= SchedPCT && s <= SchedOps
 }
 
 var siteKindNames = [...]string{SiteLoad: "load", SiteStore: "store", SiteNTStore: "nt-store", SiteRange: "range", SiteFlush: "flush", SiteFence: "fence", SiteRMW: "rmw", SiteLibCall: "libcall", SiteCall: "call", SiteBranch: "branch", SiteInlined: "inlined", SiteReturn: "return"}

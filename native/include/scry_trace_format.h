@@ -62,6 +62,7 @@
 /* SchedPolicy: the policy of the controlled scheduler (the SCHEDULE record). */
 #define SCRY_SCHED_PCT 0x1 /* PCT: random priorities, d-1 priority change points */
 #define SCRY_SCHED_PM 0x2 /* PCT, and after a PM store a seeded coin may switch to another thread */
+#define SCRY_SCHED_OPS 0x3 /* operations one at a time, in the order they began */
 
 /* SiteKind: what a static site is. */
 #define SCRY_SITE_LOAD 0x1

@@ -105,6 +105,7 @@
 #define g_sched_win_thread __scry_rt_g_sched_win_thread
 #define g_sched_win_store __scry_rt_g_sched_win_store
 #define sched_count_store __scry_rt_sched_count_store
+#define sched_op __scry_rt_sched_op
 
 #include "scry_abi.h"
 #include "scry_trace_format.h"
@@ -351,6 +352,9 @@ void sched_point_slow(int store);
 extern uint32_t g_sched_win_thread;
 extern uint64_t g_sched_win_store;
 void sched_count_store(void);
+/* Under the ops policy: the calling thread began workload operation seq (begin 1; its previous
+ * one ended) or ended its operation (begin 0). Called outside the trace lock. */
+void sched_op(int begin, uint64_t seq);
 /* A scheduling point of the callbacks (store: right after a PM store, pm's window): nothing
  * but this branch unless a second thread runs under the scheduler. */
 static inline void sched_point(int store)

@@ -6,7 +6,7 @@
  * so that scry can record a program under chosen schedules and record one again exactly.
  *
  * SCRY_SCHED=POLICY:SEED[:DEPTH[:STEPS]][@THREAD.STORE]
- *   POLICY  pct or pm (below)
+ *   POLICY  pct, pm or ops (below)
  *   SEED    decimal, 0 to 2^64-1: every random choice derives from it
  *   DEPTH   decimal, 1 to 64 (default 3): PCT's bug depth d, d-1 priority change points
  *   STEPS   decimal, at least DEPTH-1 and at most 2^40 (default 10000): the change points are
@@ -40,6 +40,15 @@
  * it is durable, or persist a value derived from it (the interleavings around unpersisted
  * writes that PMRace, Chen et al., ASPLOS'22, and Durinn, Fu et al., OSDI'22, look for). Its
  * extra priority changes are outside PCT's count, so pm trades PCT's bound for those windows.
+ * ops runs the workload's operations one at a time, in the order they began: a thread with an
+ * operation in flight (OP_BEGIN to OP_END, writer.c) runs ahead of every thread without one, the
+ * earliest-begun operation first; without an operation a thread has its PCT priority (DEPTH is
+ * 1: no change points). A program that begins its operations in the order of its input lines
+ * (the round drivers of docs/concurrency.md) then applies them in that order, whatever threads
+ * run them: the prep runs that tell what a linearization's operations print run under it
+ * (pm/explore, responses.go), so that a get concurrent with an insert prints what the order
+ * says. An operation that waits for another (a blocked thread) gives the turn away as under
+ * any policy.
  * A window (@THREAD.STORE) opens one such window on purpose: the schedule is the policy's, but
  * thread THREAD runs ahead of every other from its creation (its priority above all) until the
  * first scheduling point after its STORE-th STORE or NT_STORE record (counted as the trace
@@ -166,6 +175,7 @@ struct sched_thread {
 	pthread_t handle;    /* for pthread_join */
 	int joined;
 	uint64_t stores;     /* its STORE and NT_STORE records so far (counted with a window only) */
+	int64_t drawn;       /* ops: its priority outside operations */
 	int drop;            /* its window's store was recorded: it drops at its next point */
 };
 
@@ -331,7 +341,7 @@ __attribute__((noreturn)) static void bad_spec(const char *v, const char *why)
 {
 	char msg[512];
 	int n = snprintf(msg, sizeof msg,
-			 "scry: bad SCRY_SCHED=\"%.200s\": %s (want POLICY:SEED[:DEPTH[:STEPS]][@THREAD.STORE], POLICY pct or pm, "
+			 "scry: bad SCRY_SCHED=\"%.200s\": %s (want POLICY:SEED[:DEPTH[:STEPS]][@THREAD.STORE], POLICY pct, pm or ops, "
 			 "SEED 0 to 2^64-1, DEPTH 1 to %d, STEPS at least DEPTH-1 and at most 2^40)\n",
 			 v, why, SCHED_MAX_DEPTH);
 	if (n > (int)sizeof msg - 1)
@@ -392,6 +402,8 @@ void sched_parse(void)
 		g_cfg.policy = SCRY_SCHED_PCT;
 	else if (strcmp(f[0], "pm") == 0)
 		g_cfg.policy = SCRY_SCHED_PM;
+	else if (strcmp(f[0], "ops") == 0)
+		g_cfg.policy = SCRY_SCHED_OPS;
 	else
 		bad_spec(v, "unknown POLICY");
 	if (n < 2 || n > 4)
@@ -406,6 +418,10 @@ void sched_parse(void)
 		bad_spec(v, "bad STEPS");
 	if (g_cfg.depth - 1 > g_cfg.steps)
 		bad_spec(v, "fewer STEPS than change points (DEPTH-1)");
+	if (g_cfg.policy == SCRY_SCHED_OPS && g_cfg.depth != 1 && n > 2)
+		bad_spec(v, "ops has no change points: DEPTH is 1");
+	if (g_cfg.policy == SCRY_SCHED_OPS)
+		g_cfg.depth = 1;
 	strcpy(g_cfg.spec, v);
 
 	/* PCT's change points: d-1 distinct points among 1..STEPS, point change[i] giving priority
@@ -723,6 +739,23 @@ static void step(struct sched_thread *me, int what, const void *wake)
 		}
 	}
 	leave(me, sv, 1);
+}
+
+void sched_op(int begin, uint64_t seq)
+{
+	struct sched_thread *me = rt_self.sched;
+	if (!me || g_cfg.policy != SCRY_SCHED_OPS)
+		return;
+	slock();
+	if (begin) {
+		if (me->prio < (INT64_C(1) << 60))
+			me->drawn = me->prio;
+		/* Above every drawn priority (below 2^60), below a window's (2^62); earlier first. */
+		me->prio = (INT64_C(1) << 61) - (int64_t)(seq & ((UINT64_C(1) << 59) - 1));
+	} else if (me->prio >= (INT64_C(1) << 60) && me->prio < (INT64_C(1) << 62)) {
+		me->prio = me->drawn;
+	}
+	sunlock();
 }
 
 void sched_count_store(void)

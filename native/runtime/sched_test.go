@@ -424,3 +424,32 @@ func TestSchedWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedOps: under the ops policy the operation that began first runs to its end before the
+// other: worker 2 begins its operation first, so its three appends come before worker 1's, for
+// every seed; PCT without it interleaves the unlocked appends for some seed. A DEPTH other than
+// 1 is an error.
+func TestSchedOps(t *testing.T) {
+	exe, dir, pool := schedProg(t)
+	for seed := 1; seed <= 4; seed++ {
+		spec := fmt.Sprintf("ops:%d", seed)
+		r := runSched(t, dir, fmt.Sprint(seed), spec, exe, "ops", pool)
+		r.ok(t, spec, "222111\n")
+		res := readTrace(t, r.trace)
+		if _, last := schedules(t, res); last.Policy != trace.SchedOps || last.Depth != 1 || !last.Replayable() {
+			t.Errorf("%s: schedule %+v, want ops of depth 1, replayable", spec, last)
+		}
+	}
+	other := false
+	for seed := 1; seed <= 8 && !other; seed++ {
+		r := runSched(t, dir, "pct", fmt.Sprintf("pct:%d:3:40", seed), exe, "ops", pool)
+		other = r.stdout != "222111\n"
+	}
+	if !other {
+		t.Errorf("every PCT seed ran the operations one after the other: the test shows nothing")
+	}
+	r := runSched(t, dir, "bad", "ops:1:3", exe, "ops", pool)
+	if !r.status.Exited() || r.status.ExitStatus() != 125 {
+		t.Errorf("SCRY_SCHED=ops:1:3: status %#x, want exit 125", int(r.status))
+	}
+}

@@ -527,6 +527,7 @@ static void op_end_locked(void)
 
 void rec_op_begin(const char *text, size_t len)
 {
+	int begun = 0;
 	rt_lock();
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING) {
 		op_end_locked();
@@ -535,8 +536,11 @@ void rec_op_begin(const char *text, size_t len)
 		scry_enc_op_begin(g_op_cur, text ? text : "", text ? len : 0);
 		rec_done();
 		g_op_open = 1;
+		begun = 1;
 	}
 	rt_unlock();
+	if (begun)
+		sched_op(1, g_op_cur); /* the ops policy (sched.c) */
 }
 
 /* WARNING: the runtime degraded (rt_warn). */
@@ -698,6 +702,7 @@ void rec_op_end(void)
 	if (atomic_load_explicit(&g_state, memory_order_relaxed) == RT_RUNNING)
 		op_end_locked();
 	rt_unlock();
+	sched_op(0, 0);
 }
 
 /* A fact the DEPS record can carry: both ends in the module's table, a known kind. */

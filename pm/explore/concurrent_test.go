@@ -576,13 +576,23 @@ func TestResponses(t *testing.T) {
 		warned: map[string]bool{}, res: &Result{}, plan: &plan{outputs: map[int][]byte{1: []byte("1\n")}}}
 	p := &period{ops: []int{0, 1}, before: "before.img"}
 	g := &generalOracles{e: e, pkeys: map[string]int{}, rkeys: map[string]int{}}
+	// An earlier crash point, both in flight: no response to check, so its prep runs are not
+	// recorded, and the next point, where the get has ended, must not reuse them.
+	before := &item{opsAt: opsAt{per: p, inflight: []int{0, 1}, next: 2,
+		lins: linearizations(nil, []span{{0, 1, inFlight}, {1, 2, inFlight}}, nil, 100)}}
+	g.add(before)
+	for _, r := range g.runs {
+		if r.prep >= 0 && g.preps[r.prep].outputs {
+			t.Errorf("%v: prep recorded with nothing completed", r.lin.seq)
+		}
+	}
 	// "get" (1) ended and printed 1; "put" (0) is in flight and began first: [1], [1 0], [0 1].
 	it := &item{opsAt: opsAt{per: p, done: []int{1}, inflight: []int{0}, next: 2,
 		lins: linearizations([]span{{1, 2, 3}}, []span{{0, 1, inFlight}}, nil, 100)}}
 	idx := g.add(it)
-	for i, r := range g.runs {
-		if want := len(r.lin.seq) > 0; g.preps[r.prep].outputs != want {
-			t.Errorf("run %d (%v): prep recorded %v", i, r.lin.seq, g.preps[r.prep].outputs)
+	for _, i := range idx {
+		if r := g.runs[i]; r.prep < 0 || !g.preps[r.prep].outputs {
+			t.Errorf("run %d (%v): its prep run does not tell what the operations printed", i, r.lin.seq)
 		}
 	}
 	outs := make([]outcome, 3)

@@ -387,7 +387,15 @@ func (l linearization) base(p *period) (string, []crash.Patch) {
 func (g *generalOracles) add(it *item) []int {
 	var idx []int
 	for _, l := range it.lins {
+		// A prep run recorded to tell what its operations printed (responds) is another run than
+		// the inert one of the same linearization: an item that needs the outputs must not
+		// reuse the run of an earlier item that did not (a crash point before the operation
+		// whose output is checked ended).
 		pk := g.key(it.per, l)
+		resp := len(l.seq) > 0 && g.responds(l, it.done)
+		if resp {
+			pk += "|outputs"
+		}
 		rk := fmt.Sprintf("%s|%d", pk, it.next)
 		if i, ok := g.rkeys[rk]; ok {
 			idx = append(idx, i)
@@ -401,7 +409,7 @@ func (g *generalOracles) add(it *item) []int {
 				g.pkeys[pk] = i
 				from, patches := l.base(it.per)
 				g.preps = append(g.preps, job{image: g.e.newImage("prep"), copyFrom: from, patches: patches,
-					stdin: g.e.cfg.Workload.Lines(l.seq), keep: true, outputs: g.responds(l, it.done)})
+					stdin: g.e.cfg.Workload.Lines(l.seq), keep: true, outputs: resp})
 			}
 			r.prep = i
 		}

@@ -9,6 +9,8 @@
  *   one       one thread: stores, flushes, fences, an atomic, a mutex and a condition variable
  *             that are never contended
  *   window    two workers store to lines of their own and flush and fence each, no lock
+ *   ops       worker 2 begins a workload operation (SCRY_OP_BEGIN) and lets worker 1 begin one;
+ *             each appends its id to the log three times, without a lock, and ends its operation
  *   deadlock  main holds a mutex and joins a worker that waits for it
  *   stall     a worker spins on a plain variable (no scheduling point) that another sets after
  *             it saw the first one start
@@ -282,6 +284,39 @@ static void *releaser(void *arg)
 	return NULL;
 }
 
+/* ---------------------------------------------------------------- ops */
+
+static sem_t ops_begun;
+
+static void *op_appender(void *arg)
+{
+	uint64_t id = (uintptr_t)arg;
+	if (id == 1)
+		sem_wait(&ops_begun);
+	SCRY_OP_BEGIN(id == 1 ? "a" : "b");
+	if (id == 2)
+		sem_post(&ops_begun);
+	for (int i = 0; i < 3; i++) {
+		uint64_t n = pm->next;
+		pm->log[n] = id;
+		persist(&pm->log[n]);
+		pm->next = n + 1;
+		persist(&pm->next);
+	}
+	SCRY_OP_END();
+	return NULL;
+}
+
+static int run_ops(void)
+{
+	sem_init(&ops_begun, 0, 0);
+	two(op_appender);
+	for (uint64_t i = 0; i < pm->next; i++)
+		printf("%lu", (unsigned long)pm->log[i]);
+	printf("\n");
+	return 0;
+}
+
 static int run_stall(void)
 {
 	pthread_t a, b;
@@ -313,6 +348,7 @@ int main(int argc, char **argv)
 		: strcmp(mode, "window") == 0   ? run_window()
 		: strcmp(mode, "deadlock") == 0 ? run_deadlock()
 		: strcmp(mode, "stall") == 0    ? run_stall()
+		: strcmp(mode, "ops") == 0      ? run_ops()
 						: 100;
 	fflush(stdout);
 	return r;
