@@ -48,6 +48,8 @@ type windowCandidate struct {
 	Site    uint32
 	Index   uint64
 	Readers map[uint32]bool
+	// Op is the record index of the OP_BEGIN of the operation that stored (0: none).
+	Op uint64
 	// Transient: the storing thread's operation stored to the word again later, or gave it back
 	// the bytes it had before the operation first stored to it (a lock taken and released, a
 	// flag set and cleared, a slot reserved then filled): a reader in the window sees a state
@@ -69,6 +71,7 @@ type windowStore struct {
 	store  uint64
 	site   uint32
 	index  uint64
+	op     uint64
 }
 
 type windowLoad struct {
@@ -131,7 +134,7 @@ func (w *schedWindows) add(store windowStore, reader uint32) {
 	k := [2]uint64{uint64(store.thread), store.store}
 	c := w.cands[k]
 	if c == nil {
-		c = &windowCandidate{Thread: store.thread, Store: store.store, Site: store.site, Index: store.index, Readers: map[uint32]bool{}}
+		c = &windowCandidate{Thread: store.thread, Store: store.store, Site: store.site, Index: store.index, Op: store.op, Readers: map[uint32]bool{}}
 		w.cands[k] = c
 	}
 	c.Readers[reader] = true
@@ -194,8 +197,8 @@ func (w *schedWindows) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if s.Size > maxWindowWords*8 {
 		return
 	}
-	ws := windowStore{thread: ev.Thread, store: w.stores[ev.Thread], site: ev.Site, index: ev.Index}
 	begin, inOp := opBegin(p, ev.Thread)
+	ws := windowStore{thread: ev.Thread, store: w.stores[ev.Thread], site: ev.Site, index: ev.Index, op: begin}
 	for a := s.Addr &^ 7; a < s.Addr+s.Size; a += 8 {
 		w.words[a] = ws
 		w.written(ws, inOp, a, s)
@@ -228,18 +231,32 @@ func (w *schedWindows) OnLoad(p *analysis.Pass, ev *trace.Event) {
 	}
 }
 
-// best returns up to n candidates, one per store site: the sites with a store that is not
-// transient first, then those whose stores the most load sites read (a spin on a lock word is
-// one load site however often it spins), each by its earliest store that is not transient (the
-// one whose window leaves the other threads the most of their operations to run in it).
+// best returns up to n candidates, one per store site, ranked: first the stores that are not
+// transient; then those that are the last their operation stored of what other threads read
+// (under their window the reader sees every store of the operation it reads: a value and then
+// the key that publishes it); then the sites whose stores the most load sites read (a spin on a
+// lock word is one load site however often it spins); then the earliest. Each site is
+// represented by its best store in that order (the earliest of equals, whose window leaves the
+// other threads the most of their operations to run in it).
 func (w *schedWindows) best(n int) []windowCandidate {
-	bySite := map[uint32]*windowCandidate{}
-	readers := map[uint32]map[uint32]bool{}
+	lastOf := map[[2]uint64]uint64{} // (thread, operation): the index of its last candidate
 	for k, c := range w.cands {
 		c.Transient = w.transient[k]
+		if c.Op != 0 {
+			k := [2]uint64{uint64(c.Thread), c.Op}
+			lastOf[k] = max(lastOf[k], c.Index)
+		}
 	}
+	last := func(c *windowCandidate) bool {
+		return c.Op == 0 || lastOf[[2]uint64{uint64(c.Thread), c.Op}] == c.Index
+	}
+	better := func(a, b *windowCandidate) int {
+		return cmp.Or(boolCompare(a.Transient, b.Transient), boolCompare(!last(a), !last(b)), cmp.Compare(a.Index, b.Index))
+	}
+	bySite := map[uint32]*windowCandidate{}
+	readers := map[uint32]map[uint32]bool{}
 	for _, c := range w.cands {
-		if b := bySite[c.Site]; b == nil || cmp.Or(boolCompare(c.Transient, b.Transient), cmp.Compare(c.Index, b.Index)) < 0 {
+		if b := bySite[c.Site]; b == nil || better(c, b) < 0 {
 			bySite[c.Site] = c
 		}
 		if readers[c.Site] == nil {
@@ -249,15 +266,19 @@ func (w *schedWindows) best(n int) []windowCandidate {
 			readers[c.Site][l] = true
 		}
 	}
-	var out []windowCandidate
+	var out []*windowCandidate
 	for _, c := range bySite {
-		out = append(out, *c)
+		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b windowCandidate) int {
-		return cmp.Or(boolCompare(a.Transient, b.Transient), cmp.Compare(len(readers[b.Site]), len(readers[a.Site])),
-			cmp.Compare(a.Index, b.Index))
+	slices.SortFunc(out, func(a, b *windowCandidate) int {
+		return cmp.Or(boolCompare(a.Transient, b.Transient), boolCompare(!last(a), !last(b)),
+			cmp.Compare(len(readers[b.Site]), len(readers[a.Site])), cmp.Compare(a.Index, b.Index))
 	})
-	return out[:min(n, len(out))]
+	var best []windowCandidate
+	for _, c := range out[:min(n, len(out))] {
+		best = append(best, *c)
+	}
+	return best
 }
 
 // boolCompare orders false before true.

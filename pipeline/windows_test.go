@@ -39,6 +39,9 @@ func TestScheduleWindows(t *testing.T) {
 			return b.Thread(2).StoreBytes(31, L, one).Thread(3).Load(20, L, 8).Thread(2).StoreBytes(32, L, zero).
 				Thread(3).Load(20, L, 8).Thread(2).Store(10, A, 8).Thread(3).Load(21, A, 8)
 		}, []string{"pct:1:1@2.3", "pct:1:1@2.1", "pct:1:1@2.2"}},
+		{"the last store of an operation that another read comes first: the key after its value", func(b *analysistest.Builder) *analysistest.Builder {
+			return b.Thread(2).Store(10, B, 8).Store(11, A, 8).Thread(3).Load(20, A, 8).Load(21, B, 8)
+		}, []string{"pct:1:1@2.2", "pct:1:1@2.1"}},
 		{"a store overwritten in its operation comes after its last", func(b *analysistest.Builder) *analysistest.Builder {
 			return b.Thread(2).Store(10, A, 8).Thread(3).Load(20, A, 8).Thread(2).Store(11, A, 8)
 		}, []string{"pct:1:1@2.2", "pct:1:1@2.1"}},
