@@ -119,7 +119,8 @@ void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
 		if (pm)
 			store = mem_access(SCRY_EV_STORE, site, addr, size, 0);
 	}
-	sched_point(store);
+	if (RT_UNLIKELY(atomic_load_explicit(&g_sched_on, memory_order_relaxed)))
+		sched_point_rmw(addr, store);
 }
 
 /* LOAD of the PM pieces of src (when it does not overlap dst), STORE of the PM pieces of dst. */

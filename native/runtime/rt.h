@@ -102,6 +102,7 @@
 #define sched_configured __scry_rt_sched_configured
 #define sched_stop __scry_rt_sched_stop
 #define sched_point_slow __scry_rt_sched_point_slow
+#define sched_point_rmw __scry_rt_sched_point_rmw
 #define g_sched_win_thread __scry_rt_g_sched_win_thread
 #define g_sched_win_store __scry_rt_g_sched_win_store
 #define sched_count_store __scry_rt_sched_count_store
@@ -346,6 +347,8 @@ int sched_configured(void);
 /* Exit (rt_fini): no thread is given the turn from here on. */
 void sched_stop(void);
 void sched_point_slow(int store);
+/* The scheduling point of an atomic read-modify-write at addr (a spin there yields, sched.c). */
+void sched_point_rmw(const void *addr, int store);
 /* The window of SCRY_SCHED (@THREAD.STORE): the thread and the ordinal of its STORE or NT_STORE
  * record after which it drops below every other thread; 0 when none. The writer calls
  * sched_count_store for each such record (under the trace lock, on the storing thread). */

@@ -67,8 +67,9 @@
  * PM loads, stores, range stores, flushes and fences, and of every atomic read-modify-write or
  * compare-exchange (callbacks.c; the hooks of library calls are none); and the calls below. A
  * thread that passed 65536 scheduling points in a row while another could run drops below every
- * other (a spin loop of compare-exchanges would otherwise keep the turn forever), as sched_yield
- * does at once.
+ * other (a spin loop would otherwise keep the turn forever), as sched_yield does at once; one
+ * that made 64 read-modify-writes in a row at one address with no other scheduling point between
+ * (a spin on a lock word) does so at the 64th.
  *
  * Thread ids. The thread that starts the program is thread 1 in the trace (THREAD records),
  * the threads created through pthread_create 2, 3, ... in creation order. A thread the
@@ -148,6 +149,7 @@
 #define SCHED_MAX 1024         /* threads the scheduler knows at once */
 #define SCHED_MAX_DEPTH 64
 #define SCHED_STARVE 65536     /* scheduling points in a row before a thread drops (spin loops) */
+#define SCHED_SPIN 64          /* read-modify-writes in a row at one address: a spin, which yields */
 #define SCHED_GRACE_MS 200     /* a call given the turn that does not return by then is out */
 #define SCHED_STALL_MS 3000    /* a running thread that passes no point for this long is out */
 #define SCHED_WATCH_MS 50      /* how often the threads waiting for the turn look */
@@ -176,6 +178,8 @@ struct sched_thread {
 	int joined;
 	uint64_t stores;     /* its STORE and NT_STORE records so far (counted with a window only) */
 	int64_t drawn;       /* ops: its priority outside operations */
+	const void *spin;    /* the address of its last read-modify-writes in a row, and their count */
+	uint32_t spins;
 	int drop;            /* its window's store was recorded: it drops at its next point */
 };
 
@@ -768,8 +772,28 @@ void sched_count_store(void)
 void sched_point_slow(int store)
 {
 	struct sched_thread *me = sched_me();
-	if (me && !g_stopped)
+	if (me && !g_stopped) {
+		me->spins = 0;
 		step(me, store ? SP_STORE : SP_SYNC, NULL);
+	}
+}
+
+void sched_point_rmw(const void *addr, int store)
+{
+	struct sched_thread *me = sched_me();
+	if (!me || g_stopped)
+		return;
+	if (me->spin != addr)
+		me->spin = addr, me->spins = 0;
+	if (++me->spins >= SCHED_SPIN) {
+		/* A spin on a word another thread holds (a lock's compare-and-swap retried): give the
+		 * turn away as sched_yield does, rather than after SCHED_STARVE points, so that the
+		 * holder runs (a window or a change point may have dropped it below the spinner). */
+		me->spins = 0;
+		step(me, SP_YIELD, NULL);
+		return;
+	}
+	step(me, store ? SP_STORE : SP_SYNC, NULL);
 }
 
 /* me waits on obj (what: its kind, for messages; timed: the call has a timeout), after waking

@@ -453,3 +453,29 @@ func TestSchedOps(t *testing.T) {
 		t.Errorf("SCRY_SCHED=ops:1:3: status %#x, want exit 125", int(r.status))
 	}
 }
+
+// TestSchedSpin: a worker that spins on a lock word in PM (compare-and-swap retried) whose holder
+// a window dropped yields after SCHED_SPIN retries, not after SCHED_STARVE scheduling points: the
+// trace holds a few dozen of its compare-and-swaps, not tens of thousands, and the appends are
+// whole.
+func TestSchedSpin(t *testing.T) {
+	exe, dir, pool := schedProg(t)
+	// Worker 1 (thread 2) takes the lock (its first store) and drops right after its second
+	// (the log entry), holding the lock.
+	r := runSched(t, dir, "spin", "pct:1@2.2", exe, "spin", pool)
+	r.ok(t, "spin", r.stdout)
+	if len(r.stdout) != 7 {
+		t.Fatalf("log %q, want six appends", r.stdout)
+	}
+	res := readTrace(t, r.trace)
+	cas := 0
+	for _, e := range res.of(trace.KindFence) {
+		if e.Fence == trace.FenceLocked && e.Thread == 3 {
+			cas++
+		}
+	}
+	if cas == 0 || cas > 1000 {
+		t.Errorf("thread 3 made %d compare-and-swaps, want some and far fewer than SCHED_STARVE (it spins on a lock whose holder dropped)", cas)
+	}
+	t.Logf("log %q, thread 3's compare-and-swaps: %d", r.stdout, cas)
+}

@@ -11,6 +11,8 @@
  *   window    two workers store to lines of their own and flush and fence each, no lock
  *   ops       worker 2 begins a workload operation (SCRY_OP_BEGIN) and lets worker 1 begin one;
  *             each appends its id to the log three times, without a lock, and ends its operation
+ *   spin      two workers append their id to the log three times each under a spin lock, a word
+ *             in PM taken by compare-and-swap
  *   deadlock  main holds a mutex and joins a worker that waits for it
  *   stall     a worker spins on a plain variable (no scheduling point) that another sets after
  *             it saw the first one start
@@ -35,6 +37,7 @@ struct pool {
 	uint64_t log[64];    /* mutex: the writers' ids, in order */
 	uint64_t steps[16];  /* block: what the worker got through */
 	uint64_t line[2][8][8]; /* window: each worker's lines (64 bytes each) */
+	uint64_t spin;       /* spin: the lock word */
 };
 
 static struct pool *pm;
@@ -317,6 +320,34 @@ static int run_ops(void)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- spin */
+
+static void *spin_appender(void *arg)
+{
+	uint64_t id = (uintptr_t)arg;
+	for (int i = 0; i < 3; i++) {
+		uint64_t free_ = 0;
+		while (!__atomic_compare_exchange_n(&pm->spin, &free_, id, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			free_ = 0;
+		uint64_t n = pm->next;
+		pm->log[n] = id;
+		persist(&pm->log[n]);
+		pm->next = n + 1;
+		persist(&pm->next);
+		__atomic_store_n(&pm->spin, 0, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int run_spin(void)
+{
+	two(spin_appender);
+	for (uint64_t i = 0; i < pm->next; i++)
+		printf("%lu", (unsigned long)pm->log[i]);
+	printf("\n");
+	return 0;
+}
+
 static int run_stall(void)
 {
 	pthread_t a, b;
@@ -349,6 +380,7 @@ int main(int argc, char **argv)
 		: strcmp(mode, "deadlock") == 0 ? run_deadlock()
 		: strcmp(mode, "stall") == 0    ? run_stall()
 		: strcmp(mode, "ops") == 0      ? run_ops()
+		: strcmp(mode, "spin") == 0     ? run_spin()
 						: 100;
 	fflush(stdout);
 	return r;
