@@ -28,8 +28,8 @@ import (
 // storing to PM is recorded once, as before.
 
 // ScheduleEnv is the environment variable that runs an instrumented program under the runtime's
-// controlled scheduler (its value is a spec: ScheduleSpec).
-const ScheduleEnv = "SCRY_SCHED"
+// controlled scheduler (its value is a spec: ScheduleSpec); record.ScheduleEnv.
+const ScheduleEnv = record.ScheduleEnv
 
 // DefaultSchedules is the number of schedules a multi-threaded program is recorded and explored
 // under by default (the CLI's --schedules): the operating system's and three controlled ones (PCT

@@ -44,10 +44,6 @@ import (
 // they ran, with the responses they had). When no linearization of a crash point agrees (a program
 // whose responses vary between runs: times, random values), none is left out, with a warning.
 
-// serialSchedule is the environment variable of the runtime's controlled scheduler (pipeline's
-// ScheduleEnv), set to its ops policy in the prep runs that tell what operations print.
-const serialSchedule = "SCRY_SCHED"
-
 // OutputRunner is a Runner that can also tell what each operation of a run printed: the outcome
 // of running the target on image with stdin, and the standard output each operation (in the
 // order they began) printed through the calls the runtime records (nil when it cannot tell).
@@ -77,8 +73,8 @@ func (r ProcessRunner) TargetOutputs(ctx context.Context, image string, stdin []
 	// which is the order of their lines for the drivers docs/concurrency.md describes: a prep
 	// run applies the linearization it stands for even where the program runs operations in
 	// threads at once (a get beside an insert of its key prints what the order says).
-	env := slices.DeleteFunc(slices.Clone(r.Prog.Env), func(e string) bool { return strings.HasPrefix(e, serialSchedule+"=") })
-	env = append(env, serialSchedule+"=ops:1")
+	env := slices.DeleteFunc(slices.Clone(r.Prog.Env), func(e string) bool { return strings.HasPrefix(e, record.ScheduleEnv+"=") })
+	env = append(env, record.ScheduleEnv+"=ops:1")
 	res, err := record.Run(ctx, record.Options{
 		Trace: tr, PMGlobs: []string{abs}, NoLoads: true, OpBegin: r.OpBegin, OpEnd: r.OpEnd,
 		Args: args, Env: env, Stdin: bytes.NewReader(stdin), Stderr: &stderr, Timeout: timeout,

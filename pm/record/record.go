@@ -64,6 +64,11 @@ type Options struct {
 // its buffered records (at most 1 MiB) and an END record in far less.
 const DefaultGrace = 5 * time.Second
 
+// ScheduleEnv is the environment variable that runs an instrumented program under the runtime's
+// controlled scheduler (native/runtime/sched.c; its value is a spec such as pct:1:1, ops:1 or
+// pct:1:1@2.5).
+const ScheduleEnv = "SCRY_SCHED"
+
 // Result tells how a recorded program ended.
 type Result struct {
 	ExitCode int            // exit status, or -1 when killed by a signal

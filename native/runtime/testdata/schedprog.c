@@ -58,6 +58,14 @@ static void two(void *(*fn)(void *))
 	pthread_join(b, NULL);
 }
 
+/* Prints the log: the ids of the appends, in order. */
+static void print_log(void)
+{
+	for (uint64_t i = 0; i < pm->next; i++)
+		printf("%lu", (unsigned long)pm->log[i]);
+	printf("\n");
+}
+
 /* ---------------------------------------------------------------- mutex */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -80,9 +88,7 @@ static void *appender(void *arg)
 static int run_mutex(void)
 {
 	two(appender);
-	for (uint64_t i = 0; i < pm->next; i++)
-		printf("%lu", (unsigned long)pm->log[i]);
-	printf("\n");
+	print_log();
 	return pm->next == 12 ? 0 : 1;
 }
 
@@ -314,9 +320,7 @@ static int run_ops(void)
 {
 	sem_init(&ops_begun, 0, 0);
 	two(op_appender);
-	for (uint64_t i = 0; i < pm->next; i++)
-		printf("%lu", (unsigned long)pm->log[i]);
-	printf("\n");
+	print_log();
 	return 0;
 }
 
@@ -342,9 +346,7 @@ static void *spin_appender(void *arg)
 static int run_spin(void)
 {
 	two(spin_appender);
-	for (uint64_t i = 0; i < pm->next; i++)
-		printf("%lu", (unsigned long)pm->log[i]);
-	printf("\n");
+	print_log();
 	return 0;
 }
 
