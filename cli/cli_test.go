@@ -56,7 +56,7 @@ func TestCustomOracles(t *testing.T) {
 		{[]string{"--help"}, "oracle is scry with custom oracles: flag-store (see `oracle check --help`)"},
 		{[]string{"analyze", "--help"}, "flag-store               correctness a store to the flag word"},
 		{[]string{"check", "--help"}, "flag-store               correctness a store to the flag word"},
-		{[]string{"check", "--help"}, "mpa-violation, flag-store, ordering-violation"},
+		{[]string{"check", "--help"}, "mpa-violation, inter-thread-inconsistency, flag-store, ordering-violation"},
 	} {
 		out, errOut, code := run(cfg, tc.args...)
 		if code != 0 || !strings.Contains(out, tc.want) {

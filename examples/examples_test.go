@@ -97,6 +97,10 @@ var kinds = map[string]string{
 	// crash image confirms them.
 	"mpb-violation": "unconfirmed",
 	"mpa-violation": "unconfirmed",
+	// A thread's store derived from another thread's store that is not durable yet (PMRace's
+	// inter-thread inconsistency), located at the derived store: unconfirmed until a crash image
+	// that keeps it and loses the other confirms it.
+	"inter-thread-inconsistency": "unconfirmed",
 }
 
 // The layouts of an example directory: a twin (buggy.c and fixed.c, or buggy.cpp and fixed.cpp

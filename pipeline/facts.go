@@ -122,6 +122,9 @@ type passed struct {
 	durableErr   error
 	// windows are the trace's window candidates (schedWindows.best), when asked for.
 	windows []windowCandidate
+	// interPairs are the store pairs of the inter-thread-inconsistency findings, to confirm
+	// with crash states (infer.InterThreadPairs).
+	interPairs []infer.StorePair
 }
 
 // analyzePass runs the analysis step of a check over tf: the analyses a selects, with the
@@ -149,6 +152,7 @@ func analyzePass(tf *trace.File, a Analysis, props *infer.Result, durable bool, 
 	if f, _ := keep[checkFactsAnalyzer].(*checkFacts); f != nil {
 		p.facts = f
 	}
+	p.interPairs = infer.InterThreadPairs(keep[infer.InterThread])
 	if w, _ := keep[schedWindowsAnalyzer].(*schedWindows); w != nil {
 		p.windows = w.best(windows)
 	}

@@ -159,15 +159,22 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 	if x.needsInvariants() && opts.Invariants == nil && props != nil {
 		opts.Invariants = explore.Invariants(props)
 	}
-	if !x.needsInvariants() && len(x.confirmIDs) > 0 && props != nil {
+	var inter []crash.Invariant
+	if durable != nil {
+		inter = interThreadInvariants(durable.interPairs, props)
+	}
+	if !x.needsInvariants() && (len(x.confirmIDs) > 0 && props != nil || len(inter) > 0) {
 		// The properties the checks found broken are confirmed the way the invariants strategy
 		// tests invariants: their violating crash states join the others.
 		if x.Strategies == nil {
 			x.Strategies = slices.Clone(explore.DefaultStrategies)
 		}
 		x.Strategies = append(slices.Clone(x.Strategies), "invariants")
-		opts.Invariants = slices.DeleteFunc(explore.Invariants(props), func(iv crash.Invariant) bool { return !slices.Contains(x.confirmIDs, iv.ID) })
+		if props != nil {
+			opts.Invariants = slices.DeleteFunc(explore.Invariants(props), func(iv crash.Invariant) bool { return !slices.Contains(x.confirmIDs, iv.ID) })
+		}
 	}
+	opts.Invariants = append(slices.Clone(opts.Invariants), inter...)
 	if !x.NoAssumeFixed && opts.AssumeDurable == nil {
 		var stores []px86.StoreState
 		var err error
@@ -185,13 +192,13 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 	}
 	res, xerr := explore.Run(ctx, explore.Config{
 		Options: x.Options, Trace: tf.Path(), File: tf, Args: target, Workload: w,
-		ConfirmPairs: confirmPairs(rep), AvoidTmpfs: x.avoidTmpfs, OpBegin: x.opBegin, OpEnd: x.opEnd,
+		ConfirmPairs: confirmPairs(rep), DurableAfter: durableAfter(durable), AvoidTmpfs: x.avoidTmpfs, OpBegin: x.opBegin, OpEnd: x.opEnd,
 	})
 	if res != nil && rep.Events == 0 {
 		rep.Events = res.Events // scry explore: no analysis counted them
 	}
 	if xerr == nil {
-		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0)
+		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0 || len(inter) > 0)
 		if opts.AssumeLate {
 			// Durability states exist only where stores are assumed fixed: the literal model
 			// tests no claim (the findings keep their trace evidence).
@@ -212,15 +219,60 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 	return explored(ctx, rep, res.Stats, xerr)
 }
 
-// findingPair returns the pair of stores an mpb-violation or mpa-violation finding is about: its
-// store (the innermost frame of its first occurrence) and the earlier store it names (related
-// report.RoleEarlierStore; report.RoleOtherStore for atomicity). ok is false for other findings.
+// durableAfter gives crash exploration the dependent stores of the inter-thread-inconsistency
+// findings (explore.Config.DurableAfter), which their threads make durable while the other
+// thread's store they derive from is not: crash points after them break the pair with no state
+// of the invariants strategy. nil: no such finding (or no analysis pass).
+func durableAfter(p *passed) map[explore.Pair][]uint64 {
+	if p == nil || len(p.interPairs) == 0 {
+		return nil
+	}
+	out := map[explore.Pair][]uint64{}
+	for _, sp := range p.interPairs {
+		k := explore.Pair{Before: sp.BeforeAt, After: sp.AfterAt}
+		out[k] = append(out[k], sp.Events...)
+	}
+	for k := range out {
+		slices.Sort(out[k])
+		out[k] = slices.Compact(out[k])
+	}
+	return out
+}
+
+// interThreadInvariants turns the store pairs of inter-thread-inconsistency findings into
+// ordering invariants for the invariants strategy, numbered after the inferred properties' IDs
+// (props, nil: none inferred), so that crash exploration builds the states that persist the
+// dependent store and not the other thread's store it derives from, which confirm the findings
+// (confirm, by the findings' pairs of locations).
+func interThreadInvariants(pairs []infer.StorePair, props *infer.Result) []crash.Invariant {
+	id := 0
+	if props != nil {
+		for _, p := range props.Properties {
+			id = max(id, p.ID)
+		}
+	}
+	var out []crash.Invariant
+	for _, p := range pairs {
+		id++
+		out = append(out, crash.Invariant{ID: id, Rule: string(report.InterThreadInconsistency), Before: p.Before, After: p.After,
+			Text: fmt.Sprintf("the store at site %d, which another thread's store at site %d feeds, persists after it (inter-thread-inconsistency)", p.After, p.Before)})
+	}
+	return out
+}
+
+// findingPair returns the pair of stores an mpb-violation, mpa-violation or
+// inter-thread-inconsistency finding is about: its store (the innermost frame of its first
+// occurrence) and the earlier store it names (related report.RoleEarlierStore;
+// report.RoleOtherStore for atomicity; report.RoleOtherThreadStore, the other thread's store its
+// data derives from, which must persist first). ok is false for other findings.
 func findingPair(f *report.Finding) (p explore.Pair, ok bool) {
 	role := report.RoleEarlierStore
 	switch f.Kind {
 	case report.MPBViolation:
 	case report.MPAViolation:
 		role, p.Atomic = report.RoleOtherStore, true
+	case report.InterThreadInconsistency:
+		role = report.RoleOtherThreadStore
 	default:
 		return p, false
 	}

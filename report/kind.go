@@ -19,6 +19,8 @@ const (
 	// Checks of inferred persistence properties (package pm/infer).
 	MPBViolation Kind = "mpb-violation"
 	MPAViolation Kind = "mpa-violation"
+	// Checks of concurrent programs (package pm/infer).
+	InterThreadInconsistency Kind = "inter-thread-inconsistency"
 	// Crash findings of PM crash exploration (package pm/explore).
 	OrderingViolation   Kind = "ordering-violation"
 	AtomicityViolation  Kind = "atomicity-violation"

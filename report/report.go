@@ -78,6 +78,9 @@ const (
 	RoleGuardLoad     Role = "guard-load"     // the property's evidence: the load that read the later store's data
 	RoleBranch        Role = "branch"         // the property's evidence: the branch on that load, when there is one
 	RoleDependentLoad Role = "dependent-load" // the property's evidence: the load it guards, which read the earlier store's data
+	// Checks of concurrent programs (package pm/infer).
+	RoleOtherThreadStore Role = "other-thread-store" // inter-thread-inconsistency: the other thread's store, not yet durable, whose value the finding's store derives from
+	RoleReaderLoad       Role = "reader-load"        // inter-thread-inconsistency: the finding's thread's load that read that store's value
 	// Crash findings of PM crash exploration (package pm/explore).
 	RoleCrashPoint  Role = "crash-point" // the crash point: the record before which (a store: after which) the crash was simulated
 	RolePersisted   Role = "persisted"   // a store site the failing state persisted while it lost an earlier one (program order)

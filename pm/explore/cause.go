@@ -264,6 +264,11 @@ func clusterKey(kind report.Kind, window, path, cause string) string {
 // with every store before it in program order persisted but the pair's earlier stores, which must
 // fail for that pair to be one (leave-one-out). The breaking state itself is run once more and
 // must fail again (twinRepeat). The pair is confirmed when all four hold.
+//
+// A pair whose After store was already durable at the crash point (Config.DurableAfter: no state
+// can leave it unpersisted) is broken by every state that leaves an earlier Before store
+// unpersisted; its twin is the same state with those Before stores persisted (twinRepairBefore),
+// which must pass, and the breaking state, run again, must fail again.
 type Pair struct {
 	Before, After report.Location
 	Atomic        bool
@@ -296,6 +301,9 @@ type brokenPair struct {
 	early report.Location
 	bound uint64
 	fix   []int
+	// durable: After's store was durable before the crash point (Config.DurableAfter); the
+	// pair's twin persists fix (twinRepairBefore) instead of the group's.
+	durable bool
 }
 
 // breaks is what a state does to the pairs of Config.ConfirmPairs: the pairs it breaks and how
@@ -379,8 +387,10 @@ func (b *breaks) without(early report.Location) (crash.State, bool) {
 }
 
 // brokenPairs returns what state st of sp does to the pairs confirm (breaks), loc giving a site's
-// source position.
-func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site uint32) report.Location) *breaks {
+// source position; durableAfter, when not nil, gives for a pair the trace event index of its
+// latest After store issued before the crash point that the program made durable there (ok
+// false: none), for pairs whose After side has no store persisted in the state.
+func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site uint32) report.Location, durableAfter func(p Pair, inSpace func(store uint64) bool) (uint64, bool)) *breaks {
 	b := &breaks{sp: sp, st: st}
 	if len(confirm) == 0 {
 		return b
@@ -445,16 +455,23 @@ func brokenPairs(sp *crash.Space, st crash.State, confirm []Pair, loc func(site 
 	}
 	for _, p := range confirm {
 		bs, as := sides[p.Before], sides[p.After]
+		if bs != nil && bs.anyU && (as == nil || !as.anyP) && durableAfter != nil && !p.Atomic {
+			inSpace := func(store uint64) bool { _, ok := idx[store]; return ok }
+			if ev, ok := durableAfter(p, inSpace); ok && bs.minU < ev {
+				b.pairs = append(b.pairs, brokenPair{pair: p, early: p.After, fix: fix(bs, ev), durable: true})
+				continue
+			}
+		}
 		if bs == nil || as == nil {
 			continue
 		}
 		switch {
 		case as.anyP && bs.anyU && bs.minU < as.maxP:
-			b.pairs = append(b.pairs, brokenPair{p, p.After, as.maxSeq, fix(bs, as.maxP)})
+			b.pairs = append(b.pairs, brokenPair{pair: p, early: p.After, bound: as.maxSeq, fix: fix(bs, as.maxP)})
 		case p.Atomic && bs.anyP && as.anyU:
-			b.pairs = append(b.pairs, brokenPair{p, p.Before, bs.maxSeq, fix(as, ^uint64(0))})
+			b.pairs = append(b.pairs, brokenPair{pair: p, early: p.Before, bound: bs.maxSeq, fix: fix(as, ^uint64(0))})
 		case p.Atomic && as.anyP && bs.anyU:
-			b.pairs = append(b.pairs, brokenPair{p, p.After, as.maxSeq, fix(bs, ^uint64(0))})
+			b.pairs = append(b.pairs, brokenPair{pair: p, early: p.After, bound: as.maxSeq, fix: fix(bs, ^uint64(0))})
 		}
 	}
 	return b
@@ -472,6 +489,7 @@ const (
 	twinGroup twinRole = iota + 1
 	twinAllBut
 	twinRepeat
+	twinRepairBefore // the state with the pair's earlier stores persisted (a durable After)
 )
 
 // twin is what a repaired twin item is about (item.twin).
@@ -486,13 +504,28 @@ type twin struct {
 // the pairs of Config.ConfirmPairs it breaks that are not confirmed yet (Pair), judged after it.
 func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32, path string) error {
 	// Pairs name their stores as inference located them (report.At, the site alone).
-	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, func(site uint32) report.Location { return report.At(e.places.r, site) })
+	var durable func(Pair, func(uint64) bool) (uint64, bool)
+	if len(e.cfg.DurableAfter) > 0 {
+		durable = func(p Pair, inSpace func(uint64) bool) (uint64, bool) {
+			evs := e.cfg.DurableAfter[p]
+			// The latest After store issued before the crash point, if it is durable there.
+			i, _ := slices.BinarySearch(evs, cp.Event)
+			if i == 0 || inSpace(evs[i-1]) {
+				return 0, false
+			}
+			return evs[i-1], true
+		}
+	}
+	b := brokenPairs(cp.Space, it.state, e.cfg.ConfirmPairs, func(site uint32) report.Location { return report.At(e.places.r, site) }, durable)
 	for _, bp := range b.pairs {
 		it.pairs = append(it.pairs, bp.pair)
 	}
 	groups := map[report.Location][]int{}
 	var order []report.Location
 	for i, bp := range b.pairs {
+		if bp.durable {
+			continue // twins of their own, below
+		}
 		if _, ok := groups[bp.early]; !ok {
 			order = append(order, bp.early)
 		}
@@ -510,6 +543,31 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		return nil
 	}
 	repeated := false
+	repeat := func() error {
+		if repeated {
+			return nil
+		}
+		repeated = true
+		if err := add(it.state, twin{of: it, role: twinRepeat}); err != nil {
+			return err
+		}
+		rep := e.runs.batch[len(e.runs.batch)-1]
+		rep.key, rep.isBase = "", false // run, not answered by the state's own run
+		return nil
+	}
+	for i, bp := range b.pairs {
+		p := bp.pair
+		if !bp.durable || len(bp.fix) == 0 || e.res.Pairs[p].Confirmed > 0 || e.res.Pairs[p].FailedAnyway >= MaxTwinsFailed || e.found.twins[p] >= MaxTwins {
+			continue
+		}
+		e.found.twins[p]++
+		if err := repeat(); err != nil {
+			return err
+		}
+		if err := add(b.repairedGroup(0, []int{i}, -1), twin{of: it, role: twinRepairBefore, pair: p}); err != nil {
+			return err
+		}
+	}
 	for _, early := range order {
 		g := groups[early]
 		without, isolated := b.without(early)
@@ -526,13 +584,8 @@ func (e *explorer) addTwins(cp *crash.CrashPoint, it *item, k int, region uint32
 		if len(want) == 0 {
 			continue
 		}
-		if !repeated {
-			repeated = true
-			if err := add(it.state, twin{of: it, role: twinRepeat}); err != nil {
-				return err
-			}
-			rep := e.runs.batch[len(e.runs.batch)-1]
-			rep.key, rep.isBase = "", false // run, not answered by the state's own run
+		if err := repeat(); err != nil {
+			return err
 		}
 		var grp []Pair
 		bound := uint64(0)
@@ -583,6 +636,16 @@ func (e *explorer) pairJudged(it *item, failed bool) {
 				e.res.Pairs[p] = o
 			}
 		}
+	case twinRepairBefore:
+		// The repeat was judged before this twin (it was added first).
+		o := e.res.Pairs[t.pair]
+		switch {
+		case failed:
+			o.FailedAnyway++
+		case orig.repeatFailed:
+			o.Confirmed++
+		}
+		e.res.Pairs[t.pair] = o
 	case twinAllBut:
 		// The group twin was judged just before this one's group.
 		if n := len(orig.groupPassed); n > 0 && orig.groupPassed[n-1] && failed && orig.repeatFailed {

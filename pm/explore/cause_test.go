@@ -55,7 +55,7 @@ func TestBrokenPairs(t *testing.T) {
 		{[]int{2, 0, 1}, []Pair{atomic}, []int{13}, []int{2, 0, 0}, [][]int{{2, 0, 1}}},
 		{[]int{2, 1, 1}, nil, nil, nil, nil},
 	} {
-		b := brokenPairs(sp, crash.State{K: tc.k}, confirm, siteLoc)
+		b := brokenPairs(sp, crash.State{K: tc.k}, confirm, siteLoc, nil)
 		var pairs []Pair
 		var all []int
 		bound := uint64(0)
@@ -101,7 +101,7 @@ func TestWithoutIsolated(t *testing.T) {
 		{[]int{1, 0}, true, []int{0, 0}}, // the release persisted, local_depth not
 		{[]int{2, 0}, false, nil},        // local_depth persisted after it on its line
 	} {
-		b := brokenPairs(sp, crash.State{K: tc.k}, []Pair{lockAfterKey}, siteLoc)
+		b := brokenPairs(sp, crash.State{K: tc.k}, []Pair{lockAfterKey}, siteLoc, nil)
 		if len(b.pairs) != 1 {
 			t.Fatalf("state %v: pairs %v", tc.k, b.pairs)
 		}
@@ -109,6 +109,53 @@ func TestWithoutIsolated(t *testing.T) {
 		if ok != tc.isolated || ok && fmt.Sprint(got.K) != fmt.Sprint(tc.want) {
 			t.Errorf("state %v: without %v, isolated %v; want %v, %v", tc.k, got.K, ok, tc.want, tc.isolated)
 		}
+	}
+}
+
+// TestBrokenPairsDurableAfter: a pair whose After store was made durable before the crash point
+// (Config.DurableAfter: not in the space) is broken by every state that leaves a Before store
+// issued before it unpersisted, and its repair persists those Before stores (with what precedes
+// them on their lines); a Before store issued after it, a persisted one, or an After store still
+// in the space (the ordinary rule) break nothing this way.
+func TestBrokenPairsDurableAfter(t *testing.T) {
+	// Line 0: a store of site 5 (store 1), then the source (store 2, site 10); line 1: another
+	// source store (store 9, site 10), issued after the derived store (event 6).
+	sp := space([][2]int{{1, 5}, {2, 10}}, [][2]int{{9, 10}})
+	p := Pair{Before: siteLoc(10), After: siteLoc(20)}
+	durable := func(ev uint64) func(Pair, func(uint64) bool) (uint64, bool) {
+		return func(q Pair, inSpace func(uint64) bool) (uint64, bool) {
+			if q != p || inSpace(ev) {
+				return 0, false
+			}
+			return ev, true
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		k      []int
+		ev     uint64
+		broken bool
+		repair []int
+	}{
+		{"source lost, derived durable", []int{0, 0}, 6, true, []int{2, 0}},
+		{"source persisted", []int{2, 0}, 6, false, nil},
+		{"only a later source store lost", []int{2, 0}, 6, false, nil},
+		{"derived store still in the space", []int{0, 0}, 9, false, nil},
+		{"derived store issued before every source store", []int{0, 0}, 1, false, nil},
+	} {
+		b := brokenPairs(sp, crash.State{K: tc.k}, []Pair{p}, siteLoc, durable(tc.ev))
+		if got := len(b.pairs) == 1 && b.pairs[0].durable; got != tc.broken {
+			t.Errorf("%s: broken %v (%+v), want %v", tc.name, got, b.pairs, tc.broken)
+			continue
+		}
+		if tc.broken {
+			if got := b.repairedGroup(0, []int{0}, -1).K; fmt.Sprint(got) != fmt.Sprint(tc.repair) {
+				t.Errorf("%s: repaired %v, want %v", tc.name, got, tc.repair)
+			}
+		}
+	}
+	if b := brokenPairs(sp, crash.State{K: []int{0, 0}}, []Pair{p}, siteLoc, nil); len(b.pairs) != 0 {
+		t.Errorf("without DurableAfter: pairs %+v", b.pairs)
 	}
 }
 

@@ -74,6 +74,13 @@ type Config struct {
 	// confirmed differentially (Pair): the states of the invariants strategy that break one are
 	// each judged with a repaired twin, and Result.Pairs says what they showed.
 	ConfirmPairs []Pair
+	// DurableAfter lists, for pairs of ConfirmPairs whose After store is made durable by the
+	// program before a crash point where the Before store still is not (inter-thread
+	// inconsistency: another thread persists its derived store at once), the trace event
+	// indexes of those After stores, ascending. A crash point after such a store, where it is no
+	// longer in the space (durable), breaks the pair in every state that leaves a Before store
+	// issued before it unpersisted (Pair).
+	DurableAfter map[Pair][]uint64
 	// File, if non-nil, is the trace at Trace opened by the caller, which closes it: Run reads it
 	// instead of opening Trace (a command reads one trace file through one open file).
 	File *trace.File

@@ -671,7 +671,8 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 					first := len(it.state.Invariants) == 0
 					it.smp = sampling{} // a state that breaks invariants is never left out
 					it.state.Invariants = slices.Compact(slices.Sorted(slices.Values(append(it.state.Invariants, st.Invariants...))))
-					if first {
+					// (With DurableAfter, every state got its twins when it was made.)
+					if first && len(e.cfg.DurableAfter) == 0 {
 						if err := e.addTwins(cp, it, k, id, path); err != nil {
 							return err
 						}
@@ -700,7 +701,9 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 			it.per, it.done, it.inflight, it.next, it.lins, it.smp = p, done, inflight, next, lins, smp
 			seen[key] = it
 			e.runs.batch = append(e.runs.batch, it)
-			if len(st.Invariants) > 0 {
+			// A state breaks a pair by the invariants it violates, or, for a pair whose After
+			// store is durable at the point (DurableAfter), by any Before store it leaves out.
+			if len(st.Invariants) > 0 || len(e.cfg.DurableAfter) > 0 {
 				if err := e.addTwins(cp, it, k, id, path); err != nil {
 					return err
 				}

@@ -116,8 +116,12 @@ var (
 	}
 )
 
-// Checks returns the analyzers of the checks against inferred properties, in catalogue order.
-func Checks() []*analysis.Analyzer { return []*analysis.Analyzer{MPBViolation, MPAViolation} }
+// Checks returns the analyzers of this package that report findings, in catalogue order: the
+// checks against inferred properties, then the check of concurrent programs that uses the same
+// dependence engine (InterThread).
+func Checks() []*analysis.Analyzer {
+	return []*analysis.Analyzer{MPBViolation, MPAViolation, InterThread}
+}
 
 // storeRec is one store instance as the checks need it.
 type storeRec struct {

@@ -223,7 +223,7 @@ func TestViolationReport(t *testing.T) {
 	for _, r := range rep.Rules {
 		kinds = append(kinds, string(r.Kind))
 	}
-	if !slices.Equal(kinds, []string{string(report.MPBViolation), string(report.MPAViolation)}) {
+	if !slices.Equal(kinds, []string{string(report.MPBViolation), string(report.MPAViolation), string(report.InterThreadInconsistency)}) {
 		t.Errorf("rules %q", kinds)
 	}
 }

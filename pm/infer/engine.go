@@ -368,6 +368,29 @@ func (e *engine) guardsFor(t *thread, i int32) []guardInst {
 	return gs
 }
 
+// dependences calls fn with every load instance an event at compact site i of thread t, in t's
+// top activation (syncStack first), depends on: with control, the guards of guardsFor (the
+// loads its transitive control dependences decided on; WITCHER's RO2), branch set; with data,
+// the latest instances in the activation of the loads its value or address depends on at
+// register level (producersOf; RO1), branch 0. Only loads that read bytes a store of the trace
+// wrote (guardInst.w has a site) are passed; control says which of the two fn got.
+func (e *engine) dependences(t *thread, i int32, data, control bool, fn func(g guardInst, control bool)) {
+	if control {
+		for _, g := range e.guardsFor(t, i) {
+			fn(g, true)
+		}
+	}
+	if data {
+		d := uint32(len(t.stack) - 1)
+		serial := t.stack[d].serial
+		for _, g := range e.st.producersOf(i) {
+			if in := t.lookup(g.l, d, serial); in != nil && in.w.site() != 0 {
+				fn(guardInst{l: g.l, lid: g.lid, ev: in.ev, w: in.w}, false)
+			}
+		}
+	}
+}
+
 // Rule indexes (positions in AllRules).
 const (
 	iRO1 = iota
@@ -539,20 +562,13 @@ func (e *engine) store(ev *trace.Event) {
 	if e.want[iRO1] || e.want[iRO2] {
 		t := e.thread(ev.Thread)
 		e.syncStack(t, ev)
-		if e.want[iRO2] {
-			for _, g := range e.guardsFor(t, i) {
-				e.add(iRO2, g.w.site(), i, Evidence{Guard: g.lid, Dependent: ev.Site, Branch: g.branch, GuardEvent: g.ev, DependentEvent: ev.Index})
+		e.dependences(t, i, e.want[iRO1], e.want[iRO2], func(g guardInst, control bool) {
+			ri := iRO1 // data or address (branch 0)
+			if control {
+				ri = iRO2
 			}
-		}
-		if e.want[iRO1] {
-			d := uint32(len(t.stack) - 1)
-			serial := t.stack[d].serial
-			for _, g := range e.st.producersOf(i) {
-				if in := t.lookup(g.l, d, serial); in != nil && in.w.site() != 0 {
-					e.add(iRO1, in.w.site(), i, Evidence{Guard: g.lid, Dependent: ev.Site, GuardEvent: in.ev, DependentEvent: ev.Index})
-				}
-			}
-		}
+			e.add(ri, g.w.site(), i, Evidence{Guard: g.lid, Dependent: ev.Site, Branch: g.branch, GuardEvent: g.ev, DependentEvent: ev.Index})
+		})
 	}
 	e.sh.write(ev.Addr, ev.Size, mkWriter(ev.Index, i))
 }

@@ -1,0 +1,254 @@
+package infer
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/pm/replay"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// InterThread checks a trace for inter-thread inconsistency (PMRace, Chen et al., ASPLOS'22, §3.1
+// "PM inter-thread inconsistency"; HawkSet, EuroSys'25, the same pattern found by lockset
+// analysis): thread B loads bytes that thread A stored and has not made durable yet, and B then
+// stores data that depends on that load, data or control, while A's store is still not durable.
+// B's store may then persist (a write-back can happen at any time) while A's never does: after a
+// crash, PM holds a value derived from one that no longer exists. Finding
+// inter-thread-inconsistency, of class unconfirmed, at B's dependent store, naming A's store
+// (related report.RoleOtherThreadStore) and B's load (report.RoleReaderLoad); `scry check`
+// confirms it with the crash states that persist B's store and not A's, as it confirms an
+// mpb-violation (the pair is A's store before B's).
+//
+// How. B's load is tainted when the px86 model holds, on the bytes it read, an unpersisted store
+// of another thread that later stores have not entirely rewritten (a library's bytes, EXTERNAL
+// writes, are left out: no site to name). Dependence is the inference engine's (package doc,
+// "How"): the loads a store's value or address depends on at register level, and the loads its
+// transitive control dependences decided on, in its activation and inherited through calls, so
+// a copy (`arch[k] = entry[k]`) and a store made only because of a value read (`if (slot->key
+// == k) done = 1`) both count. A store on a cache line A's store also lies on is not reported:
+// a line persists in program order, so B's store cannot persist without A's.
+//
+// Cost: nothing until the trace shows a second thread's PM access; from then on, the
+// dependence engine's shadow of PM (seeded with the stores the model still holds unpersisted,
+// the only ones that can taint a load) and a table of tainted loads, bounded by maxTainted.
+var InterThread = &analysis.Analyzer{
+	Name:       string(report.InterThreadInconsistency),
+	Doc:        "a thread stores data derived from a value another thread stored and had not made durable, while that store is still not durable: a crash can persist the derived data and lose its source; unconfirmed until a crash image persisting the one and not the other makes the program fail",
+	Class:      report.Unconfirmed,
+	ResultType: reflect.TypeOf((*interThread)(nil)),
+	New: func(p *analysis.Pass) (any, error) {
+		return &interThread{}, nil
+	},
+}
+
+// maxTainted bounds the tainted load instances remembered at once; past it the oldest half is
+// forgotten (a load that old rarely still feeds a store), with a warning.
+const maxTainted = 1 << 20
+
+// taint is what a tainted load read: the other thread's unpersisted store.
+type taint struct {
+	store      px86.StoreID // the writer's event index
+	site       uint32
+	stack      uint32
+	thread     uint32
+	addr, size uint64 // the bytes of the writer's entry the load read (model's view)
+	load       uint32 // the load's site
+	loadStack  uint32
+}
+
+type interThread struct {
+	pairs   []StorePair // reported, each once
+	e       *engine
+	first   uint32 // the first thread seen
+	active  bool
+	tainted map[uint64]taint // by the load's event index
+	order   []uint64         // tainted load events, oldest first (for the bound)
+	warned  bool
+}
+
+func (c *interThread) activate(p *analysis.Pass, ev *trace.Event) bool {
+	if c.active {
+		return true
+	}
+	if c.first == 0 {
+		c.first = ev.Thread
+		return false
+	}
+	if ev.Thread == c.first {
+		return false
+	}
+	c.active = true
+	c.e = newEngine(p.State.Reader, nil, Options{})
+	c.e.m = p.State
+	c.tainted = map[uint64]taint{}
+	// Seed the shadow with the stores still unpersisted: only those can taint a load.
+	if m := p.State.Model; m != nil {
+		c.e.st.sync()
+		m.ForEachUnpersisted(func(s px86.StoreState) bool {
+			if !s.External() {
+				c.e.sh.write(s.Addr, s.Size, mkWriter(uint64(s.ID), c.e.st.index(s.Origin.Site)))
+			}
+			return true
+		})
+	}
+	return true
+}
+
+func (c *interThread) OnLoad(p *analysis.Pass, ev *trace.Event) {
+	if !c.activate(p, ev) {
+		return
+	}
+	c.e.st.sync()
+	c.e.load(ev)
+	m := p.State.Model
+	if li := c.e.st.index(ev.Site); m == nil || li == 0 || c.e.st.kinds[li] == trace.SiteRMW {
+		return // an RMW's load is a lock's acquire or a counter's update: synchronization, not data
+	}
+	var best px86.StoreState
+	found := false
+	m.ForEachOverlapping(ev.Addr, ev.Size, func(s px86.StoreState) bool {
+		if s.Origin.Thread != ev.Thread && s.Origin.Site != 0 && !s.External() && s.Flags&px86.Rewritten == 0 &&
+			(!found || s.ID > best.ID) {
+			best, found = s, true
+		}
+		return true
+	})
+	if !found {
+		return
+	}
+	if len(c.tainted) >= maxTainted {
+		half := len(c.order) / 2
+		for _, k := range c.order[:half] {
+			delete(c.tainted, k)
+		}
+		c.order = append(c.order[:0], c.order[half:]...)
+		if !c.warned {
+			c.warned = true
+			p.Warn("inter-thread-inconsistency: more than %d loads read other threads' unpersisted stores; the oldest were forgotten", maxTainted)
+		}
+	}
+	c.tainted[ev.Index] = taint{store: best.ID, site: best.Origin.Site, stack: best.Origin.Stack, thread: best.Origin.Thread,
+		addr: best.Addr, size: best.Size, load: ev.Site, loadStack: ev.Context}
+	c.order = append(c.order, ev.Index)
+}
+
+func (c *interThread) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
+	ev := s.Event
+	if !c.activate(p, ev) {
+		return
+	}
+	c.e.st.sync()
+	if (s.Kind == replay.Store || s.Kind == replay.NTStore) && len(c.tainted) > 0 && p.State.Model != nil {
+		c.check(p, s)
+	}
+	c.e.Wrote(s)
+}
+
+// check reports store s when it depends on a tainted load whose writer is still not durable.
+func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
+	ev := s.Event
+	i := c.e.st.index(ev.Site)
+	if i == 0 {
+		return
+	}
+	t := c.e.thread(ev.Thread)
+	c.e.syncStack(t, ev)
+	m := p.State.Model
+	var hit *taint
+	var via guardInst
+	viaControl := false
+	c.e.dependences(t, i, true, true, func(g guardInst, control bool) {
+		if hit != nil {
+			return
+		}
+		tn, ok := c.tainted[g.ev]
+		if !ok || tn.thread == ev.Thread {
+			return
+		}
+		if storeDurable(m, tn) || onLinesOf(m, s.Addr, s.Size, tn) {
+			return
+		}
+		hit, via, viaControl = &tn, g, control
+	})
+	if hit == nil {
+		return
+	}
+	c.note(p, hit.site, ev.Site, ev.Index)
+	if p.Dup(ev.Site, ev.Context, ev.Index) {
+		return
+	}
+	how := "its value depends on"
+	if viaControl {
+		how = "it is stored only because of"
+	}
+	msg := fmt.Sprintf("this store may persist while another thread's store at %s is not yet durable, and %s the load at %s, which read that store's value before it was durable: a crash can keep this store and lose the value it was derived from",
+		siteLoc(p, hit.site), how, siteLoc(p, via.lid))
+	rel := []analysis.RelatedSite{
+		{Role: report.RoleOtherThreadStore, Site: hit.site, Stack: hit.stack},
+		{Role: report.RoleReaderLoad, Site: hit.load, Stack: hit.loadStack},
+	}
+	if viaControl && via.branch != 0 {
+		rel = append(rel, analysis.RelatedSite{Role: report.RoleBranch, Site: via.branch})
+	}
+	p.Report(analysis.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op, Message: msg, Related: rel})
+}
+
+// note adds an occurrence (the dependent store's event) to the pair of sites before, after.
+func (c *interThread) note(p *analysis.Pass, before, after uint32, event uint64) {
+	i := slices.IndexFunc(c.pairs, func(sp StorePair) bool { return sp.Before == before && sp.After == after })
+	if i < 0 {
+		c.pairs = append(c.pairs, StorePair{Before: before, After: after, BeforeAt: p.Locate(before), AfterAt: p.Locate(after)})
+		i = len(c.pairs) - 1
+	}
+	if sp := &c.pairs[i]; len(sp.Events) < maxPairEvents {
+		sp.Events = append(sp.Events, event)
+	}
+}
+
+// maxPairEvents bounds the occurrences kept per pair of sites.
+const maxPairEvents = 4096
+
+// StorePair is a pair of store sites (trace site ids) an inter-thread-inconsistency finding is
+// about: the other thread's store at Before must persist before the dependent store at After.
+// BeforeAt and AfterAt are their source positions (report.At); Events the trace event indexes
+// of the dependent stores found, ascending (at most maxPairEvents).
+type StorePair struct {
+	Before, After     uint32
+	BeforeAt, AfterAt report.Location
+	Events            []uint64
+}
+
+// InterThreadPairs returns the pairs of store sites the inter-thread-inconsistency findings of
+// an analysis pass are about (the other thread's store, then the dependent store), in the order
+// first reported, from the analyzer's result (analysis.Config.Keep); none when it did not run.
+// Crash exploration builds the states that persist After and not Before to confirm them.
+func InterThreadPairs(result any) []StorePair {
+	if c, ok := result.(*interThread); ok && c != nil {
+		return slices.Clone(c.pairs)
+	}
+	return nil
+}
+
+// storeDurable reports whether the tainting store's bytes the load read are persisted now.
+func storeDurable(m *px86.Model, tn taint) bool {
+	ls := m.LineSize()
+	for a := tn.addr &^ (ls - 1); a < tn.addr+tn.size; a += ls {
+		if m.StateOf(tn.store, a) != px86.Persisted {
+			return false
+		}
+	}
+	return true
+}
+
+// onLinesOf reports whether bytes [addr, addr+size) lie on the cache lines of the tainting
+// store: such a line persists in program order, so the later store cannot persist without it.
+func onLinesOf(m *px86.Model, addr, size uint64, tn taint) bool {
+	if size == 0 || tn.size == 0 {
+		return false
+	}
+	return m.LineOf(addr) >= m.LineOf(tn.addr) && m.LineOf(addr+size-1) <= m.LineOf(tn.addr+tn.size-1)
+}
