@@ -705,6 +705,14 @@ void rec_op_end(void)
 	sched_op(0, 0);
 }
 
+void rec_sync(uint8_t op, uint64_t object, uint32_t site)
+{
+	if (!small_begin(0))
+		return;
+	scry_enc_sync(op, object, site);
+	small_end();
+}
+
 /* A fact the DEPS record can carry: both ends in the module's table, a known kind. */
 static int dep_ok(const struct scry_dep *d, uint32_t n)
 {
