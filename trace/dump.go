@@ -82,6 +82,9 @@ func Dump(w io.Writer, r *Reader, opts DumpOptions) error {
 				if s.InlinedAt != 0 {
 					fmt.Fprintf(bw, " inlined-at=%d", s.InlinedAt)
 				}
+				if s.Access != AccessUnknown {
+					fmt.Fprintf(bw, " access=%v", s.Access)
+				}
 				bw.WriteByte('\n')
 			}
 		}

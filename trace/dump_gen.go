@@ -105,6 +105,9 @@ func appendFields(b []byte, r *Reader, ev *Event, maxBytes int) []byte {
 		b = fmt.Appendf(b, " spec=%q %s seed=%d depth=%d steps=%d", ev.Text, ev.Policy, ev.Seed, ev.Depth, ev.Steps)
 		b = appendFlags(b, uint64(ev.Flags), []string{"end", "deadlock"})
 		b = fmt.Appendf(b, " points=%d switches=%d threads=%d timed=%d", ev.Points, ev.Switches, ev.Threads, ev.Timed)
+	case KindSync:
+		b = fmt.Appendf(b, " %-14s object=%#x", ev.Sync, ev.Object)
+		b = appendSiteField(b, r, ev.Site)
 	}
 	return b
 }

@@ -14,6 +14,9 @@ type Site struct {
 	// the function that holds it (0: the site is in its own function's body). Following it gives
 	// the inlined call chain, innermost first (version 4; 0 in older traces).
 	InlinedAt uint32
+	// Access is how the site accesses memory: plain, volatile, or atomic with its memory order
+	// (version 9; 0, unknown, in older traces and for sites that are no memory access).
+	Access SiteAccess
 }
 
 // Dep is one static dependence fact of a DEPS record (docs/trace-format.md, "DEPS"): site From
@@ -48,6 +51,8 @@ type Dep struct {
 //	Output: Site, Handle (the file descriptor: 1 standard output, 2 standard error), Data (version 6)
 //	Schedule: Text (the SCRY_SCHED value), Policy, Seed, Depth, Steps, Flags (SchedEnd,
 //	SchedDeadlock), Points, Switches, Threads, Timed (version 8; Reader.Schedule keeps the last)
+//	Sync: Sync (the operation), Object (the lock's, barrier's or word's address, or for
+//	SyncCreate and SyncJoin the other thread's trace id), Site (version 9)
 //
 // Every event carries Index, its 0-based position among ALL records of the trace (SITES,
 // THREAD, CONTEXT, STACK and END included), Thread (the current thread: for a THREAD record,
@@ -104,4 +109,8 @@ type Event struct {
 	Switches uint64 // times the turn passed to another thread
 	Threads  uint32 // threads the scheduler ran
 	Timed    uint64 // choices that depended on time (0: the run replays from the spec and input)
+
+	// Synchronization (version 9; docs/trace-format.md, "SYNC").
+	Sync   SyncOp // the operation of a SYNC record
+	Object uint64 // its object: an address, or for SyncCreate and SyncJoin a thread's trace id
 }

@@ -623,6 +623,30 @@ func (r *Reader) decode(b []byte) (n, need int, err error) {
 		}
 		ev.Timed = v
 		return r.apply(i)
+	case KindSync:
+		if r.hdr.Version < 9 {
+			break
+		}
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		ev.Sync = SyncOp(b[i])
+		i++
+		if !ev.Sync.validIn(r.hdr.Version) {
+			return 0, 0, r.badValue(k, "op", uint64(ev.Sync))
+		}
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "object")
+		}
+		ev.Object = v
+		if v, i = uvarint(b, i); i < 0 {
+			return r.short(b, i, k, "site")
+		}
+		if v > math.MaxUint32 {
+			return 0, 0, r.over32(k, "site", v)
+		}
+		ev.Site = uint32(v)
+		return i, 0, nil
 	}
 	return 0, 0, r.fail(ErrCorrupt, r.Offset(), "unknown record kind 0x%02x", uint8(k))
 }
@@ -680,6 +704,16 @@ func (r *Reader) decodeSite(b []byte, e *Site) (n, need int, err error) {
 			return 0, 0, r.over32(KindSites, "inlined_at", v)
 		}
 		e.InlinedAt = uint32(v)
+	}
+	if r.hdr.Version >= 9 {
+		if i >= len(b) {
+			return 0, i + 1, nil
+		}
+		e.Access = SiteAccess(b[i])
+		i++
+		if !e.Access.validIn(r.hdr.Version) {
+			return 0, 0, r.badValue(KindSites, "access", uint64(e.Access))
+		}
 	}
 	return i, 0, nil
 }

@@ -20,8 +20,8 @@ var sampleSites = []Site{
 	{ID: 5, Kind: SiteLibCall, Function: "main", File: "main.c", Line: 30, Column: 9, Callee: "pmem_map_file"},
 	{ID: 6, Kind: SiteCall, Function: "main", File: "main.c", Line: 55, Column: 5, Callee: "btree_insert"},
 	{ID: 7, Kind: SiteRange, Function: "btree_insert", File: "btree.c", Line: 50, Column: 2},
-	{ID: 8, Kind: SiteNTStore, Function: "copy", File: "copy.c", Line: 5, Column: 1},
-	{ID: 9, Kind: SiteRMW, Function: "incr", File: "atomic.c", Line: 3, Column: 4},
+	{ID: 8, Kind: SiteNTStore, Function: "copy", File: "copy.c", Line: 5, Column: 1, Access: AccessPlain},
+	{ID: 9, Kind: SiteRMW, Function: "incr", File: "atomic.c", Line: 3, Column: 4, Access: AccessSeqCst},
 	{ID: 10, Kind: SiteLibCall, Function: "main", File: "main.c", Line: 60, Column: 5, Callee: "pmemobj_tx_begin"},
 	{ID: 11, Kind: SiteBranch, Function: "btree_insert", File: "btree.c", Line: 48, Column: 6},
 }
@@ -72,6 +72,9 @@ func sampleEvents() []Event {
 		{Kind: KindFSOp, Thread: 100, Site: 10, FS: FSWrite, Handle: 1, FileOffset: 4096, Size: 3, Result: 3, Data: []byte("abc")},
 		{Kind: KindFSOp, Thread: 101, Site: 4, FS: FSRename, FSFlags: FSNoReplace, Path: "/w/out", Path2: "/w/new"},
 		{Kind: KindOutput, Thread: 100, Site: 10, Handle: 1, Data: []byte("saved\n")},
+		{Kind: KindSync, Thread: 100, Sync: SyncCreate, Object: 101},
+		{Kind: KindSync, Thread: 101, Sync: SyncLock, Object: base - 64, Site: 6},
+		{Kind: KindSync, Thread: 100, Sync: SyncJoin, Object: 101},
 		{Kind: KindOpEnd, Thread: 100, Op: 0},
 		{Kind: KindRegionUnmap, Thread: 100, Region: 1, Site: 5},
 		{Kind: KindSchedule, Thread: 100, Text: "pm:7:3", Policy: SchedPM, Seed: 7, Depth: 3, Steps: 10000, Flags: SchedEnd,
@@ -432,7 +435,7 @@ func TestHeaderErrors(t *testing.T) {
 		{"short text", []byte("hello\n"), ErrNotTrace, "the file of 6 bytes is shorter than the 16-byte header"},
 		{"magic prefix", []byte("SCRYTRC"), ErrNotTrace, "not a scry trace: the file of 7 bytes ends inside the 16-byte header"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, `not a scry trace: it begins with "hello, t", not the magic`},
-		{"version", func() []byte { h := header(); h[8] = 9; return h }(), ErrVersion, "version 9; this scry reads versions 1 to 8"},
+		{"version", func() []byte { h := header(); h[8] = 10; return h }(), ErrVersion, "version 10; this scry reads versions 1 to 9"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}
@@ -477,9 +480,9 @@ func TestCorrupt(t *testing.T) {
 		{"sites-count-overflow", cat([]byte{0x01}, overflow), "varint overflow in the count of a SITES record", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
 		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown site kind 13", 18},
-		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1}, "site 1: bad inlined-at site 1", 18},
-		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 26},
-		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 28},
+		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0}, "site 1: bad inlined-at site 1", 18},
+		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 27},
+		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 29},
 		{"site-string", cat([]byte{0x01, 1, 1, 1}, uv(MaxString+1)), "function of 65537 bytes in a site", 18},
 	}
 	for _, tt := range tests {

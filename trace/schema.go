@@ -191,7 +191,7 @@ var (
 
 var schema = FormatSpec{
 	Magic:      "SCRYTRC\x00",
-	Version:    8,
+	Version:    9,
 	MinVersion: 1,
 	Versions: []VersionSpec{
 		{2, "the `branch` site kind and the `DEPS` and `FRAME` records (static dependence facts and call-frame identity, for inference: docs/inference.md)"},
@@ -201,6 +201,7 @@ var schema = FormatSpec{
 		{6, "the `FS_OP` and `OUTPUT` records of file-system mode (a program's file-system system calls and its own output, recorded by the strace front end)"},
 		{7, "the `PM_EXCLUDE`, `SET_CLEAN` and `TX_IGNORE` records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges exempt from transaction checks; docs/pmemcheck.md)"},
 		{8, "the `SCHEDULE` record (the controlled schedule a run was recorded under, `SCRY_SCHED`)"},
+		{9, "every site's `access` field (plain, volatile, or atomic with its memory order) and the `SYNC` record (a thread's synchronization operations once a second thread exists), from which the replay derives happens-before"},
 	},
 	Header: []HeaderField{
 		{"", 8, "magic `SCRYTRC\\x00`"},
@@ -230,6 +231,7 @@ var schema = FormatSpec{
 					{Name: "column", Enc: EncUvarint, Go: "Column"},
 					{Name: "callee", Enc: EncStr, Go: "Callee", Doc: "the called function for kinds 8, 9 and 11, else empty"},
 					{Name: "inlined_at", Enc: EncUvarint, Go: "InlinedAt", Since: 4, Doc: "the `inlined` site of the call the compiler inlined this site's code at, 0 when the site is in its own function's body"},
+					{Name: "access", Enc: EncU8, Go: "Access", Enum: "SiteAccess", Since: 9, Doc: "how the site accesses memory; 0 when unknown (an older pass) or the site is no memory access"},
 				}},
 			},
 			DumpFunc: "appendSitesFields",
@@ -515,6 +517,15 @@ var schema = FormatSpec{
 				{Name: "timed", Enc: EncUvarint, Go: "Timed", Dump: "timed=%d", Doc: "choices that depended on time: the turn taken from a thread in a system call that did not return within its grace period, or from a thread that passed no scheduling point for seconds. 0: the schedule follows from `spec` and the input alone, and a run with both replays it"},
 			},
 		},
+		{
+			Code: 0x20, Name: "SYNC", Go: "KindSync", Since: 9, Short: "a synchronization operation of the current thread",
+			Doc: "the current thread performed a synchronization operation (below) on `object`: the address of the mutex, read-write lock, spin lock, semaphore or barrier, or of the memory word of an atomic read-modify-write that is not PM; for `create` and `join` the trace id of the other thread (the child created, the thread joined). `site` is the call's site, 0 when unknown. Written only in a traced run, and only from the creation of the program's second thread on (`create` is the first): a program with one thread has none. A `create` comes before any record of the child; a `join` after the joined thread's last record. A condition-variable wait is an `unlock` of its mutex when it starts waiting and a `lock` when it returns. An atomic read-modify-write on PM is no `SYNC`: it is the `LOAD`, `FENCE` (locked) and `STORE` at its `rmw` site.",
+			Fields: []FieldSpec{
+				{Name: "op", Enc: EncU8, Go: "Sync", Enum: "SyncOp", Dump: "%-14s"},
+				{Name: "object", Enc: EncUvarint, Go: "Object", Dump: "object=%#x"},
+				siteField,
+			},
+		},
 	},
 	Enums: []EnumSpec{
 		{
@@ -563,6 +574,34 @@ var schema = FormatSpec{
 				{Value: 10, Name: "branch", Go: "SiteBranch", C: "SCRY_SITE_BRANCH", Since: 2, Short: "a conditional branch or switch: a static fact only, never an event"},
 				{Value: 11, Name: "inlined", Go: "SiteInlined", C: "SCRY_SITE_INLINED", Since: 4, Short: "a call the compiler inlined: named by other sites' inlined-at, never an event"},
 				{Value: 12, Name: "return", Go: "SiteReturn", C: "SCRY_SITE_RETURN", Since: 5, Short: "a function's return of a value: a static fact only, never an event"},
+			},
+		},
+		{
+			Type: "SiteAccess", Short: "how a site accesses memory (the access field of a site): plain, volatile, or atomic with its memory order", Unknown: "access(%d)",
+			Values: []EnumValue{
+				{Value: 0, Name: "unknown", Go: "AccessUnknown", C: "SCRY_ACCESS_UNKNOWN", Short: "not known: an older pass, or no memory access", Doc: "unknown"},
+				{Value: 1, Name: "plain", Go: "AccessPlain", C: "SCRY_ACCESS_PLAIN", Short: "an ordinary (non-atomic, non-volatile) access", Doc: "plain (neither atomic nor volatile)"},
+				{Value: 2, Name: "volatile", Go: "AccessVolatile", C: "SCRY_ACCESS_VOLATILE", Short: "a volatile access that is not atomic", Doc: "volatile, not atomic"},
+				{Value: 3, Name: "relaxed", Go: "AccessRelaxed", C: "SCRY_ACCESS_RELAXED", Short: "an atomic access with relaxed (or weaker) order", Doc: "atomic relaxed"},
+				{Value: 4, Name: "acquire", Go: "AccessAcquire", C: "SCRY_ACCESS_ACQUIRE", Short: "an atomic access with acquire order (consume counts as acquire)", Doc: "atomic acquire (consume too)"},
+				{Value: 5, Name: "release", Go: "AccessRelease", C: "SCRY_ACCESS_RELEASE", Short: "an atomic access with release order", Doc: "atomic release"},
+				{Value: 6, Name: "acq_rel", Go: "AccessAcqRel", C: "SCRY_ACCESS_ACQ_REL", Short: "an atomic access with acquire-release order", Doc: "atomic acq_rel"},
+				{Value: 7, Name: "seq_cst", Go: "AccessSeqCst", C: "SCRY_ACCESS_SEQ_CST", Short: "an atomic access with sequentially consistent order (a locked instruction)", Doc: "atomic seq_cst (also a locked instruction of inline assembly)"},
+			},
+		},
+		{
+			Type: "SyncOp", Short: "the synchronization operation of a SYNC record (docs/trace-format.md, \"SYNC\")", Unknown: "sync(%d)",
+			Values: []EnumValue{
+				{Value: 1, Name: "lock", Go: "SyncLock", C: "SCRY_SYNC_LOCK", Short: "a mutex, a write lock or a spin lock was acquired (also a condition wait's return)", Doc: "a mutex, a read-write lock for writing or a spin lock was acquired; also a condition-variable wait's return, of its mutex"},
+				{Value: 2, Name: "rdlock", Go: "SyncRdLock", C: "SCRY_SYNC_RDLOCK", Short: "a read-write lock was acquired for reading", Doc: "a read-write lock was acquired for reading"},
+				{Value: 3, Name: "unlock", Go: "SyncUnlock", C: "SCRY_SYNC_UNLOCK", Short: "a mutex, read-write lock or spin lock was released (also a condition wait's start)", Doc: "a mutex, read-write lock or spin lock was released; also a condition-variable wait's start, of its mutex"},
+				{Value: 4, Name: "create", Go: "SyncCreate", C: "SCRY_SYNC_CREATE", Short: "the thread created thread Object (before the child's first record)", Doc: "thread `object` was created, by this thread"},
+				{Value: 5, Name: "join", Go: "SyncJoin", C: "SCRY_SYNC_JOIN", Short: "the thread joined thread Object (after its last record)", Doc: "a join of thread `object` returned"},
+				{Value: 6, Name: "barrier-arrive", Go: "SyncBarrierArrive", C: "SCRY_SYNC_BARRIER_ARRIVE", Short: "the thread arrived at barrier Object", Doc: "`pthread_barrier_wait` was called"},
+				{Value: 7, Name: "barrier-leave", Go: "SyncBarrierLeave", C: "SCRY_SYNC_BARRIER_LEAVE", Short: "the thread left barrier Object (every party arrived)", Doc: "that wait returned: every party had arrived"},
+				{Value: 8, Name: "rmw", Go: "SyncRMW", C: "SCRY_SYNC_RMW", Short: "an atomic read-modify-write on the word at Object, which is not PM", Doc: "an atomic read-modify-write or compare-exchange on a word that is not PM: an acquire and a release of that word"},
+				{Value: 9, Name: "sem-post", Go: "SyncSemPost", C: "SCRY_SYNC_SEM_POST", Short: "the semaphore Object was posted", Doc: "a semaphore was posted"},
+				{Value: 10, Name: "sem-wait", Go: "SyncSemWait", C: "SCRY_SYNC_SEM_WAIT", Short: "a wait on semaphore Object succeeded", Doc: "a wait on a semaphore succeeded"},
 			},
 		},
 		{

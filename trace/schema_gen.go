@@ -19,8 +19,11 @@ const Magic = "SCRYTRC\x00"
 // recorded by the strace front end); version 7 added the PM_EXCLUDE, SET_CLEAN and TX_IGNORE
 // records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges
 // exempt from transaction checks; docs/pmemcheck.md); version 8 added the SCHEDULE record (the
-// controlled schedule a run was recorded under, SCRY_SCHED).
-const Version = 8
+// controlled schedule a run was recorded under, SCRY_SCHED); version 9 added every site's access
+// field (plain, volatile, or atomic with its memory order) and the SYNC record (a thread's
+// synchronization operations once a second thread exists), from which the replay derives
+// happens-before.
+const Version = 9
 
 // MinVersion is the oldest format version this package reads. A trace of an older version is read
 // as one of Version without the records, fields and values added after its version.
@@ -65,9 +68,10 @@ const (
 	KindSetClean      Kind = 0x1D // a range is declared durable now (version 7)
 	KindTxIgnore      Kind = 0x1E // stores to a range are exempt from transaction checks (version 7)
 	KindSchedule      Kind = 0x1F // the controlled schedule the run was recorded under (version 8)
+	KindSync          Kind = 0x20 // a synchronization operation of the current thread (version 9)
 
 	// KindLast is the highest record kind of this version.
-	KindLast = KindSchedule
+	KindLast = KindSync
 )
 
 // Bits and flags of the byte and flags fields of records (docs/trace-format.md).
@@ -159,6 +163,39 @@ const (
 	SiteReturn  SiteKind = 12 // a function's return of a value: a static fact only, never an event (version 5)
 )
 
+// SiteAccess is how a site accesses memory (the access field of a site): plain, volatile, or atomic
+// with its memory order.
+type SiteAccess uint8
+
+// Values of SiteAccess.
+const (
+	AccessUnknown  SiteAccess = 0 // not known: an older pass, or no memory access
+	AccessPlain    SiteAccess = 1 // an ordinary (non-atomic, non-volatile) access
+	AccessVolatile SiteAccess = 2 // a volatile access that is not atomic
+	AccessRelaxed  SiteAccess = 3 // an atomic access with relaxed (or weaker) order
+	AccessAcquire  SiteAccess = 4 // an atomic access with acquire order (consume counts as acquire)
+	AccessRelease  SiteAccess = 5 // an atomic access with release order
+	AccessAcqRel   SiteAccess = 6 // an atomic access with acquire-release order
+	AccessSeqCst   SiteAccess = 7 // an atomic access with sequentially consistent order (a locked instruction)
+)
+
+// SyncOp is the synchronization operation of a SYNC record (docs/trace-format.md, "SYNC").
+type SyncOp uint8
+
+// Values of SyncOp.
+const (
+	SyncLock          SyncOp = 1  // a mutex, a write lock or a spin lock was acquired (also a condition wait's return)
+	SyncRdLock        SyncOp = 2  // a read-write lock was acquired for reading
+	SyncUnlock        SyncOp = 3  // a mutex, read-write lock or spin lock was released (also a condition wait's start)
+	SyncCreate        SyncOp = 4  // the thread created thread Object (before the child's first record)
+	SyncJoin          SyncOp = 5  // the thread joined thread Object (after its last record)
+	SyncBarrierArrive SyncOp = 6  // the thread arrived at barrier Object
+	SyncBarrierLeave  SyncOp = 7  // the thread left barrier Object (every party arrived)
+	SyncRMW           SyncOp = 8  // an atomic read-modify-write on the word at Object, which is not PM
+	SyncSemPost       SyncOp = 9  // the semaphore Object was posted
+	SyncSemWait       SyncOp = 10 // a wait on semaphore Object succeeded
+)
+
 // DepKind is the kind of one static dependence fact of a DEPS record (docs/trace-format.md,
 // "DEPS").
 type DepKind uint8
@@ -210,7 +247,7 @@ const (
 	MaxDepth   = 1 << 10 // activations in one FRAME record
 )
 
-var kindNames = [...]string{KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP", KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE", KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD", KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC", KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK", KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME", KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT", KindPMExclude: "PM_EXCLUDE", KindSetClean: "SET_CLEAN", KindTxIgnore: "TX_IGNORE", KindSchedule: "SCHEDULE"}
+var kindNames = [...]string{KindSites: "SITES", KindThread: "THREAD", KindRegionMap: "REGION_MAP", KindRegionUnmap: "REGION_UNMAP", KindStore: "STORE", KindNTStore: "NT_STORE", KindLoad: "LOAD", KindFlush: "FLUSH", KindFence: "FENCE", KindExternalWrite: "EXTERNAL_WRITE", KindTxBegin: "TX_BEGIN", KindTxAdd: "TX_ADD", KindTxCommit: "TX_COMMIT", KindTxAbort: "TX_ABORT", KindTxEnd: "TX_END", KindAlloc: "ALLOC", KindFree: "FREE", KindOpBegin: "OP_BEGIN", KindOpEnd: "OP_END", KindStack: "STACK", KindContext: "CONTEXT", KindEnd: "END", KindDeps: "DEPS", KindFrame: "FRAME", KindWarning: "WARNING", KindFSOp: "FS_OP", KindOutput: "OUTPUT", KindPMExclude: "PM_EXCLUDE", KindSetClean: "SET_CLEAN", KindTxIgnore: "TX_IGNORE", KindSchedule: "SCHEDULE", KindSync: "SYNC"}
 
 // String returns the record kind's name as docs/trace-format.md spells it ("STORE",
 // "NT_STORE", ...), or "KIND(0xNN)" for an unknown code.
@@ -311,6 +348,40 @@ func (s SiteKind) validIn(v uint16) bool {
 		return v >= 5
 	}
 	return s >= SiteLoad && s <= SiteReturn
+}
+
+var siteAccessNames = [...]string{AccessUnknown: "unknown", AccessPlain: "plain", AccessVolatile: "volatile", AccessRelaxed: "relaxed", AccessAcquire: "acquire", AccessRelease: "release", AccessAcqRel: "acq_rel", AccessSeqCst: "seq_cst"}
+
+// String returns the name of the SiteAccess as docs/trace-format.md spells it ("unknown", "plain",
+// "volatile", "relaxed", "acquire", "release", "acq_rel", "seq_cst"), or "access(N)" for an unknown
+// value.
+func (s SiteAccess) String() string {
+	if int(s) < len(siteAccessNames) && siteAccessNames[s] != "" {
+		return siteAccessNames[s]
+	}
+	return "access(" + strconv.Itoa(int(s)) + ")"
+}
+
+// validIn reports whether s is a SiteAccess of format version v.
+func (s SiteAccess) validIn(v uint16) bool {
+	return s >= AccessUnknown && s <= AccessSeqCst
+}
+
+var syncOpNames = [...]string{SyncLock: "lock", SyncRdLock: "rdlock", SyncUnlock: "unlock", SyncCreate: "create", SyncJoin: "join", SyncBarrierArrive: "barrier-arrive", SyncBarrierLeave: "barrier-leave", SyncRMW: "rmw", SyncSemPost: "sem-post", SyncSemWait: "sem-wait"}
+
+// String returns the name of the SyncOp as docs/trace-format.md spells it ("lock", "rdlock",
+// "unlock", "create", "join", "barrier-arrive", "barrier-leave", "rmw", "sem-post", "sem-wait"), or
+// "sync(N)" for an unknown value.
+func (s SyncOp) String() string {
+	if int(s) < len(syncOpNames) && syncOpNames[s] != "" {
+		return syncOpNames[s]
+	}
+	return "sync(" + strconv.Itoa(int(s)) + ")"
+}
+
+// validIn reports whether s is a SyncOp of format version v.
+func (s SyncOp) validIn(v uint16) bool {
+	return s >= SyncLock && s <= SyncSemWait
 }
 
 var depKindNames = [...]string{DepControl: "control", DepValue: "value", DepAddress: "address"}

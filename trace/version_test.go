@@ -28,7 +28,8 @@ func sinceOf() (kinds map[Kind]uint16, sites map[SiteKind]uint16) {
 
 // TestOlderVersions writes the sample trace, with sites of every kind and an inlined-at chain,
 // at every format version this package reads, leaving out what the version lacks (the records
-// and site kinds added later; the inlined-at field before version 4): the reader must read each
+// and site kinds added later; the inlined-at field before version 4, the access field before
+// version 9): the reader must read each
 // back as written.
 func TestOlderVersions(t *testing.T) {
 	kindSince, siteSince := sinceOf()
@@ -54,6 +55,9 @@ func TestOlderVersions(t *testing.T) {
 						}
 						if v < 4 {
 							s.InlinedAt = 0
+						}
+						if v < 9 {
+							s.Access = AccessUnknown
 						}
 						ev.Sites = append(ev.Sites, s)
 					}

@@ -42,6 +42,9 @@ func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 			if len(e.Callee) > MaxString {
 				return nil, fmt.Errorf("trace: %v callee of %d bytes exceeds %d", "site", len(e.Callee), MaxString)
 			}
+			if !e.Access.validIn(w.version) {
+				return nil, fmt.Errorf("trace: %v access %d out of range", "site", e.Access)
+			}
 		}
 		b = append(b, byte(ev.Kind))
 		b = binary.AppendUvarint(b, uint64(len(ev.Sites)))
@@ -56,6 +59,9 @@ func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 			b = appendStr(b, e.Callee)
 			if w.version >= 4 {
 				b = binary.AppendUvarint(b, uint64(e.InlinedAt))
+			}
+			if w.version >= 9 {
+				b = append(b, byte(e.Access))
 			}
 		}
 	case KindThread:
@@ -293,6 +299,17 @@ func (w *Writer) appendRecord(b []byte, ev *Event) ([]byte, error) {
 		b = binary.AppendUvarint(b, ev.Switches)
 		b = binary.AppendUvarint(b, uint64(ev.Threads))
 		b = binary.AppendUvarint(b, ev.Timed)
+	case KindSync:
+		if w.version < 9 {
+			return nil, fmt.Errorf("trace: %v records need format version 9 or later, not %d", ev.Kind, w.version)
+		}
+		if !ev.Sync.validIn(w.version) {
+			return nil, fmt.Errorf("trace: %v op %d out of range", ev.Kind, ev.Sync)
+		}
+		b = append(b, byte(ev.Kind))
+		b = append(b, byte(ev.Sync))
+		b = binary.AppendUvarint(b, ev.Object)
+		b = binary.AppendUvarint(b, uint64(ev.Site))
 	default:
 		return nil, fmt.Errorf("trace: unknown record kind 0x%02x", uint8(ev.Kind))
 	}

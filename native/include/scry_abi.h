@@ -26,11 +26,19 @@
 extern "C" {
 #endif
 
-/* One static site as the pass emits it (a constant array per module). Kinds are the SiteKind
- * values of docs/trace-format.md (SCRY_SITE_* in scry_trace_format.h). Strings are NUL-terminated
- * and live as long as the module. */
+/* One static site as the pass emits it (a constant array per module). Strings are
+ * NUL-terminated and live as long as the module.
+ *
+ * `kind` holds two values: its low byte (SCRY_SITE_KIND_MASK) is the SiteKind of
+ * docs/trace-format.md (SCRY_SITE_* in scry_trace_format.h; every kind is below 256), and the
+ * bits from SCRY_SITE_ACCESS_SHIFT up are the site's SiteAccess (SCRY_ACCESS_*: plain,
+ * volatile, or atomic with its memory order; trace format version 9), which the runtime splits
+ * off into the site's `access` field. A pass older than that field leaves those bits 0 (unknown),
+ * so the struct's layout, and the tables older modules carry, stay as they were. */
+#define SCRY_SITE_KIND_MASK 0xffu
+#define SCRY_SITE_ACCESS_SHIFT 8
 struct scry_site {
-	uint32_t kind;
+	uint32_t kind; /* SiteKind | SiteAccess << SCRY_SITE_ACCESS_SHIFT */
 	uint32_t line;
 	uint32_t column;
 	uint32_t inlined_at; /* 1 + index in this table of the SCRY_SITE_INLINED site of the inlined

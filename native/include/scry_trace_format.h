@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x8 /* format version written */
+#define SCRY_TRACE_VERSION 0x9 /* format version written */
 #define SCRY_TRACE_MIN_VERSION 0x1 /* oldest format version read */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 
@@ -44,6 +44,7 @@
 #define SCRY_EV_SET_CLEAN 0x1d /* a range is declared durable now (version 7) */
 #define SCRY_EV_TX_IGNORE 0x1e /* stores to a range are exempt from transaction checks (version 7) */
 #define SCRY_EV_SCHEDULE 0x1f /* the controlled schedule the run was recorded under (version 8) */
+#define SCRY_EV_SYNC 0x20 /* a synchronization operation of the current thread (version 9) */
 
 /* FlushKind: the instruction of a FLUSH record (low 7 bits of its kind byte). */
 #define SCRY_FLUSH_CLFLUSH 0x1
@@ -77,6 +78,29 @@
 #define SCRY_SITE_BRANCH 0xa /* a conditional branch or switch: a static fact only, never an event (version 2) */
 #define SCRY_SITE_INLINED 0xb /* a call the compiler inlined: named by other sites' inlined-at, never an event (version 4) */
 #define SCRY_SITE_RETURN 0xc /* a function's return of a value: a static fact only, never an event (version 5) */
+
+/* SiteAccess: how a site accesses memory (the access field of a site): plain, volatile, or atomic
+ * with its memory order. */
+#define SCRY_ACCESS_UNKNOWN 0x0 /* not known: an older pass, or no memory access */
+#define SCRY_ACCESS_PLAIN 0x1 /* an ordinary (non-atomic, non-volatile) access */
+#define SCRY_ACCESS_VOLATILE 0x2 /* a volatile access that is not atomic */
+#define SCRY_ACCESS_RELAXED 0x3 /* an atomic access with relaxed (or weaker) order */
+#define SCRY_ACCESS_ACQUIRE 0x4 /* an atomic access with acquire order (consume counts as acquire) */
+#define SCRY_ACCESS_RELEASE 0x5 /* an atomic access with release order */
+#define SCRY_ACCESS_ACQ_REL 0x6 /* an atomic access with acquire-release order */
+#define SCRY_ACCESS_SEQ_CST 0x7 /* an atomic access with sequentially consistent order (a locked instruction) */
+
+/* SyncOp: the synchronization operation of a SYNC record (docs/trace-format.md, "SYNC"). */
+#define SCRY_SYNC_LOCK 0x1 /* a mutex, a write lock or a spin lock was acquired (also a condition wait's return) */
+#define SCRY_SYNC_RDLOCK 0x2 /* a read-write lock was acquired for reading */
+#define SCRY_SYNC_UNLOCK 0x3 /* a mutex, read-write lock or spin lock was released (also a condition wait's start) */
+#define SCRY_SYNC_CREATE 0x4 /* the thread created thread Object (before the child's first record) */
+#define SCRY_SYNC_JOIN 0x5 /* the thread joined thread Object (after its last record) */
+#define SCRY_SYNC_BARRIER_ARRIVE 0x6 /* the thread arrived at barrier Object */
+#define SCRY_SYNC_BARRIER_LEAVE 0x7 /* the thread left barrier Object (every party arrived) */
+#define SCRY_SYNC_RMW 0x8 /* an atomic read-modify-write on the word at Object, which is not PM */
+#define SCRY_SYNC_SEM_POST 0x9 /* the semaphore Object was posted */
+#define SCRY_SYNC_SEM_WAIT 0xa /* a wait on semaphore Object succeeded */
 
 /* DepKind: the kind of one static dependence fact of a DEPS record (docs/trace-format.md, "DEPS"). */
 #define SCRY_DEP_CONTROL 0x1 /* From is directly control dependent on branch site To */
@@ -217,8 +241,8 @@ static inline void scry_enc_sites(uint64_t n)
 }
 
 /* one site of a SITES record: uvarint id, u8 kind, str function, str file, uvarint line, uvarint
- * column, str callee, uvarint inlined_at (version 4) */
-static inline void scry_enc_sites_site(uint64_t id, uint8_t kind, const char *function, size_t function_len, const char *file, size_t file_len, uint64_t line, uint64_t column, const char *callee, size_t callee_len, uint64_t inlined_at)
+ * column, str callee, uvarint inlined_at (version 4), u8 access (version 9) */
+static inline void scry_enc_sites_site(uint64_t id, uint8_t kind, const char *function, size_t function_len, const char *file, size_t file_len, uint64_t line, uint64_t column, const char *callee, size_t callee_len, uint64_t inlined_at, uint8_t access)
 {
 	scry_need(11);
 	scry_put_uv(id);
@@ -229,8 +253,9 @@ static inline void scry_enc_sites_site(uint64_t id, uint8_t kind, const char *fu
 	scry_put_uv(line);
 	scry_put_uv(column);
 	scry_put_str(callee, callee_len);
-	scry_need(10);
+	scry_need(11);
 	scry_put_uv(inlined_at);
+	scry_put_u8(access);
 }
 
 /* THREAD: uvarint tid */
@@ -489,5 +514,15 @@ static inline void scry_enc_schedule(const char *spec, size_t spec_len, uint8_t 
 	scry_put_uv(switches);
 	scry_put_uv(threads);
 	scry_put_uv(timed);
+}
+
+/* SYNC: u8 op, uvarint object, uvarint site */
+static inline void scry_enc_sync(uint8_t op, uint64_t object, uint64_t site)
+{
+	scry_need(22);
+	scry_put_u8(SCRY_EV_SYNC);
+	scry_put_u8(op);
+	scry_put_uv(object);
+	scry_put_uv(site);
 }
 #endif /* SCRY_TRACE_ENCODERS */

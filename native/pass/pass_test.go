@@ -63,6 +63,7 @@ func plugin(t *testing.T, v string) string {
 // site is one entry of a module's site table as found in the IR.
 type site struct {
 	kind, line, col        int
+	access                 trace.SiteAccess // the bits above the kind's byte (scry_abi.h)
 	function, file, callee string
 	inlinedAt              int // 1 + index of the inlined-call site, 0 none
 }
@@ -98,7 +99,7 @@ func parseSites(t *testing.T, ir string) []site {
 		l, _ := strconv.Atoi(m[2])
 		c, _ := strconv.Atoi(m[3])
 		at, _ := strconv.Atoi(m[4])
-		sites = append(sites, site{k, l, c, strs[refs[0][1:]], strs[refs[1][1:]], strs[refs[2][1:]], at})
+		sites = append(sites, site{k & 0xff, l, c, trace.SiteAccess(k >> 8), strs[refs[0][1:]], strs[refs[1][1:]], strs[refs[2][1:]], at})
 	}
 	return sites
 }
@@ -702,5 +703,77 @@ func TestHookTypeMismatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAccess checks the access the pass gives the site of each marked line of testdata/access.c
+// (plain, volatile, or atomic with its order; a seq_cst store is an rmw site): every site of the
+// wanted kind at the line has the wanted access, and there is one.
+func TestAccess(t *testing.T) {
+	wants := []struct {
+		mark   string
+		kind   int
+		access trace.SiteAccess
+	}{
+		{"plain-load", 1, trace.AccessPlain},
+		{"plain-store", 2, trace.AccessPlain},
+		{"volatile-load", 1, trace.AccessVolatile},
+		{"volatile-store", 2, trace.AccessVolatile},
+		{"relaxed-load", 1, trace.AccessRelaxed},
+		{"acquire-load", 1, trace.AccessAcquire},
+		{"consume-load", 1, trace.AccessAcquire},
+		{"release-store", 2, trace.AccessRelease},
+		{"relaxed-store", 2, trace.AccessRelaxed},
+		{"seqcst-store", 7, trace.AccessSeqCst},
+		{"seqcst-load", 1, trace.AccessSeqCst},
+		{"acqrel-rmw", 7, trace.AccessAcqRel},
+		{"release-cas", 7, trace.AccessRelease},
+		{"relaxed-rmw", 7, trace.AccessRelaxed},
+		{"seqcst-rmw", 7, trace.AccessSeqCst},
+		{"out-store", 2, trace.AccessPlain},
+	}
+	src, _ := filepath.Abs(filepath.Join("testdata", "access.c"))
+	text, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineOf := map[string]int{}
+	for i, l := range strings.Split(string(text), "\n") {
+		if _, c, ok := strings.Cut(l, "/* "); ok {
+			lineOf[strings.TrimSuffix(c, " */")] = i + 1
+		}
+	}
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O2"} {
+			t.Run("llvm"+v+opt, func(t *testing.T) {
+				plug := plugin(t, v)
+				sites := parseSites(t, compileIR(t, v, plug, src, opt, filepath.Join(t.TempDir(), "out.ll")))
+				for _, w := range wants {
+					line, ok := lineOf[w.mark]
+					if !ok {
+						t.Fatalf("no line marked %s", w.mark)
+					}
+					found := false
+					for _, s := range sites {
+						if s.line != line || s.kind != w.kind {
+							continue
+						}
+						found = true
+						if s.access != w.access {
+							t.Errorf("%s (line %d): site %+v has access %v, want %v", w.mark, line, s, s.access, w.access)
+						}
+					}
+					if !found {
+						t.Errorf("%s (line %d): no site of kind %d; sites:\n%v", w.mark, line, w.kind, sites)
+					}
+				}
+				// Sites that are no memory access keep access 0.
+				for _, s := range sites {
+					if (s.kind == 9 || s.kind == 8 || s.kind == 10) && s.access != trace.AccessUnknown {
+						t.Errorf("site %+v: access %v, want unknown", s, s.access)
+					}
+				}
+			})
+		}
 	}
 }

@@ -222,8 +222,47 @@ namespace {
 struct SiteRec {
   uint32_t Kind, Line, Column;
   uint32_t InlinedAt = 0; // 1 + index of the SCRY_SITE_INLINED site of the inlined call, or 0
+  uint32_t Access = SCRY_ACCESS_UNKNOWN; // SiteAccess, packed above Kind in the table (scry_abi.h)
   std::string Function, File, Callee;
 };
+
+// SiteAccessShift is SCRY_SITE_ACCESS_SHIFT of native/include/scry_abi.h (the C header the pass
+// does not include): a site's SiteAccess sits above its kind's byte in struct scry_site.kind.
+constexpr uint32_t SiteAccessShift = 8;
+
+// accessOfOrdering: the SiteAccess of an atomic memory order (LLVM has no consume: clang emits
+// acquire for it; unordered, weaker than monotonic, counts as relaxed).
+uint32_t accessOfOrdering(AtomicOrdering O) {
+  switch (O) {
+  case AtomicOrdering::NotAtomic: return SCRY_ACCESS_PLAIN;
+  case AtomicOrdering::Unordered:
+  case AtomicOrdering::Monotonic: return SCRY_ACCESS_RELAXED;
+  case AtomicOrdering::Acquire: return SCRY_ACCESS_ACQUIRE;
+  case AtomicOrdering::Release: return SCRY_ACCESS_RELEASE;
+  case AtomicOrdering::AcquireRelease: return SCRY_ACCESS_ACQ_REL;
+  case AtomicOrdering::SequentiallyConsistent: return SCRY_ACCESS_SEQ_CST;
+  }
+  return SCRY_ACCESS_UNKNOWN;
+}
+
+// accessOf: how instruction I accesses memory (SiteAccess): loads and stores by their ordering
+// (volatile when not atomic and volatile), read-modify-writes and compare-exchanges by their
+// (success) ordering, mem intrinsics plain or volatile; unknown for anything else (calls, inline
+// assembly: the caller sets a locked instruction's).
+uint32_t accessOf(const Instruction *I) {
+  auto plainOr = [](bool Volatile) { return Volatile ? SCRY_ACCESS_VOLATILE : SCRY_ACCESS_PLAIN; };
+  if (auto *LI = dyn_cast<LoadInst>(I))
+    return LI->isAtomic() ? accessOfOrdering(LI->getOrdering()) : plainOr(LI->isVolatile());
+  if (auto *SI = dyn_cast<StoreInst>(I))
+    return SI->isAtomic() ? accessOfOrdering(SI->getOrdering()) : plainOr(SI->isVolatile());
+  if (auto *RI = dyn_cast<AtomicRMWInst>(I))
+    return accessOfOrdering(RI->getOrdering());
+  if (auto *CI = dyn_cast<AtomicCmpXchgInst>(I))
+    return accessOfOrdering(CI->getSuccessOrdering());
+  if (auto *MI = dyn_cast<MemIntrinsic>(I))
+    return plainOr(MI->isVolatile());
+  return SCRY_ACCESS_UNKNOWN;
+}
 
 // What an instruction gets.
 // MemOp is a mem intrinsic that may write PM; MemLoad a memcpy or memmove into a local or a
@@ -649,6 +688,18 @@ unsigned Instrumenter::addSite(uint32_t Kind, Instruction *I, StringRef Callee) 
   }
   S.Function = functionName(I);
   S.Callee = Callee.str();
+  switch (Kind) {
+  case SCRY_SITE_LOAD:
+  case SCRY_SITE_STORE:
+  case SCRY_SITE_NT_STORE:
+  case SCRY_SITE_RMW:
+  case SCRY_SITE_RANGE:
+    S.Access = accessOf(I);
+    // A locked instruction of inline assembly orders as a seq_cst read-modify-write.
+    if (Kind == SCRY_SITE_RMW && S.Access == SCRY_ACCESS_UNKNOWN && isa<CallBase>(I))
+      S.Access = SCRY_ACCESS_SEQ_CST;
+    break;
+  }
   switch (Kind) {
   case SCRY_SITE_LOAD: ++NumLoads; break;
   case SCRY_SITE_STORE: ++NumStores; break;
@@ -1192,7 +1243,8 @@ void Instrumenter::emitModuleCtor() {
   std::vector<Constant *> Elems;
   for (const SiteRec &S : Sites)
     Elems.push_back(ConstantStruct::get(
-        SiteTy, {ConstantInt::get(I32, S.Kind), ConstantInt::get(I32, S.Line), ConstantInt::get(I32, S.Column),
+        SiteTy, {ConstantInt::get(I32, S.Kind | S.Access << SiteAccessShift), ConstantInt::get(I32, S.Line),
+                 ConstantInt::get(I32, S.Column),
                  ConstantInt::get(I32, S.InlinedAt), str(S.Function), str(S.File), str(S.Callee)}));
   ArrayType *AT = ArrayType::get(SiteTy, Sites.size());
   auto *Table = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage, ConstantArray::get(AT, Elems),

@@ -99,18 +99,19 @@ void __scry_nt_store(uint32_t site, const void *addr, uint64_t size)
 	mem_access(SCRY_EV_NT_STORE, site, addr, size, 1);
 }
 
-/* LOAD + STORE when addr is PM, then FENCE locked when any PM region is mapped; then a
- * scheduling point, PM or not: atomics are how threads synchronize. */
+/* LOAD + STORE when addr is PM, then FENCE locked when any PM region is mapped; SYNC rmw when
+ * addr is not PM and a second thread exists; then a scheduling point, PM or not: atomics are how
+ * threads synchronize. */
 void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
 {
 	if (!rt_ready())
 		return;
-	int store = 0;
+	int store = 0, pm = 0;
 	if (pm_any()) {
 		/* The locked instruction orders the flushes before it ahead of its own store (the FENCE
 		 * comes between the LOAD and the STORE): a crash point before the FENCE is one before
 		 * the instruction, never one where its store is visible and those flushes are not. */
-		int pm = pm_find((uintptr_t)addr) != NULL;
+		pm = pm_find((uintptr_t)addr) != NULL;
 		if (pm && !g_no_loads)
 			mem_access(SCRY_EV_LOAD, site, addr, size, 0);
 		rt_self.in_rt = 1;
@@ -119,6 +120,11 @@ void __scry_rmw(uint32_t site, const void *addr, uint64_t size)
 		if (pm)
 			store = mem_access(SCRY_EV_STORE, site, addr, size, 0);
 	}
+	/* Once a second thread exists, an RMW on memory that is not PM (a lock word, a counter) is
+	 * a SYNC record: the replay's happens-before orders RMWs of one word (on PM, the LOAD and
+	 * STORE above say as much). */
+	if (RT_UNLIKELY(atomic_load_explicit(&g_sync_on, memory_order_relaxed)) && !pm)
+		rec_sync(SCRY_SYNC_RMW, (uintptr_t)addr, site);
 	if (RT_UNLIKELY(atomic_load_explicit(&g_sched_on, memory_order_relaxed)))
 		sched_point_rmw(addr, store);
 }

@@ -96,6 +96,8 @@
 #define rt_full_write __scry_rt_rt_full_write
 #define rt_trace_tid_slow __scry_rt_rt_trace_tid_slow
 #define g_sched_on __scry_rt_g_sched_on
+#define g_sync_on __scry_rt_g_sync_on
+#define rec_sync __scry_rt_rec_sync
 #define sched_parse __scry_rt_sched_parse
 #define sched_begin __scry_rt_sched_begin
 #define sched_info __scry_rt_sched_info
@@ -191,6 +193,9 @@ void rec_tx_abort_locked(uint32_t site, uint64_t errnum);
 void rec_addr_size_flags(int kind, uint32_t site, uintptr_t addr, uint64_t size, uint8_t flags); /* TX_ADD, ALLOC, PM_EXCLUDE */
 void rec_addr_size(int kind, uint32_t site, uintptr_t addr, uint64_t size); /* SET_CLEAN, TX_IGNORE */
 void rec_free(uint32_t site, uintptr_t addr, uint8_t flags);
+/* SYNC: the calling thread's synchronization operation op (SCRY_SYNC_*) on object (an address,
+ * or a thread's trace id for create and join) at site (0: unknown). Callers check g_sync_on. */
+void rec_sync(uint8_t op, uint64_t object, uint32_t site);
 /* OUTPUT: len bytes the program printed on descriptor fd through a hooked call at site (while
  * tracing: what each operation printed, for durable linearizability's responses). */
 void rec_output(uint32_t site, int fd, const void *data, size_t len);
@@ -329,6 +334,9 @@ void converge_opened(void);
 void converge_reset(void);
 /* --- sched.c: the controlled scheduler (SCRY_SCHED; the contract is in sched.c's header). --- */
 extern _Atomic int g_sched_on; /* a second thread runs under the scheduler */
+/* A traced run created its second thread: synchronization is recorded (SYNC records) from then
+ * on, scheduler or not (sched.c, "SYNC records"). */
+extern _Atomic int g_sync_on;
 /* Reads SCRY_SCHED (rt_init, before the trace is created): exits 125 with a message when it is
  * malformed. */
 void sched_parse(void);

@@ -113,6 +113,20 @@
  * runtime does not see, such as fgets on a pipe, or spins on a plain load) loses the turn the
  * same way, counted as timed: the threads waiting for the turn watch for it.
  *
+ * SYNC records. Scheduler or not, once a traced run (not SCRY_INERT) creates its second thread,
+ * the functions here record the synchronization they perform (g_sync_on; docs/trace-format.md,
+ * "SYNC"), from which the replay derives happens-before: a lock acquired (after it is held), a
+ * read lock, an unlock (before the release, so that the next holder's lock comes after it in
+ * the trace), a semaphore's post (before) and successful wait (after), a condition wait as an
+ * unlock of its mutex before and a lock after, a barrier's arrival (before the wait) and leave
+ * (after), a thread's creation (by the parent, with the child's trace id, before the child runs:
+ * without the scheduler the child publishes its kernel id and waits for the parent's record) and
+ * a join (after it returned, with the joined thread's id, kept per pthread_t from its creation).
+ * callbacks.c adds the atomic read-modify-writes on memory that is not PM. Until then every
+ * function pays one predictable branch on g_sync_on, and a program with one thread writes none.
+ * Not recorded: pthread_tryjoin_np and pthread_timedjoin_np, the C library's internal locks, and
+ * the threads a library starts with clone.
+ *
  * Not covered, and what happens: threads the scheduler does not know run freely; signal
  * handlers run outside the schedule; thread-specific-data and thread_local destructors run after
  * the thread left the schedule; pthread_once, pthread_timedjoin_np and the glibc-internal waits
@@ -269,6 +283,72 @@ static inline struct sched_thread *sched_me(void)
 	if (!rt_self.sched || rt_self.in_rt)
 		return NULL;
 	return rt_self.sched;
+}
+
+/* ---------------------------------------------------------------- SYNC records */
+
+_Atomic int g_sync_on; /* rt.h: SYNC records are written (a second thread was created) */
+
+static inline int sync_on(void)
+{
+	return RT_UNLIKELY(atomic_load_explicit(&g_sync_on, memory_order_relaxed));
+}
+
+/* Writes SYNC op on object for the calling thread, errno kept; nothing from inside the runtime. */
+static void sync_rec(uint8_t op, uint64_t object)
+{
+	if (rt_self.in_rt)
+		return;
+	int e = errno;
+	rec_sync(op, object, 0);
+	errno = e;
+}
+
+#define SYNC(op, obj)                                        \
+	do {                                                 \
+		if (sync_on())                               \
+			sync_rec(op, (uint64_t)(uintptr_t)(obj)); \
+	} while (0)
+
+/* The trace id of each thread created since SYNC records began, by its pthread_t, for the
+ * join's record; a handle seen again (a reused pthread_t) replaces the old entry. Guarded by
+ * g_slock. */
+#define SYNC_THREADS 1024
+static struct {
+	pthread_t h;
+	uint32_t tid; /* 0: free */
+} g_sync_th[SYNC_THREADS];
+
+static void sync_note(pthread_t h, uint32_t tid)
+{
+	slock();
+	int slot = -1;
+	for (int i = 0; i < SYNC_THREADS; i++) {
+		if (g_sync_th[i].tid && pthread_equal(g_sync_th[i].h, h)) {
+			slot = i;
+			break;
+		}
+		if (!g_sync_th[i].tid && slot < 0)
+			slot = i;
+	}
+	if (slot >= 0)
+		g_sync_th[slot].h = h, g_sync_th[slot].tid = tid;
+	sunlock();
+}
+
+/* The trace id noted for h, forgotten (0: none). */
+static uint32_t sync_take(pthread_t h)
+{
+	uint32_t tid = 0;
+	slock();
+	for (int i = 0; i < SYNC_THREADS; i++)
+		if (g_sync_th[i].tid && pthread_equal(g_sync_th[i].h, h)) {
+			tid = g_sync_th[i].tid;
+			g_sync_th[i].tid = 0;
+			break;
+		}
+	sunlock();
+	return tid;
 }
 
 /* ---------------------------------------------------------------- the real functions */
@@ -936,26 +1016,31 @@ static int as_errno(int r)
  * spin locks and semaphores: an acquire waits as the scheduler does (acquire), a try is a
  * scheduling point before it, a release one after it. */
 #define WEAK __attribute__((weak))
-#define ACQUIRE_FN(name, params, args, what, try, timed, result) \
+#define ACQUIRE_FN(name, params, args, what, try, timed, result, op) \
 	WEAK int name params                                      \
 	{                                                         \
 		struct sched_thread *me = sched_me();             \
-		if (RT_LIKELY(!me))                               \
-			return REAL(name) args;                   \
-		return result(acquire(me, (void *)l, what, try, timed)); \
+		int r = RT_LIKELY(!me) ? REAL(name) args : result(acquire(me, (void *)l, what, try, timed)); \
+		if (r == 0)                                       \
+			SYNC(op, l);                              \
+		return r;                                         \
 	}
-#define TRY_FN(name, type)                                        \
+#define TRY_FN(name, type, op)                                    \
 	WEAK int name(type *l)                                    \
 	{                                                         \
 		struct sched_thread *me = sched_me();             \
 		if (me)                                           \
 			step(me, SP_SYNC, NULL);                  \
-		return REAL(name)(l);                             \
+		int r = REAL(name)(l);                            \
+		if (r == 0)                                       \
+			SYNC(op, l);                              \
+		return r;                                         \
 	}
-#define RELEASE_FN(name, type)                                    \
+#define RELEASE_FN(name, type, op)                                \
 	WEAK int name(type *l)                                    \
 	{                                                         \
 		struct sched_thread *me = sched_me();             \
+		SYNC(op, l);                                      \
 		int r = REAL(name)(l);                            \
 		if (me && r == 0)                                 \
 			released(me, (const void *)l);            \
@@ -963,28 +1048,28 @@ static int as_errno(int r)
 	}
 
 typedef const struct timespec *abstime;
-ACQUIRE_FN(pthread_mutex_lock, (pthread_mutex_t *l), (l), "mutex", try_mutex, 0, as_error)
-ACQUIRE_FN(pthread_mutex_timedlock, (pthread_mutex_t *l, abstime t), (l, t), "mutex", try_mutex, 1, as_error)
-ACQUIRE_FN(pthread_mutex_clocklock, (pthread_mutex_t *l, clockid_t c, abstime t), (l, c, t), "mutex", try_mutex, 1, as_error)
-ACQUIRE_FN(pthread_rwlock_rdlock, (pthread_rwlock_t *l), (l), "rwlock", try_rd, 0, as_error)
-ACQUIRE_FN(pthread_rwlock_timedrdlock, (pthread_rwlock_t *l, abstime t), (l, t), "rwlock", try_rd, 1, as_error)
-ACQUIRE_FN(pthread_rwlock_clockrdlock, (pthread_rwlock_t *l, clockid_t c, abstime t), (l, c, t), "rwlock", try_rd, 1, as_error)
-ACQUIRE_FN(pthread_rwlock_wrlock, (pthread_rwlock_t *l), (l), "rwlock", try_wr, 0, as_error)
-ACQUIRE_FN(pthread_rwlock_timedwrlock, (pthread_rwlock_t *l, abstime t), (l, t), "rwlock", try_wr, 1, as_error)
-ACQUIRE_FN(pthread_rwlock_clockwrlock, (pthread_rwlock_t *l, clockid_t c, abstime t), (l, c, t), "rwlock", try_wr, 1, as_error)
-ACQUIRE_FN(pthread_spin_lock, (pthread_spinlock_t *l), (l), "spin lock", try_spin, 0, as_error)
-ACQUIRE_FN(sem_wait, (sem_t *l), (l), "semaphore", try_sem, 0, as_errno)
-ACQUIRE_FN(sem_timedwait, (sem_t *l, abstime t), (l, t), "semaphore", try_sem, 1, as_errno)
-ACQUIRE_FN(sem_clockwait, (sem_t *l, clockid_t c, abstime t), (l, c, t), "semaphore", try_sem, 1, as_errno)
-TRY_FN(pthread_mutex_trylock, pthread_mutex_t)
-TRY_FN(pthread_rwlock_tryrdlock, pthread_rwlock_t)
-TRY_FN(pthread_rwlock_trywrlock, pthread_rwlock_t)
-TRY_FN(pthread_spin_trylock, pthread_spinlock_t)
-TRY_FN(sem_trywait, sem_t)
-RELEASE_FN(pthread_mutex_unlock, pthread_mutex_t)
-RELEASE_FN(pthread_rwlock_unlock, pthread_rwlock_t)
-RELEASE_FN(pthread_spin_unlock, pthread_spinlock_t)
-RELEASE_FN(sem_post, sem_t)
+ACQUIRE_FN(pthread_mutex_lock, (pthread_mutex_t *l), (l), "mutex", try_mutex, 0, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(pthread_mutex_timedlock, (pthread_mutex_t *l, abstime t), (l, t), "mutex", try_mutex, 1, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(pthread_mutex_clocklock, (pthread_mutex_t *l, clockid_t c, abstime t), (l, c, t), "mutex", try_mutex, 1, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(pthread_rwlock_rdlock, (pthread_rwlock_t *l), (l), "rwlock", try_rd, 0, as_error, SCRY_SYNC_RDLOCK)
+ACQUIRE_FN(pthread_rwlock_timedrdlock, (pthread_rwlock_t *l, abstime t), (l, t), "rwlock", try_rd, 1, as_error, SCRY_SYNC_RDLOCK)
+ACQUIRE_FN(pthread_rwlock_clockrdlock, (pthread_rwlock_t *l, clockid_t c, abstime t), (l, c, t), "rwlock", try_rd, 1, as_error, SCRY_SYNC_RDLOCK)
+ACQUIRE_FN(pthread_rwlock_wrlock, (pthread_rwlock_t *l), (l), "rwlock", try_wr, 0, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(pthread_rwlock_timedwrlock, (pthread_rwlock_t *l, abstime t), (l, t), "rwlock", try_wr, 1, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(pthread_rwlock_clockwrlock, (pthread_rwlock_t *l, clockid_t c, abstime t), (l, c, t), "rwlock", try_wr, 1, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(pthread_spin_lock, (pthread_spinlock_t *l), (l), "spin lock", try_spin, 0, as_error, SCRY_SYNC_LOCK)
+ACQUIRE_FN(sem_wait, (sem_t *l), (l), "semaphore", try_sem, 0, as_errno, SCRY_SYNC_SEM_WAIT)
+ACQUIRE_FN(sem_timedwait, (sem_t *l, abstime t), (l, t), "semaphore", try_sem, 1, as_errno, SCRY_SYNC_SEM_WAIT)
+ACQUIRE_FN(sem_clockwait, (sem_t *l, clockid_t c, abstime t), (l, c, t), "semaphore", try_sem, 1, as_errno, SCRY_SYNC_SEM_WAIT)
+TRY_FN(pthread_mutex_trylock, pthread_mutex_t, SCRY_SYNC_LOCK)
+TRY_FN(pthread_rwlock_tryrdlock, pthread_rwlock_t, SCRY_SYNC_RDLOCK)
+TRY_FN(pthread_rwlock_trywrlock, pthread_rwlock_t, SCRY_SYNC_LOCK)
+TRY_FN(pthread_spin_trylock, pthread_spinlock_t, SCRY_SYNC_LOCK)
+TRY_FN(sem_trywait, sem_t, SCRY_SYNC_SEM_WAIT)
+RELEASE_FN(pthread_mutex_unlock, pthread_mutex_t, SCRY_SYNC_UNLOCK)
+RELEASE_FN(pthread_rwlock_unlock, pthread_rwlock_t, SCRY_SYNC_UNLOCK)
+RELEASE_FN(pthread_spin_unlock, pthread_spinlock_t, SCRY_SYNC_UNLOCK)
+RELEASE_FN(sem_post, sem_t, SCRY_SYNC_SEM_POST)
 
 /* ---------------------------------------------------------------- condition variables */
 
@@ -1002,25 +1087,31 @@ static int cond_wait(struct sched_thread *me, pthread_cond_t *c, pthread_mutex_t
 WEAK int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	struct sched_thread *me = sched_me();
-	if (RT_LIKELY(!me))
-		return REAL(pthread_cond_wait)(c, m);
-	return cond_wait(me, c, m, 0);
+	SYNC(SCRY_SYNC_UNLOCK, m);
+	int r = RT_LIKELY(!me) ? REAL(pthread_cond_wait)(c, m) : cond_wait(me, c, m, 0);
+	if (r == 0 || r == ETIMEDOUT)
+		SYNC(SCRY_SYNC_LOCK, m);
+	return r;
 }
 
 WEAK int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
 {
 	struct sched_thread *me = sched_me();
-	if (RT_LIKELY(!me))
-		return REAL(pthread_cond_timedwait)(c, m, t);
-	return cond_wait(me, c, m, 1);
+	SYNC(SCRY_SYNC_UNLOCK, m);
+	int r = RT_LIKELY(!me) ? REAL(pthread_cond_timedwait)(c, m, t) : cond_wait(me, c, m, 1);
+	if (r == 0 || r == ETIMEDOUT)
+		SYNC(SCRY_SYNC_LOCK, m);
+	return r;
 }
 
 WEAK int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *t)
 {
 	struct sched_thread *me = sched_me();
-	if (RT_LIKELY(!me))
-		return REAL(pthread_cond_clockwait)(c, m, k, t);
-	return cond_wait(me, c, m, 1);
+	SYNC(SCRY_SYNC_UNLOCK, m);
+	int r = RT_LIKELY(!me) ? REAL(pthread_cond_clockwait)(c, m, k, t) : cond_wait(me, c, m, 1);
+	if (r == 0 || r == ETIMEDOUT)
+		SYNC(SCRY_SYNC_LOCK, m);
+	return r;
 }
 
 WEAK int pthread_cond_signal(pthread_cond_t *c)
@@ -1089,11 +1180,21 @@ WEAK int pthread_barrier_destroy(pthread_barrier_t *b)
 	return REAL(pthread_barrier_destroy)(b);
 }
 
+static int barrier_wait(struct sched_thread *me, pthread_barrier_t *b);
+
 WEAK int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	struct sched_thread *me = sched_me();
-	if (RT_LIKELY(!me))
-		return REAL(pthread_barrier_wait)(b);
+	SYNC(SCRY_SYNC_BARRIER_ARRIVE, b);
+	int r = RT_LIKELY(!me) ? REAL(pthread_barrier_wait)(b) : barrier_wait(me, b);
+	if (r == 0 || r == PTHREAD_BARRIER_SERIAL_THREAD)
+		SYNC(SCRY_SYNC_BARRIER_LEAVE, b);
+	return r;
+}
+
+/* pthread_barrier_wait under the scheduler. */
+static int barrier_wait(struct sched_thread *me, pthread_barrier_t *b)
+{
 	unsigned n = barrier_count(b, 0, 0);
 	if (n == 0) {
 		/* Not made by pthread_barrier_init here: the C library's, as a call not modelled. */
@@ -1147,11 +1248,61 @@ static void *start(void *p)
 	return ret;
 }
 
+/* A thread created outside the scheduler while SYNC records are written: it publishes its
+ * trace id (tid, a futex word) and waits for go, set once the parent recorded its creation. */
+struct sync_start {
+	void *(*fn)(void *);
+	void *arg;
+	_Atomic uint32_t tid, go;
+};
+
+static void *sync_start(void *p)
+{
+	struct sync_start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+	atomic_store(&s->tid, rt_trace_tid());
+	raw_syscall(SYS_futex, (long)&s->tid, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	while (!atomic_load(&s->go))
+		raw_syscall(SYS_futex, (long)&s->go, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0);
+	free(s);
+	return fn(arg);
+}
+
+/* pthread_create without the scheduler: in a traced run, SYNC records begin (if they had not)
+ * and the creation is one, written before the child runs. */
+static int create_unscheduled(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct sync_start *s;
+	if (rt_self.in_rt || atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING ||
+	    !(s = malloc(sizeof *s)))
+		return REAL(pthread_create)(th, attr, fn, arg);
+	s->fn = fn, s->arg = arg;
+	atomic_store(&s->tid, 0);
+	atomic_store(&s->go, 0);
+	atomic_store(&g_sync_on, 1);
+	int r = REAL(pthread_create)(th, attr, sync_start, s);
+	if (r != 0) {
+		free(s);
+		return r;
+	}
+	uint32_t tid;
+	while ((tid = atomic_load(&s->tid)) == 0)
+		raw_syscall(SYS_futex, (long)&s->tid, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0);
+	sync_note(*th, tid);
+	sync_rec(SCRY_SYNC_CREATE, tid);
+	/* s is the child's from here: it frees it once it saw go (a wake of a freed word wakes no
+	 * one, or someone who checks their own word again). */
+	atomic_store(&s->go, 1);
+	raw_syscall(SYS_futex, (long)&s->go, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	return r;
+}
+
 WEAK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	struct sched_thread *me = g_cfg.on && !g_stopped && !rt_self.in_rt ? rt_self.sched : NULL;
 	if (RT_LIKELY(!me))
-		return REAL(pthread_create)(th, attr, fn, arg);
+		return create_unscheduled(th, attr, fn, arg);
 	struct start *s = malloc(sizeof *s);
 	if (!s)
 		return EAGAIN;
@@ -1166,9 +1317,10 @@ WEAK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 			rt_warn("more than %d threads alive: the scheduler runs the next ones unscheduled", SCHED_MAX);
 		free(s);
 		rt_self.in_rt = 0;
-		return REAL(pthread_create)(th, attr, fn, arg);
+		return create_unscheduled(th, attr, fn, arg);
 	}
 	*s = (struct start){fn, arg, t};
+	atomic_store(&g_sync_on, 1);
 	int r = REAL(pthread_create)(th, attr, start, s);
 	slock();
 	if (r != 0) {
@@ -1181,16 +1333,32 @@ WEAK int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
 	}
 	sunlock();
 	rt_self.in_rt = 0;
-	if (r == 0)
+	if (r == 0) {
+		/* The child waits for its turn, which this step may give it: it has not run yet. */
+		sync_note(*th, t->lid);
+		sync_rec(SCRY_SYNC_CREATE, t->lid);
 		step(me, SP_SYNC, NULL);
+	}
 	return r;
 }
+
+static int join_scheduled(struct sched_thread *me, pthread_t th, void **ret);
 
 WEAK int pthread_join(pthread_t th, void **ret)
 {
 	struct sched_thread *me = sched_me();
-	if (RT_LIKELY(!me))
-		return REAL(pthread_join)(th, ret);
+	int r = RT_LIKELY(!me) ? REAL(pthread_join)(th, ret) : join_scheduled(me, th, ret);
+	if (r == 0 && sync_on()) {
+		uint32_t tid = sync_take(th);
+		if (tid)
+			sync_rec(SCRY_SYNC_JOIN, tid);
+	}
+	return r;
+}
+
+/* pthread_join under the scheduler. */
+static int join_scheduled(struct sched_thread *me, pthread_t th, void **ret)
+{
 	struct sched_thread *t = NULL;
 	slock();
 	for (uint32_t i = 0; i < g_nslots && !t; i++)

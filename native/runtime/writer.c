@@ -600,14 +600,14 @@ static void markers_scan_locked(const struct scry_site *sites, uint32_t n, uint3
 		for (int end = 0; end < 2; end++) {
 			if (!g_mark_names[end] || strcmp(s->callee, g_mark_names[end]) != 0)
 				continue;
-			if (s->kind == SCRY_SITE_INLINED) {
+			if ((s->kind & SCRY_SITE_KIND_MASK) == SCRY_SITE_INLINED) {
 				static int warned[2];
 				if (!warned[end]++)
 					rt_warn("operation marker %s is inlined at %s:%u: those calls mark no operation (declare it __attribute__((noinline)))",
 					s->callee, s->file ? s->file : "?", s->line);
 				continue;
 			}
-			if (s->kind != SCRY_SITE_CALL && s->kind != SCRY_SITE_LIBCALL)
+			if ((s->kind & SCRY_SITE_KIND_MASK) != SCRY_SITE_CALL && (s->kind & SCRY_SITE_KIND_MASK) != SCRY_SITE_LIBCALL)
 				continue;
 			int k = atomic_load_explicit(&g_op_markers, memory_order_relaxed);
 			if (k == RT_MAX_MARKERS) {
@@ -705,6 +705,14 @@ void rec_op_end(void)
 	sched_op(0, 0);
 }
 
+void rec_sync(uint8_t op, uint64_t object, uint32_t site)
+{
+	if (!small_begin(0))
+		return;
+	scry_enc_sync(op, object, site);
+	small_end();
+}
+
 /* A fact the DEPS record can carry: both ends in the module's table, a known kind. */
 static int dep_ok(const struct scry_dep *d, uint32_t n)
 {
@@ -725,11 +733,16 @@ uint32_t rec_sites(const struct scry_site *sites, uint32_t n, const struct scry_
 			/* inlined-at: a local index + 1; an index outside the table or naming the site
 			 * itself is dropped rather than written as a bad id. */
 			uint32_t at = s->inlined_at;
-			scry_enc_sites_site(base + i, (uint8_t)s->kind,
+			/* kind: the SiteKind in the low byte, the SiteAccess above (scry_abi.h); an
+			 * access this runtime does not know is written as unknown. */
+			uint32_t access = s->kind >> SCRY_SITE_ACCESS_SHIFT;
+			if (access > SCRY_ACCESS_SEQ_CST)
+				access = SCRY_ACCESS_UNKNOWN;
+			scry_enc_sites_site(base + i, (uint8_t)(s->kind & SCRY_SITE_KIND_MASK),
 					    s->function ? s->function : "", s->function ? strlen(s->function) : 0,
 					    s->file ? s->file : "", s->file ? strlen(s->file) : 0, s->line, s->column,
 					    s->callee ? s->callee : "", s->callee ? strlen(s->callee) : 0,
-					    at != 0 && at <= n && at - 1 != i ? (uint64_t)base + at - 1 : 0);
+					    at != 0 && at <= n && at - 1 != i ? (uint64_t)base + at - 1 : 0, (uint8_t)access);
 		}
 		rec_done();
 		markers_scan_locked(sites, n, base);

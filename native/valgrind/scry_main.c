@@ -363,7 +363,7 @@ static UInt inlined_at(Addr ip, HChar *inner_fn, SizeT inner_fnsz)
 			UInt id = g_next_site++;
 			scry_enc_sites(1);
 			scry_enc_sites_site(id, SCRY_SITE_INLINED, fns[j], VG_(strlen)(fns[j]), files[j], VG_(strlen)(files[j]),
-					    lines[j], 0, fns[j - 1], VG_(strlen)(fns[j - 1]), outer);
+					    lines[j], 0, fns[j - 1], VG_(strlen)(fns[j - 1]), outer, SCRY_ACCESS_UNKNOWN);
 			outer = id;
 		}
 	}
@@ -411,7 +411,7 @@ static UInt site_of_slow(Addr ip, UChar kind, Addr callee_ip)
 	VG_(HT_add_node)(g_sites, n);
 	scry_enc_sites(1);
 	scry_enc_sites_site(n->id, kind, fnbuf, VG_(strlen)(fnbuf), filebuf, VG_(strlen)(filebuf), line, 0, calleebuf,
-			    VG_(strlen)(calleebuf), inl);
+			    VG_(strlen)(calleebuf), inl, SCRY_ACCESS_UNKNOWN);
 	return n->id;
 }
 

@@ -115,6 +115,16 @@
 //     thread's record belongs to (its own, else the latest begun), p.State.OpOf(thread) its index
 //     plus one as Diagnostic.Op wants it.
 //   - p.State.Event is the record being applied and p.State.Events the records read so far.
+//   - p.State.HB (replay.HB) is happens-before between the threads' records, by vector clocks,
+//     its edges those of the replay's package doc (SYNC records: an unlock before later locks of
+//     the object, a create before the child, the child before its join, barrier arrivals before
+//     leaves, RMWs of one word in order; PM atomics: a release store before a later acquire load
+//     of its address). HB.Epoch(thread) stamps a thread's current record (replay.Epoch: thread
+//     and clock; keep it to compare later); HB.Before(e, thread) tells whether the record stamped
+//     e happens before thread's current record (always for thread's own earlier records). Two
+//     records of different threads, neither before the other, are concurrent: a race when they
+//     touch the same bytes and one writes. A trace with one thread keeps no clocks; traces before
+//     format version 9 have no SYNC records, so their threads are concurrent but for PM atomics.
 //
 // Units: addresses and sizes are bytes (virtual addresses of the traced run; subtract
 // Region.Base and add Region.FileOffset for an offset in the pool file); cache lines are

@@ -48,6 +48,14 @@
 //     the outermost TX_COMMIT) is reported before its effect (BeforeDurable); consecutive such
 //     records of one call (same site and thread, with only records that change nothing in
 //     between) form one run, and only the first of a run is a new call.
+//   - Happens-before (Machine.HB, hb.go): vector clocks per thread (Lamport 1978; Fidge 1988;
+//     Mattern 1989), with edges from SYNC records (an unlock to later locks of the object, a
+//     create to the child's first record, the joined thread's last record to the join, barrier
+//     arrivals to later leaves, RMWs of one non-PM word in trace order, semaphore posts to later
+//     waits) and from PM atomics (a store at a release-or-stronger or rmw site to a later load
+//     at an acquire-or-stronger or rmw site of the same address). The edges of a record are
+//     applied before handlers see it. With one thread nothing is kept; without SYNC records
+//     (traces before version 9) threads are ordered only by PM atomics.
 //   - A WARNING record (the runtime degraded: a pool it could not trace, a shadow it could not
 //     allocate, a trace write that failed, ...) becomes the warning "results incomplete: " and
 //     the runtime's message, once per message; inconsistencies of the trace become warnings
@@ -196,6 +204,10 @@ type Machine[P any] struct {
 	// Excluded holds the bytes of mapped regions that are not PM (PM_EXCLUDE records; see the
 	// package doc).
 	Excluded pmdk.IntervalSet
+	// HB is happens-before between the records of different threads, by vector clocks (hb.go,
+	// and the package doc): HB.Epoch stamps a thread's current record, HB.Before tells whether
+	// a stamped point happens before a thread's current one.
+	HB HB
 
 	persister pmdk.Persister
 	warnings  []string
@@ -314,6 +326,7 @@ func (m *Machine[P]) Where(addr uint64) string {
 // exported for consumers that read records themselves.
 func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 	m.trackCall(ev)
+	m.HB.step(ev, m.Reader)
 	switch ev.Kind {
 	case trace.KindLoad:
 		if m.excluded(ev.Addr) {

@@ -16,7 +16,7 @@ static uint32_t nsites, depth;
 static unsigned long ndeps, loads, stores, ntstores, rmws, memops, flushes, fences, calls, exts, hooks, errors;
 
 static void check(uint32_t site, uint32_t kind) {
-	if (site < 1 || site > nsites || sites[site - 1].kind != kind) {
+	if (site < 1 || site > nsites || (sites[site - 1].kind & SCRY_SITE_KIND_MASK) != kind) {
 		fprintf(stderr, "bad site %u (kind %u expected)\n", site, kind);
 		errors++;
 	}
@@ -40,7 +40,7 @@ static void summary(void) {
 uint32_t __scry_register_module_deps(const struct scry_site *s, uint32_t n, const struct scry_dep *d, uint32_t nd) {
 	sites = s, nsites = n;
 	for (uint32_t i = 0; i < nd; i++) {
-		uint32_t tk = d[i].to < n ? s[d[i].to].kind : 0;
+		uint32_t tk = d[i].to < n ? s[d[i].to].kind & SCRY_SITE_KIND_MASK : 0;
 		int ok = d[i].from < n && d[i].to < n &&
 			 (d[i].kind == SCRY_DEP_CONTROL ? tk == SCRY_SITE_BRANCH
 			  : (d[i].kind == SCRY_DEP_VALUE || d[i].kind == SCRY_DEP_ADDRESS) &&

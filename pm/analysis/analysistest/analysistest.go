@@ -34,11 +34,13 @@ type Builder struct {
 	kinds    map[uint32]trace.SiteKind
 	copyOf   map[uint32]uint32 // site -> the site whose source position it shares
 	inlAt    map[uint32]uint32 // site -> its inlined-at site
+	access   map[uint32]trace.SiteAccess
 }
 
 // New returns an empty builder for 64-byte cache lines.
 func New() *Builder {
-	return &Builder{LineSize: 64, kinds: map[uint32]trace.SiteKind{}, copyOf: map[uint32]uint32{}, inlAt: map[uint32]uint32{}}
+	return &Builder{LineSize: 64, kinds: map[uint32]trace.SiteKind{}, copyOf: map[uint32]uint32{},
+		inlAt: map[uint32]uint32{}, access: map[uint32]trace.SiteAccess{}}
 }
 
 // Copy makes site stand for the same source position as site of (line, column and function):
@@ -62,6 +64,19 @@ func (b *Builder) add(ev trace.Event, sk trace.SiteKind) *Builder {
 	}
 	b.Events = append(b.Events, ev)
 	return b
+}
+
+// Access makes site a site of kind k that accesses memory as a says (an atomic's memory
+// order), whatever events use it.
+func (b *Builder) Access(site uint32, k trace.SiteKind, a trace.SiteAccess) *Builder {
+	b.kinds[site], b.access[site] = k, a
+	return b
+}
+
+// Sync adds a SYNC record: operation op on object (an address, or for SyncCreate and SyncJoin a
+// thread id) at site (0: unknown).
+func (b *Builder) Sync(op trace.SyncOp, object uint64, site uint32) *Builder {
+	return b.add(trace.Event{Kind: trace.KindSync, Sync: op, Object: object, Site: site}, trace.SiteCall)
 }
 
 // Thread makes the following events belong to thread tid.
@@ -257,7 +272,7 @@ func (b *Builder) Sites() []trace.Site {
 			line = of
 		}
 		sites = append(sites, trace.Site{ID: id, Kind: b.kinds[id], Function: fmt.Sprintf("fn%d", line),
-			File: File, Line: line, Column: 1, InlinedAt: b.inlAt[id]})
+			File: File, Line: line, Column: 1, InlinedAt: b.inlAt[id], Access: b.access[id]})
 	}
 	return sites
 }
