@@ -325,6 +325,9 @@ func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, 
 			pair = fmt.Sprintf("one of this store and the one at %s persisted without the other", p.Before)
 		}
 		switch {
+		case o.Confirmed > 0 && f.Kind == report.InterThreadInconsistency:
+			f.Class = report.Correctness
+			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it (%s) made the program fail, and %d of them failed again on an image of their own and recovered with the store at %s persisted too, or without this store persisted (see the crash findings)", o.Failed, o.Broken, pair, o.Confirmed, p.Before)
 		case o.Confirmed > 0:
 			f.Class = report.Correctness
 			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it (%s) made the program fail, and %d of them passed without the store persisted too early but failed again with only these two out of order (see the crash findings)", o.Failed, o.Broken, pair, o.Confirmed)

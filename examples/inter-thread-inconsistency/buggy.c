@@ -3,8 +3,7 @@
 // and `archive` lines, which the archiver thread runs; two barriers per round make the operations
 // begin in line order and overlap. The log is an array of values (not 0), ended by its first
 // 0. `add V` writes V into the log's next entry, publishes it to the archiver (a mutex and a
-// condition variable in DRAM) and waits until the archiver has copied it; only then does it
-// persist the entry. `archive` waits for the
+// condition variable in DRAM) and takes its time (2 ms) before it persists the entry. `archive` waits for the
 // round's entry, copies it into the archive and persists the copy and the archive's count. At
 // the end main() prints the log's entries, sorted, and whether every archived value is in the
 // log: the output depends only on which operations were applied.
@@ -12,10 +11,12 @@
 // The bug: the archiver reads the entry while the writer has not made it durable, and persists a
 // copy of it: a crash after the copy persisted and before the entry did leaves an archive holding
 // a value no log ever held (PMRace's inter-thread inconsistency, Chen et al., ASPLOS'22). The
-// handshake makes the archiver copy the entry before the writer persists it under every
-// schedule, so the trace of any run shows the bug: scry reports it at the archiver's copy, names
-// the writer's store and the archiver's load, and confirms it with the crash state that persists
-// the copy and not the entry. fixed.c persists the entry before publishing it.
+// writer's 2 ms make the archiver copy the entry before the writer persists it under the
+// operating system's schedule and under the controlled ones (a sleeping thread gives the turn
+// away): scry reports the bug at the archiver's copy, names the writer's store and the
+// archiver's load, and confirms it with the crash state, after the copy is durable, that has
+// not persisted the entry (its twin with the entry persisted recovers). fixed.c persists the
+// entry before publishing it.
 // scry: args {pool}
 // scry: workload workload.txt
 // scry: concurrent-operations
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <scry.h> /* `scry cc` adds its include directory */
 
@@ -74,10 +76,9 @@ static void add(uint64_t v)
 	visible = n + 1; /* published, not durable */
 	rounds_done++;
 	pthread_cond_broadcast(&changed);
-	while (copied < visible)
-		pthread_cond_wait(&changed, &lock);
 	pthread_mutex_unlock(&lock);
-	persist(&plog->entry[n]);
+	usleep(2000); /* takes its time: the archiver copies the entry meanwhile */
+	persist(&plog->entry[n]); // want "atomicity-violation"
 }
 
 /* archive, in round r, waits for the round's add to publish its entry (or give up), then copies
@@ -89,12 +90,11 @@ static void archive(uint64_t r)
 		pthread_cond_wait(&changed, &lock);
 	uint64_t k = copied;
 	if (k < visible) {
-		plog->arch[k] = plog->entry[k]; // want "inter-thread-inconsistency"
+		plog->arch[k] = plog->entry[k]; // want "inter-thread-inconsistency:correctness"
 		persist(&plog->arch[k]);
 		plog->archived = k + 1;
 		persist(&plog->archived);
 		copied = k + 1;
-		pthread_cond_broadcast(&changed);
 	}
 	pthread_mutex_unlock(&lock);
 }

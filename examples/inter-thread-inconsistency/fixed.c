@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <scry.h> /* `scry cc` adds its include directory */
 
@@ -60,9 +61,8 @@ static void add(uint64_t v)
 	visible = n + 1;
 	rounds_done++;
 	pthread_cond_broadcast(&changed);
-	while (copied < visible)
-		pthread_cond_wait(&changed, &lock);
 	pthread_mutex_unlock(&lock);
+	usleep(2000); /* takes its time: the archiver copies the entry meanwhile */
 }
 
 /* archive, in round r, waits for the round's add to publish its entry (or give up), then copies
@@ -79,7 +79,6 @@ static void archive(uint64_t r)
 		plog->archived = k + 1;
 		persist(&plog->archived);
 		copied = k + 1;
-		pthread_cond_broadcast(&changed);
 	}
 	pthread_mutex_unlock(&lock);
 }
