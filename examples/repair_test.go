@@ -28,7 +28,8 @@ import (
 // repair reorders only the stores issued before it: a known limit, docs/repair.md;
 // unpersisted-read: the set's one store is lost after another operation read it, and the fix
 // persists it before the other thread may read it, across the threads' schedule, which no
-// reordering of the set's own stores does).
+// reordering of the set's own stores does; inter-thread-inconsistency and schedule-window: the
+// same across threads).
 var unrepairable = map[string]string{
 	"atomicity":        "transaction",
 	"bucket-overflow":  "transaction",
@@ -38,6 +39,9 @@ var unrepairable = map[string]string{
 	// A value visible to another thread before it is durable: the repair persists it before
 	// the unlock, a move scry fix does not make; its reason says so.
 	"schedule-window": "before the unlock",
+	// The same, and the inter-thread-inconsistency finding of the archiver's copy: scry fix
+	// computes no repair across threads, and says what would repair it.
+	"inter-thread-inconsistency": "before the unlock",
 }
 
 // solverBound are the examples whose repair scry fix finds or not depending on how far the

@@ -136,6 +136,12 @@ func PatchHead(head []byte) bool {
 
 const patchMagic = "# scry fix"
 
+// interThreadAdvice is why scry fix computes no repair of an inter-thread-inconsistency: its two
+// stores are in different threads, and flushes and fences order only their own thread's stores;
+// the repairs that exist change where the other thread makes its store durable or make the
+// reader persist what it read.
+const interThreadAdvice = "the two stores are in different threads, and a flush or fence orders only its own thread's stores: make the other thread's store durable before it becomes visible (flush and fence it before the unlock, or before setting the flag the reader waits for), or have the reader write back the line it read (flush it and fence) before it stores data derived from it (flush on read); scry fix does not compute repairs across threads"
+
 // fixable are the kinds scry fix handles.
 var fixable = map[report.Kind]bool{
 	report.UnpersistedStore: true, report.OverwrittenUnpersisted: true, report.TxUnloggedStore: true, report.MPBViolation: true,
@@ -384,6 +390,10 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 	for _, n := range sel {
 		fd := &f.rep.Findings[n-1]
 		if _, ok := f.reasons[n]; ok {
+			continue
+		}
+		if fd.Kind == report.InterThreadInconsistency {
+			f.reasons[n] = interThreadAdvice
 			continue
 		}
 		if !fixable[fd.Kind] {
