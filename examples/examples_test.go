@@ -88,6 +88,9 @@ var kinds = map[string]string{
 	"redundant-flush":         "performance",
 	"redundant-fence":         "performance",
 	"redundant-tx-add":        "performance",
+	// A lock word in PM (pm/oracle's pm-lock-word): unconfirmed until a crash that leaves it
+	// held makes the program fail.
+	"pm-lock-word": "unconfirmed",
 	// Crash-image findings (output equivalence on crash images), located at the crash point.
 	"ordering-violation":   "correctness",
 	"atomicity-violation":  "correctness",

@@ -341,8 +341,8 @@ func TestCatalogue(t *testing.T) {
 		explore bool
 		err     string
 	}{
-		{nil, false, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "mpb-violation", "mpa-violation", "inter-thread-inconsistency"}, true, ""},
-		{nil, true, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "inter-thread-inconsistency"}, true, ""},
+		{nil, false, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "pm-lock-word", "mpb-violation", "mpa-violation", "inter-thread-inconsistency"}, true, ""},
+		{nil, true, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "pm-lock-word", "inter-thread-inconsistency"}, true, ""},
 		{[]string{"redundant-fence,unpersisted-store"}, false, []string{"unpersisted-store", "redundant-fence"}, false, ""},
 		{[]string{"mpb-violation", "ordering-violation"}, false, []string{"mpb-violation"}, true, ""},
 		{[]string{"mpb-violation"}, true, nil, false, "needs inference"},
@@ -412,7 +412,7 @@ func TestCustomCatalogue(t *testing.T) {
 	}{
 		{[]string{"flag-store"}, false, []string{"flag-store"}, ""},
 		{[]string{"flag-store,redundant-fence"}, true, []string{"redundant-fence", "flag-store"}, ""},
-		{nil, true, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "inter-thread-inconsistency", "flag-store"}, ""},
+		{nil, true, []string{"unpersisted-store", "overwritten-unpersisted", "tx-unlogged-store", "redundant-flush", "redundant-fence", "redundant-tx-add", "pm-lock-word", "inter-thread-inconsistency", "flag-store"}, ""},
 		{[]string{"flag-store-inferred"}, true, nil, "needs inference"},
 		{[]string{"flag-stor"}, false, nil, "unknown oracle flag-stor (known: unpersisted-store"},
 	} {

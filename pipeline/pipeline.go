@@ -198,7 +198,7 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 		rep.Events = res.Events // scry explore: no analysis counted them
 	}
 	if xerr == nil {
-		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0 || len(inter) > 0)
+		confirm(rep, res.Pairs, x.needsInvariants() || len(x.confirmIDs) > 0 || len(inter) > 0, res.Durability)
 		if opts.AssumeLate {
 			// Durability states exist only where stores are assumed fixed: the literal model
 			// tests no claim (the findings keep their trace evidence).
@@ -206,6 +206,9 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 		}
 	}
 	rep.Findings = append(rep.Findings, res.Findings...)
+	if xerr == nil && opts.AssumeLate {
+		settleLockWords(rep, res.Durability)
+	}
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
 	rep.Shard = res.Shard
 	for _, k := range explore.Kinds() {
@@ -260,6 +263,70 @@ func interThreadInvariants(pairs []infer.StorePair, props *infer.Result) []crash
 	return out
 }
 
+// settleLockWords settles the pm-lock-word findings by crash, after settleDurability and with the
+// crash findings in rep: the crash states that lost a lock word's release right before the next
+// operation (explore.Result.Durability, under any frame) leave the word durable as held. When
+// one made the program fail, the finding is a correctness finding, confirmed by a crash (the
+// durability-violation at the release is the replayable proof); when the program recovered from
+// each, it stays a warning that says so (recovery resets the word); with no such state, a
+// warning that says none was tested. Either way the lock word is one bug reported once: the
+// trace oracles' findings of its release (unpersisted-store) and of its acquire rewriting that
+// release (overwritten-unpersisted) are folded into it.
+func settleLockWords(rep *report.Report, outcomes map[explore.StoreAt]explore.InvariantOutcome) {
+	drop := map[int]bool{}
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Kind != report.PMLockWord {
+			continue
+		}
+		j := slices.IndexFunc(f.Related, func(r report.Related) bool { return r.Role == report.RoleRelease })
+		if j < 0 {
+			continue
+		}
+		rel, acq := f.Related[j].Location(), storeLocation(f)
+		var o explore.InvariantOutcome
+		for k, v := range outcomes {
+			if k.Store == rel {
+				o.Tested += v.Tested
+				o.Failed += v.Failed
+			}
+		}
+		proof := ""
+		for k := range rep.Findings {
+			g := &rep.Findings[k]
+			switch {
+			case g.Kind == report.UnpersistedStore && storeLocation(g) == rel:
+				drop[k] = true
+			case g.Kind == report.OverwrittenUnpersisted && storeLocation(g) == acq && slices.ContainsFunc(g.Related, func(r report.Related) bool {
+				return r.Role == report.RoleUnpersistedStore && r.Location() == rel
+			}):
+				drop[k] = true
+			case g.Kind == report.DurabilityViolation && g.Location == rel && g.Crash != nil && proof == "":
+				proof = fmt.Sprintf(" (the durability-violation at %s, finding %s, replays one)", rel, g.Crash.ID)
+			}
+		}
+		switch {
+		case o.Failed > 0:
+			f.Class, f.Evidence = report.Correctness, report.EvidenceCrash
+			f.Message += fmt.Sprintf("; confirmed by a crash: %d of the %d crash states that lost the release right before the next operation, leaving the word durable as held, made the program fail%s: recovery does not reset it", o.Failed, o.Tested, proof)
+		case o.Tested > 0:
+			f.Message += fmt.Sprintf("; not confirmed by a crash: the program recovered from each of the %d crash states that lost the release right before the next operation, leaving the word durable as held (recovery resets it, or no later operation takes it)", o.Tested)
+		default:
+			f.Message += "; not confirmed by a crash: no crash state lost the release before an operation that could take the word again"
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	kept := rep.Findings[:0]
+	for i, f := range rep.Findings {
+		if !drop[i] {
+			kept = append(kept, f)
+		}
+	}
+	rep.Findings = kept
+}
+
 // findingPair returns the pair of stores an mpb-violation, mpa-violation or
 // inter-thread-inconsistency finding is about: its store (the innermost frame of its first
 // occurrence) and the earlier store it names (related report.RoleEarlierStore;
@@ -312,7 +379,12 @@ func confirmPairs(rep *report.Report) []explore.Pair {
 // order did not; otherwise it stays unconfirmed (a warning), its message saying what the states
 // showed. A property's other pairs, or a state that fails anyway, confirm nothing. tested says
 // whether the pairs' crash states were explored at all.
-func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, tested bool) {
+//
+// An inter-thread-inconsistency is not confirmed when a crash that loses the other thread's
+// store alone right before the next operation already fails (durability, explore.Result's
+// Durability: a durability-violation of that store): its twins show that store must be durable,
+// not that the derived store matters.
+func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, tested bool, durability map[explore.StoreAt]explore.InvariantOutcome) {
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
 		p, ok := findingPair(f)
@@ -324,7 +396,17 @@ func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, 
 		if p.Atomic {
 			pair = fmt.Sprintf("one of this store and the one at %s persisted without the other", p.Before)
 		}
+		alone := 0
+		if f.Kind == report.InterThreadInconsistency {
+			for k, v := range durability {
+				if k.Store == p.Before {
+					alone += v.Failed
+				}
+			}
+		}
 		switch {
+		case o.Confirmed > 0 && alone > 0:
+			f.Message += fmt.Sprintf("; not confirmed: %d crash states that break it made the program fail, but a crash that loses the store at %s alone fails too (a durability-violation of that store): the derived store is not shown to matter", o.Failed, p.Before)
 		case o.Confirmed > 0 && f.Kind == report.InterThreadInconsistency:
 			f.Class = report.Correctness
 			f.Message += fmt.Sprintf("; confirmed: %d of the %d crash states that break it (%s) made the program fail, and %d of them failed again on an image of their own and recovered with the store at %s persisted too, or without this store persisted (see the crash findings)", o.Failed, o.Broken, pair, o.Confirmed, p.Before)

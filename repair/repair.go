@@ -142,6 +142,10 @@ const patchMagic = "# scry fix"
 // reader persist what it read.
 const interThreadAdvice = "the two stores are in different threads, and a flush or fence orders only its own thread's stores: make the other thread's store durable before it becomes visible (flush and fence it before the unlock, or before setting the flag the reader waits for), or have the reader write back the line it read (flush it and fence) before it stores data derived from it (flush on read); scry fix does not compute repairs across threads"
 
+// lockWordAdvice is why scry fix computes no repair of a pm-lock-word: no order of the stores
+// keeps a crash from leaving the word held; the repair is code recovery runs.
+const lockWordAdvice = "no order of flushes and fences keeps a crash inside the critical section from leaving the lock word durable as held: reset the lock words when the pool is opened, before any operation runs (as P-CLHT's clht_lock_initialization and CCEH's Recovery do), or keep the locks in DRAM; scry fix does not write recovery code"
+
 // fixable are the kinds scry fix handles.
 var fixable = map[report.Kind]bool{
 	report.UnpersistedStore: true, report.OverwrittenUnpersisted: true, report.TxUnloggedStore: true, report.MPBViolation: true,
@@ -394,6 +398,10 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 		}
 		if fd.Kind == report.InterThreadInconsistency {
 			f.reasons[n] = interThreadAdvice
+			continue
+		}
+		if fd.Kind == report.PMLockWord {
+			f.reasons[n] = lockWordAdvice
 			continue
 		}
 		if !fixable[fd.Kind] {

@@ -16,6 +16,7 @@ const (
 	RedundantFlush         Kind = "redundant-flush"
 	RedundantFence         Kind = "redundant-fence"
 	RedundantTxAdd         Kind = "redundant-tx-add"
+	PMLockWord             Kind = "pm-lock-word"
 	// Checks of inferred persistence properties (package pm/infer).
 	MPBViolation Kind = "mpb-violation"
 	MPAViolation Kind = "mpa-violation"

@@ -72,6 +72,7 @@ const (
 	RoleEarlierAdd       Role = "earlier-add"       // the latest earlier TX_ADD of the transaction overlapping the redundant one's range
 	RoleAllocation       Role = "allocation"        // the allocation in the transaction holding the redundant TX_ADD's range (when it came last)
 	RoleTransaction      Role = "transaction"       // the outermost TX_BEGIN of the transaction the store or TX_ADD is in
+	RoleRelease          Role = "release"           // pm-lock-word: the store that gives the lock word back
 	// Checks of inferred persistence properties (package pm/infer).
 	RoleEarlierStore  Role = "earlier-store"  // the store that must persist before the finding's (mpb-violation: the property's Before)
 	RoleOtherStore    Role = "other-store"    // the earlier store that must persist atomically with the finding's (mpa-violation)

@@ -2,11 +2,13 @@
 // reset the locks when it opens the pool. A lock release that had not reached PM when the program
 // crashed leaves its bucket taken for good: every later `put` into it prints "bucket busy".
 //
-// scry tests the trace oracles' claims with a crash: the state right before the next operation
-// that loses the release makes a later `put` fail, so the release's unpersisted-store is a
-// correctness finding, confirmed by a crash (durability-violation at the release), and so is the
-// overwritten-unpersisted finding at the next acquisition (the release it rewrites never reached
-// PM). A crash inside `put` once the lock is taken leaves the bucket taken too: `put` is not
+// scry reports the lock word at the compare-and-swap (pm-lock-word: a word in PM taken by a
+// read-modify-write and given back by a store of 0) and tests it with a crash: the state right
+// before the next operation that loses the release, leaving the word durable as held, makes a
+// later `put` fail, so it is a correctness finding, confirmed by that crash (the
+// durability-violation at the release replays it); the trace oracles' findings of the same
+// release (unpersisted-store, and the next acquisition's overwritten-unpersisted) are folded into
+// it. A crash inside `put` once the lock is taken leaves the bucket taken too: `put` is not
 // failure-atomic (an atomicity-violation at the fence that persists the entry, the first crash
 // point after the compare-and-swap: the locked instruction's own fence comes before its store,
 // so the crash point at it is one before the lock is taken).
@@ -36,7 +38,7 @@ int main(int argc, char *argv[])
 	while (fgets(line, sizeof line, stdin)) {
 		if (sscanf(line, "put %lu %lu", &k, &v) == 2 && k > 0) {
 			volatile struct bucket *b = &t[k % NBUCKETS];
-			if (!__sync_bool_compare_and_swap(&b->lock, 0, 1)) { // want "overwritten-unpersisted"
+			if (!__sync_bool_compare_and_swap(&b->lock, 0, 1)) { // want "pm-lock-word:correctness"
 				printf("%lu: bucket busy\n", k);
 				continue;
 			}
@@ -44,7 +46,7 @@ int main(int argc, char *argv[])
 			b->key = k;
 			_mm_clwb((void *)b);
 			_mm_sfence(); // want "atomicity-violation"
-			b->lock = 0; // want "unpersisted-store durability-violation"
+			b->lock = 0; // want "durability-violation"
 			printf("%lu: stored\n", k);
 		} else if (sscanf(line, "get %lu", &k) == 1 && k > 0) {
 			volatile struct bucket *b = &t[k % NBUCKETS];

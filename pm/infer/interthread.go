@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/pm/replay"
 	"github.com/scry-pm/scry/report"
@@ -30,7 +31,11 @@ import (
 // transitive control dependences decided on, in its activation and inherited through calls, so
 // a copy (`arch[k] = entry[k]`) and a store made only because of a value read (`if (slot->key
 // == k) done = 1`) both count. A store on a cache line A's store also lies on is not reported:
-// a line persists in program order, so B's store cannot persist without A's.
+// a line persists in program order, so B's store cannot persist without A's. A finding is
+// reported when its pool is closed or the program exits, and only when A's store was made
+// durable by then: a store never made durable is the unpersisted-store oracle's finding (and a
+// crash that loses it alone, a durability-violation); once it is fixed, the race shows. A trace
+// that ends without either (the program was killed) reports none.
 //
 // Cost: nothing until the trace shows a second thread's PM access; from then on, the
 // dependence engine's shadow of PM (seeded with the stores the model still holds unpersisted,
@@ -62,6 +67,8 @@ type taint struct {
 
 type interThread struct {
 	pairs   []StorePair // reported, each once
+	pending []candidate // found, not reported yet (flush)
+	dropped int         // candidates whose source was never made durable
 	e       *engine
 	first   uint32 // the first thread seen
 	active  bool
@@ -177,8 +184,54 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 	if hit == nil {
 		return
 	}
-	c.note(p, hit.site, ev.Site, ev.Index)
-	if p.Dup(ev.Site, ev.Context, ev.Index) {
+	c.pending = append(c.pending, candidate{tn: *hit, via: via, control: viaControl, site: ev.Site, stack: ev.Context, event: ev.Index, op: s.Origin.Op})
+}
+
+// candidate is a dependent store found, reported once its source store is known to become
+// durable (flush).
+type candidate struct {
+	tn              taint
+	via             guardInst
+	control         bool
+	site, stack, op uint32
+	event           uint64
+}
+
+// OnUnmap and OnEnd report the candidates whose source store is durable now, or was made
+// durable (the model no longer holds it), and drop those whose source the model still holds
+// unpersisted: a store never made durable is the unpersisted-store oracle's finding (a crash
+// that loses it alone is a durability-violation), and until it is fixed nothing tells whether
+// its thread would persist it before the derived store. Before an unmap, the candidates of other
+// regions stay pending.
+func (c *interThread) OnUnmap(p *analysis.Pass, ev *trace.Event, r pmdk.Region) {
+	c.flush(p, func(tn taint) bool { return tn.addr >= r.Base && tn.addr < r.Base+r.Len })
+}
+
+func (c *interThread) OnEnd(p *analysis.Pass, ev *trace.Event) { c.flush(p, nil) }
+
+func (c *interThread) flush(p *analysis.Pass, in func(taint) bool) {
+	if len(c.pending) == 0 || p.State.Model == nil {
+		return
+	}
+	kept := c.pending[:0]
+	for _, cd := range c.pending {
+		if in != nil && !in(cd.tn) {
+			kept = append(kept, cd)
+			continue
+		}
+		if !storeDurable(p.State.Model, cd.tn) {
+			c.dropped++
+			continue
+		}
+		c.report(p, cd)
+	}
+	c.pending = kept
+}
+
+func (c *interThread) report(p *analysis.Pass, cd candidate) {
+	hit, via, viaControl := &cd.tn, cd.via, cd.control
+	c.note(p, hit.site, cd.site, cd.event)
+	if p.Dup(cd.site, cd.stack, cd.event) {
 		return
 	}
 	how := "its value depends on"
@@ -194,7 +247,7 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 	if viaControl && via.branch != 0 {
 		rel = append(rel, analysis.RelatedSite{Role: report.RoleBranch, Site: via.branch})
 	}
-	p.Report(analysis.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: s.Origin.Op, Message: msg, Related: rel})
+	p.Report(analysis.Diagnostic{Site: cd.site, Stack: cd.stack, Event: cd.event, Op: cd.op, Message: msg, Related: rel})
 }
 
 // note adds an occurrence (the dependent store's event) to the pair of sites before, after.

@@ -5,6 +5,7 @@
 //
 // Correctness: unpersisted-store, overwritten-unpersisted, tx-unlogged-store.
 // Performance: redundant-flush, redundant-fence, redundant-tx-add.
+// Unconfirmed until a crash settles it: pm-lock-word.
 package oracle
 
 import (
@@ -22,6 +23,7 @@ func All() []*analysis.Analyzer {
 		RedundantFlush,
 		RedundantFence,
 		RedundantTxAdd,
+		PMLockWord,
 	}
 }
 

@@ -141,6 +141,11 @@ func (b *Builder) Load(site uint32, addr, size uint64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindLoad, Site: site, Addr: addr, Size: size, Data: data(size)}, trace.SiteLoad)
 }
 
+// LoadBytes is a LOAD of data at addr (Load reads 0xab bytes).
+func (b *Builder) LoadBytes(site uint32, addr uint64, data []byte) *Builder {
+	return b.add(trace.Event{Kind: trace.KindLoad, Site: site, Addr: addr, Size: uint64(len(data)), Data: bytes.Clone(data)}, trace.SiteLoad)
+}
+
 // External is an EXTERNAL_WRITE of size bytes at addr with flags.
 func (b *Builder) External(site uint32, addr, size uint64, flags uint8) *Builder {
 	return b.add(trace.Event{Kind: trace.KindExternalWrite, Site: site, Addr: addr, Size: size, Data: data(size), Flags: flags}, trace.SiteLibCall)
