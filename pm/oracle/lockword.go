@@ -49,7 +49,7 @@ type acquire struct {
 }
 
 type lockWord struct {
-	kinds []trace.SiteKind // by site id (0: not looked up yet)
+	kinds []trace.SiteKind   // by site id (0: not looked up yet)
 	held  map[uint64]acquire // by address
 }
 
