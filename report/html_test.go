@@ -144,3 +144,26 @@ func TestWriteHTMLFormat(t *testing.T) {
 		t.Errorf("Recognize takes any HTML page for a report of scry")
 	}
 }
+
+// TestTimelineThreads: a window with events of one thread draws no thread; one with events of
+// two says each mark's thread, in its title and its label.
+func TestTimelineThreads(t *testing.T) {
+	tl := crashTimeline()
+	for _, m := range drawTimeline(tl, "before-fence").Marks {
+		if strings.Contains(m.Title, "thread") || strings.HasPrefix(m.Label, "T") {
+			t.Errorf("one thread: mark %q %q names a thread", m.Title, m.Label)
+		}
+	}
+	tl.Lines[1].Events[1].Thread = 2
+	var marked int
+	for _, m := range drawTimeline(tl, "before-fence").Marks {
+		if strings.Contains(m.Title, "thread 2, store") && strings.HasPrefix(m.Label, "T2 ") {
+			marked++
+		} else if !strings.Contains(m.Title, "thread 0, ") {
+			t.Errorf("two threads: mark %q %q does not name its thread", m.Title, m.Label)
+		}
+	}
+	if marked != 1 {
+		t.Errorf("%d marks of thread 2, want 1", marked)
+	}
+}

@@ -100,6 +100,26 @@ func drawTimeline(tl *CrashTimeline, pointKind string) *svgTimeline {
 	}
 	slices.Sort(events)
 	events = slices.Compact(events)
+	// With events of several threads in the window, each mark says its thread (T2: thread 2).
+	threads := map[uint32]bool{}
+	for _, l := range tl.Lines {
+		for _, e := range l.Events {
+			threads[e.Thread] = true
+		}
+	}
+	for _, e := range tl.Fences {
+		threads[e.Thread] = true
+	}
+	who := func(e TimelineEvent) string { return "" }
+	if len(threads) > 1 {
+		who = func(e TimelineEvent) string { return fmt.Sprintf("thread %d, ", e.Thread) }
+	}
+	tag := func(e TimelineEvent, label string) string {
+		if len(threads) > 1 {
+			return fmt.Sprintf("T%d %s", e.Thread, label)
+		}
+		return label
+	}
 	step := t.frame(len(tl.Lines), len(events))
 	x := func(ev uint64) int {
 		i, _ := slices.BinarySearch(events, ev)
@@ -110,9 +130,9 @@ func drawTimeline(tl *CrashTimeline, pointKind string) *svgTimeline {
 		for _, e := range l.Events {
 			where := e.Location.String()
 			if e.Kind == "flush" {
-				t.Marks = append(t.Marks, svgMark{X: x(e.Event), Y: y, Shape: "flush", Class: "flush", Event: e.Event, Label: lineLabel(e.Location),
+				t.Marks = append(t.Marks, svgMark{X: x(e.Event), Y: y, Shape: "flush", Class: "flush", Event: e.Event, Label: tag(e, lineLabel(e.Location)),
 					Path:  fmt.Sprintf("M%d %d L%d %d L%d %d Z", x(e.Event)-6, y-7, x(e.Event)+6, y-7, x(e.Event), y+6),
-					Title: fmt.Sprintf("event %d: %s of %#x at %s", e.Event, e.What, e.Addr, where)})
+					Title: fmt.Sprintf("event %d: %s%s of %#x at %s", e.Event, who(e), e.What, e.Addr, where)})
 				continue
 			}
 			t.Kept += e.Kept
@@ -122,14 +142,14 @@ func drawTimeline(tl *CrashTimeline, pointKind string) *svgTimeline {
 				fate = fmt.Sprintf("torn: %d of its %d units kept by the crash state", e.Kept, e.Units)
 			}
 			m := storeMark(x(e.Event), y, e.Fate,
-				fmt.Sprintf("event %d: %s of %d bytes at %#x, %s, at %s", e.Event, e.Kind, e.Size, e.Addr, fate, where), e.Event)
-			m.Label = lineLabel(e.Location)
+				fmt.Sprintf("event %d: %s%s of %d bytes at %#x, %s, at %s", e.Event, who(e), e.Kind, e.Size, e.Addr, fate, where), e.Event)
+			m.Label = tag(e, lineLabel(e.Location))
 			t.Marks = append(t.Marks, m)
 		}
 	}
 	for _, e := range tl.Fences {
-		t.Fences = append(t.Fences, svgMark{X: x(e.Event), Shape: "fence", Class: "fence", Label: e.What, Event: e.Event,
-			Title: fmt.Sprintf("event %d: %s at %s", e.Event, e.What, e.Location.String())})
+		t.Fences = append(t.Fences, svgMark{X: x(e.Event), Shape: "fence", Class: "fence", Label: tag(e, e.What), Event: e.Event,
+			Title: fmt.Sprintf("event %d: %s%s at %s", e.Event, who(e), e.What, e.Location.String())})
 	}
 	return t
 }

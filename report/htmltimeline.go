@@ -48,6 +48,9 @@ type TimelineEvent struct {
 	// how many of them the crash state persisted (0 and 0 for a durable store).
 	Units, Kept int
 	Location    Location
+	// Thread is the trace's id of the thread that issued it (drawn when the window has events
+	// of more than one thread).
+	Thread uint32
 }
 
 // Fates of a TimelineEvent's store.

@@ -216,7 +216,7 @@ func (h *timelineEvents) Wrote(w *replay.Write) {
 		if i := h.line(a); i >= 0 {
 			h.tl.Lines[i].Events = append(h.tl.Lines[i].Events, report.TimelineEvent{
 				Event: w.Event.Index, Kind: kind, Addr: w.Addr, Size: w.Size, Fate: report.FateDurable,
-				Location: report.UserAt(h.m.Reader, w.Origin.Site, w.Origin.Stack),
+				Location: report.UserAt(h.m.Reader, w.Origin.Site, w.Origin.Stack), Thread: w.Event.Thread,
 			})
 		}
 	}
@@ -229,7 +229,7 @@ func (h *timelineEvents) BeforeFlush(ev *trace.Event) {
 	if i := h.line(ev.Addr); i >= 0 {
 		h.tl.Lines[i].Events = append(h.tl.Lines[i].Events, report.TimelineEvent{
 			Event: ev.Index, Kind: "flush", What: trace.FlushKind(ev.Flush).String(), Addr: ev.Addr,
-			Location: report.UserAt(h.m.Reader, ev.Site, ev.Context),
+			Location: report.UserAt(h.m.Reader, ev.Site, ev.Context), Thread: ev.Thread,
 		})
 	}
 }
@@ -240,6 +240,6 @@ func (h *timelineEvents) BeforeFence(ev *trace.Event) {
 	}
 	h.tl.Fences = append(h.tl.Fences, report.TimelineEvent{
 		Event: ev.Index, Kind: "fence", What: trace.FenceKind(ev.Fence).String(),
-		Location: report.UserAt(h.m.Reader, ev.Site, ev.Context),
+		Location: report.UserAt(h.m.Reader, ev.Site, ev.Context), Thread: ev.Thread,
 	})
 }
