@@ -264,8 +264,8 @@ func interThreadInvariants(pairs []infer.StorePair, props *infer.Result) []crash
 }
 
 // settleLockWords settles the pm-lock-word findings by crash, after settleDurability and with the
-// crash findings in rep: the crash states that lost a lock word's release right before the next
-// operation (explore.Result.Durability, under any frame) leave the word durable as held. When
+// crash findings in rep: the crash states that lost one of a lock word's releases right before
+// the next operation (explore.Result.Durability, under any frame) leave the word durable as held. When
 // one made the program fail, the finding is a correctness finding, confirmed by a crash (the
 // durability-violation at the release is the replayable proof); when the program recovered from
 // each, it stays a warning that says so (recovery resets the word); with no such state, a
@@ -279,14 +279,19 @@ func settleLockWords(rep *report.Report, outcomes map[explore.StoreAt]explore.In
 		if f.Kind != report.PMLockWord {
 			continue
 		}
-		j := slices.IndexFunc(f.Related, func(r report.Related) bool { return r.Role == report.RoleRelease })
-		if j < 0 {
+		var rels []report.Location
+		for _, r := range f.Related {
+			if r.Role == report.RoleRelease {
+				rels = append(rels, r.Location())
+			}
+		}
+		if len(rels) == 0 {
 			continue
 		}
-		rel, acq := f.Related[j].Location(), storeLocation(f)
+		acq := storeLocation(f)
 		var o explore.InvariantOutcome
 		for k, v := range outcomes {
-			if k.Store == rel {
+			if slices.Contains(rels, k.Store) {
 				o.Tested += v.Tested
 				o.Failed += v.Failed
 			}
@@ -295,14 +300,14 @@ func settleLockWords(rep *report.Report, outcomes map[explore.StoreAt]explore.In
 		for k := range rep.Findings {
 			g := &rep.Findings[k]
 			switch {
-			case g.Kind == report.UnpersistedStore && storeLocation(g) == rel:
+			case g.Kind == report.UnpersistedStore && slices.Contains(rels, storeLocation(g)):
 				drop[k] = true
 			case g.Kind == report.OverwrittenUnpersisted && storeLocation(g) == acq && slices.ContainsFunc(g.Related, func(r report.Related) bool {
-				return r.Role == report.RoleUnpersistedStore && r.Location() == rel
+				return r.Role == report.RoleUnpersistedStore && slices.Contains(rels, r.Location())
 			}):
 				drop[k] = true
-			case g.Kind == report.DurabilityViolation && g.Location == rel && g.Crash != nil && proof == "":
-				proof = fmt.Sprintf(" (the durability-violation at %s, finding %s, replays one)", rel, g.Crash.ID)
+			case g.Kind == report.DurabilityViolation && slices.Contains(rels, g.Location) && g.Crash != nil && proof == "":
+				proof = fmt.Sprintf(" (the durability-violation at %s, finding %s, replays one)", g.Location, g.Crash.ID)
 			}
 		}
 		switch {

@@ -3,8 +3,11 @@ package oracle
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/scry-pm/scry/pm/analysis"
+	"github.com/scry-pm/scry/pm/pmdk"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -17,8 +20,9 @@ import (
 // of the critical section, on the same cache line or flushed with it); a crash then leaves it
 // held in the image, and unless the program's recovery resets it when it opens the pool, no
 // later operation can take it again: they spin, report the structure busy, or skip it. One
-// finding per acquiring site and call stack, at the acquire, naming the release (related
-// report.RoleRelease); of class unconfirmed. `scry check` settles it by crash (package
+// finding per acquiring site and call stack, at the acquire, naming every release seen for it
+// (related report.RoleRelease, at most maxReleases), reported when its pool is closed or the
+// program ends (a trace cut short reports none); of class unconfirmed. `scry check` settles it by crash (package
 // pipeline): the crash states that lose the release right before the next operation leave the
 // word durable as held; if one made the program fail, the finding is a correctness finding and
 // takes the place of the release's unpersisted-store and of the acquire's
@@ -51,6 +55,8 @@ type acquire struct {
 type lockWord struct {
 	kinds []trace.SiteKind   // by site id (0: not looked up yet)
 	held  map[uint64]acquire // by address
+	found map[[2]uint32]*lockFound
+	order [][2]uint32 // keys of found, first seen first
 }
 
 // kind returns the kind of site id.
@@ -97,21 +103,72 @@ func (l *lockWord) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	}
 }
 
+// lockFound is one acquiring site and call stack, with the releases seen for it.
+type lockFound struct {
+	a        acquire     // the first acquire
+	releases [][2]uint32 // site, stack; each once, at most maxReleases
+	n        int         // acquire-release pairs seen
+	reported int         // of n, those reported (counted)
+}
+
+// maxReleases bounds the releases named per lock word.
+const maxReleases = 8
+
+// report notes one acquire-release pair of a's site and stack; the findings are reported when
+// the pool is unmapped or the program ends (flush), with every release seen.
 func (l *lockWord) report(p *analysis.Pass, a acquire, rel *trace.Event) {
-	if p.Dup(a.site, a.stack, a.event) {
-		return
-	}
-	word := func(b [8]byte) string {
-		v := uint64(0)
-		for i := int(a.size) - 1; i >= 0; i-- {
-			v = v<<8 | uint64(b[i])
+	k := [2]uint32{a.site, a.stack}
+	f := l.found[k]
+	if f == nil {
+		if l.found == nil {
+			l.found = map[[2]uint32]*lockFound{}
 		}
-		return fmt.Sprintf("%#x", v)
+		f = &lockFound{a: a}
+		l.found[k] = f
+		l.order = append(l.order, k)
 	}
-	msg := fmt.Sprintf("a lock word in PM (%s): taken here by an atomic read-modify-write (held: %s) and given back at %s (0); a crash in between can leave it durable as held, and unless recovery resets it when the pool is opened, no later operation can take it",
-		plural(a.size, "byte"), word(a.held), siteLoc(p, rel.Site))
-	p.Report(analysis.Diagnostic{Site: a.site, Stack: a.stack, Event: a.event, Op: a.op, Message: msg,
-		Related: []analysis.RelatedSite{{Role: report.RoleRelease, Site: rel.Site, Stack: rel.Context}}})
+	f.n++
+	r := [2]uint32{rel.Site, rel.Context}
+	if !slices.ContainsFunc(f.releases, func(x [2]uint32) bool { return x[0] == r[0] }) && len(f.releases) < maxReleases {
+		f.releases = append(f.releases, r)
+	}
+}
+
+func (l *lockWord) OnUnmap(p *analysis.Pass, ev *trace.Event, r pmdk.Region) { l.flush(p) }
+
+func (l *lockWord) OnEnd(p *analysis.Pass, ev *trace.Event) { l.flush(p) }
+
+// flush reports the lock words found and not reported yet, and counts the later pairs of those
+// reported before.
+func (l *lockWord) flush(p *analysis.Pass) {
+	for _, k := range l.order {
+		f := l.found[k]
+		a := f.a
+		if f.reported == 0 {
+			word := func(b [8]byte) string {
+				v := uint64(0)
+				for i := int(a.size) - 1; i >= 0; i-- {
+					v = v<<8 | uint64(b[i])
+				}
+				return fmt.Sprintf("%#x", v)
+			}
+			var at []string
+			rel := make([]analysis.RelatedSite, 0, len(f.releases))
+			for _, r := range f.releases {
+				at = append(at, siteLoc(p, r[0]))
+				rel = append(rel, analysis.RelatedSite{Role: report.RoleRelease, Site: r[0], Stack: r[1]})
+			}
+			msg := fmt.Sprintf("a lock word in PM (%s): taken here by an atomic read-modify-write (held: %s) and given back (0) at %s; a crash in between can leave it durable as held, and unless recovery resets it when the pool is opened, no later operation can take it",
+				plural(a.size, "byte"), word(a.held), strings.Join(at, ", "))
+			if !p.Dup(a.site, a.stack, a.event) {
+				p.Report(analysis.Diagnostic{Site: a.site, Stack: a.stack, Event: a.event, Op: a.op, Message: msg, Related: rel})
+			}
+			f.reported = 1
+		}
+		for ; f.reported < f.n; f.reported++ {
+			p.Dup(a.site, a.stack, a.event)
+		}
+	}
 }
 
 func siteLoc(p *analysis.Pass, id uint32) string {

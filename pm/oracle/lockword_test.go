@@ -69,6 +69,12 @@ func TestPMLockWord(t *testing.T) {
 		{"a read-modify-write that left 0",
 			rmw(lockPool(), casSite, A, 0).StoreBytes(relSite, A, word(0)).Exit(0),
 			nil},
+		{"the program killed before it ends: nothing reported",
+			rmw(lockPool(), casSite, A, 1).StoreBytes(relSite, A, word(0)).Signal(9),
+			nil},
+		{"reported when its pool is closed",
+			rmw(lockPool(), casSite, A, 1).StoreBytes(relSite, A, word(0)).Unmap(1, 50).Signal(9),
+			[]string{"pm-lock-word@7"}},
 		{"a lock word outside PM",
 			rmw(lockPool(), casSite, base+size+64, 1).StoreBytes(relSite, base+size+64, word(0)).Exit(0),
 			nil},
@@ -105,5 +111,27 @@ func TestPMLockWordReport(t *testing.T) {
 		if !strings.Contains(f.Message, w) {
 			t.Errorf("message %q lacks %q", f.Message, w)
 		}
+	}
+}
+
+// TestPMLockWordReleases: one acquire site given back at two release sites is one finding that
+// names both, and counts every pair.
+func TestPMLockWordReleases(t *testing.T) {
+	b := rmw(rmw(lockPool(), casSite, A, 1).StoreBytes(relSite, A, word(0)), casSite, A, 1).StoreBytes(rmw2+1, A, word(0))
+	b = rmw(b, casSite, A, 1).StoreBytes(relSite, A, word(0)).Exit(0)
+	rep, err := analysis.Run(b.Source(t), []*analysis.Analyzer{oracle.PMLockWord}, analysis.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 {
+		t.Fatalf("findings %+v", rep.Findings)
+	}
+	f := rep.Findings[0]
+	var lines []int
+	for _, r := range f.Related {
+		lines = append(lines, r.Line)
+	}
+	if !slices.Equal(lines, []int{relSite, rmw2 + 1}) || f.Count != 3 || !strings.Contains(f.Message, "test.c:8 (fn8), test.c:10") {
+		t.Errorf("related %v, count %d, message %q", lines, f.Count, f.Message)
 	}
 }
