@@ -43,7 +43,7 @@ func TestBadInput(t *testing.T) {
 		return p
 	}
 	notTrace := write("notatrace.txt", "hello, this is not a trace\n")
-	badVersion := write("v9.trace", "SCRYTRC\x00\x09\x00\x00\x00\x40\x00\x00\x00")
+	badVersion := write("v200.trace", "SCRYTRC\x00\xc8\x00\x00\x00\x40\x00\x00\x00") // a version far ahead of this one
 	corrupt := write("corrupt.trace", "SCRYTRC\x00\x01\x00\x00\x00\x40\x00\x00\x00\x7f\x01\x02")
 	tests := []struct {
 		name string
@@ -55,7 +55,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
 		{"missing trace", []string{"analyze", filepath.Join(dir, "nope.trace")}, 2, "no such file"},
 		{"not a trace", []string{"analyze", notTrace}, 2, "not a scry trace"},
-		{"other version", []string{"analyze", badVersion}, 2, "version 9"},
+		{"other version", []string{"analyze", badVersion}, 2, "version 200"},
 		{"corrupt trace", []string{"analyze", corrupt}, 2, "unknown record kind"},
 		{"bad format", []string{"analyze", "--format", "xml", notTrace}, 2, "unknown --format"},
 		{"dump not a trace", []string{"trace", "dump", notTrace}, 2, "not a scry trace"},
