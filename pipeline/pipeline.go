@@ -263,6 +263,19 @@ func interThreadInvariants(pairs []infer.StorePair, props *infer.Result) []crash
 	return out
 }
 
+// lostAlone sums, over every frame, what the crash states that lost a store at one of stores alone
+// right before the next operation showed (explore.Result.Durability).
+func lostAlone(outcomes map[explore.StoreAt]explore.InvariantOutcome, stores []report.Location) explore.InvariantOutcome {
+	var o explore.InvariantOutcome
+	for k, v := range outcomes {
+		if slices.Contains(stores, k.Store) {
+			o.Tested += v.Tested
+			o.Failed += v.Failed
+		}
+	}
+	return o
+}
+
 // settleLockWords settles the pm-lock-word findings by crash, after settleDurability and with the
 // crash findings in rep: the crash states that lost one of a lock word's releases right before
 // the next operation (explore.Result.Durability, under any frame) leave the word durable as held. When
@@ -289,13 +302,7 @@ func settleLockWords(rep *report.Report, outcomes map[explore.StoreAt]explore.In
 			continue
 		}
 		acq := storeLocation(f)
-		var o explore.InvariantOutcome
-		for k, v := range outcomes {
-			if slices.Contains(rels, k.Store) {
-				o.Tested += v.Tested
-				o.Failed += v.Failed
-			}
-		}
+		o := lostAlone(outcomes, rels)
 		proof := ""
 		for k := range rep.Findings {
 			g := &rep.Findings[k]
@@ -403,11 +410,7 @@ func confirm(rep *report.Report, outcomes map[explore.Pair]explore.PairOutcome, 
 		}
 		alone := 0
 		if f.Kind == report.InterThreadInconsistency {
-			for k, v := range durability {
-				if k.Store == p.Before {
-					alone += v.Failed
-				}
-			}
+			alone = lostAlone(durability, []report.Location{p.Before}).Failed
 		}
 		switch {
 		case o.Confirmed > 0 && alone > 0:

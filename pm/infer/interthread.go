@@ -30,8 +30,9 @@ import (
 // "How"): the loads a store's value or address depends on at register level, and the loads its
 // transitive control dependences decided on, in its activation and inherited through calls, so
 // a copy (`arch[k] = entry[k]`) and a store made only because of a value read (`if (slot->key
-// == k) done = 1`) both count. A store on a cache line A's store also lies on is not reported:
-// a line persists in program order, so B's store cannot persist without A's. A finding is
+// == k) done = 1`) both count. B's store is not reported when A's store lies entirely on B's
+// store's cache lines (the checks' sameLines): a line persists in program order, so B's store
+// cannot persist without A's. A finding is
 // reported when its pool is closed or the program exits, and only when A's store was made
 // durable by then: a store never made durable is the unpersisted-store oracle's finding (and a
 // crash that loses it alone, a durability-violation); once it is fixed, the race shows. A trace
@@ -176,7 +177,7 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 		if !ok || tn.thread == ev.Thread {
 			return
 		}
-		if storeDurable(m, tn) || onLinesOf(m, s.Addr, s.Size, tn) {
+		if durable(m, tn.source()) || sameLines(m, storeRec{addr: s.Addr, size: s.Size}, tn.source()) {
 			return
 		}
 		hit, via, viaControl = &tn, g, control
@@ -219,7 +220,7 @@ func (c *interThread) flush(p *analysis.Pass, in func(taint) bool) {
 			kept = append(kept, cd)
 			continue
 		}
-		if !storeDurable(p.State.Model, cd.tn) {
+		if !durable(p.State.Model, cd.tn.source()) {
 			c.dropped++
 			continue
 		}
@@ -286,22 +287,5 @@ func InterThreadPairs(result any) []StorePair {
 	return nil
 }
 
-// storeDurable reports whether the tainting store's bytes the load read are persisted now.
-func storeDurable(m *px86.Model, tn taint) bool {
-	ls := m.LineSize()
-	for a := tn.addr &^ (ls - 1); a < tn.addr+tn.size; a += ls {
-		if m.StateOf(tn.store, a) != px86.Persisted {
-			return false
-		}
-	}
-	return true
-}
-
-// onLinesOf reports whether bytes [addr, addr+size) lie on the cache lines of the tainting
-// store: such a line persists in program order, so the later store cannot persist without it.
-func onLinesOf(m *px86.Model, addr, size uint64, tn taint) bool {
-	if size == 0 || tn.size == 0 {
-		return false
-	}
-	return m.LineOf(addr) >= m.LineOf(tn.addr) && m.LineOf(addr+size-1) <= m.LineOf(tn.addr+tn.size-1)
-}
+// source is the tainting store as the checks name a store instance (durable, sameLines).
+func (tn taint) source() storeRec { return storeRec{ev: uint64(tn.store), addr: tn.addr, size: tn.size} }
