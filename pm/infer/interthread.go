@@ -288,4 +288,6 @@ func InterThreadPairs(result any) []StorePair {
 }
 
 // source is the tainting store as the checks name a store instance (durable, sameLines).
-func (tn taint) source() storeRec { return storeRec{ev: uint64(tn.store), addr: tn.addr, size: tn.size} }
+func (tn taint) source() storeRec {
+	return storeRec{ev: uint64(tn.store), addr: tn.addr, size: tn.size}
+}
