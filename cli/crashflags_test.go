@@ -22,7 +22,7 @@ func TestCrashFlags(t *testing.T) {
 		{[]string{"--strategy", "lazy,invariants"}, []string{"lazy", "invariants"}, ""},
 		{[]string{"--strategy", "prefix", "--strategy", " random"}, []string{"prefix", "random"}, ""},
 		{nil, nil, ""},
-		{[]string{"--strategy", "eager"}, nil, "known: exhaustive, lazy, prefix, heuristic, random, invariants"},
+		{[]string{"--strategy", "eager"}, nil, "known: exhaustive, lazy, prefix, heuristic, random, invariants, torn"},
 		{[]string{"--max-states", "0"}, nil, "--max-states 0: give a positive number of states, or -1 for no cap"},
 		{[]string{"--samples", "0"}, nil, "--samples 0"},
 		{[]string{"--cluster-failures", "0"}, nil, "--cluster-failures 0"},

@@ -37,6 +37,10 @@
 // main functions share that has nothing to do with persistence (checking the command line,
 // opening the pool); every build adds it to the include path (cflags).
 //
+// A `// related ROLE` comment on a line asserts that some finding names that line as a related
+// location of that role (e.g. `related recovery-load` on the load a persistency race's
+// re-execution reads the torn bytes with).
+//
 // Inferred properties are asserted by source line: `// property RULE ROLE "TAG"` on a store's
 // line, where RULE is one rule or several separated by commas. For an ordering rule (MPB, RO1,
 // RO2, RO3) ROLE is before or after: for every line marked before and every line marked after
@@ -95,6 +99,8 @@ var kinds = map[string]string{
 	"ordering-violation":   "correctness",
 	"atomicity-violation":  "correctness",
 	"durability-violation": "correctness",
+	// A plain store persisted in part by a crash (the torn strategy), located at the store.
+	"persistency-race": "correctness",
 	// Violations of properties inferred from the trace (must-persist-before, must-persist-
 	// atomically; dissertation ch. 5), located at a store of the property: unconfirmed until a
 	// crash image confirms them.
@@ -136,6 +142,12 @@ var ruleKinds = map[string]string{
 	"MPA": "atomicity", "RA1": "atomicity",
 }
 
+// relatedWant is a `related ROLE` clause: some finding names the clause's line with that role.
+type relatedWant struct {
+	line int
+	role string
+}
+
 // poolName is the file name {pool} stands for, in a fresh directory per run.
 const poolName = "test.pool"
 
@@ -154,6 +166,8 @@ type program struct {
 	// concurrent: the trace must have operations of two threads in flight at once.
 	concurrent bool
 	want       []finding
+	// related are the lines some finding must name with a role (`related ROLE` clauses).
+	related []relatedWant
 	// classes are the classes want comments give explicitly (`want "kind:class"`), by finding.
 	classes map[finding]string
 	// props are the property comments, by rule and tag; exact the rules whose properties must all
@@ -185,6 +199,7 @@ func (f finding) String() string { return fmt.Sprintf("%s:%d: %s", f.File, f.Lin
 
 var (
 	directiveRE = regexp.MustCompile(`^\s*//\s*scry:\s*([\w-]+)\s*(.*?)\s*$`)
+	relatedRE   = regexp.MustCompile(`^related\s+([a-z-]+)$`)
 	propertyRE  = regexp.MustCompile(`^property\s+(\w+(?:\s*,\s*\w+)*)\s+(before|after|member)\s+"([^"]+)"$`)
 )
 
@@ -430,9 +445,13 @@ func (p *program) addClause(clause string, line int) error {
 		}
 		return nil
 	}
+	if m := relatedRE.FindStringSubmatch(clause); m != nil {
+		p.related = append(p.related, relatedWant{line: line, role: m[1]})
+		return nil
+	}
 	m := propertyRE.FindStringSubmatch(clause)
 	if m == nil {
-		return fmt.Errorf("malformed clause %q (want: `want \"kind\"` or `property RULE before|after|member \"TAG\"`)", clause)
+		return fmt.Errorf("malformed clause %q (want: `want \"kind\"`, `related ROLE` or `property RULE before|after|member \"TAG\"`)", clause)
 	}
 	role, tag := m[2], m[3]
 	for _, rule := range strings.Split(m[1], ",") {
@@ -553,20 +572,31 @@ func poolArgs(args []string, dir string) []string {
 
 // report is the part of `scry check --format json` output the harness reads.
 type report struct {
-	Findings []struct {
-		Kind     string `json:"kind"`
-		Class    string `json:"class"`
-		Message  string `json:"message"`
-		Location struct {
-			File     string `json:"file"`
-			Line     int    `json:"line"`
-			Column   int    `json:"column"`
-			Function string `json:"function"`
-		} `json:"location"`
-	} `json:"findings"`
-	Stats *struct {
+	Findings []reportFinding `json:"findings"`
+	Stats    *struct {
 		StatesTested int `json:"states_tested"`
 	} `json:"stats"` // crash mode only
+}
+
+// reportFinding is a finding of the JSON report, as far as the harness reads it.
+type reportFinding struct {
+	Kind     string `json:"kind"`
+	Class    string `json:"class"`
+	Message  string `json:"message"`
+	Location struct {
+		File     string `json:"file"`
+		Line     int    `json:"line"`
+		Column   int    `json:"column"`
+		Function string `json:"function"`
+	} `json:"location"`
+	Related []reportRelated `json:"related"`
+}
+
+// reportRelated is a related location of a finding.
+type reportRelated struct {
+	Role string `json:"role"`
+	File string `json:"file"`
+	Line int    `json:"line"`
 }
 
 // wantClass returns the class a finding of kind must have in p's report (false for a kind the
@@ -673,6 +703,15 @@ func TestExamples(t *testing.T) {
 				if want, ok := wantClass(p, known, finding{filepath.Base(f.Location.File), f.Location.Line, f.Kind}); ok && f.Class != want {
 					t.Errorf("%s:%d: %s has class %q, want %q",
 						f.Location.File, f.Location.Line, f.Kind, f.Class, want)
+				}
+			}
+			for _, w := range p.related {
+				if !slices.ContainsFunc(rep.Findings, func(f reportFinding) bool {
+					return slices.ContainsFunc(f.Related, func(r reportRelated) bool {
+						return r.Role == w.role && r.Line == w.line && filepath.Base(r.File) == filepath.Base(p.path)
+					})
+				}) {
+					t.Errorf("%s:%d: no finding names this line as its %s\nfull report:\n%s", p.name, w.line, w.role, repJSON)
 				}
 			}
 			missing, unexpected := diff(p.want, got)

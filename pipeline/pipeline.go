@@ -72,6 +72,9 @@ type Exploration struct {
 	avoidTmpfs string
 	// opBegin and opEnd are the recorded run's operation markers (Record.OpBegin, OpEnd).
 	opBegin, opEnd string
+	// pmGlobs are the recorded run's PM globs (Recording.PM), for the traced runs on crash
+	// images that look for a recovery's loads (recoveryLoads).
+	pmGlobs []string
 }
 
 // needsInvariants reports whether a strategy chooses states from inferred invariants.
@@ -208,6 +211,9 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 	rep.Findings = append(rep.Findings, res.Findings...)
 	if xerr == nil && opts.AssumeLate {
 		settleLockWords(rep, res.Durability)
+	}
+	if xerr == nil {
+		recoveryLoads(ctx, rep, x, target, w, opts.AssumeDurable)
 	}
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
 	rep.Shard = res.Shard
@@ -861,7 +867,7 @@ func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, 
 				}
 			}
 		}
-		x.Pool = pool
+		x.Pool, x.pmGlobs = pool, rc.PM
 		if c.Output != "" && c.JSON {
 			x.Report, _ = filepath.Abs(c.Output)
 		}

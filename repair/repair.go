@@ -146,6 +146,11 @@ const interThreadAdvice = "the two stores are in different threads, and a flush 
 // keeps a crash from leaving the word held; the repair is code recovery runs.
 const lockWordAdvice = "no order of flushes and fences keeps a crash inside the critical section from leaving the lock word durable as held: reset the lock words when the pool is opened, before any operation runs (as P-CLHT's clht_lock_initialization and CCEH's Recovery do), or keep the locks in DRAM; scry fix does not write recovery code"
 
+// raceAdvice is why scry fix computes no repair of a persistency-race: no flush or fence keeps
+// a crash between the store and its persist from exposing a torn value; the repair is in how
+// the source writes the store.
+const raceAdvice = "no flush or fence can keep a crash that comes before the store is durable from exposing part of it: write the store as an atomic access, which compilers never split (C11 atomic_store_explicit(p, v, memory_order_relaxed), GCC/clang __atomic_store_n(p, v, __ATOMIC_RELAXED), C++ std::atomic<T>::store(v, std::memory_order_relaxed); aligned, at most 8 bytes), or make recovery not trust the value (a checksum, or a commit flag written after it); scry fix does not rewrite accesses"
+
 // fixable are the kinds scry fix handles.
 var fixable = map[report.Kind]bool{
 	report.UnpersistedStore: true, report.OverwrittenUnpersisted: true, report.TxUnloggedStore: true, report.MPBViolation: true,
@@ -402,6 +407,10 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 		}
 		if fd.Kind == report.PMLockWord {
 			f.reasons[n] = lockWordAdvice
+			continue
+		}
+		if fd.Kind == report.PersistencyRace {
+			f.reasons[n] = raceAdvice
 			continue
 		}
 		if !fixable[fd.Kind] {

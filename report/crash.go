@@ -97,6 +97,8 @@ type Crash struct {
 	// address and unit count, so the vector can be read.
 	State []int       `json:"state"`
 	Lines []CrashLine `json:"lines"`
+	// Tear, on a persistency-race, says which bytes of one more unit the state persists.
+	Tear *CrashTear `json:"tear,omitempty"`
 	// Prefix: the state persists a program-order prefix (no reordering).
 	Prefix bool `json:"prefix"`
 	// Invariants states the likely invariants the state violates (Invariant.Text), when the
@@ -163,6 +165,16 @@ type CrashVariant struct {
 	State      []int  `json:"state"`
 	Operation  uint64 `json:"operation"`
 	Input      int    `json:"input_line"`
+	// Tear is the variant's tear (Crash.Tear), if any.
+	Tear *CrashTear `json:"tear,omitempty"`
+}
+
+// CrashTear is the part of a crash state that persists some bytes of one unit (a plain store
+// torn: crash.Tear): the unit is the first unpersisted one (index State[Line]) of line Line, and
+// Bytes has bit b set when its byte b persisted.
+type CrashTear struct {
+	Line  int   `json:"line"`
+	Bytes uint8 `json:"bytes"`
 }
 
 // CrashLine is one cache line of a crash state: its address and its unpersisted units.
@@ -319,7 +331,7 @@ func CrashFinding(data []byte, name, id string) (*Finding, error) {
 					if v.ID == id {
 						// The variant's state, replayed like the finding's.
 						f = &doc.Findings[i]
-						c.CrashPoint, c.Event, c.State, c.Input = v.CrashPoint, v.Event, v.State, v.Input
+						c.CrashPoint, c.Event, c.State, c.Input, c.Tear = v.CrashPoint, v.Event, v.State, v.Input, v.Tear
 						op := v.Operation
 						if f.Operation != nil {
 							f.Operation = &Operation{Index: op, Text: f.Operation.Text}

@@ -26,6 +26,7 @@ const (
 	OrderingViolation   Kind = "ordering-violation"
 	AtomicityViolation  Kind = "atomicity-violation"
 	DurabilityViolation Kind = "durability-violation"
+	PersistencyRace     Kind = "persistency-race"
 	// Crash findings of file-system mode (package fs).
 	FSOrderingViolation   Kind = "fs-ordering-violation"
 	FSAtomicityViolation  Kind = "fs-atomicity-violation"
@@ -36,7 +37,7 @@ const (
 // crash image or directory on which the program failed.
 func (k Kind) IsCrash() bool {
 	switch k {
-	case OrderingViolation, AtomicityViolation, DurabilityViolation,
+	case OrderingViolation, AtomicityViolation, DurabilityViolation, PersistencyRace,
 		FSOrderingViolation, FSAtomicityViolation, FSDurabilityViolation:
 		return true
 	}

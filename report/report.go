@@ -83,9 +83,10 @@ const (
 	RoleOtherThreadStore Role = "other-thread-store" // inter-thread-inconsistency: the other thread's store, not yet durable, whose value the finding's store derives from
 	RoleReaderLoad       Role = "reader-load"        // inter-thread-inconsistency: the finding's thread's load that read that store's value
 	// Crash findings of PM crash exploration (package pm/explore).
-	RoleCrashPoint  Role = "crash-point" // the crash point: the record before which (a store: after which) the crash was simulated
-	RolePersisted   Role = "persisted"   // a store site the failing state persisted while it lost an earlier one (program order)
-	RoleUnpersisted Role = "unpersisted" // a store site the failing state did not persist
+	RoleCrashPoint   Role = "crash-point"   // the crash point: the record before which (a store: after which) the crash was simulated
+	RolePersisted    Role = "persisted"     // a store site the failing state persisted while it lost an earlier one (program order)
+	RoleUnpersisted  Role = "unpersisted"   // a store site the failing state did not persist
+	RoleRecoveryLoad Role = "recovery-load" // persistency-race: the re-execution's first load of the torn bytes (a traced run on the crash image)
 	// Crash findings of file-system mode (package fs/explore): the later operation of the pair.
 	RolePersistedBefore Role = "persisted before it" // fs-ordering-violation: the operation a crash keeps while it loses the finding's
 	RoleOutput          Role = "output"              // fs-durability-violation: the output the finding's operation is not durable at

@@ -27,14 +27,14 @@ type Want struct {
 func (w Want) String() string { return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Kind) }
 
 var (
-	// markRE finds a trailing comment (after code on its line) that starts with a want or
-	// property clause.
-	markRE   = regexp.MustCompile(`^(.*?)//\s*((?:want|property)\s.*)$`)
+	// markRE finds a trailing comment (after code on its line) that starts with a want,
+	// property or related clause.
+	markRE   = regexp.MustCompile(`^(.*?)//\s*((?:want|property|related)\s.*)$`)
 	wantRE   = regexp.MustCompile(`^want\s+(.*)$`)
 	quotedRE = regexp.MustCompile(`"([^"]*)"`)
 )
 
-// Clauses returns the clauses (trimmed) of the want or property comment that ends a line of
+// Clauses returns the clauses (trimmed) of the want, property or related comment that ends a line of
 // source code, or nil when the line has none.
 func Clauses(line string) []string {
 	m := markRE.FindStringSubmatch(line)

@@ -173,6 +173,9 @@ type Options struct {
 	// them in CrashPoint.Assumed, so that the caller can prove the missing persist matters there
 	// (crash exploration's durability states), and they are durable from then on.
 	AssumeLate bool
+	// Tearable says which stores the torn strategy may tear: those of a site the source wrote as
+	// a plain (non-atomic, non-volatile) access (trace.SiteAccess). Nil: none.
+	Tearable func(site uint32) bool
 }
 
 // Defaults, from the evaluation of Fernandes's thesis (Automatic Testing of PM Applications, 2022, §6.5.1: a limit of 8

@@ -84,6 +84,26 @@ type State struct {
 	K          []int
 	Prefix     bool
 	Invariants []int
+	// Tear, when set, persists some bytes of one more unit (the torn strategy): a plain store
+	// the compiler may split (Yashme, ASPLOS'22, §2–3).
+	Tear *Tear
+}
+
+// Tear persists part of the first unpersisted unit of a line: unit K[Line] of Lines[Line] has
+// the bytes whose bits are set in Keep (bit b: the unit's byte b, from its first address)
+// persisted and the others not. A unit is at most 8 bytes (one failure-atomic word of px86);
+// Keep names at least one of its bytes and not all of them.
+type Tear struct {
+	Line int
+	Keep uint8
+}
+
+// String writes the tear as state keys and reports do: "line L bytes 0x0f".
+func (t *Tear) String() string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("line %d bytes %#02x", t.Line, t.Keep)
 }
 
 // IsPrefix reports whether k persists a program-order prefix of the space's units.
@@ -110,6 +130,20 @@ func (s *Space) Check(st State) error {
 	for i, k := range st.K {
 		if k < 0 || k > len(s.Lines[i].Units) {
 			return fmt.Errorf("crash: state persists %d units of line %#x, which has %d", k, s.Lines[i].Addr, len(s.Lines[i].Units))
+		}
+	}
+	if t := st.Tear; t != nil {
+		if t.Line < 0 || t.Line >= len(s.Lines) {
+			return fmt.Errorf("crash: state tears line %d of a space of %d lines", t.Line, len(s.Lines))
+		}
+		l := s.Lines[t.Line]
+		if st.K[t.Line] >= len(l.Units) {
+			return fmt.Errorf("crash: state tears line %#x, whose units are all persisted", l.Addr)
+		}
+		u := l.Units[st.K[t.Line]]
+		all := uint8(1<<min(u.Size, 8) - 1)
+		if u.Size > 8 || u.Flags&UnitMerged != 0 || t.Keep == 0 || t.Keep&^all != 0 || t.Keep == all {
+			return fmt.Errorf("crash: state tears unit %d of line %#x (%d bytes) keeping bytes %#02x: a tear keeps some but not all bytes of an unmerged unit of at most 8", st.K[t.Line], l.Addr, u.Size, t.Keep)
 		}
 	}
 	return nil
@@ -166,8 +200,16 @@ func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
 			continue
 		}
 		lo, hi := ^uint64(0), uint64(0)
+		var keep uint8 // the bytes of unit k a tear persists
+		if st.Tear != nil && st.Tear.Line == i {
+			keep = st.Tear.Keep
+		}
 		for j := len(l.Units) - 1; j >= k; j-- {
-			off, end := l.undo(j, buf[:], mask[:])
+			kj := uint8(0)
+			if j == k {
+				kj = keep
+			}
+			off, end := l.undo(j, buf[:], mask[:], kj)
 			lo, hi = min(lo, off), max(hi, end)
 		}
 		for b := lo; b < hi; {
@@ -192,13 +234,16 @@ func (cp *CrashPoint) Patches(st State) ([]Patch, error) {
 
 // undo rolls unit j of the line back in buf, a copy of the line's bytes from its first byte (the
 // rollback of Patches and LineContents): the bytes the unit overwrote (those its stores wrote,
-// for a merged unit) are written into buf and marked in mask. Rolling units back from the last
-// to the first leaves the bytes from before the earliest. It returns the unit's byte range in
-// the line, [off, end).
-func (l *Line) undo(j int, buf []byte, mask []bool) (off, end uint64) {
+// for a merged unit) are written into buf and marked in mask, but for the bytes torn keeps (bit
+// b: byte b of the unit; a Tear). Rolling units back from the last to the first leaves the bytes
+// from before the earliest. It returns the unit's byte range in the line, [off, end).
+func (l *Line) undo(j int, buf []byte, mask []bool, torn uint8) (off, end uint64) {
 	u := l.Units[j]
 	off = u.Addr - l.Addr
 	for b := range uint64(u.Size) {
+		if b < 8 && torn&(1<<b) != 0 {
+			continue
+		}
 		if u.Keep == nil || u.Keep[b] {
 			buf[off+b] = u.Old[b]
 			mask[off+b] = true
@@ -245,7 +290,7 @@ func (cp *CrashPoint) LineContents(i int) (Contents, error) {
 	g.ReadAt(buf[:LineSize], int64(l.Addr-g.Base))
 	byK[n] = [LineSize]byte(buf[:LineSize])
 	for k := n - 1; k >= 0; k-- {
-		l.undo(k, buf[:], mask[:])
+		l.undo(k, buf[:], mask[:], 0)
 		byK[k] = [LineSize]byte(buf[:LineSize])
 	}
 	c.Of = make([]int, n+1)

@@ -101,6 +101,13 @@ var strategies = []*Strategy{
 		count:           countInvariants,
 		gen:             genInvariants,
 	},
+	{
+		Name:   "torn",
+		Doc:    "plain (non-atomic) stores of 2 to 8 bytes issued since the last fence persisted in part: the program-order prefix before the store, then that prefix with either half of the store's bytes (and the prefixes with none and all of it, to compare) (Yashme's persistency races; needs a trace from scry cc, whose sites say how the source wrote each store)",
+		Source: "Yashme (ASPLOS'22) §2–3 (a compiler may tear a non-atomic store; a post-crash read of one not persisted before the crash is a persistency race)",
+		count:  func(sp *Space, o Options) *big.Int { return big.NewInt(int64(4 * len(tearable(sp, o)))) },
+		gen:    genTorn,
+	},
 }
 
 // Strategies returns every strategy, in a fixed order.
@@ -372,6 +379,61 @@ func genRandom(sp *Space, o Options, yield func(State) bool) {
 		seen[string(key)] = true
 		if !yield(st) {
 			return
+		}
+	}
+}
+
+// MaxTearsPerPoint bounds the stores the torn strategy tears at one crash point: the latest
+// issued since the last fence.
+const MaxTearsPerPoint = 4
+
+// tearable returns the positions in program order (indexes of sp.programOrder) of the units the
+// torn strategy tears at sp: units of stores the source wrote as plain accesses
+// (Options.Tearable), 2 to 8 bytes, neither merged, non-temporal nor written by a library, issued
+// in the space's segment (since the last fence: a store pending across several fences was torn
+// at the crash points of its own segment), at most MaxTearsPerPoint, the latest.
+func tearable(sp *Space, o Options) []int {
+	if o.Tearable == nil {
+		return nil
+	}
+	var out []int
+	order := sp.programOrder()
+	for j := len(order) - 1; j >= 0 && len(out) < MaxTearsPerPoint; j-- {
+		u := sp.Lines[order[j].l].Units[order[j].u]
+		if u.Size < 2 || u.Size > 8 || u.Flags&(UnitMerged|UnitNT|UnitExternal) != 0 || u.Segment != sp.Segment || !o.Tearable(u.Site) {
+			continue
+		}
+		out = append(out, j)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// genTorn yields, for each tearable unit u (tearable), the program-order prefix without u, the
+// prefix with u, and the prefix without u with the low half, then the high half, of u's bytes
+// persisted (State.Tear): a compiler that splits the store makes either half reach PM first.
+// The two whole states are what a torn state's failure is compared with.
+func genTorn(sp *Space, o Options, yield func(State) bool) {
+	order := sp.programOrder()
+	for _, j := range tearable(sp, o) {
+		k := make([]int, len(sp.Lines))
+		for _, r := range order[:j] {
+			k[r.l]++
+		}
+		r := order[j]
+		with := slices.Clone(k)
+		with[r.l]++
+		size := sp.Lines[r.l].Units[r.u].Size
+		low := uint8(1<<(size/2) - 1)
+		high := uint8(1<<size-1) &^ low
+		for _, st := range []State{
+			{K: k}, {K: with},
+			{K: slices.Clone(k), Tear: &Tear{Line: int(r.l), Keep: low}},
+			{K: slices.Clone(k), Tear: &Tear{Line: int(r.l), Keep: high}},
+		} {
+			if !yield(st) {
+				return
+			}
 		}
 	}
 }

@@ -236,10 +236,11 @@ func (e *explorer) storeKey(site, stack, op uint32) string {
 // clusterKey is the key of the finding a failing state of the given kind falls in (above): an
 // ordering violation's window in its path (a window that an insert and a shrink re-inserting
 // items share is two: the two are different operations that may fail for different reasons), an
-// atomicity violation's path, a durability violation's cause (storeKey), wherever the crash.
+// atomicity violation's path, a durability violation's cause (storeKey), a persistency race's
+// torn store (its source position), wherever the crash.
 func clusterKey(kind report.Kind, window, path, cause string) string {
 	switch kind {
-	case report.DurabilityViolation:
+	case report.DurabilityViolation, report.PersistencyRace:
 		return string(kind) + "|" + cause
 	case report.AtomicityViolation:
 		return string(kind) + "|" + path

@@ -96,8 +96,10 @@ type item struct {
 	cause      string
 	// lazy, on a crash point's lazy run (lazy.go), is what its leaves are judged with; leafOf
 	// and choices, on a leaf, its run's and its choices.
-	lazy    *lazyPoint
-	leafOf  *lazyPoint
+	lazy   *lazyPoint
+	leafOf *lazyPoint
+	// torn, on a state of the torn strategy that tears a store, is what it is judged with.
+	torn    *tornPair
 	choices []exec.LazyChoice
 }
 
@@ -385,6 +387,7 @@ func (e *explorer) walkOnce(i int, pass []bool) error {
 		e.bw.Close()
 	}
 	e.bw = crash.NewImageWriter(filepath.Join(e.runs.tmp, fmt.Sprintf("boundary-%d.img", i)))
+	e.cfg.Crash.Tearable = e.plainSite
 	wst, err := crash.Walk(r, e.cfg.Crash, e.visit)
 	if n := wst.Assumed + wst.AssumedLate; n > 0 && i == 0 {
 		e.res.Stats.AssumedDurable = n
@@ -661,9 +664,17 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 	seen, skipped := map[string]*item{}, map[string]bool{}
 	for _, s := range e.eagerStrategies(lazy) {
 		for st := range s.States(cp.Space, e.cfg.Crash) {
-			key := stateKey(st.K)
+			key := stateKey(st)
 			if keep != nil && !keep[key] {
 				continue
+			}
+			var torn *tornPair
+			if st.Tear != nil {
+				// Judged against the whole states next to it, which the strategy yielded
+				// first: without them (left out) it proves nothing.
+				if torn = tornPairOf(cp.Space, st, seen); torn == nil {
+					continue
+				}
 			}
 			if it := seen[key]; it != nil {
 				// Attributed to the first strategy; the invariants it violates still count.
@@ -687,16 +698,22 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 				skipped[key] = false // it breaks invariants after all: run it
 				e.res.Stats.Sampled--
 			}
-			op := culprit(cp.Space, st, inflight, k)
-			smp := e.found.windowSampling(cp, op, st, e.pointKeyOf(cp, op))
-			if e.found.sampledOut(smp) {
-				skipped[key] = true
-				e.res.Stats.Sampled++
-				continue
+			var smp sampling
+			if torn == nil {
+				op := culprit(cp.Space, st, inflight, k)
+				smp = e.found.windowSampling(cp, op, st, e.pointKeyOf(cp, op))
+				if e.found.sampledOut(smp) {
+					skipped[key] = true
+					e.res.Stats.Sampled++
+					continue
+				}
 			}
 			it, err := e.newItem(cp, k, id, path, st, s.Name)
 			if err != nil {
 				return err
+			}
+			if torn != nil {
+				e.tornItem(cp, it, torn)
 			}
 			it.per, it.done, it.inflight, it.next, it.lins, it.smp = p, done, inflight, next, lins, smp
 			seen[key] = it
@@ -977,6 +994,9 @@ func (e *explorer) placeFinding(f *report.Finding, c report.Context, msg func(st
 	}
 	f.Location, f.Stack = frames[u].Location(), frames
 	f.Message = msg(f.Location.String())
+	if f.Kind == report.PersistencyRace {
+		return // placed at the torn store; Related[0] stays the crash point
+	}
 	if len(f.Related) > 0 && f.Related[0].Role == report.RoleCrashPoint {
 		f.Related[0] = f.Location.Related(report.RoleCrashPoint)
 	}

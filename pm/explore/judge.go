@@ -63,6 +63,7 @@ func Kinds() []report.Rule {
 		{Kind: report.OrderingViolation, Class: report.Correctness, Doc: "a crash state that persists a store while an earlier one is not persisted makes re-execution diverge from both legal outcomes"},
 		{Kind: report.AtomicityViolation, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
 		{Kind: report.DurabilityViolation, Class: report.Correctness, Doc: "a crash that loses only stores never made durable (reported as unpersisted-store) makes re-execution diverge: the missing persist matters"},
+		{Kind: report.PersistencyRace, Class: report.Correctness, Doc: "a plain (non-atomic) store of 2 to 8 bytes, persisted in part by a crash before it was durable (a compiler may split it: --strategy torn), makes re-execution diverge while the states with all and none of it recover (Yashme)"},
 	}
 }
 
@@ -135,6 +136,11 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 	}
 	e.res.Stats.Failures++
 	e.verdict(it, true)
+	if it.torn != nil && it.torn.explained() {
+		// A whole state next to it fails too (or was not judged): tearing is not what breaks
+		// the recovery, and the whole state's finding says what does.
+		return
+	}
 	if e.res.Stats.FirstFailureSeconds == 0 {
 		e.res.Stats.FirstFailureSeconds = time.Since(e.start).Seconds()
 	}
@@ -315,6 +321,8 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	switch {
 	case it.durability:
 		kind = report.DurabilityViolation
+	case it.torn != nil:
+		kind = report.PersistencyRace
 	case it.state.Prefix:
 		kind = report.AtomicityViolation
 	}
@@ -347,7 +355,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 			if c := f.Crash; len(c.VariantImages) < report.MaxVariantImages && it.point >= 0 {
 				c.VariantImages = append(c.VariantImages, report.CrashVariant{
 					ID: fmt.Sprintf("%s-%d", c.ID, c.Variants), CrashPoint: it.point, Event: it.event,
-					State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1,
+					State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1, Tear: crashTear(it.state),
 				})
 			}
 		}
@@ -401,6 +409,11 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	message := func(at string) string {
 		where := fmt.Sprintf("a crash %s at %s%s during operation %d (%q)%s", pointText(pointKind), at, thread, op, opText, inflight)
 		switch {
+		case kind == report.PersistencyRace:
+			u := it.torn.unit
+			where := fmt.Sprintf("a crash %s at %s%s during operation %d (%q)%s", pointText(pointKind), it.loc, thread, op, opText, inflight)
+			return fmt.Sprintf("the plain %d-byte store at %s can be torn: C11 lets the compiler split a non-atomic store, and %s, with %s persisted and the rest of the store not (the stores before it persisted in program order), %s; the crash states with all and with none of the store persisted both recover (a persistency race: make the store atomic, or recovery not trust it)",
+				u.Size, at, where, tornBytes(it.state.Tear.Keep, u.Size), symText)
 		case kind == report.DurabilityViolation:
 			return fmt.Sprintf("a crash right before operation %d (%q) that loses only %s, stores never made durable (unpersisted-store), with everything else persisted, %s; later operations are explored as if they were durable",
 				op, opText, relText(unpRel), symText)
@@ -415,11 +428,14 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			op, opText, where, relText(unpRel), symText)
 	}
 	msg := message(it.loc.String())
+	if kind == report.PersistencyRace {
+		msg = message(it.torn.loc.String())
+	}
 	related := []report.Related{it.loc.Related(report.RoleCrashPoint)}
 	related = append(related, persRel...)
 	related = append(related, unpRel...)
 	c := &report.Crash{FailingState: report.FailingState{ID: id, CrashPoint: it.point, Strategy: it.strategy, Symptom: symptom},
-		PointKind: it.pointKind.String(), Event: it.event, State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix,
+		PointKind: it.pointKind.String(), Event: it.event, State: it.state.K, Lines: it.lines, Prefix: it.state.Prefix, Tear: crashTear(it.state),
 		Variants: 1, Operations: []uint64{uint64(it.op)}, Detail: detail, Trace: e.cfg.Trace, Region: it.region, Pool: it.regionPath,
 		AfterStores: e.cfg.Crash.AfterStores, AssumeFixed: len(e.cfg.Crash.AssumeDurable) > 0, AssumeLate: e.cfg.Crash.AssumeLate,
 		Workload: e.cfg.Workload.Path, Target: e.target.Args,
@@ -475,11 +491,23 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
 	c.Env = e.target.ReproduceEnv()
 	c.Reproduce = ReproduceCommand(e.target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
+	loc := it.loc
+	if kind == report.PersistencyRace {
+		loc = it.torn.loc
+	}
 	return report.Finding{
-		Kind: kind, Class: report.Correctness, Message: msg, Location: it.loc,
+		Kind: kind, Class: report.Correctness, Message: msg, Location: loc,
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
 	}, message
+}
+
+// crashTear is the report's form of st's tear (nil without one).
+func crashTear(st crash.State) *report.CrashTear {
+	if st.Tear == nil {
+		return nil
+	}
+	return &report.CrashTear{Line: st.Tear.Line, Bytes: st.Tear.Keep}
 }
 
 // outcomesText says that an output matches none of n legal outcomes.

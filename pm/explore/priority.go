@@ -461,7 +461,12 @@ func pointCost(sp *crash.Space, strategies []*crash.Strategy, o crash.Options) f
 
 // stateKey is the key of a crash state of a point (its prefix lengths per line): states with the
 // same key are one state, whichever strategies chose it.
-func stateKey(k []int) string { return fmt.Sprint(k) }
+func stateKey(st crash.State) string {
+	if st.Tear != nil {
+		return fmt.Sprint(st.K) + "|" + st.Tear.String()
+	}
+	return fmt.Sprint(st.K)
+}
 
 // thinStates chooses m of the states the strategies choose at a crash point of space sp (their
 // union, by stateKey), for a point explored in part under a time budget: the program-order
@@ -476,7 +481,7 @@ func thinStates(sp *crash.Space, strategies []*crash.Strategy, o crash.Options, 
 	seen := map[string]bool{}
 	for _, s := range strategies {
 		for st := range s.States(sp, o) {
-			key := stateKey(st.K)
+			key := stateKey(st)
 			if seen[key] {
 				continue
 			}

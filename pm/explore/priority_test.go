@@ -276,7 +276,7 @@ func TestThinStates(t *testing.T) {
 			var lengths []int
 			prefixes := 0
 			for st := range strategies[0].States(sp, o) { // the prefix strategy: every prefix
-				if !keep[stateKey(st.K)] {
+				if !keep[stateKey(st)] {
 					continue
 				}
 				prefixes++

@@ -33,7 +33,7 @@ func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) 
 		}
 	}()
 	return atCrashPoint(c, assume, func(_ *trace.Reader, cp *crash.CrashPoint) error {
-		if err := cp.WriteImage(out, c.Region, crash.State{K: c.State}); err != nil {
+		if err := cp.WriteImage(out, c.Region, StateOf(c)); err != nil {
 			return err
 		}
 		created = false
@@ -76,4 +76,39 @@ func atCrashPoint(c *report.Crash, assume []px86.StoreState, at func(*trace.Read
 		return fmt.Errorf("%s has no crash point %d: the trace is not the one the report was made from", c.Trace, c.CrashPoint)
 	}
 	return nil
+}
+
+// StateOf returns the crash state a crash finding names: its persisted prefix per line and its
+// tear, if any.
+func StateOf(c *report.Crash) crash.State {
+	st := crash.State{K: c.State}
+	if t := c.Tear; t != nil {
+		st.Tear = &crash.Tear{Line: t.Line, Keep: t.Bytes}
+	}
+	return st
+}
+
+// TornRange returns the bytes of the pool file that persistency-race finding c tore: the torn
+// unit's offset in the file (bytes from its start) and size, and the Tear's bytes the state
+// persisted (bit b: the unit's byte b). It walks the trace to the finding's crash point as
+// Rebuild does (assume as for Rebuild). Errors: c has no tear, or Rebuild's.
+func TornRange(c *report.Crash, assume []px86.StoreState) (off int64, size int, err error) {
+	if c.Tear == nil {
+		return 0, 0, fmt.Errorf("crash state %s tears no store", c.ID)
+	}
+	err = atCrashPoint(c, assume, func(_ *trace.Reader, cp *crash.CrashPoint) error {
+		st := StateOf(c)
+		if err := cp.Space.Check(st); err != nil {
+			return err
+		}
+		l := cp.Space.Lines[st.Tear.Line]
+		u := l.Units[st.K[st.Tear.Line]]
+		g := l.Region
+		if g == nil {
+			return fmt.Errorf("line %#x of crash state %s is in no region", l.Addr, c.ID)
+		}
+		off, size = int64(g.FileOffset+u.Addr-g.Base), u.Size
+		return nil
+	})
+	return off, size, err
 }

@@ -24,7 +24,7 @@ func (p *pacer) keepRetry(it *item) {
 	if p.remainder || it.durability || it.twin != nil {
 		return
 	}
-	p.retryAt(it.event, it.op)[stateKey(it.state.K)] = true // a stopped run (budgetStopped)
+	p.retryAt(it.event, it.op)[stateKey(it.state)] = true // a stopped run (budgetStopped)
 }
 
 // retryAt returns the states to retry at the crash point of trace event event (by stateKey: true

@@ -1,0 +1,93 @@
+package crash
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
+)
+
+// TestTear checks torn crash states (Yashme's persistency races): which units the torn strategy
+// tears (plain sites only, 2 to 8 bytes, issued since the last fence, the latest
+// MaxTearsPerPoint), the states it yields (without, with, low half, high half), the patches of a
+// torn state (the kept bytes of the unit stay new, the rest rolls back, later units roll back
+// first) and the tears Space.Check refuses.
+func TestTear(t *testing.T) {
+	b := analysistest.New().Map(1, base, 1<<16)
+	storeBytes(b, 1, base, []byte{1, 1, 1, 1, 1, 1, 1, 1}).Persist(2, base, 8) // durable: 1s
+	storeBytes(b, 3, base, []byte{2, 2, 2, 2, 2, 2, 2, 2})                     // plain, 8 bytes: torn
+	storeBytes(b, 4, base+8, []byte{5})                                        // plain, 1 byte: not torn
+	storeBytes(b, 5, base+16, []byte{6, 6, 6, 6})                              // atomic: not torn
+	storeBytes(b, 3, base+2, []byte{7, 7})                                     // plain, later on the torn word
+	b.Exit(0)
+	plain := func(site uint32) bool { return site == 3 || site == 4 }
+	var states []string
+	var patches []string
+	var checkErrs []string
+	_, err := Walk(b.Reader(t), Options{Tearable: plain}, func(cp *CrashPoint) error {
+		if cp.Kind != AtEnd {
+			return nil
+		}
+		sp := cp.Space
+		s := StrategyByName("torn")
+		full, _ := s.Count(sp, Options{Tearable: plain})
+		if full.Int64() != 8 {
+			t.Errorf("count %v, want 8 (two tearable units, four states each)", full)
+		}
+		for st := range s.States(sp, Options{Tearable: plain}) {
+			states = append(states, fmt.Sprintf("%v%s", st.K, tearText(st.Tear)))
+			if st.Tear != nil && st.Tear.Keep == 0x0f && st.K[0] == 0 {
+				ps, err := cp.Patches(st)
+				if err != nil {
+					return err
+				}
+				for _, p := range ps {
+					patches = append(patches, fmt.Sprintf("%d:%v", p.Offset, p.Data))
+				}
+			}
+		}
+		for _, c := range []struct {
+			name string
+			k    int
+			tear Tear
+		}{
+			{"no such line", 0, Tear{Line: 1, Keep: 1}},
+			{"every byte", 0, Tear{Keep: 0xff}},
+			{"no byte", 0, Tear{}},
+			{"past the unit", 3, Tear{Keep: 0x04}}, // the 2-byte unit
+			{"all units persisted", 4, Tear{Keep: 0x01}},
+			{"low half", 0, Tear{Keep: 0x0f}},
+			{"one byte of two", 3, Tear{Keep: 0x02}},
+		} {
+			if err := sp.Check(State{K: []int{c.k}, Tear: &c.tear}); err != nil {
+				checkErrs = append(checkErrs, c.name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Line 0 holds the units of stores 3 (8 bytes), 4 (1 byte), 5 (atomic), 6 (2 bytes); the
+	// torn ones are the 8-byte and the 2-byte stores of site 3 (the 1-byte store cannot tear).
+	want := "[[0] [1] [0] tear 0x0f [0] tear 0xf0 [3] [4] [3] tear 0x01 [3] tear 0x02]"
+	if got := fmt.Sprint(states); got != want {
+		t.Errorf("states\n got %s\nwant %s", got, want)
+	}
+	// Low half of the 8-byte store kept: bytes 0-1 stay as in the fully applied image (2s), 2-3
+	// become 2s (the later 2-byte store rolls back first, the torn store keeps them), 4-7 roll
+	// back to 1s, 8 and 16-19 to 0.
+	if got, want := fmt.Sprint(patches), "[2:[2 2 1 1 1 1 0] 16:[0 0 0 0]]"; got != want {
+		t.Errorf("patches of the low-half tear\n got %s\nwant %s", got, want)
+	}
+	if got, want := fmt.Sprint(checkErrs), "[no such line every byte no byte past the unit all units persisted]"; got != want {
+		t.Errorf("refused tears %s, want %s", got, want)
+	}
+}
+
+func tearText(t *Tear) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf(" tear %#02x", t.Keep)
+}
