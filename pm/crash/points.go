@@ -173,9 +173,6 @@ type Options struct {
 	// them in CrashPoint.Assumed, so that the caller can prove the missing persist matters there
 	// (crash exploration's durability states), and they are durable from then on.
 	AssumeLate bool
-	// Tearable says which stores the torn strategy may tear: those of a site the source wrote as
-	// a plain (non-atomic, non-volatile) access (trace.SiteAccess). Nil: none.
-	Tearable func(site uint32) bool
 }
 
 // Defaults, from the evaluation of Fernandes's thesis (Automatic Testing of PM Applications, 2022, §6.5.1: a limit of 8
@@ -243,7 +240,7 @@ func Walk(r *trace.Reader, opts Options, fn func(*CrashPoint) error) (Stats, err
 // operations' paths and costs, the first pool's size) reads it once.
 func WalkWith(r *trace.Reader, opts Options, fn func(*CrashPoint) error, observe func(ops *replay.Ops) replay.Handler) (Stats, error) {
 	var st Stats
-	w := &walker{opts: opts, fn: fn, st: &st}
+	w := &walker{opts: opts, fn: fn, st: &st, r: r}
 	w.assume = slices.SortedFunc(slices.Values(opts.AssumeDurable), func(a, b px86.StoreState) int { return cmp.Compare(a.ID, b.ID) })
 	m, err := replay.New(r, replay.Options[unitData]{
 		Model: true, Image: true,
@@ -276,6 +273,7 @@ func WalkWith(r *trace.Reader, opts Options, fn func(*CrashPoint) error, observe
 type walker struct {
 	replay.Nop
 	m        *replay.Machine[unitData]
+	r        *trace.Reader // its site table says which stores are plain (UnitPlain)
 	opts     Options
 	fn       func(*CrashPoint) error
 	st       *Stats
@@ -512,9 +510,13 @@ func (w *walker) fillSpace() {
 		w.starts = append(w.starts, len(w.units))
 		for i := 0; i < v.Len(); i++ {
 			s, d := v.At(i)
+			flags := s.Flags &^ px86.Spans
+			if site, ok := w.r.Site(s.Origin.Site); ok && site.Access == trace.AccessPlain {
+				flags |= UnitPlain
+			}
 			w.units = append(w.units, Unit{
 				Store: s.ID, First: s.First, Seq: d.seq, Addr: s.Addr, Size: int(s.Size), Segment: d.segment,
-				Site: s.Origin.Site, Stack: s.Origin.Stack, Op: s.Origin.Op, Flags: s.Flags &^ px86.Spans, Old: d.old, Keep: d.keep,
+				Site: s.Origin.Site, Stack: s.Origin.Stack, Op: s.Origin.Op, Flags: flags, Old: d.old, Keep: d.keep,
 			})
 		}
 		return true

@@ -388,19 +388,16 @@ func genRandom(sp *Space, o Options, yield func(State) bool) {
 const MaxTearsPerPoint = 4
 
 // tearable returns the positions in program order (indexes of sp.programOrder) of the units the
-// torn strategy tears at sp: units of stores the source wrote as plain accesses
-// (Options.Tearable), 2 to 8 bytes, neither merged, non-temporal nor written by a library, issued
+// torn strategy tears at sp: units of stores the source wrote as plain accesses (UnitPlain), 2
+// to 8 bytes, neither merged, non-temporal nor written by a library, issued
 // in the space's segment (since the last fence: a store pending across several fences was torn
 // at the crash points of its own segment), at most MaxTearsPerPoint, the latest.
 func tearable(sp *Space, o Options) []int {
-	if o.Tearable == nil {
-		return nil
-	}
 	var out []int
 	order := sp.programOrder()
 	for j := len(order) - 1; j >= 0 && len(out) < MaxTearsPerPoint; j-- {
 		u := sp.Lines[order[j].l].Units[order[j].u]
-		if u.Size < 2 || u.Size > 8 || u.Flags&(UnitMerged|UnitNT|UnitExternal) != 0 || u.Segment != sp.Segment || !o.Tearable(u.Site) {
+		if u.Size < 2 || u.Size > 8 || u.Flags&(UnitMerged|UnitNT|UnitExternal) != 0 || u.Flags&UnitPlain == 0 || u.Segment != sp.Segment {
 			continue
 		}
 		out = append(out, j)

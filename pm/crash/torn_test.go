@@ -5,36 +5,38 @@ import (
 	"testing"
 
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
+	"github.com/scry-pm/scry/trace"
 )
 
 // TestTear checks torn crash states (Yashme's persistency races): which units the torn strategy
-// tears (plain sites only, 2 to 8 bytes, issued since the last fence, the latest
+// tears (sites the trace says are plain only, 2 to 8 bytes, issued since the last fence, the latest
 // MaxTearsPerPoint), the states it yields (without, with, low half, high half), the patches of a
 // torn state (the kept bytes of the unit stay new, the rest rolls back, later units roll back
 // first) and the tears Space.Check refuses.
 func TestTear(t *testing.T) {
 	b := analysistest.New().Map(1, base, 1<<16)
+	b.Access(3, trace.SiteStore, trace.AccessPlain).Access(4, trace.SiteStore, trace.AccessPlain)
+	b.Access(5, trace.SiteStore, trace.AccessRelaxed)
 	storeBytes(b, 1, base, []byte{1, 1, 1, 1, 1, 1, 1, 1}).Persist(2, base, 8) // durable: 1s
 	storeBytes(b, 3, base, []byte{2, 2, 2, 2, 2, 2, 2, 2})                     // plain, 8 bytes: torn
 	storeBytes(b, 4, base+8, []byte{5})                                        // plain, 1 byte: not torn
 	storeBytes(b, 5, base+16, []byte{6, 6, 6, 6})                              // atomic: not torn
 	storeBytes(b, 3, base+2, []byte{7, 7})                                     // plain, later on the torn word
 	b.Exit(0)
-	plain := func(site uint32) bool { return site == 3 || site == 4 }
 	var states []string
 	var patches []string
 	var checkErrs []string
-	_, err := Walk(b.Reader(t), Options{Tearable: plain}, func(cp *CrashPoint) error {
+	_, err := Walk(b.Reader(t), Options{}, func(cp *CrashPoint) error {
 		if cp.Kind != AtEnd {
 			return nil
 		}
 		sp := cp.Space
 		s := StrategyByName("torn")
-		full, _ := s.Count(sp, Options{Tearable: plain})
+		full, _ := s.Count(sp, Options{})
 		if full.Int64() != 8 {
 			t.Errorf("count %v, want 8 (two tearable units, four states each)", full)
 		}
-		for st := range s.States(sp, Options{Tearable: plain}) {
+		for st := range s.States(sp, Options{}) {
 			states = append(states, fmt.Sprintf("%v%s", st.K, tearText(st.Tear)))
 			if st.Tear != nil && st.Tear.Keep == 0x0f && st.K[0] == 0 {
 				ps, err := cp.Patches(st)

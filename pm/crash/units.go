@@ -7,11 +7,15 @@ import (
 	"github.com/scry-pm/scry/pm/px86"
 )
 
-// Unit flags: those of the px86 model's entries.
+// Unit flags: those of the px86 model's entries, and UnitPlain.
 const (
 	UnitNT       = px86.NT       // part of a non-temporal store
 	UnitExternal = px86.External // written by uninstrumented (library) code, not flagged persisted
 	UnitMerged   = px86.Merged   // several units joined because the line held too many (px86.MaxEntriesPerLine)
+	// UnitPlain marks a unit of a store whose site the source wrote as a plain access (neither
+	// atomic nor volatile: the trace's site access, trace.AccessPlain), which a compiler may
+	// split (the torn strategy). Unknown accesses (older traces, the black-box tool) are not.
+	UnitPlain uint8 = 1 << 7
 )
 
 // MaxUnitsPerLine bounds the unpersisted units kept for one cache line: the px86 model's bound

@@ -387,7 +387,6 @@ func (e *explorer) walkOnce(i int, pass []bool) error {
 		e.bw.Close()
 	}
 	e.bw = crash.NewImageWriter(filepath.Join(e.runs.tmp, fmt.Sprintf("boundary-%d.img", i)))
-	e.cfg.Crash.Tearable = e.plainSite
 	wst, err := crash.Walk(r, e.cfg.Crash, e.visit)
 	if n := wst.Assumed + wst.AssumedLate; n > 0 && i == 0 {
 		e.res.Stats.AssumedDurable = n

@@ -7,7 +7,6 @@ import (
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/report"
-	"github.com/scry-pm/scry/trace"
 )
 
 // Persistency races (Yashme, Gorjiara, Xu, Demsky; ASPLOS'22, §2–3).
@@ -62,17 +61,6 @@ func (e *explorer) tornItem(cp *crash.CrashPoint, it *item, t *tornPair) {
 // of them failed too, or was not judged (then nothing is proven).
 func (t *tornPair) explained() bool {
 	return !t.without.judged || !t.with.judged || t.without.failed || t.with.failed
-}
-
-// plainSite reports whether the source wrote site's accesses as plain ones (neither atomic nor
-// volatile): what the torn strategy may tear (crash.Options.Tearable). A trace without access
-// information (an older pass, the black-box tool) has none.
-func (e *explorer) plainSite(site uint32) bool {
-	if e.places.r == nil {
-		return false
-	}
-	s, ok := e.places.r.Site(site)
-	return ok && s.Access == trace.AccessPlain
 }
 
 // tornBytes says which bytes of a unit of size bytes a tear keeps: "bytes 0–3 of 8".
