@@ -527,8 +527,39 @@ func (w *walker) fillSpace() {
 		l := &w.lines[i]
 		l.Units = w.units[w.starts[i]:w.starts[i+1]:w.starts[i+1]]
 		sp.Lines = append(sp.Lines, l)
+		for j := range l.Units {
+			if u := &l.Units[j]; u.Flags&UnitPlain != 0 && u.Segment == w.segment && u.Size >= 2 && u.Size <= 8 {
+				u.Changed = changed(l, j)
+			}
+		}
 	}
 	sp.units, sp.Segment, sp.order, sp.Kind = len(w.units), w.segment, sp.order[:0], 0
+}
+
+// changed returns the bytes of unit j of line l that differ from those it overwrote
+// (Unit.Changed): its new bytes are those the next unit of the line that writes them overwrote,
+// or the image's when none does.
+func changed(l *Line, j int) uint8 {
+	u := l.Units[j]
+	var buf [8]byte
+	if g := l.Region; g != nil {
+		g.ReadAt(buf[:u.Size], int64(u.Addr-g.Base))
+	}
+	var mask uint8
+	for b := 0; b < u.Size; b++ {
+		addr := u.Addr + uint64(b)
+		v := buf[b]
+		for _, later := range l.Units[j+1:] {
+			if later.Addr <= addr && addr < later.Addr+uint64(later.Size) && (later.Keep == nil || later.Keep[addr-later.Addr]) {
+				v = later.Old[addr-later.Addr]
+				break
+			}
+		}
+		if v != u.Old[b] {
+			mask |= 1 << b
+		}
+	}
+	return mask
 }
 
 // point delivers a crash point, or counts it as skipped when it would repeat the last one.

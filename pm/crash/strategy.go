@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -389,7 +390,8 @@ const MaxTearsPerPoint = 4
 
 // tearable returns the positions in program order (indexes of sp.programOrder) of the units the
 // torn strategy tears at sp: units of stores the source wrote as plain accesses (UnitPlain), 2
-// to 8 bytes, neither merged, non-temporal nor written by a library, issued
+// to 8 bytes that change at least two bytes (Unit.Changed: a tear of fewer gives the old or the
+// new value), neither merged, non-temporal nor written by a library, issued
 // in the space's segment (since the last fence: a store pending across several fences was torn
 // at the crash points of its own segment), at most MaxTearsPerPoint, the latest.
 func tearable(sp *Space, o Options) []int {
@@ -397,7 +399,7 @@ func tearable(sp *Space, o Options) []int {
 	order := sp.programOrder()
 	for j := len(order) - 1; j >= 0 && len(out) < MaxTearsPerPoint; j-- {
 		u := sp.Lines[order[j].l].Units[order[j].u]
-		if u.Size < 2 || u.Size > 8 || u.Flags&(UnitMerged|UnitNT|UnitExternal) != 0 || u.Flags&UnitPlain == 0 || u.Segment != sp.Segment {
+		if u.Size < 2 || u.Size > 8 || u.Flags&(UnitMerged|UnitNT|UnitExternal) != 0 || u.Flags&UnitPlain == 0 || u.Segment != sp.Segment || bits.OnesCount8(u.Changed) < 2 {
 			continue
 		}
 		out = append(out, j)
@@ -407,9 +409,11 @@ func tearable(sp *Space, o Options) []int {
 }
 
 // genTorn yields, for each tearable unit u (tearable), the program-order prefix without u, the
-// prefix with u, and the prefix without u with the low half, then the high half, of u's bytes
-// persisted (State.Tear): a compiler that splits the store makes either half reach PM first.
-// The two whole states are what a torn state's failure is compared with.
+// prefix with u, and the prefix without u with the low half, then the high half, of the bytes u
+// changes persisted (State.Tear): a compiler that splits the store makes either part reach PM
+// first, and a split of the changed bytes gives a value that is neither the old nor the new one
+// (the two halves of an 8-byte constant over zero; the two bytes of a small key). The two whole
+// states are what a torn state's failure is compared with.
 func genTorn(sp *Space, o Options, yield func(State) bool) {
 	order := sp.programOrder()
 	for _, j := range tearable(sp, o) {
@@ -420,9 +424,7 @@ func genTorn(sp *Space, o Options, yield func(State) bool) {
 		r := order[j]
 		with := slices.Clone(k)
 		with[r.l]++
-		size := sp.Lines[r.l].Units[r.u].Size
-		low := uint8(1<<(size/2) - 1)
-		high := uint8(1<<size-1) &^ low
+		low, high := splitChanged(sp.Lines[r.l].Units[r.u].Changed)
 		for _, st := range []State{
 			{K: k}, {K: with},
 			{K: slices.Clone(k), Tear: &Tear{Line: int(r.l), Keep: low}},
@@ -433,4 +435,17 @@ func genTorn(sp *Space, o Options, yield func(State) bool) {
 			}
 		}
 	}
+}
+
+// splitChanged splits the bytes of a Changed mask (at least two) into its lower half (by
+// address; the smaller half when odd) and the rest.
+func splitChanged(c uint8) (low, high uint8) {
+	n := bits.OnesCount8(c) / 2
+	for b := 0; b < 8 && n > 0; b++ {
+		if c&(1<<b) != 0 {
+			low |= 1 << b
+			n--
+		}
+	}
+	return low, c &^ low
 }

@@ -35,7 +35,11 @@ type Unit struct {
 	Site    uint32 // the store's site
 	Stack   uint32 // the store's call-stack node
 	Op      uint32 // the operation that issued the store (its index plus one; 0: none)
-	Flags   uint8  // UnitNT, UnitExternal, UnitMerged
+	Flags   uint8  // UnitNT, UnitExternal, UnitMerged, UnitPlain
+	// Changed, for a plain unit of 2 to 8 bytes issued in the crash point's segment (what the
+	// torn strategy may tear), has bit b set when the unit's byte b differs from the byte it
+	// overwrote (Old[b]); 0 for other units.
+	Changed uint8
 	Old     []byte // the Size bytes this unit overwrote (the image before it)
 	// Keep, for a merged unit, tells which of its bytes its stores wrote (nil: all): only those
 	// are rolled back; the others belong to later units of the line.

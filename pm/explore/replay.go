@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pm/crash"
@@ -88,27 +89,119 @@ func StateOf(c *report.Crash) crash.State {
 	return st
 }
 
-// TornRange returns the bytes of the pool file that persistency-race finding c tore: the torn
-// unit's offset in the file (bytes from its start) and size, and the Tear's bytes the state
-// persisted (bit b: the unit's byte b). It walks the trace to the finding's crash point as
-// Rebuild does (assume as for Rebuild). Errors: c has no tear, or Rebuild's.
-func TornRange(c *report.Crash, assume []px86.StoreState) (off int64, size int, err error) {
-	if c.Tear == nil {
-		return 0, 0, fmt.Errorf("crash state %s tears no store", c.ID)
+// Lost is what a crash state left different from the fully applied image of its crash point, in
+// the pool file: the byte ranges (Offset: bytes from the file's start; Size: bytes) and, for
+// each, the store whose bytes the state did not persist there (the latest unit in program order
+// that wrote them; for a persistency race, the torn store; zero when none is known).
+type Lost struct {
+	Offset int64
+	Size   int
+	Store  report.Location
+}
+
+// RebuildLost writes the crash image of each PM crash finding cs[i] (one trace, one exploration:
+// the same AfterStores and AssumeLate) to images[i] (created, replaced only when it is a file scry
+// made: see Rebuild) and returns what its state left different (Lost), sorted by offset, with
+// the trace's reader closed. One walk of the trace serves every finding. assume are the stores
+// the exploration assumed durable (Rebuild). Errors: those of Rebuild, for the first finding
+// that has one; the images written so far stay.
+func RebuildLost(cs []*report.Crash, images []string, assume []px86.StoreState) ([][]Lost, error) {
+	if len(cs) == 0 {
+		return nil, nil
 	}
-	err = atCrashPoint(c, assume, func(_ *trace.Reader, cp *crash.CrashPoint) error {
-		st := StateOf(c)
-		if err := cp.Space.Check(st); err != nil {
-			return err
+	if len(images) != len(cs) {
+		return nil, fmt.Errorf("%d images for %d crash findings", len(images), len(cs))
+	}
+	r, err := trace.Open(cs[0].Trace)
+	if err != nil {
+		return nil, fmt.Errorf("the findings' trace: %w", err)
+	}
+	defer r.Close()
+	out := make([][]Lost, len(cs))
+	done := make([]bool, len(cs))
+	left := len(cs)
+	c0 := cs[0]
+	opts := crash.Options{AfterStores: c0.AfterStores, AssumeDurable: assume, AssumeLate: c0.AssumeLate, OpBoundaries: true}
+	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
+		for i, c := range cs {
+			if done[i] {
+				continue
+			}
+			boundary := c.CrashPoint < 0
+			if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
+				continue
+			}
+			if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
+				return fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
+					cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
+			}
+			st := StateOf(c)
+			if err := cp.WriteImage(images[i], c.Region, st); err != nil {
+				return err
+			}
+			lost, err := lostOf(r, cp, c.Region, st)
+			if err != nil {
+				return err
+			}
+			out[i], done[i] = lost, true
+			left--
 		}
-		l := cp.Space.Lines[st.Tear.Line]
-		u := l.Units[st.K[st.Tear.Line]]
-		g := l.Region
-		if g == nil {
-			return fmt.Errorf("line %#x of crash state %s is in no region", l.Addr, c.ID)
+		if left == 0 {
+			return crash.ErrStop
 		}
-		off, size = int64(g.FileOffset+u.Addr-g.Base), u.Size
 		return nil
 	})
-	return off, size, err
+	if err != nil {
+		return out, err
+	}
+	for i, c := range cs {
+		if !done[i] {
+			return out, fmt.Errorf("%s has no crash point %d at event %d: the trace is not the one the report was made from", c.Trace, c.CrashPoint, c.Event)
+		}
+	}
+	return out, nil
+}
+
+// lostOf returns what state st of cp leaves different in region's pool file (Lost), sorted by
+// offset: its patches, each split by the store that wrote its bytes last among the units the
+// state did not persist (a torn state: its torn unit).
+func lostOf(r *trace.Reader, cp *crash.CrashPoint, region uint32, st crash.State) ([]Lost, error) {
+	ps, err := cp.RegionPatches(region, st)
+	if err != nil {
+		return nil, err
+	}
+	var units []crash.Unit
+	if t := st.Tear; t != nil {
+		units = []crash.Unit{cp.Space.Lines[t.Line].Units[st.K[t.Line]]}
+	} else {
+		units = cp.Space.Unpersisted(st)
+	}
+	latest := func(addr uint64) *crash.Unit { // the latest lost unit that wrote the byte at addr
+		var who *crash.Unit
+		for j := range units {
+			u := &units[j]
+			if u.Addr <= addr && addr < u.Addr+uint64(u.Size) && (who == nil || u.Seq > who.Seq) {
+				who = u
+			}
+		}
+		return who
+	}
+	var out []Lost
+	for _, p := range ps {
+		for b := 0; b < len(p.Data); {
+			who := latest(p.Addr + uint64(b))
+			e := b + 1
+			for e < len(p.Data) && latest(p.Addr+uint64(e)) == who {
+				e++
+			}
+			l := Lost{Offset: p.Offset + int64(b), Size: e - b}
+			if who != nil {
+				l.Store = report.UserAt(r, who.Site, who.Stack)
+			}
+			out = append(out, l)
+			b = e
+		}
+	}
+	slices.SortFunc(out, func(a, b Lost) int { return int(a.Offset - b.Offset) })
+	return out, nil
 }

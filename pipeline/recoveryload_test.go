@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/scry-pm/scry/pm/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
+)
+
+// TestRecoveryLoad checks the two halves of a recovery load: what a failing crash state left
+// different in the pool file, by store (explore.RebuildLost: a lost store, a torn one), and the
+// first load of a re-run's trace that reads one of those bytes through a mapping of the image
+// (firstLoad: loads of other bytes, of another file and after an unmap do not count).
+func TestRecoveryLoad(t *testing.T) {
+	const base = 0x10000
+	dir := t.TempDir()
+	b := analysistest.New().Map(1, base, 4096)
+	b.Access(3, trace.SiteStore, trace.AccessPlain)
+	b.StoreBytes(1, base, []byte{1, 1, 1, 1, 1, 1, 1, 1}).Persist(2, base, 8)
+	b.StoreBytes(3, base, []byte{2, 2, 2, 2, 2, 2, 2, 2}) // the store a state loses or tears
+	b.StoreBytes(4, base+64, []byte{9})                   // another line
+	b.Fence(5, trace.FenceSFENCE).Exit(0)
+	raw, err := b.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracePath := filepath.Join(dir, "pre.trace")
+	if err := os.WriteFile(tracePath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The crash point before the fence: lines base (unit of site 3) and base+64 (site 4).
+	var cs []*report.Crash
+	r, err := trace.Open(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = crash.Walk(r, crash.Options{}, func(cp *crash.CrashPoint) error {
+		if cp.Kind != crash.BeforeFence || cp.Site != 5 {
+			return nil
+		}
+		c := report.Crash{Trace: tracePath, Region: 1}
+		c.CrashPoint, c.Event, c.State = cp.Index, cp.Event, []int{0, 1} // site 3 lost, site 4 kept
+		torn := c
+		torn.State, torn.Tear = []int{0, 1}, &report.CrashTear{Line: 0, Bytes: 0x0f}
+		cs = append(cs, &c, &torn)
+		return crash.ErrStop
+	})
+	r.Close()
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("crash point: %v, %d crashes", err, len(cs))
+	}
+	images := []string{filepath.Join(dir, "lost.img"), filepath.Join(dir, "torn.img")}
+	lost, err := explore.RebuildLost(cs, images, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][2]int64{{0, 8}, {4, 4}} { // lost: the whole word; torn: its high half
+		if len(lost[i]) != 1 || lost[i][0].Offset != want[0] || int64(lost[i][0].Size) != want[1] || lost[i][0].Store.Line == 0 {
+			t.Errorf("crash %d: lost %+v, want one range at %d of %d bytes with its store", i, lost[i], want[0], want[1])
+		}
+	}
+	img, err := os.ReadFile(images[0])
+	if err != nil || len(img) < 72 || img[0] != 1 || img[64] != 9 {
+		t.Errorf("lost image: %v, bytes %v", err, img[:min(len(img), 72)])
+	}
+
+	// A re-run: a load of other bytes, a load of another file, then the load of the lost bytes,
+	// then an unmapped load.
+	rb := analysistest.New().Map(1, 0x50000, 4096).Map(2, 0x60000, 4096)
+	for i := range rb.Events {
+		switch rb.Events[i].Region {
+		case 1:
+			rb.Events[i].Path = images[0]
+		case 2:
+			rb.Events[i].Path = tracePath // another file
+		}
+	}
+	rb.Load(10, 0x50000+64, 8).Load(11, 0x60000, 8).Load(12, 0x50000+6, 4).Load(13, 0x50000, 8).Exit(0)
+	raw, err = rb.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rerun := filepath.Join(dir, "rerun.trace")
+	if err := os.WriteFile(rerun, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load, store, err := firstLoad(rerun, images[0], lost[0])
+	if err != nil || load == nil || store == nil {
+		t.Fatalf("firstLoad: %v, %v, %v", load, store, err)
+	}
+	loc := report.UserAt(readerOf(t, rerun), 12, 0)
+	if *load != loc || *store != lost[0][0].Store {
+		t.Errorf("first load %v of the store at %v, want %v of %v", *load, *store, loc, lost[0][0].Store)
+	}
+	if load, _, err := firstLoad(rerun, images[1], lost[1]); err != nil || load != nil {
+		t.Errorf("a re-run that never maps the image: %v, %v", load, err)
+	}
+}
+
+func readerOf(t *testing.T, path string) *trace.Reader {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	for {
+		if _, err := r.Next(); err != nil {
+			return r
+		}
+	}
+}
