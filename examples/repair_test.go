@@ -29,7 +29,7 @@ import (
 // unpersisted-read: the set's one store is lost after another operation read it, and the fix
 // persists it before the other thread may read it, across the threads' schedule, which no
 // reordering of the set's own stores does; inter-thread-inconsistency and schedule-window: the
-// same across threads).
+// same across threads; persistency-race: no flush or fence keeps a torn store from a crash).
 var unrepairable = map[string]string{
 	"atomicity":        "transaction",
 	"bucket-overflow":  "transaction",
@@ -42,6 +42,9 @@ var unrepairable = map[string]string{
 	// The same, and the inter-thread-inconsistency finding of the archiver's copy: scry fix
 	// computes no repair across threads, and says what would repair it.
 	"inter-thread-inconsistency": "before the unlock",
+	// A plain store a compiler may split: the repair is an atomic store, a change of how the
+	// source writes it that scry fix does not make; its reason says so.
+	"persistency-race": "atomic",
 }
 
 // solverBound are the examples whose repair scry fix finds or not depending on how far the

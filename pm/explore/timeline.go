@@ -26,7 +26,7 @@ func Timeline(c *report.Crash, assume []px86.StoreState) (*report.CrashTimeline,
 	var lineSize uint64
 	err := atCrashPoint(c, assume, func(r *trace.Reader, cp *crash.CrashPoint) error {
 		lineSize = uint64(r.Header().LineSize)
-		tl = timelineAt(r, cp, c.State)
+		tl = timelineAt(r, cp, StateOf(c))
 		return nil
 	})
 	if err != nil {
@@ -66,11 +66,12 @@ func Timeline(c *report.Crash, assume []px86.StoreState) (*report.CrashTimeline,
 	return tl, nil
 }
 
-// timelineAt takes the crash state k's lines and units at crash point cp (inside Walk's
-// callback: the units' bytes and the image are valid there).
-func timelineAt(r *trace.Reader, cp *crash.CrashPoint, k []int) *report.CrashTimeline {
+// timelineAt takes crash state st's lines and units at crash point cp (inside Walk's callback:
+// the units' bytes and the image are valid there); a torn unit (st.Tear) is torn.
+func timelineAt(r *trace.Reader, cp *crash.CrashPoint, st crash.State) *report.CrashTimeline {
 	tl := &report.CrashTimeline{Start: cp.Event, Crash: cp.Event}
-	patches, _ := cp.Patches(crash.State{K: k}) // Check passed: len(k) matches
+	k := st.K
+	patches, _ := cp.Patches(st) // Check passed: len(k) matches
 	for i, l := range cp.Space.Lines {
 		if i == report.MaxTimelineLines {
 			tl.Omitted += len(cp.Space.Lines) - i
@@ -96,7 +97,10 @@ func timelineAt(r *trace.Reader, cp *crash.CrashPoint, k []int) *report.CrashTim
 		byStore := map[uint64]int{} // the line's event of each store
 		for j, u := range l.Units {
 			fate, other := report.FateKept, u.Old
-			if j >= k[i] {
+			switch {
+			case st.Tear != nil && st.Tear.Line == i && j == k[i]:
+				fate = report.FateTorn // its image bytes are part old, part new: shown against the old
+			case j >= k[i]:
 				fate, other = report.FateLost, full[u.Addr-l.Addr:][:u.Size]
 			}
 			loc := report.UserAt(r, u.Site, u.Stack)
