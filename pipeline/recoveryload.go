@@ -37,17 +37,29 @@ import (
 // code (libpmemobj's own reads of its pool) are not traced: a finding whose failing run read the
 // bytes only there gets no recovery load, and a warning says so.
 
-// recoveryLoadTimeout bounds each traced run on a crash image.
-const recoveryLoadTimeout = 30 * time.Second
+// recoveryLoadTimeout bounds each traced run on a crash image: recoveryLoadFactor times what
+// bounded the exploration's runs (explore.Result.RunBound; tracing slows the program), within
+// [minRecoveryLoadTimeout, maxRecoveryLoadTimeout]. A run past it (a failing state that hangs)
+// is stopped and its trace so far searched.
+func recoveryLoadTimeout(runBound time.Duration) time.Duration {
+	return min(max(recoveryLoadFactor*runBound, minRecoveryLoadTimeout), maxRecoveryLoadTimeout)
+}
+
+const (
+	recoveryLoadFactor     = 4
+	minRecoveryLoadTimeout = 2 * time.Second
+	maxRecoveryLoadTimeout = 30 * time.Second
+)
 
 // MaxRecoveryLoads bounds the findings of one exploration whose recovery load is looked for (one
 // traced run each), in report order.
 const MaxRecoveryLoads = 32
 
 // recoveryLoads adds the recovery load of each PM crash finding of rep (above); target is the
-// program with {pool}, w the workload, assume the stores the exploration assumed durable. What
-// fails is a warning, and the findings stay as they are.
-func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, target []string, w workload.Workload, assume []px86.StoreState) {
+// program with {pool}, w the workload, assume the stores the exploration assumed durable,
+// runBound what bounded its runs (recoveryLoadTimeout). What fails is a warning, and the findings
+// stay as they are.
+func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, target []string, w workload.Workload, assume []px86.StoreState, runBound time.Duration) {
 	var idx []int
 	var cs []*report.Crash
 	for i := range rep.Findings {
@@ -95,7 +107,7 @@ func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, targe
 		if len(lost[j]) == 0 {
 			continue
 		}
-		load, store, err := recoveryLoad(ctx, c, images[j], filepath.Join(dir, fmt.Sprintf("recovery-%d.trace", j)), lost[j], x, target, w)
+		load, store, err := recoveryLoad(ctx, c, images[j], filepath.Join(dir, fmt.Sprintf("recovery-%d.trace", j)), lost[j], x, target, w, recoveryLoadTimeout(runBound))
 		switch {
 		case err != nil:
 			failed++
@@ -114,10 +126,10 @@ func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, targe
 	}
 }
 
-// recoveryLoad runs the program on crash c's image (recoveryLoads) with its trace at tracePath
-// and returns the location of its first load of a byte of lost, and of the store that wrote it;
+// recoveryLoad runs the program on crash c's image (recoveryLoads) with its trace at tracePath,
+// for at most timeout, and returns the location of its first load of a byte of lost, and of the store that wrote it;
 // nil when none of its traced loads reads one.
-func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, lost []explore.Lost, x Exploration, target []string, w workload.Workload) (load, store *report.Location, err error) {
+func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, lost []explore.Lost, x Exploration, target []string, w workload.Workload, timeout time.Duration) (load, store *report.Location, err error) {
 	args := make([]string, len(target))
 	for i, a := range target {
 		args[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, img)
@@ -126,7 +138,7 @@ func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, l
 	after := max(c.Input-2, -1)
 	if _, err := record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: append([]string{img}, x.pmGlobs...), Args: args, Env: x.Env,
-		Stdin: bytes.NewReader(w.Suffix(after)), Timeout: recoveryLoadTimeout,
+		Stdin: bytes.NewReader(w.Suffix(after)), Timeout: timeout,
 	}); err != nil {
 		return nil, nil, err
 	}

@@ -47,6 +47,10 @@ type Result struct {
 	Pairs map[Pair]PairOutcome
 	// Shard is set when Options.Shard selects a shard: what `scry merge` needs (shard.go).
 	Shard *report.Shard
+	// RunBound is what bounded a run on a crash image when the exploration ended: the target's
+	// Timeout, else the adaptive hang bound (HangFactor times the longest run on a consistent
+	// image), else 0 (no run was timed).
+	RunBound time.Duration
 }
 
 // StoreAt is a store's source position, Store, and one frame of the context it was issued in, At
@@ -438,6 +442,10 @@ func (e *explorer) conclude() {
 	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(e.start).Seconds()
+	res.RunBound = e.target.Timeout
+	if res.RunBound == 0 {
+		res.RunBound = e.hangTimeout()
+	}
 }
 
 // pace is pacer.pace for the next crash point of the walk in progress. Until a batch has been
