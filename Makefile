@@ -53,9 +53,10 @@ include test/mapcli/build.mk
 headers:
 	@mkdir -p $(BUILD)/include/scry
 	cp native/include/scry.h $(BUILD)/include/scry/scry.h
-	cp native/include/pmemcheck.h $(BUILD)/include/scry/pmemcheck.h
-	@mkdir -p $(BUILD)/include/scry-compat
+	@rm -f $(BUILD)/include/scry/pmemcheck.h # searched last now, in scry-compat
+		@mkdir -p $(BUILD)/include/scry-compat
 	cp native/include/compat/valgrind.h $(BUILD)/include/scry-compat/valgrind.h
+	cp native/include/pmemcheck.h $(BUILD)/include/scry-compat/pmemcheck.h
 
 # The README's test command. Strict: a test that needs a part of the build or a Debian package
 # fails (not skips) when it is missing, and test/skipcheck fails the run when any test skipped

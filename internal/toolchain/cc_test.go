@@ -259,3 +259,53 @@ func testdata(t *testing.T, name string) string {
 	}
 	return p
 }
+
+// TestOwnPmemcheckHeader builds translation units of a project that ships its own copy of
+// pmemcheck's header (guard __PMEMCHECK_H, as pmem's): scry's pmemcheck.h is searched after the
+// project's include directories, so <pmemcheck.h> is the project's copy when the project puts it
+// on the path, and it shares the guard, so a unit that includes the project's copy by its path
+// and <pmemcheck.h> (scry's) compiles in either order: no enumerator defined twice.
+func TestOwnPmemcheckHeader(t *testing.T) {
+	scry := testenv.Scry(t)
+	if _, err := os.Stat("/usr/include/valgrind/valgrind.h"); err != nil {
+		testenv.Missing(t, "Valgrind's valgrind.h (Debian's valgrind package): %v", err)
+	}
+	const own = `#ifndef __PMEMCHECK_H
+#define __PMEMCHECK_H
+#include <valgrind/valgrind.h>
+#define PROJECT_PMEMCHECK 1
+typedef enum {
+	VG_USERREQ__PMC_REGISTER_PMEM_MAPPING = VG_USERREQ_TOOL_BASE('P', 'C'),
+	VG_USERREQ__PMC_REGISTER_PMEM_FILE,
+	VG_USERREQ__PMC_REMOVE_PMEM_MAPPING
+} Vg_PMemCheckClientRequest;
+#endif
+`
+	tests := []struct {
+		name string
+		src  string
+		args []string
+	}{
+		{"the project's copy on the path wins", "#include <pmemcheck.h>\n#ifndef PROJECT_PMEMCHECK\n#error scry's pmemcheck.h was found before the project's\n#endif\n", []string{"-Ivendor"}},
+		{"the project's copy, then scry's", "#include \"vendor/pmemcheck.h\"\n#include <pmemcheck.h>\n", nil},
+		{"scry's, then the project's copy", "#include <pmemcheck.h>\n#include \"vendor/pmemcheck.h\"\n#ifdef PROJECT_PMEMCHECK\n#error the project's copy was included after scry's\n#endif\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "vendor"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, text := range map[string]string{"vendor/pmemcheck.h": own, "a.c": tt.src + "int main(void) { return VG_USERREQ__PMC_REGISTER_PMEM_FILE == 0; }\n"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"cc", "-c", "a.c", "-o", "a.o"}, tt.args...)
+			if out, err := run(t, dir, "", nil, scry, args...); err != nil {
+				t.Fatalf("scry %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		})
+	}
+}

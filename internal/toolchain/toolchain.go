@@ -89,10 +89,12 @@ func (in Install) Runtime() (archive, dynamicList string, err error) {
 	return archive, dynamicList, nil
 }
 
-// IncludeDir is the directory holding scry.h and pmemcheck.h.
+// IncludeDir is the directory holding scry.h (searched first: `-I`).
 func (in Install) IncludeDir() string { return filepath.Join(in.Root, "include", "scry") }
 
-// CompatIncludeDir is the directory holding the fallback valgrind.h (searched last).
+// CompatIncludeDir is the directory holding the fallback valgrind.h and scry's pmemcheck.h
+// (searched last: `-idirafter`), so that a project's own copy of either wins and a build that
+// plain clang accepts is never broken by them.
 func (in Install) CompatIncludeDir() string { return filepath.Join(in.Root, "include", "scry-compat") }
 
 // Compiler is a clang driver and its LLVM major version.
@@ -407,7 +409,8 @@ var valgrindHeader = "/usr/include/valgrind/valgrind.h"
 // annotations cannot compile without it): PmemcheckMacro defined as 1, unless the user's
 // arguments define or undefine it themselves, and scry's fallback valgrind.h searched after
 // every other include directory (-idirafter CompatIncludeDir: libpmemobj-cpp includes
-// <valgrind.h> without its directory); scry's pmemcheck.h is in IncludeDir.
+// <valgrind.h> without its directory), and so is scry's pmemcheck.h (a project's own copy, which
+// many PM projects ship, is found first; scry's shares its guard, __PMEMCHECK_H).
 func pmemcheckArgs(in Install, user []string) []string {
 	if _, err := os.Stat(valgrindHeader); err != nil {
 		return nil

@@ -1,6 +1,7 @@
 /*
  * pmemcheck.h: scry's pmemcheck-compatible client-request header (installed as
- * build/include/scry/pmemcheck.h, on the include path of every `scry cc`).
+ * build/include/scry-compat/pmemcheck.h, searched after every other include directory of a
+ * `scry cc` build: a project's own copy, or pmem's, wins).
  *
  * Debian ships Valgrind's valgrind.h but not the header of pmem's pmemcheck tool, which PM code
  * bases include to annotate their code (libpmemobj-cpp with LIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED,
@@ -13,9 +14,15 @@
  *
  * The numbers are an ABI fixed by pmemcheck: the tool's base, VG_USERREQ_TOOL_BASE('P','C'),
  * then one number per request in the order below, reserved numbers included.
+ *
+ * The guard is also pmemcheck's own (__PMEMCHECK_H): many PM projects ship a copy of pmemcheck's
+ * header, and a translation unit that includes theirs and this one (a project file and
+ * libpmemobj-cpp's <pmemcheck.h>) gets the first only, in either order, never two definitions of
+ * the same enumerators.
  */
-#ifndef SCRY_PMEMCHECK_H
+#if !defined(SCRY_PMEMCHECK_H) && !defined(__PMEMCHECK_H)
 #define SCRY_PMEMCHECK_H
+#define __PMEMCHECK_H
 
 #include <valgrind/valgrind.h>
 

@@ -116,11 +116,11 @@ if [[ $pmc == 1 && $summary_only == 0 ]]; then
 	[[ -f /usr/include/valgrind/valgrind.h ]] ||
 		{ echo "run.sh: --pmemcheck: no /usr/include/valgrind/valgrind.h (apt-get install valgrind)" >&2; exit 2; }
 	pmch=""
-	for d in "$repo/build/include/scry" /usr/include/valgrind; do
+	for d in "$repo/build/include/scry-compat" /usr/include/valgrind; do
 		[[ -f $d/pmemcheck.h ]] && { pmch=$d; break; }
 	done
 	[[ -n $pmch ]] ||
-		{ echo "run.sh: --pmemcheck: no pmemcheck.h in $repo/build/include/scry or /usr/include/valgrind" >&2; exit 2; }
+		{ echo "run.sh: --pmemcheck: no pmemcheck.h in $repo/build/include/scry-compat or /usr/include/valgrind" >&2; exit 2; }
 	pmcflags=(-DLIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED=1 -I"$pmch" -I/usr/include/valgrind)
 fi
 
