@@ -45,6 +45,10 @@ var unrepairable = map[string]string{
 	// A plain store a compiler may split: the repair is an atomic store, a change of how the
 	// source writes it that scry fix does not make; its reason says so.
 	"persistency-race": "atomic",
+	// The token stored before the key and value it guards: the repair moves the token's store
+	// after their persist, and scry fix moves flushes, fences, persists and TX_ADDs, not stores;
+	// its reason says so, and what to do.
+	"token-first": "store and persist the others before it",
 }
 
 // solverBound are the examples whose repair scry fix finds or not depending on how far the

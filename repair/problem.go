@@ -317,7 +317,7 @@ func (p *problem) obligations() map[int]string {
 				}
 			}
 			if len(us) == 0 || len(ps) == 0 {
-				why[ti] = "no reordering of the operation's stores can make it failure-atomic: " + adviceFor(p.targets)
+				why[ti] = "no placement of flushes and fences makes the operation failure-atomic (scry fix moves flushes, fences, persists and TX_ADDs, never stores): " + adviceFor(p.targets)
 				continue
 			}
 			p.obls = append(p.obls, obligation{kind: oAtomic, us: us, ps: ps, target: ti})
@@ -344,7 +344,7 @@ func adviceFor(targets []*target) string {
 const maxAtomic = 16
 
 // atomicAdvice is what an atomicity violation that no reordering fixes needs.
-const atomicAdvice = "make the operation a transaction (libpmemobj's TX_BEGIN / TX_ADD / TX_END, or pmemobj_tx_begin, pmemobj_tx_add_range and pmemobj_tx_commit) or give it a redo or undo log"
+const atomicAdvice = "make the operation a transaction (libpmemobj's TX_BEGIN / TX_ADD / TX_END, or pmemobj_tx_begin, pmemobj_tx_add_range and pmemobj_tx_commit) or give it a redo or undo log; or, when one store publishes the others (a flag, a token, a pointer), store and persist the others before it"
 
 // sameOp reports whether window events j and k belong to one operation, as the replay decided
 // (tevent.op; false outside operations).

@@ -611,7 +611,7 @@ func (f *fixer) nextCandidate(fp *fixProblem) (*Repair, error) {
 				atomic = atomic && o.kind == oAtomic
 			}
 			if atomic {
-				fp.reason = "no reordering of the operation's stores can make it failure-atomic: " + adviceFor(p.targets)
+				fp.reason = "no placement of flushes and fences makes the operation failure-atomic (scry fix moves flushes, fences, persists and TX_ADDs, never stores): " + adviceFor(p.targets)
 			}
 			if len(p.notes) > 0 {
 				fp.reason += " (" + strings.Join(p.notes, "; ") + ")"

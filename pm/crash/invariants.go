@@ -11,7 +11,10 @@ import (
 // one of:
 //
 //   - an ordering invariant (Before and After set): the store at site Before must persist
-//     before the store at site After that follows it in program order;
+//     before the store at site After it is paired with. The pair is the After store and the
+//     latest Before store before it in program order; or, when the program stores After first
+//     (a token stored before the key it guards, which the readers still read as "token, then
+//     key"), the After store and the first Before store after it, before the next After store;
 //   - an atomicity invariant (Sites set): stores of these sites persist atomically, all or
 //     none; with a single site, any two different stores of that site.
 //
@@ -53,9 +56,10 @@ func (iv Invariant) Ordering() bool { return iv.Before != 0 || iv.After != 0 }
 // when X itself violates an invariant in it:
 //
 //   - ordering (Before b, After a): X is of site a and a store of site b earlier in program
-//     order is not fully persisted (some unit of it outside its line's persisted prefix). A
-//     store of b earlier on the same line as X is persisted with it: that violation is
-//     infeasible and is not yielded;
+//     order is not fully persisted (some unit of it outside its line's persisted prefix), or
+//     the first store of b after X (before the next store of a) is not: the program stored X
+//     first, and persisting X alone breaks the pair. A store of b earlier on the same line as X
+//     is persisted with it: that violation is infeasible and is not yielded;
 //   - atomicity (Sites): X is of a member site and a store of another member site is not fully
 //     persisted (for a single site: another store of that site).
 //
@@ -75,6 +79,7 @@ type invPlan struct {
 	cands  []int    // indices into stores of the candidates, in program order
 	invs   []Invariant
 	sites  map[uint32]int // site -> index into per-site aggregates
+	pers   []bool         // per store: fully persisted in the state violated saw last
 }
 
 // istore is one unpersisted store of a relevant site: its units as (line, index) pairs.
@@ -184,7 +189,10 @@ type siteAgg struct {
 // violated returns the IDs of the invariants k violates, in invariant order (nil for none).
 func (p *invPlan) violated(k []int, agg []siteAgg) []int {
 	clear(agg)
-	for _, s := range p.stores {
+	if len(p.pers) != len(p.stores) {
+		p.pers = make([]bool, len(p.stores))
+	}
+	for i, s := range p.stores {
 		a := &agg[p.sites[s.site]]
 		pers := true
 		for _, r := range s.units {
@@ -193,6 +201,7 @@ func (p *invPlan) violated(k []int, agg []siteAgg) []int {
 				break
 			}
 		}
+		p.pers[i] = pers
 		if pers {
 			a.maxPers, a.anyPers = max(a.maxPers, s.id), true
 		} else if !a.anyUnp || s.id < a.minUnp {
@@ -203,7 +212,7 @@ func (p *invPlan) violated(k []int, agg []siteAgg) []int {
 	for _, iv := range p.invs {
 		if iv.Ordering() {
 			b, a := agg[p.sites[iv.Before]], agg[p.sites[iv.After]]
-			if a.anyPers && b.anyUnp && b.minUnp < a.maxPers {
+			if a.anyPers && b.anyUnp && (b.minUnp < a.maxPers || p.storedFirst(iv, ^uint64(0))) {
 				ids = append(ids, iv.ID)
 			}
 			continue
@@ -214,6 +223,35 @@ func (p *invPlan) violated(k []int, agg []siteAgg) []int {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
+}
+
+// storedFirst reports whether, in the state violated saw last (p.pers), a persisted store of
+// iv's After site (the one with id x; any, for x = ^0) is followed in program order by a store of
+// its Before site that is not persisted, before the next store of the After site: the program
+// stored After first, and the pair is broken (the second form of an ordering invariant). Not
+// when the reverse ordering invariant is there too (a cycle: an atomicity question).
+func (p *invPlan) storedFirst(iv Invariant, x uint64) bool {
+	if iv.Before == iv.After {
+		return false // instances of one site: the earlier one is the Before
+	}
+	for _, o := range p.invs {
+		if o.Ordering() && o.Before == iv.After && o.After == iv.Before {
+			return false // a cycle: the two sites must persist together (atomicity), not in order
+		}
+	}
+	waiting := false // a persisted After store waits for its Before store
+	for i, s := range p.stores {
+		switch s.site {
+		case iv.After:
+			waiting = p.pers[i] && (x == ^uint64(0) || s.id == x)
+		case iv.Before:
+			if waiting && !p.pers[i] {
+				return true
+			}
+			waiting = false
+		}
+	}
+	return false
 }
 
 func atomicityViolated(sites []uint32, index map[uint32]int, agg []siteAgg) bool {
@@ -243,7 +281,7 @@ func atomicityViolated(sites []uint32, index map[uint32]int, agg []siteAgg) bool
 func (p *invPlan) own(x istore, agg []siteAgg) bool {
 	for _, iv := range p.invs {
 		if iv.Ordering() {
-			if b := agg[p.sites[iv.Before]]; iv.After == x.site && b.anyUnp && b.minUnp < x.id {
+			if b := agg[p.sites[iv.Before]]; iv.After == x.site && b.anyUnp && (b.minUnp < x.id || p.storedFirst(iv, x.id)) {
 				return true
 			}
 			continue

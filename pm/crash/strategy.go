@@ -96,7 +96,7 @@ var strategies = []*Strategy{
 	},
 	{
 		Name:            "invariants",
-		Doc:             "before each fence (and library persist), the feasible states violating an inferred likely invariant: one store persisted, an earlier store it must follow not (ordering), or one of a group persisted without another (atomicity) (WITCHER)",
+		Doc:             "before each fence (and library persist), the feasible states violating an inferred likely invariant: one store persisted, a store it must follow not (an earlier one, or the one after it when the program stores it first) (ordering), or one of a group persisted without another (atomicity) (WITCHER)",
 		Source:          "WITCHER (SOSP'21) §4.3 (likely invariants), §4.4.1-4.4.2 (feasible violating states before each fence; an image is a fence and a persisted store)",
 		NeedsInvariants: true,
 		count:           countInvariants,

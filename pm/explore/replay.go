@@ -42,6 +42,21 @@ func Rebuild(c *report.Crash, out string, force bool, assume []px86.StoreState) 
 	})
 }
 
+// isCrashPoint reports whether cp (of a walk with crash.Options.OpBoundaries when c's crash point
+// is an operation boundary, CrashPoint -1) is crash finding c's crash point: the same index (the
+// OP_BEGIN at c's event). Errors: the index matches but not the event or the state space (the
+// trace is not the one the report was made from).
+func isCrashPoint(cp *crash.CrashPoint, c *report.Crash) (bool, error) {
+	if boundary := c.CrashPoint < 0; boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
+		return false, nil
+	}
+	if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
+		return false, fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
+			cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
+	}
+	return true, nil
+}
+
 // atCrashPoint walks the trace crash finding c names to its crash point (same index and trace
 // event; an OP_BEGIN for a durability violation, crash point -1), with the stores the
 // exploration assumed durable (assume), and calls at with the trace reader and that crash point.
@@ -54,15 +69,10 @@ func atCrashPoint(c *report.Crash, assume []px86.StoreState, at func(*trace.Read
 	}
 	defer r.Close()
 	found := false
-	boundary := c.CrashPoint < 0
-	opts := crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, AssumeLate: c.AssumeLate, OpBoundaries: boundary}
+	opts := crash.Options{AfterStores: c.AfterStores, AssumeDurable: assume, AssumeLate: c.AssumeLate, OpBoundaries: c.CrashPoint < 0}
 	_, err = crash.Walk(r, opts, func(cp *crash.CrashPoint) error {
-		if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
-			return nil
-		}
-		if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
-			return fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
-				cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
+		if ok, err := isCrashPoint(cp, c); !ok || err != nil {
+			return err
 		}
 		found = true
 		if err := at(r, cp); err != nil {
@@ -127,13 +137,10 @@ func RebuildLost(cs []*report.Crash, images []string, assume []px86.StoreState) 
 			if done[i] {
 				continue
 			}
-			boundary := c.CrashPoint < 0
-			if boundary && (cp.Kind != crash.OpBegin || cp.Event != c.Event) || !boundary && cp.Index != c.CrashPoint {
+			if ok, err := isCrashPoint(cp, c); err != nil {
+				return err
+			} else if !ok {
 				continue
-			}
-			if cp.Event != c.Event || len(cp.Space.Lines) != len(c.State) {
-				return fmt.Errorf("crash point %d of %s is at event %d with %d lines, the report says event %d with %d lines: the trace is not the one the report was made from",
-					cp.Index, c.Trace, cp.Event, len(cp.Space.Lines), c.Event, len(c.State))
 			}
 			st := StateOf(c)
 			if err := cp.WriteImage(images[i], c.Region, st); err != nil {
