@@ -61,6 +61,7 @@ func newWorkloadFuzzCommand() *cobra.Command {
 		seedFiles       []string
 		usages, values  []string
 		kvForm          bool
+		noReadBack      bool
 	)
 	c := &cobra.Command{
 		Use:   "fuzz --corpus DIR [--time-budget D] [-o FILE] [flags] -- PROG [ARGS...] {pool}",
@@ -120,7 +121,7 @@ one self-contained HTML page, the coverage over time plotted.`,
 			}
 			ctx, stop := exec.SignalContext(cmd.Context())
 			defer stop()
-			ops := pmfuzz.KVOps(keys)
+			ops, back := pmfuzz.KVOps(keys), pmfuzz.ReadBack(pmfuzz.KVReadBack)
 			if len(seeds) > 0 && len(usages) == 0 && !kvForm {
 				var lines []string
 				for _, sw := range seeds {
@@ -130,6 +131,7 @@ one self-contained HTML page, the coverage over time plotted.`,
 				if ops, err = pmfuzz.TemplateOps(lines); err != nil {
 					return err
 				}
+				back = pmfuzz.TemplateReadBack(lines)
 			}
 			if len(usages) > 0 {
 				var parsed []*workload.Usage
@@ -148,7 +150,10 @@ one self-contained HTML page, the coverage over time plotted.`,
 				if err != nil {
 					return err
 				}
-				ops = pmfuzz.GrammarOps(g)
+				ops, back = pmfuzz.GrammarOps(g), nil // a grammar names no read command
+			}
+			if noReadBack {
+				back = nil
 			}
 			// -o and --html are checked before the search, not after minutes of it.
 			if html != "" {
@@ -175,7 +180,7 @@ one self-contained HTML page, the coverage over time plotted.`,
 			defer done()
 			res, err := pmfuzz.Fuzz(ctx, pmfuzz.Options{
 				Runner: r, Ops: ops, Corpus: corpus, Seeds: seeds, InitOps: initOps, MaxOps: maxOps,
-				Budget: budget, Seed: seed, TrimRuns: trimRuns, Progress: cmd.ErrOrStderr(),
+				Budget: budget, Seed: seed, TrimRuns: trimRuns, Progress: cmd.ErrOrStderr(), ReadBack: back,
 			})
 			if err != nil {
 				closeOut()
@@ -211,6 +216,7 @@ one self-contained HTML page, the coverage over time plotted.`,
 	fl.IntVar(&initOps, "init-ops", 100, "operations of the random workload the search starts from without a corpus or --seed-workload")
 	fl.IntVar(&trimRuns, "trim-runs", 300, "after the search, at most `N` runs deleting operations of the best workload that reach no new PM store site (0: no trimming)")
 	fl.Uint64Var(&seed, "seed", 1, "random seed of the mutations")
+	fl.BoolVar(&noReadBack, "no-read-back", false, "write the best workload as the search found it, without the reads of the keys it writes appended (key-value form: c K; template form: a copy of the seeds' read line)")
 	fl.BoolVar(&kvForm, "kv", false, "new operations are key-value commands (mapcli's i K, r K, c K) even with --seed-workload")
 	fl.Uint64Var(&keys, "keys", 0, "key-value form: new keys are drawn from 1..`N` (0: 1024)")
 	fl.StringArrayVar(&seedFiles, "seed-workload", nil, "start from the workload in `FILE` (repeatable; read only)")

@@ -61,6 +61,9 @@ type Options struct {
 	Progress io.Writer
 	// Sample is the interval of the coverage samples (0: 10 s).
 	Sample time.Duration
+	// ReadBack, if non-nil, gives the reads appended to the best workload at the end (KVReadBack,
+	// TemplateReadBack): a crash that loses data shows only if the data is read back.
+	ReadBack ReadBack
 }
 
 // Sample is the coverage of the corpus at one moment of the search.
@@ -95,6 +98,8 @@ type Result struct {
 	StoreSites map[uint32]struct{}
 	Sites      []trace.Site
 	Runs       int
+	// ReadBack is the number of reads Options.ReadBack appended to Best (its last lines).
+	ReadBack int
 	// Slow counts the runs stopped at the run time limit (never kept in the corpus).
 	Slow int
 	// Stopped is the cause when ctx was cancelled (a signal), nil when the budget ran out.
@@ -203,6 +208,11 @@ func Fuzz(ctx context.Context, opts Options) (*Result, error) {
 				res.Best, res.BestCov = all, cov
 			}
 		}
+	}
+	if opts.ReadBack != nil && len(res.Best) > 0 {
+		reads := opts.ReadBack(res.Best)
+		res.Best = append(slices.Clone(res.Best), reads...)
+		res.ReadBack = len(reads)
 	}
 	return res, nil
 }

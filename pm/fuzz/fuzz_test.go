@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestFuzzReachesOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Fuzz(context.Background(), Options{Runner: r, Ops: KVOps(0), Corpus: corpus, Runs: 600, Seed: 1, TrimRuns: 300})
+	res, err := Fuzz(context.Background(), Options{Runner: r, Ops: KVOps(0), Corpus: corpus, Runs: 600, Seed: 1, TrimRuns: 300, ReadBack: KVReadBack})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,14 @@ func TestFuzzReachesOverflow(t *testing.T) {
 	if un := Unreached(res.Sites, res.StoreSites); len(un) != 0 {
 		t.Errorf("unreached: %q", un)
 	}
-	if len(res.Best) > 40 {
-		t.Errorf("best workload of %d operations after trimming, want at most 40", len(res.Best))
+	// The best workload ends with a check of each key it writes (read-back), after at most 40
+	// operations left by trimming.
+	ops := res.Best[:len(res.Best)-res.ReadBack]
+	if len(ops) > 40 {
+		t.Errorf("best workload of %d operations after trimming, want at most 40", len(ops))
+	}
+	if want := KVReadBack(ops); res.ReadBack == 0 || fmt.Sprint(res.Best[len(ops):]) != fmt.Sprint(want) {
+		t.Errorf("the best workload ends with %q, want the read-back %q", res.Best[len(ops):], want)
 	}
 	ents, err := os.ReadDir(corpus)
 	if err != nil {

@@ -26,8 +26,12 @@ func WriteReport(w io.Writer, res *Result, out string) {
 		if out != "" {
 			dest = " (" + out + ")"
 		}
-		fmt.Fprintf(w, "best workload%s: %d operations, %d PM store sites, %d features\n",
-			dest, len(res.Best), len(res.BestCov.StoreSites), len(res.BestCov.Features))
+		reads := ""
+		if res.ReadBack > 0 {
+			reads = fmt.Sprintf(" (the last %d read back the keys it writes)", res.ReadBack)
+		}
+		fmt.Fprintf(w, "best workload%s: %d operations%s, %d PM store sites, %d features\n",
+			dest, len(res.Best), reads, len(res.BestCov.StoreSites), len(res.BestCov.Features))
 	}
 	writeUnreached(w, res.Sites, res.StoreSites)
 	if res.Stopped != nil {
