@@ -77,6 +77,27 @@ func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, targe
 	if len(cs) == 0 || ctx.Err() != nil {
 		return
 	}
+	// Under a time budget the traced runs use what the exploration left of it (its reserve for
+	// the report, budget.ScheduleEnd), each run at most the rest, none started in its last
+	// minRecoveryLoadTimeout.
+	var deadline time.Time
+	if x.TimeBudget > 0 {
+		start := x.Start
+		if start.IsZero() {
+			start = time.Now()
+		}
+		deadline = start.Add(x.TimeBudget)
+	}
+	left := func() time.Duration {
+		if deadline.IsZero() {
+			return maxRecoveryLoadTimeout
+		}
+		return time.Until(deadline)
+	}
+	if left() < minRecoveryLoadTimeout {
+		rep.Warnings = append(rep.Warnings, "recovery loads were not looked for: the time budget is spent")
+		return
+	}
 	if exec.NoLazy(exec.Target{Args: target}) != "" {
 		return // not built with scry cc: its loads cannot be traced
 	}
@@ -103,11 +124,15 @@ func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, targe
 		if ctx.Err() != nil {
 			return
 		}
+		if left() < minRecoveryLoadTimeout {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("recovery loads: %d of %d crash findings not looked at, the time budget is spent", len(cs)-j, len(cs)))
+			return
+		}
 		f := &rep.Findings[idx[j]]
 		if len(lost[j]) == 0 {
 			continue
 		}
-		load, store, err := recoveryLoad(ctx, c, images[j], filepath.Join(dir, fmt.Sprintf("recovery-%d.trace", j)), lost[j], x, target, w, recoveryLoadTimeout(runBound))
+		load, store, err := recoveryLoad(ctx, c, images[j], filepath.Join(dir, fmt.Sprintf("recovery-%d.trace", j)), lost[j], x, target, w, min(recoveryLoadTimeout(runBound), left()))
 		switch {
 		case err != nil:
 			failed++
