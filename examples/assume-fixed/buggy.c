@@ -41,7 +41,7 @@ struct pool {
 int main(int argc, char *argv[])
 {
 	struct pool *p = example_pmem(argc, argv, POOL_SIZE, "set K V | get K, K < %d", NKEYS);
-	if (p->magic != MAGIC) {
+	if (p->magic != MAGIC) { // related recovery-load
 		printf("new pool\n");
 		memset(p->recs, 0, sizeof p->recs);
 		pmem_persist(p->recs, sizeof p->recs);

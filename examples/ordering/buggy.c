@@ -52,7 +52,7 @@ int main(int argc, char *argv[])
 		} else if (sscanf(line, "get %lu", &k) == 1 && k < NKEYS) {
 			volatile struct record *r = &recs[k];
 			if (r->valid)
-				printf("%lu = %lu\n", k, (unsigned long)r->value);
+				printf("%lu = %lu\n", k, (unsigned long)r->value); // related recovery-load
 			else
 				printf("%lu: not found\n", k);
 		} else {
