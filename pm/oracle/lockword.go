@@ -31,11 +31,14 @@ import (
 //
 // The records say what a read-modify-write left in the word, not what it found there (the
 // runtime reads memory after the instruction), so "taken" is "left non-zero" and "given back"
-// is "set to 0 by the same thread": a lock word's free value must be 0 (as in P-CLHT's bucket
-// locks, CCEH's segment semaphores and most spin locks). Not a lock word: a word another thread
-// sets to 0 (a hand-off), one rewritten to another non-zero value by a plain store before it
-// is set to 0, one only ever changed by read-modify-writes that never leave 0 (a counter). A
-// counter that its own thread resets to 0 with a plain store looks like one.
+// is "set to 0 by the same thread, in the same operation": a lock word's free value must be 0
+// (as in P-CLHT's bucket locks, CCEH's segment semaphores and most spin locks), and a critical
+// section ends in the operation that began it. Not a lock word: a word another thread sets to 0
+// (a hand-off), one rewritten to another non-zero value by a plain store before it is set to 0,
+// one only ever changed by read-modify-writes that never leave 0 (a counter), one a later
+// operation sets to 0 (a lock-free slot that an insert fills with a compare-and-swap and an erase
+// empties: Clevel hashing's entries). A counter that its own thread resets to 0 with a plain store
+// in the same operation looks like one.
 var PMLockWord = &analysis.Analyzer{
 	Name:       string(report.PMLockWord),
 	Doc:        "a word in PM that a thread takes with an atomic read-modify-write and gives back with a store (a lock): a crash in between can leave it durable as held, and unless recovery resets it no later operation can take it; unconfirmed until a crash that leaves it held makes the program fail",
@@ -88,7 +91,7 @@ func (l *lockWord) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	copy(data[:], s.Data)
 	if a, ok := l.held[s.Addr]; ok {
 		switch {
-		case data == [8]byte{} && a.thread == ev.Thread && a.size == s.Size:
+		case data == [8]byte{} && a.thread == ev.Thread && a.size == s.Size && a.op == s.Origin.Op:
 			delete(l.held, s.Addr)
 			l.report(p, a, ev)
 			return
