@@ -170,7 +170,7 @@ func build(t *testing.T, scry, src, bin string, extra ...string) {
 		cmd = exec.Command(scry, append(append([]string{driver, "-O1", inc, "-o", bin, src}, extra...), libs...)...)
 	} else {
 		// pmemcheck.h, scry's copy of pmemcheck's header, over Debian's valgrind.h.
-		pmc := "-I" + filepath.Join(testenv.BuildDir(), "include", "scry")
+		pmc := "-I" + filepath.Join(testenv.BuildDir(), "include", "scry-compat")
 		cmd = exec.Command(plainCC(t, cxx), append(append([]string{"-O1", "-g", "-gdwarf-4", inc, pmc, "-I/usr/include/valgrind", "-o", bin, src}, extra...), libs...)...)
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {

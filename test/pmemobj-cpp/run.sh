@@ -17,7 +17,7 @@
 #   --pmemcheck  compile with libpmemobj-cpp's pmemcheck annotations
 #             (-DLIBPMEMOBJ_CPP_VG_PMEMCHECK_ENABLED=1): needs valgrind.h (Debian's valgrind
 #             package, /usr/include/valgrind) and a pmemcheck.h, looked for in scry's
-#             build/include/scry and /usr/include/valgrind; reports go to WORKDIR/<ex>-pmc/
+#             build/include/scry-compat and /usr/include/valgrind; reports go to WORKDIR/<ex>-pmc/
 #   --crash   give the example `{pool}` (crash exploration) instead of a pool file of its own
 #             (trace oracles and inference only; the default, see below)
 #   flags after `--` go to `scry check` (e.g. -- --time-budget 90s -j 1)
