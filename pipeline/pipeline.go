@@ -213,7 +213,7 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 		settleLockWords(rep, res.Durability)
 	}
 	if xerr == nil {
-		recoveryLoads(ctx, rep, x, target, w, opts.AssumeDurable, res.RunBound)
+		recoveryLoads(ctx, rep, tf, x, target, w, opts.AssumeDurable, res.RunBound)
 	}
 	rep.Warnings = append(rep.Warnings, res.Warnings...)
 	rep.Shard = res.Shard

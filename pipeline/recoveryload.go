@@ -55,11 +55,12 @@ const (
 // traced run each), in report order.
 const MaxRecoveryLoads = 32
 
-// recoveryLoads adds the recovery load of each PM crash finding of rep (above); target is the
+// recoveryLoads adds the recovery load of each PM crash finding of rep (above), read from the
+// trace tf (open: one more pass over the file the exploration read); target is the
 // program with {pool}, w the workload, assume the stores the exploration assumed durable,
 // runBound what bounded its runs (recoveryLoadTimeout). What fails is a warning, and the findings
 // stay as they are.
-func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, target []string, w workload.Workload, assume []px86.StoreState, runBound time.Duration) {
+func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Exploration, target []string, w workload.Workload, assume []px86.StoreState, runBound time.Duration) {
 	var idx []int
 	var cs []*report.Crash
 	for i := range rep.Findings {
@@ -114,7 +115,7 @@ func recoveryLoads(ctx context.Context, rep *report.Report, x Exploration, targe
 	if !cs[0].AssumeFixed {
 		assume = nil // the exploration placed its crash points with the literal model
 	}
-	lost, err := explore.RebuildLost(cs, images, assume)
+	lost, err := explore.RebuildLost(tf, cs, images, assume)
 	if err != nil {
 		rep.Warnings = append(rep.Warnings, "recovery loads were not looked for: "+err.Error())
 		return

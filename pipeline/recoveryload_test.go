@@ -55,7 +55,7 @@ func TestRecoveryLoad(t *testing.T) {
 		t.Fatalf("crash point: %v, %d crashes", err, len(cs))
 	}
 	images := []string{filepath.Join(dir, "lost.img"), filepath.Join(dir, "torn.img")}
-	lost, err := explore.RebuildLost(cs, images, nil)
+	lost, err := explore.RebuildLost(nil, cs, images, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

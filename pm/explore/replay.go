@@ -113,16 +113,24 @@ type Lost struct {
 // the same AfterStores and AssumeLate) to images[i] (created, replaced only when it is a file scry
 // made: see Rebuild) and returns what its state left different (Lost), sorted by offset, with
 // the trace's reader closed. One walk of the trace serves every finding. assume are the stores
-// the exploration assumed durable (Rebuild). Errors: those of Rebuild, for the first finding
-// that has one; the images written so far stay.
-func RebuildLost(cs []*report.Crash, images []string, assume []px86.StoreState) ([][]Lost, error) {
+// the exploration assumed durable (Rebuild); tf, when not nil, is the findings' trace already
+// open (its reader reads the open file again, as the exploration's walks do), else it is opened
+// at the crash findings' Trace. Errors: those of Rebuild, for the first finding that has one;
+// the images written so far stay.
+func RebuildLost(tf *trace.File, cs []*report.Crash, images []string, assume []px86.StoreState) ([][]Lost, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
 	if len(images) != len(cs) {
 		return nil, fmt.Errorf("%d images for %d crash findings", len(images), len(cs))
 	}
-	r, err := trace.Open(cs[0].Trace)
+	var r *trace.Reader
+	var err error
+	if tf != nil {
+		r, err = tf.Reader()
+	} else {
+		r, err = trace.Open(cs[0].Trace)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the findings' trace: %w", err)
 	}
