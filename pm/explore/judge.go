@@ -353,10 +353,9 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 			e.found.variants[key][variant] = true
 			f.Crash.Variants++
 			if c := f.Crash; len(c.VariantImages) < report.MaxVariantImages && it.point >= 0 {
-				c.VariantImages = append(c.VariantImages, report.CrashVariant{
-					ID: fmt.Sprintf("%s-%d", c.ID, c.Variants), CrashPoint: it.point, Event: it.event,
-					State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1, Tear: crashTear(it.state),
-				})
+				v := image(it)
+				v.ID = fmt.Sprintf("%s-%d", c.ID, c.Variants)
+				c.VariantImages = append(c.VariantImages, *v)
 			}
 		}
 		if len(f.Crash.Operations) < report.MaxCrashOperations && !slices.Contains(f.Crash.Operations, uint64(it.op)) {

@@ -163,7 +163,7 @@ func image(it *item) *report.CrashVariant {
 	if it.point < 0 {
 		return nil
 	}
-	return &report.CrashVariant{CrashPoint: it.point, Event: it.event, State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1}
+	return &report.CrashVariant{CrashPoint: it.point, Event: it.event, State: slices.Clone(it.state.K), Operation: uint64(it.op), Input: it.next + 1, Tear: crashTear(it.state)}
 }
 
 // logFailure logs a failing state of a shard: it falls in the cluster key (a new one when the
