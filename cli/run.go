@@ -13,6 +13,7 @@ import (
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/pipeline"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -147,6 +148,7 @@ type analyzeFlags struct {
 	noInfer      bool
 	strict       bool
 	force        bool
+	persistency  string
 }
 
 // kindsText is the catalogue of finding kinds for --help: each kind, its class and its doc text.
@@ -166,6 +168,7 @@ func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	c.Flags().BoolVar(&f.strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
 	c.Flags().BoolVar(&f.force, "force", false, "let -o replace an existing file that is not a report of scry")
+	c.Flags().StringVar(&f.persistency, "persistency", "", "check under the persistency profiles `P` (comma-separated: adr, eadr, gpf (an alias of eadr), or all); every finding then says under which it occurs (default: adr, findings unlabelled; docs/persistency-profiles.md)")
 	c.Flags().BoolVar(&f.noInfer, "no-infer", false, "do not infer persistence properties from the trace nor check them ("+string(report.MPBViolation)+", "+string(report.MPAViolation)+"; docs/inference.md)")
 }
 
@@ -174,6 +177,13 @@ func (f *analyzeFlags) analysis() (pipeline.Analysis, error) {
 	a := pipeline.Analysis{Kinds: f.oracles, NoInfer: f.noInfer, Catalogue: f.cat}
 	if err := report.CheckFormat(f.format); err != nil {
 		return a, err
+	}
+	if f.persistency != "" {
+		ps, err := px86.ParseProfiles(f.persistency)
+		if err != nil {
+			return a, fmt.Errorf("--persistency: %w", err)
+		}
+		a.Profiles = ps
 	}
 	if err := a.Check(); err != nil {
 		return a, err
@@ -271,6 +281,7 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 			if err != nil {
 				return err
 			}
+			x.Profiles = a.Profiles
 			if err := x.CheckFlags(); err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@
 //	                                scry runs in crash mode (it substitutes {pool} itself)
 //	// scry: output-filter REGEX    with workload: passed as --output-filter REGEX
 //	// scry: strategy S[,S...]      with workload: passed as --strategy (crash-state strategies)
+//	// scry: persistency P[,P...]   passed as --persistency (persistency profiles: adr, eadr, all)
 //	// scry: concurrent-operations  with workload: the trace must have two operations of
 //	                                different threads in flight at once
 //	// scry: op-markers B E         calls of B and E mark the operations (--op-begin B --op-end E)
@@ -36,6 +37,10 @@
 // examples/include is no example: it holds example.h, which the programs include for what their
 // main functions share that has nothing to do with persistence (checking the command line,
 // opening the pool); every build adds it to the include path (cflags).
+//
+// A `// profiles P[,P...]` clause on a line asserts that every finding reported on that line
+// occurs under exactly those persistency profiles (its JSON "profiles"), e.g. `// want
+// "unpersisted-store"; profiles adr` for a missing flush, which eADR does not need.
 //
 // A `// related ROLE` comment on a line asserts that some finding names that line as a related
 // location of that role (e.g. `related recovery-load` on the load a persistency race's
@@ -163,6 +168,9 @@ type program struct {
 	workload     string
 	outputFilter string
 	strategies   []string // --strategy values (crash-only examples)
+	persistency  string   // the --persistency value ("" none)
+	// profiles are the `profiles` clauses: the profiles every finding on a line has, by line.
+	profiles map[int][]string
 	// concurrent: the trace must have operations of two threads in flight at once.
 	concurrent bool
 	want       []finding
@@ -200,6 +208,7 @@ func (f finding) String() string { return fmt.Sprintf("%s:%d: %s", f.File, f.Lin
 var (
 	directiveRE = regexp.MustCompile(`^\s*//\s*scry:\s*([\w-]+)\s*(.*?)\s*$`)
 	relatedRE   = regexp.MustCompile(`^related\s+([a-z-]+)$`)
+	profilesRE  = regexp.MustCompile(`^profiles\s+([a-z]+(?:\s*,\s*[a-z]+)*)$`)
 	propertyRE  = regexp.MustCompile(`^property\s+(\w+(?:\s*,\s*\w+)*)\s+(before|after|member)\s+"([^"]+)"$`)
 )
 
@@ -341,6 +350,11 @@ func parseProgram(rel string) (program, error) {
 				if len(p.strategies) == 0 {
 					return p, fmt.Errorf("%s:%d: strategy names no strategy", rel, line)
 				}
+			case "persistency":
+				if m[2] == "" {
+					return p, fmt.Errorf("%s:%d: persistency names no profile", rel, line)
+				}
+				p.persistency = m[2]
 			case "concurrent-operations":
 				p.concurrent = true
 			case "op-markers":
@@ -449,9 +463,18 @@ func (p *program) addClause(clause string, line int) error {
 		p.related = append(p.related, relatedWant{line: line, role: m[1]})
 		return nil
 	}
+	if m := profilesRE.FindStringSubmatch(clause); m != nil {
+		if p.profiles == nil {
+			p.profiles = map[int][]string{}
+		}
+		for _, name := range strings.Split(m[1], ",") {
+			p.profiles[line] = append(p.profiles[line], strings.TrimSpace(name))
+		}
+		return nil
+	}
 	m := propertyRE.FindStringSubmatch(clause)
 	if m == nil {
-		return fmt.Errorf("malformed clause %q (want: `want \"kind\"`, `related ROLE` or `property RULE before|after|member \"TAG\"`)", clause)
+		return fmt.Errorf("malformed clause %q (want: `want \"kind\"`, `related ROLE`, `profiles P,...` or `property RULE before|after|member \"TAG\"`)", clause)
 	}
 	role, tag := m[2], m[3]
 	for _, rule := range strings.Split(m[1], ",") {
@@ -589,7 +612,8 @@ type reportFinding struct {
 		Column   int    `json:"column"`
 		Function string `json:"function"`
 	} `json:"location"`
-	Related []reportRelated `json:"related"`
+	Related  []reportRelated `json:"related"`
+	Profiles []string        `json:"profiles"`
 }
 
 // reportRelated is a related location of a finding.
@@ -703,6 +727,21 @@ func TestExamples(t *testing.T) {
 				if want, ok := wantClass(p, known, finding{filepath.Base(f.Location.File), f.Location.Line, f.Kind}); ok && f.Class != want {
 					t.Errorf("%s:%d: %s has class %q, want %q",
 						f.Location.File, f.Location.Line, f.Kind, f.Class, want)
+				}
+			}
+			for line, want := range p.profiles {
+				n := 0
+				for _, f := range rep.Findings {
+					if f.Location.Line != line || filepath.Base(f.Location.File) != filepath.Base(p.path) {
+						continue
+					}
+					n++
+					if !slices.Equal(f.Profiles, want) {
+						t.Errorf("%s:%d: %s occurs under profiles %v, want %v", p.name, line, f.Kind, f.Profiles, want)
+					}
+				}
+				if n == 0 {
+					t.Errorf("%s:%d: no finding on this line to check its profiles %v", p.name, line, want)
 				}
 			}
 			for _, w := range p.related {
@@ -864,6 +903,9 @@ func concurrentOps(path string) (int, error) {
 func checkArgs(p program, dir, bin string) []string {
 	check := []string{"check", "--format", "json", "-o", filepath.Join(dir, "report.json"),
 		"--trace", filepath.Join(dir, "trace")}
+	if p.persistency != "" {
+		check = append(check, "--persistency", p.persistency)
+	}
 	if len(p.markers) == 2 {
 		check = append(check, "--op-begin", p.markers[0], "--op-end", p.markers[1])
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/scry-pm/scry/pm/explore"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/pm/oracle"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -233,6 +234,8 @@ type AnalyzeOptions struct {
 	// Also are analyzers that run with the selection for their results (Keep) and report
 	// nothing (a Class of "": the facts a check's later steps need, facts.go).
 	Also []*analysis.Analyzer
+	// Profile is the persistency profile the analyses' model applies (zero: ADR).
+	Profile px86.Profile
 }
 
 // AnalyzeSource runs the trace analyzers selected by opts over the trace src opens (crash kinds are
@@ -244,7 +247,7 @@ func AnalyzeSource(src analysis.Source, opts AnalyzeOptions) (*report.Report, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := analysis.Config{Suppressions: opts.Suppressions, Trace: opts.Trace, Keep: opts.Keep}
+	cfg := analysis.Config{Suppressions: opts.Suppressions, Trace: opts.Trace, Keep: opts.Keep, Profile: opts.Profile}
 	if opts.Properties != nil {
 		cfg.Results = map[*analysis.Analyzer]any{infer.Properties: opts.Properties}
 	}

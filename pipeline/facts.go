@@ -141,9 +141,16 @@ func analyzePass(tf *trace.File, a Analysis, props *infer.Result, durable bool, 
 	if windows > 0 {
 		also = append(also, schedWindowsAnalyzer)
 	}
-	rep, err := AnalyzeSource(tf.Reader, AnalyzeOptions{
-		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
-		Trace: tf.Path(), Keep: keep, Also: also,
+	rep, err := analyzeProfiles(a.Profiles, func(p px86.Profile, first bool) (*report.Report, error) {
+		o := AnalyzeOptions{
+			Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
+			Trace: tf.Path(), Profile: p,
+		}
+		if first {
+			// The later steps use the first profile's facts (the stores it never made durable).
+			o.Keep, o.Also = keep, also
+		}
+		return AnalyzeSource(tf.Reader, o)
 	})
 	if err != nil && !errors.Is(err, trace.ErrNotTrace) && rep != nil {
 		err = fmt.Errorf("%s: %w", tf.Path(), err)

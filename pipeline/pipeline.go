@@ -44,6 +44,11 @@ type Analysis struct {
 	// Catalogue holds the kinds Kinds names and the analyzers that report them (nil: scry's
 	// own; NewCatalogue adds custom analyzers).
 	Catalogue *Catalogue
+	// Profiles are the persistency profiles to check under (--persistency; px86.Profile): the
+	// trace analyses run once per profile and crash exploration labels its findings with the
+	// profiles that allow a failing state (docs/persistency-profiles.md). nil: ADR alone, the
+	// findings unlabelled.
+	Profiles []px86.Profile
 }
 
 // Check validates the selection: an unknown kind, or a check of inferred properties with
@@ -112,8 +117,10 @@ func Infer(tf *trace.File, x *Exploration) (props *infer.Result, warning string,
 // to its last complete record, with a warning. Errors: a bad selection or a trace that cannot
 // be opened (nil report); a corrupt trace (the report so far and the error).
 func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, error) {
-	return AnalyzeFile(path, AnalyzeOptions{
-		Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
+	return analyzeProfiles(a.Profiles, func(p px86.Profile, _ bool) (*report.Report, error) {
+		return AnalyzeFile(path, AnalyzeOptions{
+			Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue, Profile: p,
+		})
 	})
 }
 

@@ -198,6 +198,7 @@ func mergeSchedules(runs []*scheduleRun) (*report.Report, error, error) {
 			}
 			if i, ok := byKey[k]; ok {
 				merged[i].Count += f.Count
+				merged[i].Profiles = report.UnionProfiles(merged[i].Profiles, f.Profiles)
 				continue
 			}
 			f.Schedule = r.spec

@@ -87,9 +87,10 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 			Trace  string `json:"trace"`
 			Events uint64 `json:"events"`
 		} `json:"summary"`
-		Stats *Stats `json:"stats"`
-		Check *Check `json:"check"`
-		Shard *Shard `json:"shard"`
+		Stats    *Stats   `json:"stats"`
+		Check    *Check   `json:"check"`
+		Shard    *Shard   `json:"shard"`
+		Profiles []string `json:"profiles"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, notReport(name, data, err)
@@ -97,7 +98,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 	if doc.Findings == nil {
 		return nil, fmt.Errorf("%s is not a JSON report of scry: it has no \"findings\" array (write one with --format json)", name)
 	}
-	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard}
+	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard, Profiles: doc.Profiles}
 	for i, f := range r.Findings {
 		if f.Kind == "" {
 			return nil, fmt.Errorf("%s: finding %d has no kind", name, i+1)

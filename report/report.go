@@ -11,6 +11,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // Class is the class of a finding: a correctness bug (the program can lose or corrupt data at a
@@ -132,6 +133,11 @@ type Finding struct {
 	// "pct:1:3"), "" for the operating system's (every single-threaded program's). Running the
 	// program with SCRY_SCHED set to it, on the same input, runs that schedule again.
 	Schedule string `json:"schedule,omitempty"`
+	// Profiles are the persistency profiles (px86.Profile names: "adr", "eadr") under which the
+	// finding occurs, in the order Report.Profiles lists them: for a trace finding, the profiles
+	// whose model reports it; for a crash finding, those that allow one of its failing crash
+	// states. Empty when the check ran under the default profile alone (no --persistency).
+	Profiles []string `json:"profiles,omitempty"`
 }
 
 // Evidence of a finding (Finding.Evidence).
@@ -167,6 +173,44 @@ type Report struct {
 	// Shard is set in the report of one shard of a sharded exploration (`scry explore --shard`;
 	// the JSON "shard" object), for `scry merge`.
 	Shard *Shard
+	// Profiles are the persistency profiles the trace was checked under (--persistency; the JSON
+	// "profiles" array), in order; nil: the default (adr) alone, findings unlabelled.
+	Profiles []string
+}
+
+// UnionProfiles returns the profile names of a and b, each once, in the order profiles are
+// listed ("adr" before "eadr": alphabetical).
+func UnionProfiles(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Clone(a)
+	for _, p := range b {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ProfilesText says under which of the report's profiles finding f occurs ("adr, eadr", "adr;
+// not under eadr"), "" when the report was not checked under named profiles or f has none.
+func (r *Report) ProfilesText(f *Finding) string {
+	if len(r.Profiles) == 0 || len(f.Profiles) == 0 {
+		return ""
+	}
+	var not []string
+	for _, p := range r.Profiles {
+		if !slices.Contains(f.Profiles, p) {
+			not = append(not, p)
+		}
+	}
+	s := strings.Join(f.Profiles, ", ")
+	if len(not) > 0 {
+		s += "; not under " + strings.Join(not, ", ")
+	}
+	return s
 }
 
 // HasCorrectness reports whether any finding is of class correctness.

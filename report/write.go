@@ -71,6 +71,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if f.Schedule != "" {
 			fmt.Fprintf(bw, "    under schedule SCRY_SCHED=%s\n", f.Schedule)
 		}
+		if t := r.ProfilesText(f); t != "" {
+			fmt.Fprintf(bw, "    persistency profiles: %s\n", t)
+		}
 		for _, rel := range f.Related {
 			fmt.Fprintf(bw, "    %s: %s", rel.Role, pos(rel.File, rel.Line, rel.Column))
 			if rel.Function != "" {
@@ -174,6 +177,7 @@ type jsonReport struct {
 	Stats    *Stats     `json:"stats,omitempty"`
 	Check    *Check     `json:"check,omitempty"`
 	Shard    *Shard     `json:"shard,omitempty"`
+	Profiles []string   `json:"profiles,omitempty"`
 }
 
 type jsonSummry struct {
@@ -198,9 +202,10 @@ func WriteJSON(w io.Writer, r *Report) error {
 			Correctness: r.Count(Correctness), Performance: r.Count(Performance), Unconfirmed: r.Count(Unconfirmed),
 			Suppressed: r.SuppressedTotal(), ByKind: map[Kind]int{},
 		},
-		Stats: r.Stats,
-		Check: r.Check,
-		Shard: r.Shard,
+		Stats:    r.Stats,
+		Check:    r.Check,
+		Shard:    r.Shard,
+		Profiles: r.Profiles,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
@@ -345,6 +350,9 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		}
 		if f.Schedule != "" {
 			props["schedule"] = f.Schedule
+		}
+		if len(f.Profiles) > 0 {
+			props["persistency_profiles"] = f.Profiles
 		}
 		if c := f.Crash; c != nil {
 			props["crash_id"] = c.ID

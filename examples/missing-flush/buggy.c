@@ -1,8 +1,10 @@
 // missing-flush (buggy): a record is written to a raw memory-mapped file, its data and its valid
 // flag on separate cache lines; the program flushes the flag with clflush (inline assembly) but
-// forgets the data, so the data may never reach PM even though the flag says it is valid.
+// forgets the data, so the data may never reach PM even though the flag says it is valid. On an
+// eADR platform (persistent caches) the data is durable once visible: the finding is ADR's only.
 // scry: pm *.pool
 // scry: args {pool}
+// scry: persistency all
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -19,7 +21,7 @@ int main(int argc, char *argv[])
 {
 	struct record *r = example_mmap(argc, argv, 4096, NULL);
 
-	r->data = 42; // want "unpersisted-store"
+	r->data = 42; // want "unpersisted-store"; profiles adr
 	r->valid = 1;
 	CLFLUSH(&r->valid); /* clflush: durable when it completes, no fence needed */
 

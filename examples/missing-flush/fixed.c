@@ -3,6 +3,7 @@
 // clflushes, so no fence is needed).
 // scry: pm *.pool
 // scry: args {pool}
+// scry: persistency all
 #include <stdint.h>
 #include <sys/mman.h>
 

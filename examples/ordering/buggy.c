@@ -17,8 +17,13 @@
 // same trace that the value store must persist before the token store (must-persist-before,
 // docs/examples.md's guarded-read) and reports the single sfence's breach of it at the token
 // store: an mpb-violation, found without re-executing anything.
+//
+// Checked under every persistency profile: on an eADR platform (persistent caches) cached stores
+// persist in store order, so the value always persists before the token and both findings are
+// ADR's only.
 // scry: args {pool}
 // scry: workload workload.txt
+// scry: persistency all
 #include <immintrin.h>
 #include <libpmem.h>
 #include <stdint.h>
@@ -45,10 +50,10 @@ int main(int argc, char *argv[])
 		if (sscanf(line, "set %lu %lu", &k, &v) == 2 && k < NKEYS) {
 			volatile struct record *r = &recs[k];
 			r->value = v; // property MPB before "record"
-			r->valid = 1; // want "mpb-violation"; property MPB after "record"
+			r->valid = 1; // want "mpb-violation"; property MPB after "record"; profiles adr
 			_mm_clwb((void *)&r->value);
 			_mm_clwb((void *)&r->valid);
-			_mm_sfence(); // want "ordering-violation"
+			_mm_sfence(); // want "ordering-violation"; profiles adr
 		} else if (sscanf(line, "get %lu", &k) == 1 && k < NKEYS) {
 			volatile struct record *r = &recs[k];
 			if (r->valid)

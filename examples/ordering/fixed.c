@@ -8,6 +8,7 @@
 // the token without its value.
 // scry: args {pool}
 // scry: workload workload.txt
+// scry: persistency all
 #include <immintrin.h>
 #include <libpmem.h>
 #include <stdint.h>

@@ -28,6 +28,8 @@ type Config struct {
 	// pipeline that uses them after the analysis (the stores the durability oracle found never
 	// durable, for crash exploration).
 	Keep map[*Analyzer]any
+	// Profile is the persistence contract the replay's px86 model applies (zero: ADR).
+	Profile px86.Profile
 }
 
 // MaxOpText bounds the bytes of operation texts (OP_BEGIN) the driver keeps to name the
@@ -162,7 +164,7 @@ func Run(src Source, analyzers []*Analyzer, cfg Config) (*report.Report, error) 
 		return nil, err
 	}
 	defer r.Close()
-	m, err := replay.New[px86.NoPayload](r, replay.Options[px86.NoPayload]{Model: true})
+	m, err := replay.New[px86.NoPayload](r, replay.Options[px86.NoPayload]{Model: true, ModelConfig: px86.Config[px86.NoPayload]{Profile: cfg.Profile}})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
 	}

@@ -514,9 +514,12 @@ func (w *walker) fillSpace() {
 			if site, ok := w.r.Site(s.Origin.Site); ok && site.Access == trace.AccessPlain {
 				flags |= UnitPlain
 			}
+			if w.m.Model.Visible(s) {
+				flags |= UnitVisible
+			}
 			w.units = append(w.units, Unit{
 				Store: s.ID, First: s.First, Seq: d.seq, Addr: s.Addr, Size: int(s.Size), Segment: d.segment,
-				Site: s.Origin.Site, Stack: s.Origin.Stack, Op: s.Origin.Op, Flags: flags, Old: d.old, Keep: d.keep,
+				Site: s.Origin.Site, Stack: s.Origin.Stack, Op: s.Origin.Op, Thread: s.Origin.Thread, Flags: flags, Old: d.old, Keep: d.keep,
 			})
 		}
 		return true

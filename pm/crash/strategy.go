@@ -109,6 +109,13 @@ var strategies = []*Strategy{
 		count:  func(sp *Space, o Options) *big.Int { return big.NewInt(int64(4 * len(tearable(sp, o)))) },
 		gen:    genTorn,
 	},
+	{
+		Name:   "eadr",
+		Doc:    "every crash state eADR (and CXL GPF) allows: each store its thread fenced after persisted, then for each thread a prefix in store order of its cached stores, with any of its non-temporal ones (--persistency eadr adds it)",
+		Source: "Intel, eADR: New Opportunities for Persistent Memory Applications (2021): the caches are in the persistence domain; x86-TSO drains a store buffer in order (px86.Profile)",
+		count:  countEADR,
+		gen:    genEADR,
+	},
 }
 
 // Strategies returns every strategy, in a fixed order.

@@ -7,7 +7,7 @@ import (
 	"github.com/scry-pm/scry/pm/px86"
 )
 
-// Unit flags: those of the px86 model's entries, and UnitPlain.
+// Unit flags: those of the px86 model's entries, UnitPlain and UnitVisible (profile.go).
 const (
 	UnitNT       = px86.NT       // part of a non-temporal store
 	UnitExternal = px86.External // written by uninstrumented (library) code, not flagged persisted
@@ -35,7 +35,8 @@ type Unit struct {
 	Site    uint32 // the store's site
 	Stack   uint32 // the store's call-stack node
 	Op      uint32 // the operation that issued the store (its index plus one; 0: none)
-	Flags   uint8  // UnitNT, UnitExternal, UnitMerged, UnitPlain
+	Thread  uint32 // the thread that issued the store (the trace's thread id)
+	Flags   uint8  // UnitNT, UnitExternal, UnitMerged, UnitPlain, UnitVisible
 	// Changed, for a plain unit of 2 to 8 bytes issued in the crash point's segment (what the
 	// torn strategy may tear), has bit b set when the unit's byte b differs from the byte it
 	// overwrote (Old[b]); 0 for other units.

@@ -86,6 +86,9 @@ type item struct {
 	judgement
 	state    crash.State
 	strategy string
+	// profiles are the persistency profiles (Options.Profiles) that allow the state, one bit
+	// per profile (Options.profileMask).
+	profiles uint8
 	// persisted and unpersist are the stores a finding names: for an ordering violation the
 	// units persisted although an earlier one was not, and those earlier units; for an atomicity
 	// violation every unit not persisted (stateRefs); for a durability state the stores it lost.
@@ -675,6 +678,9 @@ func (e *explorer) visitPoint(cp *crash.CrashPoint, k int, cost float64) error {
 			if keep != nil && !keep[key] {
 				continue
 			}
+			if e.cfg.profileMask(cp.Space, st) == 0 {
+				continue // no profile checked allows it (--persistency eadr alone)
+			}
 			var torn *tornPair
 			if st.Tear != nil {
 				// Judged against the whole states next to it, which the strategy yielded
@@ -1067,6 +1073,7 @@ func confirmedPair(f *report.Finding, pairs map[Pair]PairOutcome) bool {
 // f's replayable variants) and its operations.
 func mergeFinding(f, g *report.Finding) {
 	f.Count += g.Count
+	f.Profiles = report.UnionProfiles(f.Profiles, g.Profiles)
 	fc, gc := f.Crash, g.Crash
 	fc.Variants += gc.Variants
 	add := func(v report.CrashVariant) {
@@ -1170,7 +1177,7 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 			point: cp.Index, pointKind: cp.Kind, event: cp.Event, site: cp.Site, loc: e.places.location(cp.Site, cp.Stack),
 			stack: cp.Stack, opText: cp.OpText, region: region, regionPath: path, pointKey: e.pointKey(cp), pointOp: k,
 		},
-		opsAt: opsAt{op: k}, state: st, strategy: strategy,
+		opsAt: opsAt{op: k}, state: st, strategy: strategy, profiles: e.cfg.profileMask(cp.Space, st),
 	}
 	// The operation whose stores the state lost or reordered (culprit), when another operation
 	// than the point's thread's is in flight.

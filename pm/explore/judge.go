@@ -349,6 +349,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	if i, ok := e.found.index[key]; ok {
 		f := &e.res.Findings[i]
 		f.Count++
+		f.Profiles = e.cfg.unionProfiles(f.Profiles, it.profiles)
 		if !e.found.variants[key][variant] {
 			e.found.variants[key][variant] = true
 			f.Crash.Variants++
@@ -366,6 +367,7 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	e.found.variants[key] = map[string]bool{variant: true}
 	e.found.index[key] = len(e.res.Findings)
 	f, message := e.newFinding(it, kind, key, symptom, detail, t, ls, persRel, unpRel)
+	f.Profiles = e.cfg.profileNames(it.profiles)
 	e.found.msgs = append(e.found.msgs, message)
 	e.found.points = append(e.found.points, report.Context{Site: it.site, Stack: it.stack})
 	e.found.windows = append(e.found.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))

@@ -292,6 +292,9 @@ func (e *explorer) judgeLazy(it *item, got outcome, ls legalSet) {
 		leaf := *it
 		leaf.lazy, leaf.leafOf, leaf.choices = nil, lp, l.Choices
 		leaf.state = lp.leafState(l.Choices)
+		// The profiles that allow the leaf's state (the one state named for it of those it
+		// stands for): a profile is claimed only for a state it allows.
+		leaf.profiles = e.cfg.profileMask(lp.space, leaf.state)
 		leaf.persisted, leaf.unpersist = stateRefs(lp.space, leaf.state)
 		if op := culprit(lp.space, leaf.state, leaf.inflight, leaf.pointOp); op != leaf.op {
 			leaf.op, leaf.pointKey = op, lp.windows[op]

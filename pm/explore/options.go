@@ -12,6 +12,7 @@ import (
 	"github.com/scry-pm/scry/internal/optcheck"
 	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/pm/px86"
 )
 
 // Options are the choices of one crash exploration, spelled once: the command line binds its
@@ -32,6 +33,13 @@ type Options struct {
 	// union of their states is tested, each state once, attributed to the first strategy
 	// yielding it.
 	Strategies []string
+	// Profiles are the persistency profiles crash states are judged under (--persistency;
+	// px86.Profile; nil: ADR alone, findings unlabelled). With EADR the eadr strategy's states
+	// join the strategies' (each state once); without ADR only the states EADR allows are run
+	// (crash.Space.Allows), and the lazy strategy, which covers every ADR state, is refused.
+	// Every finding is labelled with the profiles that allow one of its failing states
+	// (report.Finding.Profiles).
+	Profiles []px86.Profile
 	// Crash drives the walk and the strategies: MaxStates (--max-states), Seed (--seed),
 	// Samples (--samples, 0: DefaultSamples), AfterStores (--after-stores), the heuristic
 	// strategy's H1 and H2 (--no-h1, --no-h2); the invariants and the stores assumed durable are
@@ -173,10 +181,64 @@ func (o *Options) check(typed bool) error {
 
 // strategies resolves Strategies (nil: DefaultStrategies).
 func (o *Options) strategies() ([]*crash.Strategy, error) {
-	if o.Strategies == nil {
-		return ResolveStrategies(DefaultStrategies)
+	names := o.Strategies
+	if names == nil {
+		names = DefaultStrategies
 	}
-	return ResolveStrategies(o.Strategies)
+	out, err := ResolveStrategies(names)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(o.Profiles, px86.EADR) {
+		if s := crash.StrategyByName("eadr"); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+		if !slices.Contains(o.Profiles, px86.ADR) && slices.ContainsFunc(out, func(s *crash.Strategy) bool { return s.Lazy }) {
+			return nil, errors.New("the lazy strategy covers every crash state ADR allows, not eADR's alone: with --persistency eadr use eager strategies (the eadr strategy runs every state eADR allows), or add adr")
+		}
+	}
+	return out, nil
+}
+
+// profileMask returns the profiles of Profiles that allow state st of sp, one bit per profile
+// (1<<p); with no Profiles, ADR's bit.
+func (o *Options) profileMask(sp *crash.Space, st crash.State) uint8 {
+	if len(o.Profiles) == 0 {
+		return 1 << px86.ADR
+	}
+	var m uint8
+	for _, p := range o.Profiles {
+		if sp.Allows(p, st) {
+			m |= 1 << p
+		}
+	}
+	return m
+}
+
+// unionProfiles returns the profile names of names and of mask m (profileMask), in Profiles
+// order; nil with no Profiles.
+func (o *Options) unionProfiles(names []string, m uint8) []string {
+	for _, p := range o.Profiles {
+		if slices.Contains(names, p.String()) {
+			m |= 1 << p
+		}
+	}
+	return o.profileNames(m)
+}
+
+// profileNames returns the names of the profiles in mask m (profileMask), in Profiles order;
+// nil with no Profiles (findings unlabelled).
+func (o *Options) profileNames(m uint8) []string {
+	if len(o.Profiles) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range o.Profiles {
+		if m&(1<<p) != 0 {
+			out = append(out, p.String())
+		}
+	}
+	return out
 }
 
 // ResolveStrategies returns the strategies names name (crash.StrategyByName), each entry a

@@ -66,7 +66,8 @@ var stores = &analysis.Analyzer{
 //   - mpb-violation: the After instance may persist (now, or at its transaction's commit) while
 //     the Before instance is not yet durable. Not a violation: the Before instance lies on the
 //     After instance's cache lines (a line persists in program order), or both persist at one
-//     commit.
+//     commit, or, under the eADR profile (px86.EADR), the Before instance is a cached store
+//     (cached stores persist in store order).
 //   - mpa-violation: the two instances' persistent intervals overlap: the later one may start
 //     persisting (when it executes, or at its transaction's commit) while the earlier one is
 //     not yet durable, so a crash can persist either without the other. Not a violation: both
@@ -216,6 +217,23 @@ func durable(m *px86.Model, b storeRec) bool {
 	return true
 }
 
+// storeOrdered reports whether store b persists before every later store of its thread
+// whatever the cache does: under the eADR profile (px86.EADR) a cached store is durable in store
+// order, so every part of b still unpersisted is Ordered (a non-temporal part is not).
+func storeOrdered(m *px86.Model, b storeRec) bool {
+	if m.Profile() != px86.EADR {
+		return false
+	}
+	ordered := true
+	m.ForEachOverlapping(b.addr, b.size, func(s px86.StoreState) bool {
+		if s.ID == b.ev && s.Flags&px86.Ordered == 0 {
+			ordered = false
+		}
+		return ordered
+	})
+	return ordered
+}
+
 // sameLines reports whether every cache line b touches is one a touches: a line persists in
 // program order, so a (later) cannot persist there without b.
 func sameLines(m *px86.Model, a, b storeRec) bool {
@@ -305,7 +323,7 @@ func (c *mpbCheck) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 			c.pending[ev.Thread] = append(c.pending[ev.Thread], pending{prop: i, a: a, b: b, site: ev.Site})
 			continue
 		}
-		if !durable(m, b) {
+		if !durable(m, b) && !storeOrdered(m, b) {
 			c.report(p, pr, ev.Site, a, b, "")
 		}
 	}
@@ -313,6 +331,9 @@ func (c *mpbCheck) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 
 func (c *mpbCheck) OnTx(p *analysis.Pass, ev *trace.Event, tx *pmdk.Tx) {
 	settle(p, ev, tx, c.pending, func(pd pending) {
+		if storeOrdered(p.State.Model, pd.b) {
+			return // persists before the After store, which its thread stored later
+		}
 		c.report(p, &c.res.Properties[pd.prop], pd.site, pd.a, pd.b, " when its transaction commits")
 	})
 }

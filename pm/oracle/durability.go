@@ -19,6 +19,8 @@ import (
 // a fence. Bytes written by uninstrumented code (EXTERNAL_WRITE) are not reported: the runtime
 // cannot see the flushes such code makes, so the trace proves nothing about them. A program
 // that dies (END by signal, truncated trace) is not checked at its end (see analysis.Run).
+// Under the eADR profile (px86.EADR) only non-temporal stores can be reported: a cached store is
+// durable once globally visible.
 var UnpersistedStore = &analysis.Analyzer{
 	Name:       string(report.UnpersistedStore),
 	Doc:        "a store to PM is not guaranteed durable when its pool is closed or the program exits (missing flush or fence)",
@@ -60,6 +62,11 @@ func (u *unpersisted) OnEnd(p *analysis.Pass, ev *trace.Event) {
 // exactly one entry and is reported at once; the entries of a store that spans lines are kept
 // for reportSpans, which groups them.
 func (u *unpersisted) entry(p *analysis.Pass, s px86.StoreState, when string) {
+	if s.Flags&px86.Ordered != 0 {
+		// eADR: a cached store is durable once globally visible, which it becomes by itself
+		// (the store buffer drains); only a non-temporal one needs the fence it misses.
+		return
+	}
 	if s.Flags&px86.Rewritten != 0 {
 		// Later unpersisted stores rewrote all its bytes: they are reported, and persisting
 		// them fixes this one too.
@@ -146,7 +153,8 @@ func (u *unpersisted) report(p *analysis.Pass, first px86.StoreState, state px86
 // since it last persisted). Not reported (documented false-positive guards): stores that lie
 // wholly in ranges added to the thread's open transaction or objects allocated in it (PMDK makes
 // them durable at commit and rolls them back at abort), and library writes (EXTERNAL_WRITE),
-// either as the new or as the earlier store.
+// either as the new or as the earlier store. Under the eADR profile (px86.EADR) only a
+// non-temporal earlier store counts: cached stores persist in store order.
 var OverwrittenUnpersisted = &analysis.Analyzer{
 	Name:       string(report.OverwrittenUnpersisted),
 	Doc:        "a store rewrites PM bytes whose earlier store was not yet persisted",
@@ -178,6 +186,10 @@ func (o *overwritten) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 		return
 	}
 	prev := s.Effect.Prev
+	if prev.Flags&px86.Ordered != 0 {
+		// eADR: cached stores persist in store order, so the earlier value persists first.
+		return
+	}
 	if prev.Flags&px86.External == 0 && !o.seen[prev.ID] {
 		if o.seen == nil {
 			o.seen = map[px86.StoreID]bool{}

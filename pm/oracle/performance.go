@@ -14,7 +14,8 @@ import (
 // RedundantFlush reports a flush of a cache line that holds no dirty store: nothing unpersisted
 // at all, or only stores already flushed and waiting for a fence. AGAMOTTO's extra-flush oracle
 // (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_flush). Flushes a library makes
-// for its own metadata (FLUSH internal) are not reported.
+// for its own metadata (FLUSH internal) are not reported. Under the eADR profile (px86.EADR)
+// every flush of the program is unnecessary, and says so.
 var RedundantFlush = &analysis.Analyzer{
 	Name:       string(report.RedundantFlush),
 	Doc:        "a flush of a cache line with no store its thread has not already written back (nothing to write back)",
@@ -26,17 +27,21 @@ var RedundantFlush = &analysis.Analyzer{
 type redundantFlush struct{}
 
 func (redundantFlush) OnFlush(p *analysis.Pass, ev *trace.Event, eff px86.FlushEffect) {
-	if ev.Internal || eff.Dirty > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
+	eadr := p.State.Model.Profile() == px86.EADR
+	if ev.Internal || eff.Dirty > 0 && !eadr || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	d := analysis.Diagnostic{Site: ev.Site, Stack: ev.Context, Event: ev.Index, Op: p.State.OpOf(ev.Thread)}
 	line := p.State.Where(p.State.Model.LineOf(ev.Addr))
-	if eff.Pending > 0 {
+	switch {
+	case eadr:
+		d.Message = fmt.Sprintf("%s of the cache line at %s is unnecessary under eADR: the caches are in the persistence domain, so a store is durable once globally visible without a flush (a program can skip its flushes where pmem_has_auto_flush says so)", ev.Flush, line)
+	case eff.Pending > 0:
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: its stores are already flushed and only wait for a fence", ev.Flush, line)
 		if eff.PrevFlush {
 			d.Related = []analysis.RelatedSite{{Role: report.RoleFlush, Site: eff.Prev.Site, Stack: eff.Prev.Stack}}
 		}
-	} else {
+	default:
 		d.Message = fmt.Sprintf("%s of the cache line at %s is redundant: the line holds no unpersisted store", ev.Flush, line)
 	}
 	p.Report(d)

@@ -69,6 +69,11 @@
 //     two persist together), never adds one, so every crash state still respects the rules
 //     above.
 //
+// Profiles. The rules above are the ADR platform's. [Profile] names the platforms the model also
+// applies (eADR, and CXL Global Persistent Flush, whose contract is eADR's), as a parameter of
+// the one model: under [EADR] a cached store needs no flush and is durable in store order, at
+// the latest at its thread's next fence (see Profile for the sources).
+//
 // Only unpersisted entries are kept; persisted ones are dropped, so memory grows with the number
 // of stores not yet durable, not with the length of the trace. A store that spans several cache
 // lines is kept as one entry per line (per unit with Config.Units), all with the same StoreID.
@@ -134,6 +139,10 @@ const (
 	Rewritten uint8 = 1 << 3
 	// Merged marks an entry that stands for several stores (see "Bounded lines").
 	Merged uint8 = 1 << 4
+	// Ordered marks, under the EADR profile, an entry of a cached (not non-temporal) store:
+	// it is flush-pending for its own thread from the start (nothing to write back) and becomes
+	// durable in store order, at the latest at its thread's next fence (see Profile).
+	Ordered uint8 = 1 << 5
 )
 
 // StoreState is the state of one unpersisted entry: a store's bytes on one cache line (one
@@ -192,6 +201,10 @@ type Config[P any] struct {
 	Units bool
 	// Payloads, if non-nil, makes each entry's payload; nil leaves payloads zero.
 	Payloads Payloads[P]
+	// Profile is the platform's persistence contract (Profile; the zero value is ADR). Under
+	// EADR a cached store is Ordered and flush-pending for its thread at once, flushes change
+	// nothing, and a fence persists what its thread stored before it.
+	Profile Profile
 }
 
 // entry is one store's (or unit's) bytes [lo,hi) on one line.
@@ -295,6 +308,17 @@ type Of[P any] struct {
 	entries int // unpersisted entries
 	npend   int // flush-pending entries
 	live    int // lines with at least one entry
+	// next is one more than the largest store ID seen; fenced[t] (by thread) is next at
+	// thread t's latest fence (Visible).
+	next   StoreID
+	fenced []fenceMark
+}
+
+// fenceMark is the store ID bound of a thread's latest fence: its stores below it were issued
+// before that fence.
+type fenceMark struct {
+	thread uint32
+	below  StoreID
 }
 
 // New returns an empty model without payloads for cache lines of lineSize bytes (the trace
@@ -318,6 +342,27 @@ func NewOf[P any](lineSize uint64, cfg Config[P]) (*Of[P], error) {
 
 // LineSize returns the cache-line size in bytes.
 func (m *Of[P]) LineSize() uint64 { return m.lineSize }
+
+// Profile returns the profile the model applies (Config.Profile).
+func (m *Of[P]) Profile() Profile { return m.cfg.Profile }
+
+// Visible reports whether unpersisted entry s (as ForEachLine, ForEachUnpersisted or
+// Overlapping pass it) is durable under the EADR profile although the model's own profile does
+// not make it so: a cached (not non-temporal) store issued before a later fence of its thread,
+// which drained it from the store buffer (see Profile). Package crash uses it to tell which
+// crash states of a model kept under ADR eADR allows. Library writes (External) count as
+// cached: the runtime cannot see how the library wrote them.
+func (m *Of[P]) Visible(s StoreState) bool {
+	if s.Flags&NT != 0 {
+		return false
+	}
+	for _, f := range m.fenced {
+		if f.thread == s.Origin.Thread {
+			return s.ID < f.below
+		}
+	}
+	return false
+}
 
 // LineOf returns the address of the first byte of the cache line holding addr.
 func (m *Of[P]) LineOf(addr uint64) uint64 { return addr &^ (m.lineSize - 1) }
@@ -522,9 +567,16 @@ func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 	if end < addr { // wraps around the address space: clip
 		end = ^uint64(0)
 	}
-	flags &^= Spans | Merged | Rewritten
+	flags &^= Spans | Merged | Rewritten | Ordered
 	if addr>>m.shift != (end-1)>>m.shift {
 		flags |= Spans
+	}
+	if id >= m.next {
+		m.next = id + 1
+	}
+	eadr := m.cfg.Profile == EADR
+	if eadr && flags&NT == 0 {
+		flags |= Ordered
 	}
 	for a := addr; a < end; {
 		idx := a >> m.shift
@@ -561,7 +613,8 @@ func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 		} else {
 			m.add(l, id, o, lo16, hi16, flags, base)
 		}
-		if flags&NT != 0 {
+		if flags&NT != 0 || eadr {
+			// A non-temporal store evicts its line; under eADR a cached store needs no write-back.
 			m.markPending(l, o.Thread)
 		}
 		eff.Lines++
@@ -692,6 +745,12 @@ func (m *Of[P]) Flush(kind uint8, addr uint64, o Origin) FlushEffect {
 	}
 	mine := l.covered(o.Thread)
 	eff := FlushEffect{Dirty: len(l.entries) - mine, Pending: mine, PrevFlush: l.flushed, Prev: l.flush}
+	if m.cfg.Profile == EADR {
+		// The caches are persistent: a write-back makes nothing durable that visibility did
+		// not, and a clflush must not persist the line ahead of earlier stores of other lines.
+		l.flushed, l.flush = true, o
+		return eff
+	}
 	if kind == 1 { // clflush
 		eff.Persisted = len(l.entries)
 		m.remove(l)
@@ -714,6 +773,7 @@ type FenceEffect struct {
 // sfence/mfence/RMW).
 func (m *Of[P]) Fence(t uint32) FenceEffect {
 	var eff FenceEffect
+	m.markFence(t)
 	if len(m.pending) == 0 {
 		return eff
 	}
@@ -750,6 +810,17 @@ func (m *Of[P]) Fence(t uint32) FenceEffect {
 	clear(m.pending[len(keep):])
 	m.pending = keep
 	return eff
+}
+
+// markFence records that thread t fenced after every store seen so far (Visible).
+func (m *Of[P]) markFence(t uint32) {
+	for i := range m.fenced {
+		if m.fenced[i].thread == t {
+			m.fenced[i].below = m.next
+			return
+		}
+	}
+	m.fenced = append(m.fenced, fenceMark{thread: t, below: m.next})
 }
 
 // PersistRange makes every entry on the cache lines overlapping [addr, addr+size) persisted:
