@@ -107,9 +107,17 @@ type stackNode struct {
 // Header is the fixed 16-byte file header of a trace (docs/trace-format.md, "File header").
 type Header struct {
 	Version  uint16 // format version, Version
-	Flags    uint16 // reserved, 0
+	Flags    uint16 // HeaderNoFlush; other bits reserved (0), ignored by readers
 	LineSize uint32 // cache-line size in bytes (64 on x86-64)
 }
+
+// NoFlush reports whether the header has HeaderNoFlush: libpmem skipped its cache flushes
+// (PMEM_NO_FLUSH=1, or a platform whose persistence domain holds the CPU caches, which
+// pmem_has_auto_flush(3) reports), so libpmem's and libpmemobj's persists only fenced and the
+// bytes they "persisted" are durable only where the caches are (the eADR profile, px86.EADR).
+// The runtime sets it from the environment and /sys at start; the program's own flush
+// instructions are recorded either way.
+func (h Header) NoFlush() bool { return h.Flags&HeaderNoFlush != 0 }
 
 // NewReader reads and checks the header of the trace r and returns a Reader positioned on the
 // first record. It reads r through its own buffer (DefaultBufferSize bytes), so r need not be

@@ -43,6 +43,8 @@ type HeaderField struct {
 	Name string // Go field of Header; "" for the magic
 	Size int    // bytes
 	Doc  string // Markdown
+	// Flags are the bits of a flags field (other bits are reserved: written 0, ignored).
+	Flags []FlagSpec
 }
 
 // LimitSpec is one limit a reader enforces (a larger value is corruption).
@@ -204,10 +206,13 @@ var schema = FormatSpec{
 		{9, "every site's `access` field (plain, volatile, or atomic with its memory order) and the `SYNC` record (a thread's synchronization operations once a second thread exists), from which the replay derives happens-before"},
 	},
 	Header: []HeaderField{
-		{"", 8, "magic `SCRYTRC\\x00`"},
-		{"Version", 2, "format version"},
-		{"Flags", 2, "flags (0; reserved)"},
-		{"LineSize", 4, "cache-line size in bytes (64 on x86-64)"},
+		{"", 8, "magic `SCRYTRC\\x00`", nil},
+		{"Version", 2, "format version", nil},
+		{"Flags", 2, "flags", []FlagSpec{
+			{Bit: 0, Name: "no_flush", Go: "HeaderNoFlush", C: "SCRY_TRACE_NO_FLUSH", Short: "header: libpmem skipped its cache flushes in this run (its and libpmemobj's persists only fenced)",
+				Doc: "libpmem skipped its cache flushes in the recorded run (`PMEM_NO_FLUSH=1`, or every NVDIMM region's persistence domain is the CPU cache, as `pmem_has_auto_flush` decides): the persists of libpmem and libpmemobj only fenced, and their bytes are durable only where the caches are persistent (eADR)"},
+		}},
+		{"LineSize", 4, "cache-line size in bytes (64 on x86-64)", nil},
 	},
 	Limits: []LimitSpec{
 		{"MaxPayload", "SCRY_MAX_PAYLOAD", 64 << 20, "bytes in one record's data"},

@@ -76,6 +76,7 @@ const (
 
 // Bits and flags of the byte and flags fields of records (docs/trace-format.md).
 const (
+	HeaderNoFlush     = 1 << 0    // header: libpmem skipped its cache flushes in this run (its and libpmemobj's persists only fenced)
 	RegionCreated     = 1 << 0    // REGION_MAP: the file was created by this call
 	InternalBit       = 1 << 7    // FLUSH, FENCE: performed by a library for its own metadata (not a user request)
 	ExternalPersisted = 1 << 0    // EXTERNAL_WRITE: made durable by the library before returning

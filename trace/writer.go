@@ -35,9 +35,24 @@ func NewWriter(w io.Writer, lineSize uint32) (*Writer, error) {
 	return newWriterVersion(w, lineSize, Version)
 }
 
+// NewWriterFlags is NewWriter with header flags (HeaderNoFlush). Errors: NewWriter's, and an
+// unknown flag.
+func NewWriterFlags(w io.Writer, lineSize uint32, flags uint16) (*Writer, error) {
+	if flags&^HeaderNoFlush != 0 {
+		return nil, fmt.Errorf("trace: unknown header flags %#x", flags&^HeaderNoFlush)
+	}
+	return newWriterHeader(w, Header{Version: Version, Flags: flags, LineSize: lineSize})
+}
+
 // newWriterVersion is NewWriter for format version v (MinVersion..Version): the records,
 // fields and values a version lacks are rejected or left out, as its readers expect.
 func newWriterVersion(w io.Writer, lineSize uint32, v uint16) (*Writer, error) {
+	return newWriterHeader(w, Header{Version: v, LineSize: lineSize})
+}
+
+// newWriterHeader writes header h (its version, flags and line size) and returns the Writer.
+func newWriterHeader(w io.Writer, h Header) (*Writer, error) {
+	lineSize, v := h.LineSize, h.Version
 	if lineSize == 0 || lineSize&(lineSize-1) != 0 {
 		return nil, fmt.Errorf("trace: cache-line size %d is not a power of two", lineSize)
 	}
@@ -45,7 +60,7 @@ func newWriterVersion(w io.Writer, lineSize uint32, v uint16) (*Writer, error) {
 		return nil, fmt.Errorf("trace: format version %d; this package writes versions %d to %d", v, MinVersion, Version)
 	}
 	wr := &Writer{bw: bufio.NewWriterSize(w, 1<<16), version: v, ctxOf: make(map[uint32]uint32), frOf: make(map[uint32][]uint64)}
-	if _, err := wr.bw.Write(appendHeader(nil, Header{Version: v, LineSize: lineSize})); err != nil {
+	if _, err := wr.bw.Write(appendHeader(nil, h)); err != nil {
 		return nil, err
 	}
 	return wr, nil

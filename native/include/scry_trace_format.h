@@ -130,6 +130,9 @@
 #define SCRY_FSOP_MMAP 0x12 /* mmap(MAP_SHARED) of Handle writable: FileOffset, Size (writes through it are invisible) */
 #define SCRY_FSOP_COPY_FILE_RANGE 0x13 /* copy_file_range: Result bytes of Path2 from offset Size written to Handle at FileOffset */
 
+/* Flags of the file header. */
+#define SCRY_TRACE_NO_FLUSH 0x1 /* header: libpmem skipped its cache flushes in this run (its and libpmemobj's persists only fenced) */
+
 /* Bits and flags of the byte and flags fields of records. */
 #define SCRY_REGION_CREATED 0x1 /* REGION_MAP: the file was created by this call */
 #define SCRY_INTERNAL_BIT 0x80 /* FLUSH, FENCE kind bit: performed by a library for its own metadata (not a user request) */

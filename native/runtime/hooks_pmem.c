@@ -12,6 +12,8 @@
  *   pmem_memcpy/memmove/memset(..., flags) and the _persist/_nodrain forms: STORE of the
  *                            destination bytes, FLUSHes unless PMEM_F_MEM_NOFLUSH, FENCE unless
  *                            PMEM_F_MEM_NODRAIN (or NOFLUSH)
+ * When libpmem skips its flushes (g_no_flush: PMEM_NO_FLUSH=1, or persistent caches), no FLUSH is
+ * recorded for these calls, nor for libpmemobj's: what libpmem really did.
  * libpmem writes nothing else to PM, so these calls need no protection window.
  */
 #define _GNU_SOURCE
@@ -39,6 +41,13 @@ static void flush_piece(struct rt_region *r, uintptr_t a, uint64_t n, void *argp
 }
 
 void rt_flush_lines(uint32_t site, const void *addr, size_t len)
+{
+	if (g_no_flush)
+		return; /* libpmem writes nothing back: its persists only fence */
+	rt_record_flushes(site, addr, len);
+}
+
+void rt_record_flushes(uint32_t site, const void *addr, size_t len)
 {
 	if (!pm_any() || len == 0)
 		return;

@@ -28,6 +28,8 @@
  * with the program's own symbols (the runtime is linked into every instrumented program). */
 #define ctx_current_locked __scry_rt_ctx_current_locked
 #define g_no_loads __scry_rt_g_no_loads
+#define g_no_flush __scry_rt_g_no_flush
+#define rt_record_flushes __scry_rt_rt_record_flushes
 #define g_nregions __scry_rt_g_nregions
 #define g_nwin __scry_rt_g_nwin
 #define g_regions __scry_rt_g_regions
@@ -175,6 +177,10 @@ static inline uint32_t rt_trace_tid(void)
 
 /* --- writer.c: records. Every rec_* function takes the trace lock itself. --- */
 extern int g_no_loads; /* $SCRY_NO_LOADS=1 */
+/* libpmem skips its cache flushes in this run ($PMEM_NO_FLUSH=1, or every NVDIMM region's
+ * persistence domain is the CPU cache, as pmem_has_auto_flush(3) decides): the trace header's
+ * flag no_flush, and the library hooks record no FLUSH for libpmem's and libpmemobj's persists. */
+extern int g_no_flush;
 void rt_lock(void);
 void rt_unlock(void);
 int rt_lock_mine(void); /* this thread holds the lock */
@@ -392,8 +398,12 @@ uint64_t obj_usable_size(uint64_t uuid, uint64_t off);
 int obj_tx_stage(void); /* -1 when unknown */
 int obj_tx_errno(void);
 
-/* FLUSH (clwb) of every cache line of [addr, addr+len) that lies in PM (hooks_pmem.c). */
+/* FLUSH (clwb) of every cache line of [addr, addr+len) that lies in PM, as libpmem makes them
+ * (hooks_pmem.c): none when libpmem skips its flushes (g_no_flush). */
 void rt_flush_lines(uint32_t site, const void *addr, size_t len);
+/* The same FLUSH records whatever libpmem does: a flush the program itself declares (pmemcheck's
+ * VALGRIND_PMC_DO_FLUSH). */
+void rt_record_flushes(uint32_t site, const void *addr, size_t len);
 /* FENCE sfence when any region is mapped. */
 void rt_fence(uint32_t site);
 /* PM_EXCLUDE of [addr, addr+len) when its first byte is PM (valgrind.c): the range is no PM from

@@ -75,7 +75,7 @@ uint64_t __scry_client_request(uint32_t site, const uint64_t *args, uint64_t dfl
 		rt_pm_exclude(site, a1, a2);
 		break;
 	case PMC_DO_FLUSH:
-		rt_flush_lines(site, (const void *)(uintptr_t)a1, a2);
+		rt_record_flushes(site, (const void *)(uintptr_t)a1, a2);
 		break;
 	case PMC_DO_FENCE:
 		rt_fence(site);

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +34,33 @@
 _Atomic int g_state = RT_UNINIT;
 RT_TLS struct rt_thread rt_self = {.ctx_emitted = UINT32_MAX, .frame_depth = UINT32_MAX, .frame_low = UINT32_MAX};
 int g_no_loads;
+int g_no_flush;
+
+/* libpmem_skips_flushes decides, as libpmem does at load time, whether it will flush: never
+ * with PMEM_NO_FLUSH=1, always with PMEM_NO_FLUSH=0, else not when every NVDIMM region's
+ * persistence domain is "cpu_cache" (pmem_has_auto_flush(3): eADR) and there is one. */
+static int libpmem_skips_flushes(void)
+{
+	const char *nf = getenv("PMEM_NO_FLUSH");
+	if (nf && strcmp(nf, "1") == 0)
+		return 1;
+	if (nf && strcmp(nf, "0") == 0)
+		return 0;
+	glob_t g;
+	if (glob("/sys/bus/nd/devices/region*/persistence_domain", 0, NULL, &g) != 0)
+		return 0;
+	int all = g.gl_pathc > 0;
+	for (size_t i = 0; all && i < g.gl_pathc; i++) {
+		char buf[32] = {0};
+		int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		all = n > 0 && strncmp(buf, "cpu_cache", 9) == 0 && (buf[9] == '\n' || buf[9] == 0);
+	}
+	globfree(&g);
+	return all;
+}
 
 #define RT_BUFSZ (1u << 20)
 
@@ -1092,7 +1120,8 @@ int rt_init(void)
 		rt_warn("cannot create the trace %s (errno %d); not tracing", path, errno);
 		atomic_store(&g_state, RT_DONE);
 	} else {
-		scry_trace_header(g_buf, SCRY_TRACE_VERSION, 0, RT_LINE);
+		g_no_flush = libpmem_skips_flushes();
+		scry_trace_header(g_buf, SCRY_TRACE_VERSION, g_no_flush ? SCRY_TRACE_NO_FLUSH : 0, RT_LINE);
 		g_pos = g_commit = SCRY_TRACE_HEADER_SIZE;
 		uint32_t lid = sched_begin();
 		if (lid) {

@@ -863,8 +863,8 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 				}
 			}
 		}
-		if len(lost) == 0 {
-			continue
+		if len(lost) == 0 || e.cfg.profileMask(cp.Space, st) == 0 {
+			continue // nothing lost, or no profile checked allows the state
 		}
 		_, path, _, err := e.region(cp)
 		if err != nil {

@@ -315,8 +315,13 @@ func (c *clusters) sampledOut(s sampling) bool {
 	return c.windowFailures[s.key] >= k
 }
 
-// record turns a failure into a finding, or counts it in the cluster of an earlier one.
+// record turns a failure into a finding, or counts it in the cluster of an earlier one. A state
+// that no persistency profile checked allows (a comparison twin under --persistency eadr) makes
+// no finding.
 func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls legalSet) {
+	if it.profiles == 0 {
+		return
+	}
 	kind := report.OrderingViolation
 	switch {
 	case it.durability:

@@ -47,7 +47,10 @@
 //   - Library calls. A library call that makes bytes durable (EXTERNAL_WRITE flagged persisted,
 //     the outermost TX_COMMIT) is reported before its effect (BeforeDurable); consecutive such
 //     records of one call (same site and thread, with only records that change nothing in
-//     between) form one run, and only the first of a run is a new call.
+//     between) form one run, and only the first of a run is a new call. In a run whose libpmem
+//     skipped its flushes (trace.HeaderNoFlush: PMEM_NO_FLUSH=1, or a platform with persistent
+//     caches) such a call wrote the bytes and only fenced: the model gets the writes and a fence
+//     of the thread, which makes them durable under the eADR profile alone (px86.Profile).
 //   - Happens-before (Machine.HB, hb.go): vector clocks per thread (Lamport 1978; Fidge 1988;
 //     Mattern 1989), with edges from SYNC records (an unlock to later locks of the object, a
 //     create to the child's first record, the joined thread's last record to the join, barrier
@@ -210,10 +213,13 @@ type Machine[P any] struct {
 	HB HB
 
 	persister pmdk.Persister
-	warnings  []string
-	warned    map[string]bool
-	stop      error
-	w         Write
+	// noFlush: the run's libpmem skipped its flushes (trace.HeaderNoFlush): a library's persist
+	// is a fence of its thread (drainOnly).
+	noFlush  bool
+	warnings []string
+	warned   map[string]bool
+	stop     error
+	w        Write
 	// The library call whose durable effects are being applied (site, thread).
 	inCall               bool
 	callSite, callThread uint32
@@ -233,12 +239,31 @@ func New[P any](r *trace.Reader, o Options[P]) (*Machine[P], error) {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 		m.Model, m.persister = md, md
+		if r.Header().NoFlush() {
+			m.noFlush, m.persister = true, drainOnly[P]{m}
+		}
 	}
 	if o.Image {
 		m.Image = image.NewReplayer()
 	}
 	return m, nil
 }
+
+// drainOnly is the persister of a run whose libpmem skipped its cache flushes
+// (trace.HeaderNoFlush): PMDK's persist of a range at a commit, or libpmem's of bytes a library
+// wrote, flushed nothing and only fenced, so it is a fence of the calling thread. The px86 model
+// then makes the range durable under the eADR profile, where a fence drains what the thread
+// stored, and leaves it unpersisted under ADR, where nothing wrote the lines back.
+type drainOnly[P any] struct{ m *Machine[P] }
+
+func (d drainOnly[P]) PersistRange(addr, size uint64) int {
+	if d.m.Event != nil {
+		d.m.Model.Fence(d.m.Event.Thread)
+	}
+	return 0
+}
+
+func (d drainOnly[P]) DropRange(addr, size uint64) int { return d.m.Model.DropRange(addr, size) }
 
 type nopPersister struct{}
 
@@ -545,7 +570,13 @@ func (m *Machine[P]) write(ev *trace.Event, k WriteKind, h Handler) {
 		case Store, NTStore, LibraryStore:
 			m.Model.StoreInto(&w.Effect, ev.Index, w.Origin, w.Addr, w.Size, w.Flags)
 		case LibraryPersisted:
-			m.Model.PersistRange(w.Addr, w.Size)
+			if m.noFlush {
+				// Written, then only fenced (drainOnly).
+				m.Model.StoreInto(&w.Effect, ev.Index, w.Origin, w.Addr, w.Size, w.Flags)
+				m.Model.Fence(ev.Thread)
+			} else {
+				m.Model.PersistRange(w.Addr, w.Size)
+			}
 		}
 	}
 	if m.Image != nil {

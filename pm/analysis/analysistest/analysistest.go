@@ -35,6 +35,8 @@ type Builder struct {
 	copyOf   map[uint32]uint32 // site -> the site whose source position it shares
 	inlAt    map[uint32]uint32 // site -> its inlined-at site
 	access   map[uint32]trace.SiteAccess
+	// Flags are the header's flags (trace.HeaderNoFlush).
+	Flags uint16
 }
 
 // New returns an empty builder for 64-byte cache lines.
@@ -286,7 +288,7 @@ func (b *Builder) Sites() []trace.Site {
 // Exit for a complete trace).
 func (b *Builder) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, b.LineSize)
+	w, err := trace.NewWriterFlags(&buf, b.LineSize, b.Flags)
 	if err != nil {
 		return nil, err
 	}

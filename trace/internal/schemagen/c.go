@@ -43,6 +43,12 @@ func genC(s *schema) ([]byte, error) {
 			def(v.C, uint64(v.Value), strings.TrimPrefix(v.Short+s.since(v.Since), " "))
 		}
 	}
+	b.p("\n/* Flags of the file header. */\n")
+	for _, h := range s.Header {
+		for _, fl := range h.Flags {
+			def(fl.C, 1<<fl.Bit, fl.Short)
+		}
+	}
 	b.p("\n/* Bits and flags of the byte and flags fields of records. */\n")
 	seen := map[string]bool{}
 	walkFields(s, func(r *trace.RecordSpec, f *trace.FieldSpec) {

@@ -51,6 +51,13 @@ func genConsts(s *schema) ([]byte, error) {
 		return nil
 	}
 	var err error
+	for _, h := range s.Header {
+		for _, fl := range h.Flags {
+			if e := add(fl.Go, fl.Short, 1<<fl.Bit); e != nil {
+				err = e
+			}
+		}
+	}
 	walkFields(s, func(r *trace.RecordSpec, f *trace.FieldSpec) {
 		for _, bit := range f.Bits {
 			if e := add(bit.Const, fmt.Sprintf("%s: %s", enumUsers(s, bit.Const), bit.Doc), uint64(bit.Mask)); e != nil {

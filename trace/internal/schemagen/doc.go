@@ -74,6 +74,13 @@ func docHeader(s *schema) string {
 		if h.Name == "Version" {
 			doc += fmt.Sprintf(", `%d` (readers also accept `%d` to `%d`)", s.Version, s.MinVersion, s.Version-1)
 		}
+		if len(h.Flags) > 0 {
+			var fs []string
+			for _, fl := range h.Flags {
+				fs = append(fs, fmt.Sprintf("bit %d `%s`%s", fl.Bit, fl.Name, paren(fl.Doc)))
+			}
+			doc += ": " + strings.Join(fs, ", ") + "; other bits are reserved (written 0, ignored)"
+		}
 		b.p("| %d | %d | %s |\n", off, h.Size, doc)
 		off += h.Size
 	}
