@@ -16,6 +16,7 @@ import (
 	"github.com/scry-pm/scry/pipeline"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -26,17 +27,18 @@ import (
 // (docs/crash-exploration.md), like the crash part of `scry check` with {pool}.
 func newExploreCommand() *cobra.Command {
 	var (
-		dryRun    bool
-		format    string
-		output    string
-		tracePath string
-		workload  string
-		noH1      bool
-		noH2      bool
-		strict    bool
-		force     bool
-		shard     string
-		x         pipeline.Exploration
+		dryRun      bool
+		format      string
+		output      string
+		tracePath   string
+		workload    string
+		noH1        bool
+		persistency string
+		noH2        bool
+		strict      bool
+		force       bool
+		shard       string
+		x           pipeline.Exploration
 	)
 	list := explore.StrategyNames()
 	c := &cobra.Command{
@@ -64,6 +66,13 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 			}
 			if noH2 {
 				x.Crash.H2 = -1
+			}
+			if persistency != "" {
+				ps, err := px86.ParseProfiles(persistency)
+				if err != nil {
+					return fmt.Errorf("--persistency: %w", err)
+				}
+				x.Profiles = ps
 			}
 			if err := x.CheckFlags(); err != nil {
 				return err
@@ -118,6 +127,7 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	f.StringArrayVar(&x.Env, "env", nil, "add `NAME=VALUE` to the environment of every re-execution (repeatable); the printed reproduce commands carry it")
 	f.IntVar(&x.Crash.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
 	f.IntVar(&x.Crash.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
+	f.StringVar(&persistency, "persistency", "", "judge crash states under the persistency profiles `P` (comma-separated: adr, eadr, gpf (an alias of eadr), or all): eadr adds the states it allows, and every finding says under which profiles it occurs (default: adr, unlabelled; docs/persistency-profiles.md)")
 	f.BoolVar(&noH1, "no-h1", false, "heuristic: no limit of stores per segment")
 	f.BoolVar(&noH2, "no-h2", false, "heuristic: no age to persist")
 	f.BoolVar(&x.Crash.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")

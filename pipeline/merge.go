@@ -119,7 +119,7 @@ func mergeShards(paths []string, reps []*report.Report, out string) (*report.Rep
 		return nil, err
 	}
 	fsMode := reps[0].Shard.Mode == "fs"
-	merged := &report.Report{Trace: reps[0].Trace, Events: reps[0].Events, Stats: &report.Stats{}}
+	merged := &report.Report{Trace: reps[0].Trace, Events: reps[0].Events, Stats: &report.Stats{}, Profiles: reps[0].Profiles}
 	var parts []report.ShardFindings
 	for _, r := range reps {
 		parts = append(parts, report.ShardFindings{Findings: r.Findings, Shard: r.Shard})
@@ -200,6 +200,8 @@ func checkShards(paths []string, reps []*report.Report) error {
 			return fmt.Errorf("%s and %s split the crash states differently (partition %s and %s): the shards were explored with different options (--strategy, --apm, --max-states) or their checker judged the prefix states differently (is it deterministic?); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
 		case s.Partition != s0.Partition:
 			return fmt.Errorf("%s and %s split the trace differently (partition %s and %s): the shards were explored with different workloads or options (--strategy, --max-states, --samples, --seed, --after-stores, --no-assume-fixed, --cluster-failures, --max-in-flight, --no-priority, the heuristic's); explore every shard with the same", paths[0], paths[i], s0.Partition, s.Partition)
+		case !slices.Equal(r.Profiles, reps[0].Profiles):
+			return fmt.Errorf("%s and %s were explored under different persistency profiles (%s and %s): explore every shard with the same --persistency", paths[0], paths[i], profilesName(reps[0].Profiles), profilesName(r.Profiles))
 		case s.Index < 0 || s.Index >= s0.Count:
 			return fmt.Errorf("%s: shard %d/%d is out of range", paths[i], s.Index, s.Count)
 		case seen[s.Index] != "":
@@ -217,6 +219,14 @@ func checkShards(paths []string, reps []*report.Report) error {
 		return fmt.Errorf("shard(s) %s of %d missing: merge the reports of all %d shards", strings.Join(missing, ", "), s0.Count, s0.Count)
 	}
 	return nil
+}
+
+// profilesName names a report's persistency profiles in messages ("adr" when none were named).
+func profilesName(ps []string) string {
+	if len(ps) == 0 {
+		return "adr"
+	}
+	return strings.Join(ps, ",")
 }
 
 // modeName names a shard's mode in messages.

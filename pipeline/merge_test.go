@@ -56,6 +56,24 @@ func TestMergeReports(t *testing.T) {
 	if err := os.WriteFile(fsShard, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Shard 2 explored under other persistency profiles.
+	profiled := filepath.Join(dir, "profiled.json")
+	data, err := os.ReadFile(s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := report.ReadJSON(data, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Profiles = []string{"adr", "eadr"}
+	var pb strings.Builder
+	if err := report.WriteJSON(&pb, pr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(profiled, []byte(pb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	plain := filepath.Join(dir, "plain.json")
 	if err := os.WriteFile(plain, []byte(`{"findings":[]}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -86,6 +104,7 @@ func TestMergeReports(t *testing.T) {
 		{[]string{s0, s1, fsShard}, "different modes"},
 		{[]string{s0, s1, four}, "shard 2/4"},
 		{[]string{s0, s1, s1, s2}, "given twice"},
+		{[]string{s0, s1, profiled}, "different persistency profiles (adr and adr,eadr)"},
 		{[]string{s0, s2}, "shard(s) 1 of 3 missing"},
 		{[]string{s0, plain}, "not the report of a shard"},
 		{[]string{s0, filepath.Join(dir, "none.json")}, "none.json"},

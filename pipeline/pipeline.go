@@ -200,6 +200,9 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 		}
 		opts.AssumeDurable = stores
 	}
+	if len(x.Profiles) > 0 && rep.Profiles == nil {
+		rep.Profiles = px86.ProfileNames(x.Profiles)
+	}
 	res, xerr := explore.Run(ctx, explore.Config{
 		Options: x.Options, Trace: tf.Path(), File: tf, Args: target, Workload: w,
 		ConfirmPairs: confirmPairs(rep), DurableAfter: durableAfter(durable), AvoidTmpfs: x.avoidTmpfs, OpBegin: x.opBegin, OpEnd: x.opEnd,

@@ -71,7 +71,7 @@ func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 	}
 	src := &sources{read: opts.ReadFile, files: map[string]*sourceFile{}}
 	for i := range r.Findings {
-		v.Findings = append(v.Findings, htmlFinding(i, &r.Findings[i], src, opts))
+		v.Findings = append(v.Findings, htmlFinding(i, &r.Findings[i], src, opts, r.ProfilesText(&r.Findings[i])))
 	}
 	bw := bufio.NewWriter(w)
 	if err := htmlTemplate.Execute(bw, v); err != nil {
@@ -104,6 +104,7 @@ type findingView struct {
 	Dynamic   []string
 	FSDiffs   []diffView
 	Unconfirm bool
+	Profiles  string // under which persistency profiles it occurs (Report.ProfilesText)
 }
 
 type crashView struct {
@@ -139,8 +140,8 @@ type hexByte struct {
 	Diff bool
 }
 
-func htmlFinding(i int, f *Finding, src *sources, opts HTMLOptions) findingView {
-	fv := findingView{N: i + 1, F: f, Where: pos(f.Location.File, f.Location.Line, f.Location.Column), Unconfirm: f.Evidence == EvidenceTrace}
+func htmlFinding(i int, f *Finding, src *sources, opts HTMLOptions, profiles string) findingView {
+	fv := findingView{N: i + 1, F: f, Where: pos(f.Location.File, f.Location.Line, f.Location.Column), Unconfirm: f.Evidence == EvidenceTrace, Profiles: profiles}
 	if len(f.Stack) > 1 || len(f.Stack) == 1 && f.Stack[0].Location() != f.Location {
 		fv.Stack = f.Stack
 	}

@@ -393,6 +393,41 @@ func TestLibpmem(t *testing.T) {
 	replayed(t, res)
 }
 
+// TestLibpmemNoFlush: with PMEM_NO_FLUSH=1 libpmem writes nothing back, so the trace header
+// says so (trace.HeaderNoFlush) and libpmem's calls record their stores and fences, no FLUSH;
+// with PMEM_NO_FLUSH=0 it flushes and the header has no flag.
+func TestLibpmemNoFlush(t *testing.T) {
+	havePMDK(t)
+	exe := compile(t, "libpmem", nil, "-lpmem")
+	for _, tt := range []struct {
+		env     string
+		noFlush bool
+		want    []string
+	}{
+		{"PMEM_NO_FLUSH=1", true, []string{"STORE@1000:10/2", "FENCE/2", "STORE@5000:200/3", "FENCE/4", "UNMAP/6"}},
+		{"PMEM_NO_FLUSH=0", false, []string{"STORE@1000:10/2", "FLUSH-clwb@960/2", "FENCE/2", "STORE@5000:200/3",
+			"FLUSH-clwb@4992/3", "FLUSH-clwb@5056/3", "FLUSH-clwb@5120/3", "FLUSH-clwb@5184/3", "FENCE/4", "FLUSH-clwb@64/5", "UNMAP/6"}},
+	} {
+		res := traceOf(t, exe, "PMEM_IS_PMEM_FORCE=1", tt.env)
+		r, err := trace.Open(res.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noFlush := r.Header().NoFlush()
+		r.Close()
+		if noFlush != tt.noFlush {
+			t.Errorf("%s: header no_flush %v, want %v", tt.env, noFlush, tt.noFlush)
+		}
+		maps := res.of(trace.KindRegionMap)
+		if len(maps) != 1 {
+			t.Fatalf("%s: REGION_MAP: %+v", tt.env, maps)
+		}
+		if got := res.summary(maps[0].Addr, true); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%s: records:\n got %v\nwant %v", tt.env, got, tt.want)
+		}
+	}
+}
+
 func TestLibpmemobj(t *testing.T) {
 	havePMDK(t)
 	exe := compile(t, "obj", nil, "-lpmemobj", "-lpmem")

@@ -15,6 +15,7 @@ import (
 
 	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/testenv"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/pm/record"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/workload"
@@ -80,7 +81,7 @@ func exploreTrace(t *testing.T, dir, bin, ops, tr string, jobs int, timeout time
 	r, err := Run(context.Background(), Config{Trace: tr, Args: target.Args, Workload: w, Options: Options{
 		Timeout: timeout, Runner: runner, Pool: pool, Jobs: jobs, Progress: testProgress,
 		ClusterFailures: testClusterFailures, WindowStates: testWindowStates, BatchStates: testBatchStates, TimeBudget: testTimeBudget, NoPriority: testNoPriority, NoForkServer: testNoForkServer, NoConverge: testNoConverge,
-		Start: testStart, Now: testNow, Strategies: testStrategies,
+		Start: testStart, Now: testNow, Strategies: testStrategies, Profiles: testProfiles,
 	}})
 	if err != nil {
 		t.Fatalf("explore: %v", err)
@@ -129,6 +130,9 @@ var testNoConverge bool
 // testStrategies is exploreTrace's Options.Strategies (nil: the default).
 var testStrategies []string
 
+// testProfiles is exploreTrace's Options.Profiles (nil: ADR alone, unlabelled).
+var testProfiles []px86.Profile
+
 // testTimeBudget, testStart and testNow are exploreTrace's Options.TimeBudget, Start and Now (a
 // fake clock: time stands still); testProgress its Exec.Progress.
 var (
@@ -137,6 +141,51 @@ var (
 	testNow        func() time.Time
 	testProgress   *scryexec.Progress
 )
+
+// TestProfiles explores the ordering and atomicity examples under persistency profiles: the
+// ordering bug (a flag persisted before its data, both cached stores in program order) is ADR's
+// alone and eADR, which persists cached stores in store order, runs fewer states and finds
+// nothing; the atomicity bug (a program-order prefix fails) is every profile's.
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	defer func() { testProfiles = nil }()
+	all := []px86.Profile{px86.ADR, px86.EADR}
+	for _, tc := range []struct {
+		src      string
+		profiles []px86.Profile
+		want     string // kind and profiles of every finding, "" for none
+	}{
+		{"ordering.c", all, "ordering-violation [adr]"},
+		{"ordering.c", []px86.Profile{px86.EADR}, ""},
+		{"atomicity.c", all, "atomicity-violation [adr eadr]"},
+		{"atomicity.c", []px86.Profile{px86.EADR}, "atomicity-violation [eadr]"},
+	} {
+		t.Run(fmt.Sprint(tc.src, tc.profiles), func(t *testing.T) {
+			bin := compile(t, dir, tc.src)
+			ops := strings.TrimSuffix(tc.src, ".c") + ".ops"
+			testProfiles = nil
+			adr := explore(t, dir, bin, ops, 2, 5*time.Second)
+			testProfiles = tc.profiles
+			r := explore(t, dir, bin, ops, 2, 5*time.Second)
+			got := map[string]bool{}
+			for _, f := range r.Findings {
+				got[fmt.Sprint(f.Kind, " ", f.Profiles)] = true
+			}
+			if tc.want == "" && len(got) > 0 || tc.want != "" && (len(got) != 1 || !got[tc.want]) {
+				t.Errorf("findings %v, want only %q", got, tc.want)
+			}
+			for _, f := range adr.Findings {
+				if f.Profiles != nil {
+					t.Errorf("without profiles, finding %s is labelled %v", f.Kind, f.Profiles)
+				}
+			}
+			// eADR's states are ADR's, fewer where ADR reorders (ordering.c).
+			if n, m := r.Stats.StatesTested, adr.Stats.StatesTested; !slices.Contains(tc.profiles, px86.ADR) && (n > m || tc.src == "ordering.c" && n >= m) {
+				t.Errorf("eADR alone tested %d states, ADR %d: want fewer", n, m)
+			}
+		})
+	}
+}
 
 // TestClusterSampling: once a finding has failed on ClusterFailures states, the states of later
 // batches that would fall in it are sampled; the findings stay the same.
