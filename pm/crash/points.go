@@ -216,6 +216,9 @@ type Stats struct {
 	// AssumedLate counts the other stores Options.AssumeLate made durable at an OP_BEGIN: left
 	// pending by an operation that had ended (units, as CrashPoint.Assumed lists them).
 	AssumedLate int
+	// AssumedVisible counts those of Assumed and AssumedLate that the eADR profile made durable
+	// anyway (px86.Of.Visible: fenced after by their thread).
+	AssumedVisible int
 }
 
 // ErrStop may be returned by Walk's callback to end the walk early; Walk then returns nil.
@@ -401,7 +404,11 @@ func (w *walker) OpBegan(ev *trace.Event, op replay.Op) {
 		w.call(w.boundary(OpBegin, op, ev))
 	}
 	for i, s := range w.assumed {
+		visible := w.m.Model.Visible(s)
 		if w.m.Model.PersistStore(s.ID, s.Addr, s.Size) > 0 {
+			if visible {
+				w.st.AssumedVisible++
+			}
 			if i < explicit {
 				w.st.Assumed++
 			} else {

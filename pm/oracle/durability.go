@@ -127,6 +127,9 @@ func (u *unpersisted) report(p *analysis.Pass, first px86.StoreState, state px86
 	if state == px86.Dirty {
 		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its cache line is never flushed (missing flush and fence)",
 			what, plural(size, "byte"), p.State.Where(first.Addr), when)
+	} else if first.NT() {
+		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it bypasses the cache, but no fence follows to make it durable (missing fence)",
+			what, plural(size, "byte"), p.State.Where(first.Addr), when)
 	} else {
 		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it is flushed but no fence follows (missing fence)",
 			what, plural(size, "byte"), p.State.Where(first.Addr), when)
