@@ -17,10 +17,6 @@
 // same trace that the value store must persist before the token store (must-persist-before,
 // docs/examples.md's guarded-read) and reports the single sfence's breach of it at the token
 // store: an mpb-violation, found without re-executing anything.
-//
-// Checked under every persistency profile: on an eADR platform (persistent caches) cached stores
-// persist in store order, so the value always persists before the token and both findings are
-// ADR's only.
 // scry: args {pool}
 // scry: workload workload.txt
 // scry: persistency all

@@ -46,6 +46,8 @@ type example struct {
 	markers    []string
 	filter     string
 	strategies []string
+	// persistency is the --persistency value ("" none).
+	persistency string
 }
 
 func loadExamples(t *testing.T) (eligible []example, excluded map[string]string) {
@@ -94,6 +96,8 @@ func loadExamples(t *testing.T) (eligible []example, excluded map[string]string)
 				e.filter = val
 			case "strategy":
 				e.strategies = strings.Split(val, ",")
+			case "persistency":
+				e.persistency = val
 			case "checker":
 				checker = true
 			}
@@ -112,6 +116,9 @@ func checkArgs(e example, dir, bin string, blackBox bool) []string {
 	args := []string{"check", "--format", "json", "-o", filepath.Join(dir, "report.json"), "--trace", filepath.Join(dir, "trace")}
 	if blackBox {
 		args = append(args, "--black-box")
+	}
+	if e.persistency != "" {
+		args = append(args, "--persistency", e.persistency)
 	}
 	if len(e.markers) == 2 {
 		args = append(args, "--op-begin", e.markers[0], "--op-end", e.markers[1])
