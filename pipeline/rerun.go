@@ -12,6 +12,7 @@ import (
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 )
 
@@ -27,6 +28,9 @@ func (c *Check) record(target []string, facts *checkFacts, x *Exploration, exist
 		Dir: wd, Args: target, PM: rc.PM, NoLoads: rc.NoLoads, NoPMEMForce: rc.NoForcePMEM,
 		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Env: rc.Env, BlackBox: rc.BlackBox, Schedules: rc.Schedules,
 		Oracles: c.Analysis.Kinds, NoInfer: c.Analysis.NoInfer, Suppressions: c.Analysis.Suppressions.Path(),
+	}
+	if len(c.Analysis.Profiles) > 0 {
+		r.Persistency = px86.ProfileNames(c.Analysis.Profiles)
 	}
 	readInput := facts.readInput
 	r.Pools = slices.Clone(facts.pools)
@@ -107,6 +111,13 @@ func CheckFromRecord(rc *report.Check) (*Check, error) {
 		},
 		Analysis: Analysis{Kinds: rc.Oracles, NoInfer: rc.NoInfer},
 	}
+	if len(rc.Persistency) > 0 {
+		ps, err := px86.ParseProfiles(strings.Join(rc.Persistency, ","))
+		if err != nil {
+			return nil, fmt.Errorf("the recorded check: %w", err)
+		}
+		c.Analysis.Profiles = ps
+	}
 	if rc.Suppressions != "" {
 		s, err := report.LoadSuppressions(rc.Suppressions)
 		if err != nil {
@@ -119,7 +130,7 @@ func CheckFromRecord(rc *report.Check) (*Check, error) {
 			Strategies: cc.Strategies, Crash: crash.Options{MaxStates: cc.MaxStates, Seed: cc.Seed, Samples: cc.Samples, AfterStores: cc.AfterStores},
 			Jobs: cc.Jobs, Timeout: time.Duration(cc.TimeoutSeconds * float64(time.Second)), Checker: cc.Checker, OutputFilter: cc.OutputFilter,
 			MaxInFlight: cc.MaxInFlight, ClusterFailures: cc.ClusterFailures, TimeBudget: time.Duration(cc.TimeBudgetSeconds * float64(time.Second)),
-			NoAssumeFixed: cc.NoAssumeFixed, Pool: cc.Pool,
+			NoAssumeFixed: cc.NoAssumeFixed, Pool: cc.Pool, Profiles: c.Analysis.Profiles,
 		}}
 		if err := c.Explore.Check(); err != nil {
 			return nil, fmt.Errorf("the recorded check: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/report"
 	"github.com/scry-pm/scry/trace"
 )
@@ -51,7 +52,7 @@ func TestCheckRecord(t *testing.T) {
 	}}
 	c := &Check{
 		Recording: Recording{Args: []string{"/bin/true", "{pool}"}, PM: []string{"/p/*.pool"}, Workload: wl, OpBegin: "b", OpEnd: "e", Env: []string{"A=1"}},
-		Analysis:  Analysis{Kinds: []string{"unpersisted-store"}},
+		Analysis:  Analysis{Kinds: []string{"unpersisted-store"}, Profiles: []px86.Profile{px86.ADR, px86.EADR}},
 		Explore:   x,
 	}
 	tf, err := trace.OpenFile(tp)
@@ -77,7 +78,9 @@ func TestCheckRecord(t *testing.T) {
 	}
 	if !reflect.DeepEqual(again.Recording.Args, c.Recording.Args) || again.Recording.Workload != wl || again.Recording.OpBegin != "b" ||
 		again.Explore.Timeout != x.Timeout || again.Explore.OutputFilter != "^seed:" || again.Explore.Strategies[0] != "prefix" ||
-		again.Explore.Checker != "true {image}" || again.Explore.Crash.MaxStates != 9 || !reflect.DeepEqual(again.Analysis.Kinds, c.Analysis.Kinds) {
+		again.Explore.Checker != "true {image}" || again.Explore.Crash.MaxStates != 9 || !reflect.DeepEqual(again.Analysis.Kinds, c.Analysis.Kinds) ||
+		!reflect.DeepEqual(again.Analysis.Profiles, c.Analysis.Profiles) || !reflect.DeepEqual(again.Explore.Profiles, c.Analysis.Profiles) ||
+		!reflect.DeepEqual(rec.Persistency, []string{"adr", "eadr"}) {
 		t.Errorf("check read back differs: %+v", again)
 	}
 	if _, err := CheckFromRecord(&report.Check{Args: []string{"p"}, Stdin: true}); err == nil {

@@ -42,6 +42,8 @@ type Check struct {
 	Oracles      []string `json:"oracles,omitempty"`
 	NoInfer      bool     `json:"no_infer,omitempty"`
 	Suppressions string   `json:"suppressions,omitempty"`
+	// Persistency is --persistency: the profiles the check ran under (docs/persistency-profiles.md).
+	Persistency []string `json:"persistency,omitempty"`
 	// Pools are the PM files the recorded run mapped (REGION_MAP records), in the order first
 	// mapped: Created says the run created the file (it did not exist before), so a re-run
 	// needs a path that does not exist either.
