@@ -32,7 +32,9 @@ import (
 // a copy (`arch[k] = entry[k]`) and a store made only because of a value read (`if (slot->key
 // == k) done = 1`) both count. B's store is not reported when A's store lies entirely on B's
 // store's cache lines (the checks' sameLines): a line persists in program order, so B's store
-// cannot persist without A's. A finding is
+// cannot persist without A's. Under the eADR profile (px86.EADR) a cached store that another
+// thread loaded was globally visible, hence durable: only a non-temporal A store can taint. A
+// finding is
 // reported when its pool is closed or the program exits, and only when A's store was made
 // durable by then: a store never made durable is the unpersisted-store oracle's finding (and a
 // crash that loses it alone, a durability-violation); once it is fixed, the race shows. A trace
@@ -125,7 +127,8 @@ func (c *interThread) OnLoad(p *analysis.Pass, ev *trace.Event) {
 		}
 		return true
 	})
-	if !found {
+	if !found || best.Flags&px86.Ordered != 0 {
+		// Under eADR a cached store another thread could load was globally visible, so durable.
 		return
 	}
 	if len(c.tainted) >= maxTainted {

@@ -1,6 +1,7 @@
 package px86
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,5 +112,36 @@ func TestProfileRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLockedStore: a locked read-modify-write's store drains its thread's store buffer: under
+// eADR it and every earlier store of the thread are durable at once; under ADR they stay dirty,
+// and Visible says eADR would make them durable.
+func TestLockedStore(t *testing.T) {
+	for _, p := range AllProfiles {
+		m, _ := NewOf(64, Config[NoPayload]{Profile: p})
+		m.Store(1, Origin{Thread: 1}, A, 8, 0)
+		m.Store(2, Origin{Thread: 2}, B+64, 8, 0) // another thread's, another line: not drained by it
+		m.Store(3, Origin{Thread: 1}, B, 8, Locked)
+		want := map[Profile][3]State{ADR: {Dirty, Dirty, Dirty}, EADR: {Persisted, Pending, Persisted}}[p]
+		for i, id := range []StoreID{1, 2, 3} {
+			addr := map[StoreID]uint64{1: A, 2: B + 64, 3: B}[id]
+			if got := m.StateOf(id, addr); got != want[i] {
+				t.Errorf("%v: store %d %v, want %v", p, id, got, want[i])
+			}
+		}
+		if p == ADR {
+			var vis []StoreID
+			m.ForEachUnpersisted(func(s StoreState) bool {
+				if m.Visible(s) {
+					vis = append(vis, s.ID)
+				}
+				return true
+			})
+			if fmt.Sprint(vis) != "[1 3]" {
+				t.Errorf("visible %v, want [1 3]", vis)
+			}
+		}
 	}
 }

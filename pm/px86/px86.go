@@ -143,6 +143,11 @@ const (
 	// it is flush-pending for its own thread from the start (nothing to write back) and becomes
 	// durable in store order, at the latest at its thread's next fence (see Profile).
 	Ordered uint8 = 1 << 5
+	// Locked marks the store of a locked read-modify-write instruction (given to Store): the
+	// instruction drains its thread's store buffer, its own store included, so under EADR the
+	// store and every earlier one of its thread are durable when it completes, and Visible
+	// reports them so in a model kept under ADR.
+	Locked uint8 = 1 << 6
 )
 
 // StoreState is the state of one unpersisted entry: a store's bytes on one cache line (one
@@ -568,6 +573,8 @@ func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 		end = ^uint64(0)
 	}
 	flags &^= Spans | Merged | Rewritten | Ordered
+	locked := flags&Locked != 0
+	flags &^= Locked
 	if addr>>m.shift != (end-1)>>m.shift {
 		flags |= Spans
 	}
@@ -622,6 +629,14 @@ func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 			break
 		}
 		a = hi
+	}
+	if locked {
+		// The locked instruction completes as a fence after its own store.
+		if eadr {
+			m.Fence(o.Thread)
+		} else {
+			m.markFence(o.Thread)
+		}
 	}
 }
 

@@ -55,3 +55,38 @@ func TestNoFlush(t *testing.T) {
 		}
 	}
 }
+
+// TestLockedStore: the STORE that follows a locked FENCE at the same site and thread is an atomic
+// read-modify-write's (px86.Locked): under eADR it and its thread's earlier stores are durable at
+// once; an ordinary store after a locked fence elsewhere is not.
+func TestLockedStore(t *testing.T) {
+	const B = A + 0x100
+	tests := []struct {
+		name string
+		prog func(*analysistest.Builder) *analysistest.Builder
+		want bool // A durable under eADR
+	}{
+		{"rmw store", func(b *analysistest.Builder) *analysistest.Builder {
+			return b.Store(10, A, 8).Fence(11, trace.FenceLocked).Store(11, B, 8).Exit(0)
+		}, true},
+		{"a store at another site", func(b *analysistest.Builder) *analysistest.Builder {
+			return b.Fence(11, trace.FenceLocked).Store(10, A, 8).Exit(0)
+		}, false},
+		{"another thread's store", func(b *analysistest.Builder) *analysistest.Builder {
+			return b.Thread(1).Fence(11, trace.FenceLocked).Thread(2).Store(11, A, 8).Exit(0)
+		}, false},
+	}
+	for _, tt := range tests {
+		b := tt.prog(analysistest.New().Map(1, base, 4096))
+		m, err := replay.New(b.Reader(t), replay.Options[px86.NoPayload]{Model: true, ModelConfig: px86.Config[px86.NoPayload]{Profile: px86.EADR}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Run(replay.Nop{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Model.Durable(A, 8); got != tt.want {
+			t.Errorf("%s: A durable %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -215,7 +215,11 @@ type Machine[P any] struct {
 	persister pmdk.Persister
 	// noFlush: the run's libpmem skipped its flushes (trace.HeaderNoFlush): a library's persist
 	// is a fence of its thread (drainOnly).
-	noFlush  bool
+	noFlush bool
+	// The locked FENCE of an atomic read-modify-write whose STORE comes next (its thread and
+	// site): that store is px86.Locked.
+	rmwThread, rmwSite uint32
+	rmwPending         bool
 	warnings []string
 	warned   map[string]bool
 	stop     error
@@ -382,6 +386,10 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		}
 		h.Flushed(ev, eff)
 	case trace.KindFence:
+		if ev.Fence == trace.FenceLocked {
+			// The STORE of this read-modify-write follows, at its site (px86.Locked).
+			m.rmwThread, m.rmwSite, m.rmwPending = ev.Thread, ev.Site, true
+		}
 		h.BeforeFence(ev)
 		var eff px86.FenceEffect
 		if m.Model != nil {
@@ -561,7 +569,12 @@ func (m *Machine[P]) write(ev *trace.Event, k WriteKind, h Handler) {
 		w.Flags = px86.NT
 	case LibraryStore, LibraryPersisted, InitialContent:
 		w.Flags = px86.External
+	case Store:
+		if m.rmwPending && ev.Thread == m.rmwThread && ev.Site == m.rmwSite {
+			w.Flags = px86.Locked
+		}
 	}
+	m.rmwPending = false
 	if k == LibraryPersisted {
 		m.durable(ev, h)
 	}
