@@ -220,10 +220,10 @@ type Machine[P any] struct {
 	// site): that store is px86.Locked.
 	rmwThread, rmwSite uint32
 	rmwPending         bool
-	warnings []string
-	warned   map[string]bool
-	stop     error
-	w        Write
+	warnings           []string
+	warned             map[string]bool
+	stop               error
+	w                  Write
 	// The library call whose durable effects are being applied (site, thread).
 	inCall               bool
 	callSite, callThread uint32
