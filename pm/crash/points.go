@@ -526,7 +526,7 @@ func (w *walker) fillSpace() {
 			}
 			w.units = append(w.units, Unit{
 				Store: s.ID, First: s.First, Seq: d.seq, Addr: s.Addr, Size: int(s.Size), Segment: d.segment,
-				Site: s.Origin.Site, Stack: s.Origin.Stack, Op: s.Origin.Op, Thread: s.Origin.Thread, Flags: flags, Old: d.old, Keep: d.keep,
+				Site: s.Origin.Site, Stack: s.Origin.Stack, Op: s.Origin.Op, Flags: flags, Old: d.old, Keep: d.keep,
 			})
 		}
 		return true

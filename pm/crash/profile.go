@@ -2,7 +2,6 @@ package crash
 
 import (
 	"math/big"
-	"slices"
 
 	"github.com/scry-pm/scry/pm/px86"
 )
@@ -11,16 +10,14 @@ import (
 // eADR profile makes durable: a cached store its thread fenced after (px86.Of.Visible).
 const UnitVisible uint8 = 1 << 6
 
-// maxProfileCombos bounds the per-thread prefix combinations countEADR enumerates exactly; past
-// it the count is an upper bound (the product of the choices).
-const maxProfileCombos = 1 << 12
-
 // Allows reports whether persistency profile p allows crash state st of s. Every state of a
-// Space is one ADR allows (the space is built under ADR's rules). Under EADR (px86.Profile) a
-// state must persist every unit its thread fenced after (UnitVisible) and, for each thread, a
-// prefix in store order of its other cached units (TSO drains a store buffer in order); its
-// non-temporal units are free. A torn unit (State.Tear) counts as the last unit of its thread's
-// prefix: the first half of a split store, with nothing of the thread after it.
+// Space is one ADR allows (the space is built under ADR's rules). Under EADR (px86.Profile) the
+// cached units persisted form a prefix of the trace's store order that holds every unit a fence
+// of its thread made durable (UnitVisible); non-temporal units are free. The trace's order is
+// taken as the order stores became globally visible, across threads too: a store before a
+// release that another thread acquired is visible before that thread's later stores, so no state
+// breaks happens-before (per-thread prefixes alone would; docs/persistency-profiles.md, "Limits").
+// A torn unit (State.Tear) ends the prefix: the first part of a split store.
 func (s *Space) Allows(p px86.Profile, st State) bool {
 	if p != px86.EADR {
 		return true
@@ -28,169 +25,126 @@ func (s *Space) Allows(p px86.Profile, st State) bool {
 	if len(st.K) != len(s.Lines) {
 		return false
 	}
-	gap := map[uint32]bool{} // threads with an unpersisted ordered unit so far
+	gap := false // an ordered unit before this one is not persisted
 	for _, r := range s.programOrder() {
-		l := s.Lines[r.l]
-		u := &l.Units[r.u]
-		k := st.K[r.l]
-		persisted := int(r.u) < k
-		torn := st.Tear != nil && st.Tear.Line == int(r.l) && int(r.u) == k
-		if u.Flags&UnitVisible != 0 {
-			if !persisted {
-				return false
-			}
-			continue
-		}
+		u := &s.Lines[r.l].Units[r.u]
 		if !eadrOrdered(u) {
 			continue
 		}
+		k := st.K[r.l]
+		persisted := int(r.u) < k
+		torn := st.Tear != nil && st.Tear.Line == int(r.l) && int(r.u) == k
 		switch {
-		case persisted && gap[u.Thread]:
+		case persisted && gap:
+			return false
+		case u.Flags&UnitVisible != 0 && !persisted:
 			return false
 		case torn:
-			if gap[u.Thread] {
-				return false
-			}
-			gap[u.Thread] = true
+			gap = true
 		case !persisted:
-			gap[u.Thread] = true
+			gap = true
 		}
 	}
 	return true
 }
 
-// eadrOrdered reports whether a unit not yet visible is one eADR persists in its thread's store
-// order: a cached store (a library's write counts as one), not a non-temporal store.
+// eadrOrdered reports whether a unit is one eADR persists in store order: a cached store (a
+// library's write counts as one), not a non-temporal store.
 func eadrOrdered(u *Unit) bool { return u.Flags&UnitNT == 0 }
 
-// eadrPlan is the shape of a space's eADR states: each thread's ordered units, in program
-// order, by their line and position.
+// eadrPlan is the shape of a space's eADR states: its ordered units in program order, and how
+// many of them every state persists (through the last visible one).
 type eadrPlan struct {
-	threads [][]ref
-	// minK is, per line, the units that must persist whatever the prefixes (visible ones).
-	minK []int
+	units []ref
+	min   int
 }
 
 func planEADR(sp *Space) eadrPlan {
 	var p eadrPlan
-	p.minK = make([]int, len(sp.Lines))
-	idx := map[uint32]int{}
 	for _, r := range sp.programOrder() {
 		u := &sp.Lines[r.l].Units[r.u]
-		if u.Flags&UnitVisible != 0 {
-			p.minK[r.l] = max(p.minK[r.l], int(r.u)+1)
-			continue
-		}
 		if !eadrOrdered(u) {
 			continue
 		}
-		i, ok := idx[u.Thread]
-		if !ok {
-			i = len(p.threads)
-			idx[u.Thread] = i
-			p.threads = append(p.threads, nil)
+		p.units = append(p.units, r)
+		if u.Flags&UnitVisible != 0 {
+			p.min = len(p.units)
 		}
-		p.threads[i] = append(p.threads[i], r)
 	}
 	return p
 }
 
-// bounds returns, for the per-thread prefix lengths j, each line's range of persisted units
-// [lo, hi]: at least through its last unit that must persist, at most up to its first ordered
-// unit that must not; ok is false when some line has no such range.
-func (p eadrPlan) bounds(sp *Space, j []int) (lo, hi []int, ok bool) {
-	lo = slices.Clone(p.minK)
-	hi = make([]int, len(sp.Lines))
+// walk calls fn with each prefix length j of the ordered units from p.min on that some state
+// has, and each line's range of persisted units [lo[i], hi[i]] for it (at least through its last
+// unit in the prefix, at most up to its first ordered unit past it); wide lists the lines whose
+// range holds more than one choice. fn must not keep lo, hi or wide; it returns false to stop.
+// Moving one unit into the prefix changes one line's range, so the walk costs
+// O(units + lines + calls × len(wide)).
+func (p eadrPlan) walk(sp *Space, fn func(j int, lo, hi []int, wide map[int]bool) bool) {
+	lo := make([]int, len(sp.Lines))
+	hi := make([]int, len(sp.Lines))
+	next := make([]int, len(sp.Lines)) // per line, its ordered units' position in p.units
+	byLine := make([][]int, len(sp.Lines))
 	for i, l := range sp.Lines {
 		hi[i] = len(l.Units)
 	}
-	for t, units := range p.threads {
-		for n, r := range units {
-			if n < j[t] {
-				lo[r.l] = max(lo[r.l], int(r.u)+1)
-			} else {
-				hi[r.l] = min(hi[r.l], int(r.u))
-			}
+	for n, r := range p.units {
+		byLine[r.l] = append(byLine[r.l], n)
+		if len(byLine[r.l]) == 1 {
+			hi[r.l] = int(r.u)
 		}
 	}
-	for i := range lo {
+	wide := map[int]bool{}
+	invalid := 0
+	set := func(i int, nlo, nhi int) {
 		if lo[i] > hi[i] {
-			return nil, nil, false
+			invalid--
+		}
+		lo[i], hi[i] = nlo, nhi
+		delete(wide, i)
+		switch {
+		case lo[i] > hi[i]:
+			invalid++
+		case hi[i] > lo[i]:
+			wide[i] = true
 		}
 	}
-	return lo, hi, true
-}
-
-// combos yields every choice of per-thread prefix lengths, the first thread varying fastest.
-func (p eadrPlan) combos(yield func(j []int) bool) {
-	j := make([]int, len(p.threads))
-	for {
-		if !yield(j) {
+	for i := range sp.Lines {
+		set(i, lo[i], hi[i])
+	}
+	for j := 0; ; j++ {
+		if j >= p.min && invalid == 0 && !fn(j, lo, hi, wide) {
 			return
 		}
-		i := 0
-		for ; i < len(j); i++ {
-			if j[i] < len(p.threads[i]) {
-				j[i]++
-				break
-			}
-			j[i] = 0
-		}
-		if i == len(j) {
+		if j == len(p.units) {
 			return
 		}
+		r := p.units[j]
+		next[r.l]++
+		nhi := len(sp.Lines[r.l].Units)
+		if k := next[r.l]; k < len(byLine[r.l]) {
+			nhi = int(p.units[byLine[r.l][k]].u)
+		}
+		set(int(r.l), max(lo[r.l], int(r.u)+1), nhi)
 	}
 }
 
-// genEADR yields every crash state eADR allows (Space.Allows): for each choice of per-thread
-// prefixes of the ordered units, every per-line choice of the free (non-temporal) units
-// between them.
+// genEADR yields every crash state eADR allows (Space.Allows): for each prefix of the ordered
+// units that holds the visible ones, every per-line choice of the non-temporal units around it.
 func genEADR(sp *Space, o Options, yield func(State) bool) {
-	p := planEADR(sp)
-	p.combos(func(j []int) bool {
-		lo, hi, ok := p.bounds(sp, j)
-		if !ok {
-			return true
-		}
+	planEADR(sp).walk(sp, func(_ int, lo, hi []int, _ map[int]bool) bool {
 		return mixedRadix(lo, hi, true, yield)
 	})
 }
 
-// countEADR counts genEADR's states: exactly up to maxProfileCombos prefix combinations, an
-// upper bound past them.
+// countEADR counts genEADR's states: one per prefix, times the choices of the lines that have
+// several.
 func countEADR(sp *Space, o Options) *big.Int {
-	p := planEADR(sp)
-	combos := big.NewInt(1)
-	for _, t := range p.threads {
-		combos.Mul(combos, big.NewInt(int64(len(t))+1))
-	}
 	n := new(big.Int)
-	if combos.Cmp(big.NewInt(maxProfileCombos)) > 0 {
-		// Upper bound: every combination with every choice of the free units.
-		lo, hi := p.minK, make([]int, len(sp.Lines))
-		for i, l := range sp.Lines {
-			hi[i] = len(l.Units)
-		}
-		free := big.NewInt(1)
-		for i, l := range sp.Lines {
-			nt := 0
-			for _, u := range l.Units[lo[i]:hi[i]] {
-				if !eadrOrdered(&u) {
-					nt++
-				}
-			}
-			free.Mul(free, big.NewInt(int64(nt)+1))
-		}
-		return n.Mul(combos, free)
-	}
 	var f big.Int
-	p.combos(func(j []int) bool {
-		lo, hi, ok := p.bounds(sp, j)
-		if !ok {
-			return true
-		}
+	planEADR(sp).walk(sp, func(_ int, lo, hi []int, wide map[int]bool) bool {
 		prod := big.NewInt(1)
-		for i := range lo {
+		for i := range wide {
 			prod.Mul(prod, f.SetInt64(int64(hi[i]-lo[i]+1)))
 		}
 		n.Add(n, prod)

@@ -11,7 +11,9 @@ import (
 	"github.com/scry-pm/scry/trace"
 )
 
-// unitSpec is one unit of a hand-built space: its line, thread and flags, in program order.
+// unitSpec is one unit of a hand-built space: its line, the thread that stored it (which the
+// eADR states do not depend on: the trace's order is the visibility order) and its flags, in
+// program order.
 type unitSpec struct {
 	line   int
 	thread uint32
@@ -25,7 +27,7 @@ func handSpace(lines int, us []unitSpec) *Space {
 	}
 	for seq, u := range us {
 		l := sp.Lines[u.line]
-		l.Units = append(l.Units, Unit{Store: uint64(seq), First: uint64(seq), Seq: uint64(seq), Size: 8, Thread: u.thread, Flags: u.flags})
+		l.Units = append(l.Units, Unit{Store: uint64(seq), First: uint64(seq), Seq: uint64(seq), Size: 8, Flags: u.flags})
 	}
 	sp.units = len(us)
 	return sp
@@ -58,9 +60,12 @@ func TestAllowsEADR(t *testing.T) {
 		{name: "non-temporal units are free", lines: 2,
 			units: []unitSpec{{0, T1, 0}, {1, T1, UnitNT}},
 			want:  []string{"[0 0]", "[0 1]", "[1 0]", "[1 1]"}},
-		{name: "two threads: independent prefixes", lines: 2,
+		{name: "two threads: the trace's order is the visibility order", lines: 2,
 			units: []unitSpec{{0, T1, 0}, {1, T2, 0}},
-			want:  []string{"[0 0]", "[0 1]", "[1 0]", "[1 1]"}},
+			want:  []string{"[0 0]", "[1 0]", "[1 1]"}},
+		{name: "a visible unit persists every earlier one", lines: 2,
+			units: []unitSpec{{0, T2, 0}, {1, T1, UnitVisible}},
+			want:  []string{"[1 1]"}},
 		{name: "a line orders two threads", lines: 1,
 			units: []unitSpec{{0, T1, 0}, {0, T2, 0}},
 			want:  []string{"[0]", "[1]", "[2]"}},

@@ -111,7 +111,7 @@ var strategies = []*Strategy{
 	},
 	{
 		Name:   "eadr",
-		Doc:    "every crash state eADR (and CXL GPF) allows: each store its thread fenced after persisted, then for each thread a prefix in store order of its cached stores, with any of its non-temporal ones (--persistency eadr adds it)",
+		Doc:    "every crash state eADR (and CXL GPF) allows: the cached stores persisted form a prefix of the trace's store order holding each store its thread fenced after, with any of the non-temporal ones (--persistency eadr adds it)",
 		Source: "Intel, eADR: New Opportunities for Persistent Memory Applications (2021): the caches are in the persistence domain; x86-TSO drains a store buffer in order (px86.Profile)",
 		count:  countEADR,
 		gen:    genEADR,

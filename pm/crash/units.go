@@ -35,7 +35,6 @@ type Unit struct {
 	Site    uint32 // the store's site
 	Stack   uint32 // the store's call-stack node
 	Op      uint32 // the operation that issued the store (its index plus one; 0: none)
-	Thread  uint32 // the thread that issued the store (the trace's thread id)
 	Flags   uint8  // UnitNT, UnitExternal, UnitMerged, UnitPlain, UnitVisible
 	// Changed, for a plain unit of 2 to 8 bytes issued in the crash point's segment (what the
 	// torn strategy may tear), has bit b set when the unit's byte b differs from the byte it
