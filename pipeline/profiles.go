@@ -8,22 +8,16 @@ import (
 	"github.com/scry-pm/scry/report"
 )
 
-// profileKey identifies a trace finding across the analyses of one trace under several
-// persistency profiles: its kind and where it is reported.
-type profileKey struct {
-	kind report.Kind
-	loc  report.Location
-}
-
 // analyzeProfiles runs analyze once per profile of ps (nil: ADR alone, findings unlabelled) and
 // returns one report: the first profile's, with every finding labelled with the profiles under
 // which it occurs (report.Finding.Profiles) and the findings only later profiles show added,
-// and report.Report.Profiles set. A performance finding (work a profile does not need) is kept
-// only when every profile shows it: a flush that eADR does not need is still needed under ADR,
-// so `--persistency eadr` alone reports it and `adr,eadr` does not. Each run replays the one trace with its own px86 model
-// (px86.Config.Profile); nothing is recorded twice. The first profile's run is the one whose
-// results later steps use (analyze gets first = true). Errors: the first run's (with its
-// report); a later run's error is a warning.
+// and report.Report.Profiles set. Findings are the same finding across profiles by findingKey,
+// as across thread schedules. A performance finding (work a profile does not need) is kept
+// only when every profile that ran shows it: a flush that eADR does not need is still needed
+// under ADR, so `--persistency eadr` alone reports it and `adr,eadr` does not. Each run replays
+// the one trace with its own px86 model (px86.Config.Profile); nothing is recorded twice. The
+// first profile's run is the one whose results later steps use (analyze gets first = true).
+// Errors: the first run's (with its report); a later run's error is a warning.
 func analyzeProfiles(ps []px86.Profile, analyze func(p px86.Profile, first bool) (*report.Report, error)) (*report.Report, error) {
 	if len(ps) == 0 {
 		return analyze(px86.ADR, true)
@@ -33,14 +27,15 @@ func analyzeProfiles(ps []px86.Profile, analyze func(p px86.Profile, first bool)
 		return rep, err
 	}
 	rep.Profiles = px86.ProfileNames(ps)
-	at := map[profileKey]int{}
+	byKey := map[string]int{}
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
 		f.Profiles = []string{ps[0].String()}
-		if _, ok := at[keyOf(f)]; !ok {
-			at[keyOf(f)] = i
+		if _, ok := byKey[findingKey(f)]; !ok {
+			byKey[findingKey(f)] = i
 		}
 	}
+	ran := 1
 	for _, p := range ps[1:] {
 		other, oerr := analyze(p, false)
 		if other == nil || oerr != nil {
@@ -53,34 +48,16 @@ func analyzeProfiles(ps []px86.Profile, analyze func(p px86.Profile, first bool)
 				continue
 			}
 		}
-		seen := map[int]bool{}
+		ran++
 		for _, f := range other.Findings {
-			k := keyOf(&f)
-			if f.Class == report.Performance && !hasKey(at, k) {
-				continue // not shown under the profiles before (see below)
-			}
-			if i, ok := at[k]; ok {
-				if !seen[i] {
-					seen[i] = true
-					rep.Findings[i].Profiles = append(rep.Findings[i].Profiles, p.String())
-				}
+			k := findingKey(&f)
+			if i, ok := byKey[k]; ok {
+				rep.Findings[i].Profiles = report.UnionProfiles(rep.Findings[i].Profiles, []string{p.String()})
 				continue
 			}
 			f.Profiles = []string{p.String()}
-			at[k] = len(rep.Findings)
-			seen[len(rep.Findings)] = true
+			byKey[k] = len(rep.Findings)
 			rep.Findings = append(rep.Findings, f)
-		}
-		// A performance finding is work some profile does not need: it stays only if every
-		// profile checked shows it (a flush eADR does not need is still ADR's).
-		rep.Findings = slices.DeleteFunc(rep.Findings, func(f report.Finding) bool {
-			return f.Class == report.Performance && !slices.Contains(f.Profiles, p.String())
-		})
-		at = map[profileKey]int{}
-		for i := range rep.Findings {
-			if k := keyOf(&rep.Findings[i]); !hasKey(at, k) {
-				at[k] = i
-			}
 		}
 		for _, r := range other.Rules {
 			if !slices.ContainsFunc(rep.Rules, func(x report.Rule) bool { return x.Kind == r.Kind }) {
@@ -93,12 +70,8 @@ func analyzeProfiles(ps []px86.Profile, analyze func(p px86.Profile, first bool)
 			}
 		}
 	}
+	rep.Findings = slices.DeleteFunc(rep.Findings, func(f report.Finding) bool {
+		return f.Class == report.Performance && len(f.Profiles) < ran
+	})
 	return rep, err
 }
-
-func hasKey(at map[profileKey]int, k profileKey) bool {
-	_, ok := at[k]
-	return ok
-}
-
-func keyOf(f *report.Finding) profileKey { return profileKey{f.Kind, f.Location} }
