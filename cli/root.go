@@ -218,7 +218,7 @@ Exit status: 0 no correctness finding, 1 correctness findings, 2 error, 130/143 
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCCCommand("cc", false), newCCCommand("c++", true), newRecordCommand(),
-		newAnalyzeCommand(cat), newCheckCommand(cat), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newInferCommand(), newFixCommand(), newFSCommand(),
+		newAnalyzeCommand(cat), newCheckCommand(cat), newTraceCommand(), newWorkloadCommand(), newExploreCommand(), newReplayCommand(), newMinimizeCommand(), newInferCommand(), newFixCommand(), newFSCommand(),
 		newReportCommand(), newMergeCommand(), newVersionCommand(cfg.Name))
 	root.SetVersionTemplate(versionText(cfg.Name))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -252,6 +252,9 @@ func newCheckCommand(cat *pipeline.Catalogue) *cobra.Command {
 	af := analyzeFlags{cat: cat}
 	var x pipeline.Exploration
 	var schedules int
+	var minimize bool
+	var minimizeTime time.Duration
+	var changedSince string
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
 		Short: "record a run of an instrumented program and report PM misuse (and crash-consistency bugs with {pool})",
@@ -293,9 +296,18 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 			rc.Schedules = schedules
 			rc.Stdout = programOutput(cmd, af.output) // standard output is the report's
 			rc.Stderr = programOutput(cmd, af.output)
+			if minimizeTime < 0 || minimizeTime > 0 && !minimize {
+				return fmt.Errorf("--minimize-time %s: give a positive duration, with --minimize", minimizeTime)
+			}
 			chk := &pipeline.Check{
 				Recording: rc, Analysis: a, Explore: x, Output: af.output, JSON: af.format == "json",
-				Notes: cmd.ErrOrStderr(),
+				Notes: cmd.ErrOrStderr(), Minimize: minimize, MinimizeTime: minimizeTime,
+			}
+			if changedSince != "" {
+				// Before the program runs: a revision git does not know wastes no run.
+				if chk.Scope, err = report.ChangedSince(".", changedSince); err != nil {
+					return err
+				}
 			}
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
@@ -308,6 +320,9 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 	rf.add(c, "", "keep the trace in `FILE` (default: a temporary file, removed; with {pool}: see above)")
 	af.add(c)
 	addCrashFlags(c, &x.Options, "with {pool}: create the pool at `PATH` (must not exist; default: in a temporary directory)")
+	c.Flags().StringVar(&changedSince, "changed-since", "", "scope the check to the change since the git revision `REV` (git diff REV, in the repository of the current directory): only the trace findings and crash points in the functions it touches and what they call, or with a store of theirs pending; the report says what was left out (docs/ci.md; default: everything)")
+	c.Flags().BoolVar(&minimize, "minimize", false, "with {pool}: shrink the workload of each crash finding, by delta debugging, to a minimal one on which it still fails, and report it with its replay command (docs/crash-exploration.md, \"Minimal reproducers\")")
+	c.Flags().DurationVar(&minimizeTime, "minimize-time", 0, "the time --minimize may take, `D` (default: a quarter of --time-budget, taken from the exploration's; without one, a third of the time the check took before, at least 10s)")
 	c.Flags().IntVar(&schedules, "schedules", pipeline.DefaultSchedules, "with {pool}: record and explore a program whose threads store to PM under `N` thread schedules, the operating system's and N-1 of the runtime's controlled scheduler (SCRY_SCHED: PCT and a PM-aware policy), findings merged, each naming its schedule (1: the operating system's alone)")
 	return c
 }

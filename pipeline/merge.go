@@ -167,7 +167,7 @@ func mergeShards(paths []string, reps []*report.Report, out string) (*report.Rep
 	rep := exec.ShellQuote(cmpOr(out, "REPORT.json"))
 	for i := range fs {
 		if c := fs[i].Crash; c != nil {
-			c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", rep, c.ID)
+			c.ImageCommand = explore.ImageCommand(out, c.ID)
 		}
 		if c := fs[i].FS; c != nil && c.ImageCommand != "" {
 			c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash", rep, c.ID)
@@ -250,6 +250,7 @@ func addStats(sum, s *report.Stats, first bool) {
 	sum.Inconclusive += s.Inconclusive
 	sum.PrepRuns += s.PrepRuns
 	sum.SkippedConcurrent += s.SkippedConcurrent
+	sum.SkippedScope += s.SkippedScope
 	sum.Sampled += s.Sampled
 	sum.SkippedBudget += s.SkippedBudget
 	sum.PartialBudget += s.PartialBudget

@@ -612,6 +612,17 @@ type Check struct {
 	JSON bool
 	// Notes receives messages for the user (where a kept trace is).
 	Notes io.Writer
+	// Scope, when set (report.ChangedSince: --changed-since REV), scopes the check to the
+	// change: the trace findings outside it are dropped and only the crash points in it are
+	// explored (scopeReport; the report's Scope says what was left out).
+	Scope *report.Scope
+	// Minimize, with {pool}, searches a minimal reproducer for each crash finding once the
+	// exploration ended (Minimize; --minimize), for MinimizeTime (--minimize-time; 0: a quarter
+	// of --time-budget, taken from the exploration's, else a third of the time the check took
+	// before it, at least MinMinimizeTime). The reproducers are kept in Output.min (a new
+	// directory beside it when that exists), else in a temporary directory, named in Notes.
+	Minimize     bool
+	MinimizeTime time.Duration
 }
 
 // HasPool reports whether a command line has the {pool} placeholder.
@@ -657,6 +668,11 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	rep, p, aerr := analyzePass(tf, c.Analysis, nil, false, 0)
 	if rep == nil {
 		return nil, aerr
+	}
+	if c.Scope != nil {
+		if _, err := scopeReport(tf, rep, c.Scope); err != nil {
+			return nil, err
+		}
 	}
 	rep.Check = c.record(c.Recording.Args, p.facts, nil, existed)
 	return rep, verdict(rep, c.Recording.Args[0], res, aerr, nil, c.Recording.Trace)
@@ -768,11 +784,22 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	if tracePath, err = filepath.Abs(tracePath); err != nil {
 		return nil, err
 	}
+	minTime := c.MinimizeTime
+	if c.Minimize && minTime == 0 && c.Explore.TimeBudget > 0 {
+		minTime = c.Explore.TimeBudget / 4
+		c.Explore.TimeBudget -= minTime
+	}
 	runs, err := c.runSchedules(ctx, dir, pool, tracePath)
 	if err != nil {
 		return nil, err
 	}
 	rep, aerr, xerr := mergeSchedules(runs)
+	if c.Minimize && aerr == nil && xerr == nil && rep.Check != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Crash != nil }) {
+		if minTime == 0 {
+			minTime = max(time.Since(c.Explore.Start)/3, MinMinimizeTime)
+		}
+		xerr = c.minimize(ctx, rep, minTime)
+	}
 	var kept []string
 	for _, r := range runs {
 		kept = append(kept, r.trace)
@@ -791,6 +818,76 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		}
 	}
 	return rep, verdict(rep, rc.Args[0], runs[0].res, aerr, xerr, strings.Join(kept, ", "))
+}
+
+// minimize is Minimize on the check's report for d, its reproducers kept beside the report
+// (Check.Minimize).
+func (c *Check) minimize(ctx context.Context, rep *report.Report, d time.Duration) error {
+	var dir string
+	var err error
+	if c.Output != "" {
+		dir, err = filepath.Abs(c.Output + ".min")
+		if err == nil {
+			if _, serr := os.Lstat(dir); serr == nil {
+				dir, err = os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+"-*")
+			}
+		}
+	} else {
+		dir, err = os.MkdirTemp("", "scry-min-")
+	}
+	if err != nil {
+		return err
+	}
+	m := Minimization{Time: d, Dir: dir, Notes: c.Notes}
+	if c.Output != "" && c.JSON {
+		m.Report, _ = filepath.Abs(c.Output)
+	}
+	if c.Notes != nil {
+		fmt.Fprintf(c.Notes, "scry: minimising the workload of each crash finding for %s; the reproducers go to %s\n", d.Round(time.Second), dir)
+	}
+	if err := Minimize(ctx, rep, nil, m); err != nil {
+		var ie *exec.Interrupted
+		if errors.As(err, &ie) {
+			return ie
+		}
+		rep.Warnings = append(rep.Warnings, err.Error())
+	}
+	return nil
+}
+
+// scopeReport scopes rep, the analysis of the trace tf, to the change s describes: a copy of s
+// resolved against the trace's sites (every module's, read to the end), set as rep.Scope, with
+// the trace findings outside it dropped (report.Scope.Holds; counted in FindingsLeftOut). It
+// returns the resolved scope, for the exploration (explore.Options.Scope), which fills in the
+// crash points it leaves out. Errors: the trace cannot be read.
+func scopeReport(tf *trace.File, rep *report.Report, s *report.Scope) (*report.Scope, error) {
+	r, err := tf.Reader()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if _, err := r.Next(); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, trace.ErrTruncated) {
+				break
+			}
+			return nil, err
+		}
+	}
+	sc := *s
+	sc.Resolve(r.Sites())
+	if sc.Outside > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("--changed-since %s: %d of the %d changed hunks touch no function the run executed (declarations, types, macros, constants, or code the workload did not reach): their effects are checked only where they reach the touched functions; check without --changed-since to cover them", sc.Rev, sc.Outside, len(sc.Hunks)))
+	}
+	kept := rep.Findings[:0]
+	for _, f := range rep.Findings {
+		if sc.Holds(&f) {
+			kept = append(kept, f)
+		} else {
+			sc.FindingsLeftOut++
+		}
+	}
+	rep.Findings, rep.Scope = kept, &sc
+	return &sc, nil
 }
 
 // runSchedule records the check's program once under schedule spec (SCRY_SCHED; "" the
@@ -850,6 +947,11 @@ func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, 
 	if rep == nil {
 		return nil, aerr
 	}
+	if c.Scope != nil {
+		if x.Scope, err = scopeReport(tf, rep, c.Scope); err != nil {
+			return nil, err
+		}
+	}
 	run.rep, run.aerr, run.storers, run.points = rep, aerr, len(p.facts.storers), p.facts.points
 	run.windows = p.windows
 	if p.facts.schedPoints > 0 {
@@ -882,6 +984,9 @@ func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, 
 			x.Report, _ = filepath.Abs(c.Output)
 		}
 		run.xerr = exploreCrashes(ctx, rep, tf, rc.Workload, target, x, props, p)
+		if x.Scope != nil && rep.Stats != nil {
+			x.Scope.PointsLeftOut = rep.Stats.SkippedScope
+		}
 	}
 	return run, nil
 }

@@ -93,6 +93,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 		Check    *Check   `json:"check"`
 		Shard    *Shard   `json:"shard"`
 		Profiles []string `json:"profiles"`
+		Scope    *Scope   `json:"scope"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, notReport(name, data, err)
@@ -100,7 +101,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 	if doc.Findings == nil {
 		return nil, fmt.Errorf("%s is not a JSON report of scry: it has no \"findings\" array (write one with --format json)", name)
 	}
-	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard, Profiles: doc.Profiles}
+	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard, Profiles: doc.Profiles, Scope: doc.Scope}
 	for i, f := range r.Findings {
 		if f.Kind == "" {
 			return nil, fmt.Errorf("%s: finding %d has no kind", name, i+1)

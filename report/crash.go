@@ -147,7 +147,46 @@ type Crash struct {
 	Target   []string `json:"target"`
 	// Input is the 1-based line of the workload the re-execution starts at (operation k+1).
 	Input int `json:"input_line"`
+	// Minimal is the finding's minimal reproducer (scry check --minimize, scry minimize), nil
+	// when none was computed.
+	Minimal *Minimal `json:"minimal,omitempty"`
 }
+
+// Minimal is a crash finding's minimal reproducer: the shortest workload found, by delta
+// debugging (Zeller and Hildebrandt, "Simplifying and Isolating Failure-Inducing Input", TSE
+// 2002: ddmin over the operations, then over the values in them), on which a crash state of the
+// same root cause (the finding's cluster key, its crash id) still fails. Crash is that state,
+// found on a recording of the minimal workload (its own trace and workload file, kept beside the
+// report): `scry replay REPORT ID-min` rebuilds it like any finding's.
+type Minimal struct {
+	// Operations is the minimal workload's number of operations, Of the original's.
+	Operations int `json:"operations"`
+	Of         int `json:"of"`
+	// Ops are the minimal workload's lines when there are at most MaxInlineOps.
+	Ops []string `json:"ops,omitempty"`
+	// Complete: the search ran to its end, so removing any one operation, or renaming any
+	// further value, makes the failure go away (1-minimal); false when its time share ended
+	// first (the workload fails, and may not be minimal).
+	Complete bool `json:"complete"`
+	// Tests is the number of workloads checked (each recorded and explored for this crash id
+	// alone), Seconds the time the search took.
+	Tests   int     `json:"tests"`
+	Seconds float64 `json:"seconds"`
+	// Confirmed: the minimal workload, recorded and explored once more from scratch in its own
+	// directory, failed again (Crash is from that run); false when only its search run failed
+	// (Crash is from that run, and the note says why it was not confirmed).
+	Confirmed bool   `json:"confirmed"`
+	Note      string `json:"note,omitempty"`
+	// Crash is the failing state on the minimal workload; its id is the finding's with the
+	// suffix MinimalSuffix.
+	Crash *Crash `json:"crash"`
+}
+
+// MaxInlineOps bounds the operations of a minimal workload the report shows inline.
+const MaxInlineOps = 20
+
+// MinimalSuffix ends the id of a finding's minimal reproducer (`scry replay REPORT ID-min`).
+const MinimalSuffix = "-min"
 
 // MaxCrashOperations bounds Crash.Operations.
 const MaxCrashOperations = 8
@@ -204,6 +243,9 @@ type Stats struct {
 	// explore.MaxLegalOutcomes.
 	PrepRuns          int `json:"prep_runs,omitempty"`
 	SkippedConcurrent int `json:"skipped_concurrent,omitempty"`
+	// SkippedScope counts the crash points a run scoped to a change left out (explore's
+	// Options.Scope: none of their frames in a touched function, and no store of one pending).
+	SkippedScope int `json:"skipped_scope,omitempty"`
 	// Sampled counts the crash states not run because the finding they would fall in had
 	// already failed often enough, or their operation had many states in the same window
 	// already (explore's cluster sampling).
@@ -295,11 +337,29 @@ type Stats struct {
 // crash id ("c" and 12 hex digits: Crash.ID or FSCrash.ID), or a variant's id (the crash id,
 // "-", a number: CrashVariant.ID, FSVulnerability.ID), whose state then replaces the finding's
 // (Crash.State and its crash point, FSCrash.State), or a kind ("atomicity-violation": the first
-// crash finding of that kind, for scripts and docs whose ids change with the exploration). The finding has Crash (PM mode) or FS
-// (file-system mode) set. Errors: data is not a JSON report, it has no crash finding at all,
-// there is no such finding, it is not a crash finding (it has no crash image), or a PM finding
-// names no trace.
+// crash finding of that kind, for scripts and docs whose ids change with the exploration), any
+// of which followed by MinimalSuffix names the finding's minimal reproducer (Crash.Minimal), whose
+// crash replaces the finding's. The finding has Crash (PM mode) or FS (file-system mode) set.
+// Errors: data is not a JSON report, it has no crash finding at all, there is no such finding,
+// it is not a crash finding (it has no crash image), it has no minimal reproducer when one is
+// named, or a PM finding names no trace.
 func CrashFinding(data []byte, name, id string) (*Finding, error) {
+	if base, ok := strings.CutSuffix(id, MinimalSuffix); ok && base != "" {
+		f, err := CrashFinding(data, name, base)
+		if err != nil {
+			return nil, err
+		}
+		if f.Crash == nil || f.Crash.Minimal == nil || f.Crash.Minimal.Crash == nil {
+			return nil, fmt.Errorf("%s: finding %s has no minimal reproducer (find one with scry minimize, or scry check --minimize)", name, base)
+		}
+		// The minimal reproducer's state, on its own trace and workload.
+		m := f.Crash.Minimal
+		f.Crash = m.Crash
+		if f.Operation != nil && m.Crash.Input >= 2 && m.Crash.Input-2 < len(m.Ops) {
+			f.Operation = &Operation{Index: uint64(m.Crash.Input - 2), Text: m.Ops[m.Crash.Input-2]}
+		}
+		return f, nil
+	}
 	var doc struct {
 		Findings []Finding `json:"findings"`
 	}

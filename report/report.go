@@ -176,6 +176,9 @@ type Report struct {
 	// Profiles are the persistency profiles the trace was checked under (--persistency; the JSON
 	// "profiles" array), in order; nil: the default (adr) alone, findings unlabelled.
 	Profiles []string
+	// Scope is set in a run scoped to a change (--changed-since; the JSON "scope" object): what
+	// it covered and what it left out.
+	Scope *Scope
 }
 
 // UnionProfiles returns the profile names of a and b, each once, in the order profiles are

@@ -117,6 +117,9 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(bw, " (%d suppressed)", n)
 	}
 	bw.WriteByte('\n')
+	if r.Scope != nil {
+		fmt.Fprintf(bw, "scry: %s\n", r.Scope.Summary())
+	}
 	if s := r.Stats; s != nil {
 		sampled := ""
 		if s.Reused > 0 {
@@ -178,6 +181,7 @@ type jsonReport struct {
 	Check    *Check     `json:"check,omitempty"`
 	Shard    *Shard     `json:"shard,omitempty"`
 	Profiles []string   `json:"profiles,omitempty"`
+	Scope    *Scope     `json:"scope,omitempty"`
 }
 
 type jsonSummry struct {
@@ -206,6 +210,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Check:    r.Check,
 		Shard:    r.Shard,
 		Profiles: r.Profiles,
+		Scope:    r.Scope,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
@@ -438,6 +443,33 @@ func writeCrashText(bw *bufio.Writer, n int, c *Crash) {
 	if c.Reproduce != "" {
 		fmt.Fprintf(bw, "    then:   %s\n", c.Reproduce)
 	}
+	if m := c.Minimal; m != nil && m.Crash != nil {
+		fmt.Fprintf(bw, "    minimal: %s\n", m.Summary())
+		for _, op := range m.Ops {
+			fmt.Fprintf(bw, "      %s\n", op)
+		}
+		fmt.Fprintf(bw, "    replay: %s   (id %s)\n", m.Crash.ImageCommand, m.Crash.ID)
+		if m.Crash.Reproduce != "" {
+			fmt.Fprintf(bw, "    then:   %s\n", m.Crash.Reproduce)
+		}
+	}
+}
+
+// Summary says in one line how small the reproducer is and how it was found: "2 of 2000
+// operations in WORKLOAD (1-minimal, 14 workloads checked in 3.2 s; confirmed)".
+func (m *Minimal) Summary() string {
+	how := "1-minimal"
+	if !m.Complete {
+		how = "the search's time share ended first, so it may not be minimal"
+	}
+	conf := "failed again when checked from scratch"
+	if !m.Confirmed {
+		conf = "not confirmed"
+		if m.Note != "" {
+			conf += ": " + m.Note
+		}
+	}
+	return fmt.Sprintf("%d of %d operations in %s (%s; %d workloads checked in %.1f s; %s)", m.Operations, m.Of, m.Crash.Workload, how, m.Tests, m.Seconds, conf)
 }
 
 // namedDiff is a diff of a run's output against the legal outcome Name.

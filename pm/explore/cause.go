@@ -656,3 +656,52 @@ func (e *explorer) pairJudged(it *item, failed bool) {
 		}
 	}
 }
+
+// scoped answers, for a run scoped to a change (Options.Scope), whether events are in scope
+// (report.Scope.InFrames of their frames), each (site, call stack) resolved once.
+type scoped struct {
+	s  *report.Scope
+	in map[[2]uint32]bool
+}
+
+func newScoped(s *report.Scope) *scoped {
+	if s == nil {
+		return nil
+	}
+	return &scoped{s: s, in: map[[2]uint32]bool{}}
+}
+
+// point reports whether crash point cp is explored in the scope: one of its frames is in a
+// touched function, or a store pending at it (a unit of its space) was issued in one. The plan
+// and every walk ask it of the same points with the same answer; nil (no scope) keeps all.
+func (sc *scoped) point(r *trace.Reader, cp *crash.CrashPoint) bool {
+	if sc == nil {
+		return true
+	}
+	if sc.at(r, cp.Site, cp.Stack) {
+		return true
+	}
+	for _, l := range cp.Space.Lines {
+		for _, u := range l.Units {
+			if sc.at(r, u.Site, u.Stack) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// at reports whether the event at (site, stack) has a frame in a touched function (true
+// without a scope).
+func (sc *scoped) at(r *trace.Reader, site, stack uint32) bool {
+	if sc == nil {
+		return true
+	}
+	k := [2]uint32{site, stack}
+	in, ok := sc.in[k]
+	if !ok {
+		in = sc.s.InFrames(report.FramesAt(r, site, stack))
+		sc.in[k] = in
+	}
+	return in
+}

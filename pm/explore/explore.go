@@ -302,6 +302,7 @@ func newExplorer(ctx context.Context, cfg *Config) (*explorer, error) {
 		return e, err
 	}
 	e.pacer.setPlan(e.plan)
+	e.res.Stats.SkippedScope = e.plan.scopedOut
 	parent, where := exec.ScratchParent("", e.plan.regionBytes, cfg.AvoidTmpfs)
 	e.res.Stats.Images = "images " + where
 	if e.runs.tmp, err = os.MkdirTemp(parent, "scry-explore-*"); err != nil {
@@ -365,7 +366,7 @@ func (e *explorer) walks() error {
 	if !e.cfg.NoPriority && e.pacer.order.walks > 1 {
 		passes = e.pacer.order.passes()
 	}
-	for i := 0; i < len(passes) && !e.pacer.budgetStop; i++ {
+	for i := 0; i < len(passes) && !e.pacer.budgetStop && !e.found.focusHit; i++ {
 		if err := e.walkOnce(i, passes[i]); err != nil {
 			return err
 		}
@@ -410,7 +411,7 @@ func (e *explorer) walkOnce(i int, pass []bool) error {
 	if err == nil && !e.pacer.budgetStop {
 		e.res.Events = max(e.res.Events, wst.Events) // a whole walk: the trace's events
 	}
-	if err == nil {
+	if err == nil && !e.found.focusHit {
 		err = e.flush()
 	}
 	// The batch still running is judged whatever happened (partial results are kept); a walk
@@ -521,6 +522,9 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 	if err := e.ctx.Err(); err != nil {
 		return err
 	}
+	if e.found.focusHit {
+		return crash.ErrStop // the finding Options.Focus seeks failed
+	}
 	switch cp.Kind {
 	case crash.OpBegin:
 		return e.opBegin(cp)
@@ -536,8 +540,8 @@ func (e *explorer) visit(cp *crash.CrashPoint) error {
 		return nil
 	}
 	k := int(cp.Op)
-	if !e.inPass(k) || e.lazy.walk && !e.lazy.fallback[cp.Index] {
-		return nil
+	if !e.inPass(k) || e.lazy.walk && !e.lazy.fallback[cp.Index] || !e.plan.scope.point(e.places.r, cp) {
+		return nil // not this walk's, or outside the change the run is scoped to (planned so)
 	}
 	if e.pacer.ended() {
 		// The budget has ended: the rest of the trace is not walked (a long trace takes a
@@ -832,8 +836,8 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 	var groups []group
 	for _, l := range cp.Space.Lines {
 		for _, u := range l.Units {
-			if !assumed(u) {
-				continue
+			if !assumed(u) || !e.plan.scope.at(e.places.r, u.Site, u.Stack) {
+				continue // scoped to a change: the stores issued outside it are not tested
 			}
 			loc := e.places.location(u.Site, u.Stack)
 			if i := slices.IndexFunc(groups, func(g group) bool { return g.loc == loc }); i >= 0 {
@@ -936,7 +940,9 @@ func (e *explorer) opEnd(cp *crash.CrashPoint) error {
 			}
 		}
 	}
-	if len(e.runs.batch) >= e.pacer.batchLimit(e.cfg.BatchStates, e.runs.flushes) || e.runs.batchBytes >= MaxBatchBytes {
+	// With a focus, each operation's states are a batch: the walk stops at the first batch in
+	// which the finding sought failed, and smaller batches run fewer states past it.
+	if len(e.runs.batch) >= e.pacer.batchLimit(e.cfg.BatchStates, e.runs.flushes) || e.runs.batchBytes >= MaxBatchBytes || e.cfg.Focus != "" {
 		return e.flush()
 	}
 	return nil

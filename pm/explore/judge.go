@@ -46,6 +46,8 @@ type clusters struct {
 	invText map[int]string
 	twins   map[Pair]int
 	shard   *shardLog
+	// focusHit: a state failed in the finding Options.Focus seeks (the walk stops).
+	focusHit bool
 }
 
 func newClusters(o *Options) *clusters {
@@ -322,22 +324,16 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	if it.profiles == 0 {
 		return
 	}
-	kind := report.OrderingViolation
-	switch {
-	case it.durability:
-		kind = report.DurabilityViolation
-	case it.torn != nil:
-		kind = report.PersistencyRace
-	case it.state.Prefix:
-		kind = report.AtomicityViolation
-	}
 	const maxRelated = 16
 	persRel, persSites := e.uniqueSites(it.persisted, report.RolePersisted, maxRelated)
 	unpRel, unpSites := e.uniqueSites(it.unpersist, report.RoleUnpersisted, maxRelated)
 	// One finding per root cause (cause.go): the kind, the crash point's innermost user frame
 	// and what the state did wrong; the stores of the state and the crash point's dynamic stack
 	// make variants.
-	key := clusterKey(kind, it.pointKey, e.pathKey(it.op, it.pointKey), it.cause)
+	kind, key := e.itemKey(it)
+	if e.cfg.Focus != "" && report.ClusterID(key) == e.cfg.Focus {
+		e.found.focusHit = true
+	}
 	e.found.failures[key]++
 	if kind != report.DurabilityViolation {
 		e.found.windowFailures[string(kind)+"|"+it.pointKey]++
@@ -377,6 +373,22 @@ func (e *explorer) record(it *item, symptom, detail string, t exec.Outcome, ls l
 	e.found.points = append(e.found.points, report.Context{Site: it.site, Stack: it.stack})
 	e.found.windows = append(e.found.windows, it.pointKey+"|"+e.pathKey(it.op, it.pointKey))
 	e.res.Findings = append(e.res.Findings, f)
+}
+
+// itemKey returns the kind of finding a failure of it makes and the key of its cluster
+// (clusterKey): known before it runs once its operation has ended (opEnd), so that a walk with
+// Options.Focus runs only the states that can fail in the finding it seeks.
+func (e *explorer) itemKey(it *item) (report.Kind, string) {
+	kind := report.OrderingViolation
+	switch {
+	case it.durability:
+		kind = report.DurabilityViolation
+	case it.torn != nil:
+		kind = report.PersistencyRace
+	case it.state.Prefix:
+		kind = report.AtomicityViolation
+	}
+	return kind, clusterKey(kind, it.pointKey, e.pathKey(it.op, it.pointKey), it.cause)
 }
 
 // newFinding is the finding of kind (cluster key) whose first failing state is it, with the
@@ -490,11 +502,7 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 			}
 		}
 	}
-	rep := e.cfg.Report
-	if rep == "" {
-		rep = "REPORT.json"
-	}
-	c.ImageCommand = fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
+	c.ImageCommand = ImageCommand(e.cfg.Report, id)
 	c.Env = e.target.ReproduceEnv()
 	c.Reproduce = ReproduceCommand(e.target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
 	loc := it.loc
@@ -506,6 +514,15 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 		Related: related, Count: 1, FirstEvent: it.event,
 		Operation: &report.Operation{Index: uint64(it.op), Text: it.opText}, Crash: c,
 	}, message
+}
+
+// ImageCommand is the command that rebuilds the crash image of the crash finding (or variant,
+// or minimal reproducer) id of the JSON report at rep ("" unknown: REPORT.json stands for it).
+func ImageCommand(rep, id string) string {
+	if rep == "" {
+		rep = "REPORT.json"
+	}
+	return fmt.Sprintf("scry replay %s %s --out crash.img", exec.ShellQuote(rep), id)
 }
 
 // crashTear is the report's form of st's tear (nil without one).

@@ -13,6 +13,7 @@ import (
 	"github.com/scry-pm/scry/internal/shard"
 	"github.com/scry-pm/scry/pm/crash"
 	"github.com/scry-pm/scry/pm/px86"
+	"github.com/scry-pm/scry/report"
 )
 
 // Options are the choices of one crash exploration, spelled once: the command line binds its
@@ -121,6 +122,18 @@ type Options struct {
 	// Report is the path the JSON report will be written to ("" unknown), for the replay
 	// command printed with each finding.
 	Report string
+	// Scope, when set (resolved against the trace: report.Scope.Resolve), scopes the
+	// exploration to a change: a crash point is explored only when one of its frames is in a
+	// touched function (the changed code or what it calls) or a store pending at it was issued
+	// there (inScope); the others are left out (Stats.SkippedScope) and not planned.
+	Scope *report.Scope
+	// Focus, when set, is the crash id (report.ClusterID: "c" and 12 hex digits) of the one
+	// finding sought, as a minimiser re-checks a smaller workload (package pipeline, Minimize):
+	// only the crash states whose failure would count in that finding are run (the kind and
+	// cluster key of a state are known before its run: itemKey; a lazy run, which judges
+	// states it forks, is run whatever they are), and the walk stops once one of them failed.
+	// The other findings of the states run are kept; twins confirm nothing then.
+	Focus string
 	// Judged, if non-nil, is called (on the walk's goroutine) with every crash state judged and
 	// the run it is judged by: a differential test of strategies compares them (test/lazy).
 	Judged func(JudgedState)

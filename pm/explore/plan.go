@@ -27,6 +27,10 @@ type plan struct {
 	opCost    []float64
 	shardOps  []bool
 	shardInfo report.Shard
+	// scope answers which crash points a run scoped to a change explores (nil: all);
+	// scopedOut counts those it leaves out.
+	scope     *scoped
+	scopedOut int
 }
 
 // shardPeriod is a busy period as the partition into shards sees it: its operations and its
@@ -48,7 +52,7 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 		return nil, err
 	}
 	n := len(c.Workload.Ops)
-	p := &plan{opPoints: make([]int, n), opCost: make([]float64, n)}
+	p := &plan{opPoints: make([]int, n), opCost: make([]float64, n), scope: newScoped(c.Scope)}
 	var paths *pathCollector
 	var outs *outputCollector
 	observe := func(ops *replay.Ops) replay.Handler {
@@ -60,6 +64,7 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 		outs = &outputCollector{ops: ops}
 		return replay.Tee(paths, outs)
 	}
+	scopedOut := map[int]int{} // crash points left out of the scope, by operation
 	// The busy periods, for the partition into shards.
 	var periods []*shardPeriod
 	var cur *shardPeriod
@@ -88,6 +93,10 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 			return nil
 		}
 		if cp.Op < 0 {
+			return nil
+		}
+		if !p.scope.point(r, cp) {
+			scopedOut[k]++
 			return nil
 		}
 		if k < n {
@@ -125,6 +134,11 @@ func makePlan(c *Config, strats []*crash.Strategy, tf *trace.File) (*plan, error
 			if !p.inShard(c, k) {
 				p.opPoints[k], p.opCost[k] = 0, 0
 			}
+		}
+	}
+	for k, m := range scopedOut {
+		if p.inShard(c, k) {
+			p.scopedOut += m // each shard its own operations', as the merge adds them up
 		}
 	}
 	return p, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/scry-pm/scry/internal/budget"
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/pm/crash"
+	"github.com/scry-pm/scry/report"
 )
 
 func numCPU() int { return runtime.NumCPU() }
@@ -231,6 +232,12 @@ type seqPair struct {
 // prepare takes the walk's batch and plans its runs: the legal outcomes' runs first, then one
 // run per distinct crash image (dedupe.go). Runs on the walk's goroutine.
 func (e *explorer) prepare() *runningBatch {
+	if f := e.cfg.Focus; f != "" {
+		e.runs.batch = slices.DeleteFunc(e.runs.batch, func(it *item) bool {
+			_, key := e.itemKey(it)
+			return it.lazy == nil && report.ClusterID(key) != f
+		})
+	}
 	b := &runningBatch{items: e.runs.batch, pointFiles: e.runs.pointFiles, seqs: map[*period]*seqPair{}, hang: e.hangTimeout(), points: e.runs.batchPoints, cost: e.runs.batchCost}
 	e.runs.batchPoints, e.runs.batchCost = 0, 0
 	e.runs.batch, e.runs.pointFiles, e.runs.batchBytes, e.runs.pointEvent, e.runs.pointBase, e.runs.pointDelta = nil, nil, 0, ^uint64(0), "", nil

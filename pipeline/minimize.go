@@ -1,0 +1,597 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/scry-pm/scry/internal/exec"
+	"github.com/scry-pm/scry/pm/explore"
+	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/workload"
+)
+
+// Minimization is the choices of one search for minimal reproducers (`scry check --minimize`,
+// `scry minimize`): how long it may take, where the reproducers are kept, and what the replay
+// commands name.
+type Minimization struct {
+	// Time is the search's time for all the findings together, shared out among them in order
+	// (what one leaves is the next ones'); it must be positive.
+	Time time.Duration
+	// Dir is the directory the reproducers are written to, one subdirectory per finding (its
+	// crash id: the minimal workload, its trace), created if missing; the candidates' runs use
+	// scratch subdirectories of it, removed as they end.
+	Dir string
+	// Report is the absolute path the JSON report will be written to ("" unknown), for the
+	// `scry replay` commands of the reproducers.
+	Report string
+	// Notes, if non-nil, receives one line per finding as its search ends.
+	Notes io.Writer
+}
+
+// MinMinimizeTime is the least time `scry check --minimize` gives the search when the check
+// ran without a time budget: a third of the time the check took before it (a quarter of the
+// whole run), but at least this.
+const MinMinimizeTime = 10 * time.Second
+
+// Minimize searches a minimal reproducer for each PM crash finding of rep whose crash id is in
+// ids (every crash finding when ids is empty) and sets its Crash.Minimal: the shortest workload
+// found on which a crash state of the same root cause still fails. The search for one finding
+// (search) is delta debugging (Zeller and Hildebrandt, "Simplifying and Isolating
+// Failure-Inducing Input", TSE 2002) with two cheap steps first, for a workload's failures are
+// local: the operations after the first one the finding failed in left out (one test); windows
+// of the operations up to it, 1, 2, 4, ... long, until one fails; then ddmin over the operations
+// (the paper's §3.2: n parts, each part and each complement tested, n doubled when none fails,
+// down to a 1-minimal workload); then the values (each distinct value after a line's first word
+// renamed to a shorter one wherever it occurs, so that a key written and read back stays one key,
+// kept when the failure stays). A candidate is tested by the check rep records (rep.Check,
+// CheckFromRecord) run again on it with explore.Options.Focus set to the finding's crash id:
+// recorded, analysed, and explored for that root cause alone, ending at the first failing
+// state. The findings are searched in the order of their first failing operation, each with an
+// even share of what is left of m.Time. The search is deterministic for a given check (its
+// seed) when it ends within its share: the candidates come in a fixed order and each is judged as
+// the check judges it. What it reports failed: its Crash is the failing state of the minimal
+// workload's own recording, checked once more from scratch when time is left
+// (Minimal.Confirmed). A finding whose search found nothing is left without one, with a warning
+// in rep. Errors: rep records no check to run again (CheckFromRecord), an id that is no crash
+// finding of rep, a workload that cannot be read, Dir cannot be written; *exec.Interrupted when
+// SIGINT or SIGTERM stopped it (the reproducers found so far are kept).
+func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimization) error {
+	if m.Time <= 0 {
+		return errors.New("minimisation needs a positive time")
+	}
+	if _, err := CheckFromRecord(rep.Check); err != nil {
+		return err
+	}
+	var todo []*report.Finding
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Crash != nil && (len(ids) == 0 || containsID(ids, f.Crash.ID)) {
+			todo = append(todo, f)
+		}
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(todo, func(f *report.Finding) bool { return f.Crash.ID == id }) {
+			return fmt.Errorf("the report has no PM crash finding %s to minimise", id)
+		}
+	}
+	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
+		return err
+	}
+	// The findings that failed first early in the workload first: their candidates are the
+	// shortest, so their searches tend to end early, and what they leave of their share goes
+	// to the later ones.
+	slices.SortStableFunc(todo, func(a, b *report.Finding) int { return cmp.Compare(firstFailingOp(a), firstFailingOp(b)) })
+	end := time.Now().Add(m.Time)
+	for i, f := range todo {
+		share := time.Until(end) / time.Duration(len(todo)-i)
+		if share <= 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no time was left to minimise the workload of %s", f.Crash.ID))
+			continue
+		}
+		min, err := minimizeFinding(ctx, rep.Check, f, m, share)
+		if err != nil {
+			return fmt.Errorf("minimising %s: %w", f.Crash.ID, err)
+		}
+		if ie := interruptedCause(ctx); ie != nil {
+			if min != nil {
+				f.Crash.Minimal = min
+			}
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v while minimising the workload of %s: the reproducers found before are kept", ie, f.Crash.ID))
+			return ie
+		}
+		if min == nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no smaller workload on which %s still fails was found in its time share (%.1f s)", f.Crash.ID, share.Seconds()))
+			continue
+		}
+		f.Crash.Minimal = min
+		if m.Notes != nil {
+			fmt.Fprintf(m.Notes, "scry: %s: minimal reproducer %s\n", f.Crash.ID, min.Summary())
+		}
+	}
+	return nil
+}
+
+// containsID reports whether ids holds id.
+func containsID(ids []string, id string) bool { return slices.Contains(ids, id) }
+
+// interruptedCause is the *exec.Interrupted that stopped ctx, nil if none did.
+func interruptedCause(ctx context.Context) *exec.Interrupted {
+	var ie *exec.Interrupted
+	if errors.As(context.Cause(ctx), &ie) {
+		return ie
+	}
+	return nil
+}
+
+// minimizer is the search of one finding's reproducer: the check to run again, the finding's
+// crash id, the time it ends, the candidates tested (by their text) and the best one so far.
+type minimizer struct {
+	ctx    context.Context
+	rc     *report.Check
+	id     string
+	dir    string
+	report string
+	end    time.Time
+	tests  int
+	seen   map[string]bool
+	best   []string
+	crash  *report.Crash
+	stop   bool // the time share ended, or a signal came
+	// run tests a candidate in a directory (test; a fake in unit tests).
+	run func(ops []string, dir string) (*report.Crash, error)
+}
+
+// minimizeFinding searches f's reproducer within share (nil when no candidate failed).
+func minimizeFinding(ctx context.Context, rc *report.Check, f *report.Finding, m Minimization, share time.Duration) (*report.Minimal, error) {
+	w, err := workload.Read(f.Crash.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("the finding's workload: %w", err)
+	}
+	start := time.Now()
+	s := &minimizer{ctx: ctx, rc: rc, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, end: start.Add(share), seen: map[string]bool{}}
+	s.run = s.test
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := s.search(w.Ops, firstFailingOp(f)); err != nil {
+		return nil, err
+	}
+	min := &report.Minimal{Of: len(w.Ops), Complete: !s.stop, Tests: s.tests}
+	switch {
+	case s.crash == nil && !s.stop:
+		// No smaller workload fails, and the search ran to its end: the finding's own workload
+		// is 1-minimal.
+		c := *f.Crash
+		c.Minimal, c.VariantImages = nil, nil
+		s.best, s.crash = w.Ops, &c
+		min.Confirmed, min.Note = true, "no operation can be left out of the finding's own workload"
+		os.Remove(s.dir)
+	case s.crash == nil:
+		return nil, nil
+	case !s.stop && time.Now().Before(s.end):
+		// Once more from scratch, in the reproducer's own directory.
+		s.tests++
+		c, err := s.run(s.best, s.dir)
+		switch {
+		case err != nil:
+			return nil, err
+		case c != nil:
+			if s.crash.Trace != "" {
+				os.RemoveAll(filepath.Dir(s.crash.Trace)) // the search's copy
+			}
+			s.crash, min.Confirmed = c, true
+		case s.stop:
+			min.Note = "the time share ended during the check from scratch"
+		default:
+			min.Note = "the minimal workload did not fail again when checked from scratch: the failure depends on more than the workload (timing, the environment)"
+		}
+	default:
+		min.Note = "no time was left to check it again from scratch"
+	}
+	min.Tests, min.Seconds = s.tests, time.Since(start).Seconds()
+	min.Operations = len(s.best)
+	if len(s.best) <= report.MaxInlineOps {
+		min.Ops = s.best
+	}
+	c := *s.crash
+	c.ID = f.Crash.ID + report.MinimalSuffix
+	c.ImageCommand = explore.ImageCommand(m.Report, c.ID)
+	min.Crash = &c
+	return min, nil
+}
+
+// search shrinks ops, on which the finding failed first in operation first: the operations
+// after first left out in one test, then growing windows around first, then ddmin, then the values (s.best is the result, s.crash
+// its failing state; both nil when no candidate failed).
+func (s *minimizer) search(ops []string, first int) error {
+	after := true // the operations after first are needed
+	if first >= 0 && first+1 < len(ops) {
+		// The operations after the first that failed run only after the crash: most often
+		// they are not needed to show it (one test instead of ddmin's many).
+		ok, err := s.fails(ops[:first+1])
+		if err != nil {
+			return err
+		}
+		if ok {
+			ops, after = s.best, false
+		}
+	}
+	if first >= 0 && first < len(ops) {
+		// Windows around the failing operation, growing: the last m operations up to it (and
+		// m after it when those are needed), m = 1, 2, 4, ... A small candidate is fast to
+		// check and most bugs need few operations, so this finds a small failing workload in
+		// a few cheap tests where ddmin's first tests check halves of the whole.
+		for m := 1; m < len(ops); m *= 2 {
+			end := first + 1
+			if after {
+				end = min(len(ops), first+1+m)
+			}
+			w := ops[max(0, first+1-m):end]
+			if len(w) == len(ops) {
+				break
+			}
+			ok, err := s.fails(w)
+			if err != nil {
+				return err
+			}
+			if ok {
+				ops = w
+				break
+			}
+			if s.stop {
+				return nil
+			}
+		}
+	}
+	ops, err := s.ddmin(ops)
+	if err != nil {
+		return err
+	}
+	return s.values(ops)
+}
+
+// firstFailingOp is the earliest operation of f's failing states the report names (the
+// operation of its first failing state and those of Crash.Operations), or, when operations were
+// in flight, the latest of those in flight with it.
+func firstFailingOp(f *report.Finding) int {
+	j := f.Crash.Input - 2
+	if f.Operation != nil {
+		j = int(f.Operation.Index)
+	}
+	for _, o := range f.Crash.Operations {
+		j = min(j, int(o))
+	}
+	for _, o := range f.Crash.InFlight {
+		j = max(j, int(o.Index))
+	}
+	return j
+}
+
+// ddmin is Zeller and Hildebrandt's ddmin over the operations ops (which fail): the smallest
+// failing subsequence it reaches, 1-minimal unless s.stop.
+func (s *minimizer) ddmin(ops []string) ([]string, error) {
+	n := 2
+	for len(ops) >= 2 && !s.stop {
+		parts := split(ops, n)
+		reduced := false
+		for i := 0; i < len(parts) && !reduced && !s.stop; i++ {
+			ok, err := s.fails(parts[i])
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				ops, n, reduced = parts[i], 2, true
+			}
+		}
+		for i := 0; n > 2 && i < len(parts) && !reduced && !s.stop; i++ {
+			// With two parts each complement is the other part, tested above.
+			comp := complement(parts, i)
+			ok, err := s.fails(comp)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				ops, n, reduced = comp, max(n-1, 2), true
+			}
+		}
+		if !reduced {
+			if n >= len(ops) {
+				break // 1-minimal: no single operation can be left out
+			}
+			n = min(2*n, len(ops))
+		}
+	}
+	return ops, nil
+}
+
+// split cuts ops into n parts of nearly equal length, in order.
+func split(ops []string, n int) [][]string {
+	var parts [][]string
+	for i := 0; i < n; i++ {
+		lo, hi := i*len(ops)/n, (i+1)*len(ops)/n
+		if hi > lo {
+			parts = append(parts, ops[lo:hi])
+		}
+	}
+	return parts
+}
+
+// complement is every part but part i, in order.
+func complement(parts [][]string, i int) []string {
+	var out []string
+	for j, p := range parts {
+		if j != i {
+			out = append(out, p...)
+		}
+	}
+	return out
+}
+
+// values shortens the values of the best workload (ops, the ddmin's result; the finding's own
+// workload when nothing smaller failed): every distinct word after a line's first (a run of
+// letters and digits) is renamed, wherever it occurs, to a shorter one ("1", "2", ... for
+// numbers, "a", "b", ... otherwise, in the order the words first occur), all at once first, then
+// one at a time, keeping each renaming under which the failure stays.
+func (s *minimizer) values(ops []string) error {
+	if s.stop {
+		return nil
+	}
+	words, renames := valueRenames(ops)
+	if len(renames) == 0 {
+		return nil
+	}
+	ok, err := s.fails(applyRenames(ops, renames))
+	if err != nil || ok {
+		return err
+	}
+	applied := map[string]string{}
+	for _, w := range words {
+		to, ok := renames[w]
+		if !ok || s.stop {
+			continue
+		}
+		try := map[string]string{w: to}
+		for k, v := range applied {
+			try[k] = v
+		}
+		ok, err := s.fails(applyRenames(ops, try))
+		if err != nil {
+			return err
+		}
+		if ok {
+			applied[w] = to
+		}
+	}
+	return nil
+}
+
+// valueRenames returns the distinct value words of ops in the order they first occur, and for
+// each that can be shortened the shorter name it gets: the first of "1", "2", ... (a number) or
+// "a", "b", ... (a word) that no word of ops is and no earlier word was renamed to.
+func valueRenames(ops []string) ([]string, map[string]string) {
+	var words []string
+	present := map[string]bool{}
+	for _, op := range ops {
+		for i, w := range lineWords(op) {
+			if !present[w.text] {
+				present[w.text] = true
+				if i > 0 {
+					words = append(words, w.text)
+				}
+			}
+		}
+	}
+	renames := map[string]string{}
+	for _, w := range words {
+		// The first name of its sequence that no word of ops has, nor a renamed one.
+		to := ""
+		for n := 1; to == "" || present[to]; n++ {
+			if isDigits(w) {
+				to = fmt.Sprint(n)
+			} else {
+				to = letters(n)
+			}
+		}
+		if len(to) < len(w) {
+			renames[w] = to
+			present[to] = true
+		}
+	}
+	return words, renames
+}
+
+// word is a run of letters and digits in a line, at byte offsets [start, end).
+type word struct {
+	text       string
+	start, end int
+}
+
+// lineWords splits a workload line into its words (runs of letters and digits).
+func lineWords(line string) []word {
+	var out []word
+	start := -1
+	for i, r := range line + " " {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case alnum && start < 0:
+			start = i
+		case !alnum && start >= 0:
+			out = append(out, word{line[start:i], start, i})
+			start = -1
+		}
+	}
+	return out
+}
+
+// applyRenames renames the value words (all but each line's first) of ops by renames.
+func applyRenames(ops []string, renames map[string]string) []string {
+	out := make([]string, len(ops))
+	for k, op := range ops {
+		var b strings.Builder
+		last := 0
+		for i, w := range lineWords(op) {
+			to, ok := renames[w.text]
+			if i == 0 || !ok {
+				continue
+			}
+			b.WriteString(op[last:w.start])
+			b.WriteString(to)
+			last = w.end
+		}
+		b.WriteString(op[last:])
+		out[k] = b.String()
+	}
+	return out
+}
+
+// isDigits reports whether w is made of decimal digits only.
+func isDigits(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// letters is the n-th (1-based) name of the sequence a, b, ..., z, aa, ab, ...
+func letters(n int) string {
+	var b []byte
+	for ; n > 0; n = (n - 1) / 26 {
+		b = append([]byte{byte('a' + (n-1)%26)}, b...)
+	}
+	return string(b)
+}
+
+// fails tests a candidate workload (each distinct one once): it fails when the check run again
+// on it reports the finding; the failing state is kept as the best so far.
+func (s *minimizer) fails(ops []string) (bool, error) {
+	if len(ops) == 0 || s.stop {
+		return false, nil
+	}
+	key := strings.Join(ops, "\n")
+	if s.seen[key] {
+		return false, nil // a failing candidate is never tested twice: it became the best
+	}
+	s.seen[key] = true
+	s.tests++
+	dir := filepath.Join(s.dir, fmt.Sprintf("try-%d", s.tests))
+	c, err := s.run(ops, dir)
+	if err != nil || c == nil {
+		os.RemoveAll(dir)
+		return false, err
+	}
+	if s.crash != nil && s.crash.Trace != "" {
+		os.RemoveAll(filepath.Dir(s.crash.Trace)) // the previous best's directory
+	}
+	s.best, s.crash = ops, c
+	return true, nil
+}
+
+// test runs the check again on the workload ops in dir (created): its failing state of the
+// finding, nil when it did not fail so (or the time share ended, or a signal came: s.stop).
+// Errors are those that make every further test fail too.
+func (s *minimizer) test(ops []string, dir string) (*report.Crash, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	wpath := filepath.Join(dir, "workload")
+	if err := os.WriteFile(wpath, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	c, err := CheckFromRecord(s.rc)
+	if err != nil {
+		return nil, err
+	}
+	c.Recording.Workload, c.Recording.Trace = wpath, filepath.Join(dir, "run.trace")
+	c.Recording.Stdout, c.Recording.Stderr = io.Discard, io.Discard
+	if s.rc.Program != "" {
+		// The program the check ran, wherever this search runs from.
+		c.Recording.Args = append([]string{s.rc.Program}, s.rc.Args[1:]...)
+	}
+	c.Explore.Focus, c.Explore.Report, c.Explore.TimeBudget, c.Explore.Pool = s.id, s.report, 0, ""
+	ctx, cancel := context.WithDeadline(s.ctx, s.end)
+	defer cancel()
+	rep, err := c.Run(ctx)
+	if s.ctx.Err() != nil || ctx.Err() != nil {
+		s.stop = true
+		return nil, nil
+	}
+	var pf *ProgramFailed
+	if errors.As(err, &pf) {
+		return nil, nil // the program fails on this workload without a crash: not the finding
+	}
+	if rep != nil {
+		for _, f := range rep.Findings {
+			if f.Crash != nil && f.Crash.ID == s.id {
+				return f.Crash, nil
+			}
+		}
+	}
+	if err != nil && rep == nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// MinimizeReport is `scry minimize`: Minimize on the JSON report at path for the findings ids
+// names (crash ids or finding numbers; every crash finding when empty) within d, the reproducers
+// kept in out + ".min" (a new directory beside it when that exists) and their replay commands
+// naming out, the report to be written, when it is written as JSON (json). It returns the report
+// read, with the reproducers set, to be written to out; the report at path is not changed.
+// Errors: the report cannot be read, has no such crash finding or no check to run again, and
+// those of Minimize.
+func MinimizeReport(ctx context.Context, path string, ids []string, out string, json bool, d time.Duration, notes io.Writer) (*report.Report, error) {
+	b, err := report.ReadFile(path, "a JSON report")
+	if err != nil {
+		return nil, err
+	}
+	rep, err := report.ReadJSON(b, path)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if n, err := strconv.Atoi(id); err == nil {
+			// A finding's number, as the text report gives it.
+			if n < 1 || n > len(rep.Findings) || rep.Findings[n-1].Crash == nil {
+				return nil, fmt.Errorf("%s has no PM crash finding numbered %d", path, n)
+			}
+			ids[i] = rep.Findings[n-1].Crash.ID
+		}
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	dir := abs + ".min"
+	if _, err := os.Lstat(dir); err == nil {
+		if dir, err = os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+"-*"); err != nil {
+			return nil, err
+		}
+	}
+	if notes != nil {
+		fmt.Fprintf(notes, "scry: minimising for %s; the reproducers go to %s\n", d.Round(time.Second), dir)
+	}
+	rep.Rules = Kinds()
+	name := ""
+	if json {
+		name = abs
+	}
+	err = Minimize(ctx, rep, ids, Minimization{Time: d, Dir: dir, Report: name, Notes: notes})
+	for i := range rep.Findings {
+		if c := rep.Findings[i].Crash; c != nil {
+			c.ImageCommand = explore.ImageCommand(name, c.ID)
+		}
+	}
+	return rep, err
+}
