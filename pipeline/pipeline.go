@@ -1071,7 +1071,12 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeF
 		}
 	}
 	if !noAssumeFixed && opts.AssumeDurable == nil {
-		opts.AssumeDurable, _ = neverDurableFile(tf) // an unreadable trace is reported below
+		// As the exploration walks (exploreCrashes): the never-durable stores, and those still
+		// pending at an operation's start, assumed durable.
+		var err error
+		if opts.AssumeDurable, err = neverDurableFile(tf); err == nil { // an unreadable trace is reported below
+			opts.AssumeLate = true
+		}
 	}
 	r, err := tf.Reader()
 	if err != nil {

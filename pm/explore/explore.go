@@ -366,6 +366,16 @@ func (e *explorer) walks() error {
 	if !e.cfg.NoPriority && e.pacer.order.walks > 1 {
 		passes = e.pacer.order.passes()
 	}
+	if n := len(e.cfg.Workload.Ops); e.cfg.Focus != "" && n > 1 {
+		// The last operation first: a minimiser's candidate ends with the operation that
+		// failed (Options.Focus), and when it fails there the others are not walked.
+		last, rest := make([]bool, n), make([]bool, n)
+		for k := range rest {
+			rest[k] = k < n-1
+		}
+		last[n-1] = true
+		passes = [][]bool{last, rest}
+	}
 	for i := 0; i < len(passes) && !e.pacer.budgetStop && !e.found.focusHit; i++ {
 		if err := e.walkOnce(i, passes[i]); err != nil {
 			return err

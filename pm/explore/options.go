@@ -131,7 +131,9 @@ type Options struct {
 	// finding sought, as a minimiser re-checks a smaller workload (package pipeline, Minimize):
 	// only the crash states whose failure would count in that finding are run (the kind and
 	// cluster key of a state are known before its run: itemKey; a lazy run, which judges
-	// states it forks, is run whatever they are), and the walk stops once one of them failed.
+	// states it forks, is run whatever they are), one operation's states at a time, the
+	// workload's last operation first (a minimiser's candidate ends with the operation that
+	// failed), and the walk stops once one of them failed.
 	// The other findings of the states run are kept; twins confirm nothing then.
 	Focus string
 	// Judged, if non-nil, is called (on the walk's goroutine) with every crash state judged and
