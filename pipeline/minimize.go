@@ -193,7 +193,7 @@ func minimizeFinding(ctx context.Context, rc *report.Check, f *report.Finding, m
 		case s.stop:
 			min.Note = "the time share ended during the check from scratch"
 		default:
-			min.Note = "the minimal workload did not fail again when checked from scratch: the failure depends on more than the workload (timing, the environment)"
+			min.Note = "the minimal workload did not fail again when checked from scratch: the failure depends on more than the workload (timing, the environment, or a nondeterminism of the check itself)"
 		}
 	default:
 		min.Note = "no time was left to check it again from scratch"

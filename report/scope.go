@@ -198,6 +198,10 @@ func (s *Scope) Summary() string {
 	if len(fs) > 0 {
 		what = strings.Join(fs, ", ")
 	}
-	return fmt.Sprintf("scoped to the change since %s: %d hunks touch %s, %d hunks no executed code; left out: %d crash points, %d trace findings outside it (a full run, without --changed-since, checks everything)",
-		s.Rev, len(s.Hunks), what, s.Outside, s.PointsLeftOut, s.FindingsLeftOut)
+	touch := "hunks touch"
+	if len(s.Hunks) == 1 {
+		touch = "hunk touches"
+	}
+	return fmt.Sprintf("scoped to the change since %s: %d %s %s, %s no executed code; left out: %s, %s outside it (a full run, without --changed-since, checks everything)",
+		s.Rev, len(s.Hunks), touch, what, plural(s.Outside, "hunk", "hunks"), plural(s.PointsLeftOut, "crash point", "crash points"), plural(s.FindingsLeftOut, "trace finding", "trace findings"))
 }
