@@ -329,7 +329,10 @@ func countRandom(sp *Space, o Options) *big.Int {
 }
 
 // rng returns the random source of a crash point: a PCG seeded with Options.Seed and the
-// space's shape, so that a seed gives the same states for the same crash point on every run.
+// space's shape, so that a seed gives the same states for the same crash point on every run and
+// every recording of the same run: a line is named by its region and its offset in it, not by its
+// address, which changes with where the pool was mapped (a random mapping address gave each
+// recording of one workload other states).
 func (sp *Space) rng(seed uint64) *rand.Rand {
 	var b [8]byte
 	h := uint64(14695981039346656037)
@@ -341,7 +344,12 @@ func (sp *Space) rng(seed uint64) *rand.Rand {
 	}
 	mix(sp.Segment)
 	for _, l := range sp.Lines {
-		mix(l.Addr)
+		if g := l.Region; g != nil {
+			mix(uint64(g.ID))
+			mix(l.Addr - g.Base)
+		} else {
+			mix(l.Addr)
+		}
 		mix(uint64(len(l.Units)))
 		if len(l.Units) > 0 {
 			mix(l.Units[0].Seq)
