@@ -184,6 +184,11 @@ func Fix(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s := rep.Scope; s != nil && o.Build != "" {
+		// Validation runs the check again in full: what the scope left out would count as
+		// new findings, and every repair would be refused.
+		return nil, fmt.Errorf("%s is the report of a check scoped to the change since %s (--changed-since): --build validates by running the check again in full, which would take the findings the scope left out for new ones; validate with the report of a full check", o.Report, s.Rev)
+	}
 	sel, err := selectFindings(rep, o.Findings)
 	if err != nil {
 		return nil, err

@@ -464,6 +464,8 @@ func TestFixErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("not json"), 0o644)
 	noTrace := filepath.Join(dir, "nt.json")
 	os.WriteFile(noTrace, []byte(`{"findings":[{"kind":"unpersisted-store","class":"correctness","location":{"file":"x.c","line":1}}],"summary":{"trace":"/nonexistent.trace"}}`), 0o644)
+	scoped := filepath.Join(dir, "scoped.json")
+	os.WriteFile(scoped, []byte(`{"findings":[],"summary":{"trace":"/nonexistent.trace"},"scope":{"rev":"main"}}`), 0o644)
 	for _, tc := range []struct {
 		o    Options
 		want string
@@ -473,6 +475,7 @@ func TestFixErrors(t *testing.T) {
 		{Options{Report: noTrace}, "names no trace"},
 		{Options{Report: noTrace, Findings: []string{"7"}}, "has 1 findings"},
 		{Options{Report: noTrace, Findings: []string{"cdeadbeef"}}, "no finding with that crash id"},
+		{Options{Report: scoped, Build: "make"}, "scoped to the change since main"},
 	} {
 		_, err := Fix(context.Background(), tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
