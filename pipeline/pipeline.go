@@ -141,6 +141,18 @@ func NeverDurable(path string) ([]px86.StoreState, error) {
 	return neverDurableFile(tf)
 }
 
+// assumeFixed makes opts model the program with its durability findings repaired, as the
+// exploration and its dry run both do (docs/crash-states.md): stores, the stores never made
+// durable, and every store still pending when an operation starts are assumed durable. It
+// returns err, finding those stores, and leaves opts literal then.
+func assumeFixed(opts *crash.Options, stores []px86.StoreState, err error) error {
+	if err != nil {
+		return err
+	}
+	opts.AssumeDurable, opts.AssumeLate = stores, true
+	return nil
+}
+
 // neverDurableFile is NeverDurable over tf.
 func neverDurableFile(tf *trace.File) ([]px86.StoreState, error) {
 	keep := map[*analysis.Analyzer]any{}
@@ -193,12 +205,9 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 		} else {
 			stores, err = neverDurableFile(tf)
 		}
-		if err != nil {
+		if err := assumeFixed(opts, stores, err); err != nil {
 			rep.Warnings = append(rep.Warnings, "the stores never made durable could not be found ("+err.Error()+"): crash states use the literal model")
-		} else {
-			opts.AssumeLate = true
 		}
-		opts.AssumeDurable = stores
 	}
 	if len(x.Profiles) > 0 && rep.Profiles == nil {
 		rep.Profiles = px86.ProfileNames(x.Profiles)
@@ -1073,10 +1082,8 @@ func DryRun(path string, strats []*crash.Strategy, opts crash.Options, noAssumeF
 	if !noAssumeFixed && opts.AssumeDurable == nil {
 		// As the exploration walks (exploreCrashes): the never-durable stores, and those still
 		// pending at an operation's start, assumed durable.
-		var err error
-		if opts.AssumeDurable, err = neverDurableFile(tf); err == nil { // an unreadable trace is reported below
-			opts.AssumeLate = true
-		}
+		stores, err := neverDurableFile(tf)
+		_ = assumeFixed(&opts, stores, err) // an unreadable trace is reported below
 	}
 	r, err := tf.Reader()
 	if err != nil {
