@@ -296,7 +296,25 @@ func (t Target) ReproduceEnv() []string {
 	}
 	env = append(env, "PMEM_IS_PMEM_FORCE=1")
 	env = append(env, t.Env...)
-	return append(env, scryEnv...)
+	return lastWins(append(env, scryEnv...))
+}
+
+// lastWins returns env with each variable once, at its last assignment (the value a run gets:
+// os/exec keeps the last of duplicates), so that a command to copy does not repeat one that
+// --env gives again (PMEM_IS_PMEM_FORCE=1).
+func lastWins(env []string) []string {
+	last := map[string]int{}
+	for i, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		last[name] = i
+	}
+	out := env[:0:0]
+	for i, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); last[name] == i {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // CheckEnv checks NAME=VALUE assignments given by a user (--env): each needs a name made of

@@ -470,6 +470,16 @@ func TestReproduceEnv(t *testing.T) {
 			t.Errorf("ReproduceEnv() = %q, has %q", got, bad)
 		}
 	}
+	// --env giving a variable scry sets too: once, with the user's value.
+	got = Target{Env: []string{"PMEM_IS_PMEM_FORCE=1", "PMEMOBJ_LOG_LEVEL=3"}}.ReproduceEnv()
+	for _, name := range []string{"PMEM_IS_PMEM_FORCE=", "PMEMOBJ_LOG_LEVEL="} {
+		if n := len(slices.DeleteFunc(slices.Clone(got), func(kv string) bool { return !strings.HasPrefix(kv, name) })); n != 1 {
+			t.Errorf("ReproduceEnv() = %q: %s %d times, want once", got, name, n)
+		}
+	}
+	if !slices.Contains(got, "PMEMOBJ_LOG_LEVEL=3") {
+		t.Errorf("ReproduceEnv() = %q, lacks the --env value PMEMOBJ_LOG_LEVEL=3", got)
+	}
 }
 
 // FuzzCheckEnv: any list of assignments is accepted or rejected with an error naming it, never a

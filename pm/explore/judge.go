@@ -69,6 +69,10 @@ func Kinds() []report.Rule {
 	}
 }
 
+// legalKilled is the key in explorer.warned of the warning about a legal outcome killed by a
+// signal, given once.
+const legalKilled = "\x00legal-killed"
+
 // judge compares a crash image's run with the legal outcomes and records a failure.
 func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 	if f := e.cfg.Judged; f != nil {
@@ -86,9 +90,12 @@ func (e *explorer) judge(it *item, got outcome, ls legalSet) {
 	// every crash image that dies the same way look legal.
 	all := ls.all()
 	legal := slices.DeleteFunc(slices.Clone(all), func(o exec.Outcome) bool { return !o.Completed() })
-	for _, o := range all {
-		if o.Err == nil && !o.TimedOut && o.Signal != 0 {
-			e.warn(fmt.Sprintf("a legal outcome (a run without a crash) was %s: it is no legal outcome, and crash images are judged against the others; does the program need an environment it lacks (--env)?", o.Describe()))
+	for i, o := range all {
+		if o.Err == nil && !o.TimedOut && o.Signal != 0 && !e.warned[legalKilled] {
+			// Once, naming the first: the same cause usually kills many.
+			e.warned[legalKilled] = true
+			e.warn(fmt.Sprintf("a legal outcome (%s: a run without a crash) was %s: it is no legal outcome, and crash images are judged against the others (this is the first such outcome; others are not listed). Either the program crashes on a consistent pool (its recovery or its reopening fails there: a bug scry's crash states may show too), or it needs an environment it lacks (--env)",
+				ls.name(i, it.op), o.Describe()))
 		}
 	}
 	rb := ls.rolledBack

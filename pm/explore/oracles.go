@@ -332,6 +332,25 @@ func (l legalSet) all() []exec.Outcome {
 	return out
 }
 
+// name says which legal outcome all()[i] is, for messages, for a state during operation op.
+func (l legalSet) name(i, op int) string {
+	switch {
+	case i == 0 && l.rolledBackAs != "":
+		return l.rolledBackAs
+	case i == 0:
+		return fmt.Sprintf("operation %d rolled back", op)
+	case i == 1 && l.committed != nil:
+		return fmt.Sprintf("operation %d committed", op)
+	}
+	if l.committed != nil {
+		i--
+	}
+	if i-1 < len(l.others) {
+		return l.others[i-1].name
+	}
+	return "a legal outcome"
+}
+
 // diffSize is the number of changed lines in a diff of Diff.
 func diffSize(d string) int {
 	n := 0
