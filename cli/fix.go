@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -122,7 +124,14 @@ func printOutcomes(cmd *cobra.Command, res *repair.Result) {
 			if o.Repair.Validated {
 				state = "validated"
 			}
-			fmt.Fprintf(w, "scry fix: finding %d (%s at %s) repaired (%s): %s\n", o.Finding, o.Kind, o.Location, state, o.Repair.Summary)
+			// A finding repaired at each of its callers has one repair per caller.
+			var sums []string
+			for _, r := range res.Repairs {
+				if slices.Contains(r.Findings, o.Finding) {
+					sums = append(sums, r.Summary)
+				}
+			}
+			fmt.Fprintf(w, "scry fix: finding %d (%s at %s) repaired (%s): %s\n", o.Finding, o.Kind, o.Location, state, strings.Join(sums, "; "))
 			continue
 		}
 		fmt.Fprintf(w, "scry fix: finding %d (%s at %s) not repaired: %s\n", o.Finding, o.Kind, o.Location, o.Reason)

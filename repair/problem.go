@@ -292,7 +292,7 @@ func (p *problem) obligations() map[int]string {
 					p.obls = append(p.obls, obligation{kind: oTxAdd, a: s, target: ti})
 				}
 				if len(txs) == 0 {
-					why[ti] = "the crash is inside a transaction that logs every store it makes: no TX_ADD is missing, and the failure is not one scry fix can repair"
+					why[ti] = inLoggedTx(f)
 				}
 				continue
 			}
@@ -316,6 +316,10 @@ func (p *problem) obligations() map[int]string {
 					ps = append(ps, j)
 				}
 			}
+			if len(related(report.RoleUnpersisted)) == 0 {
+				why[ti] = lostNothing(f)
+				continue
+			}
 			if len(us) == 0 || len(ps) == 0 {
 				why[ti] = "no placement of flushes and fences makes the operation failure-atomic (scry fix moves flushes, fences, persists and TX_ADDs, never stores): " + adviceFor(p.targets)
 				continue
@@ -326,6 +330,40 @@ func (p *problem) obligations() map[int]string {
 		}
 	}
 	return why
+}
+
+// shown says how the re-execution on a crash finding's image failed (its Crash.Detail), for
+// answers that say what the finding shows.
+func shown(f *report.Finding) string {
+	if c := f.Crash; c != nil && c.Detail != "" {
+		return c.Detail
+	}
+	return "the run on the crash image failed"
+}
+
+// lostNothing is the answer for an atomicity violation whose crash state lost no store: every
+// store the operation issued before the crash point persisted, so it stopped between two durable
+// steps. No flush, fence or TX_ADD changes what such a state holds: what fails is either the
+// operation's design (it must not be interruptible there) or the code run after the crash,
+// which must handle what the operation leaves there; a signal or a hang points at the latter.
+func lostNothing(f *report.Finding) string {
+	s := "its crash state lost nothing: every store the operation issued before the crash point was persisted (it stopped between two durable steps), and the finding shows " + shown(f) + ". No flush, fence, persist or TX_ADD, the edits scry fix makes, changes what such a state holds, so no repair was computed. "
+	if c := f.Crash; c != nil && (c.Symptom == "signal" || c.Symptom == "hang") {
+		s += "A recovery that crashes or hangs on a state the operation legitimately passes through usually mishandles what an interrupted operation leaves behind (a half-done insert, a lock, a log of its own): fix the recovery, or make the operation not interruptible there (a transaction or a log)"
+	} else {
+		s += "Either make the operation not interruptible there (a transaction or a log; or, when one store publishes the others, store and persist the others before it), or make the recovery handle the state it leaves"
+	}
+	if c := f.Crash; c != nil && c.ImageCommand != "" && c.Reproduce != "" {
+		s += "; to see it, rebuild the image (" + c.ImageCommand + ") and run the reproduce command (" + c.Reproduce + ") under a debugger"
+	}
+	return s
+}
+
+// inLoggedTx is the answer for an atomicity violation whose crash is inside a transaction that
+// logs every store it issued: libpmemobj's recovery rolls them all back, so the failure comes
+// from what the transaction does not hold.
+func inLoggedTx(f *report.Finding) string {
+	return "the crash is inside a transaction that logs every store it issued before the crash point, so the transaction's recovery rolls them back, and yet the finding shows " + shown(f) + ": no TX_ADD is missing and no flush or fence would change this, so no repair was computed. The failure comes from what the transaction does not hold: data the program keeps outside it (stores outside the pool, made by code scry did not instrument, or state rebuilt at open from what the transaction rolled back) or steps of the program's own recovery in the wrong order"
 }
 
 // adviceFor is atomicAdvice for the findings of targets, with what a concurrent one also needs:

@@ -256,11 +256,15 @@ func selectFindings(rep *report.Report, ids []string) ([]int, error) {
 
 // fixer is the state of one Fix.
 type fixer struct {
-	o        Options
-	rep      *report.Report
-	res      *Result
-	trace    string
-	events   map[int]uint64 // finding number -> the record it names in trace
+	o      Options
+	rep    *report.Report
+	res    *Result
+	trace  string
+	events map[int]uint64 // finding number -> the record it names in trace
+	// callers are, per finding reported at its instruction with several callers
+	// (report.RoleCaller), a record of the instruction reached through each caller: the finding
+	// is repaired at each caller, as one reported there would be.
+	callers  map[int][]callerAt
 	problems []*fixProblem
 	// outcome per finding number, filled as decided.
 	reasons map[int]string
@@ -393,6 +397,14 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 	for _, ev := range f.events {
 		anchors[ev] = true
 	}
+	if err := f.findCallers(sel); err != nil {
+		return fmt.Errorf("reading the trace %s: %w", f.trace, err)
+	}
+	for _, cs := range f.callers {
+		for _, c := range cs {
+			anchors[c.event] = true
+		}
+	}
 	ix, err := readIndex(f.trace, anchors)
 	if err != nil {
 		return fmt.Errorf("reading the trace %s: %w", f.trace, err)
@@ -434,17 +446,28 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 			f.reasons[n] = "the stores it loses are not reported as unpersisted-store findings selected for repair (select them with --finding)"
 			continue
 		}
-		ev := f.events[n]
-		a, ok := ix.at[ev]
-		if !ok {
-			f.reasons[n] = fmt.Sprintf("its record %d is not in the trace %s", ev, f.trace)
-			continue
+		ts := []*target{{n: n, f: fd, anchor: f.events[n]}}
+		if cs := f.callers[n]; len(cs) > 0 {
+			ts = ts[:0]
+			for _, c := range cs {
+				at := *fd
+				at.Location = c.loc
+				at.Related = slices.DeleteFunc(slices.Clone(fd.Related), func(r report.Related) bool { return r.Role == report.RoleCaller })
+				ts = append(ts, &target{n: n, f: &at, anchor: c.event})
+			}
 		}
-		key := fmt.Sprintf("%d|%d|%s", a.thread, a.op.begin, fd.Location.Function)
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
+		for _, t := range ts {
+			a, ok := ix.at[t.anchor]
+			if !ok {
+				f.reasons[n] = fmt.Sprintf("its record %d is not in the trace %s", t.anchor, f.trace)
+				break
+			}
+			key := fmt.Sprintf("%d|%d|%s", a.thread, a.op.begin, t.f.Location.Function)
+			if _, ok := groups[key]; !ok {
+				order = append(order, key)
+			}
+			groups[key] = append(groups[key], t)
 		}
-		groups[key] = append(groups[key], &target{n: n, f: fd, anchor: ev})
 	}
 	var windows []*window
 	var probs []*problem
@@ -556,6 +579,18 @@ func (f *fixer) unpersistedFor(fd *report.Finding, sel []int) int {
 	return 0
 }
 
+// external reports whether finding fd is reported at a frame outside the program's own code
+// (report.Frame.External): every frame of its stack is, so there is nothing of the program's to
+// edit.
+func external(fd *report.Finding) bool {
+	for _, fr := range fd.Stack {
+		if l := fr.Location(); l.File == fd.Location.File && l.Line == fd.Location.Line && l.Column == fd.Location.Column {
+			return fr.External
+		}
+	}
+	return false
+}
+
 // prepare derives a problem's obligations, choices and search.
 func (f *fixer) prepare(ctx context.Context, fp *fixProblem, sites []styleSite) error {
 	p := fp.p
@@ -569,6 +604,10 @@ func (f *fixer) prepare(ctx context.Context, fp *fixProblem, sites []styleSite) 
 	}
 	if file == "" {
 		fp.reason = fmt.Sprintf("its source %s cannot be read (looked in %s)", p.targets[0].f.Location.File, strings.Join(f.srcDirs(), ", "))
+		return nil
+	}
+	if external(p.targets[0].f) {
+		fp.reason = fmt.Sprintf("it is reported in %s, outside the program's own sources (no frame of the program's code is further out): scry fix edits only the program's code", p.targets[0].f.Location.File)
 		return nil
 	}
 	p.styles = deriveStyles(p.tbl, sites, p.sources, p.fn, file)
@@ -630,7 +669,7 @@ func (f *fixer) nextCandidate(fp *fixProblem) (*Repair, error) {
 	var nums []int
 	var ls []string
 	for _, t := range p.targets {
-		if _, bad := f.reasons[t.n]; !bad {
+		if _, bad := f.reasons[t.n]; !bad && !slices.Contains(nums, t.n) {
 			if !t.joined {
 				nums = append(nums, t.n)
 			}
@@ -707,6 +746,24 @@ func (f *fixer) finish() {
 			if _, ok := f.reasons[t.n]; !ok {
 				f.reasons[t.n] = fp.reason
 			}
+		}
+	}
+	// A finding repaired at its callers is repaired when the repair of every caller was.
+	for n, cs := range f.callers {
+		done, why := 0, ""
+		for _, fp := range f.problems {
+			if !slices.ContainsFunc(fp.p.targets, func(t *target) bool { return t.n == n && !t.joined }) {
+				continue
+			}
+			if fp.accepted != nil {
+				done++
+			} else if why == "" {
+				why = fp.reason
+			}
+		}
+		if _, ok := byFinding[n]; ok && why != "" {
+			delete(byFinding, n)
+			f.reasons[n] = fmt.Sprintf("repaired at %d of its %d callers (the patch has those repairs), not at the others: %s", done, len(cs), why)
 		}
 	}
 	res.Repairs = accepted

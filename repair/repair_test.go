@@ -483,3 +483,58 @@ func TestFixErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExternal: a finding is outside the program's code when the frame it is reported at is
+// External; a finding at the program's frame, or whose location is in no frame, is not.
+func TestExternal(t *testing.T) {
+	lib := report.Frame{Function: "kv_put", File: "/opt/kv/include/kv.h", Line: 9, Column: 2, External: true}
+	own := report.Frame{Function: "main", File: "/src/app/main.c", Line: 36, Column: 2}
+	for _, tc := range []struct {
+		name string
+		fd   report.Finding
+		want bool
+	}{
+		{"at the program's call", report.Finding{Location: own.Location(), Stack: []report.Frame{lib, own}}, false},
+		{"every frame external", report.Finding{Location: lib.Location(), Stack: []report.Frame{lib}}, true},
+		{"no stack", report.Finding{Location: lib.Location()}, false},
+	} {
+		if got := external(&tc.fd); got != tc.want {
+			t.Errorf("%s: external %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCrashAnswers: an atomicity violation scry fix cannot repair is answered with what the
+// finding shows (how the re-execution failed, on which state) and why no repair was computed;
+// a recovery that crashes on a state that lost nothing points at the recovery first.
+func TestCrashAnswers(t *testing.T) {
+	crash := func(symptom, detail string) *report.Finding {
+		c := &report.Crash{FailingState: report.FailingState{ID: "c1", Symptom: symptom, ImageCommand: "scry replay r.json c1 --out crash.img", Reproduce: "./prog crash.img"}}
+		c.Detail = detail
+		return &report.Finding{Kind: report.AtomicityViolation, Crash: c}
+	}
+	for _, tc := range []struct {
+		name    string
+		got     string
+		want    []string
+		notWant []string
+	}{
+		{"recovery crashes", lostNothing(crash("signal", "the run on the crash image killed by signal 11 (segmentation fault)")),
+			[]string{"lost nothing", "killed by signal 11", "fix the recovery", "scry replay r.json c1", "./prog crash.img", "no repair was computed"}, nil},
+		{"output differs", lostNothing(crash("output", "the output differs")),
+			[]string{"lost nothing", "the output differs", "make the recovery handle"}, []string{"crashes or hangs"}},
+		{"in a logged transaction", inLoggedTx(crash("output", "the output differs")),
+			[]string{"logs every store", "the output differs", "no TX_ADD is missing", "what the transaction does not hold"}, []string{"make the operation a transaction"}},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.got, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, tc.got, w)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(tc.got, w) {
+				t.Errorf("%s: %q has %q", tc.name, tc.got, w)
+			}
+		}
+	}
+}

@@ -451,8 +451,7 @@ func framesOf(t report.SiteTable, site, stack uint32, serials []uint64) []aframe
 			if !ok {
 				return
 			}
-			f := report.Loc(s).Frame()
-			f.Inlined = s.InlinedAt != 0
+			f := report.SiteFrame(t, s)
 			out = append(out, aframe{Frame: f, depth: depth, serial: serialAt(depth)})
 			id = s.InlinedAt
 		}
@@ -466,4 +465,112 @@ func framesOf(t report.SiteTable, site, stack uint32, serials []uint64) []aframe
 		add(ids[i], i)
 	}
 	return out
+}
+
+// callerAt is one caller of a finding reported at its instruction (report.RoleCaller): its
+// location and the first record of the instruction reached through it.
+type callerAt struct {
+	loc   report.Location
+	event uint64
+}
+
+// findCallers fills f.callers for the selected trace findings that list callers: one pass over
+// the trace, in which each record at the finding's instruction (the position of its stack's
+// first frame) is matched against the callers' positions in its frames. Every execution
+// through a listed caller shows the finding (report.Place), so the first one found is an
+// occurrence. A finding some of whose callers are not found is left to its own location.
+func (f *fixer) findCallers(sel []int) error {
+	type want struct {
+		n       int
+		own     report.Location
+		callers []report.Related
+		found   []uint64 // per caller, 1 + its record (0: not yet)
+	}
+	var wants []*want
+	for _, n := range sel {
+		fd := &f.rep.Findings[n-1]
+		if _, bad := f.reasons[n]; bad || fd.Crash != nil || len(fd.Stack) == 0 {
+			continue
+		}
+		w := &want{n: n, own: fd.Stack[0].Location()}
+		for _, r := range fd.Related {
+			if r.Role == report.RoleCaller {
+				w.callers = append(w.callers, r)
+			}
+		}
+		if len(w.callers) > 0 {
+			w.found = make([]uint64, len(w.callers))
+			wants = append(wants, w)
+		}
+	}
+	f.callers = map[int][]callerAt{}
+	if len(wants) == 0 {
+		return nil
+	}
+	r, err := trace.Open(f.trace)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	same := func(l report.Location, file string, line, col int) bool {
+		return l.File == file && l.Line == line && l.Column == col
+	}
+	atOwn := map[uint32]bool{} // per site: at some finding's instruction
+	seen := map[report.Context]bool{}
+	left := 0
+	for _, w := range wants {
+		left += len(w.callers)
+	}
+	for left > 0 {
+		ev, err := r.Next()
+		if err != nil {
+			if errors.Is(err, trace.ErrTruncated) || errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+		if ev.Site == 0 {
+			continue
+		}
+		own, ok := atOwn[ev.Site]
+		if !ok {
+			l := report.At(r, ev.Site)
+			for _, w := range wants {
+				own = own || same(w.own, l.File, l.Line, l.Column)
+			}
+			atOwn[ev.Site] = own
+		}
+		c := report.Context{Site: ev.Site, Stack: ev.Context}
+		if !own || seen[c] {
+			continue
+		}
+		seen[c] = true
+		frames := report.FramesAt(r, ev.Site, ev.Context)
+		for _, w := range wants {
+			if len(frames) == 0 || !same(w.own, frames[0].File, frames[0].Line, frames[0].Column) {
+				continue
+			}
+			for i, cl := range w.callers {
+				if w.found[i] != 0 {
+					continue
+				}
+				for _, fr := range frames[1:] {
+					if same(cl.Location(), fr.File, fr.Line, fr.Column) {
+						w.found[i] = ev.Index + 1
+						left--
+						break
+					}
+				}
+			}
+		}
+	}
+	for _, w := range wants {
+		if slices.Contains(w.found, 0) {
+			continue
+		}
+		for i, cl := range w.callers {
+			f.callers[w.n] = append(f.callers[w.n], callerAt{loc: cl.Location(), event: w.found[i] - 1})
+		}
+	}
+	return nil
 }

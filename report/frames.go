@@ -1,7 +1,9 @@
 package report
 
 import (
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/scry-pm/scry/trace"
@@ -22,8 +24,7 @@ func FramesAt(t SiteTable, site, stack uint32) []Frame {
 			if !ok {
 				return
 			}
-			f := Loc(s).Frame()
-			f.Inlined = s.InlinedAt != 0
+			f := SiteFrame(t, s)
 			if k := f.key(); !seen[k] {
 				seen[k] = true
 				frames = append(frames, f)
@@ -41,20 +42,48 @@ func FramesAt(t SiteTable, site, stack uint32) []Frame {
 	return frames
 }
 
-// key is the frame without its Inlined mark: what identifies a position in the source.
-func (f Frame) key() Frame { f.Inlined = false; return f }
+// SiteFrame returns site s of t as a frame: its location, marked Inlined when s was inlined at a
+// call and External when t names the project roots (SiteTable.ProjectRoots) and s's file, an
+// absolute path, is under none of them. This is the one rule of what is the program's own code;
+// a site with a relative or unknown file is never External (Frame.System judges an unknown one).
+func SiteFrame(t SiteTable, s trace.Site) Frame {
+	f := Loc(s).Frame()
+	f.Inlined = s.InlinedAt != 0
+	f.External = outside(f.File, t.ProjectRoots())
+	return f
+}
+
+// outside reports whether file, an absolute path, is under none of roots (false without roots).
+func outside(file string, roots []string) bool {
+	if len(roots) == 0 || !filepath.IsAbs(file) {
+		return false
+	}
+	for _, r := range roots {
+		if r == "/" || strings.HasPrefix(file, r) && len(file) > len(r) && file[len(r)] == '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// key is the frame without its Inlined and External marks: what identifies a position in the
+// source.
+func (f Frame) key() Frame { f.Inlined, f.External = false, false; return f }
 
 // Location returns the frame as a location.
 func (f Frame) Location() Location {
 	return Location{File: f.File, Line: f.Line, Column: f.Column, Function: f.Function}
 }
 
-// System reports whether the frame is in code the user did not write: a file under /usr/include
-// or /usr/lib (inline functions of libc, libpmem, libpmemobj headers; libstdc++'s and clang's
-// headers, once their paths are cleaned: Loc), under /usr/local/include (the headers of a
-// library installed from source, such as libpmemobj-cpp's default install), or an unknown file.
+// System reports whether the frame is in code the user did not write: a file outside the project
+// roots the trace names (External: a library's headers installed under any prefix, a vendored
+// copy outside the source tree), a file under /usr/include or /usr/lib (inline functions of
+// libc, libpmem, libpmemobj headers; libstdc++'s and clang's headers, once their paths are
+// cleaned: Loc), under /usr/local/include (the headers of a library installed from source, such
+// as libpmemobj-cpp's default install), or an unknown file. The path rule alone judges traces
+// without project roots (older traces, black-box mode).
 func (f Frame) System() bool {
-	return f.File == "" || strings.HasPrefix(f.File, "/usr/include/") || strings.HasPrefix(f.File, "/usr/lib/") ||
+	return f.External || f.File == "" || strings.HasPrefix(f.File, "/usr/include/") || strings.HasPrefix(f.File, "/usr/lib/") ||
 		strings.HasPrefix(f.File, "/usr/local/include/")
 }
 
@@ -116,7 +145,7 @@ func (c *Contexts) each(fn func(Context)) {
 type Placed struct {
 	Frames  []Frame
 	Primary int    // index in Frames of the frame the finding is reported at
-	Key     string // the frames up to and including Primary: one finding per key and kind
+	Key     string // the frames up to and including Primary: the contexts placed alike
 }
 
 // Location returns the primary frame as a location (the zero Location when there is no frame).
@@ -125,6 +154,25 @@ func (p Placed) Location() Location {
 		return Location{}
 	}
 	return p.Frames[p.Primary].Location()
+}
+
+// OwnKey returns the key of the instruction as the program sees it, and the index of the frame
+// that stands for it: the instruction's own source position (frame 0) and the innermost frame
+// outside system headers and code outside the program's own (Frame.System), the program's line
+// that made a library's code store. One finding per instruction groups by it, however many
+// callers showed it and whatever path inside a library led there ("?" and 0 with no frame). The
+// copies of a helper inlined at several callers, and the instantiations of one template, have
+// one OwnKey: positions are compared without their function's name.
+func (p Placed) OwnKey() (string, int) {
+	if len(p.Frames) == 0 {
+		return "?", 0
+	}
+	pos := func(f Frame) string { return f.File + ":" + strconv.Itoa(f.Line) + ":" + strconv.Itoa(f.Column) }
+	u := UserFrame(p.Frames, nil)
+	if u == 0 {
+		return pos(p.Frames[0]), 0
+	}
+	return pos(p.Frames[0]) + "|" + pos(p.Frames[u]), u
 }
 
 // Place decides where the findings of one kind, observed in the contexts buggy, are reported,

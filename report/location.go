@@ -14,6 +14,9 @@ import (
 type SiteTable interface {
 	Site(id uint32) (trace.Site, bool)
 	StackOf(node uint32) []uint32
+	// ProjectRoots are the root directories of the program's own code (trace.SiteUnit sites;
+	// none when the trace does not name them).
+	ProjectRoots() []string
 }
 
 // Loc returns the location of a static site as the trace describes it (site 0 is unknown), its

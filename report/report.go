@@ -47,6 +47,10 @@ type Frame struct {
 	Line     int    `json:"line"`
 	Column   int    `json:"column"`
 	Inlined  bool   `json:"inlined,omitempty"`
+	// External says the frame is outside the program's own code as the trace names it: its
+	// file is under none of the project roots of the compilation units scry cc built
+	// (trace.SiteUnit; SiteFrame). Frame.System also counts system headers.
+	External bool `json:"external,omitempty"`
 }
 
 // Related is another location a finding names, with its role: for example the earlier store a
@@ -74,6 +78,7 @@ const (
 	RoleAllocation       Role = "allocation"        // the allocation in the transaction holding the redundant TX_ADD's range (when it came last)
 	RoleTransaction      Role = "transaction"       // the outermost TX_BEGIN of the transaction the store or TX_ADD is in
 	RoleRelease          Role = "release"           // pm-lock-word: the store that gives the lock word back
+	RoleCaller           Role = "caller"            // one of the callers through which the finding's instruction showed it, when several did (the finding is then reported at the instruction)
 	// Checks of inferred persistence properties (package pm/infer).
 	RoleEarlierStore  Role = "earlier-store"  // the store that must persist before the finding's (mpb-violation: the property's Before)
 	RoleOtherStore    Role = "other-store"    // the earlier store that must persist atomically with the finding's (mpa-violation)

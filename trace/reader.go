@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -89,6 +90,7 @@ type Reader struct {
 
 	sites    []Site         // every site, in order of definition
 	siteIdx  map[uint32]int // site id -> index in sites
+	roots    []string       // the project roots of the unit sites, in order of definition
 	newSites []Site         // sites of the SITES record being read
 	stacks   map[uint32]stackNode
 
@@ -206,6 +208,12 @@ func (r *Reader) Site(id uint32) (Site, bool) {
 // Sites returns every site read so far, in order of definition. The slice is the reader's own:
 // do not modify it; later SITES records may append to it.
 func (r *Reader) Sites() []Site { return r.sites[:len(r.sites):len(r.sites)] }
+
+// ProjectRoots returns the root directories of the projects whose compilation units the program
+// was built from (the `callee` of its SiteUnit sites read so far, each once, in order of
+// definition): the program's own code is what lies under them. Empty for a trace without unit
+// sites (format versions before 10, black-box mode).
+func (r *Reader) ProjectRoots() []string { return r.roots[:len(r.roots):len(r.roots)] }
 
 // StackOf returns the call-site ids of call-stack node `node` (STACK records read so far),
 // outermost call first. Node 0 (the empty stack) and unknown nodes give nil.
@@ -624,6 +632,9 @@ func (r *Reader) readSites() error {
 	for _, s := range r.newSites {
 		r.siteIdx[s.ID] = len(r.sites)
 		r.sites = append(r.sites, s)
+		if s.Kind == SiteUnit && s.Callee != "" && !slices.Contains(r.roots, s.Callee) {
+			r.roots = append(r.roots, s.Callee)
+		}
 	}
 	r.ev = Event{Kind: KindSites, Thread: r.thread, Context: r.context, Frames: r.frames, Sites: r.newSites}
 	r.lastHot = false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -435,7 +436,7 @@ func TestHeaderErrors(t *testing.T) {
 		{"short text", []byte("hello\n"), ErrNotTrace, "the file of 6 bytes is shorter than the 16-byte header"},
 		{"magic prefix", []byte("SCRYTRC"), ErrNotTrace, "not a scry trace: the file of 7 bytes ends inside the 16-byte header"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, `not a scry trace: it begins with "hello, t", not the magic`},
-		{"version", func() []byte { h := header(); h[8] = 10; return h }(), ErrVersion, "version 10; this scry reads versions 1 to 9"},
+		{"version", func() []byte { h := header(); h[8] = 11; return h }(), ErrVersion, "version 11; this scry reads versions 1 to 10"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}
@@ -479,7 +480,7 @@ func TestCorrupt(t *testing.T) {
 		{"sites-limit", cat([]byte{0x01}, uv(MaxSites+1)), "exceeds the limit", 16},
 		{"sites-count-overflow", cat([]byte{0x01}, overflow), "varint overflow in the count of a SITES record", 16},
 		{"site-zero", []byte{0x01, 1, 0, 1, 0, 0, 0, 0, 0}, "bad site id 0", 18},
-		{"site-kind", []byte{0x01, 1, 1, 13, 0, 0, 0, 0, 0, 0}, "unknown site kind 13", 18},
+		{"site-kind", []byte{0x01, 1, 1, 14, 0, 0, 0, 0, 0, 0}, "unknown site kind 14", 18},
 		{"site-inlined-self", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0}, "site 1: bad inlined-at site 1", 18},
 		{"site-dup", []byte{0x01, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 27},
 		{"site-dup-later", []byte{0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0x01, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, "site 1 defined twice", 29},
@@ -606,5 +607,31 @@ func TestReaderNoAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per event, want 0", allocs)
+	}
+}
+
+// TestProjectRoots: the unit sites' roots, each once, in order of definition, across SITES
+// records (a module loaded later adds its own); a unit site without a root adds none.
+func TestProjectRoots(t *testing.T) {
+	unit := func(id uint32, file, root string) Site {
+		return Site{ID: id, Kind: SiteUnit, File: file, Callee: root}
+	}
+	data := writeTrace(t, []Event{
+		{Kind: KindSites, Sites: []Site{sampleSites[0], unit(20, "/src/a/main.c", "/src/a"), unit(21, "/src/a/lib.c", "/src/a")}},
+		{Kind: KindSites, Sites: []Site{unit(22, "/opt/plugin/p.c", "/opt/plugin"), unit(23, "x.c", "")}},
+		{Kind: KindEnd, How: EndExit},
+	})
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ProjectRoots(); len(got) != 0 {
+		t.Errorf("before any SITES record: %q", got)
+	}
+	if _, err := readAll(r); err != io.EOF {
+		t.Fatal(err)
+	}
+	if got, want := r.ProjectRoots(), []string{"/src/a", "/opt/plugin"}; !slices.Equal(got, want) {
+		t.Errorf("roots %q, want %q", got, want)
 	}
 }

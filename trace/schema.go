@@ -193,7 +193,7 @@ var (
 
 var schema = FormatSpec{
 	Magic:      "SCRYTRC\x00",
-	Version:    9,
+	Version:    10,
 	MinVersion: 1,
 	Versions: []VersionSpec{
 		{2, "the `branch` site kind and the `DEPS` and `FRAME` records (static dependence facts and call-frame identity, for inference: docs/inference.md)"},
@@ -204,6 +204,7 @@ var schema = FormatSpec{
 		{7, "the `PM_EXCLUDE`, `SET_CLEAN` and `TX_IGNORE` records (pmemcheck's client requests: ranges that are not PM, ranges declared durable, ranges exempt from transaction checks; docs/pmemcheck.md)"},
 		{8, "the `SCHEDULE` record (the controlled schedule a run was recorded under, `SCRY_SCHED`)"},
 		{9, "every site's `access` field (plain, volatile, or atomic with its memory order) and the `SYNC` record (a thread's synchronization operations once a second thread exists), from which the replay derives happens-before"},
+		{10, "the `unit` site kind (a module's main source file and the root of the project it belongs to: what is the program's own code)"},
 	},
 	Header: []HeaderField{
 		{"", 8, "magic `SCRYTRC\\x00`", nil},
@@ -234,7 +235,7 @@ var schema = FormatSpec{
 					{Name: "file", Enc: EncStr, Go: "File", Doc: "the source file as the compiler saw it"},
 					{Name: "line", Enc: EncUvarint, Go: "Line"},
 					{Name: "column", Enc: EncUvarint, Go: "Column"},
-					{Name: "callee", Enc: EncStr, Go: "Callee", Doc: "the called function for kinds 8, 9 and 11, else empty"},
+					{Name: "callee", Enc: EncStr, Go: "Callee", Doc: "the called function for kinds 8, 9 and 11, the project root (an absolute directory) for kind 13, else empty"},
 					{Name: "inlined_at", Enc: EncUvarint, Go: "InlinedAt", Since: 4, Doc: "the `inlined` site of the call the compiler inlined this site's code at, 0 when the site is in its own function's body"},
 					{Name: "access", Enc: EncU8, Go: "Access", Enum: "SiteAccess", Since: 9, Doc: "how the site accesses memory; 0 when unknown (an older pass) or the site is no memory access"},
 				}},
@@ -579,6 +580,7 @@ var schema = FormatSpec{
 				{Value: 10, Name: "branch", Go: "SiteBranch", C: "SCRY_SITE_BRANCH", Since: 2, Short: "a conditional branch or switch: a static fact only, never an event"},
 				{Value: 11, Name: "inlined", Go: "SiteInlined", C: "SCRY_SITE_INLINED", Since: 4, Short: "a call the compiler inlined: named by other sites' inlined-at, never an event"},
 				{Value: 12, Name: "return", Go: "SiteReturn", C: "SCRY_SITE_RETURN", Since: 5, Short: "a function's return of a value: a static fact only, never an event"},
+				{Value: 13, Name: "unit", Go: "SiteUnit", C: "SCRY_SITE_UNIT", Since: 10, Short: "a compilation unit: file is its main source file, callee the root of its project; a static fact only, never an event"},
 			},
 		},
 		{

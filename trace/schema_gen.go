@@ -22,8 +22,9 @@ const Magic = "SCRYTRC\x00"
 // controlled schedule a run was recorded under, SCRY_SCHED); version 9 added every site's access
 // field (plain, volatile, or atomic with its memory order) and the SYNC record (a thread's
 // synchronization operations once a second thread exists), from which the replay derives
-// happens-before.
-const Version = 9
+// happens-before; version 10 added the unit site kind (a module's main source file and the root of
+// the project it belongs to: what is the program's own code).
+const Version = 10
 
 // MinVersion is the oldest format version this package reads. A trace of an older version is read
 // as one of Version without the records, fields and values added after its version.
@@ -162,6 +163,7 @@ const (
 	SiteBranch  SiteKind = 10 // a conditional branch or switch: a static fact only, never an event (version 2)
 	SiteInlined SiteKind = 11 // a call the compiler inlined: named by other sites' inlined-at, never an event (version 4)
 	SiteReturn  SiteKind = 12 // a function's return of a value: a static fact only, never an event (version 5)
+	SiteUnit    SiteKind = 13 // a compilation unit: file is its main source file, callee the root of its project; a static fact only, never an event (version 10)
 )
 
 // SiteAccess is how a site accesses memory (the access field of a site): plain, volatile, or atomic
@@ -326,11 +328,11 @@ func (s SchedPolicy) validIn(v uint16) bool {
 	return s >= SchedPCT && s <= SchedOps
 }
 
-var siteKindNames = [...]string{SiteLoad: "load", SiteStore: "store", SiteNTStore: "nt-store", SiteRange: "range", SiteFlush: "flush", SiteFence: "fence", SiteRMW: "rmw", SiteLibCall: "libcall", SiteCall: "call", SiteBranch: "branch", SiteInlined: "inlined", SiteReturn: "return"}
+var siteKindNames = [...]string{SiteLoad: "load", SiteStore: "store", SiteNTStore: "nt-store", SiteRange: "range", SiteFlush: "flush", SiteFence: "fence", SiteRMW: "rmw", SiteLibCall: "libcall", SiteCall: "call", SiteBranch: "branch", SiteInlined: "inlined", SiteReturn: "return", SiteUnit: "unit"}
 
 // String returns the name of the SiteKind as docs/trace-format.md spells it ("load", "store",
-// "nt-store", "range", "flush", "fence", "rmw", "libcall", "call", "branch", "inlined", "return"),
-// or "site(N)" for an unknown value.
+// "nt-store", "range", "flush", "fence", "rmw", "libcall", "call", "branch", "inlined", "return",
+// "unit"), or "site(N)" for an unknown value.
 func (s SiteKind) String() string {
 	if int(s) < len(siteKindNames) && siteKindNames[s] != "" {
 		return siteKindNames[s]
@@ -347,8 +349,10 @@ func (s SiteKind) validIn(v uint16) bool {
 		return v >= 4
 	case SiteReturn:
 		return v >= 5
+	case SiteUnit:
+		return v >= 10
 	}
-	return s >= SiteLoad && s <= SiteReturn
+	return s >= SiteLoad && s <= SiteUnit
 }
 
 var siteAccessNames = [...]string{AccessUnknown: "unknown", AccessPlain: "plain", AccessVolatile: "volatile", AccessRelaxed: "relaxed", AccessAcquire: "acquire", AccessRelease: "release", AccessAcqRel: "acq_rel", AccessSeqCst: "seq_cst"}

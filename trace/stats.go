@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Stats summarizes a trace (ComputeStats).
@@ -34,6 +35,7 @@ type Stats struct {
 	Operations  uint64    // OP_BEGIN records
 	Threads     uint64    // distinct threads (thread 0 counts only if a record belongs to it)
 	Sites       uint64    // sites defined
+	Roots       []string  // the project roots the unit sites name (Reader.ProjectRoots)
 	Stacks      uint64    // call-stack nodes defined
 	Warnings    []string  // distinct WARNING messages, in the order first written
 	Schedule    *Schedule // the last SCHEDULE record (version 8): the controlled schedule of the run
@@ -154,6 +156,7 @@ func ComputeStats(r *Reader) (*Stats, error) {
 	st.LinesWritten, st.LinesTouched = written.n, touched.n
 	st.Threads = uint64(len(threads))
 	st.Sites = uint64(len(r.Sites()))
+	st.Roots = r.ProjectRoots()
 	st.Stacks = uint64(len(r.stacks))
 	for p := range paths {
 		st.Paths = append(st.Paths, p)
@@ -219,6 +222,9 @@ func (st *Stats) Write(w io.Writer) error {
 		p("schedule", "%v", *st.Schedule)
 	}
 	p("sites", "%d", st.Sites)
+	if len(st.Roots) > 0 {
+		p("project roots", "%s", strings.Join(st.Roots, ", "))
+	}
 	p("stack nodes", "%d", st.Stacks)
 	if len(st.Warnings) > 0 {
 		p("warnings", "%d: the runtime degraded, results are incomplete", len(st.Warnings))

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0x9 /* format version written */
+#define SCRY_TRACE_VERSION 0xa /* format version written */
 #define SCRY_TRACE_MIN_VERSION 0x1 /* oldest format version read */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 
@@ -78,6 +78,7 @@
 #define SCRY_SITE_BRANCH 0xa /* a conditional branch or switch: a static fact only, never an event (version 2) */
 #define SCRY_SITE_INLINED 0xb /* a call the compiler inlined: named by other sites' inlined-at, never an event (version 4) */
 #define SCRY_SITE_RETURN 0xc /* a function's return of a value: a static fact only, never an event (version 5) */
+#define SCRY_SITE_UNIT 0xd /* a compilation unit: file is its main source file, callee the root of its project; a static fact only, never an event (version 10) */
 
 /* SiteAccess: how a site accesses memory (the access field of a site): plain, volatile, or atomic
  * with its memory order. */

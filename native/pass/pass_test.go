@@ -777,3 +777,69 @@ func TestAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitSite: every module's table ends with one unit site naming its main source file and the
+// root of its project: SCRY_PROJECT_ROOT when set, else the nearest directory under version
+// control, else the outermost of the enclosing directories that hold a build file, else the
+// source's own directory.
+func TestUnitSite(t *testing.T) {
+	const src = "int g;\nvoid f(int *p) { *p = 1; }\n"
+	cases := []struct {
+		name  string
+		files []string // created empty (directories end in /)
+		file  string   // the source, relative to the temporary directory
+		env   string   // SCRY_PROJECT_ROOT, relative to the temporary directory
+		root  string   // relative to the temporary directory
+	}{
+		{name: "git", files: []string{"proj/.git/", "proj/src/Makefile"}, file: "proj/src/a.c", root: "proj"},
+		{name: "build files", files: []string{"proj/CMakeLists.txt", "proj/src/CMakeLists.txt"}, file: "proj/src/a.c", root: "proj"},
+		{name: "source dir without one", files: []string{"proj/Makefile"}, file: "proj/src/a.c", root: "proj"},
+		{name: "gap ends the run", files: []string{"top/Makefile", "top/mid/proj/Makefile"}, file: "top/mid/proj/a.c", root: "top/mid/proj"},
+		{name: "nothing", file: "lone/a.c", root: "lone"},
+		{name: "env", files: []string{"proj/.git/"}, file: "proj/src/a.c", env: "proj/src", root: "proj/src"},
+	}
+	for _, v := range versions {
+		for _, c := range cases {
+			t.Run("llvm"+v+"/"+c.name, func(t *testing.T) {
+				plug := plugin(t, v)
+				dir := t.TempDir()
+				for _, f := range append(c.files, c.file) {
+					p := filepath.Join(dir, f)
+					if strings.HasSuffix(f, "/") {
+						if err := os.MkdirAll(p, 0o755); err != nil {
+							t.Fatal(err)
+						}
+						continue
+					}
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					body := ""
+					if f == c.file {
+						body = src
+					}
+					if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env := ""
+				if c.env != "" {
+					env = filepath.Join(dir, c.env)
+				}
+				t.Setenv("SCRY_PROJECT_ROOT", env)
+				t.Setenv("HOME", "/nonexistent")
+				ir := compileIR(t, v, plug, filepath.Join(dir, c.file), "-O0", filepath.Join(dir, "out.ll"))
+				var units []site
+				for _, s := range parseSites(t, ir) {
+					if s.kind == int(trace.SiteUnit) {
+						units = append(units, s)
+					}
+				}
+				want := site{kind: int(trace.SiteUnit), file: filepath.Join(dir, c.file), callee: filepath.Join(dir, c.root)}
+				if len(units) != 1 || units[0] != want {
+					t.Errorf("unit sites %+v, want [%+v]", units, want)
+				}
+			})
+		}
+	}
+}

@@ -46,12 +46,15 @@
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include "scry_trace_format.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -370,6 +373,7 @@ private:
   void doAsm(Item &It);
   void doClientRequest(Item &It);
   void doCall(Item &It);
+  void addUnitSite();
   void emitModuleCtor();
 };
 
@@ -1222,6 +1226,76 @@ void Instrumenter::addDeps(const FunctionDeps &FD) {
   }
 }
 
+// absolutePath: Path made absolute (against the working directory) with "." and ".." removed.
+static std::string absolutePath(StringRef Path) {
+  SmallString<256> P(Path);
+  sys::fs::make_absolute(P);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  return std::string(P.str());
+}
+
+// projectRoot: the root directory of the project a source file in Dir belongs to, which reports
+// take as the program's own code (docs/trace-format.md, "unit"). SCRY_PROJECT_ROOT when set
+// (`scry cc --project-root`); else the nearest enclosing directory under version control (.git,
+// .hg, .svn, .jj, .bzr); else the outermost directory of the run of enclosing directories, from
+// Dir or its parent up, that hold a build file (CMakeLists.txt, Makefile, configure, meson.build,
+// ...); else Dir itself. The file system is asked only here, at compile time, so a trace
+// analysed elsewhere says the same.
+static std::string projectRoot(StringRef Dir) {
+  const char *E = std::getenv("SCRY_PROJECT_ROOT");
+  if (E && *E)
+    return absolutePath(E);
+  auto has = [](StringRef D, std::initializer_list<const char *> Names) {
+    for (const char *N : Names) {
+      SmallString<256> P(D);
+      sys::path::append(P, N);
+      if (sys::fs::exists(P))
+        return true;
+    }
+    return false;
+  };
+  for (StringRef D = Dir; !D.empty(); D = sys::path::parent_path(D))
+    if (has(D, {".git", ".hg", ".svn", ".jj", ".bzr"}))
+      return D.str();
+  const char *H = std::getenv("HOME");
+  StringRef Root = Dir, Home = H ? H : "";
+  bool Found = false;
+  for (StringRef D = Dir; !D.empty() && D != "/" && D != Home; D = sys::path::parent_path(D)) {
+    if (has(D, {"CMakeLists.txt", "Makefile", "makefile", "GNUmakefile", "configure", "configure.ac",
+                "meson.build", "SConstruct", "BUILD", "BUILD.bazel"})) {
+      Root = D, Found = true;
+    } else if (Found || D != Dir) {
+      break; // the run of directories with a build file ended (Dir itself may have none)
+    }
+  }
+  return Root.str();
+}
+
+// addUnitSite: the module's SCRY_SITE_UNIT site: its main source file (from the debug
+// information's compile unit, else the module's source file name) and the root of its project.
+void Instrumenter::addUnitSite() {
+  std::string File;
+  for (const DICompileUnit *CU : M.debug_compile_units()) {
+    const DIFile *F = CU->getFile();
+    if (!F || F->getFilename().empty())
+      continue;
+    File = sys::path::is_absolute(F->getFilename()) ? F->getFilename().str()
+                                                   : (F->getDirectory() + "/" + F->getFilename()).str();
+    break;
+  }
+  if (File.empty())
+    File = M.getSourceFileName();
+  if (File.empty() || File == "-" || File == "<stdin>")
+    return;
+  File = absolutePath(File);
+  SiteRec S;
+  S.Kind = SCRY_SITE_UNIT;
+  S.Line = S.Column = 0;
+  S.File = File;
+  S.Callee = projectRoot(sys::path::parent_path(File));
+  Sites.push_back(S);
+}
+
 // emitModuleCtor: the site table (a constant array of struct scry_site), the dependence table
 // (struct scry_dep) and a constructor that registers both and keeps the returned base id in
 // @__scry_module_base.
@@ -1328,6 +1402,7 @@ bool Instrumenter::run() {
   Deps.erase(std::unique(Deps.begin(), Deps.end()), Deps.end());
   NumDeps += Deps.size();
   NumFunctions += Work.size();
+  addUnitSite();
   emitModuleCtor();
   return true;
 }

@@ -382,9 +382,10 @@ func (d *driver) report(kind int, diag Diagnostic) {
 }
 
 // finish turns the aggregated diagnostics into the report: places each kind's contexts
-// (report.Place: the frame every execution through it shows), merges the contexts placed alike
-// into one finding (counts added, the earliest occurrence kept), sorts and applies the
-// suppressions.
+// (report.Place: the frame every execution through it shows), merges the contexts of one
+// instruction into one finding (report.Placed.OwnKey; counts added, the earliest occurrence
+// kept, reported where they were all placed, else at the instruction with each caller's place
+// related), sorts and applies the suppressions.
 func (d *driver) finish(events uint64, cfg Config) *report.Report {
 	rep := &report.Report{Events: events, Trace: cfg.Trace}
 	rep.Warnings = append(append(rep.Warnings, d.warnings...), d.st.Warnings()...)
@@ -412,13 +413,41 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 		}
 		placed := report.Place(d.r, ctxs, &d.ran)
 		an := d.kinds[kind]
-		byKey := map[string]int{}
+		// One finding per instruction (report.Placed.OwnKey: its position, and the program's line
+		// that led there when it is in a library), however many callers showed it: when all its
+		// contexts were placed at one line (whatever library path led from it) the finding is
+		// reported there, otherwise at the instruction, each place a related caller.
+		byOwn := map[string]int{}
+		type group struct {
+			at     int      // the index in the finding's Stack of the frame that stands for it
+			places []string // the distinct places of its contexts (Location.Key), in order
+		}
+		groups := map[int]*group{} // by finding index
 		for i, a := range aggs {
-			if j, ok := byKey[placed[i].Key]; ok {
-				rep.Findings[j].Count += a.count
-				rep.Findings[j].Properties = addProps(rep.Findings[j].Properties, a.props...)
+			own, at := placed[i].OwnKey()
+			pl := placed[i].Location()
+			if j, ok := byOwn[own]; ok {
+				f, g := &rep.Findings[j], groups[j]
+				f.Count += a.count
+				f.Properties = addProps(f.Properties, a.props...)
+				if !slices.Contains(g.places, pl.Key()) {
+					// A second place: the finding moves to the instruction, and its places
+					// other than the instruction itself are its callers.
+					if len(g.places) == 1 {
+						first := f.Location
+						f.Location = f.Stack[g.at].Location()
+						if first.Key() != f.Location.Key() {
+							f.Related = append(f.Related, first.Related(report.RoleCaller))
+						}
+					}
+					g.places = append(g.places, pl.Key())
+					if pl.Key() != f.Location.Key() {
+						f.Related = append(f.Related, pl.Related(report.RoleCaller))
+					}
+				}
 				continue
 			}
+			groups[len(rep.Findings)] = &group{at: at, places: []string{pl.Key()}}
 			f := report.Finding{
 				Kind: an.Kind(), Class: an.Class, Message: a.diag.Message, Location: placed[i].Location(),
 				Stack: placed[i].Frames, Count: a.count, FirstEvent: a.diag.Event, Properties: slices.Clone(a.props),
@@ -429,7 +458,7 @@ func (d *driver) finish(events uint64, cfg Config) *report.Report {
 			if a.diag.Op > 0 {
 				f.Operation = &report.Operation{Index: uint64(a.diag.Op - 1), Text: d.opTextOf(a.diag.Op - 1)}
 			}
-			byKey[placed[i].Key] = len(rep.Findings)
+			byOwn[own] = len(rep.Findings)
 			rep.Findings = append(rep.Findings, f)
 		}
 	}

@@ -584,3 +584,5 @@ func (t siteTable) Site(id uint32) (trace.Site, bool) {
 }
 
 func (siteTable) StackOf(uint32) []uint32 { return nil }
+
+func (siteTable) ProjectRoots() []string { return nil }
