@@ -584,7 +584,7 @@ func (f *fixer) unpersistedFor(fd *report.Finding, sel []int) int {
 // edit.
 func external(fd *report.Finding) bool {
 	for _, fr := range fd.Stack {
-		if l := fr.Location(); l.File == fd.Location.File && l.Line == fd.Location.Line && l.Column == fd.Location.Column {
+		if sameLoc(fr.Location(), fd.Location.Related("")) {
 			return fr.External
 		}
 	}

@@ -512,9 +512,8 @@ func (f *fixer) findCallers(sel []int) error {
 		return err
 	}
 	defer r.Close()
-	same := func(l report.Location, file string, line, col int) bool {
-		return l.File == file && l.Line == line && l.Column == col
-	}
+	// at: l is at the source position of own (sameLoc's test: file, line, column).
+	at := func(l report.Location, own report.Location) bool { return sameLoc(l, own.Related("")) }
 	atOwn := map[uint32]bool{} // per site: at some finding's instruction
 	seen := map[report.Context]bool{}
 	left := 0
@@ -536,7 +535,7 @@ func (f *fixer) findCallers(sel []int) error {
 		if !ok {
 			l := report.At(r, ev.Site)
 			for _, w := range wants {
-				own = own || same(w.own, l.File, l.Line, l.Column)
+				own = own || at(l, w.own)
 			}
 			atOwn[ev.Site] = own
 		}
@@ -547,7 +546,7 @@ func (f *fixer) findCallers(sel []int) error {
 		seen[c] = true
 		frames := report.FramesAt(r, ev.Site, ev.Context)
 		for _, w := range wants {
-			if len(frames) == 0 || !same(w.own, frames[0].File, frames[0].Line, frames[0].Column) {
+			if len(frames) == 0 || !at(frames[0].Location(), w.own) {
 				continue
 			}
 			for i, cl := range w.callers {
@@ -555,7 +554,7 @@ func (f *fixer) findCallers(sel []int) error {
 					continue
 				}
 				for _, fr := range frames[1:] {
-					if same(cl.Location(), fr.File, fr.Line, fr.Column) {
+					if sameLoc(fr.Location(), cl) {
 						w.found[i] = ev.Index + 1
 						left--
 						break
