@@ -15,6 +15,10 @@
 //	                                the workload, one operation per line on standard input, and
 //	                                scry runs in crash mode (it substitutes {pool} itself)
 //	// scry: output-filter REGEX    with workload: passed as --output-filter REGEX
+//	// scry: client CMD ARGS...     with workload: the program is a server driven by the client
+//	                                CMD (a file of the example's directory, run by bash) with
+//	                                ARGS ({port} among them): passed as --client (docs/servers.md);
+//	                                the program's args have {port} too
 //	// scry: strategy S[,S...]      with workload: passed as --strategy (crash-state strategies)
 //	// scry: persistency P[,P...]   passed as --persistency (persistency profiles: adr, eadr, all)
 //	// scry: concurrent-operations  with workload: the trace must have two operations of
@@ -76,14 +80,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
@@ -167,8 +174,10 @@ type program struct {
 	// others); outputFilter its --output-filter regular expression, if any.
 	workload     string
 	outputFilter string
-	strategies   []string // --strategy values (crash-only examples)
-	persistency  string   // the --persistency value ("" none)
+	// client is the --client command of a server example (its program made absolute), "" none.
+	client      string
+	strategies  []string // --strategy values (crash-only examples)
+	persistency string   // the --persistency value ("" none)
 	// profiles are the `profiles` clauses: the profiles every finding on a line has, by line.
 	profiles map[int][]string
 	// concurrent: the trace must have operations of two threads in flight at once.
@@ -338,6 +347,16 @@ func parseProgram(rel string) (program, error) {
 					return p, fmt.Errorf("%s:%d: workload names no file", rel, line)
 				}
 				p.workload = filepath.Join(filepath.Dir(abs), m[2])
+			case "client":
+				f := strings.Fields(m[2])
+				if len(f) == 0 || strings.Contains(f[0], "/") {
+					return p, fmt.Errorf("%s:%d: client: want a file of the example's directory and its arguments", rel, line)
+				}
+				prog := filepath.Join(filepath.Dir(abs), f[0])
+				if _, err := os.Stat(prog); err != nil {
+					return p, fmt.Errorf("%s:%d: client: %v", rel, line, err)
+				}
+				p.client = strings.Join(append([]string{"bash", prog}, f[1:]...), " ")
 			case "output-filter":
 				if _, err := regexp.Compile(m[2]); err != nil {
 					return p, fmt.Errorf("%s:%d: output-filter: %v", rel, line, err)
@@ -408,6 +427,9 @@ func parseProgram(rel string) (program, error) {
 		if _, ok := kinds[w.Kind]; !ok && p.checker == "" {
 			return p, fmt.Errorf("%s:%d: unknown finding kind %q", rel, w.Line, w.Kind)
 		}
+	}
+	if p.client != "" && p.workload == "" {
+		return p, fmt.Errorf("%s: client without a workload line", rel)
 	}
 	if p.outputFilter != "" && p.workload == "" {
 		return p, fmt.Errorf("%s: output-filter without a workload line", rel)
@@ -564,7 +586,12 @@ func TestExamplesNative(t *testing.T) {
 			if p.workload != "" {
 				runs = 2
 			}
-			for i := 0; i < runs; i++ {
+			for i := 0; i < runs && p.client != ""; i++ {
+				if out, err := serveNative(bin, poolArgs(p.args, dir), p.client, p.workload); err != nil {
+					t.Fatalf("%s (run %d): %v\n%s", p.name, i+1, err, out)
+				}
+			}
+			for i := 0; i < runs && p.client == ""; i++ {
 				cmd := exec.Command(bin, poolArgs(p.args, dir)...)
 				cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1")
 				if p.workload != "" {
@@ -911,6 +938,9 @@ func checkArgs(p program, dir, bin string) []string {
 	}
 	if p.workload != "" {
 		check = append(check, "--workload", p.workload)
+		if p.client != "" {
+			check = append(check, "--client", p.client)
+		}
 		if p.outputFilter != "" {
 			check = append(check, "--output-filter", p.outputFilter)
 		}
@@ -1254,4 +1284,60 @@ func TestPropertyComments(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
+}
+
+// serveNative runs a server example natively as scry's client mode does: the server bin with
+// args ({port} replaced by a free port), the client command (with {port} too) fed the workload
+// once the server listens, then the server stopped. It returns the client's output and an error
+// when the server did not listen within 10 s, died, or the client failed.
+func serveNative(bin string, args []string, client, workload string) ([]byte, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	for i, a := range args {
+		args[i] = strings.ReplaceAll(a, "{port}", port)
+	}
+	srv := exec.Command(bin, args...)
+	srv.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1")
+	var srvOut bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvOut, &srvOut
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	defer func() {
+		_ = srv.Process.Kill()
+		<-exited
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			exited <- err
+			return srvOut.Bytes(), fmt.Errorf("the server exited before it listened: %v", err)
+		default:
+		}
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return srvOut.Bytes(), errors.New("the server did not listen within 10s")
+		}
+	}
+	f, err := os.Open(workload)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cmd := exec.Command("/bin/sh", "-c", strings.ReplaceAll(client, "{port}", port))
+	cmd.Stdin = f
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return append(out, srvOut.Bytes()...), fmt.Errorf("client: %v", err)
+	}
+	return out, nil
 }

@@ -550,6 +550,9 @@ type Recording struct {
 	// BlackBox records a program not built with `scry cc` under scry's Valgrind tool
 	// (record.Options.BlackBox); re-executions on crash images run it natively.
 	BlackBox bool
+	// Client is the shell command of the client that drives the program, a server
+	// (explore.Options.Client; "" none): record.Options.Client.
+	Client string
 	// Schedules is the number of thread schedules a program with two or more threads storing
 	// to PM is recorded and explored under in crash mode (--schedules; schedules.go): the
 	// operating system's, then Schedules-1 controlled ones (ScheduleSpec); 0 or 1: the
@@ -591,6 +594,13 @@ func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result
 		return nil, errors.New("no program given: put it after `--`, e.g. `scry check -- ./prog pool`")
 	}
 	stdin := rc.Stdin
+	var client *exec.Client
+	if rc.Client != "" {
+		var err error
+		if client, err = exec.ParseClient(rc.Client); err != nil {
+			return nil, err
+		}
+	}
 	if rc.Workload != "" {
 		w, err := os.Open(rc.Workload)
 		if err != nil {
@@ -602,7 +612,7 @@ func Record(ctx context.Context, rc Recording, tracePath string) (*record.Result
 	return record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: rc.PM, NoLoads: rc.NoLoads, NoForcePMEM: rc.NoForcePMEM,
 		OpBegin: rc.OpBegin, OpEnd: rc.OpEnd, Args: rc.Args, Env: rc.Env, Stdin: stdin, Stdout: rc.Stdout, Stderr: rc.Stderr,
-		Timeout: rc.Timeout, BlackBox: rc.BlackBox,
+		Timeout: rc.Timeout, BlackBox: rc.BlackBox, Client: client,
 	})
 }
 
@@ -665,7 +675,9 @@ func (c *Check) Run(ctx context.Context) (*report.Report, error) {
 	}
 	existed := existingPaths(c.Recording.Args)
 	// The recording handles SIGINT and SIGTERM itself (record.Run).
-	res, err := Record(context.WithoutCancel(ctx), c.Recording, tracePath)
+	rc := c.Recording
+	rc.Client = c.Explore.Client
+	res, err := Record(context.WithoutCancel(ctx), rc, tracePath)
 	if err != nil {
 		return nil, err
 	}
@@ -755,6 +767,9 @@ func explored(ctx context.Context, rep *report.Report, st report.Stats, xerr err
 func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	rc := c.Recording
 	if rc.Workload == "" {
+		if c.Explore.Client != "" {
+			return nil, errors.New("crash exploration needs --workload FILE: its lines are the requests the client (--client) sends, fed to its standard input")
+		}
 		return nil, errors.New("crash exploration needs --workload FILE: its lines are the operations fed to the program's standard input")
 	}
 	if _, err := exec.ParseTarget(rc.Args); err != nil {
@@ -923,6 +938,7 @@ func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, 
 		// nothing (their threads run as the operating system runs them).
 		rc.Env = append(slices.Clone(rc.Env), ScheduleEnv+"="+spec)
 	}
+	rc.Client = c.Explore.Client
 	res, err := Record(context.WithoutCancel(ctx), rc, tracePath)
 	if err != nil {
 		return nil, err

@@ -162,9 +162,15 @@ func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, l
 	}
 	// Input is the workload line of the first operation the re-execution runs (1-based).
 	after := max(c.Input-2, -1)
+	var client *exec.Client
+	if x.Client != "" {
+		if client, err = exec.ParseClient(x.Client); err != nil {
+			return nil, nil, err
+		}
+	}
 	if _, err := record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: append([]string{img}, x.pmGlobs...), Args: args, Env: x.Env,
-		Stdin: bytes.NewReader(w.Suffix(after)), Timeout: timeout,
+		Stdin: bytes.NewReader(w.Suffix(after)), Timeout: timeout, Client: client,
 	}); err != nil {
 		return nil, nil, err
 	}

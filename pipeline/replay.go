@@ -85,7 +85,7 @@ func replayCrash(f *report.Finding, out string, force bool) (*Replayed, error) {
 		env = exec.Target{}.ReproduceEnv()
 	}
 	run := out + ".run"
-	r.Command, r.Debug = reproduceCopy(c.Target, env, c.Workload, c.Input-2, nops, out, run)
+	r.Command, r.Debug = reproduceCopy(c.Target, env, c.Client, c.Workload, c.Input-2, nops, out, run)
 	r.Notes = append(r.Notes, fmt.Sprintf("crash image of %s (%s, operation %d) written to %s", c.ID, f.Kind, op, out),
 		"under gdb: "+r.Debug)
 	if f.Schedule != "" {
@@ -121,14 +121,23 @@ func recordedRun(target, env []string, workload, pool string, loc report.Locatio
 // image (copied afresh from image to copyPath each time, so the command can be run again) with the
 // rest of the workload from operation k+1 on (explore.ReproduceCommand), and the same run under
 // gdb, whose standard input is that rest written to copyPath.stdin.
-func reproduceCopy(target, env []string, workload string, k, nops int, image, copyPath string) (command, debug string) {
+func reproduceCopy(target, env []string, client, workload string, k, nops int, image, copyPath string) (command, debug string) {
 	cp := fmt.Sprintf("cp -f %s %s && ", exec.ShellQuote(image), exec.ShellQuote(copyPath))
-	command = cp + explore.ReproduceCommand(target, env, workload, k, nops, copyPath)
+	command = cp + explore.ReproduceSession(target, env, client, workload, k, nops, copyPath)
+	if client != "" {
+		target = exec.WithPort(target, explore.ReproducePort)
+	}
 	vars, args := explore.ReproduceWords(target, env, copyPath)
 	stdin := "/dev/null"
 	if k+1 < nops {
 		stdin = copyPath + ".stdin"
 		cp += fmt.Sprintf("tail -n +%d %s > %s && ", k+2, exec.ShellQuote(workload), exec.ShellQuote(stdin))
+	}
+	if client != "" {
+		// The server under gdb; its client from another shell.
+		gdb := append(vars, "gdb", "-ex", exec.ShellQuote("run "+strings.Join(args[1:], " ")), args[0])
+		cli := strings.ReplaceAll(client, exec.PortPlaceholder, fmt.Sprint(explore.ReproducePort))
+		return command, cp + "env " + strings.Join(gdb, " ") + fmt.Sprintf(", then from another shell: /bin/sh -c %s < %s", exec.ShellQuote(cli), exec.ShellQuote(stdin))
 	}
 	// gdb's run takes the arguments and the redirection in one shell command line (arguments
 	// given to run replace those of --args).

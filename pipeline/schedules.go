@@ -86,7 +86,9 @@ type scheduleRun struct {
 // Errors: those that stop the check (runSchedule's).
 func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) ([]*scheduleRun, error) {
 	schedules := func(storers int) int {
-		if storers > 1 && c.Recording.Schedules > 1 && !c.Recording.BlackBox {
+		// A server session (--client) runs as the operating system schedules it: the
+		// controlled scheduler would also serialise the threads that wait for requests.
+		if storers > 1 && c.Recording.Schedules > 1 && !c.Recording.BlackBox && c.Explore.Client == "" {
 			return c.Recording.Schedules
 		}
 		return 1

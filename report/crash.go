@@ -145,6 +145,9 @@ type Crash struct {
 	// Workload is the absolute path of the workload file; Target the command line with {pool}.
 	Workload string   `json:"workload"`
 	Target   []string `json:"target"`
+	// Client is the client's command when the target is a server driven by one (--client; ""
+	// none): the runs on the image are sessions of both (docs/servers.md).
+	Client string `json:"client,omitempty"`
 	// Input is the 1-based line of the workload the re-execution starts at (operation k+1).
 	Input int `json:"input_line"`
 	// Minimal is the finding's minimal reproducer (scry check --minimize, scry minimize), nil

@@ -57,6 +57,9 @@ type Target struct {
 	// OutputFilter, if non-nil, removes the standard-output lines it matches before outputs are
 	// compared (Outcome.Normalized), e.g. `^seed:` for mapcli's random seed.
 	OutputFilter *regexp.Regexp
+	// Client, when set, makes the target a server that the client drives (client.go): a run is
+	// a session, {port} in Args is the session's port, and the output is the client's.
+	Client *Client
 }
 
 // ParseTarget checks a target command line and returns the Target with DefaultTimeout and no
@@ -229,7 +232,12 @@ func (t Target) Run(ctx context.Context, pool string, stdin []byte, dir string) 
 	if err != nil {
 		return Outcome{ExitCode: -1, Err: err, filter: t.OutputFilter}
 	}
-	o := runWatched(ctx, args, t.Env, stdin, dir, t.Timeout, t.OutputFilter, abs, nil)
+	var o Outcome
+	if t.Client != nil {
+		o = t.runServed(ctx, args, stdin, dir)
+	} else {
+		o = runWatched(ctx, args, t.Env, stdin, dir, t.Timeout, t.OutputFilter, abs, nil)
+	}
 	o.filter, o.pool = t.OutputFilter, abs
 	return o
 }

@@ -223,7 +223,74 @@ void __scry_post_read(uint32_t site, ssize_t ret, int fd, void *buf, size_t coun
 		pm_record_range(SCRY_EV_STORE, site, buf, (uint64_t)ret);
 	if (fd == 0 && ret >= 0)
 		op_line(ret > 0 ? buf : NULL, (size_t)ret);
+	else if (fd > 0)
+		rec_sock_read(fd, buf, ret);
 	HOOK_LEAVE();
+}
+
+/* recv(2): as read(2) (a request of a server in client mode, rec_sock_read). */
+void __scry_pre_recv(uint32_t site, int fd, void *buf, size_t count, int flags)
+{
+	(void)site, (void)fd, (void)flags;
+	lazy_prepare_write(buf, count);
+	unprotect_dest(buf, count);
+}
+
+void __scry_post_recv(uint32_t site, ssize_t ret, int fd, void *buf, size_t count, int flags)
+{
+	(void)count, (void)flags;
+	HOOK_ENTER_NOCHECK();
+	pm_store_then_check(buf, ret > 0 ? (uint64_t)ret : 0, __builtin_frame_address(0));
+	if (ret > 0)
+		pm_record_range(SCRY_EV_STORE, site, buf, (uint64_t)ret);
+	rec_sock_read(fd, buf, ret);
+	HOOK_LEAVE();
+}
+
+/* write(2), send(2), sendmsg(2), writev(2): a server's answer in client mode (rec_sock_write);
+ * nothing otherwise. */
+void __scry_pre_write(uint32_t site, int fd, const void *buf, size_t count)
+{
+	(void)site, (void)fd, (void)buf, (void)count;
+}
+
+void __scry_post_write(uint32_t site, ssize_t ret, int fd, const void *buf, size_t count)
+{
+	(void)site, (void)buf, (void)count;
+	rec_sock_write(fd, ret);
+}
+
+void __scry_pre_send(uint32_t site, int fd, const void *buf, size_t count, int flags)
+{
+	(void)site, (void)fd, (void)buf, (void)count, (void)flags;
+}
+
+void __scry_post_send(uint32_t site, ssize_t ret, int fd, const void *buf, size_t count, int flags)
+{
+	(void)site, (void)buf, (void)count, (void)flags;
+	rec_sock_write(fd, ret);
+}
+
+void __scry_pre_sendmsg(uint32_t site, int fd, const void *msg, int flags)
+{
+	(void)site, (void)fd, (void)msg, (void)flags;
+}
+
+void __scry_post_sendmsg(uint32_t site, ssize_t ret, int fd, const void *msg, int flags)
+{
+	(void)site, (void)msg, (void)flags;
+	rec_sock_write(fd, ret);
+}
+
+void __scry_pre_writev(uint32_t site, int fd, const void *iov, int iovcnt)
+{
+	(void)site, (void)fd, (void)iov, (void)iovcnt;
+}
+
+void __scry_post_writev(uint32_t site, ssize_t ret, int fd, const void *iov, int iovcnt)
+{
+	(void)site, (void)iov, (void)iovcnt;
+	rec_sock_write(fd, ret);
 }
 
 /* ---------------------------------------------------------------- copy functions */

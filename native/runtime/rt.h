@@ -62,6 +62,8 @@
 #define rec_mem_locked __scry_rt_rec_mem_locked
 #define rec_op_begin __scry_rt_rec_op_begin
 #define rec_op_line __scry_rt_rec_op_line
+#define rec_sock_read __scry_rt_rec_sock_read
+#define rec_sock_write __scry_rt_rec_sock_write
 #define op_marker_slow __scry_rt_op_marker_slow
 #define g_op_markers __scry_rt_g_op_markers
 #define rec_op_end __scry_rt_rec_op_end
@@ -210,6 +212,11 @@ void rec_op_end(void);
 /* A line the program read from standard input: an operation (OP_BEGIN with the line), or, when
  * operations are marked by calls ($SCRY_OP_BEGIN), the text of the next one. */
 void rec_op_line(const char *line, size_t len);
+/* Client mode ($SCRY_OP_SOCKET=1): n bytes read from descriptor fd (a request when fd is a
+ * socket and the server answered since the last one: OP_BEGIN with its first line; end of file
+ * ends the operation), and n bytes written to fd (an answer when fd is a socket). */
+void rec_sock_read(int fd, const void *data, ssize_t n);
+void rec_sock_write(int fd, ssize_t n);
 /* Call sites of the functions named by $SCRY_OP_BEGIN / $SCRY_OP_END (scry record --op-begin,
  * --op-end): __scry_call checks g_op_markers (their number) before looking. */
 extern _Atomic int g_op_markers;

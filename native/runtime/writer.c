@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -724,6 +725,75 @@ void rec_op_line(const char *line, size_t len)
 		rec_op_end(); /* end of input */
 }
 
+/* ------------------------------------------------ operations marked by requests (client mode) */
+
+/* A server driven by a client (scry check --client sets $SCRY_OP_SOCKET=1) reads its workload
+ * from a socket, not from standard input: each request the client sends, and the answer the
+ * server writes back, is one operation. The runtime cannot parse the protocol, so it marks the
+ * boundary by alternation: the first bytes read from a socket after the server last wrote to one
+ * (or the first bytes of the run) begin an operation, named by their first line; a request that
+ * arrives in several reads, with no answer between them, stays one operation. A read that
+ * returns end of file (the client closed its connection) ends the operation in flight, so that
+ * what the server does when it is stopped belongs to none. One client connection sending its
+ * requests one at a time, each after the previous answer, gives operation k = workload line k
+ * (docs/servers.md). */
+static int g_sock_mode = -1;              /* $SCRY_OP_SOCKET read once: 1 on, 0 off */
+static _Atomic int g_sock_answered = 1;   /* the server wrote to a socket since the last request */
+static _Atomic int g_sock_requests;       /* requests seen, for the end's warning */
+
+static int sock_mode(void)
+{
+	int m = __atomic_load_n(&g_sock_mode, __ATOMIC_RELAXED);
+	if (m < 0) {
+		const char *v = getenv("SCRY_OP_SOCKET");
+		m = v && *v && strcmp(v, "0") != 0;
+		__atomic_store_n(&g_sock_mode, m, __ATOMIC_RELAXED);
+	}
+	return m;
+}
+
+static int is_socket(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+void rec_sock_read(int fd, const void *data, ssize_t n)
+{
+	if (n < 0 || !sock_mode() || atomic_load_explicit(&g_state, memory_order_relaxed) != RT_RUNNING || !is_socket(fd))
+		return;
+	if (n == 0) {
+		atomic_store_explicit(&g_sock_answered, 1, memory_order_relaxed);
+		rec_op_end();
+		return;
+	}
+	if (!atomic_exchange_explicit(&g_sock_answered, 0, memory_order_relaxed))
+		return; /* more of the request in flight */
+	atomic_fetch_add_explicit(&g_sock_requests, 1, memory_order_relaxed);
+	const char *c = data;
+	size_t len = 0;
+	while (len < (size_t)n && len < RT_OP_TEXT_MAX && c[len] != '\n' && c[len] != '\r')
+		len++;
+	rec_op_begin(c, len);
+}
+
+void rec_sock_write(int fd, ssize_t n)
+{
+	if (n <= 0 || !sock_mode() || atomic_load_explicit(&g_sock_answered, memory_order_relaxed) || !is_socket(fd))
+		return;
+	atomic_store_explicit(&g_sock_answered, 1, memory_order_relaxed);
+}
+
+/* Warns, in client mode, when no request was seen: the server read its sockets where scry sees
+ * no call (inside a library: libevent's buffers, an uninstrumented module) or through a call it
+ * does not hook (recvfrom, recvmsg, readv), so the workload's requests are no operations. */
+static void sock_unseen_locked(void)
+{
+	if (g_sock_mode != 1 || g_op_next > 0 || atomic_load_explicit(&g_sock_requests, memory_order_relaxed) > 0)
+		return;
+	rt_warn("client mode: the server read no request from a socket through a call scry hooks (read or recv in code built with scry cc): no operation was recorded. Requests read inside a library or through recvfrom, recvmsg or readv are not seen; mark operations with --op-begin/--op-end instead");
+}
+
 void rec_op_end(void)
 {
 	rt_lock();
@@ -823,6 +893,7 @@ static void schedule_rec(int end)
 static void end_locked(uint8_t how, int64_t status)
 {
 	stdin_unseen_locked();
+	sock_unseen_locked();
 	markers_init_locked();
 	for (int end = 0; end < 2; end++) {
 		int seen = 0;
@@ -903,7 +974,13 @@ static void final_signal(int sig)
 			pm_check_all_locked();
 			atomic_store(&g_state, RT_DONE);
 		}
-		end_locked(SCRY_END_SIGNAL, sig);
+		/* A server in client mode is stopped with SIGTERM once its client ended (scry check
+		 * --client): that is how it ends, idle, not a death in the middle of its work, so the
+		 * end-of-program checks run as at an exit. */
+		if (sig == SIGTERM && g_sock_mode == 1)
+			end_locked(SCRY_END_EXIT, 0);
+		else
+			end_locked(SCRY_END_SIGNAL, sig);
 	}
 	if (locked)
 		atomic_store(&g_lock, 0);

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -225,6 +226,28 @@ func ReproduceWords(target, env []string, image string) (vars, args []string) {
 	}
 	return vars, args
 }
+
+// ReproduceSession is ReproduceCommand for a server driven by client (its --client command; ""
+// none: ReproduceCommand): the server is started in the background on image with {port} set to
+// ReproducePort, the client gets the rest of the workload once the server has had a second to
+// listen, and the server is stopped after it.
+func ReproduceSession(target, env []string, client, workload string, k, nops int, image string) string {
+	if client == "" {
+		return ReproduceCommand(target, env, workload, k, nops, image)
+	}
+	vars, args := ReproduceWords(exec.WithPort(target, ReproducePort), env, image)
+	server := "env " + strings.Join(append(vars, args...), " ")
+	cli := strings.ReplaceAll(client, exec.PortPlaceholder, strconv.Itoa(ReproducePort))
+	input := "< /dev/null"
+	if k+1 < nops {
+		input = fmt.Sprintf("< <(tail -n +%d %s)", k+2, exec.ShellQuote(workload))
+	}
+	return fmt.Sprintf("bash -c %s", exec.ShellQuote(fmt.Sprintf("%s & sleep 1; /bin/sh -c %s %s; kill $!; wait", server, exec.ShellQuote(cli), input)))
+}
+
+// ReproducePort is the port ReproduceSession's command gives a server (exploration's sessions
+// each use a free one).
+const ReproducePort = 17211
 
 // ReproduceCommand is the shell command that runs target on image with the workload from
 // operation k+1 on (line k+2) on standard input, with env set (exec.Target.ReproduceEnv: the

@@ -311,7 +311,9 @@ func newExplorer(ctx context.Context, cfg *Config) (*explorer, error) {
 	e.runs.pool = exec.Pool{Jobs: cfg.Jobs, Dir: parent}
 	if pr, ok := cfg.Runner.(ProcessRunner); ok {
 		e.res.Stats.Runs = "runs by exec (--no-fork-server)"
-		if !cfg.NoForkServer && pr.Servers == nil {
+		if pr.Prog.Client != nil {
+			e.res.Stats.Runs = "runs by exec: a server and its client per image (--client)"
+		} else if !cfg.NoForkServer && pr.Servers == nil {
 			pr.Servers = exec.NewForkServers(e.target, e.runs.tmp)
 			e.servers, e.hugePages = pr.Servers, hugePages
 			cfg.Runner = pr
@@ -913,6 +915,9 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 // checkText warns when an operation's text in the trace is not the workload's line. The runtime
 // records a line without its line ending (\n or \r\n), so a CRLF workload matches too.
 func (e *explorer) checkText(cp *crash.CrashPoint) {
+	if e.target.Client != nil {
+		return // a request's first line, not the client's workload line
+	}
 	if k := int(cp.Op); k < len(e.cfg.Workload.Ops) && strings.TrimSuffix(e.cfg.Workload.Ops[k], "\r") != cp.OpText {
 		e.warn(fmt.Sprintf("operation %d of the trace is %q but line %d of the workload is %q: is this the workload the trace was recorded with?", k, cp.OpText, k+1, e.cfg.Workload.Ops[k]))
 	}

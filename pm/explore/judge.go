@@ -511,7 +511,10 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	}
 	c.ImageCommand = ImageCommand(e.cfg.Report, id)
 	c.Env = e.target.ReproduceEnv()
-	c.Reproduce = ReproduceCommand(e.target.Args, c.Env, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
+	if e.target.Client != nil {
+		c.Client = e.target.Client.Command
+	}
+	c.Reproduce = ReproduceSession(e.target.Args, c.Env, c.Client, e.cfg.Workload.Path, it.next-1, len(e.cfg.Workload.Ops), "crash.img")
 	loc := it.loc
 	if kind == report.PersistencyRace {
 		loc = it.torn.loc

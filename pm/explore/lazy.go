@@ -80,7 +80,12 @@ type LazyRunner interface {
 
 // LazyUnavailable says why the program cannot make lazy runs: its runtime lacks lazy support
 // (a black-box program, a script, a program built without scry cc or with an older runtime).
-func (r ProcessRunner) LazyUnavailable() string { return exec.NoLazy(r.Prog) }
+func (r ProcessRunner) LazyUnavailable() string {
+	if r.Prog.Client != nil {
+		return "a server driven by a client (--client) runs as a session, not lazily"
+	}
+	return exec.NoLazy(r.Prog)
+}
 
 // Lazy makes a lazy run, through the fork servers when there are any.
 func (r ProcessRunner) Lazy(ctx context.Context, image string, stdin []byte, dir, parent string, t *exec.LazyTable, leaf, tree time.Duration) exec.LazyOutcome {

@@ -59,6 +59,10 @@ type Options struct {
 	// OutputFilter is a regular expression: the output lines it matches are left out when
 	// outputs are compared (--output-filter; "" none).
 	OutputFilter string
+	// Client is the shell command of the client that drives a server target (--client; "" the
+	// target reads its workload from standard input): every run is then a session of the server
+	// and the client, with {port} in both replaced by a free port (exec.Client; docs/servers.md).
+	Client string
 	// Env are NAME=VALUE variables added to the environment of every run (--env; `scry check`
 	// adds the recording's own first).
 	Env []string
@@ -169,6 +173,11 @@ func (o *Options) check(typed bool) error {
 	}
 	if _, err := o.outputFilter(); err != nil {
 		return err
+	}
+	if o.Client != "" {
+		if _, err := exec.ParseClient(o.Client); err != nil {
+			return err
+		}
 	}
 	if err := optcheck.MaxStates(o.Crash.MaxStates, typed); err != nil {
 		return err
@@ -330,6 +339,14 @@ func (o *Options) Target(args []string) (exec.Target, error) {
 		return t, err
 	}
 	t.Timeout, t.OutputFilter, t.Env = o.Timeout, re, o.Env
+	if o.Client != "" {
+		if t.Client, err = exec.ParseClient(o.Client); err != nil {
+			return t, err
+		}
+		if !exec.HasPort(args) {
+			return t, fmt.Errorf("--client: no argument of %s contains %s: write %s where the server takes its port (e.g. -p %s)", args[0], exec.PortPlaceholder, exec.PortPlaceholder, exec.PortPlaceholder)
+		}
+	}
 	return t, nil
 }
 

@@ -58,6 +58,13 @@ type Options struct {
 	// (its runtime writes the trace so far), then SIGKILL after Grace, and Result.TimedOut is
 	// set (0: no limit).
 	Timeout time.Duration
+	// Client, when set, makes the program a server that the client drives (exec.Client): {port}
+	// in Args is replaced by a free port, the program's standard input is the null device and
+	// its standard output goes to Stderr, the client is run with Stdin and Stdout once the
+	// program listens, and the program gets SIGTERM when the client ends (ending so is no
+	// failure). Unless OpBegin is set, each request the program reads from a socket after
+	// answering the previous one begins an operation ($SCRY_OP_SOCKET=1; docs/servers.md).
+	Client *scryexec.Client
 }
 
 // DefaultGrace is the time a program has after SIGTERM before it is killed: the runtime writes
@@ -79,11 +86,14 @@ type Result struct {
 	// TimedOut is Options.Timeout when the program was stopped for running longer (0: it was
 	// not): the trace covers its run up to that point.
 	TimedOut time.Duration
+	// Client, in client mode, says how the client failed ("" it exited 0), e.g. "exited with
+	// status 1" or "did not run: the server exited before it listened on its port".
+	Client string
 }
 
 // Failed reports whether the program did not exit with status 0, or was stopped at its time
-// limit.
-func (r *Result) Failed() bool { return r.ExitCode != 0 || r.TimedOut > 0 }
+// limit, or its client (Options.Client) failed.
+func (r *Result) Failed() bool { return r.ExitCode != 0 || r.TimedOut > 0 || r.Client != "" }
 
 // String describes how the program ended, e.g. "exited with status 1" or "killed by signal
 // segmentation fault (SIGSEGV)".
@@ -93,6 +103,9 @@ func (r *Result) String() string {
 	}
 	if r.Signal != 0 {
 		return fmt.Sprintf("killed by signal %d (%v)", int(r.Signal), r.Signal)
+	}
+	if r.ExitCode == 0 && r.Client != "" {
+		return "served its client, which " + r.Client
 	}
 	return fmt.Sprintf("exited with status %d", r.ExitCode)
 }
@@ -151,7 +164,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	f.Close()
-	cmd := exec.Command(prog, opts.Args[1:]...)
+	args := opts.Args
+	var release func()
+	var port int
+	if opts.Client != nil {
+		if port, release, err = scryexec.FreePort(); err != nil {
+			os.Remove(tracePath)
+			return nil, err
+		}
+		defer release()
+		args = scryexec.WithPort(args, port)
+	}
+	cmd := exec.Command(prog, args[1:]...)
 	var bb *blackBox
 	if opts.BlackBox {
 		if bb, err = newBlackBox(prog, tracePath, opts); err != nil {
@@ -176,11 +200,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.OpEnd != "" {
 		cmd.Env = append(cmd.Env, "SCRY_OP_END="+opts.OpEnd)
 	}
+	if opts.Client != nil && opts.OpBegin == "" {
+		cmd.Env = append(cmd.Env, "SCRY_OP_SOCKET=1")
+	}
 	if !opts.NoForcePMEM {
 		cmd.Env = append(cmd.Env, "PMEM_IS_PMEM_FORCE=1")
 	}
 	cmd.Env = append(cmd.Env, opts.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.Stdin, opts.Stdout, opts.Stderr
+	if opts.Client != nil {
+		cmd.Stdin, cmd.Stdout = nil, opts.Stderr
+	}
 	grace := opts.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
@@ -207,8 +237,34 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	exited := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		close(exited)
+		done <- err
+	}()
 	res := &Result{}
+	// Client mode: the client runs once the program listens; its end stops the program.
+	type clientEnd struct {
+		code int
+		sig  syscall.Signal
+		err  error
+	}
+	var clientDone chan clientEnd
+	stoppedClient := false
+	clientCtx, cancelClient := context.WithCancel(ctx)
+	defer cancelClient()
+	if opts.Client != nil {
+		clientDone = make(chan clientEnd, 1)
+		go func() {
+			if err := scryexec.WaitListening(clientCtx, port, exited); err != nil {
+				clientDone <- clientEnd{code: -1, err: err}
+				return
+			}
+			code, sig, err := opts.Client.RunClient(clientCtx, port, "", opts.Stdin, opts.Stdout, opts.Stderr)
+			clientDone <- clientEnd{code: code, sig: sig, err: err}
+		}()
+	}
 	var kill, limit <-chan time.Time
 	if opts.Timeout > 0 {
 		t := time.NewTimer(opts.Timeout)
@@ -221,6 +277,14 @@ wait:
 		select {
 		case err = <-done:
 			break wait
+		case ce := <-clientDone:
+			clientDone = nil
+			res.Client = describeClient(ce.code, ce.sig, ce.err)
+			if res.Interrupted == 0 && kill == nil {
+				stoppedClient = true
+				send(syscall.SIGTERM)
+				kill = time.After(grace)
+			}
 		case <-limit:
 			limit = nil
 			if res.Interrupted == 0 && kill == nil {
@@ -268,6 +332,16 @@ wait:
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
+	if clientDone != nil {
+		// The program ended before its client: the client cannot finish.
+		cancelClient()
+		ce := <-clientDone
+		res.Client = describeClient(ce.code, ce.sig, ce.err)
+	}
+	if stoppedClient && (res.Signal == syscall.SIGTERM || res.Signal == syscall.SIGKILL) {
+		// Stopped by scry once its client ended: no failure of the server.
+		res.Signal, res.ExitCode = 0, 0
+	}
 	if bb != nil {
 		if err := bb.finish(); err != nil {
 			return res, err
@@ -295,4 +369,21 @@ func foreground() bool {
 	defer tty.Close()
 	pg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
 	return err == nil && pg == unix.Getpgrp()
+}
+
+// describeClient says how a client ended, for Result.Client ("" exit status 0).
+func describeClient(code int, sig syscall.Signal, err error) string {
+	switch {
+	case errors.Is(err, scryexec.ErrServerExited):
+		return "did not run: " + err.Error()
+	case errors.Is(err, context.Canceled):
+		return "was stopped: the program ended first"
+	case err != nil:
+		return "failed: " + err.Error()
+	case sig != 0:
+		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig)
+	case code != 0:
+		return fmt.Sprintf("exited with status %d", code)
+	}
+	return ""
 }
