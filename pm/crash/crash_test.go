@@ -301,6 +301,14 @@ func TestBigCount(t *testing.T) {
 	if !bytes.Contains(buf.Bytes(), []byte("1180591620717411303424")) {
 		t.Errorf("text output lacks the exact count:\n%s", buf.String())
 	}
+	// Past 30 digits, leading digits and the power of ten: 2^131072 (a 1 MiB memset's units).
+	huge := new(big.Int).Lsh(big.NewInt(1), 131072)
+	s.Strategies[0].Full, s.Strategies[0].Max = huge, huge
+	buf.Reset()
+	s.WriteText(&buf, "t")
+	if !bytes.Contains(buf.Bytes(), []byte(" 4.0e+39456 ")) || buf.Len() > 2000 {
+		t.Errorf("text output of 2^131072 is not 4.0e+39456 in a narrow table:\n%.2000s", buf.String())
+	}
 }
 
 func TestPatches(t *testing.T) {

@@ -836,9 +836,15 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 			return err
 		}
 	}
-	assumed := func(u crash.Unit) bool {
-		return slices.ContainsFunc(cp.Assumed, func(s px86.StoreState) bool { return u.StandsFor(uint64(s.ID)) })
+	// Whether each unit stands for an assumed store, and where it was issued, once: a server's
+	// crash point may hold thousands of units and hundreds of assumed stores.
+	ids := make([]uint64, len(cp.Assumed))
+	for i, s := range cp.Assumed {
+		ids[i] = uint64(s.ID)
 	}
+	slices.Sort(ids)
+	isAssumed := make([][]bool, len(cp.Space.Lines))
+	locs := make([][]report.Location, len(cp.Space.Lines))
 	// The positions, in program order of their first unit.
 	type group struct {
 		loc   report.Location
@@ -846,17 +852,25 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 		op    uint32 // the operation of its first unit (Unit.Op)
 	}
 	var groups []group
-	for _, l := range cp.Space.Lines {
-		for _, u := range l.Units {
-			if !assumed(u) || !e.plan.scope.at(e.places.r, u.Site, u.Stack) {
-				continue // scoped to a change: the stores issued outside it are not tested
+	at := map[report.Location]int{}
+	for i, l := range cp.Space.Lines {
+		isAssumed[i], locs[i] = make([]bool, len(l.Units)), make([]report.Location, len(l.Units))
+		for j, u := range l.Units {
+			n, _ := slices.BinarySearch(ids, u.First)
+			if isAssumed[i][j] = n < len(ids) && u.StandsFor(ids[n]); !isAssumed[i][j] {
+				continue
 			}
 			loc := e.places.location(u.Site, u.Stack)
-			if i := slices.IndexFunc(groups, func(g group) bool { return g.loc == loc }); i >= 0 {
-				if u.Seq < groups[i].first {
-					groups[i].first, groups[i].op = u.Seq, u.Op
+			locs[i][j] = loc
+			if !e.plan.scope.at(e.places.r, u.Site, u.Stack) {
+				continue // scoped to a change: the stores issued outside it are not tested
+			}
+			if k, ok := at[loc]; ok {
+				if u.Seq < groups[k].first {
+					groups[k].first, groups[k].op = u.Seq, u.Op
 				}
 			} else {
+				at[loc] = len(groups)
 				groups = append(groups, group{loc, u.Seq, u.Op})
 			}
 		}
@@ -869,17 +883,28 @@ func (e *explorer) durability(cp *crash.CrashPoint, p *period, region uint32) er
 			continue
 		}
 		st := crash.State{K: make([]int, len(cp.Space.Lines))}
+		// The stores the state loses, one per site and stack (its earliest; stateRefs).
 		var lost []unitRef
+		type place struct{ site, stack uint32 }
+		lostAt := map[place]int{}
 		for i, l := range cp.Space.Lines {
 			st.K[i] = len(l.Units)
-			for j, u := range l.Units {
-				if assumed(u) && e.places.location(u.Site, u.Stack) == g.loc && j < st.K[i] {
+			for j := range l.Units {
+				if isAssumed[i][j] && locs[i][j] == g.loc {
 					st.K[i] = j
+					break
 				}
 			}
-			for _, u := range l.Units[st.K[i]:] {
-				if assumed(u) {
-					lost = append(lost, unitRef{Site: u.Site, Stack: u.Stack, Seq: u.Seq, Event: u.Store})
+			for j, u := range l.Units[st.K[i]:] {
+				if !isAssumed[i][st.K[i]+j] {
+					continue
+				}
+				ref := unitRef{Site: u.Site, Stack: u.Stack, Seq: u.Seq, Event: u.Store}
+				if n, ok := lostAt[place{u.Site, u.Stack}]; !ok {
+					lostAt[place{u.Site, u.Stack}] = len(lost)
+					lost = append(lost, ref)
+				} else if u.Seq < lost[n].Seq {
+					lost[n] = ref
 				}
 			}
 		}
@@ -1231,7 +1256,9 @@ func (e *explorer) newItem(cp *crash.CrashPoint, k int, region uint32, path stri
 // stateRefs returns the units a finding on state st of sp names: for a prefix state every unit
 // not persisted (the operation's stores that did not make it); otherwise the persisted units
 // later in program order than some unpersisted one, and the unpersisted units earlier than some
-// persisted one.
+// persisted one. Each list holds one unit per site and stack, the first in line order: a finding
+// names its stores by where they were issued (uniqueSites), and a state of a server's crash
+// point can leave a 1 MiB memset's 131 072 units unpersisted.
 func stateRefs(sp *crash.Space, st crash.State) (persisted, unpersist []unitRef) {
 	const none = ^uint64(0)
 	maxP, minN := uint64(0), none
@@ -1248,16 +1275,25 @@ func stateRefs(sp *crash.Space, st crash.State) (persisted, unpersist []unitRef)
 	ref := func(u crash.Unit) unitRef {
 		return unitRef{Site: u.Site, Stack: u.Stack, Seq: u.Seq, Event: u.Store}
 	}
+	type place struct{ site, stack uint32 }
+	seenP, seenN := map[place]bool{}, map[place]bool{}
+	add := func(list []unitRef, seen map[place]bool, u crash.Unit) []unitRef {
+		if pl := (place{u.Site, u.Stack}); !seen[pl] {
+			seen[pl] = true
+			list = append(list, ref(u))
+		}
+		return list
+	}
 	for i, l := range sp.Lines {
 		for j, u := range l.Units {
 			isP := j < st.K[i]
 			switch {
 			case st.Prefix && !isP:
-				unpersist = append(unpersist, ref(u))
+				unpersist = add(unpersist, seenN, u)
 			case !st.Prefix && isP && anyP && u.Seq > minN:
-				persisted = append(persisted, ref(u))
+				persisted = add(persisted, seenP, u)
 			case !st.Prefix && !isP && anyP && u.Seq < maxP:
-				unpersist = append(unpersist, ref(u))
+				unpersist = add(unpersist, seenN, u)
 			}
 		}
 	}
