@@ -150,14 +150,18 @@ func listensIn(path string, port int) bool {
 	return false
 }
 
-// ErrServerExited is the error of WaitListening when the server ended before it listened.
-var ErrServerExited = errors.New("the server exited before it listened on its port")
+// ErrServerExited is the error of WaitListening when the server ended before it listened;
+// ErrNotListening that of a caller whose bound on the wait passed (record: ListenTimeout).
+var (
+	ErrServerExited = errors.New("the server exited before it listened on its port")
+	ErrNotListening = errors.New("the server did not listen")
+)
 
-// WaitListening waits until something listens on port, polling every few milliseconds. It
-// returns ErrServerExited when exited is closed first, or ctx's error when ctx ends first.
+// WaitListening waits until something listens on port, polling from every 2 ms (a server
+// that starts at once) to every 50 ms (one that recovers a large pool first). It returns
+// ErrServerExited when exited is closed first, or ctx's error when ctx ends first.
 func WaitListening(ctx context.Context, port int, exited <-chan struct{}) error {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
+	wait := 2 * time.Millisecond
 	for {
 		if Listening(port) {
 			return nil
@@ -170,10 +174,15 @@ func WaitListening(ctx context.Context, port int, exited <-chan struct{}) error 
 			return ErrServerExited
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
+
+// ListenTimeout bounds the wait for a recorded server to listen (record.Options.Client), when
+// the recording has no time limit of its own.
+const ListenTimeout = time.Minute
 
 // RunClient runs the client's command for port in its own process group, in dir ("" the current
 // directory), with stdin, stdout and stderr, and the environment without SCRY_ variables (an

@@ -25,6 +25,9 @@ import (
 var prog, scryProg string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(serverModeVar); mode != "" {
+		os.Exit(testServer(mode, os.Args[1], os.Args[2]))
+	}
 	dir, err := os.MkdirTemp("", "scry-exec-test-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -167,6 +167,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	args := opts.Args
 	var release func()
 	var port int
+	if opts.Client != nil && !scryexec.HasPort(args) {
+		os.Remove(tracePath)
+		return nil, fmt.Errorf("--client: no argument of %s contains %s: write %s where the server takes its port (e.g. -p %s)", args[0], scryexec.PortPlaceholder, scryexec.PortPlaceholder, scryexec.PortPlaceholder)
+	}
 	if opts.Client != nil {
 		if port, release, err = scryexec.FreePort(); err != nil {
 			os.Remove(tracePath)
@@ -257,7 +261,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Client != nil {
 		clientDone = make(chan clientEnd, 1)
 		go func() {
-			if err := scryexec.WaitListening(clientCtx, port, exited); err != nil {
+			listenCtx, cancel := clientCtx, context.CancelFunc(func() {})
+			if opts.Timeout <= 0 {
+				listenCtx, cancel = context.WithTimeout(clientCtx, scryexec.ListenTimeout)
+			}
+			err := scryexec.WaitListening(listenCtx, port, exited)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w on its port %d within %v", scryexec.ErrNotListening, port, scryexec.ListenTimeout)
+			}
+			if err != nil {
 				clientDone <- clientEnd{code: -1, err: err}
 				return
 			}
@@ -374,7 +387,7 @@ func foreground() bool {
 // describeClient says how a client ended, for Result.Client ("" exit status 0).
 func describeClient(code int, sig syscall.Signal, err error) string {
 	switch {
-	case errors.Is(err, scryexec.ErrServerExited):
+	case errors.Is(err, scryexec.ErrServerExited), errors.Is(err, scryexec.ErrNotListening):
 		return "did not run: " + err.Error()
 	case errors.Is(err, context.Canceled):
 		return "was stopped: the program ended first"
