@@ -125,6 +125,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseWorkload -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzCheckEnv -fuzztime 15s ./internal/exec
 	$(GO) test -run '^$$' -fuzz FuzzLazyResults -fuzztime 15s ./internal/exec
+	$(GO) test -run '^$$' -fuzz FuzzListensOn -fuzztime 15s ./internal/exec
 	$(GO) test -run '^$$' -fuzz FuzzParseUsage -fuzztime 30s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./internal/smt

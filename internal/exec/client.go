@@ -125,15 +125,21 @@ func Listening(port int) bool {
 	return false
 }
 
-// listensIn reads one /proc/net/tcp table: "sl local_address rem_address st ...", the local
-// address as HEX:PORT in hex, st 0A for LISTEN.
+// listensIn reads the /proc/net/tcp table at path (listensOn).
 func listensIn(path string, port int) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return listensOn(f, port)
+}
+
+// listensOn reads a /proc/net/tcp table, "sl local_address rem_address st ..." with the local
+// address as HEX:PORT in hex and st 0A for LISTEN, and reports whether a socket listens on port.
+// Lines of another shape are skipped.
+func listensOn(r io.Reader, port int) bool {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 4 || fields[3] != "0A" {

@@ -172,3 +172,35 @@ func TestParseClient(t *testing.T) {
 		}
 	}
 }
+
+func TestListensOn(t *testing.T) {
+	const table = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:2CEB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:1F90 0100007F:D2A4 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+`
+	for _, tc := range []struct {
+		port int
+		want bool
+	}{{0x2CEB, true}, {0x1F90, false}, {80, false}} {
+		if got := listensOn(strings.NewReader(table), tc.port); got != tc.want {
+			t.Errorf("port %d: listens %v, want %v", tc.port, got, tc.want)
+		}
+	}
+}
+
+// FuzzListensOn: any table is read without a panic, and a LISTEN line written for the port is
+// found whatever precedes it.
+func FuzzListensOn(f *testing.F) {
+	f.Add("   0: 0100007F:2CEB 00000000:0000 0A 0\n", 11499)
+	f.Add("garbage\n:::: 0A\n", 0)
+	f.Fuzz(func(t *testing.T, table string, port int) {
+		listensOn(strings.NewReader(table), port)
+		if port < 0 || port > 65535 || len(table) > 4096 {
+			return
+		}
+		line := fmt.Sprintf("\n 9: 00000000:%04X 00000000:0000 0A\n", port)
+		if !listensOn(strings.NewReader(table+line), port) {
+			t.Errorf("the LISTEN line of port %d after %q is not found", port, table)
+		}
+	})
+}

@@ -789,7 +789,7 @@ void rec_sock_write(int fd, ssize_t n)
  * does not hook (recvfrom, recvmsg, readv), so the workload's requests are no operations. */
 static void sock_unseen_locked(void)
 {
-	if (g_sock_mode != 1 || g_op_next > 0 || atomic_load_explicit(&g_sock_requests, memory_order_relaxed) > 0)
+	if (!sock_mode() || g_op_next > 0 || atomic_load_explicit(&g_sock_requests, memory_order_relaxed) > 0)
 		return;
 	rt_warn("client mode: the server read no request from a socket through a call scry hooks (read or recv in code built with scry cc): no operation was recorded. Requests read inside a library or through recvfrom, recvmsg or readv are not seen; mark operations with --op-begin/--op-end instead");
 }
@@ -977,7 +977,7 @@ static void final_signal(int sig)
 		/* A server in client mode is stopped with SIGTERM once its client ended (scry check
 		 * --client): that is how it ends, idle, not a death in the middle of its work, so the
 		 * end-of-program checks run as at an exit. */
-		if (sig == SIGTERM && g_sock_mode == 1)
+		if (sig == SIGTERM && sock_mode())
 			end_locked(SCRY_END_EXIT, 0);
 		else
 			end_locked(SCRY_END_SIGNAL, sig);

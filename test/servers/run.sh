@@ -6,12 +6,14 @@
 # per line, printing each answer.
 #
 # Usage:
-#   test/servers/run.sh WORKDIR [OPS] [-- SCRY-CHECK-FLAGS...]
+#   test/servers/run.sh WORKDIR [OPS|FILE] [-- SCRY-CHECK-FLAGS...]
 #
 #   WORKDIR  scratch directory outside this repository; it gets memcached-pmem/ (extracted
 #            sources, built there: memcached-pmem/memcached), build.log, ops.txt (the first OPS
-#            lines of WITCHER's benchmark/memcached-pmem/random/2000/op_file.txt; default 100),
-#            report.json (+ .trace), check.log, command.txt and status.txt (exit status, seconds)
+#            lines of WITCHER's benchmark/memcached-pmem/random/2000/op_file.txt, default 100;
+#            or a copy of FILE, a workload in the same format, e.g. update.txt beside this script:
+#            two sets, an update of the first key, two gets), report.json (+ .trace), check.log,
+#            command.txt and status.txt (exit status, seconds)
 #   flags after `--` go to `scry check` (default: --time-budget 8m)
 #
 #   SCRY (environment) is the scry binary (default: build/bin/scry of this checkout);
@@ -34,7 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 SCRY=${SCRY:-$root/build/bin/scry}
 WITCHER_REPO=${WITCHER_REPO:-/work/.mirror/cosmoss-jigu+witcher/repo}
-work=${1:?usage: run.sh WORKDIR [OPS] [-- SCRY-CHECK-FLAGS...]}
+work=${1:?usage: run.sh WORKDIR [OPS|FILE] [-- SCRY-CHECK-FLAGS...]}
 shift
 ops=100
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then
@@ -47,11 +49,10 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 src=$work/memcached-pmem
 if [ ! -x "$src/memcached" ]; then
-	rm -rf "$src" "$work/x"
-	mkdir -p "$work/x"
-	git -C "$WITCHER_REPO" archive HEAD third_party/memcached-pmem | tar -x -C "$work/x"
-	mv "$work/x/third_party/memcached-pmem" "$src"
-	rm -rf "$work/x"
+	rm -rf "$src"
+	mkdir -p "$src"
+	# The subdirectory's tree alone: the mirror may lack objects of the rest of the repository.
+	git -C "$WITCHER_REPO" archive HEAD:third_party/memcached-pmem | tar -x -C "$src"
 	(
 		cd "$src"
 		autoreconf -f -i
@@ -59,7 +60,11 @@ if [ ! -x "$src/memcached" ]; then
 		make -j2 memcached CFLAGS="-g -O1 -fcommon"
 	) > "$work/build.log" 2>&1 || { echo "build failed: $work/build.log" >&2; exit 1; }
 fi
-git -C "$WITCHER_REPO" show HEAD:benchmark/memcached-pmem/random/2000/op_file.txt | head -n "$ops" > "$work/ops.txt"
+if [ -f "$ops" ]; then
+	cp "$ops" "$work/ops.txt"
+else
+	git -C "$WITCHER_REPO" show HEAD:benchmark/memcached-pmem/random/2000/op_file.txt | head -n "$ops" > "$work/ops.txt"
+fi
 python=$(command -v /usr/bin/python3 || command -v python3)
 cmd=("$SCRY" check --client "$python $here/mcclient.py {port}" --workload "$work/ops.txt"
 	--format json -o "$work/report.json" --force "${flags[@]}"
