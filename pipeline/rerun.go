@@ -53,7 +53,7 @@ func (c *Check) record(target []string, facts *checkFacts, x *Exploration, exist
 	if x != nil {
 		r.Crash = &report.CheckCrash{
 			Strategies: x.Strategies, MaxStates: x.Crash.MaxStates, Seed: x.Crash.Seed, Samples: x.Crash.Samples, AfterStores: x.Crash.AfterStores,
-			Jobs: x.Jobs, TimeoutSeconds: x.Timeout.Seconds(), Checker: x.Checker, OutputFilter: x.OutputFilter,
+			Jobs: x.Jobs, TimeoutSeconds: x.Timeout.Seconds(), Checker: x.Checker, OutputFilter: x.OutputFilter, Client: x.Client,
 			MaxInFlight: x.MaxInFlight, ClusterFailures: x.ClusterFailures,
 			TimeBudgetSeconds: x.TimeBudget.Seconds(), NoAssumeFixed: x.NoAssumeFixed, Pool: c.Explore.Pool,
 		}
@@ -128,7 +128,7 @@ func CheckFromRecord(rc *report.Check) (*Check, error) {
 	if cc := rc.Crash; cc != nil {
 		c.Explore = Exploration{Options: explore.Options{
 			Strategies: cc.Strategies, Crash: crash.Options{MaxStates: cc.MaxStates, Seed: cc.Seed, Samples: cc.Samples, AfterStores: cc.AfterStores},
-			Jobs: cc.Jobs, Timeout: time.Duration(cc.TimeoutSeconds * float64(time.Second)), Checker: cc.Checker, OutputFilter: cc.OutputFilter,
+			Jobs: cc.Jobs, Timeout: time.Duration(cc.TimeoutSeconds * float64(time.Second)), Checker: cc.Checker, OutputFilter: cc.OutputFilter, Client: cc.Client,
 			MaxInFlight: cc.MaxInFlight, ClusterFailures: cc.ClusterFailures, TimeBudget: time.Duration(cc.TimeBudgetSeconds * float64(time.Second)),
 			NoAssumeFixed: cc.NoAssumeFixed, Pool: cc.Pool, Profiles: c.Analysis.Profiles,
 		}}

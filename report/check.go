@@ -60,19 +60,21 @@ type Pool struct {
 
 // CheckCrash records the crash-exploration options of a check (the flags of docs/crash-exploration.md).
 type CheckCrash struct {
-	Strategies        []string `json:"strategies,omitempty"` // --strategy; empty: the default
-	MaxStates         int      `json:"max_states"`
-	Seed              uint64   `json:"seed"`
-	Samples           int      `json:"samples"`
-	AfterStores       bool     `json:"after_stores,omitempty"`
-	Jobs              int      `json:"jobs"`
-	TimeoutSeconds    float64  `json:"timeout_seconds"`
-	Checker           string   `json:"checker,omitempty"`
-	OutputFilter      string   `json:"output_filter,omitempty"`
-	MaxInFlight       int      `json:"max_in_flight"`
-	ClusterFailures   int      `json:"cluster_failures"`
-	TimeBudgetSeconds float64  `json:"time_budget_seconds,omitempty"`
-	NoAssumeFixed     bool     `json:"no_assume_fixed,omitempty"`
+	Strategies     []string `json:"strategies,omitempty"` // --strategy; empty: the default
+	MaxStates      int      `json:"max_states"`
+	Seed           uint64   `json:"seed"`
+	Samples        int      `json:"samples"`
+	AfterStores    bool     `json:"after_stores,omitempty"`
+	Jobs           int      `json:"jobs"`
+	TimeoutSeconds float64  `json:"timeout_seconds"`
+	Checker        string   `json:"checker,omitempty"`
+	OutputFilter   string   `json:"output_filter,omitempty"`
+	// Client is --client: the program is a server driven by this client command (docs/servers.md).
+	Client            string  `json:"client,omitempty"`
+	MaxInFlight       int     `json:"max_in_flight"`
+	ClusterFailures   int     `json:"cluster_failures"`
+	TimeBudgetSeconds float64 `json:"time_budget_seconds,omitempty"`
+	NoAssumeFixed     bool    `json:"no_assume_fixed,omitempty"`
 	// Pool is --pool: the path scry created the pool at ("" a temporary directory).
 	Pool string `json:"pool,omitempty"`
 }
