@@ -369,7 +369,7 @@ var schema = FormatSpec{
 		},
 		{
 			Code: 0x12, Name: "OP_BEGIN", Go: "KindOpBegin", Short: "a workload operation begins",
-			Doc: "operation `index` (0-based, numbered in the order operations begin) of the workload begins: a line the program read from standard input, or a `scry_op_begin` marker. It ends the operation its thread had open, if any: each thread has at most one open operation, and operations of different threads may overlap.",
+			Doc: "operation `index` (0-based, numbered in the order operations begin) of the workload begins: a line the program read from standard input, a `scry_op_begin` marker, or (a server in client mode, docs/servers.md) a request it read from a socket, named by the request's first line. It ends the operation its thread had open, if any: each thread has at most one open operation, and operations of different threads may overlap.",
 			Fields: []FieldSpec{
 				{Name: "index", Enc: EncUvarint, Go: "Op", Dump: "op=%d"},
 				{Name: "text", Enc: EncStr, Go: "Text", Dump: "text=%q"},
