@@ -310,11 +310,17 @@ func (t Target) runServed(ctx context.Context, args []string, stdin []byte, dir 
 		o.Stderr = append(append(o.Stderr, "[scry: the client's standard error]\n"...), cliErr.buf.Bytes()...)
 	}
 	ws, _ := srv.ProcessState.Sys().(syscall.WaitStatus)
+	// A signal scry does not send (it sends SIGTERM, then SIGKILL) killed the server by itself:
+	// a crash, however the session looked when the client ended (a client that saw the
+	// connection close may end before the server's death can be observed).
+	crashed := ws.Signaled() && ws.Signal() != syscall.SIGTERM && ws.Signal() != syscall.SIGKILL
 	switch {
 	case ctx.Err() != nil:
 		o.Err = fmt.Errorf("%s: %w", args[0], ctx.Err())
 	case runCtx.Err() != nil:
 		o.TimedOut = true
+	case crashed:
+		o.Signal = ws.Signal()
 	case errors.Is(werr, ErrServerExited) || diedAlone:
 		// The server's own ending decides: a signal (a crash), or its exit status; one that
 		// exited 0 while its client still needed it fails by the client's status.
