@@ -17,6 +17,7 @@ import (
 type File struct {
 	f      *os.File
 	path   string
+	hdr    Header
 	passes atomic.Int64
 }
 
@@ -28,12 +29,17 @@ func OpenFile(path string) (*File, error) {
 		return nil, err
 	}
 	tf := &File{f: f, path: path}
-	if _, err := NewReader(io.NewSectionReader(f, 0, HeaderSize)); err != nil { // the header alone
+	r, err := NewReader(io.NewSectionReader(f, 0, HeaderSize)) // the header alone
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	tf.hdr = r.Header()
 	return tf, nil
 }
+
+// Header returns the trace's header.
+func (f *File) Header() Header { return f.hdr }
 
 // section is the whole file as a reader of its own, from offset 0.
 func (f *File) section() io.Reader { return io.NewSectionReader(f.f, 0, math.MaxInt64) }

@@ -109,7 +109,7 @@ type stackNode struct {
 // Header is the fixed 16-byte file header of a trace (docs/trace-format.md, "File header").
 type Header struct {
 	Version  uint16 // format version, Version
-	Flags    uint16 // HeaderNoFlush; other bits reserved (0), ignored by readers
+	Flags    uint16 // HeaderNoFlush, HeaderAArch64; other bits reserved (0), ignored by readers
 	LineSize uint32 // cache-line size in bytes (64 on x86-64)
 }
 
@@ -120,6 +120,10 @@ type Header struct {
 // The runtime sets it from the environment and /sys at start; the program's own flush
 // instructions are recorded either way.
 func (h Header) NoFlush() bool { return h.Flags&HeaderNoFlush != 0 }
+
+// AArch64 reports whether the header has HeaderAArch64: the recorded program is an aarch64
+// binary, whose flushes are DC instructions and fences DSB and DMB (the Arm profile applies).
+func (h Header) AArch64() bool { return h.Flags&HeaderAArch64 != 0 }
 
 // NewReader reads and checks the header of the trace r and returns a Reader positioned on the
 // first record. It reads r through its own buffer (DefaultBufferSize bytes), so r need not be

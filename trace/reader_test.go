@@ -436,7 +436,7 @@ func TestHeaderErrors(t *testing.T) {
 		{"short text", []byte("hello\n"), ErrNotTrace, "the file of 6 bytes is shorter than the 16-byte header"},
 		{"magic prefix", []byte("SCRYTRC"), ErrNotTrace, "not a scry trace: the file of 7 bytes ends inside the 16-byte header"},
 		{"text", []byte("hello, this is not a trace at all"), ErrNotTrace, `not a scry trace: it begins with "hello, t", not the magic`},
-		{"version", func() []byte { h := header(); h[8] = 11; return h }(), ErrVersion, "version 11; this scry reads versions 1 to 10"},
+		{"version", func() []byte { h := header(); h[8] = 12; return h }(), ErrVersion, "version 12; this scry reads versions 1 to 11"},
 		{"line-size", func() []byte { h := header(); h[12] = 48; return h }(), ErrCorrupt, "cache-line size 48"},
 		{"line-size-zero", func() []byte { h := header(); h[12] = 0; return h }(), ErrCorrupt, "cache-line size 0"},
 	}
@@ -470,7 +470,7 @@ func TestCorrupt(t *testing.T) {
 		{"site-32bit", cat([]byte{0x05}, uv(1<<32)), "exceeds 32 bits", 16},
 		{"payload-limit", cat([]byte{0x05, 1, 0}, uv(MaxPayload+1)), "exceeds the 67108864-byte limit", 16},
 		{"string-limit", cat([]byte{0x12, 0}, uv(MaxString+1)), "exceeds the 65536-byte limit", 16},
-		{"flush-kind", []byte{0x08, 1, 4, 0}, "unknown FLUSH kind 4", 16},
+		{"flush-kind", []byte{0x08, 1, 8, 0}, "unknown FLUSH kind 8", 16},
 		{"fence-kind", []byte{0x09, 1, 0x80}, "unknown FENCE kind 0", 16},
 		{"end-kind", []byte{0x16, 3, 0}, "unknown END how 3", 16},
 		{"after-end", []byte{0x16, 1, 0, 0x09, 1, 1}, "data after the END record", 19},
@@ -538,7 +538,7 @@ func TestWriterErrors(t *testing.T) {
 	bad := []Event{
 		{Kind: 0x40},
 		{Kind: KindStore, Size: 3, Data: []byte{1}},
-		{Kind: KindFlush, Flush: 4},
+		{Kind: KindFlush, Flush: 8},
 		{Kind: KindFence},
 		{Kind: KindEnd},
 		{Kind: KindStack},

@@ -193,7 +193,7 @@ var (
 
 var schema = FormatSpec{
 	Magic:      "SCRYTRC\x00",
-	Version:    10,
+	Version:    11,
 	MinVersion: 1,
 	Versions: []VersionSpec{
 		{2, "the `branch` site kind and the `DEPS` and `FRAME` records (static dependence facts and call-frame identity, for inference: docs/inference.md)"},
@@ -205,6 +205,7 @@ var schema = FormatSpec{
 		{8, "the `SCHEDULE` record (the controlled schedule a run was recorded under, `SCRY_SCHED`)"},
 		{9, "every site's `access` field (plain, volatile, or atomic with its memory order) and the `SYNC` record (a thread's synchronization operations once a second thread exists), from which the replay derives happens-before"},
 		{10, "the `unit` site kind (a module's main source file and the root of the project it belongs to: what is the program's own code)"},
+		{11, "the `aarch64` header flag and the Arm flush and fence kinds (`dc-cvap`, `dc-cvadp`, `dc-cvac`, `dc-civac`, `dsb`, `dmb`): traces of aarch64 programs (docs/persistency-profiles.md)"},
 	},
 	Header: []HeaderField{
 		{"", 8, "magic `SCRYTRC\\x00`", nil},
@@ -212,6 +213,8 @@ var schema = FormatSpec{
 		{"Flags", 2, "flags", []FlagSpec{
 			{Bit: 0, Name: "no_flush", Go: "HeaderNoFlush", C: "SCRY_TRACE_NO_FLUSH", Short: "header: libpmem skipped its cache flushes in this run (its and libpmemobj's persists only fenced)",
 				Doc: "libpmem skipped its cache flushes in the recorded run (`PMEM_NO_FLUSH=1`, or every NVDIMM region's persistence domain is the CPU cache, as `pmem_has_auto_flush` decides): the persists of libpmem and libpmemobj only fenced, and their bytes are durable only where the caches are persistent (eADR)"},
+			{Bit: 1, Name: "aarch64", Go: "HeaderAArch64", C: "SCRY_TRACE_AARCH64", Short: "header: the program is an aarch64 (Armv8) binary: its flushes are DC cache maintenance, its fences DSB and DMB",
+				Doc: "the recorded program is an aarch64 (Armv8) binary: its flushes are `DC` cache-maintenance instructions and its fences `DSB` and `DMB`, and the Arm persistency profile applies (docs/persistency-profiles.md)"},
 		}},
 		{"LineSize", 4, "cache-line size in bytes (64 on x86-64)", nil},
 	},
@@ -540,6 +543,10 @@ var schema = FormatSpec{
 				{Value: 1, Name: "clflush", Go: "FlushCLFLUSH", C: "SCRY_FLUSH_CLFLUSH"},
 				{Value: 2, Name: "clflushopt", Go: "FlushCLFLUSHOPT", C: "SCRY_FLUSH_CLFLUSHOPT"},
 				{Value: 3, Name: "clwb", Go: "FlushCLWB", C: "SCRY_FLUSH_CLWB"},
+				{Value: 4, Name: "dc-cvap", Go: "FlushDCCVAP", C: "SCRY_FLUSH_DC_CVAP", Short: "Arm DC CVAP: clean a line to the point of persistence", Doc: "Arm `DC CVAP`: clean a cache line to the point of persistence (Armv8.2)"},
+				{Value: 5, Name: "dc-cvadp", Go: "FlushDCCVADP", C: "SCRY_FLUSH_DC_CVADP", Short: "Arm DC CVADP: clean a line to the point of deep persistence", Doc: "Arm `DC CVADP`: clean a cache line to the point of deep persistence (Armv8.5)"},
+				{Value: 6, Name: "dc-cvac", Go: "FlushDCCVAC", C: "SCRY_FLUSH_DC_CVAC", Short: "Arm DC CVAC: clean a line to the point of coherence", Doc: "Arm `DC CVAC`: clean a cache line to the point of coherence"},
+				{Value: 7, Name: "dc-civac", Go: "FlushDCCIVAC", C: "SCRY_FLUSH_DC_CIVAC", Short: "Arm DC CIVAC: clean and invalidate a line to the point of coherence", Doc: "Arm `DC CIVAC`: clean and invalidate a cache line to the point of coherence"},
 			},
 		},
 		{
@@ -548,6 +555,8 @@ var schema = FormatSpec{
 				{Value: 1, Name: "sfence", Go: "FenceSFENCE", C: "SCRY_FENCE_SFENCE"},
 				{Value: 2, Name: "mfence", Go: "FenceMFENCE", C: "SCRY_FENCE_MFENCE"},
 				{Value: 3, Name: "locked", Go: "FenceLocked", C: "SCRY_FENCE_LOCKED", Short: "a locked read-modify-write instruction", Doc: "a locked read-modify-write instruction"},
+				{Value: 4, Name: "dsb", Go: "FenceDSB", C: "SCRY_FENCE_DSB", Short: "Arm DSB (any option but the load-only ones): waits for earlier cache maintenance to complete", Doc: "Arm `DSB` with any option but the load-only ones (`SY`, `ISH`, `ST`, ...): waits until the thread's earlier `DC` instructions have completed"},
+				{Value: 5, Name: "dmb", Go: "FenceDMB", C: "SCRY_FENCE_DMB", Short: "Arm DMB (any option but the load-only ones): orders earlier cache maintenance before later stores", Doc: "Arm `DMB` with any option but the load-only ones, and the barriers the compiler emits for C11 fences: orders the thread's earlier `DC` instructions before its later stores, without waiting for them"},
 			},
 		},
 		{

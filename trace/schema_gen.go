@@ -23,8 +23,10 @@ const Magic = "SCRYTRC\x00"
 // field (plain, volatile, or atomic with its memory order) and the SYNC record (a thread's
 // synchronization operations once a second thread exists), from which the replay derives
 // happens-before; version 10 added the unit site kind (a module's main source file and the root of
-// the project it belongs to: what is the program's own code).
-const Version = 10
+// the project it belongs to: what is the program's own code); version 11 added the aarch64 header
+// flag and the Arm flush and fence kinds (dc-cvap, dc-cvadp, dc-cvac, dc-civac, dsb, dmb): traces
+// of aarch64 programs (docs/persistency-profiles.md).
+const Version = 11
 
 // MinVersion is the oldest format version this package reads. A trace of an older version is read
 // as one of Version without the records, fields and values added after its version.
@@ -78,6 +80,7 @@ const (
 // Bits and flags of the byte and flags fields of records (docs/trace-format.md).
 const (
 	HeaderNoFlush     = 1 << 0    // header: libpmem skipped its cache flushes in this run (its and libpmemobj's persists only fenced)
+	HeaderAArch64     = 1 << 1    // header: the program is an aarch64 (Armv8) binary: its flushes are DC cache maintenance, its fences DSB and DMB
 	RegionCreated     = 1 << 0    // REGION_MAP: the file was created by this call
 	InternalBit       = 1 << 7    // FLUSH, FENCE: performed by a library for its own metadata (not a user request)
 	ExternalPersisted = 1 << 0    // EXTERNAL_WRITE: made durable by the library before returning
@@ -115,6 +118,10 @@ const (
 	FlushCLFLUSH    FlushKind = 1
 	FlushCLFLUSHOPT FlushKind = 2
 	FlushCLWB       FlushKind = 3
+	FlushDCCVAP     FlushKind = 4 // Arm DC CVAP: clean a line to the point of persistence
+	FlushDCCVADP    FlushKind = 5 // Arm DC CVADP: clean a line to the point of deep persistence
+	FlushDCCVAC     FlushKind = 6 // Arm DC CVAC: clean a line to the point of coherence
+	FlushDCCIVAC    FlushKind = 7 // Arm DC CIVAC: clean and invalidate a line to the point of coherence
 )
 
 // FenceKind is the instruction of a FENCE record (low 7 bits of its kind byte).
@@ -125,6 +132,8 @@ const (
 	FenceSFENCE FenceKind = 1
 	FenceMFENCE FenceKind = 2
 	FenceLocked FenceKind = 3 // a locked read-modify-write instruction
+	FenceDSB    FenceKind = 4 // Arm DSB (any option but the load-only ones): waits for earlier cache maintenance to complete
+	FenceDMB    FenceKind = 5 // Arm DMB (any option but the load-only ones): orders earlier cache maintenance before later stores
 )
 
 // EndHow is how a traced program ended (the END record).
@@ -264,10 +273,11 @@ func (k Kind) String() string {
 // Valid reports whether k is a record kind of the format version this package writes.
 func (k Kind) Valid() bool { return int(k) < len(kindNames) && kindNames[k] != "" }
 
-var flushKindNames = [...]string{FlushCLFLUSH: "clflush", FlushCLFLUSHOPT: "clflushopt", FlushCLWB: "clwb"}
+var flushKindNames = [...]string{FlushCLFLUSH: "clflush", FlushCLFLUSHOPT: "clflushopt", FlushCLWB: "clwb", FlushDCCVAP: "dc-cvap", FlushDCCVADP: "dc-cvadp", FlushDCCVAC: "dc-cvac", FlushDCCIVAC: "dc-civac"}
 
 // String returns the name of the FlushKind as docs/trace-format.md spells it ("clflush",
-// "clflushopt", "clwb"), or "flush(N)" for an unknown value.
+// "clflushopt", "clwb", "dc-cvap", "dc-cvadp", "dc-cvac", "dc-civac"), or "flush(N)" for an unknown
+// value.
 func (f FlushKind) String() string {
 	if int(f) < len(flushKindNames) && flushKindNames[f] != "" {
 		return flushKindNames[f]
@@ -277,13 +287,13 @@ func (f FlushKind) String() string {
 
 // validIn reports whether f is a FlushKind of format version v.
 func (f FlushKind) validIn(v uint16) bool {
-	return f >= FlushCLFLUSH && f <= FlushCLWB
+	return f >= FlushCLFLUSH && f <= FlushDCCIVAC
 }
 
-var fenceKindNames = [...]string{FenceSFENCE: "sfence", FenceMFENCE: "mfence", FenceLocked: "locked"}
+var fenceKindNames = [...]string{FenceSFENCE: "sfence", FenceMFENCE: "mfence", FenceLocked: "locked", FenceDSB: "dsb", FenceDMB: "dmb"}
 
 // String returns the name of the FenceKind as docs/trace-format.md spells it ("sfence", "mfence",
-// "locked"), or "fence(N)" for an unknown value.
+// "locked", "dsb", "dmb"), or "fence(N)" for an unknown value.
 func (f FenceKind) String() string {
 	if int(f) < len(fenceKindNames) && fenceKindNames[f] != "" {
 		return fenceKindNames[f]
@@ -293,7 +303,7 @@ func (f FenceKind) String() string {
 
 // validIn reports whether f is a FenceKind of format version v.
 func (f FenceKind) validIn(v uint16) bool {
-	return f >= FenceSFENCE && f <= FenceLocked
+	return f >= FenceSFENCE && f <= FenceDMB
 }
 
 var endHowNames = [...]string{EndExit: "exit", EndSignal: "signal"}

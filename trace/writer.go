@@ -35,11 +35,11 @@ func NewWriter(w io.Writer, lineSize uint32) (*Writer, error) {
 	return newWriterVersion(w, lineSize, Version)
 }
 
-// NewWriterFlags is NewWriter with header flags (HeaderNoFlush). Errors: NewWriter's, and an
+// NewWriterFlags is NewWriter with header flags (HeaderNoFlush, HeaderAArch64). Errors: NewWriter's, and an
 // unknown flag.
 func NewWriterFlags(w io.Writer, lineSize uint32, flags uint16) (*Writer, error) {
-	if flags&^HeaderNoFlush != 0 {
-		return nil, fmt.Errorf("trace: unknown header flags %#x", flags&^HeaderNoFlush)
+	if known := uint16(HeaderNoFlush | HeaderAArch64); flags&^known != 0 {
+		return nil, fmt.Errorf("trace: unknown header flags %#x", flags&^known)
 	}
 	return newWriterHeader(w, Header{Version: Version, Flags: flags, LineSize: lineSize})
 }

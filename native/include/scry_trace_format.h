@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define SCRY_TRACE_MAGIC "SCRYTRC" /* 8 bytes with the NUL */
-#define SCRY_TRACE_VERSION 0xa /* format version written */
+#define SCRY_TRACE_VERSION 0xb /* format version written */
 #define SCRY_TRACE_MIN_VERSION 0x1 /* oldest format version read */
 #define SCRY_TRACE_HEADER_SIZE 0x10 /* bytes in the file header */
 
@@ -50,11 +50,17 @@
 #define SCRY_FLUSH_CLFLUSH 0x1
 #define SCRY_FLUSH_CLFLUSHOPT 0x2
 #define SCRY_FLUSH_CLWB 0x3
+#define SCRY_FLUSH_DC_CVAP 0x4 /* Arm DC CVAP: clean a line to the point of persistence */
+#define SCRY_FLUSH_DC_CVADP 0x5 /* Arm DC CVADP: clean a line to the point of deep persistence */
+#define SCRY_FLUSH_DC_CVAC 0x6 /* Arm DC CVAC: clean a line to the point of coherence */
+#define SCRY_FLUSH_DC_CIVAC 0x7 /* Arm DC CIVAC: clean and invalidate a line to the point of coherence */
 
 /* FenceKind: the instruction of a FENCE record (low 7 bits of its kind byte). */
 #define SCRY_FENCE_SFENCE 0x1
 #define SCRY_FENCE_MFENCE 0x2
 #define SCRY_FENCE_LOCKED 0x3 /* a locked read-modify-write instruction */
+#define SCRY_FENCE_DSB 0x4 /* Arm DSB (any option but the load-only ones): waits for earlier cache maintenance to complete */
+#define SCRY_FENCE_DMB 0x5 /* Arm DMB (any option but the load-only ones): orders earlier cache maintenance before later stores */
 
 /* EndHow: how a traced program ended (the END record). */
 #define SCRY_END_EXIT 0x1 /* status is the exit code */
@@ -133,6 +139,7 @@
 
 /* Flags of the file header. */
 #define SCRY_TRACE_NO_FLUSH 0x1 /* header: libpmem skipped its cache flushes in this run (its and libpmemobj's persists only fenced) */
+#define SCRY_TRACE_AARCH64 0x2 /* header: the program is an aarch64 (Armv8) binary: its flushes are DC cache maintenance, its fences DSB and DMB */
 
 /* Bits and flags of the byte and flags fields of records. */
 #define SCRY_REGION_CREATED 0x1 /* REGION_MAP: the file was created by this call */

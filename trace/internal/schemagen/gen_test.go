@@ -51,7 +51,7 @@ func TestLoadRejects(t *testing.T) {
 		{"count-without-limit", func(f *trace.FormatSpec) { record(f, "OUTPUT").Fields[2].Max = "" }, "a count without a limit"},
 		{"unknown-limit", func(f *trace.FormatSpec) { record(f, "OUTPUT").Fields[2].Max = "MaxNothing" }, "unknown limit MaxNothing"},
 		{"unknown-enum", func(f *trace.FormatSpec) { record(f, "FENCE").Fields[1].Enum = "NoSuchKind" }, "enum NoSuchKind"},
-		{"record-version", func(f *trace.FormatSpec) { record(f, "OUTPUT").Since = 11 }, "unknown version 11"},
+		{"record-version", func(f *trace.FormatSpec) { record(f, "OUTPUT").Since = 12 }, "unknown version 12"},
 		{"field-version", func(f *trace.FormatSpec) { record(f, "OUTPUT").Fields[1].Since = 1 }, "unknown version 1"},
 		{"versions", func(f *trace.FormatSpec) { f.Versions = f.Versions[1:] }, "versions"},
 		{"enum-order", func(f *trace.FormatSpec) { f.Enums[0].Values[1].Value = 1 }, "values out of order"},
