@@ -141,7 +141,7 @@ func analyzePass(tf *trace.File, a Analysis, props *infer.Result, durable bool, 
 	if windows > 0 {
 		also = append(also, schedWindowsAnalyzer)
 	}
-	rep, err := analyzeProfiles(a.Profiles, func(p px86.Profile, first bool) (*report.Report, error) {
+	rep, err := analyzeProfiles(a.Profiles, tf.Header().AArch64(), func(p px86.Profile, first bool) (*report.Report, error) {
 		o := AnalyzeOptions{
 			Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue,
 			Trace: tf.Path(), Profile: p,

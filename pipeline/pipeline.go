@@ -117,7 +117,12 @@ func Infer(tf *trace.File, x *Exploration) (props *infer.Result, warning string,
 // to its last complete record, with a warning. Errors: a bad selection or a trace that cannot
 // be opened (nil report); a corrupt trace (the report so far and the error).
 func Analyze(path string, a Analysis, props *infer.Result) (*report.Report, error) {
-	return analyzeProfiles(a.Profiles, func(p px86.Profile, _ bool) (*report.Report, error) {
+	var aarch64 bool
+	if tf, err := trace.OpenFile(path); err == nil {
+		aarch64 = tf.Header().AArch64()
+		tf.Close()
+	}
+	return analyzeProfiles(a.Profiles, aarch64, func(p px86.Profile, _ bool) (*report.Report, error) {
 		return AnalyzeFile(path, AnalyzeOptions{
 			Oracles: a.Kinds, NoInfer: a.NoInfer, Suppressions: a.Suppressions, Properties: props, Catalogue: a.Catalogue, Profile: p,
 		})

@@ -17,8 +17,15 @@ import (
 // under ADR, so `--persistency eadr` alone reports it and `adr,eadr` does not. Each run replays
 // the one trace with its own px86 model (px86.Config.Profile); nothing is recorded twice. The
 // first profile's run is the one whose results later steps use (analyze gets first = true).
-// Errors: the first run's (with its report); a later run's error is a warning.
-func analyzeProfiles(ps []px86.Profile, analyze func(p px86.Profile, first bool) (*report.Report, error)) (*report.Report, error) {
+// The profiles are first fitted to the trace's architecture (px86.ForTrace: aarch64 is true for
+// an aarch64 program's trace, which is checked under ARM).
+// Errors: the first run's (with its report); a later run's error is a warning; profiles that do
+// not fit the trace (no report).
+func analyzeProfiles(ps []px86.Profile, aarch64 bool, analyze func(p px86.Profile, first bool) (*report.Report, error)) (*report.Report, error) {
+	ps, err := px86.ForTrace(ps, aarch64)
+	if err != nil {
+		return nil, err
+	}
 	if len(ps) == 0 {
 		return analyze(px86.ADR, true)
 	}

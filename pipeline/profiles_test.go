@@ -47,7 +47,7 @@ func TestAnalyzeProfiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := analyzeProfiles(tt.ps, func(p px86.Profile, first bool) (*report.Report, error) {
+			rep, err := analyzeProfiles(tt.ps, false, func(p px86.Profile, first bool) (*report.Report, error) {
 				if first != (len(tt.ps) == 0 || p == tt.ps[0]) {
 					t.Errorf("profile %v: first %v", p, first)
 				}

@@ -280,17 +280,27 @@ func newExplorer(ctx context.Context, cfg *Config) (*explorer, error) {
 	}
 	var err error
 	var hugePages bool
-	if e.target, e.strats, hugePages, err = cfg.setup(); err != nil {
-		return e, err
-	}
-	if e.pacer.budgetStart.IsZero() {
-		e.pacer.budgetStart = e.pacer.now()
-	}
 	if e.file = cfg.File; e.file == nil {
 		if e.file, err = trace.OpenFile(cfg.Trace); err != nil {
 			return e, err
 		}
 		e.ownFile = true
+	}
+	// The profiles fit the trace's architecture (px86.ForTrace): an aarch64 program's crash
+	// states are the Arm profile's; asked for none, the findings stay unlabelled.
+	if len(cfg.Profiles) > 0 {
+		if cfg.Profiles, err = px86.ForTrace(cfg.Profiles, e.file.Header().AArch64()); err != nil {
+			return e, err
+		}
+	}
+	if e.target, e.strats, hugePages, err = cfg.setup(); err != nil {
+		return e, err
+	}
+	if e.file.Header().AArch64() && slices.ContainsFunc(e.strats, func(s *crash.Strategy) bool { return s.Lazy }) {
+		return e, errors.New("the lazy strategy needs an x86-64 program (its images single-step with x86's trap flag): use eager strategies for an aarch64 program")
+	}
+	if e.pacer.budgetStart.IsZero() {
+		e.pacer.budgetStart = e.pacer.now()
 	}
 	e.invariants()
 	e.lazyCheck()

@@ -124,8 +124,15 @@ func (u *unpersisted) report(p *analysis.Pass, first px86.StoreState, state px86
 		what = "non-temporal store"
 	}
 	var msg string
-	if state == px86.Dirty {
+	arm := p.State.Model.Profile() == px86.ARM
+	if state == px86.Dirty && arm {
+		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its cache line is never cleaned to the point of persistence (missing DC CVAP and DSB)",
+			what, plural(size, "byte"), p.State.Where(first.Addr), when)
+	} else if state == px86.Dirty {
 		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its cache line is never flushed (missing flush and fence)",
+			what, plural(size, "byte"), p.State.Where(first.Addr), when)
+	} else if arm {
+		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: its line is cleaned (DC) but no DSB of the cleaning thread waits for the clean to complete (missing DSB; a DMB only orders it)",
 			what, plural(size, "byte"), p.State.Where(first.Addr), when)
 	} else if first.NT() {
 		msg = fmt.Sprintf("%s of %s to %s is not durable when %s: it bypasses the cache, but no fence follows to make it durable (missing fence)",

@@ -47,8 +47,8 @@ func (redundantFlush) OnFlush(p *analysis.Pass, ev *trace.Event, eff px86.FlushE
 	p.Report(d)
 }
 
-// RedundantFence reports an sfence or mfence that has nothing to order: no flush-pending store
-// and no non-temporal store is waiting. AGAMOTTO's extra-fence oracle
+// RedundantFence reports an sfence or mfence (a DSB or DMB on Arm) that has nothing to order: no
+// flush-pending store and no non-temporal store is waiting. AGAMOTTO's extra-fence oracle
 // (AGAMOTTO, OSDI'20, §4.2.1, Listing 5 check_extra_fence). Not reported: fences a
 // library makes for itself (internal), locked read-modify-write instructions (atomics order
 // memory for threads, not for persistence), and fences while no PM region is mapped.
@@ -63,7 +63,7 @@ var RedundantFence = &analysis.Analyzer{
 type redundantFence struct{}
 
 func (redundantFence) OnFence(p *analysis.Pass, ev *trace.Event, eff px86.FenceEffect) {
-	if ev.Internal || ev.Fence == trace.FenceLocked || eff.Persisted > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
+	if ev.Internal || ev.Fence == trace.FenceLocked || eff.Persisted > 0 || eff.Ordered > 0 || p.Dup(ev.Site, ev.Context, ev.Index) {
 		return
 	}
 	p.Report(analysis.Diagnostic{

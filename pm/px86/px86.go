@@ -317,6 +317,17 @@ type Of[P any] struct {
 	// thread t's latest fence (Visible).
 	next   StoreID
 	fenced []fenceMark
+	// ordered lists, under the ARM profile, what each thread's latest DMB ordered before its
+	// later stores: per line, the last entry its cleans covered then (Barrier).
+	ordered []orderMark
+}
+
+// orderMark is one line's share of a DMB of thread: the entries up to store id (the last one
+// the thread's cleans covered at the barrier) persist before the thread's next store.
+type orderMark struct {
+	thread uint32
+	idx    uint64 // the line
+	id     StoreID
 }
 
 // fenceMark is the store ID bound of a thread's latest fence: its stores below it were issued
@@ -581,6 +592,12 @@ func (m *Of[P]) StoreInto(eff *StoreEffect, id StoreID, o Origin, addr, size uin
 	if id >= m.next {
 		m.next = id + 1
 	}
+	if m.cfg.Profile == ARM {
+		// A DMB of this thread ordered its earlier cleans before this store; an atomic is no
+		// barrier for cache maintenance on Arm.
+		m.applyOrder(o.Thread)
+		locked = false
+	}
 	eadr := m.cfg.Profile == EADR
 	if eadr && flags&NT == 0 {
 		flags |= Ordered
@@ -779,7 +796,8 @@ func (m *Of[P]) Flush(kind uint8, addr uint64, o Origin) FlushEffect {
 // FenceEffect is what a fence did.
 type FenceEffect struct {
 	Persisted int // flush-pending entries it made persisted (0: nothing to order)
-	Lines     int // cache lines they were on
+	Lines     int // cache lines they were on (persisted or ordered)
+	Ordered   int // flush-pending entries an Arm DMB ordered before the thread's later stores (Barrier)
 }
 
 // Fence applies sfence, mfence or a locked read-modify-write of thread t: every entry that t's
@@ -789,6 +807,9 @@ type FenceEffect struct {
 func (m *Of[P]) Fence(t uint32) FenceEffect {
 	var eff FenceEffect
 	m.markFence(t)
+	if len(m.ordered) > 0 {
+		m.dropOrder(t)
+	}
 	if len(m.pending) == 0 {
 		return eff
 	}
@@ -825,6 +846,106 @@ func (m *Of[P]) Fence(t uint32) FenceEffect {
 	clear(m.pending[len(keep):])
 	m.pending = keep
 	return eff
+}
+
+// Barrier applies the fence instruction kind (trace.FenceKind) of thread t under the model's
+// profile and returns what it made durable:
+//   - sfence, mfence, locked read-modify-write (x86) and DSB (Arm): Fence; under ARM a locked
+//     instruction (an atomic the compiler lowered to an exclusive pair or an LSE atomic) is no
+//     barrier for cache maintenance and does nothing.
+//   - DMB (Arm): the thread's cleans issued so far (DC CVAP, ...: entries flush-pending for t)
+//     are ordered before its later stores, but not completed: they stay flush-pending, and the
+//     model persists them when t issues its next store (or completes them at a DSB). Arm's
+//     barrier orders a DC instruction with the thread's later memory accesses (Arm Architecture
+//     Reference Manual, "Ordering and completion of data and instruction cache instructions";
+//     Raad, Wickerson and Vafeiadis, Weak Persistency Semantics from the Ground Up, OOPSLA'19,
+//     §3, where DMB and DSB give the same persist order and only DSB waits for completion).
+//     CHOICE: persisting them at the next store drops the crash states, after that store, in
+//     which both they and the store are lost; those states persist the same stores as a crash
+//     just before the store, so only the program's progress differs. FenceEffect.Ordered counts
+//     what the barrier ordered; Persisted is 0.
+//
+// Unknown kinds act as Fence.
+func (m *Of[P]) Barrier(kind uint8, t uint32) FenceEffect {
+	switch {
+	case kind == fenceDMB:
+		return m.order(t)
+	case kind == fenceLocked && m.cfg.Profile == ARM:
+		return FenceEffect{}
+	}
+	return m.Fence(t)
+}
+
+// The fence kinds Barrier tells apart (trace.FenceKind; px86 does not import package trace).
+const (
+	fenceLocked = 3
+	fenceDMB    = 5
+)
+
+// order records a DMB of thread t (Barrier).
+func (m *Of[P]) order(t uint32) FenceEffect {
+	var eff FenceEffect
+	for _, l := range m.pending {
+		if l.dead {
+			continue
+		}
+		k := l.covered(t)
+		if k == 0 {
+			continue
+		}
+		id := l.entries[k-1].id
+		eff.Ordered += k
+		eff.Lines++
+		found := false
+		for i := range m.ordered {
+			if o := &m.ordered[i]; o.thread == t && o.idx == l.idx {
+				o.id, found = id, true
+			}
+		}
+		if !found {
+			m.ordered = append(m.ordered, orderMark{thread: t, idx: l.idx, id: id})
+		}
+	}
+	return eff
+}
+
+// applyOrder persists what thread t's DMBs ordered before its next store (Barrier).
+func (m *Of[P]) applyOrder(t uint32) {
+	if len(m.ordered) == 0 {
+		return
+	}
+	keep := m.ordered[:0]
+	for _, o := range m.ordered {
+		if o.thread != t {
+			keep = append(keep, o)
+			continue
+		}
+		l := m.lookup(o.idx)
+		if l == nil {
+			continue
+		}
+		n := 0
+		for n < len(l.entries) && (l.entries[n].id <= o.id || l.entries[n].standsFor(o.id)) {
+			n++
+		}
+		if n = min(n, l.covered(t)); n > 0 {
+			m.persistPrefix(l, n)
+		}
+	}
+	clear(m.ordered[len(keep):])
+	m.ordered = keep
+}
+
+// dropOrder forgets thread t's DMB marks: a DSB completed its cleans.
+func (m *Of[P]) dropOrder(t uint32) {
+	keep := m.ordered[:0]
+	for _, o := range m.ordered {
+		if o.thread != t {
+			keep = append(keep, o)
+		}
+	}
+	clear(m.ordered[len(keep):])
+	m.ordered = keep
 }
 
 // markFence records that thread t fenced after every store seen so far (Visible).

@@ -238,7 +238,20 @@ type Machine[P any] struct {
 func New[P any](r *trace.Reader, o Options[P]) (*Machine[P], error) {
 	m := &Machine[P]{Reader: r, warned: map[string]bool{}, persister: nopPersister{}}
 	if o.Model {
-		md, err := px86.NewOf[P](uint64(r.Header().LineSize), o.ModelConfig)
+		// The profile fits the trace's architecture: an aarch64 program's trace is checked
+		// under ARM (asked for ADR, the zero value, or ARM), an x86 one's never is.
+		cfg := o.ModelConfig
+		if r.Header().AArch64() && cfg.Profile == px86.ADR {
+			cfg.Profile = px86.ARM
+		}
+		var ps []px86.Profile
+		if cfg.Profile != px86.ADR {
+			ps = []px86.Profile{cfg.Profile}
+		}
+		if _, err := px86.ForTrace(ps, r.Header().AArch64()); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		md, err := px86.NewOf[P](uint64(r.Header().LineSize), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
@@ -393,7 +406,7 @@ func (m *Machine[P]) Apply(ev *trace.Event, h Handler) {
 		h.BeforeFence(ev)
 		var eff px86.FenceEffect
 		if m.Model != nil {
-			eff = m.Model.Fence(ev.Thread)
+			eff = m.Model.Barrier(uint8(ev.Fence), ev.Thread)
 		}
 		h.Fenced(ev, eff)
 	case trace.KindRegionMap:
