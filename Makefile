@@ -16,7 +16,8 @@ llvm_ok = $(and $(shell command -v clang++-$(1) 2>/dev/null),$(shell f="$$(llvm-
 LLVM_VERSIONS ?= $(sort $(foreach v,14 15 16 17 18 19,$(if $(call llvm_ok,$(v)),$(v))))
 
 DEBIAN_PACKAGES := clang-14 llvm-14-dev clang-16 llvm-16-dev libpmemobj-dev libpmem-dev libxxhash-dev z3 strace git sqlite3 lmdb-utils gcc valgrind chromium \
-	cmake autoconf automake libtool ccache libgdbm-dev libleveldb-dev liblmdb-dev g++ mercurial gdb slurm-wlm munge
+	cmake autoconf automake libtool ccache libgdbm-dev libleveldb-dev liblmdb-dev g++ mercurial gdb slurm-wlm munge \
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 
 .PHONY: all deps scry native headers test test-run test-lazy-random generate-check demo demo-run bench bench-run clean fuzz \
 	mapcli-check mapcli-check-run mapcli-crash mapcli-crash-run check-llvm levelhash-crash levelhash-crash-run
@@ -36,7 +37,7 @@ scry:
 	@mkdir -p $(BUILD)/bin
 	$(GO) build -o $(BUILD)/bin/scry ./cmd/scry
 
-native: check-llvm runtime fsshim pass headers valgrind
+native: check-llvm runtime runtime-aarch64 fsshim pass headers valgrind
 
 check-llvm:
 	@if [ -z "$(strip $(LLVM_VERSIONS))" ]; then \

@@ -127,7 +127,7 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 	f.StringArrayVar(&x.Env, "env", nil, "add `NAME=VALUE` to the environment of every re-execution (repeatable); the printed reproduce commands carry it")
 	f.IntVar(&x.Crash.H1, "h1", crash.DefaultH1, "heuristic H1: reorder at most `N` stores per segment")
 	f.IntVar(&x.Crash.H2, "h2", crash.DefaultH2, "heuristic H2: stores older than `M` segments count as persisted")
-	f.StringVar(&persistency, "persistency", "", "judge crash states under the persistency profiles `P` (comma-separated: adr, eadr, gpf (an alias of eadr), or all): eadr adds the states it allows, and every finding says under which profiles it occurs (default: adr, unlabelled; docs/persistency-profiles.md)")
+	f.StringVar(&persistency, "persistency", "", "judge crash states under the persistency profiles `P` (comma-separated: adr, eadr, gpf (an alias of eadr), arm for an aarch64 program, or all): eadr adds the states it allows, and every finding says under which profiles it occurs (default: adr, arm for an aarch64 program, unlabelled; docs/persistency-profiles.md)")
 	f.BoolVar(&noH1, "no-h1", false, "heuristic: no limit of stores per segment")
 	f.BoolVar(&noH2, "no-h2", false, "heuristic: no age to persist")
 	f.BoolVar(&x.Crash.NoH3, "no-h3", false, "heuristic: no ordering timestamps (reorder across segments)")

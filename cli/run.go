@@ -168,7 +168,7 @@ func (f *analyzeFlags) add(c *cobra.Command) {
 	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	c.Flags().BoolVar(&f.strict, "strict", false, "exit with status 2 when the report has a warning (the results are incomplete, or nothing could be tested): for CI")
 	c.Flags().BoolVar(&f.force, "force", false, "let -o replace an existing file that is not a report of scry")
-	c.Flags().StringVar(&f.persistency, "persistency", "", "check under the persistency profiles `P` (comma-separated: adr, eadr, gpf (an alias of eadr), or all); every finding then says under which it occurs (default: adr, findings unlabelled; docs/persistency-profiles.md)")
+	c.Flags().StringVar(&f.persistency, "persistency", "", "check under the persistency profiles `P` (comma-separated: adr, eadr, gpf (an alias of eadr), arm for an aarch64 program, or all); every finding then says under which it occurs (default: adr, arm for an aarch64 program, findings unlabelled; docs/persistency-profiles.md)")
 	c.Flags().BoolVar(&f.noInfer, "no-infer", false, "do not infer persistence properties from the trace nor check them ("+string(report.MPBViolation)+", "+string(report.MPAViolation)+"; docs/inference.md)")
 }
 

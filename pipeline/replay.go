@@ -139,12 +139,22 @@ func reproduceCopy(target, env []string, client, workload string, k, nops int, i
 		cli := strings.ReplaceAll(client, exec.PortPlaceholder, fmt.Sprint(explore.ReproducePort))
 		return command, cp + "env " + strings.Join(gdb, " ") + fmt.Sprintf(", then from another shell: /bin/sh -c %s < %s", exec.ShellQuote(cli), exec.ShellQuote(stdin))
 	}
+	if pre, _ := exec.Emulator(target[0]); pre != nil {
+		// An emulated program (an aarch64 one under qemu-aarch64): qemu waits for a debugger
+		// on a port, and gdb-multiarch attaches to it from another shell.
+		qemu := append([]string{args[0], "-g", fmt.Sprint(gdbPort)}, args[1:]...)
+		return command, cp + "env " + strings.Join(append(vars, qemu...), " ") + " < " + exec.ShellQuote(stdin) +
+			fmt.Sprintf(", then from another shell: gdb-multiarch -ex %s %s", exec.ShellQuote(fmt.Sprintf("target remote :%d", gdbPort)), exec.ShellQuote(target[0]))
+	}
 	// gdb's run takes the arguments and the redirection in one shell command line (arguments
 	// given to run replace those of --args).
 	run := strings.Join(append(args[1:], "<", exec.ShellQuote(stdin)), " ")
 	gdb := append(vars, "gdb", "-ex", exec.ShellQuote("run "+run), args[0])
 	return command, cp + "env " + strings.Join(gdb, " ")
 }
+
+// gdbPort is the port qemu-user waits for gdb on in the debug command of an emulated program.
+const gdbPort = 1234
 
 // replayFS rebuilds the crash directory of file-system finding f at out (fsexplore.Replay).
 func replayFS(f *report.Finding, out string) (*Replayed, error) {

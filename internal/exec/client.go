@@ -248,6 +248,10 @@ func (t Target) runServed(ctx context.Context, args []string, stdin []byte, dir 
 	}
 	defer release()
 	args = WithPort(args, port)
+	if args, err = Command(args); err != nil {
+		o.Err = err
+		return o
+	}
 	start := time.Now()
 	subreaper()
 	runCtx, cancel := context.WithTimeout(ctx, timeout)

@@ -260,6 +260,12 @@ func startForkServer(args, env []string, dir string) (*forkServer, error) {
 		return nil, fmt.Errorf("socketpair: %w", err)
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "forkserver"), os.NewFile(uintptr(fds[1]), "forkserver-peer")
+	argc := len(args) // the program's; an emulator's prefix is not the server's to replace
+	if args, err = Command(args); err != nil {
+		ours.Close()
+		theirs.Close()
+		return nil, err
+	}
 	cmd := osexec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	tag := fmt.Sprintf("%s=%d.s%d", runTagVar, os.Getpid(), runSerial.Add(1))
@@ -273,7 +279,7 @@ func startForkServer(args, env []string, dir string) (*forkServer, error) {
 		return nil, fmt.Errorf("%s: %w", args[0], err)
 	}
 	theirs.Close()
-	s := &forkServer{cmd: cmd, sock: ours, argc: len(args), dir: dir, tag: tag}
+	s := &forkServer{cmd: cmd, sock: ours, argc: argc, dir: dir, tag: tag}
 	hello := make(chan error, 1)
 	go func() {
 		var b [12]byte

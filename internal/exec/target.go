@@ -380,6 +380,11 @@ func runWatched(ctx context.Context, args, env []string, stdin []byte, dir strin
 		o.Err = err
 		return o
 	}
+	args, err := Command(args)
+	if err != nil {
+		o.Err = err
+		return o
+	}
 	// The clock starts before the deadline is set, so that a run killed at its timeout never
 	// reports a duration shorter than the timeout.
 	start := time.Now()
@@ -438,7 +443,7 @@ func runWatched(ctx context.Context, args, env []string, stdin []byte, dir strin
 	}
 	killGroup(pid)
 	sweepRun(pid, 0, tag) // before the wait: an escaped process may hold the output pipes open
-	err := cmd.Wait()
+	err = cmd.Wait()
 	o.Duration = time.Since(start)
 	o.Stdout, o.Truncated = stdout.buf.Bytes(), stdout.cut
 	o.Stderr = stderr.buf.Bytes()

@@ -79,14 +79,50 @@ func (in Install) PluginMajors() []int {
 // exports so that an instrumented shared library resolves them, dlopen'ed ones too), or an error
 // naming the missing file.
 func (in Install) Runtime() (archive, dynamicList string, err error) {
+	return in.RuntimeFor("")
+}
+
+// RuntimeFor is Runtime for the target architecture arch ("": the host's; "aarch64": the
+// runtime cross-built for aarch64 programs, `make runtime-aarch64`). Errors: as Runtime's,
+// naming what installs the aarch64 runtime.
+func (in Install) RuntimeFor(arch string) (archive, dynamicList string, err error) {
 	archive = filepath.Join(in.Root, "lib", "scry", "libscry_rt.a")
+	if arch != "" {
+		archive = filepath.Join(in.Root, "lib", "scry", arch, "libscry_rt.a")
+	}
 	dynamicList = filepath.Join(in.Root, "lib", "scry", "scry_rt.dynlist")
 	for _, p := range []string{archive, dynamicList} {
 		if _, err := os.Stat(p); err != nil {
+			if arch != "" {
+				return "", "", fmt.Errorf("scry's %s runtime not found at %s: install the cross toolchain (make deps) and rebuild scry", arch, p)
+			}
 			return "", "", fmt.Errorf("scry runtime not found at %s: rebuild scry", p)
 		}
 	}
 	return archive, dynamicList, nil
+}
+
+// TargetArch returns the architecture a clang command line compiles for when it is not the
+// host's: "aarch64" for a --target (or -target) naming aarch64 or arm64, "" otherwise. The
+// last target wins, as in clang.
+func TargetArch(args []string) string {
+	arch := ""
+	for i, a := range args {
+		var t string
+		switch {
+		case strings.HasPrefix(a, "--target="):
+			t = a[len("--target="):]
+		case (a == "-target" || a == "--target") && i+1 < len(args):
+			t = args[i+1]
+		default:
+			continue
+		}
+		arch = ""
+		if strings.HasPrefix(t, "aarch64") || strings.HasPrefix(t, "arm64") {
+			arch = "aarch64"
+		}
+	}
+	return arch
 }
 
 // IncludeDir is the directory holding scry.h (searched first: `-I`).
@@ -385,7 +421,7 @@ func Args(in Install, c Compiler, user []string) ([]string, error) {
 	if !inv.links {
 		return args, nil
 	}
-	rt, dynlist, err := in.Runtime()
+	rt, dynlist, err := in.RuntimeFor(TargetArch(expanded))
 	if err != nil {
 		return nil, err
 	}

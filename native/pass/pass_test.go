@@ -504,6 +504,35 @@ func TestAsmOrder(t *testing.T) {
 	}
 }
 
+// TestArm builds testdata/arm.c for aarch64: each DC clean to memory is a __scry_flush of its
+// kind (4 dc-cvap, 5 dc-cvadp, 6 dc-cvac, 7 dc-civac), DSB a __scry_fence of kind 4 and DMB of
+// kind 5, load-only barriers and DC CVAU nothing, C11 fences their DMB but an acquire one.
+func TestArm(t *testing.T) {
+	for _, v := range versions {
+		t.Run("llvm"+v, func(t *testing.T) {
+			plug := plugin(t, v)
+			src, _ := filepath.Abs("testdata/arm.c")
+			out := filepath.Join(t.TempDir(), "out.ll")
+			args := []string{"--target=aarch64-linux-gnu", "-march=armv8.5-a", "-g", "-O1", "-fpass-plugin=" + plug, "-S", "-emit-llvm", "-o", out, src}
+			if b, err := exec.Command("clang-"+v, args...).CombinedOutput(); err != nil {
+				t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range regexp.MustCompile(`call void @__scry_(flush|fence)\(.*i32 (\d+)\)`).FindAllStringSubmatch(string(b), -1) {
+				got = append(got, m[1]+m[2])
+			}
+			want := []string{"flush4", "fence4", "flush5", "fence5", "flush6", "flush7", "fence4", "fence5"}
+			if !slices.Equal(got, want) {
+				t.Errorf("instrumented %v, want %v", got, want)
+			}
+		})
+	}
+}
+
 // runProgram compiles run_main.c instrumented at opt, links it with the given objects or
 // libraries and runs it; it returns the output.
 func runProgram(t *testing.T, v, plug, opt string, env, progArgs []string, link ...string) string {

@@ -206,6 +206,23 @@ std::vector<AsmOp> parseAsm(StringRef AsmStr) {
       Op.Kind = AsmOp::Fence, Op.Arg = SCRY_FENCE_SFENCE;
     } else if (Stmt.contains("mfence")) {
       Op.Kind = AsmOp::Fence, Op.Arg = SCRY_FENCE_MFENCE;
+    } else if (startsWith(Stmt, "dc ") || startsWith(Stmt, "dc\t")) {
+      // Arm data-cache maintenance by address ("dc cvap, $0"): the cleans that reach memory.
+      if (Stmt.contains("cvadp"))
+        Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_DC_CVADP;
+      else if (Stmt.contains("cvap"))
+        Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_DC_CVAP;
+      else if (Stmt.contains("civac"))
+        Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_DC_CIVAC;
+      else if (Stmt.contains("cvac"))
+        Op.Kind = AsmOp::Flush, Op.Arg = SCRY_FLUSH_DC_CVAC;
+      else
+        continue; // cvau, ivac, zva, ...: not a clean to memory
+    } else if (startsWith(Stmt, "dsb") || startsWith(Stmt, "dmb")) {
+      // Arm barriers; the load-only options (ld, ishld, oshld, nshld) order no cleans.
+      if (Stmt.size() >= 2 && Stmt.substr(Stmt.size() - 2) == "ld")
+        continue;
+      Op.Kind = AsmOp::Fence, Op.Arg = startsWith(Stmt, "dsb") ? SCRY_FENCE_DSB : SCRY_FENCE_DMB;
     } else if (startsWith(Stmt, "lock") || startsWith(Stmt, "xchg")) {
       // "lock; addq ..." or "lock addq ...", and xchg with memory (implicitly locked).
       Op.Kind = AsmOp::Locked, Op.Arg = SCRY_FENCE_LOCKED;
@@ -283,7 +300,8 @@ public:
   explicit Instrumenter(Module &M)
       : M(M), DL(M.getDataLayout()), Ctx(M.getContext()), I8(Type::getInt8Ty(Ctx)),
         I32(Type::getInt32Ty(Ctx)), I64(Type::getInt64Ty(Ctx)), IntPtr(DL.getIntPtrType(Ctx)),
-        I8Ptr(PointerType::getUnqual(I8)), VoidTy(Type::getVoidTy(Ctx)) {}
+        I8Ptr(PointerType::getUnqual(I8)), VoidTy(Type::getVoidTy(Ctx)),
+        AArch64(startsWith(M.getTargetTriple(), "aarch64")) {}
 
   bool run();
 
@@ -294,6 +312,8 @@ private:
   Type *I8, *I32, *I64, *IntPtr;
   PointerType *I8Ptr;
   Type *VoidTy;
+  // AArch64: the module targets aarch64 (its fences compile to DMB, not mfence).
+  bool AArch64;
 
   std::vector<SiteRec> Sites;
   DenseMap<Instruction *, SmallVector<unsigned, 1>> SiteOf; // sites of each instruction
@@ -569,9 +589,15 @@ void Instrumenter::collect(Function &F, std::vector<Item> &Items) {
         Items.push_back({What::Rmw, &I, 0});
       } else if (auto *FI = dyn_cast<FenceInst>(&I)) {
         // x86 emits mfence only for a seq_cst fence; acquire/release fences compile to nothing.
-        if (FI->getOrdering() == AtomicOrdering::SequentiallyConsistent &&
-            FI->getSyncScopeID() != SyncScope::SingleThread)
+        // AArch64 emits dmb ish for every fence but an acquire one (dmb ishld).
+        if (FI->getSyncScopeID() == SyncScope::SingleThread)
+          continue;
+        if (AArch64) {
+          if (FI->getOrdering() != AtomicOrdering::Acquire)
+            Items.push_back({What::Fence, FI, SCRY_FENCE_DMB});
+        } else if (FI->getOrdering() == AtomicOrdering::SequentiallyConsistent) {
           Items.push_back({What::Fence, FI, SCRY_FENCE_MFENCE});
+        }
       } else if (auto *CB = dyn_cast<CallBase>(&I)) {
         if (!classifyCall(CB, Items) && !isa<DbgInfoIntrinsic>(CB))
           ++NumSkippedCalls;

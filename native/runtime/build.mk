@@ -28,3 +28,28 @@ $(RT_LIB): $(RT_OBJS)
 $(BUILD)/obj/runtime/%.o: native/runtime/%.c $(RT_HDRS)
 	@mkdir -p $(dir $@)
 	$(RT_CC) $(RT_CFLAGS) -I native/include -I native/runtime -c -o $@ $<
+
+# The runtime of aarch64 programs (`scry cc --target=aarch64-linux-gnu`, run under qemu-aarch64:
+# docs/persistency-profiles.md), cross-built with clang when Debian's aarch64 libc
+# (libc6-dev-arm64-cross) and cross binutils are installed; skipped, with a note, otherwise.
+RT_AARCH64_CC ?= $(shell for v in 16 14; do command -v clang-$$v >/dev/null 2>&1 && { echo clang-$$v; break; }; done)
+RT_AARCH64_OK := $(and $(RT_AARCH64_CC),$(wildcard /usr/aarch64-linux-gnu/include/stdio.h),$(shell command -v aarch64-linux-gnu-ld 2>/dev/null))
+RT_AARCH64_OBJS := $(patsubst native/runtime/%.c,$(BUILD)/obj/runtime-aarch64/%.o,$(RT_SRCS))
+RT_AARCH64_LIB := $(BUILD)/lib/scry/aarch64/libscry_rt.a
+
+.PHONY: runtime-aarch64
+ifneq ($(RT_AARCH64_OK),)
+runtime-aarch64: $(RT_AARCH64_LIB)
+else
+runtime-aarch64:
+	@echo "note: no aarch64 cross toolchain (make deps installs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross): aarch64 runtime not built"
+endif
+
+$(RT_AARCH64_LIB): $(RT_AARCH64_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	llvm-ar-$(patsubst clang-%,%,$(RT_AARCH64_CC)) rcs $@ $^
+
+$(BUILD)/obj/runtime-aarch64/%.o: native/runtime/%.c $(RT_HDRS)
+	@mkdir -p $(dir $@)
+	$(RT_AARCH64_CC) --target=aarch64-linux-gnu $(RT_CFLAGS) -I native/include -I native/runtime -c -o $@ $<

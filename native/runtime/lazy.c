@@ -503,6 +503,9 @@ static void lz_init(void)
 	memcpy(g_dir, d, n + 1);
 	if (rt_init())
 		lz_abort("SCRY_LAZY needs an inert runtime (SCRY_INERT=1): this run writes a trace", 0);
+#if !defined(__x86_64__)
+	lz_abort("lazy crash images need x86-64: they single-step an instruction with the trap flag", 0);
+#endif
 	lz_load();
 	rt_take_signal(SIGSEGV);
 	rt_take_signal(SIGTRAP);
@@ -1218,6 +1221,7 @@ static int lines_at(uintptr_t a, struct lz_hit *hits, int max)
 	return n;
 }
 
+#if defined(__x86_64__)
 /* SIGSEGV at a (uc: the interrupted context): 1 when it was a protected page of a working copy. */
 static int on_fault(uintptr_t a, ucontext_t *uc)
 {
@@ -1271,6 +1275,20 @@ static int on_step(ucontext_t *uc)
 	g_npending = 0;
 	return 1;
 }
+
+#else
+/* Lazy mode never starts off x86-64 (lazy init aborts). */
+static int on_fault(uintptr_t a, ucontext_t *uc)
+{
+	(void)a, (void)uc;
+	return 0;
+}
+static int on_step(ucontext_t *uc)
+{
+	(void)uc, (void)g_pending, (void)g_npending, (void)lines_at;
+	return 0;
+}
+#endif
 
 void lazy_prepare_write(void *addr, size_t len)
 {

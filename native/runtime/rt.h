@@ -118,6 +118,15 @@
 #include "scry_trace_format.h"
 
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* RT_CPU_RELAX: the spin-wait hint of the architecture (pause on x86-64, yield on aarch64). */
+#if defined(__x86_64__) || defined(__i386__)
+#define RT_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define RT_CPU_RELAX() __asm__ volatile("yield" ::: "memory")
+#else
+#define RT_CPU_RELAX() ((void)0)
+#endif
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define RT_PAGE 4096u

@@ -232,11 +232,18 @@ static struct sched_thread *g_watch_holder;
 static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	long r;
+#if defined(__aarch64__)
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a1, x1 __asm__("x1") = a2, x2 __asm__("x2") = a3,
+		      x3 __asm__("x3") = a4, x4 __asm__("x4") = a5, x5 __asm__("x5") = a6;
+	__asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+	r = x0;
+#else
 	register long r10 __asm__("r10") = a4, r8 __asm__("r8") = a5, r9 __asm__("r9") = a6;
 	__asm__ volatile("syscall"
 			 : "=a"(r)
 			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
 			 : "rcx", "r11", "memory");
+#endif
 	if ((unsigned long)r > -4096ul) {
 		errno = (int)-r;
 		return -1;
@@ -1494,14 +1501,39 @@ SYS_FN(ssize_t, recvmsg, 0, (int fd, struct msghdr *m, int f), (fd, m, f), RAW(S
 SYS_FN(int, accept, 0, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l), RAW(SYS_accept, fd, a, l, 0, 0, 0))
 SYS_FN(int, accept4, 0, (int fd, struct sockaddr *a, socklen_t *l, int f), (fd, a, l, f), RAW(SYS_accept4, fd, a, l, f, 0, 0))
 SYS_FN(int, connect, 0, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l), RAW(SYS_connect, fd, a, l, 0, 0, 0))
-SYS_FN(int, poll, 0, (struct pollfd *p, nfds_t n, int t), (p, n, t), RAW(SYS_poll, p, n, t, 0, 0, 0))
+#ifndef SYS_poll
+/* aarch64 has no poll or select system call: ppoll and pselect6 with the timeout converted. */
+static long raw_poll(struct pollfd *p, nfds_t n, int ms)
+{
+	struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+	return raw_syscall(SYS_ppoll, (long)p, (long)n, ms < 0 ? 0 : (long)&t, 0, _NSIG / 8, 0);
+}
+static long raw_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	struct timespec t = {0, 0};
+	if (tv)
+		t = (struct timespec){tv->tv_sec, tv->tv_usec * 1000};
+	return raw_syscall(SYS_pselect6, n, (long)r, (long)w, (long)e, tv ? (long)&t : 0, 0);
+}
+#define RAW_POLL(p, n, t) raw_poll(p, n, t)
+#define RAW_SELECT(n, r, w, e, t) raw_select(n, r, w, e, t)
+#else
+#define RAW_POLL(p, n, t) RAW(SYS_poll, p, n, t, 0, 0, 0)
+#define RAW_SELECT(n, r, w, e, t) RAW(SYS_select, n, r, w, e, t, 0)
+#endif
+SYS_FN(int, poll, 0, (struct pollfd *p, nfds_t n, int t), (p, n, t), RAW_POLL(p, n, t))
 SYS_FN(int, ppoll, 0, (struct pollfd *p, nfds_t n, const struct timespec *t, const sigset_t *s), (p, n, t, s),
        RAW(SYS_ppoll, p, n, t, s, _NSIG / 8, 0))
 SYS_FN(int, select, 0, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t), (n, r, w, e, t),
-       RAW(SYS_select, n, r, w, e, t, 0))
+       RAW_SELECT(n, r, w, e, t))
 SYS_FN(int, pselect, 0, (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t, const sigset_t *s),
        (n, r, w, e, t, s), RAW(SYS_pselect6, n, r, w, e, t, SIGSET(s)))
-SYS_FN(int, epoll_wait, 0, (int fd, struct epoll_event *e, int n, int t), (fd, e, n, t), RAW(SYS_epoll_wait, fd, e, n, t, 0, 0))
+#ifndef SYS_epoll_wait
+#define SYS_epoll_wait_RAW(fd, e, n, t) RAW(SYS_epoll_pwait, fd, e, n, t, 0, _NSIG / 8)
+#else
+#define SYS_epoll_wait_RAW(fd, e, n, t) RAW(SYS_epoll_wait, fd, e, n, t, 0, 0)
+#endif
+SYS_FN(int, epoll_wait, 0, (int fd, struct epoll_event *e, int n, int t), (fd, e, n, t), SYS_epoll_wait_RAW(fd, e, n, t))
 SYS_FN(int, epoll_pwait, 0, (int fd, struct epoll_event *e, int n, int t, const sigset_t *s), (fd, e, n, t, s),
        RAW(SYS_epoll_pwait, fd, e, n, t, s, _NSIG / 8))
 SYS_FN(pid_t, wait, 0, (int *s), (s), RAW(SYS_wait4, -1, s, 0, 0, 0, 0))

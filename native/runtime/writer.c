@@ -149,7 +149,7 @@ void rt_lock(void)
 	while (atomic_exchange_explicit(&g_lock, 1, memory_order_acquire)) {
 		while (atomic_load_explicit(&g_lock, memory_order_relaxed)) {
 			if (++spins < 200)
-				__builtin_ia32_pause();
+				RT_CPU_RELAX();
 			else
 				sched_yield();
 		}
@@ -961,7 +961,7 @@ static void final_signal(int sig)
 	if (atomic_load(&g_lock_owner) != me || !atomic_load(&g_lock)) {
 		/* Another thread may hold the lock: wait a little, then go on regardless. */
 		for (int i = 0; i < 2000000 && atomic_exchange(&g_lock, 1); i++)
-			__builtin_ia32_pause();
+			RT_CPU_RELAX();
 		locked = 1;
 	}
 	if (!g_partial) { /* else a record was cut in the middle: leave the trace truncated */
@@ -986,9 +986,40 @@ static void final_signal(int sig)
 		atomic_store(&g_lock, 0);
 }
 
+#if defined(__aarch64__)
+/*
+ * DC CVAP and DC CVADP (Armv8.2 DCPoP, Armv8.5 DCPoDP) raise SIGILL where the CPU lacks them, and
+ * under qemu-user, which implements them in system emulation only (QEMU 7.2): an emulator's
+ * memory persists nothing, so the runtime steps over the instruction, as a CPU would complete it.
+ * The pass has already recorded it. 1 when the instruction at the fault was one of them.
+ */
+static int emulate_dc(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	if (!uc)
+		return 0;
+	uint32_t insn = *(const uint32_t *)(uintptr_t)uc->uc_mcontext.pc;
+	uint32_t op = insn & ~(uint32_t)0x1f; /* without Xt */
+	if (op != 0xd50b7c20 /* DC CVAP */ && op != 0xd50b7d20 /* DC CVADP */)
+		return 0;
+	uc->uc_mcontext.pc += 4;
+	return 1;
+}
+#else
+static int emulate_dc(void *uc)
+{
+	(void)uc;
+	return 0;
+}
+#endif
+
 static void fatal_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
+	if (sig == SIGILL && emulate_dc(uc)) {
+		errno = saved;
+		return;
+	}
 	if ((sig == SIGSEGV || sig == SIGTRAP) && lazy_fault(sig, si, uc)) {
 		errno = saved;
 		return;
@@ -1186,6 +1217,9 @@ int rt_init(void)
 	 * callbacks, and every hook returns at once: the program runs close to its native speed. */
 	const char *inert = getenv("SCRY_INERT");
 	if (inert && *inert && strcmp(inert, "0") != 0) {
+#if defined(__aarch64__)
+		rt_take_signal(SIGILL); /* emulate_dc */
+#endif
 		atomic_store(&g_state, RT_DONE);
 		rt_self.in_rt = 0;
 		atomic_store(&g_init, 2);
@@ -1198,7 +1232,11 @@ int rt_init(void)
 		atomic_store(&g_state, RT_DONE);
 	} else {
 		g_no_flush = libpmem_skips_flushes();
-		scry_trace_header(g_buf, SCRY_TRACE_VERSION, g_no_flush ? SCRY_TRACE_NO_FLUSH : 0, RT_LINE);
+		uint16_t flags = g_no_flush ? SCRY_TRACE_NO_FLUSH : 0;
+#if defined(__aarch64__)
+		flags |= SCRY_TRACE_AARCH64;
+#endif
+		scry_trace_header(g_buf, SCRY_TRACE_VERSION, flags, RT_LINE);
 		g_pos = g_commit = SCRY_TRACE_HEADER_SIZE;
 		uint32_t lid = sched_begin();
 		if (lid) {

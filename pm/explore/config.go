@@ -214,8 +214,12 @@ func (c *Config) setup() (target exec.Target, strats []*crash.Strategy, hugePage
 
 // ReproduceWords returns the shell words of a command that runs target on image with env set
 // (ReproduceCommand), each quoted for the shell: the NAME=VALUE variables, and the program and
-// its arguments with {pool} replaced by image.
+// its arguments with {pool} replaced by image; an aarch64 program's run under qemu-aarch64
+// (exec.Emulator).
 func ReproduceWords(target, env []string, image string) (vars, args []string) {
+	if t, err := exec.Command(target); err == nil {
+		target = t
+	}
 	args = make([]string, len(target))
 	for i, a := range target {
 		args[i] = exec.ShellQuote(strings.ReplaceAll(a, exec.PoolPlaceholder, image))

@@ -179,7 +179,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		defer release()
 		args = scryexec.WithPort(args, port)
 	}
-	cmd := exec.Command(prog, args[1:]...)
+	run, err := scryexec.Command(append([]string{prog}, args[1:]...))
+	if err != nil {
+		os.Remove(tracePath)
+		return nil, err
+	}
+	cmd := exec.Command(run[0], run[1:]...)
 	var bb *blackBox
 	if opts.BlackBox {
 		if bb, err = newBlackBox(prog, tracePath, opts); err != nil {
