@@ -374,6 +374,9 @@ func (p *problem) buildInstrs() {
 			in.kind, in.flush, in.lines = px86.SymFlush, uint8(e.flush), []uint64{e.addr &^ (ls - 1)}
 			in.harm = e.dirty && !e.internal
 		case trace.KindFence:
+			if e.fence == trace.FenceDMB || p.arm && e.fence == trace.FenceLocked {
+				continue // orders no clean's completion (problem.arm)
+			}
 			in.kind = px86.SymFence
 			in.harm = e.persisted && !e.internal && e.fence != trace.FenceLocked && !p.fenceNeededElsewhere(k)
 		case trace.KindTxCommit:

@@ -142,12 +142,17 @@ type problem struct {
 	w        *window
 	lineSize uint64
 	tbl      report.SiteTable
-	fn       string // the function edits go in
-	depth    int
-	serial   uint64
-	sources  *sources
-	styles   *styles
-	targets  []*target
+	// arm: the trace is an aarch64 program's (trace.HeaderAArch64): its DMBs order cleans
+	// without completing them and its atomics are no barriers, which the encoding does not
+	// model (it takes neither as a fence: sound, a repair may then use a DSB where a DMB would
+	// order enough), and the templates' fallbacks are Arm's instructions.
+	arm     bool
+	fn      string // the function edits go in
+	depth   int
+	serial  uint64
+	sources *sources
+	styles  *styles
+	targets []*target
 	// derived
 	frames  [][]aframe // per window event of the problem's thread in the window proper
 	stmtAt  []*stmtRef // per window event: its statement at the problem's level

@@ -32,6 +32,7 @@ import (
 
 	"github.com/scry-pm/scry/internal/smt"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // Options configure Fix.
@@ -520,8 +521,12 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 			return fmt.Errorf("reading the trace %s: %w", f.trace, err)
 		}
 	}
+	arm := false
+	if h, ok := tbl.(interface{ Header() trace.Header }); ok {
+		arm = h.Header().AArch64()
+	}
 	for _, p := range probs {
-		p.tbl = tbl
+		p.tbl, p.arm = tbl, arm
 		for n, m := range joinedTo {
 			for _, t := range p.targets {
 				if t.n == m {
@@ -610,7 +615,7 @@ func (f *fixer) prepare(ctx context.Context, fp *fixProblem, sites []styleSite) 
 		fp.reason = fmt.Sprintf("it is reported in %s, outside the program's own sources (no frame of the program's code is further out): scry fix edits only the program's code", p.targets[0].f.Location.File)
 		return nil
 	}
-	p.styles = deriveStyles(p.tbl, sites, p.sources, p.fn, file)
+	p.styles = deriveStyles(p.tbl, sites, p.sources, p.fn, file, p.arm)
 	p.buildGaps()
 	why := p.obligations()
 	for ti, r := range why {

@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,12 +24,14 @@ type tmpl struct {
 	args       []string
 	addr, size int    // argument indexes (-1: none)
 	cast       string // the cast the address argument starts with, kept
-	kind       uint8  // flush kind of a flush template (1 clflush, 2 clflushopt, 3 clwb)
+	kind       uint8  // flush kind of a flush template (trace.FlushKind: 1 clflush, 2 clflushopt, 3 clwb, 4 dc-cvap)
+	asm        string // an inline-assembly template (one "r" operand, the address) in place of a call
 	file, fn   string
 	line       int
 }
 
-// render writes the call with addr and size in place of the template's.
+// render writes the call with addr and size in place of the template's (for an asm template,
+// the asm statement with addr as its operand).
 func (t *tmpl) render(addr, size string) string {
 	args := make([]string, len(t.args))
 	copy(args, t.args)
@@ -44,6 +47,9 @@ func (t *tmpl) render(addr, size string) string {
 	}
 	if t.size >= 0 {
 		args[t.size] = size
+	}
+	if t.asm != "" {
+		return fmt.Sprintf("__asm__ volatile(%q : : \"r\"(%s) : \"memory\");", t.asm, args[t.addr])
 	}
 	return t.name + "(" + strings.Join(args, ", ") + ");"
 }
@@ -80,11 +86,14 @@ type styleSite struct {
 	site, stack uint32
 	kind        trace.Kind
 	flush       trace.FlushKind
+	fence       trace.FenceKind
 }
 
 // deriveStyles picks the templates from sites, preferring those in function fn, then those in
-// the file file, then any.
-func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, file string) *styles {
+// the file file, then any. For an aarch64 program (arm) a fence template must be a DSB (a DMB
+// does not complete a clean), and without a template the instructions are written as inline
+// assembly: DC CVAP and DSB ISH.
+func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, file string, arm bool) *styles {
 	st := &styles{}
 	rank := func(t *tmpl) int {
 		switch {
@@ -99,7 +108,7 @@ func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, fil
 	fenceRank := 3
 	for _, ss := range sites {
 		s, ok := tbl.Site(ss.site)
-		if !ok {
+		if !ok || ss.kind == trace.KindFence && ss.fence == trace.FenceDMB {
 			continue
 		}
 		fr := framesOf(tbl, ss.site, ss.stack, nil)
@@ -210,6 +219,14 @@ func deriveStyles(tbl report.SiteTable, sites []styleSite, src *sources, fn, fil
 	intrinsics := false
 	if sf := src.get(file); sf != nil {
 		intrinsics = includesRe.Match(sf.text)
+	}
+	if arm {
+		if st.flush == nil && st.persist == nil {
+			st.flush = &tmpl{asm: "dc cvap, %0", args: []string{""}, addr: 0, size: -1, kind: uint8(trace.FlushDCCVAP)}
+		}
+		if st.fence == "" {
+			st.fence = `__asm__ volatile("dsb ish" : : : "memory");`
+		}
 	}
 	if st.flush == nil && st.persist == nil {
 		st.flush = &tmpl{name: "__builtin_ia32_clflush", args: []string{""}, addr: 0, size: -1, cast: "(const void *)", kind: uint8(trace.FlushCLFLUSH)}

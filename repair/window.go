@@ -238,7 +238,7 @@ func (c *collector) style(ev *trace.Event) {
 		return
 	}
 	c.seen[ev.Site] = true
-	c.styles = append(c.styles, styleSite{site: ev.Site, stack: ev.Context, kind: ev.Kind, flush: ev.Flush})
+	c.styles = append(c.styles, styleSite{site: ev.Site, stack: ev.Context, kind: ev.Kind, flush: ev.Flush, fence: ev.Fence})
 }
 
 // at calls fn for every window whose span holds record ev (proper or tail).
