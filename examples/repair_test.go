@@ -107,8 +107,8 @@ func TestRepairExamples(t *testing.T) {
 			if err := os.WriteFile(src, orig, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			build := append([]string{scry, driver(p.path)}, withOpt(p.opt)...)
-			build = append(append(build, "-o", "prog", filepath.Base(p.path)), libs...)
+			build := append([]string{scry, driver(p.path)}, p.flags()...)
+			build = append(append(build, "-o", "prog", filepath.Base(p.path)), p.libs()...)
 			run := func(args ...string) (string, int) {
 				t.Helper()
 				cmd := exec.Command(args[0], args[1:]...)
