@@ -529,6 +529,14 @@ func TestArm(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("instrumented %v, want %v", got, want)
 			}
+			for _, re := range []string{
+				`call void @__scry_pre_pmemobj_tx_add_range\(i32 %[\w.]+, \[2 x i64\] %[\w.]+, i64 0, i64 8\)`,
+				`call void @__scry_post_pmemobj_tx_alloc\(i32 %[\w.]+, \[2 x i64\] %[\w.]+, i64 64, i64 1\)`,
+			} {
+				if !regexp.MustCompile(re).Match(b) {
+					t.Errorf("no %s", re)
+				}
+			}
 		})
 	}
 }

@@ -127,13 +127,17 @@ const CSignature *hookSignature(StringRef Name) {
   return It == tables().Hooks.end() ? nullptr : &It->second;
 }
 
-void llvmParams(CType T, LLVMContext &Ctx, Type *I8Ptr, std::vector<Type *> &Out) {
+void llvmParams(CType T, LLVMContext &Ctx, Type *I8Ptr, std::vector<Type *> &Out, bool OidArray) {
   switch (T) {
   case CType::Void: break;
   case CType::Ptr: Out.push_back(I8Ptr); break;
   case CType::I32: Out.push_back(Type::getInt32Ty(Ctx)); break;
   case CType::I64: Out.push_back(Type::getInt64Ty(Ctx)); break;
   case CType::Oid:
+    if (OidArray) {
+      Out.push_back(ArrayType::get(Type::getInt64Ty(Ctx), 2));
+      break;
+    }
     Out.push_back(Type::getInt64Ty(Ctx));
     Out.push_back(Type::getInt64Ty(Ctx));
     break;
@@ -161,7 +165,13 @@ static bool kindMatches(Type *Ty, CType T) {
   }
 }
 
-bool hookMatches(const CSignature &S, FunctionType *FT) {
+// isOidArray: T is [2 x i64], AArch64's lowering of a PMEMoid.
+static bool isOidArray(Type *T) {
+  auto *AT = dyn_cast<ArrayType>(T);
+  return AT && AT->getNumElements() == 2 && AT->getElementType()->isIntegerTy(64);
+}
+
+bool hookMatches(const CSignature &S, FunctionType *FT, bool OidArray) {
   Type *R = FT->getReturnType();
   switch (S.Ret) {
   case CType::Void:
@@ -169,6 +179,11 @@ bool hookMatches(const CSignature &S, FunctionType *FT) {
       return false;
     break;
   case CType::Oid: {
+    if (OidArray) {
+      if (!isOidArray(R))
+        return false;
+      break;
+    }
     auto *ST = dyn_cast<StructType>(R);
     if (!ST || ST->getNumElements() != 2 || !ST->getElementType(0)->isIntegerTy(64) ||
         !ST->getElementType(1)->isIntegerTy(64))
@@ -181,6 +196,12 @@ bool hookMatches(const CSignature &S, FunctionType *FT) {
   }
   unsigned K = 0;
   for (CType P : S.Params) {
+    if (P == CType::Oid && OidArray) {
+      if (K >= FT->getNumParams() || !isOidArray(FT->getParamType(K)))
+        return false;
+      ++K;
+      continue;
+    }
     unsigned N = P == CType::Oid ? 2 : 1;
     for (unsigned J = 0; J < N; ++J, ++K)
       if (K >= FT->getNumParams() || !kindMatches(FT->getParamType(K), P == CType::Oid ? CType::I64 : P))

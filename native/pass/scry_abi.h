@@ -50,12 +50,15 @@ const CSignature *hookSignature(llvm::StringRef Name);
 
 // hookMatches: the call's function type is the lowering of the hook's signature (same result,
 // same fixed parameters in number and kind; variadic parts are not compared), so the call's
-// arguments can be passed to the hooks unchanged.
-bool hookMatches(const CSignature &S, llvm::FunctionType *FT);
+// arguments can be passed to the hooks unchanged. OidArray: the target passes and returns a
+// PMEMoid as one [2 x i64] (AArch64's lowering of a 16-byte struct), not as two i64 / {i64, i64}
+// (x86-64's).
+bool hookMatches(const CSignature &S, llvm::FunctionType *FT, bool OidArray = false);
 
-// llvmParams appends to Out the LLVM types of T passed as a parameter (a PMEMoid is two i64;
-// nothing for Void). I8Ptr is the pointer type to use.
-void llvmParams(CType T, llvm::LLVMContext &Ctx, llvm::Type *I8Ptr, std::vector<llvm::Type *> &Out);
+// llvmParams appends to Out the LLVM types of T passed as a parameter (a PMEMoid is two i64, or
+// one [2 x i64] with OidArray; nothing for Void). I8Ptr is the pointer type to use.
+void llvmParams(CType T, llvm::LLVMContext &Ctx, llvm::Type *I8Ptr, std::vector<llvm::Type *> &Out,
+                bool OidArray = false);
 
 // llvmResult is the LLVM type of T returned by a function.
 llvm::Type *llvmResult(CType T, llvm::LLVMContext &Ctx, llvm::Type *I8Ptr);

@@ -982,7 +982,7 @@ const CSignature *Instrumenter::hookFor(CallBase *CB, Function *Callee) {
   const CSignature *S = hookSignature(Callee->getName());
   if (!S)
     return nullptr;
-  if (hookMatches(*S, Callee->getFunctionType()) && hookMatches(*S, CB->getFunctionType()))
+  if (hookMatches(*S, Callee->getFunctionType(), AArch64) && hookMatches(*S, CB->getFunctionType(), AArch64))
     return S;
   ++NumHookMismatch;
   if (Mismatched.insert(Callee->getName().str()).second) {
@@ -1035,7 +1035,7 @@ void Instrumenter::doCall(Item &It) {
   std::vector<Type *> ParamTys;
   if (Hooked)
     for (CType T : Hook->Params)
-      llvmParams(T, Ctx, I8Ptr, ParamTys);
+      llvmParams(T, Ctx, I8Ptr, ParamTys, AArch64);
   auto hookCall = [&](IRBuilder<> &At, StringRef Prefix, std::vector<Value *> Lead, std::vector<Type *> LeadTys) {
     std::vector<Type *> PT{I32};
     PT.insert(PT.end(), LeadTys.begin(), LeadTys.end());
@@ -1064,10 +1064,12 @@ void Instrumenter::doCall(Item &It) {
   A.CreateCall(callback(Callback::__scry_ret), {Depth});
   if (Hooked) {
     std::vector<Value *> Ret;
-    if (!CB->getType()->isVoidTy())
+    if (AArch64 && Hook->Ret == CType::Oid)
+      Ret.push_back(CB); // passed on as it came, one [2 x i64]
+    else if (!CB->getType()->isVoidTy())
       flatten(A, CB, Ret);
     std::vector<Type *> RetTys;
-    llvmParams(Hook->Ret, Ctx, I8Ptr, RetTys);
+    llvmParams(Hook->Ret, Ctx, I8Ptr, RetTys, AArch64);
     hookCall(A, "__scry_post_", Ret, RetTys);
     // A printf-like function reads the strings its format's %s conversions name: the runtime
     // walks the format over the same variadic arguments (passed on unchanged: both callees are

@@ -31,13 +31,27 @@ struct flush_arg {
 	uint32_t site;
 };
 
+/* The instructions libpmem's flush and drain stand for, by libpmem's contract (libpmem(7): a
+ * drain makes the flushed ranges durable): on x86 clwb and sfence, on aarch64 DC CVAP and DSB.
+ * PMDK's own aarch64 code (src/libpmem2/aarch64, PMDK 1.12 to 2.1) drains with DMB ISHST, which
+ * by the Arm architecture orders the cleans without waiting for them; that is the library's
+ * code, outside the program, and the contract is what the program relies on
+ * (docs/persistency-profiles.md). */
+#if defined(__aarch64__)
+#define LIBPMEM_FLUSH SCRY_FLUSH_DC_CVAP
+#define LIBPMEM_DRAIN SCRY_FENCE_DSB
+#else
+#define LIBPMEM_FLUSH SCRY_FLUSH_CLWB
+#define LIBPMEM_DRAIN SCRY_FENCE_SFENCE
+#endif
+
 static void flush_piece(struct rt_region *r, uintptr_t a, uint64_t n, void *argp)
 {
 	(void)r;
 	struct flush_arg *arg = argp;
 	uintptr_t end = a + n;
 	for (uintptr_t l = a & ~(uintptr_t)(RT_LINE - 1); l < end; l += RT_LINE)
-		rec_flush(arg->site, l, SCRY_FLUSH_CLWB);
+		rec_flush(arg->site, l, LIBPMEM_FLUSH);
 }
 
 void rt_flush_lines(uint32_t site, const void *addr, size_t len)
@@ -58,7 +72,7 @@ void rt_record_flushes(uint32_t site, const void *addr, size_t len)
 void rt_fence(uint32_t site)
 {
 	if (pm_any())
-		rec_fence(site, SCRY_FENCE_SFENCE);
+		rec_fence(site, LIBPMEM_DRAIN);
 }
 
 /* STORE, FLUSHes, FENCE of a libpmem/libpmemobj memcpy-like call, per its flags. */
