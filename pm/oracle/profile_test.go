@@ -16,13 +16,7 @@ import (
 // overwrite loses nothing), a non-temporal store still needs its fence, and every flush is
 // unnecessary.
 func TestOraclesEADR(t *testing.T) {
-	tests := []struct {
-		name    string
-		oracles []string
-		b       *analysistest.Builder
-		want    []string // "kind@site"
-		msg     string   // a word of the first finding's message
-	}{
+	tests := []profileCase{
 		{"never flushed", []string{"unpersisted-store"}, pool().Store(10, A, 8).Exit(0), nil, ""},
 		{"flushed not fenced", []string{"unpersisted-store"}, pool().Store(10, A, 8).Flush(11, clwb, A).Exit(0), nil, ""},
 		{"at unmap", []string{"unpersisted-store"}, pool().Store(10, A, 8).Unmap(1, 20).Map(2, base, size).Exit(0), nil, ""},
@@ -35,9 +29,25 @@ func TestOraclesEADR(t *testing.T) {
 		{"a fence after stores orders them", []string{"redundant-fence"}, pool().Store(10, A, 8).Fence(12, sfence).Exit(0), nil, ""},
 		{"a fence with nothing before it", []string{"redundant-fence"}, pool().Store(10, A, 8).Fence(12, sfence).Fence(13, sfence).Exit(0), []string{"redundant-fence@13"}, ""},
 	}
-	for _, tc := range tests {
+	runProfileCases(t, tests, px86.EADR)
+}
+
+// profileCase is one trace of a profile's table: the oracles run, the findings wanted
+// ("kind@site") and a word of the first finding's message.
+type profileCase struct {
+	name    string
+	oracles []string
+	b       *analysistest.Builder
+	want    []string
+	msg     string
+}
+
+// runProfileCases runs the oracles of each case over its trace with the model under profile p
+// (ADR, the zero value, lets the trace's architecture decide).
+func runProfileCases(t *testing.T, cases []profileCase, p px86.Profile) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := pipeline.AnalyzeSource(tc.b.Source(t), pipeline.AnalyzeOptions{Oracles: tc.oracles, NoInfer: true, Profile: px86.EADR})
+			rep, err := pipeline.AnalyzeSource(tc.b.Source(t), pipeline.AnalyzeOptions{Oracles: tc.oracles, NoInfer: true, Profile: p})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,13 +72,7 @@ func TestOraclesArm(t *testing.T) {
 		b.Flags = trace.HeaderAArch64
 		return b
 	}
-	tests := []struct {
-		name    string
-		oracles []string
-		b       *analysistest.Builder
-		want    []string // "kind@site"
-		msg     string   // a word of the first finding's message
-	}{
+	tests := []profileCase{
 		{"never cleaned", []string{"unpersisted-store"}, arm().Store(10, A, 8).Exit(0), []string{"unpersisted-store@10"}, "missing DC CVAP and DSB"},
 		{"cleaned, no barrier", []string{"unpersisted-store"}, arm().Store(10, A, 8).Flush(11, cvap, A).Exit(0), []string{"unpersisted-store@10"}, "missing DSB"},
 		{"cleaned and ordered by a DMB only", []string{"unpersisted-store"}, arm().Store(10, A, 8).Flush(11, cvap, A).Fence(12, dmb).Exit(0), []string{"unpersisted-store@10"}, "a DMB only orders it"},
@@ -79,20 +83,7 @@ func TestOraclesArm(t *testing.T) {
 		{"a DMB with nothing to order", []string{"redundant-fence"}, arm().Store(10, A, 8).Fence(12, dmb).Exit(0), []string{"redundant-fence@12"}, "dmb is redundant"},
 		{"a second clean of the line", []string{"redundant-flush"}, arm().Store(10, A, 8).Flush(11, cvap, A).Flush(12, cvap, A).Fence(13, dsb).Exit(0), []string{"redundant-flush@12"}, "dc-cvap"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rep, err := pipeline.AnalyzeSource(tc.b.Source(t), pipeline.AnalyzeOptions{Oracles: tc.oracles, NoInfer: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := analysistest.Summary(rep); !slices.Equal(got, tc.want) {
-				t.Fatalf("findings %q, want %q\nreport: %+v", got, tc.want, rep.Findings)
-			}
-			if tc.msg != "" && !strings.Contains(rep.Findings[0].Message, tc.msg) {
-				t.Errorf("message %q does not say %q", rep.Findings[0].Message, tc.msg)
-			}
-		})
-	}
+	runProfileCases(t, tests, px86.ADR)
 	// The x86 profiles do not apply to an aarch64 program's trace, nor Arm's to an x86 one's.
 	if _, err := pipeline.AnalyzeSource(arm().Store(10, A, 8).Exit(0).Source(t), pipeline.AnalyzeOptions{NoInfer: true, Profile: px86.EADR}); err == nil || !strings.Contains(err.Error(), "aarch64") {
 		t.Errorf("eadr on an aarch64 trace: error %v", err)
