@@ -92,6 +92,7 @@ import (
 	"testing"
 	"time"
 
+	scryexec "github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/trace"
 )
@@ -605,14 +606,22 @@ func TestExamplesNative(t *testing.T) {
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
 			args := append(append(p.flags(), "-I"+inc, "-o", bin, p.path), p.libs()...)
+			var env []string
+			if p.target != "" {
+				// qemu-user (7.2) implements no DC CVAP: a plain aarch64 build dies of SIGILL at
+				// its first clean under it. Linked with scry's aarch64 runtime left inert (no
+				// pass, no trace), which only steps over the instruction as a CPU would complete
+				// it, the program otherwise runs on its own.
+				rt := testenv.Built(t, "lib/scry/aarch64/libscry_rt.a")
+				args = append(args, "-Wl,--whole-archive", rt, "-Wl,--no-whole-archive", "-ldl")
+				env = []string{"SCRY_INERT=1"}
+			}
 			if out, err := exec.Command(cc[isCXX(p.path)], args...).CombinedOutput(); err != nil {
 				t.Fatalf("%s %s: %v\n%s", filepath.Base(cc[isCXX(p.path)]), strings.Join(args, " "), err, out)
 			}
-			if p.target != "" {
-				// qemu-user (7.2) implements no DC CVAP: a plain aarch64 build dies of SIGILL
-				// at its first clean under it. scry's runtime steps over the instruction (an
-				// emulator persists nothing), so the instrumented build runs: TestExamples.
-				t.Skipf("built for %s; qemu-aarch64 cannot run DC CVAP without scry's runtime", p.target)
+			run, err := scryexec.Command([]string{bin})
+			if err != nil {
+				t.Fatal(err)
 			}
 			// A crash-only example reads its workload, and must also reopen its pool and go
 			// on (which is how it recovers from a crash image): it runs twice on one pool.
@@ -626,8 +635,8 @@ func TestExamplesNative(t *testing.T) {
 				}
 			}
 			for i := 0; i < runs && p.client == ""; i++ {
-				cmd := exec.Command(bin, poolArgs(p.args, dir)...)
-				cmd.Env = append(os.Environ(), "PMEM_IS_PMEM_FORCE=1")
+				cmd := exec.Command(run[0], append(run[1:], poolArgs(p.args, dir)...)...)
+				cmd.Env = append(append(os.Environ(), "PMEM_IS_PMEM_FORCE=1"), env...)
 				if p.workload != "" {
 					f, err := os.Open(p.workload)
 					if err != nil {
