@@ -27,18 +27,19 @@ import (
 // (docs/crash-exploration.md), like the crash part of `scry check` with {pool}.
 func newExploreCommand() *cobra.Command {
 	var (
-		dryRun      bool
-		format      string
-		output      string
-		tracePath   string
-		workload    string
-		noH1        bool
-		persistency string
-		noH2        bool
-		strict      bool
-		force       bool
-		shard       string
-		x           pipeline.Exploration
+		dryRun       bool
+		format       string
+		output       string
+		tracePath    string
+		workload     string
+		noH1         bool
+		persistency  string
+		noH2         bool
+		strict       bool
+		force        bool
+		shard        string
+		verdictCache string
+		x            pipeline.Exploration
 	)
 	list := explore.StrategyNames()
 	c := &cobra.Command{
@@ -113,15 +114,28 @@ Exit status: 0 no finding, 1 crash findings, 2 error.`,
 			if output != "" && format == "json" {
 				x.Report, _ = filepath.Abs(output)
 			}
+			var vc *verdict
+			if verdictCache != "" {
+				var err error
+				shardKey := []string{fmt.Sprintf("shard=%+v", x.Shard)} // also when it came from the environment
+				if vc, err = lookupVerdict(cmd, verdictCache, args, workload, []string{tracePath}, shardKey); err != nil {
+					return err
+				}
+				if vc.hit != nil {
+					return af.finish(cmd, vc.hit, nil)
+				}
+			}
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
 			x.Progress = exec.NewProgress(os.Stderr)
 			rep, xerr := pipeline.ExploreTrace(ctx, tracePath, workload, args, x)
 			x.Progress.Finish()
+			vc.store(cmd, rep, xerr)
 			return af.finish(cmd, rep, xerr)
 		},
 	}
 	f := c.Flags()
+	f.StringVar(&verdictCache, "verdict-cache", "", verdictHelp+"; the trace's contents are part of the key")
 	f.BoolVar(&dryRun, "dry-run", false, "count crash points and states without building images or running anything")
 	addCrashFlags(c, &x.Options, "the pool path the trace was recorded with (default: the only file the trace maps)")
 	f.StringArrayVar(&x.Env, "env", nil, "add `NAME=VALUE` to the environment of every re-execution (repeatable); the printed reproduce commands carry it")

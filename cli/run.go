@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
@@ -254,7 +257,7 @@ func newCheckCommand(cat *pipeline.Catalogue) *cobra.Command {
 	var schedules int
 	var minimize bool
 	var minimizeTime time.Duration
-	var changedSince string
+	var changedSince, verdictCache string
 	c := &cobra.Command{
 		Use:   "check [flags] -- PROG [ARGS...]",
 		Short: "record a run of an instrumented program and report PM misuse (and crash-consistency bugs with {pool})",
@@ -309,11 +312,28 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 					return err
 				}
 			}
+			var vc *verdict
+			if verdictCache != "" {
+				if len(args) == 0 {
+					return errors.New("--verdict-cache: no program to check (scry check [flags] -- PROG [ARGS...])")
+				}
+				if changedSince != "" {
+					return errors.New("--verdict-cache keys whole runs: a run scoped with --changed-since depends on the repository's state, which the key does not cover")
+				}
+				files := slices.DeleteFunc([]string{af.suppressions}, func(s string) bool { return s == "" })
+				if vc, err = lookupVerdict(cmd, verdictCache, args, rf.workload, files, nil); err != nil {
+					return err
+				}
+				if vc.hit != nil {
+					return af.finish(cmd, vc.hit, nil)
+				}
+			}
 			ctx, stop := exec.SignalContext(context.Background())
 			defer stop()
 			chk.Explore.Progress = exec.NewProgress(os.Stderr)
 			rep, err := chk.Run(ctx)
 			chk.Explore.Progress.Finish()
+			vc.store(cmd, rep, err)
 			return af.finish(cmd, rep, err)
 		},
 	}
@@ -321,10 +341,77 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 	af.add(c)
 	addCrashFlags(c, &x.Options, "with {pool}: create the pool at `PATH` (must not exist; default: in a temporary directory)")
 	c.Flags().StringVar(&changedSince, "changed-since", "", "scope the check to the change since the git revision `REV` (git diff REV, in the repository of the current directory): only the trace findings and crash points in the functions it touches and what they call, or with a store of theirs pending; the report says what was left out (docs/ci.md; default: everything)")
+	c.Flags().StringVar(&verdictCache, "verdict-cache", "", verdictHelp)
 	c.Flags().BoolVar(&minimize, "minimize", false, "with {pool}: shrink the workload of each crash finding, by delta debugging, to a minimal one on which it still fails, and report it with its replay command (docs/crash-exploration.md, \"Minimal reproducers\")")
 	c.Flags().DurationVar(&minimizeTime, "minimize-time", 0, "the time --minimize may take, `D` (default: a quarter of --time-budget, taken from the exploration's; without one, a third of the time the check took before, at least 10s)")
 	c.Flags().IntVar(&schedules, "schedules", pipeline.DefaultSchedules, "with {pool}: record and explore a program whose threads store to PM under `N` thread schedules, the operating system's and N-1 of the runtime's controlled scheduler (SCRY_SCHED: PCT and a PM-aware policy), findings merged, each naming its schedule (1: the operating system's alone)")
 	return c
+}
+
+// verdict is a command's use of the verdict cache (--verdict-cache): its directory, the key of
+// this run and the lines it hashed, and the cached report when there is one.
+type verdict struct {
+	dir, key string
+	lines    []string
+	hit      *report.Report
+}
+
+// lookupVerdict computes the key of the run of args (program and arguments) with workload, the
+// command's options and extra (options set otherwise: a shard from the environment) and files
+// (contents the verdict depends on: --suppressions, a trace) and
+// looks it up in dir; on a hit it says so on standard error. Errors: VerdictKey's and
+// LoadVerdict's.
+func lookupVerdict(cmd *cobra.Command, dir string, args []string, workload string, files, extra []string) (*verdict, error) {
+	wd, _ := os.Getwd()
+	key, lines, err := pipeline.VerdictKey(pipeline.VerdictInputs{
+		Program: args[0], Args: args[1:], Workload: workload, Options: append(verdictOptions(cmd), extra...), Dir: wd, Files: files,
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep, when, err := pipeline.LoadVerdict(dir, key)
+	if err != nil {
+		return nil, err
+	}
+	if rep != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scry: verdict cache hit: the program, its workload and the options are those of the run of %s (key %.12s in %s); its report follows, nothing was run\n",
+			when.Local().Format(time.RFC3339), key, dir)
+	}
+	return &verdict{dir: dir, key: key, lines: lines, hit: rep}, nil
+}
+
+// store caches rep when the run completed (err nil: an interrupted or failed run is no verdict);
+// a cache that cannot be written is a warning. A nil v (no --verdict-cache) does nothing.
+func (v *verdict) store(cmd *cobra.Command, rep *report.Report, err error) {
+	if v == nil || err != nil || rep == nil {
+		return
+	}
+	if serr := pipeline.StoreVerdict(v.dir, v.key, v.lines, rep); serr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scry: warning: %v\n", serr)
+	}
+}
+
+// verdictHelp is --verdict-cache's help.
+const verdictHelp = "reuse the report of an earlier run in the cache directory `DIR` when the program (its ELF build id), its arguments, the workload, the options, the working directory, scry and the PMDK/scry/loader variables of the environment are all the same, else run and cache the report (docs/ci.md: what the key does not cover)"
+
+// verdictOptions returns the check's flags that were set, as NAME=VALUE, for the verdict
+// cache's key: every flag but those that only say where the report, the trace and the cache go
+// and how the report is written (--strict only changes the exit status, which the cached report
+// gives again).
+func verdictOptions(cmd *cobra.Command) []string {
+	skip := map[string]bool{"output": true, "format": true, "force": true, "trace": true, "verdict-cache": true, "strict": true}
+	var out []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if skip[f.Name] {
+			return
+		}
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), "\x00")
+		}
+		out = append(out, f.Name+"="+v)
+	})
+	return out
 }
 
 // exactArgs is cobra.ExactArgs with a message naming what is expected.
