@@ -120,6 +120,10 @@ func fixExample(scry, src string) (*fixRow, error) {
 	// The examples' shared header, examples/include/example.h, is found where the example is.
 	inc := "-I" + filepath.Join(filepath.Dir(filepath.Dir(src)), "include")
 	build := []string{scry, "cc", opt, "-g", "-mclflushopt", "-mclwb", inc, "-o", "prog", "buggy.c", "-lpmemobj", "-lpmem", "-lpthread"}
+	if t := d["target"]; t != "" {
+		// An example for another architecture (run under qemu-user): no x86 flags, no PMDK.
+		build = []string{scry, "cc", "--target=" + t, "-march=armv8.2-a", opt, "-g", inc, "-o", "prog", "buggy.c", "-lpthread"}
+	}
 	if out, err := runIn(dir, build...); err != nil {
 		return nil, fmt.Errorf("%v\n%s", err, out)
 	}
