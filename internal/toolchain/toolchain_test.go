@@ -226,3 +226,24 @@ func TestPmemcheckArgsWithoutValgrind(t *testing.T) {
 		t.Errorf("pmemcheckArgs = %q, want nothing", got)
 	}
 }
+
+func TestTargetArch(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"-O2", "x.c"}, ""},
+		{[]string{"--target=aarch64-linux-gnu", "x.c"}, "aarch64"},
+		{[]string{"-target", "arm64-apple-macos", "x.c"}, "aarch64"},
+		{[]string{"--target", "aarch64-linux-gnu"}, "aarch64"},
+		{[]string{"--target=aarch64-linux-gnu", "--target=x86_64-linux-gnu"}, ""},
+		{[]string{"--target=riscv64-linux-gnu"}, ""},
+		{[]string{"-target"}, ""},
+	}
+	for _, tt := range tests {
+		if got := TargetArch(tt.args); got != tt.want {
+			t.Errorf("TargetArch(%q) = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
