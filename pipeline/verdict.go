@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scry-pm/scry/internal/exec"
 	"github.com/scry-pm/scry/internal/safefile"
 	"github.com/scry-pm/scry/report"
 )
@@ -248,22 +249,17 @@ func fileExists(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// copyFile copies src to dst, which scry owns (a trace of the cache; trace.FilePolicy).
+// copyFile copies src to dst, replacing only a trace scry wrote there (the cache's own copy),
+// with the project's one copy (exec.CloneFile: a clone where the file system can, holes kept).
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := safefile.Create(dst, safefile.Policy{What: "the verdict cache's trace", NoForce: true, Ours: func(head []byte) bool {
+	p := safefile.Policy{What: "the verdict cache's trace", NoForce: true, Ours: func(head []byte) bool {
 		return bytes.HasPrefix(head, []byte("SCRYTRC\x00"))
-	}})
-	if err != nil {
+	}}
+	if err := safefile.Check(dst, p); err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return out.Close()
+	return exec.CloneFile(dst, src, 0o644)
 }
