@@ -131,6 +131,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtractHelp -fuzztime 15s ./workload
 	$(GO) test -run '^$$' -fuzz FuzzSexp -fuzztime 30s ./internal/smt
 	$(GO) test -run '^$$' -fuzz FuzzFSManifest -fuzztime 15s ./pipeline
+	$(GO) test -run '^$$' -fuzz FuzzBuildIDNote -fuzztime 15s ./pipeline
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 15s ./internal/shard
 	$(GO) test -run '^$$' -fuzz FuzzMutate -fuzztime 30s ./pm/fuzz
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -142,16 +143,23 @@ func buildID(f *elf.File) string {
 		return ""
 	}
 	b, err := s.Data()
-	if err != nil || len(b) < 16 {
+	if err != nil {
 		return ""
 	}
-	o := f.ByteOrder
+	return buildIDNote(b, f.ByteOrder)
+}
+
+// buildIDNote reads the build id from the contents b of an ELF note section in byte order o: one
+// note of type NT_GNU_BUILD_ID (3) named "GNU", its descriptor the id; "" for anything else.
+func buildIDNote(b []byte, o binary.ByteOrder) string {
+	if len(b) < 16 {
+		return ""
+	}
 	namesz, descsz, typ := o.Uint32(b), o.Uint32(b[4:]), o.Uint32(b[8:])
-	name := 12 + (int(namesz)+3)&^3
-	if typ != 3 || namesz != 4 || !bytes.HasPrefix(b[12:], []byte("GNU")) || name+int(descsz) > len(b) {
+	if typ != 3 || namesz != 4 || !bytes.HasPrefix(b[12:], []byte("GNU\x00")) || uint64(descsz) > uint64(len(b)-16) {
 		return ""
 	}
-	return hex.EncodeToString(b[name : name+int(descsz)])
+	return hex.EncodeToString(b[16 : 16+int(descsz)])
 }
 
 // fileSum is the SHA-256 of the file at path, in hexadecimal.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,5 +124,32 @@ func TestVerdictStore(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cache, other+".json")); string(b) != "the user's notes\n" {
 		t.Errorf("the user's file is now %q", b)
+	}
+}
+
+// FuzzBuildIDNote: any note section's bytes give a build id or "", never a panic, and a
+// well-formed note gives its descriptor.
+func FuzzBuildIDNote(f *testing.F) {
+	note := func(desc []byte) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, 4)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(desc)))
+		b = binary.LittleEndian.AppendUint32(b, 3)
+		return append(append(b, "GNU\x00"...), desc...)
+	}
+	f.Add(note([]byte{0xde, 0xad, 0xbe, 0xef}))
+	f.Add(note(nil))
+	f.Add([]byte("short"))
+	f.Add(append(note([]byte{1, 2}), 9, 9, 9))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id := buildIDNote(b, binary.LittleEndian)
+		if len(id)%2 != 0 {
+			t.Fatalf("odd hex %q", id)
+		}
+		if len(b) >= 16 && binary.LittleEndian.Uint32(b[8:]) != 3 && id != "" {
+			t.Fatalf("a note of another type gave %q", id)
+		}
+	})
+	if got := buildIDNote(note([]byte{0xde, 0xad}), binary.LittleEndian); got != "dead" {
+		f.Errorf("well-formed note: %q", got)
 	}
 }
