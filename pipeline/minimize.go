@@ -46,25 +46,29 @@ const MinMinimizeTime = 10 * time.Second
 // Minimize searches a minimal reproducer for each PM crash finding of rep whose crash id is in
 // ids (every crash finding when ids is empty) and sets its Crash.Minimal: the shortest workload
 // found on which a crash state of the same root cause still fails. The search for one finding
-// (search) is delta debugging (Zeller and Hildebrandt, "Simplifying and Isolating
-// Failure-Inducing Input", TSE 2002) with two cheap steps first, for a workload's failures are
-// local: the operations after the first one the finding failed in left out (one test); windows
-// of the operations up to it, 1, 2, 4, ... long, until one fails; then ddmin over the operations
-// (the paper's §3.2: n parts, each part and each complement tested, n doubled when none fails,
-// down to a 1-minimal workload); then the values (each distinct value after a line's first word
-// renamed to a shorter one wherever it occurs, so that a key written and read back stays one key,
-// kept when the failure stays). A candidate is tested by the check rep records (rep.Check,
-// CheckFromRecord) run again on it with explore.Options.Focus set to the finding's crash id:
-// recorded, analysed, and explored for that root cause alone, ending at the first failing
-// state. The findings are searched in the order of their first failing operation, each with an
-// even share of what is left of m.Time. The search is deterministic for a given check (its
-// seed) when it ends within its share: the candidates come in a fixed order and each is judged as
-// the check judges it. What it reports failed: its Crash is the failing state of the minimal
-// workload's own recording, checked once more from scratch when time is left
-// (Minimal.Confirmed). A finding whose search found nothing is left without one, with a warning
-// in rep. Errors: rep records no check to run again (CheckFromRecord), an id that is no crash
-// finding of rep, a workload that cannot be read, Dir cannot be written; *exec.Interrupted when
-// SIGINT or SIGTERM stopped it (the reproducers found so far are kept).
+// is delta debugging (Zeller and Hildebrandt, "Simplifying and Isolating Failure-Inducing
+// Input", TSE 2002) after cheap steps that use what the check knows, for a workload's failures
+// are local: the short reproducers found for the findings before it; the slices of the failing
+// operation (slices: the operations sharing a key with it, then those it read PM words from
+// in the recorded run, opDeps, level by level); the operations after it left out (one test);
+// windows of the operations up to it, 1, 2, 4, ... long. Then ddmin over the operations (the
+// paper's §3.2: n parts, each part and each complement tested, n doubled when none fails, down
+// to a 1-minimal workload), or one removal at a time on a small slice; then the values (each
+// distinct value after a line's first word renamed to a shorter one wherever it occurs, so that
+// a key written and read back stays one key, kept when the failure stays). A candidate is
+// tested by the check rep records (rep.Check, CheckFromRecord) run again on it with
+// explore.Options.Focus set to the finding's crash id: recorded, analysed, and explored for
+// that root cause alone, ending at the first failing state. The findings are searched in the
+// order of their first failing operation, in two rounds: the first shares out 60 % of m.Time
+// evenly (what one search leaves goes to the next), the second the rest among the searches the
+// first stopped, each going on from its best workload. The search is deterministic for a given
+// check (its seed) when it ends within its time: the candidates come in a fixed order and each
+// is judged as the check judges it. What it reports failed: its Crash is the failing state of
+// the minimal workload's own recording, checked once more from scratch when time is left
+// (Minimal.Confirmed). A finding whose search found nothing is left without one, with a
+// warning in rep. Errors: rep records no check to run again (CheckFromRecord), an id that is no
+// crash finding of rep, a workload that cannot be read, Dir cannot be written; *exec.Interrupted
+// when SIGINT or SIGTERM stopped it (the reproducers found so far are kept).
 func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimization) error {
 	if m.Time <= 0 {
 		return errors.New("minimisation needs a positive time")
@@ -92,30 +96,75 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 	// to the later ones.
 	slices.SortStableFunc(todo, func(a, b *report.Finding) int { return cmp.Compare(firstFailingOp(a), firstFailingOp(b)) })
 	end := time.Now().Add(m.Time)
+	// The first round shares out part of the time: what a quick search leaves, and the rest,
+	// go to the searches it stopped (most findings need a handful of tests, a few need many).
+	firstEnd := time.Now().Add(m.Time * firstRoundShare / 100)
+	deps := map[string]*opDeps{} // by trace: the findings of one check share its trace
+	var searches []*minimizer
+	// finish ends f's search: its reproducer set, or a warning.
+	finish := func(s *minimizer) error {
+		min, err := s.finish(m, end)
+		if err != nil {
+			return fmt.Errorf("minimising %s: %w", s.f.Crash.ID, err)
+		}
+		if ie := interruptedCause(ctx); ie != nil {
+			if min != nil {
+				s.f.Crash.Minimal = min
+			}
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v while minimising the workload of %s: the reproducers found before are kept", ie, s.f.Crash.ID))
+			return ie
+		}
+		if min == nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no smaller workload on which %s still fails was found in its time (%.1f s)", s.f.Crash.ID, s.spent.Seconds()))
+			return nil
+		}
+		s.f.Crash.Minimal = min
+		if m.Notes != nil {
+			fmt.Fprintf(m.Notes, "scry: %s: minimal reproducer %s\n", s.f.Crash.ID, min.Summary())
+		}
+		return nil
+	}
+	var resume []*minimizer // searches their share stopped, to resume with what is left
 	for i, f := range todo {
-		share := time.Until(end) / time.Duration(len(todo)-i)
+		d, ok := deps[f.Crash.Trace]
+		if !ok && f.Crash.Trace != "" {
+			var err error
+			if d, err = depsOf(f.Crash.Trace); err != nil {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("minimising without the operations' PM dependences: %v", err))
+			}
+			deps[f.Crash.Trace] = d
+		}
+		share := time.Until(firstEnd) / time.Duration(len(todo)-i)
 		if share <= 0 {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no time was left to minimise the workload of %s", f.Crash.ID))
 			continue
 		}
-		min, err := minimizeFinding(ctx, rep.Check, f, m, share)
+		s, err := newMinimizer(ctx, rep.Check, f, m, d)
 		if err != nil {
 			return fmt.Errorf("minimising %s: %w", f.Crash.ID, err)
 		}
-		if ie := interruptedCause(ctx); ie != nil {
-			if min != nil {
-				f.Crash.Minimal = min
-			}
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v while minimising the workload of %s: the reproducers found before are kept", ie, f.Crash.ID))
-			return ie
+		if err := s.start(share, searches); err != nil {
+			return fmt.Errorf("minimising %s: %w", f.Crash.ID, err)
 		}
-		if min == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no smaller workload on which %s still fails was found in its time share (%.1f s)", f.Crash.ID, share.Seconds()))
+		searches = append(searches, s)
+		if s.stop && ctx.Err() == nil {
+			resume = append(resume, s)
 			continue
 		}
-		f.Crash.Minimal = min
-		if m.Notes != nil {
-			fmt.Fprintf(m.Notes, "scry: %s: minimal reproducer %s\n", f.Crash.ID, min.Summary())
+		if err := finish(s); err != nil {
+			return err
+		}
+	}
+	// The searches their share stopped go on with what the others left, in the same order,
+	// each from its best workload so far.
+	for i, s := range resume {
+		if share := time.Until(end) / time.Duration(len(resume)-i); share > 0 && ctx.Err() == nil {
+			if err := s.resume(share); err != nil {
+				return fmt.Errorf("minimising %s: %w", s.f.Crash.ID, err)
+			}
+		}
+		if err := finish(s); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -138,6 +187,9 @@ func interruptedCause(ctx context.Context) *exec.Interrupted {
 type minimizer struct {
 	ctx    context.Context
 	rc     *report.Check
+	f      *report.Finding
+	ops    []string // the finding's own workload
+	spent  time.Duration
 	id     string
 	dir    string
 	report string
@@ -147,33 +199,88 @@ type minimizer struct {
 	best   []string
 	crash  *report.Crash
 	stop   bool // the time share ended, or a signal came
+	// deps is the reads-from relation of the operations of the finding's recorded run (nil
+	// when its trace could not be read): the slices' source.
+	deps *opDeps
 	// run tests a candidate in a directory (test; a fake in unit tests).
 	run func(ops []string, dir string) (*report.Crash, error)
 }
 
-// minimizeFinding searches f's reproducer within share (nil when no candidate failed).
-func minimizeFinding(ctx context.Context, rc *report.Check, f *report.Finding, m Minimization, share time.Duration) (*report.Minimal, error) {
+// newMinimizer returns the search of f's reproducer, not started.
+func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Minimization, deps *opDeps) (*minimizer, error) {
 	w, err := workload.Read(f.Crash.Workload)
 	if err != nil {
 		return nil, fmt.Errorf("the finding's workload: %w", err)
 	}
-	start := time.Now()
-	s := &minimizer{ctx: ctx, rc: rc, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, end: start.Add(share), seen: map[string]bool{}}
+	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps}
 	s.run = s.test
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := s.search(w.Ops, firstFailingOp(f)); err != nil {
-		return nil, err
+	return s, nil
+}
+
+// start runs the search for share: first the reproducers the searches before (others) found,
+// when they are short, smallest first (findings of one check often share their operations),
+// then the search proper (search).
+func (s *minimizer) start(share time.Duration, others []*minimizer) error {
+	t0 := time.Now()
+	s.end = t0.Add(share)
+	defer func() { s.spent += time.Since(t0) }()
+	var tries [][]string
+	for _, o := range others {
+		if o.crash != nil && len(o.best) <= report.MaxInlineOps && len(o.best) < len(s.ops) {
+			tries = append(tries, o.best)
+		}
 	}
-	min := &report.Minimal{Of: len(w.Ops), Complete: !s.stop, Tests: s.tests}
+	slices.SortStableFunc(tries, func(a, b []string) int { return cmp.Compare(len(a), len(b)) })
+	for _, ops := range tries {
+		ok, err := s.fails(ops)
+		if err != nil || s.stop {
+			return err
+		}
+		if ok {
+			// The reproducer's failure may lie in any of its operations: shrink it whole.
+			return s.shrink(ops, len(ops) <= maxRemoveEach)
+		}
+	}
+	return s.search(s.ops, firstFailingOp(s.f))
+}
+
+// resume goes on with a search its share stopped, for share more: its best workload so far
+// shrunk further (shrink; its first failing operation unknown), the candidates tested before
+// not tested again.
+func (s *minimizer) resume(share time.Duration) error {
+	t0 := time.Now()
+	s.end, s.stop = t0.Add(share), false
+	defer func() { s.spent += time.Since(t0) }()
+	ops := s.ops
+	if s.crash != nil {
+		ops = s.best
+	}
+	return s.shrink(ops, s.crash != nil && len(ops) <= maxRemoveEach)
+}
+
+// finish returns the search's result (nil when no candidate failed): its reproducer checked
+// once more from scratch when its search ended within its time and time is left before end
+// (that of the whole minimisation).
+func (s *minimizer) finish(m Minimization, end time.Time) (*report.Minimal, error) {
+	f := s.f
+	t0 := time.Now()
+	if !s.stop {
+		// The check from scratch may use the time left to all: it is one test, and a
+		// reproducer is worth more confirmed.
+		s.end = end
+	}
+	defer func() { s.spent += time.Since(t0) }()
+	min := &report.Minimal{Of: len(s.ops), Complete: !s.stop}
 	switch {
 	case s.crash == nil && !s.stop:
 		// No smaller workload fails, and the search ran to its end: the finding's own workload
 		// is 1-minimal.
 		c := *f.Crash
 		c.Minimal, c.VariantImages = nil, nil
-		s.best, s.crash = w.Ops, &c
+		s.best, s.crash = s.ops, &c
 		min.Confirmed, min.Note = true, "no operation can be left out of the finding's own workload"
 		os.Remove(s.dir)
 	case s.crash == nil:
@@ -198,7 +305,7 @@ func minimizeFinding(ctx context.Context, rc *report.Check, f *report.Finding, m
 	default:
 		min.Note = "no time was left to check it again from scratch"
 	}
-	min.Tests, min.Seconds = s.tests, time.Since(start).Seconds()
+	min.Tests, min.Seconds = s.tests, (s.spent + time.Since(t0)).Seconds()
 	min.Operations = len(s.best)
 	if len(s.best) <= report.MaxInlineOps {
 		min.Ops = s.best
@@ -210,12 +317,24 @@ func minimizeFinding(ctx context.Context, rc *report.Check, f *report.Finding, m
 	return min, nil
 }
 
-// search shrinks ops, on which the finding failed first in operation first: the operations
-// after first left out in one test, then growing windows around first, then ddmin, then the values (s.best is the result, s.crash
-// its failing state; both nil when no candidate failed).
+// search shrinks ops, on which the finding failed first in operation first: the slices of
+// first without the operations after it (slices), then those operations left out in one test,
+// and when they are needed the slices with them; then, when no slice failed, growing windows
+// around first and ddmin, else one removal at a time (removeEach); then the values (s.best is
+// the result, s.crash its failing state; both nil when no candidate failed).
 func (s *minimizer) search(ops []string, first int) error {
 	after := true // the operations after first are needed
-	if first >= 0 && first+1 < len(ops) {
+	sliced := false
+	if first >= 0 && first < len(ops) {
+		var err error
+		if sliced, after, err = s.slices(ops, first); err != nil || s.stop {
+			return err
+		}
+		if sliced {
+			ops = s.best
+		}
+	}
+	if !sliced && first >= 0 && first+1 < len(ops) {
 		// The operations after the first that failed run only after the crash: most often
 		// they are not needed to show it (one test instead of ddmin's many).
 		ok, err := s.fails(ops[:first+1])
@@ -226,7 +345,7 @@ func (s *minimizer) search(ops []string, first int) error {
 			ops, after = s.best, false
 		}
 	}
-	if first >= 0 && first < len(ops) {
+	if first >= 0 && first < len(ops) && !sliced {
 		// Windows around the failing operation, growing: the last m operations up to it (and
 		// m after it when those are needed), m = 1, 2, 4, ... A small candidate is fast to
 		// check and most bugs need few operations, so this finds a small failing workload in
@@ -253,12 +372,116 @@ func (s *minimizer) search(ops []string, first int) error {
 			}
 		}
 	}
-	ops, err := s.ddmin(ops)
+	return s.shrink(ops, sliced && len(ops) <= maxRemoveEach)
+}
+
+// shrink ends a search on ops (which fail, or the finding's own workload): one removal at a
+// time when each is likely needed (a small slice), else ddmin; then the values.
+func (s *minimizer) shrink(ops []string, each bool) error {
+	var err error
+	if each {
+		ops, err = s.removeEach(ops)
+	} else {
+		ops, err = s.ddmin(ops)
+	}
 	if err != nil {
 		return err
 	}
 	return s.values(ops)
 }
+
+// slices tests the slices of the failing operation first of ops, smallest first, until one
+// fails (true; s.best is it, and after tells whether it holds operations after first): the
+// operations that share a key with it, then those it read PM from (opDeps), one level of the
+// relation deeper each time while that is at most half the workload; each without the later
+// operations, then with those that share its key or read what it wrote. One test each, and
+// the smallest that fails is often the answer itself (an insert and the remove of its key; an
+// insert, the update of its key and the lookup that reads it; the inserts that filled the
+// bucket an insert moves an item out of), where windows and ddmin need tens of tests of large
+// candidates to bring together operations far apart. The windows up to first, 2, 4, 8, ...
+// operations long, are tested among them in order of size. The slices are small, so they come
+// before everything else.
+func (s *minimizer) slices(ops []string, first int) (ok, after bool, err error) {
+	var cands [][]int
+	seen := map[string]bool{}
+	for _, after := range []bool{false, true} {
+		key := keySlice(ops, first, after)
+		for l := 0; l <= maxSliceLevels; l++ {
+			c := key
+			if l > 0 {
+				if s.deps == nil {
+					break
+				}
+				c = union(key, s.deps.slice(first, len(ops), l, after))
+			}
+			if 2*len(c) > len(ops) {
+				break
+			}
+			if k := fmt.Sprint(c); !seen[k] {
+				seen[k] = true
+				cands = append(cands, c)
+			}
+		}
+	}
+	// The windows up to first compete with them: a bug of neighbouring operations (an insert
+	// that fills the bucket the next one overflows) is in a small window and a large slice.
+	for m := 2; 2*m <= len(ops) && m <= first+1; m *= 2 {
+		w := make([]int, m)
+		for i := range w {
+			w[i] = first + 1 - m + i
+		}
+		if k := fmt.Sprint(w); !seen[k] {
+			seen[k] = true
+			cands = append(cands, w)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b []int) int { return cmp.Compare(len(a), len(b)) })
+	for _, c := range cands {
+		if s.stop {
+			break
+		}
+		ok, err := s.fails(pick(ops, c))
+		if err != nil || ok {
+			return ok, ok && c[len(c)-1] > first, err
+		}
+	}
+	return false, true, nil
+}
+
+// removeEach leaves out the operations of ops (which fail) one at a time, keeping each removal
+// under which the failure stays, in passes until a pass removes nothing: a 1-minimal workload
+// unless s.stop. Used on a slice instead of ddmin: a slice holds mostly operations the failure
+// needs, where ddmin's halves and quarters all pass and only its last round, this one, removes
+// anything.
+func (s *minimizer) removeEach(ops []string) ([]string, error) {
+	for removed := true; removed && len(ops) > 1 && !s.stop; {
+		removed = false
+		for i := len(ops) - 1; i >= 0 && len(ops) > 1 && !s.stop; i-- {
+			ok, err := s.fails(slices.Delete(slices.Clone(ops), i, i+1))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				ops, removed = s.best, true
+			}
+		}
+	}
+	return ops, nil
+}
+
+// firstRoundShare is the percentage of Minimization.Time the first round of the searches (one
+// each, in order) shares out; the searches it stopped share the rest.
+const firstRoundShare = 60
+
+// maxRemoveEach is the most operations a failing slice may hold for removeEach to shrink it
+// (one test per operation); a larger one goes to ddmin, whose halves pay off when most of its
+// operations are not needed.
+const maxRemoveEach = 8
+
+// maxSliceLevels bounds the levels of the reads-from relation the slices follow: each level is
+// one test, and past a few levels a slice is most of the workload (every operation reads the
+// counters the one before it wrote).
+const maxSliceLevels = 4
 
 // firstFailingOp is the earliest operation of f's failing states the report names (the
 // operation of its first failing state and those of Crash.Operations), or, when operations were

@@ -3,12 +3,16 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // TestMinimizerSearch runs the search with a fake check: a candidate fails when the predicate
@@ -36,12 +40,22 @@ func TestMinimizerSearch(t *testing.T) {
 		}
 		return true
 	}
+	// A bucket filled by inserts far apart: operation 63 moves an item the inserts 5, 17 and
+	// 40 put in its bucket, and insert 17 overwrote a slot insert 2 had written.
+	// Its keys are one character long, so that no renaming applies.
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	bucket := ops(60, func(i int) string { return "i " + alphabet[i:i+1] })
+	fill := &opDeps{from: map[int][]int{59: {5, 17, 40, 58}, 17: {2, 16}, 40: {39}}, to: map[int][]int{}}
+	fillWant := pick(bucket, []int{2, 5, 17, 40, 59})
+	fillFails := func(ops []string) bool { return has(ops, fillWant...) }
 	tests := []struct {
-		name  string
-		ops   []string
-		first int
-		fails func(ops []string) bool
-		want  []string
+		name     string
+		ops      []string
+		first    int
+		deps     *opDeps
+		fails    func(ops []string) bool
+		want     []string
+		maxTests int
 	}{
 		{
 			name: "one operation of a kind", ops: kv, first: 40,
@@ -79,6 +93,28 @@ func TestMinimizerSearch(t *testing.T) {
 			want: []string{"i 1 a", "i 2 b", "i 3 c", "i 4 d", "i 5 e"},
 		},
 		{
+			// The key slice: the insert, the remove and the insert again of one key, far
+			// apart; found by the first slice, then ddmin over three operations.
+			name: "one key's operations far apart", ops: append(append(slices.Clone(kv[:50]), "r 1010"), kv[50:]...), first: 50,
+			fails: func(ops []string) bool {
+				return len(ops) >= 2 && strings.HasPrefix(ops[len(ops)-1], "r ") && slices.ContainsFunc(ops[:len(ops)-1], func(o string) bool {
+					f := strings.Fields(o)
+					return f[0] == "i" && f[1] == strings.Fields(ops[len(ops)-1])[1]
+				})
+			},
+			want: []string{"i 1 a", "r 1"}, maxTests: 8,
+		},
+		{
+			// The PM slice, two levels of the reads-from relation deep.
+			name: "the inserts that filled a bucket", ops: bucket, first: 59, deps: fill, fails: fillFails,
+			want: fillWant, maxTests: 16,
+		},
+		{
+			// Without the relation the same search takes ddmin's many tests.
+			name: "the same bucket without the relation", ops: bucket, first: 59, fails: fillFails,
+			want: fillWant,
+		},
+		{
 			name: "nothing smaller fails", ops: []string{"i 1 a", "c 1"}, first: 0,
 			fails: func(ops []string) bool { return has(ops, "i 1 a", "c 1") && len(ops) == 2 },
 			want:  nil,
@@ -86,7 +122,7 @@ func TestMinimizerSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}}
+			s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}, deps: tc.deps}
 			tested := map[string]bool{}
 			s.run = func(ops []string, dir string) (*report.Crash, error) {
 				k := strings.Join(ops, "\n")
@@ -108,6 +144,10 @@ func TestMinimizerSearch(t *testing.T) {
 			if s.stop {
 				t.Error("the search stopped early")
 			}
+			if tc.maxTests > 0 && s.tests > tc.maxTests {
+				t.Errorf("%d tests, want at most %d", s.tests, tc.maxTests)
+			}
+			t.Logf("%d tests", s.tests)
 			// 1-minimal: no single operation of the result can be left out.
 			for i := range s.best {
 				if tc.fails(slices.Delete(slices.Clone(s.best), i, i+1)) {
@@ -184,4 +224,133 @@ func FuzzValueRenames(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDepsOf reads a hand-written trace: the operations an operation loaded PM words from (by
+// their offset in the pool, across a second mapping at another address), never itself, and
+// not the bytes written before any operation began.
+func TestDepsOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.trace")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := trace.NewWriter(f, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 8)
+	for _, ev := range []trace.Event{
+		{Kind: trace.KindRegionMap, Region: 1, Addr: 4096, Size: 4096, Path: "/p/a.pool", Flags: trace.RegionCreated},
+		{Kind: trace.KindStore, Addr: 4096 + 128, Size: 8, Data: data}, // before any operation
+		{Kind: trace.KindOpBegin, Op: 0, Text: "i 1"},
+		{Kind: trace.KindStore, Addr: 4096, Size: 8, Data: data},
+		{Kind: trace.KindOpEnd, Op: 0},
+		{Kind: trace.KindOpBegin, Op: 1, Text: "i 2"},
+		{Kind: trace.KindStore, Addr: 4096 + 64, Size: 8, Data: data},
+		{Kind: trace.KindLoad, Addr: 4096 + 64, Size: 8, Data: data}, // its own store
+		{Kind: trace.KindOpEnd, Op: 1},
+		{Kind: trace.KindRegionUnmap, Region: 1},
+		{Kind: trace.KindRegionMap, Region: 2, Addr: 65536, Size: 4096, Path: "/p/a.pool"},
+		{Kind: trace.KindOpBegin, Op: 2, Text: "c 1"},
+		{Kind: trace.KindLoad, Addr: 65536 + 4, Size: 4, Data: data[:4]}, // operation 0's word
+		{Kind: trace.KindLoad, Addr: 65536 + 60, Size: 8, Data: data},    // spans into operation 1's
+		{Kind: trace.KindLoad, Addr: 65536 + 128, Size: 8, Data: data},   // written before any operation
+		{Kind: trace.KindOpEnd, Op: 2},
+		{Kind: trace.KindOpBegin, Op: 3, Text: "c 2"},
+		{Kind: trace.KindLoad, Addr: 65536 + 64, Size: 1, Data: data[:1]}, // operation 1's
+		{Kind: trace.KindOpEnd, Op: 3},
+		{Kind: trace.KindEnd, How: trace.EndExit},
+	} {
+		if err := w.Write(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d, err := depsOf(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFrom := map[int][]int{2: {0, 1}, 3: {1}}
+	wantTo := map[int][]int{0: {2}, 1: {2, 3}}
+	if !maps.EqualFunc(d.from, wantFrom, slices.Equal) || !maps.EqualFunc(d.to, wantTo, slices.Equal) {
+		t.Errorf("from %v to %v, want %v and %v", d.from, d.to, wantFrom, wantTo)
+	}
+	for _, tc := range []struct {
+		first, levels int
+		after         bool
+		want          []int
+	}{
+		{3, 1, false, []int{1, 3}},
+		{2, 1, false, []int{0, 1, 2}},
+		{1, 1, true, []int{1, 2, 3}},
+		{0, 0, false, []int{0}},
+	} {
+		if got := d.slice(tc.first, 4, tc.levels, tc.after); !slices.Equal(got, tc.want) {
+			t.Errorf("slice(%d, levels %d, after %v) = %v, want %v", tc.first, tc.levels, tc.after, got, tc.want)
+		}
+	}
+	if _, err := depsOf(filepath.Join(t.TempDir(), "missing.trace")); err == nil {
+		t.Error("a missing trace gave no error")
+	}
+}
+
+// TestMinimizerRounds checks the steps around the search: a reproducer another finding's
+// search found is tried first, and a search its share stopped goes on (resume) from its best
+// workload to a 1-minimal one without testing a candidate twice.
+func TestMinimizerRounds(t *testing.T) {
+	ops := []string{"i 10", "i 11", "c 10", "i 12", "r 11", "i 13", "c 12", "r 10", "i 14", "c 14"}
+	fails := func(ops []string) bool { return slices.Contains(ops, "i 12") && slices.Contains(ops, "r 10") }
+	newS := func() (*minimizer, map[string]bool) {
+		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: ops,
+			f: &report.Finding{Crash: &report.Crash{Input: 9}}}
+		tested := map[string]bool{}
+		s.run = func(c []string, dir string) (*report.Crash, error) {
+			k := strings.Join(c, "\n")
+			if tested[k] {
+				t.Errorf("candidate tested twice: %q", c)
+			}
+			tested[k] = true
+			if fails(c) {
+				return &report.Crash{}, nil
+			}
+			return nil, nil
+		}
+		return s, tested
+	}
+	// Another search's reproducer fails here too: the search starts from it.
+	other := &minimizer{crash: &report.Crash{}, best: []string{"i 12", "r 10"}}
+	s, _ := newS()
+	if err := s.start(time.Hour, []*minimizer{other}); err != nil {
+		t.Fatal(err)
+	}
+	// It, its two removals, and the values' three renamings (all at once, then each).
+	if !slices.Equal(s.best, other.best) || s.tests != 6 {
+		t.Errorf("with another's reproducer: %q after %d tests, want %q after 6", s.best, s.tests, other.best)
+	}
+	// A share that ends after two tests, then the rest.
+	s, _ = newS()
+	run := s.run
+	s.run = func(c []string, dir string) (*report.Crash, error) {
+		if s.tests > 2 && s.end.Before(time.Now().Add(time.Minute)) {
+			s.stop = true
+			return nil, nil
+		}
+		return run(c, dir)
+	}
+	if err := s.start(time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !s.stop {
+		t.Fatal("the first share did not stop the search")
+	}
+	if err := s.resume(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if s.stop || !slices.Equal(s.best, []string{"i 12", "r 10"}) {
+		t.Errorf("resumed: %q (stopped %v), want the two operations", s.best, s.stop)
+	}
 }
