@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -61,9 +62,11 @@ const MinMinimizeTime = 10 * time.Second
 // that root cause alone, ending at the first failing state. The findings are searched in the
 // order of their first failing operation, in two rounds: the first shares out 60 % of m.Time
 // evenly (what one search leaves goes to the next), the second the rest among the searches the
-// first stopped, each going on from its best workload. The search is deterministic for a given
-// check (its seed) when it ends within its time: the candidates come in a fixed order and each
-// is judged as the check judges it. What it reports failed: its Crash is the failing state of
+// first stopped, each going on from its best workload; in each round the searches run in waves
+// of as many at once as the check's jobs (at most maxParallelSearches), a search knowing the
+// reproducers of the waves before its own only. The search is deterministic for a given check
+// (its seed) when it ends within its time: the candidates come in a fixed order and each is
+// judged as the check judges it. What it reports failed: its Crash is the failing state of
 // the minimal workload's own recording, checked once more from scratch when time is left
 // (Minimal.Confirmed). A finding whose search found nothing is left without one, with a
 // warning in rep. Errors: rep records no check to run again (CheckFromRecord), an id that is no
@@ -101,31 +104,7 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 	firstEnd := time.Now().Add(m.Time * firstRoundShare / 100)
 	deps := map[string]*opDeps{} // by trace: the findings of one check share its trace
 	var searches []*minimizer
-	// finish ends f's search: its reproducer set, or a warning.
-	finish := func(s *minimizer) error {
-		min, err := s.finish(m, end)
-		if err != nil {
-			return fmt.Errorf("minimising %s: %w", s.f.Crash.ID, err)
-		}
-		if ie := interruptedCause(ctx); ie != nil {
-			if min != nil {
-				s.f.Crash.Minimal = min
-			}
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v while minimising the workload of %s: the reproducers found before are kept", ie, s.f.Crash.ID))
-			return ie
-		}
-		if min == nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no smaller workload on which %s still fails was found in its time (%.1f s)", s.f.Crash.ID, s.spent.Seconds()))
-			return nil
-		}
-		s.f.Crash.Minimal = min
-		if m.Notes != nil {
-			fmt.Fprintf(m.Notes, "scry: %s: minimal reproducer %s\n", s.f.Crash.ID, min.Summary())
-		}
-		return nil
-	}
-	var resume []*minimizer // searches their share stopped, to resume with what is left
-	for i, f := range todo {
+	for _, f := range todo {
 		d, ok := deps[f.Crash.Trace]
 		if !ok && f.Crash.Trace != "" {
 			var err error
@@ -134,41 +113,99 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 			}
 			deps[f.Crash.Trace] = d
 		}
-		share := time.Until(firstEnd) / time.Duration(len(todo)-i)
-		if share <= 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no time was left to minimise the workload of %s", f.Crash.ID))
-			continue
-		}
 		s, err := newMinimizer(ctx, rep.Check, f, m, d)
 		if err != nil {
 			return fmt.Errorf("minimising %s: %w", f.Crash.ID, err)
 		}
-		if err := s.start(share, searches); err != nil {
-			return fmt.Errorf("minimising %s: %w", f.Crash.ID, err)
-		}
 		searches = append(searches, s)
-		if s.stop && ctx.Err() == nil {
-			resume = append(resume, s)
-			continue
+	}
+	// done reports a search that ended: its reproducer set, or a warning.
+	done := func(s *minimizer) error {
+		if s.err != nil {
+			return fmt.Errorf("minimising %s: %w", s.f.Crash.ID, s.err)
 		}
-		if err := finish(s); err != nil {
-			return err
+		if ie := interruptedCause(ctx); ie != nil {
+			if s.min != nil {
+				s.f.Crash.Minimal = s.min
+			}
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v while minimising the workload of %s: the reproducers found before are kept", ie, s.f.Crash.ID))
+			return ie
 		}
+		if s.min == nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no smaller workload on which %s still fails was found in its time (%.1f s)", s.f.Crash.ID, s.spent.Seconds()))
+			return nil
+		}
+		s.f.Crash.Minimal = s.min
+		if m.Notes != nil {
+			fmt.Fprintf(m.Notes, "scry: %s: minimal reproducer %s\n", s.f.Crash.ID, s.min.Summary())
+		}
+		return nil
+	}
+	// Searches run in waves of width at once (each candidate's check is mostly one process: a
+	// second search uses the other cores), each search of a wave with an even share of what is
+	// left; a search knows the reproducers of the waves before its own only, so the rounds do
+	// not depend on which search of a wave ends first.
+	width := 1
+	if c := rep.Check.Crash; c != nil {
+		width = max(1, min(c.Jobs, maxParallelSearches))
+	}
+	waves := func(list []*minimizer, until time.Time, step func(*minimizer, time.Duration, []*minimizer) error, last bool) ([]*minimizer, error) {
+		var stopped []*minimizer
+		for i := 0; i < len(list); i += width {
+			wave := list[i:min(i+width, len(list))]
+			share := time.Until(until) / time.Duration((len(list)-i+width-1)/width)
+			if share <= 0 || ctx.Err() != nil {
+				for _, s := range wave {
+					if s.tests == 0 {
+						rep.Warnings = append(rep.Warnings, fmt.Sprintf("no time was left to minimise the workload of %s", s.f.Crash.ID))
+					} else if err := done(s); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			var wg sync.WaitGroup
+			for _, s := range wave {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if s.err = step(s, share, list[:i]); s.err == nil && (!s.stop || last || ctx.Err() != nil) {
+						s.min, s.err = s.finish(m, end)
+					}
+				}()
+			}
+			wg.Wait()
+			for _, s := range wave {
+				if s.err == nil && s.stop && !last && ctx.Err() == nil {
+					stopped = append(stopped, s)
+				} else if err := done(s); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return stopped, nil
+	}
+	resume, err := waves(searches, firstEnd, func(s *minimizer, share time.Duration, others []*minimizer) error {
+		return s.start(share, others)
+	}, false)
+	if err != nil {
+		return err
 	}
 	// The searches their share stopped go on with what the others left, in the same order,
 	// each from its best workload so far.
-	for i, s := range resume {
-		if share := time.Until(end) / time.Duration(len(resume)-i); share > 0 && ctx.Err() == nil {
-			if err := s.resume(share); err != nil {
-				return fmt.Errorf("minimising %s: %w", s.f.Crash.ID, err)
-			}
-		}
-		if err := finish(s); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = waves(resume, end, func(s *minimizer, share time.Duration, _ []*minimizer) error {
+		return s.resume(share)
+	}, true)
+	return err
 }
+
+// testRun, set by tests only, replaces the candidates' checks of Minimize (the finding's crash
+// id, the candidate, its directory).
+var testRun func(id string, ops []string, dir string) (*report.Crash, error)
+
+// maxParallelSearches bounds the searches Minimize runs at once (the check's jobs bound them
+// too).
+const maxParallelSearches = 4
 
 // containsID reports whether ids holds id.
 func containsID(ids []string, id string) bool { return slices.Contains(ids, id) }
@@ -202,6 +239,9 @@ type minimizer struct {
 	// deps is the reads-from relation of the operations of the finding's recorded run (nil
 	// when its trace could not be read): the slices' source.
 	deps *opDeps
+	// The search's result once it ended (finish), and the error that ended it.
+	min *report.Minimal
+	err error
 	// run tests a candidate in a directory (test; a fake in unit tests).
 	run func(ops []string, dir string) (*report.Crash, error)
 }
@@ -214,6 +254,9 @@ func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Mi
 	}
 	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps}
 	s.run = s.test
+	if testRun != nil {
+		s.run = func(ops []string, dir string) (*report.Crash, error) { return testRun(s.id, ops, dir) }
+	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -148,17 +148,31 @@ func (d *opDeps) slice(first, n, levels int, after bool) []int {
 }
 
 // keySlice returns the operations of ops, up to first (and after it when after is set), that
-// share a value word (any word after a line's first: a key, a value) with operation first: the
-// same key inserted, removed and looked up. The result is sorted and holds first.
+// share a key with operation first: a value word (any word after a line's first) of first's
+// that at most a twentieth of the lines hold (at least 8), so that a flag or a constant column
+// (WITCHER's op files end each line with one) is no key. The same key inserted, updated,
+// removed and looked up. The result is sorted and holds first.
 func keySlice(ops []string, first int, after bool) []int {
-	vals := map[string]bool{}
+	vals := map[string]int{}
 	for i, w := range lineWords(ops[first]) {
 		if i > 0 {
-			vals[w.text] = true
+			vals[w.text] = 0
 		}
 	}
-	var out []int
+	lines := make([][]word, len(ops))
 	for k, op := range ops {
+		lines[k] = lineWords(op)
+		counted := map[string]bool{}
+		for i, w := range lines[k] {
+			if _, ok := vals[w.text]; ok && i > 0 && !counted[w.text] {
+				counted[w.text] = true
+				vals[w.text]++
+			}
+		}
+	}
+	most := max(8, len(ops)/20)
+	var out []int
+	for k := range ops {
 		if k > first && !after {
 			break
 		}
@@ -166,8 +180,8 @@ func keySlice(ops []string, first int, after bool) []int {
 			out = append(out, k)
 			continue
 		}
-		for i, w := range lineWords(op) {
-			if i > 0 && vals[w.text] {
+		for i, w := range lines[k] {
+			if n, ok := vals[w.text]; ok && i > 0 && n <= most {
 				out = append(out, k)
 				break
 			}

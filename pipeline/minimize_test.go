@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -352,5 +353,107 @@ func TestMinimizerRounds(t *testing.T) {
 	}
 	if s.stop || !slices.Equal(s.best, []string{"i 12", "r 10"}) {
 		t.Errorf("resumed: %q (stopped %v), want the two operations", s.best, s.stop)
+	}
+}
+
+// TestKeySlice checks which operations share a key with the failing one: a value word of it,
+// not a word most lines hold (WITCHER's op files end every line with a flag).
+func TestKeySlice(t *testing.T) {
+	var witcher []string
+	for i := 0; i < 40; i++ {
+		witcher = append(witcher, fmt.Sprintf("i;%d;%d;0;", 500+i, 900+i), fmt.Sprintf("g;%d;1;", 500+i))
+	}
+	witcher[60] = "d;510;1;"
+	tests := []struct {
+		name  string
+		ops   []string
+		first int
+		after bool
+		want  []int
+	}{
+		{"one key, before", []string{"i 1 a", "i 2 b", "r 1", "c 1", "i 1 c"}, 2, false, []int{0, 2}},
+		{"one key, with the later ones", []string{"i 1 a", "i 2 b", "r 1", "c 1", "i 1 c"}, 2, true, []int{0, 2, 3, 4}},
+		{"a value shared too", []string{"i 1 a", "i 2 a", "c 1"}, 1, false, []int{0, 1}},
+		{"no value words", []string{"sync", "flush", "sync"}, 2, false, []int{2}},
+		{"WITCHER's op file: its flags are no key", witcher, 60, true, []int{20, 21, 60}},
+	}
+	for _, tc := range tests {
+		if got := keySlice(tc.ops, tc.first, tc.after); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: keySlice = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMinimizeWaves runs Minimize over a report of five crash findings with fake checks: the
+// searches run two at a time (the check's jobs), each finding gets its reproducer, and two runs
+// give the same reproducers and numbers of checks.
+func TestMinimizeWaves(t *testing.T) {
+	dir := t.TempDir()
+	var ops []string
+	for i := 0; i < 30; i++ {
+		ops = append(ops, fmt.Sprintf("i %d", 100+i), fmt.Sprintf("c %d", 100+i))
+	}
+	wl := filepath.Join(dir, "ops.txt")
+	if err := os.WriteFile(wl, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Finding k fails where the insert of key 100+7k and the lookup of key 101+7k are.
+	needs := map[string][2]int{}
+	newReport := func() *report.Report {
+		rep := &report.Report{Check: &report.Check{Args: []string{"/bin/true", "{pool}"}, Workload: wl,
+			Crash: &report.CheckCrash{MaxStates: 9, Seed: 3, Samples: 4, Jobs: 2, TimeoutSeconds: 5, MaxInFlight: 2, ClusterFailures: 8}}}
+		for k := 0; k < 5; k++ {
+			id := fmt.Sprintf("c%012d", k)
+			needs[id] = [2]int{100 + 7*k, 101 + 7*k}
+			rep.Findings = append(rep.Findings, report.Finding{Kind: report.OrderingViolation,
+				Crash: &report.Crash{FailingState: report.FailingState{ID: id}, Workload: wl, Input: 2*(7*k+1) + 3}})
+		}
+		return rep
+	}
+	var mu sync.Mutex
+	running, most := 0, 0
+	testRun = func(id string, c []string, _ string) (*report.Crash, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		keys := map[string]bool{}
+		for _, o := range c {
+			keys[o] = true
+		}
+		n := needs[id]
+		// Renamed keys keep their lines' commands: what matters is an insert, then a lookup
+		// of another key, in that order, or the original lines.
+		if keys[fmt.Sprintf("i %d", n[0])] && keys[fmt.Sprintf("c %d", n[1])] || len(c) == 2 && strings.HasPrefix(c[0], "i ") && strings.HasPrefix(c[1], "c ") && c[0][2:] != c[1][2:] {
+			return &report.Crash{}, nil
+		}
+		return nil, nil
+	}
+	defer func() { testRun = nil }()
+	var results [][]string
+	for run := 0; run < 2; run++ {
+		rep := newReport()
+		if err := Minimize(context.Background(), rep, nil, Minimization{Time: time.Minute, Dir: filepath.Join(dir, fmt.Sprint("min", run))}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range rep.Findings {
+			m := f.Crash.Minimal
+			if m == nil || !m.Complete || m.Operations != 2 {
+				t.Fatalf("run %d: %s: %+v, want a complete reproducer of two operations (warnings %q)", run, f.Crash.ID, m, rep.Warnings)
+			}
+			got = append(got, fmt.Sprint(m.Ops, m.Tests))
+		}
+		results = append(results, got)
+	}
+	if !slices.Equal(results[0], results[1]) {
+		t.Errorf("two runs differ:\n%q\n%q", results[0], results[1])
+	}
+	if most != 2 {
+		t.Errorf("at most %d checks at once, want 2 (the check's jobs)", most)
 	}
 }

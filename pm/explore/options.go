@@ -138,7 +138,8 @@ type Options struct {
 	// states it forks, is run whatever they are), one operation's states at a time, the
 	// workload's last operation first (a minimiser's candidate ends with the operation that
 	// failed), and the walk stops once one of them failed.
-	// The other findings of the states run are kept; twins confirm nothing then.
+	// The other findings of the states run are kept; twins confirm nothing then, and a check
+	// (package pipeline) looks for no recovery load.
 	Focus string
 	// Judged, if non-nil, is called (on the walk's goroutine) with every crash state judged and
 	// the run it is judged by: a differential test of strategies compares them (test/lazy).
