@@ -361,10 +361,10 @@ func (s *minimizer) finish(m Minimization, end time.Time) (*report.Minimal, erro
 }
 
 // search shrinks ops, on which the finding failed first in operation first: the slices of
-// first without the operations after it (slices), then those operations left out in one test,
-// and when they are needed the slices with them; then, when no slice failed, growing windows
-// around first and ddmin, else one removal at a time (removeEach); then the values (s.best is
-// the result, s.crash its failing state; both nil when no candidate failed).
+// first and the windows up to it (slices); when none failed, the operations after first left
+// out in one test, then those before it that stored nothing to PM, then growing windows around
+// first and ddmin; after a slice, one removal at a time (removeEach) when it is small; then the
+// values (s.best is the result, s.crash its failing state; both nil when no candidate failed).
 func (s *minimizer) search(ops []string, first int) error {
 	after := true // the operations after first are needed
 	sliced := false
@@ -386,6 +386,26 @@ func (s *minimizer) search(ops []string, first int) error {
 		}
 		if ok {
 			ops, after = s.best, false
+		}
+	}
+	if !sliced && first >= 0 && first < len(ops) && s.deps != nil {
+		// The operations up to first that stored nothing to PM (lookups, reads of a full
+		// table) left out in one test: they leave the persistent state as it was, and a bug
+		// that needs the structure filled keeps every operation that fills it.
+		var keep []int
+		for k := range ops {
+			if k >= first || s.deps.writes[k] {
+				keep = append(keep, k)
+			}
+		}
+		if len(keep) < len(ops) {
+			ok, err := s.fails(pick(ops, keep))
+			if err != nil || s.stop {
+				return err
+			}
+			if ok {
+				ops, first = s.best, slices.Index(keep, first)
+			}
 		}
 	}
 	if first >= 0 && first < len(ops) && !sliced {

@@ -20,6 +20,9 @@ import (
 // loads (SCRY_NO_LOADS).
 type opDeps struct {
 	from, to map[int][]int
+	// writes holds the operations that stored to PM (a recorded store, or bytes a library
+	// call wrote and persisted).
+	writes map[int]bool
 }
 
 // word is a PM word: its pool (an index into the paths seen) and its offset / 8.
@@ -41,11 +44,11 @@ func depsOf(path string) (*opDeps, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &depsHandler{m: m, last: map[pmWord]int{}, pools: map[string]int{}, from: map[int]map[int]bool{}}
+	h := &depsHandler{m: m, last: map[pmWord]int{}, pools: map[string]int{}, from: map[int]map[int]bool{}, writes: map[int]bool{}}
 	if err := m.Run(h); err != nil && len(h.from) == 0 {
 		return nil, fmt.Errorf("the finding's trace: %w", err)
 	}
-	d := &opDeps{from: map[int][]int{}, to: map[int][]int{}}
+	d := &opDeps{from: map[int][]int{}, to: map[int][]int{}, writes: h.writes}
 	for k, set := range h.from {
 		for j := range set {
 			d.from[k] = append(d.from[k], j)
@@ -64,10 +67,11 @@ func depsOf(path string) (*opDeps, error) {
 // plus one) whose store wrote it last.
 type depsHandler struct {
 	replay.Nop
-	m     *replay.Machine[px86.NoPayload]
-	last  map[pmWord]int
-	pools map[string]int
-	from  map[int]map[int]bool
+	m      *replay.Machine[px86.NoPayload]
+	last   map[pmWord]int
+	pools  map[string]int
+	from   map[int]map[int]bool
+	writes map[int]bool
 }
 
 // words calls fn with each PM word of [addr, addr+size) in region r.
@@ -88,6 +92,7 @@ func (h *depsHandler) Wrote(w *replay.Write) {
 		return // the pool's content at map time, or bytes outside any operation
 	}
 	op := int(w.Origin.Op)
+	h.writes[op-1] = true
 	h.words(w.Region, w.Addr, w.Size, func(p pmWord) { h.last[p] = op })
 }
 

@@ -49,6 +49,23 @@ func TestMinimizerSearch(t *testing.T) {
 	fill := &opDeps{from: map[int][]int{59: {5, 17, 40, 58}, 17: {2, 16}, 40: {39}}, to: map[int][]int{}}
 	fillWant := pick(bucket, []int{2, 5, 17, 40, 59})
 	fillFails := func(ops []string) bool { return has(ops, fillWant...) }
+	// Inserts of one-character keys (no renaming applies), each followed by its lookup.
+	var table []string
+	tableDeps := &opDeps{writes: map[int]bool{}}
+	for i := 0; i < 13; i++ {
+		table = append(table, "i "+alphabet[i:i+1], "c "+alphabet[i:i+1])
+		tableDeps.writes[2*i] = true
+	}
+	table = table[:25]
+	tableFails := func(ops []string) bool {
+		n := 0
+		for _, o := range ops {
+			if strings.HasPrefix(o, "i ") {
+				n++
+			}
+		}
+		return n == 13 && strings.HasPrefix(ops[len(ops)-1], "i ")
+	}
 	tests := []struct {
 		name     string
 		ops      []string
@@ -114,6 +131,17 @@ func TestMinimizerSearch(t *testing.T) {
 			// Without the relation the same search takes ddmin's many tests.
 			name: "the same bucket without the relation", ops: bucket, first: 59, fails: fillFails,
 			want: fillWant,
+		},
+		{
+			// Twelve inserts fill the table the last one overflows, with a lookup after
+			// each: the lookups stored nothing, and go in one test; then ddmin's worst case,
+			// every operation needed.
+			name: "a table filled, lookups between", ops: table, first: 24, deps: tableDeps, fails: tableFails,
+			want: pick(table, []int{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24}), maxTests: 55,
+		},
+		{
+			name: "the same table without the relation", ops: table, first: 24, fails: tableFails,
+			want: pick(table, []int{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24}),
 		},
 		{
 			name: "nothing smaller fails", ops: []string{"i 1 a", "c 1"}, first: 0,
@@ -279,6 +307,9 @@ func TestDepsOf(t *testing.T) {
 	wantTo := map[int][]int{0: {2}, 1: {2, 3}}
 	if !maps.EqualFunc(d.from, wantFrom, slices.Equal) || !maps.EqualFunc(d.to, wantTo, slices.Equal) {
 		t.Errorf("from %v to %v, want %v and %v", d.from, d.to, wantFrom, wantTo)
+	}
+	if want := map[int]bool{0: true, 1: true}; !maps.Equal(d.writes, want) {
+		t.Errorf("writes %v, want %v", d.writes, want)
 	}
 	for _, tc := range []struct {
 		first, levels int
