@@ -52,7 +52,8 @@ const MinMinimizeTime = 10 * time.Second
 // are local: the short reproducers found for the findings before it; the slices of the failing
 // operation (slices: the operations sharing a key with it, then those it read PM words from
 // in the recorded run, opDeps, level by level); the operations after it left out (one test);
-// windows of the operations up to it, 1, 2, 4, ... long. Then ddmin over the operations (the
+// those before it that stored nothing to PM left out (one test); windows of the operations up
+// to it, 1, 2, 4, ... long. Then ddmin over the operations (the
 // paper's §3.2: n parts, each part and each complement tested, n doubled when none fails, down
 // to a 1-minimal workload), or one removal at a time on a small slice; then the values (each
 // distinct value after a line's first word renamed to a shorter one wherever it occurs, so that
