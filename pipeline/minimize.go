@@ -159,7 +159,12 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 				for _, s := range wave {
 					if s.tests == 0 {
 						rep.Warnings = append(rep.Warnings, fmt.Sprintf("no time was left to minimise the workload of %s", s.f.Crash.ID))
-					} else if err := done(s); err != nil {
+						continue
+					}
+					// A search the first round stopped keeps its best workload so far.
+					s.stop = true
+					s.min, s.err = s.finish(m, end)
+					if err := done(s); err != nil {
 						return nil, err
 					}
 				}
