@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,13 +18,16 @@ import (
 // scry makes itself a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER): a process a run started
 // whose parent dies is re-parented to scry, not to init, and becomes visible in scry's own
 // list of children (/proc/self/task/TID/children, one file per thread of scry). When a run ends,
-// its leader is dead and its process group killed, so every process of the run still alive
-// either is in the run's process group or descends from a process that died, and the highest
-// such living process in each chain is a child of scry. sweepRun therefore only looks at scry's
-// children (a handful: the running programs of the other workers, the fork servers, the escaped
-// processes), never at the whole machine's processes, and kills those of the run until none is
-// left: the cost of a run's clean-up no longer grows with the number of processes on the machine
-// (the /proc scan of killTagged read every /proc/PID/environ after every run).
+// its process group has been killed, so every process of the run still alive either is in the
+// run's process group or descends from a process that died, and the highest such living process
+// in each chain is a child of scry, or will be once the processes dying above it have exited.
+// sweepRun therefore only looks at scry's children (a handful: the running programs of the
+// other workers, the fork servers, the escaped processes) and, below them, at the run's own
+// processes and the fork server's (whose children a dying process has not handed over yet),
+// never at the whole machine's processes, and kills those of the run until a look finds none
+// and none of the run died since the look before: the cost of a run's clean-up does not grow
+// with the number of processes on the machine (the /proc scan of killTagged read every
+// /proc/PID/environ after every run).
 //
 // A fork server's run children are the server's: their own children, once the run child dies,
 // are re-parented to scry (the nearest subreaper among their ancestors), so the sweep sees
@@ -139,15 +143,40 @@ func sweepRun(pgid, except int, tags ...string) {
 		killTagged(except, tags...)
 		return
 	}
+	// again: the last pass killed processes scry does not wait for, saw the leader not yet
+	// dead, or saw a process of the run newly dead; their children may be handed to scry
+	// during or after that look, so one more is needed.
+	again := false
+	zombies := map[int]bool{} // the run's processes seen dead, not reaped
+	deadline := time.Now().Add(sweepWait)
 	for {
 		kids, err := children()
 		if err != nil {
 			killTagged(except, tags...)
 			return
 		}
-		var killed []int
-		for _, pid := range kids {
+		var killed, deep []int
+		leaderAlive, newZombie := false, false
+		// The run's processes below scry's children too: a member of the run's group that
+		// is still dying from the group's SIGKILL (the leader among them) has not handed its
+		// children to scry yet, and a child it forked out of the group (setsid) would be
+		// re-parented after this look and outlive the run. So the walk goes down from each
+		// process of the run (and from the fork server, whose subtree is the run's), never
+		// into other runs.
+		direct := len(kids)
+		for i := 0; i < len(kids); i++ {
+			pid := kids[i]
 			if pid == pgid || pid == except {
+				// Neither is killed here, but the leader may still be dying with children it
+				// has not handed over, and the fork server's subtree is the run's.
+				if st, _, ok := procStat(pid); pid == pgid && ok {
+					if st != 'Z' && st != 'X' {
+						leaderAlive = true
+					} else if !zombies[pid] {
+						zombies[pid], newZombie = true, true
+					}
+				}
+				kids = append(kids, childrenOf(pid)...)
 				continue
 			}
 			state, pgrp, ok := procStat(pid)
@@ -158,23 +187,64 @@ func sweepRun(pgid, except int, tags ...string) {
 			// process in another's group): scry reaps it.
 			inGroup := pgid > 0 && pgrp == pgid
 			if state == 'Z' || state == 'X' {
-				if inGroup {
+				if inGroup && !zombies[pid] {
+					// It may have handed its children to scry after this pass's look.
+					zombies[pid], newZombie = true, true
+				}
+				if inGroup && i < direct {
 					reap(pid)
 				}
 				continue
 			}
 			if inGroup || hasTag(pid, want) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
-				killed = append(killed, pid)
+				if i < direct {
+					killed = append(killed, pid)
+				} else {
+					deep = append(deep, pid)
+				}
+				kids = append(kids, childrenOf(pid)...)
 			}
 		}
-		if len(killed) == 0 {
+		if len(killed) == 0 && len(deep) == 0 && (!again && !leaderAlive && !newZombie || time.Now().After(deadline)) {
 			return
 		}
 		for _, pid := range killed {
 			reap(pid)
 		}
+		again = len(deep) > 0 || leaderAlive || newZombie
+		if len(killed) == 0 {
+			// Only processes that are not scry's to wait for: give them time to die.
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
+}
+
+// sweepWait bounds how long sweepRun waits for a leader it was not given dead (its caller
+// killed its group) or for processes it killed that are not its children, when nothing else is
+// left to kill.
+const sweepWait = 2 * time.Second
+
+// childrenOf returns the children of pid (its threads' children files); none when it is gone.
+func childrenOf(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var kids []int
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range bytes.Fields(b) {
+			if k, err := strconv.Atoi(string(f)); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids
 }
 
 // reap waits for the child pid of scry (re-parented to it) to exit and reaps it; errors are

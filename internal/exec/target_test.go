@@ -538,3 +538,50 @@ func TestEscapedKilledWithoutScan(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepDyingLeader: the run's leader may not have exited yet when the run is swept (it is
+// still dying from the group's SIGKILL), so its children are not scry's yet; its child in the
+// group and the grandchild that child started in a session of its own must not outlive the
+// sweep.
+func TestSweepDyingLeader(t *testing.T) {
+	if !subreaper() {
+		testenv.Missing(t, "scry cannot be a child subreaper here (prctl or /proc/self/task/TID/children missing)")
+	}
+	dir := t.TempDir()
+	tag := "SCRY_RUN_ID=sweep-test." + filepath.Base(dir)
+	script := `sh -c 'setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > r.pid; exec sleep 1000' &
+echo $! > q.pid
+exec sleep 1000`
+	cmd := osexec.Command("sh", "-c", script)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), tag)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+	alive := func(pid int) bool {
+		st, _, ok := procStat(pid)
+		return ok && st != 'Z' && st != 'X'
+	}
+	pidOf := func(name string) int {
+		var pid int
+		testenv.WaitFor(t, func() bool {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			return pid != 0 && alive(pid)
+		}, 10*time.Second, name)
+		return pid
+	}
+	q, r := pidOf("q.pid"), pidOf("r.pid")
+	// As the callers do: the group killed, then swept at once, its leader still dying.
+	killGroup(cmd.Process.Pid)
+	sweepRun(cmd.Process.Pid, 0, tag)
+	for name, pid := range map[string]int{"the leader's child": q, "its child in a session of its own": r} {
+		// Killed by the sweep, it may take a moment to die.
+		if !testenv.Poll(5*time.Second, func() bool { return !alive(pid) }) {
+			st, _, _ := procStat(pid)
+			t.Errorf("%s (%d) outlived the sweep (state %c)", name, pid, st)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
