@@ -143,10 +143,9 @@ func sweepRun(pgid, except int, tags ...string) {
 		killTagged(except, tags...)
 		return
 	}
-	// again: the last pass killed processes scry does not wait for, saw the leader not yet
-	// dead, or saw a process of the run newly dead; their children may be handed to scry
-	// during or after that look, so one more is needed.
-	again := false
+	// A pass that killed processes scry does not wait for, saw the leader not yet dead, or saw
+	// a process of the run newly dead is followed by another: their children may be handed to
+	// scry during or after its look.
 	zombies := map[int]bool{} // the run's processes seen dead, not reaped
 	deadline := time.Now().Add(sweepWait)
 	for {
@@ -206,14 +205,13 @@ func sweepRun(pgid, except int, tags ...string) {
 				kids = append(kids, childrenOf(pid)...)
 			}
 		}
-		if len(killed) == 0 && len(deep) == 0 && (!again && !leaderAlive && !newZombie || time.Now().After(deadline)) {
+		if len(killed) == 0 && (len(deep) == 0 && !leaderAlive && !newZombie || time.Now().After(deadline)) {
 			return
 		}
 		for _, pid := range killed {
 			reap(pid)
 		}
-		again = len(deep) > 0 || leaderAlive || newZombie
-		if len(killed) == 0 {
+		if len(killed) == 0 && (len(deep) > 0 || leaderAlive) {
 			// Only processes that are not scry's to wait for: give them time to die.
 			time.Sleep(100 * time.Microsecond)
 		}
