@@ -114,10 +114,22 @@ func procStat(pid int) (state byte, pgrp int, ok bool) {
 
 // hasTag reports whether the environment pid was started with holds one of tags (VAR=value).
 func hasTag(pid int, tags [][]byte) bool {
+	tagged, _ := tagOf(pid, tags)
+	return tagged
+}
+
+// tagOf is hasTag, and whether the environment could be read: a process in the middle of an
+// execve, or just forked, may have none to read for a moment.
+func tagOf(pid int, tags [][]byte) (tagged, known bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	if err != nil || len(b) == 0 {
+		return false, false
 	}
+	return hasTagIn(b, tags), true
+}
+
+// hasTagIn reports whether the environment block b (NUL-separated) holds one of tags.
+func hasTagIn(b []byte, tags [][]byte) bool {
 	for _, kv := range bytes.Split(b, []byte{0}) {
 		if slices.ContainsFunc(tags, func(t []byte) bool { return bytes.Equal(kv, t) }) {
 			return true
@@ -148,6 +160,8 @@ func sweepRun(pgid, except int, tags ...string) {
 	// scry during or after its look.
 	zombies := map[int]bool{} // the run's processes seen dead, not reaped
 	deadline := time.Now().Add(sweepWait)
+	// A process whose environment cannot be read is looked at again for a short while only.
+	unknownUntil := time.Now().Add(sweepWait / 40)
 	for {
 		kids, err := children()
 		if err != nil {
@@ -155,7 +169,7 @@ func sweepRun(pgid, except int, tags ...string) {
 			return
 		}
 		var killed, deep []int
-		leaderAlive, newZombie := false, false
+		leaderAlive, newZombie, unknown := false, false, false
 		// The run's processes below scry's children too: a member of the run's group that
 		// is still dying from the group's SIGKILL (the leader among them) has not handed its
 		// children to scry yet, and a child it forked out of the group (setsid) would be
@@ -195,7 +209,13 @@ func sweepRun(pgid, except int, tags ...string) {
 				}
 				continue
 			}
-			if inGroup || hasTag(pid, want) {
+			tagged, known := tagOf(pid, want)
+			if !inGroup && !known && time.Now().Before(unknownUntil) {
+				if _, _, ok := procStat(pid); ok {
+					unknown = true // look again: it may be a run's process in an execve
+				}
+			}
+			if inGroup || tagged {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				if i < direct {
 					killed = append(killed, pid)
@@ -205,13 +225,13 @@ func sweepRun(pgid, except int, tags ...string) {
 				kids = append(kids, childrenOf(pid)...)
 			}
 		}
-		if len(killed) == 0 && (len(deep) == 0 && !leaderAlive && !newZombie || time.Now().After(deadline)) {
+		if len(killed) == 0 && (len(deep) == 0 && !leaderAlive && !newZombie && !unknown || time.Now().After(deadline)) {
 			return
 		}
 		for _, pid := range killed {
 			reap(pid)
 		}
-		if len(killed) == 0 && (len(deep) > 0 || leaderAlive) {
+		if len(killed) == 0 && (len(deep) > 0 || leaderAlive || unknown) {
 			// Only processes that are not scry's to wait for: give them time to die.
 			time.Sleep(100 * time.Microsecond)
 		}
