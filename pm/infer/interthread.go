@@ -78,10 +78,46 @@ type interThread struct {
 	tainted map[uint64]taint // by the load's event index
 	order   []uint64         // tainted load events, oldest first (for the bound)
 	warned  bool
+	// words are the last store of each 8-byte PM word since activation; durableRead the loads
+	// that read another thread's store already durable (by the load's event index), for the
+	// cross reads (CrossReads) the schedule witnesses of `scry check` start from.
+	words       map[uint64]wordStore
+	durableRead map[uint64]taint
+	cross       []CrossRead
+	// early: the analyzer is CrossReadsAnalyzer: it starts at the trace's first record and
+	// reports nothing.
+	early bool
+}
+
+// CrossReadsAnalyzer finds the cross reads of a trace (CrossReads on its result), and reports
+// nothing: InterThread's analysis from the trace's first record on (InterThread starts when a
+// second thread touches PM, so that a program with one thread pays nothing, and so misses the
+// stores before that). `scry check` runs it on the trace of its first controlled schedule of a
+// program with several threads that store to PM, for its schedule witnesses.
+var CrossReadsAnalyzer = &analysis.Analyzer{
+	Name:       "cross-reads",
+	Doc:        "loads of a thread that read another thread's store already durable, and the stores that depend on them (the inter-thread must-persist-before relations a schedule witness may break)",
+	ResultType: reflect.TypeOf((*interThread)(nil)),
+	New: func(p *analysis.Pass) (any, error) {
+		return &interThread{early: true}, nil
+	},
+}
+
+// wordStore is the last store to one 8-byte PM word: its event, thread, site, stack and range.
+type wordStore struct {
+	ev          uint64
+	thread      uint32
+	site, stack uint32
+	addr, size  uint64
 }
 
 func (c *interThread) activate(p *analysis.Pass, ev *trace.Event) bool {
 	if c.active {
+		return true
+	}
+	if c.first == 0 && c.early {
+		c.first = ev.Thread
+		c.start(p)
 		return true
 	}
 	if c.first == 0 {
@@ -91,10 +127,18 @@ func (c *interThread) activate(p *analysis.Pass, ev *trace.Event) bool {
 	if ev.Thread == c.first {
 		return false
 	}
+	c.start(p)
+	return true
+}
+
+// start starts the dependence engine, seeded with the stores the model still holds unpersisted.
+func (c *interThread) start(p *analysis.Pass) {
 	c.active = true
 	c.e = newEngine(p.State.Reader, nil, Options{})
 	c.e.m = p.State
 	c.tainted = map[uint64]taint{}
+	c.words = map[uint64]wordStore{}
+	c.durableRead = map[uint64]taint{}
 	// Seed the shadow with the stores still unpersisted: only those can taint a load.
 	if m := p.State.Model; m != nil {
 		c.e.st.sync()
@@ -105,7 +149,6 @@ func (c *interThread) activate(p *analysis.Pass, ev *trace.Event) bool {
 			return true
 		})
 	}
-	return true
 }
 
 func (c *interThread) OnLoad(p *analysis.Pass, ev *trace.Event) {
@@ -127,7 +170,11 @@ func (c *interThread) OnLoad(p *analysis.Pass, ev *trace.Event) {
 		}
 		return true
 	})
-	if !found || best.Flags&px86.Ordered != 0 {
+	if !found {
+		c.readDurable(ev)
+		return
+	}
+	if best.Flags&px86.Ordered != 0 {
 		// Under eADR a cached store another thread could load was globally visible, so durable.
 		return
 	}
@@ -153,10 +200,45 @@ func (c *interThread) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 		return
 	}
 	c.e.st.sync()
-	if (s.Kind == replay.Store || s.Kind == replay.NTStore) && len(c.tainted) > 0 && p.State.Model != nil {
+	if (s.Kind == replay.Store || s.Kind == replay.NTStore) && (len(c.tainted) > 0 || len(c.durableRead) > 0) && p.State.Model != nil {
 		c.check(p, s)
 	}
 	c.e.Wrote(s)
+	if s.Kind == replay.Store || s.Kind == replay.NTStore {
+		ws := wordStore{ev: ev.Index, thread: ev.Thread, site: ev.Site, stack: ev.Context, addr: s.Addr, size: s.Size}
+		for a := s.Addr &^ 7; a < s.Addr+s.Size && a-s.Addr < 8*maxCrossWords; a += 8 {
+			c.words[a] = ws
+		}
+	} else {
+		for a := s.Addr &^ 7; a < s.Addr+s.Size && a-s.Addr < 8*maxCrossWords; a += 8 {
+			delete(c.words, a)
+		}
+	}
+}
+
+// maxCrossWords bounds the 8-byte words of one store or load the cross reads look at (a pool's
+// initialisation or a bulk copy is no cross read the schedule witnesses start from).
+const maxCrossWords = 64
+
+// maxCross bounds the cross reads kept (CrossReads), one per pair of store sites.
+const maxCross = 64
+
+// readDurable notes load ev when the last store to the bytes it read is another thread's and
+// was already durable (no unpersisted store of another thread holds them): the recorded
+// schedule ordered that store's persist before the load, another schedule may not.
+func (c *interThread) readDurable(ev *trace.Event) {
+	if ev.Size == 0 || ev.Size > 8*maxCrossWords || len(c.cross) >= maxCross {
+		return
+	}
+	ws, ok := c.words[ev.Addr&^7]
+	if !ok || ws.thread == ev.Thread || ws.site == 0 || c.e.sh.read(ev.Addr, ev.Size).event() != ws.ev {
+		return
+	}
+	if len(c.durableRead) >= maxTainted {
+		clear(c.durableRead)
+	}
+	c.durableRead[ev.Index] = taint{store: ws.ev, site: ws.site, stack: ws.stack, thread: ws.thread,
+		addr: ws.addr, size: ws.size, load: ev.Site, loadStack: ev.Context}
 }
 
 // check reports store s when it depends on a tainted load whose writer is still not durable.
@@ -177,7 +259,11 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 			return
 		}
 		tn, ok := c.tainted[g.ev]
-		if !ok || tn.thread == ev.Thread {
+		if !ok {
+			c.crossRead(p, g, s)
+			return
+		}
+		if tn.thread == ev.Thread {
 			return
 		}
 		if durable(m, tn.source()) || sameLines(m, storeRec{addr: s.Addr, size: s.Size}, tn.source()) {
@@ -189,6 +275,74 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 		return
 	}
 	c.pending = append(c.pending, candidate{tn: *hit, via: via, control: viaControl, site: ev.Site, stack: ev.Context, event: ev.Index, op: s.Origin.Op})
+}
+
+// crossRead notes a cross read when the load g read another thread's durable store and store s
+// depends on it (crossPerPair per pair of store sites).
+func (c *interThread) crossRead(p *analysis.Pass, g guardInst, s *analysis.StoreInfo) {
+	tn, ok := c.durableRead[g.ev]
+	ev := s.Event
+	if !ok || tn.thread == ev.Thread || len(c.cross) >= maxCross || s.Size > 8*maxCrossWords {
+		return
+	}
+	var same []int
+	for i, x := range c.cross {
+		if x.StoreSite == tn.site && x.DependentSite == ev.Site {
+			same = append(same, i)
+		}
+	}
+	x := CrossRead{
+		Store: uint64(tn.store), StoreThread: tn.thread, StoreSite: tn.site, StoreAddr: tn.addr, StoreSize: tn.size,
+		Load: g.ev, LoadSite: tn.load, Thread: ev.Thread,
+		Dependent: ev.Index, DependentSite: ev.Site, DependentAddr: s.Addr, DependentSize: s.Size,
+		StoreAt: p.Locate(tn.site), LoadAt: p.Locate(tn.load), DependentAt: p.Locate(ev.Site),
+	}
+	switch {
+	case len(same) < crossPerPair:
+		c.cross = append(c.cross, x)
+	default:
+		// The first half of a pair's instances stay, the second half are the latest.
+		last := same[crossPerPair/2:]
+		copy(c.cross[last[0]:], c.cross[last[0]+1:])
+		c.cross[len(c.cross)-1] = x
+	}
+}
+
+// crossPerPair bounds the cross reads kept per pair of store sites: the first half of them, and
+// the latest (the recorded synchronization may order one instance and not another: a thread's
+// persist before its next release, but not after its last).
+const crossPerPair = 4
+
+// CrossRead is a dependence across threads that the recorded schedule kept safe: thread
+// StoreThread's store (event Store, at StoreSite, over [StoreAddr, StoreAddr+StoreSize)) was
+// durable when thread Thread's load (event Load, at LoadSite) read it, and Thread's later store
+// (event Dependent, at DependentSite, over its range) depends on that load, data or control. It
+// is the inter-thread must-persist-before relation of Huang's dissertation (Constraint-Based
+// Analysis for PM Programs, USC 2023, §6.3: an inter-thread dependence between two stores'
+// loads makes them an MPB pair): the store must persist before the dependent store. Another
+// schedule consistent with the recorded synchronization may break it (pipeline's schedule
+// witnesses decide which).
+type CrossRead struct {
+	Store                        uint64
+	StoreThread, StoreSite       uint32
+	StoreAddr, StoreSize         uint64
+	Load                         uint64
+	LoadSite, Thread             uint32
+	Dependent                    uint64
+	DependentSite                uint32
+	DependentAddr, DependentSize uint64
+	// StoreAt, LoadAt and DependentAt are the three sites' source positions (report.At).
+	StoreAt, LoadAt, DependentAt report.Location
+}
+
+// CrossReads returns the cross reads an analysis pass found (at most maxCross, at most
+// crossPerPair per pair of store sites, in trace order of their dependent stores) from the analyzer's result
+// (analysis.Config.Keep); none when it did not run.
+func CrossReads(result any) []CrossRead {
+	if c, ok := result.(*interThread); ok && c != nil {
+		return slices.Clone(c.cross)
+	}
+	return nil
 }
 
 // candidate is a dependent store found, reported once its source store is known to become
@@ -233,6 +387,9 @@ func (c *interThread) flush(p *analysis.Pass, in func(taint) bool) {
 }
 
 func (c *interThread) report(p *analysis.Pass, cd candidate) {
+	if c.early {
+		return
+	}
 	hit, via, viaControl := &cd.tn, cd.via, cd.control
 	c.note(p, hit.site, cd.site, cd.event)
 	if p.Dup(cd.site, cd.stack, cd.event) {

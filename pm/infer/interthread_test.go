@@ -1,6 +1,7 @@
 package infer_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,72 @@ func TestInterThreadReport(t *testing.T) {
 	}
 	if infer.InterThreadPairs(nil) != nil {
 		t.Error("pairs of no result")
+	}
+}
+
+// TestCrossReads checks the cross reads of CrossReadsAnalyzer: a load of another thread's store
+// already durable, and a store that depends on it (Huang's inter-thread MPB, §6.3).
+func TestCrossReads(t *testing.T) {
+	copied := func() *analysistest.Builder { return pool().Dep(sW, val, 11) }
+	tests := []struct {
+		name string
+		b    *analysistest.Builder
+		want []string // "store>dependent@load event"
+	}{
+		{"the copy of a durable store of another thread",
+			copied().Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			[]string{"1>4"}},
+		{"the store was not durable yet: an inter-thread inconsistency's taint, no cross read",
+			copied().Thread(1).Store(sX, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Thread(1).Persist(41, X, 8).Exit(0),
+			nil},
+		{"the thread's own store",
+			copied().Thread(2).Store(sX, X, 8).Persist(41, X, 8).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			nil},
+		{"no dependence on the load",
+			pool().Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			nil},
+		{"the other thread's bytes rewritten by the reader's own thread",
+			copied().Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Store(sY, X, 8).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			nil},
+		{"six instances of one pair: the first two and the latest two",
+			copied().Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).
+				Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).
+				Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).
+				Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).
+				Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).
+				Thread(1).Store(sX, X, 8).Persist(41, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			[]string{"1>4#0", "1>4#1", "1>4#4", "1>4#5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keep := map[*analysis.Analyzer]any{}
+			rep, err := analysis.Run(tt.b.Source(t), []*analysis.Analyzer{infer.CrossReadsAnalyzer}, analysis.Config{Keep: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Findings) > 0 {
+				t.Errorf("the cross reads' analyzer reported %+v", rep.Findings)
+			}
+			xs := infer.CrossReads(keep[infer.CrossReadsAnalyzer])
+			var got []string
+			var loads []uint64
+			for _, x := range xs {
+				got = append(got, fmt.Sprintf("%d>%d", x.StoreSite, x.DependentSite))
+				loads = append(loads, x.Load)
+				if x.StoreThread != 1 || x.Thread != 2 || !(x.Store < x.Load && x.Load < x.Dependent) || x.DependentAt.Line != sW {
+					t.Errorf("cross read %+v", x)
+				}
+			}
+			if len(tt.want) > 0 && strings.Contains(tt.want[0], "#") {
+				// The instances kept, numbered by their round: every round has as many records.
+				round := loads[1] - loads[0]
+				for i, l := range loads {
+					got[i] = fmt.Sprintf("1>4#%d", (l-loads[0])/round)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("cross reads %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
