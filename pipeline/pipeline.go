@@ -985,6 +985,14 @@ func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, 
 	}
 	run.rep, run.aerr, run.storers, run.points = rep, aerr, len(p.facts.storers), p.facts.points
 	run.windows = p.windows
+	if windows > 0 && aerr == nil && !c.Analysis.NoInfer {
+		ws, warns, err := findWitnesses(ctx, tf, windows)
+		if err != nil {
+			warns = append(warns, err.Error())
+		}
+		run.witnesses = ws
+		rep.Warnings = append(rep.Warnings, warns...)
+	}
 	if p.facts.schedPoints > 0 {
 		run.points = int(min(p.facts.schedPoints, 1<<40))
 	}

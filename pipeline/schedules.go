@@ -76,6 +76,10 @@ type scheduleRun struct {
 	points     int // an estimate of the scheduling points: checkFacts.points, or schedPoints
 	// windows are the window candidates of the trace (the first controlled schedule's only).
 	windows []windowCandidate
+	// witnesses are the schedule witnesses of the trace (the first controlled schedule's
+	// only: witness.go); witness is the one this run is, when it is one.
+	witnesses []witness
+	witness   *witness
 }
 
 // runSchedules runs the check under the operating system's schedule, then, when the program has
@@ -103,6 +107,7 @@ func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) (
 	runs := []*scheduleRun{first}
 	n := schedules(first.storers)
 	var windows []windowCandidate
+	witnesses := map[string]witness{} // window spec: the witness it runs
 	for i := 1; i < n && !interrupted(runs[len(runs)-1]); i++ {
 		share := budget * time.Duration(i+1) / time.Duration(n)
 		want := 0
@@ -115,12 +120,33 @@ func (c *Check) runSchedules(ctx context.Context, dir, pool, tracePath string) (
 		if err != nil {
 			return nil, err
 		}
+		if w, ok := witnesses[spec]; ok {
+			run.witness = &w
+		}
 		runs = append(runs, run)
 		if i == 1 {
-			windows = run.windows
+			windows = witnessFirst(run.witnesses, run.windows, witnesses)
 		}
 	}
 	return runs, nil
+}
+
+// witnessFirst returns the window candidates a check runs: the schedule witnesses first (each
+// proves, over the trace, a schedule that breaks a must-persist-before relation; witness.go),
+// then the window candidates that are not witnesses. It notes each witness's spec in byspec.
+func witnessFirst(ws []witness, windows []windowCandidate, byspec map[string]witness) []windowCandidate {
+	var out []windowCandidate
+	base := ScheduleSpec(1, 0)
+	for _, w := range ws {
+		out = append(out, w.windowCandidate)
+		byspec[w.Spec(base)] = w
+	}
+	for _, c := range windows {
+		if !slices.ContainsFunc(out, func(o windowCandidate) bool { return o.Thread == c.Thread && o.Store == c.Store }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // windowSchedules is the number of window schedules among n (the operating system's included):
@@ -143,9 +169,10 @@ func nextSchedule(i, steps int, windows *[]windowCandidate) string {
 	return ScheduleSpec(i, steps)
 }
 
-// traceWindows returns up to n window candidates of the trace at path (nil when it cannot be
-// read: a recording then goes on with ScheduleSpec's schedules).
-func traceWindows(path string, n int) []windowCandidate {
+// traceWindows returns up to n window candidates of the trace at path, its schedule witnesses
+// first (witnessFirst; nil when it cannot be read: a recording then goes on with ScheduleSpec's
+// schedules).
+func traceWindows(ctx context.Context, path string, n int) []windowCandidate {
 	if n <= 0 {
 		return nil
 	}
@@ -162,7 +189,8 @@ func traceWindows(path string, n int) []windowCandidate {
 	if w == nil {
 		return nil
 	}
-	return w.best(n)
+	ws, _, _ := findWitnesses(ctx, tf, n)
+	return witnessFirst(ws, w.best(n), map[string]witness{})
 }
 
 // interrupted reports whether a schedule's recording or exploration was stopped by a signal.
@@ -235,6 +263,20 @@ func mergeSchedules(runs []*scheduleRun) (*report.Report, error, error) {
 		kept = append(kept, f)
 	}
 	rep.Findings = kept
+	var witnessed []report.Witness
+	for _, r := range runs {
+		if r.witness == nil {
+			continue
+		}
+		w := report.Witness{Schedule: r.spec, Store: r.witness.store, Load: r.witness.load, Dependent: r.witness.dependent}
+		for _, f := range rep.Findings {
+			if f.Schedule == r.spec {
+				w.Findings++
+			}
+		}
+		witnessed = append(witnessed, w)
+	}
+	rep.Witnesses = witnessed
 	if rep.Stats != nil {
 		rep.Stats.Schedules = len(runs)
 		rep.Stats.Findings = 0
@@ -332,7 +374,7 @@ func RecordSchedules(ctx context.Context, rc Recording, tracePath string, n int)
 			}
 		}
 		if i == 1 {
-			windows = traceWindows(path, windowSchedules(n))
+			windows = traceWindows(ctx, path, windowSchedules(n))
 		}
 	}
 	return out, nil

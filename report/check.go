@@ -80,7 +80,8 @@ type CheckCrash struct {
 }
 
 // ReadJSON reads a report written by WriteJSON (docs/findings-json.md; name is its path, for
-// messages): its findings, warnings, trace, events, statistics, check and shard. Rules and suppression
+// messages): its findings, warnings, trace, events, statistics, check, shard, scope and schedule
+// witnesses. Rules and suppression
 // counts are not read. Errors: data is not a JSON report of scry (an object with a "findings"
 // array), or a finding has no kind.
 func ReadJSON(data []byte, name string) (*Report, error) {
@@ -91,11 +92,12 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 			Trace  string `json:"trace"`
 			Events uint64 `json:"events"`
 		} `json:"summary"`
-		Stats    *Stats   `json:"stats"`
-		Check    *Check   `json:"check"`
-		Shard    *Shard   `json:"shard"`
-		Profiles []string `json:"profiles"`
-		Scope    *Scope   `json:"scope"`
+		Stats     *Stats    `json:"stats"`
+		Check     *Check    `json:"check"`
+		Shard     *Shard    `json:"shard"`
+		Profiles  []string  `json:"profiles"`
+		Scope     *Scope    `json:"scope"`
+		Witnesses []Witness `json:"witnesses"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, notReport(name, data, err)
@@ -103,7 +105,7 @@ func ReadJSON(data []byte, name string) (*Report, error) {
 	if doc.Findings == nil {
 		return nil, fmt.Errorf("%s is not a JSON report of scry: it has no \"findings\" array (write one with --format json)", name)
 	}
-	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard, Profiles: doc.Profiles, Scope: doc.Scope}
+	r := &Report{Findings: *doc.Findings, Warnings: doc.Warnings, Trace: doc.Summary.Trace, Events: doc.Summary.Events, Stats: doc.Stats, Check: doc.Check, Shard: doc.Shard, Profiles: doc.Profiles, Scope: doc.Scope, Witnesses: doc.Witnesses}
 	for i, f := range r.Findings {
 		if f.Kind == "" {
 			return nil, fmt.Errorf("%s: finding %d has no kind", name, i+1)

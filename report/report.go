@@ -184,6 +184,10 @@ type Report struct {
 	// Scope is set in a run scoped to a change (--changed-since; the JSON "scope" object): what
 	// it covered and what it left out.
 	Scope *Scope
+	// Witnesses are the schedule witnesses a check ran among its thread schedules (Huang's
+	// dissertation, ch. 6; docs/concurrency.md, "Schedule witnesses"; the JSON "witnesses"
+	// array), in the order run.
+	Witnesses []Witness
 }
 
 // UnionProfiles returns the profile names of a and b, each once, in the order profiles are
@@ -275,4 +279,21 @@ func (r *Report) Sort() {
 			cmp.Compare(a.FirstEvent, b.FirstEvent),
 		)
 	})
+}
+
+// Witness is a schedule witness: a controlled schedule, consistent with the synchronization a
+// recorded schedule showed, under which a store that depends on another thread's store may
+// persist before it (their must-persist-before relation broken), found by an SMT query over
+// the recorded trace and then run.
+type Witness struct {
+	// Schedule is the witness's SCRY_SCHED spec (a window schedule: POLICY:SEED...@THREAD.STORE).
+	Schedule string `json:"schedule"`
+	// Store is the other thread's store; Load the load that read its value; Dependent the store
+	// that depends on that load.
+	Store     Location `json:"store"`
+	Load      Location `json:"load"`
+	Dependent Location `json:"dependent"`
+	// Findings counts the findings the witness's run showed first (0: none: the program took
+	// another path under it, or no crash state failed).
+	Findings int `json:"findings"`
 }

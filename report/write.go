@@ -140,6 +140,10 @@ func WriteText(w io.Writer, r *Report) error {
 		if s.Schedules > 1 {
 			fmt.Fprintf(bw, "scry: the program was recorded and explored under %d thread schedules: the operating system's and %d controlled ones (SCRY_SCHED; --schedules)\n", s.Schedules, s.Schedules-1)
 		}
+		for _, w := range r.Witnesses {
+			fmt.Fprintf(bw, "scry: schedule witness %s: the store at %s may persist before the store at %s it depends on (its load at %s reads that value before it is durable); %s shown first under it\n",
+				w.Schedule, w.Dependent, w.Store, w.Load, plural(w.Findings, "finding", "findings"))
+		}
 		if s.StoppedEarly > 0 {
 			fmt.Fprintf(bw, "scry: %s stopped at their first output line that matched neither legal outcome, about %.1fs of runs and %d output lines saved\n",
 				plural(s.StoppedEarly, "run on a crash image", "runs on crash images"), s.StoppedEarlySeconds, s.StoppedEarlyLines)
@@ -182,6 +186,8 @@ type jsonReport struct {
 	Shard    *Shard     `json:"shard,omitempty"`
 	Profiles []string   `json:"profiles,omitempty"`
 	Scope    *Scope     `json:"scope,omitempty"`
+	// Witnesses: Report.Witnesses.
+	Witnesses []Witness `json:"witnesses,omitempty"`
 }
 
 type jsonSummry struct {
@@ -206,11 +212,12 @@ func WriteJSON(w io.Writer, r *Report) error {
 			Correctness: r.Count(Correctness), Performance: r.Count(Performance), Unconfirmed: r.Count(Unconfirmed),
 			Suppressed: r.SuppressedTotal(), ByKind: map[Kind]int{},
 		},
-		Stats:    r.Stats,
-		Check:    r.Check,
-		Shard:    r.Shard,
-		Profiles: r.Profiles,
-		Scope:    r.Scope,
+		Stats:     r.Stats,
+		Check:     r.Check,
+		Shard:     r.Shard,
+		Profiles:  r.Profiles,
+		Scope:     r.Scope,
+		Witnesses: r.Witnesses,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
