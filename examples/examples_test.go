@@ -23,6 +23,10 @@
 //	// scry: persistency P[,P...]   passed as --persistency (persistency profiles: adr, eadr, all)
 //	// scry: concurrent-operations  with workload: the trace must have two operations of
 //	                                different threads in flight at once
+//	// scry: schedule-witness       with workload: the program with want comments has its
+//	                                inter-thread-inconsistency findings shown first under a
+//	                                schedule witness the report lists ("witnesses"), at
+//	                                the witness's dependent store; the other twin has none
 //	// scry: op-markers B E         calls of B and E mark the operations (--op-begin B --op-end E)
 //	// scry: opt -O0 -O2            the optimisation levels to build and check it at, each a test of
 //	                                its own named with the level (default -O0): findings at the
@@ -186,7 +190,9 @@ type program struct {
 	profiles map[int][]string
 	// concurrent: the trace must have operations of two threads in flight at once.
 	concurrent bool
-	want       []finding
+	// witness: the schedule-witness directive (below).
+	witness bool
+	want    []finding
 	// related are the lines some finding must name with a role (`related ROLE` clauses).
 	related []relatedWant
 	// classes are the classes want comments give explicitly (`want "kind:class"`), by finding.
@@ -385,6 +391,8 @@ func parseProgram(rel string) (program, error) {
 				p.persistency = m[2]
 			case "concurrent-operations":
 				p.concurrent = true
+			case "schedule-witness":
+				p.witness = true
 			case "op-markers":
 				p.markers = strings.Fields(m[2])
 				if len(p.markers) != 2 {
@@ -669,6 +677,7 @@ type report struct {
 	Stats    *struct {
 		StatesTested int `json:"states_tested"`
 	} `json:"stats"` // crash mode only
+	Witnesses []reportWitness `json:"witnesses"`
 }
 
 // reportFinding is a finding of the JSON report, as far as the harness reads it.
@@ -684,6 +693,44 @@ type reportFinding struct {
 	} `json:"location"`
 	Related  []reportRelated `json:"related"`
 	Profiles []string        `json:"profiles"`
+	Schedule string          `json:"schedule"`
+}
+
+// reportWitness is a schedule witness of the JSON report's stats, as far as the harness reads it.
+type reportWitness struct {
+	Schedule  string `json:"schedule"`
+	Dependent struct {
+		Line int `json:"line"`
+	} `json:"dependent"`
+	Findings int `json:"findings"`
+}
+
+// checkWitnesses checks the schedule-witness directive on rep: with want comments, every
+// inter-thread-inconsistency finding was shown first under a schedule witness of the report
+// whose dependent store is on its line; without, the report lists no witness.
+func checkWitnesses(t *testing.T, p program, rep report) {
+	t.Helper()
+	if len(p.want) == 0 {
+		if len(rep.Witnesses) > 0 {
+			t.Errorf("%s: schedule witnesses %+v, want none", p.name, rep.Witnesses)
+		}
+		return
+	}
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Kind != "inter-thread-inconsistency" {
+			continue
+		}
+		n++
+		if !slices.ContainsFunc(rep.Witnesses, func(w reportWitness) bool {
+			return w.Schedule == f.Schedule && w.Dependent.Line == f.Location.Line && w.Findings > 0
+		}) {
+			t.Errorf("%s:%d: %s shown first under schedule %q, not under a schedule witness of its store (witnesses: %+v)", p.name, f.Location.Line, f.Kind, f.Schedule, rep.Witnesses)
+		}
+	}
+	if n == 0 {
+		t.Errorf("%s: no inter-thread-inconsistency finding to check against the schedule witnesses", p.name)
+	}
 }
 
 // reportRelated is a related location of a finding.
@@ -835,6 +882,9 @@ func TestExamples(t *testing.T) {
 
 			if p.workload != "" && (rep.Stats == nil || rep.Stats.StatesTested == 0) {
 				t.Errorf("%s: crash exploration tested no crash state (report stats: %+v)", p.name, rep.Stats)
+			}
+			if p.witness {
+				checkWitnesses(t, p, rep)
 			}
 			if p.concurrent {
 				n, err := concurrentOps(filepath.Join(dir, "trace"))

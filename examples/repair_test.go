@@ -42,6 +42,8 @@ var unrepairable = map[string]string{
 	// The same, and the inter-thread-inconsistency finding of the archiver's copy: scry fix
 	// computes no repair across threads, and says what would repair it.
 	"inter-thread-inconsistency": "before the unlock",
+	// The same, found under a schedule witness: both findings come from the witness's trace.
+	"schedule-witness": "before the unlock",
 	// A plain store a compiler may split: the repair is an atomic store, a change of how the
 	// source writes it that scry fix does not make; its reason says so.
 	"persistency-race": "atomic",
@@ -167,6 +169,13 @@ func TestRepairExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			schedules := map[string]bool{}
+			for _, f := range rep.Findings {
+				schedules[f.Schedule] = true
+			}
+			if len(schedules) == 1 && strings.Contains(out, "under another") {
+				t.Fatalf("%s: a finding left for another schedule's run, where every finding has the same schedule:\n%s", strings.Join(fix, " "), out)
+			}
 			if want, ok := unrepairable[example]; ok {
 				if code != 1 || !strings.Contains(out, "not repaired") || !strings.Contains(out, want) {
 					t.Fatalf("%s: exit %d, want 1 with a reason naming %q:\n%s", strings.Join(fix, " "), code, want, out)
@@ -242,6 +251,7 @@ type jsonReport struct {
 		Location struct {
 			Line int `json:"line"`
 		} `json:"location"`
+		Schedule string `json:"schedule"`
 	} `json:"findings"`
 }
 
