@@ -309,14 +309,24 @@ func (f *fixer) locateTrace(ctx context.Context, sel []int) error {
 		}
 		cands = append(cands, t)
 	}
-	// A finding of a controlled thread schedule names its own trace (pipeline.ScheduleTrace):
-	// the repair is computed on the trace of the first finding selected, and a finding of
-	// another schedule is left for a run of its own.
-	traceOf := func(fd *report.Finding) string {
+	// A crash finding of a controlled thread schedule names its own trace
+	// (pipeline.ScheduleTrace), and a trace finding of that schedule has the same: the repair
+	// is computed on the trace of the first finding selected, and a finding of another schedule
+	// is left for a run of its own.
+	bySchedule := map[string]string{}
+	for _, fd := range f.rep.Findings {
 		if fd.Schedule != "" && fd.Crash != nil && fd.Crash.Trace != "" {
+			bySchedule[fd.Schedule] = fd.Crash.Trace
+		}
+	}
+	traceOf := func(fd *report.Finding) string {
+		if fd.Schedule == "" {
+			return ""
+		}
+		if fd.Crash != nil && fd.Crash.Trace != "" {
 			return fd.Crash.Trace
 		}
-		return ""
+		return bySchedule[fd.Schedule]
 	}
 	if len(sel) > 0 {
 		if t := traceOf(&f.rep.Findings[sel[0]-1]); t != "" {
