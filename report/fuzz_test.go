@@ -144,6 +144,7 @@ func FuzzReadJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"findings":[{"kind":"unpersisted-store","class":"correctness","location":{"file":"a.c","line":3},"first_event":7}],"summary":{"trace":"t.trace","events":9},"check":{"dir":"/tmp","args":["./p","x.pool"],"pools":[{"path":"/tmp/x.pool","created":true}]}}`,
 		`{"findings":[],"check":{"args":[]}}`,
+		`{"findings":[{"kind":"inter-thread-inconsistency","schedule":"pct:1:1@2.2"}],"witnesses":[{"schedule":"pct:1:1@2.2","store":{"file":"a.c","line":1},"load":{"file":"a.c","line":2},"dependent":{"file":"a.c","line":2,"column":7},"findings":1}]}`,
 		`{"findings":[{"kind":""}]}`,
 		`{"warnings":[]}`,
 		`[]`,

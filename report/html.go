@@ -58,7 +58,7 @@ func WriteHTML(w io.Writer, r *Report, opts HTMLOptions) error {
 	if opts.ReadFile == nil {
 		opts.ReadFile = os.ReadFile
 	}
-	v := htmlReport{Trace: r.Trace, Events: r.Events, Warnings: r.Warnings, Stats: r.Stats}
+	v := htmlReport{Trace: r.Trace, Events: r.Events, Warnings: r.Warnings, Stats: r.Stats, Witnesses: r.Witnesses}
 	v.Title, v.Rows, v.More = summaryTable(r)
 	v.Totals = fmt.Sprintf("%s, %s", plural(r.Count(Correctness), "correctness finding", "correctness findings"),
 		plural(r.Count(Performance), "performance finding", "performance findings"))
@@ -90,7 +90,9 @@ type htmlReport struct {
 	Events   uint64
 	Warnings []string
 	Stats    *Stats
-	Findings []findingView
+	// Witnesses are the schedule witnesses the check ran (Report.Witnesses).
+	Witnesses []Witness
+	Findings  []findingView
 }
 
 type findingView struct {

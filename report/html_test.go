@@ -67,6 +67,9 @@ func TestWriteHTML(t *testing.T) {
 		FS: &FSCrash{FailingState: FailingState{ID: "c43389bbedffb", CrashPoint: 5, Strategy: "prefix", Symptom: "output"}, APM: "default",
 			Persisted: []string{`creat("store")`, `append("store", 4)`}, Lost: []string{`trunc("store")`},
 			Dynamic: []FSVulnerability{{A: 5, B: 6, CallA: "trunc", CallB: "append"}}, Count: 1}}}}
+	witnessed := crashSample()
+	witnessed.Witnesses = []Witness{{Schedule: "pct:1:1@2.2", Store: Location{File: "kv.c", Line: 10}, Load: Location{File: "kv.c", Line: 20},
+		Dependent: Location{File: "kv.c", Line: 21}, Findings: 1}}
 	for _, tc := range []struct {
 		name   string
 		rep    *Report
@@ -74,6 +77,9 @@ func TestWriteHTML(t *testing.T) {
 		want   []string
 		absent []string
 	}{
+		{"schedule witnesses", witnessed, HTMLOptions{ReadFile: sourceOf(nil)},
+			[]string{`<h3>Schedule witnesses</h3>`, `<code>SCRY_SCHED=pct:1:1@2.2</code>: the store at <code>kv.c:21</code> may persist before the store at <code>kv.c:10</code>`},
+			nil},
 		{"excerpts", sample(), HTMLOptions{ReadFile: sourceOf(map[string]int{"btree.c": 130})},
 			[]string{
 				`<tr class="hl" data-line="42" data-roles="unpersisted-store">`, `<tr class="hl" data-line="44" data-roles="flush">`,
@@ -81,7 +87,7 @@ func TestWriteHTML(t *testing.T) {
 				`<tr data-finding="1">`, `<tr data-finding="2">`, `id="finding-2" data-index="2" data-kind="redundant-flush" data-class="performance"`,
 			},
 			// Frames are listed, not excerpted: main.c and pm.h are not read.
-			[]string{`data-line="48"`, `<svg class="timeline"`, `<tr class="gap">`, `source not available`}},
+			[]string{`data-line="48"`, `<svg class="timeline"`, `<tr class="gap">`, `source not available`, `Schedule witnesses`}},
 		{"missing source", sample(), HTMLOptions{ReadFile: sourceOf(nil)},
 			[]string{`<div class="missing">source not available: file does not exist</div>`}, []string{`class="hl"`}},
 		{"crash state alone", crashSample(), HTMLOptions{ReadFile: sourceOf(map[string]int{"kv.c": 60}), TimelineErrors: map[int]string{0: "the trace is gone"}},
