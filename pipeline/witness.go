@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,11 +56,44 @@ import (
 // may take the program elsewhere, which running the witness tells.
 
 // witnessMax bounds the cross reads a trace's witnesses are looked for in (the solver's queries).
-const witnessMax = 8
+const witnessMax = 16
+
+// spread returns at most n of the cross reads, taken in turns from each store site (the first
+// read of each site in trace order, then the second of each, ...), so that the stores of one
+// structure's initialisation, read again and again, leave room for the others; the result is in
+// trace order.
+func spread(reads []infer.CrossRead, n int) []infer.CrossRead {
+	if len(reads) <= n {
+		return reads
+	}
+	seen := map[uint32]int{}
+	rank := make([]int, len(reads))
+	for i, r := range reads {
+		rank[i] = seen[r.StoreSite]
+		seen[r.StoreSite]++
+	}
+	idx := make([]int, len(reads))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rank[a], rank[b]) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]infer.CrossRead, n)
+	for i, j := range idx {
+		out[i] = reads[j]
+	}
+	return out
+}
 
 // witnessEvents bounds the records of one window the encoding takes (PM stores, flushes, fences,
-// the load): a longer window is left out, with a warning.
+// the load): a window that reaches it before the dependent store is left out, with a warning;
+// one that reaches it after ends there.
 const witnessEvents = 400
+
+// witnessLoads bounds the loads of one window the collection keeps (the formula keeps those in
+// a conflict with another thread's store: conflicts).
+const witnessLoads = 4000
 
 // witnessTimeout bounds one satisfiability check.
 const witnessTimeout = 10 * time.Second
@@ -101,6 +136,7 @@ type wWindow struct {
 	events []wEvent
 	closed bool
 	long   bool
+	loads  int // the loads among events
 	// known: for each thread, the index into its events (byThread) of the latest that happens
 	// before the current record of each other thread: known[t][u].
 	byThread map[uint32][]int
@@ -133,7 +169,7 @@ func (c *witnessCollector) add(p *analysis.Pass, ev *trace.Event, kind px86.SymK
 		for l := m.LineOf(addr); l < addr+size; l += m.LineSize() {
 			lines = append(lines, l)
 		}
-		if kind == px86.SymStore || kind == px86.SymNTStore {
+		if kind == px86.SymStore || kind == px86.SymNTStore || (kind == 0 && size <= 8*maxWindowWords) {
 			for a := addr &^ 7; a < addr+size; a += 8 {
 				words = append(words, a)
 			}
@@ -143,11 +179,16 @@ func (c *witnessCollector) add(p *analysis.Pass, ev *trace.Event, kind px86.SymK
 		if w.closed || ev.Index < w.read.Store {
 			continue
 		}
-		if kind == 0 && ev.Index != w.read.Load {
+		if kind == 0 && ev.Index != w.read.Load && len(words) == 0 {
 			continue
 		}
-		if len(w.events) >= witnessEvents {
-			w.closed, w.long = true, true
+		if kind == 0 {
+			w.loads++
+		}
+		if len(w.events)-w.loads >= witnessEvents || w.loads >= witnessLoads {
+			// Past the dependent store the window just ends: what its thread has not made
+			// durable by then may persist at any time (up to the formula's Never).
+			w.closed, w.long = true, ev.Index <= w.read.Dependent
 			continue
 		}
 		e := wEvent{index: ev.Index, thread: ev.Thread, kind: kind, flush: flush, lines: lines, words: words,
@@ -227,7 +268,7 @@ func findWitnesses(ctx context.Context, tf *trace.File, n int) ([]witness, []str
 	if len(reads) == 0 {
 		return nil, nil, nil
 	}
-	reads = reads[:min(len(reads), witnessMax)]
+	reads = spread(reads, witnessMax)
 	c := &witnessCollector{stores: map[uint32]uint64{}, last: map[uint32]uint64{}}
 	for _, r := range reads {
 		c.wins = append(c.wins, &wWindow{read: r, byThread: map[uint32][]int{}, known: map[[2]uint32]int{}})
@@ -251,7 +292,7 @@ func findWitnesses(ctx context.Context, tf *trace.File, n int) ([]witness, []str
 			break
 		}
 		if w.long {
-			warns = append(warns, fmt.Sprintf("schedule witnesses: the window from the store at %s to the store at %s has more than %d records; no other schedule was looked for", w.read.StoreAt, w.read.DependentAt, witnessEvents))
+			warns = append(warns, fmt.Sprintf("schedule witnesses: the window from the store at %s to the store at %s has more than %d records before the latter; no other schedule was looked for", w.read.StoreAt, w.read.DependentAt, witnessEvents))
 			continue
 		}
 		thread, store, res, err := solveWitness(s, w)
@@ -276,12 +317,91 @@ func findWitnesses(ctx context.Context, tf *trace.File, n int) ([]witness, []str
 	return out, warns, nil
 }
 
+// conflicts returns the orders of the window's conflicting accesses of different threads to
+// one 8-byte word, as pairs of event indexes (earlier, later), and which events the formula
+// keeps: every store, flush and fence, and the loads in such a pair (B's load always). A load
+// stays after the store it read (reads-from) and before the next store to what it read (a load
+// placed after it would read another value), and two stores keep their order (the values the
+// program computed stay its own): the schedules the formula allows then give every kept load the
+// value it read in the recorded run.
+func conflicts(evs []wEvent, load int) (pairs [][2]int, keep []bool) {
+	keep = make([]bool, len(evs))
+	lastStore := map[uint64]int{} // word: the latest store to it
+	readers := map[uint64][]int{} // word: the loads since its latest store
+	for i, e := range evs {
+		if e.kind != 0 {
+			keep[i] = true
+		}
+		for _, wd := range e.words {
+			j, stored := lastStore[wd]
+			if e.kind == 0 {
+				if stored && evs[j].thread != e.thread {
+					pairs = append(pairs, [2]int{j, i})
+					keep[i] = true
+				}
+				readers[wd] = append(readers[wd], i)
+				continue
+			}
+			if stored && evs[j].thread != e.thread {
+				pairs = append(pairs, [2]int{j, i})
+			}
+			for _, r := range readers[wd] {
+				if evs[r].thread != e.thread {
+					pairs = append(pairs, [2]int{r, i})
+					keep[r] = true
+				}
+			}
+			lastStore[wd] = i
+			readers[wd] = readers[wd][:0]
+		}
+	}
+	keep[load] = true
+	return pairs, keep
+}
+
+// compact returns the events keep keeps, with their happens-before edges (wEvent.after) moved
+// to the new indexes: an edge from a dropped event comes from the latest kept event of its thread
+// before it, and the edges into a dropped event go to the next kept event of its thread. It also
+// returns each old index's new one (-1: dropped).
+func compact(evs []wEvent, keep []bool) ([]wEvent, []int) {
+	idx := make([]int, len(evs))
+	prevKept := make([]int, len(evs)) // the latest kept event of its thread at or before it
+	lastKept := map[uint32]int{}
+	pending := map[uint32][]int{} // thread: edges into its dropped events (old indexes)
+	var out []wEvent
+	for i, e := range evs {
+		idx[i] = -1
+		if keep[i] {
+			idx[i] = len(out)
+			lastKept[e.thread] = i
+		}
+		if j, ok := lastKept[e.thread]; ok {
+			prevKept[i] = j
+		} else {
+			prevKept[i] = -1
+		}
+		if !keep[i] {
+			pending[e.thread] = append(pending[e.thread], e.after...)
+			continue
+		}
+		ne := e
+		ne.after = nil
+		for _, x := range append(pending[e.thread], e.after...) {
+			if j := prevKept[x]; j >= 0 {
+				ne.after = append(ne.after, idx[j])
+			}
+		}
+		delete(pending, e.thread)
+		out = append(out, ne)
+	}
+	return out, idx
+}
+
 // solveWitness encodes window w (the package comment above) and asks s whether a schedule breaks
 // its relation: on sat, the witness's thread and store number.
 func solveWitness(s *smt.Solver, w *wWindow) (uint32, uint64, smt.Result, error) {
-	evs := w.events
 	load, a, b := -1, -1, -1
-	for i, e := range evs {
+	for i, e := range w.events {
 		switch {
 		case e.index == w.read.Load && e.kind == 0:
 			load = i
@@ -294,9 +414,12 @@ func solveWitness(s *smt.Solver, w *wWindow) (uint32, uint64, smt.Result, error)
 	if load < 0 || a < 0 || b < 0 {
 		return 0, 0, smt.Unsat, nil
 	}
+	pairs, keep := conflicts(w.events, load)
+	evs, idx := compact(w.events, keep)
+	load, a, b = idx[load], idx[a], idx[b]
 	pos := func(i int) string { return fmt.Sprintf("wp%d", i) }
 	var instrs []px86.SymInstr
-	instrOf := make([]int, len(evs)) // event -> instruction (-1 for the load)
+	instrOf := make([]int, len(evs)) // event -> instruction (-1 for a load)
 	for i, e := range evs {
 		instrOf[i] = -1
 		if e.kind == 0 {
@@ -321,7 +444,6 @@ func solveWitness(s *smt.Solver, w *wWindow) (uint32, uint64, smt.Result, error)
 		cs = append(cs, "(distinct "+strings.Join(names, " ")+")")
 	}
 	lastOf := map[uint32]int{}
-	lastWord := map[uint64]int{} // 8-byte word: the latest store to it
 	for i, e := range evs {
 		cs = append(cs, smt.Le("0", pos(i)), smt.Lt(pos(i), smt.Int(int64(len(evs)))))
 		// Φ_program: the thread's order.
@@ -333,16 +455,10 @@ func solveWitness(s *smt.Solver, w *wWindow) (uint32, uint64, smt.Result, error)
 		for _, j := range e.after {
 			cs = append(cs, smt.Lt(pos(j), pos(i)))
 		}
-		for _, wd := range e.words {
-			if j, ok := lastWord[wd]; ok && evs[j].thread != e.thread {
-				cs = append(cs, smt.Lt(pos(j), pos(i)))
-			}
-			lastWord[wd] = i
-			// A later store to what the load read stays after it.
-			if i > load && wd >= w.read.StoreAddr&^7 && wd < w.read.StoreAddr+w.read.StoreSize {
-				cs = append(cs, smt.Lt(pos(load), pos(i)))
-			}
-		}
+	}
+	// Φ_consistency: the conflicting accesses' orders.
+	for _, pr := range pairs {
+		cs = append(cs, smt.Lt(pos(idx[pr[0]]), pos(idx[pr[1]])))
 	}
 	cs = append(cs, smt.Lt(pos(a), pos(load)))
 	cs = append(cs, per.Constraints(per.PTName)...)

@@ -18,11 +18,11 @@ import (
 func TestWitnesses(t *testing.T) {
 	testenv.Tools(t, "z3")
 	const (
-		base, size = 0x10000, 0x10000
-		X, W       = base + 0x100, base + 0x400
-		sX, sW, sV = 1, 4, 5
-		load       = 11
-		mu         = 0x900000
+		base, size     = 0x10000, 0x10000
+		X, W, P        = base + 0x100, base + 0x400, base + 0x600
+		sX, sW, sV, sP = 1, 4, 5, 6
+		load           = 11
+		mu             = 0x900000
 	)
 	lock, unlock := trace.SyncLock, trace.SyncUnlock
 	writer := func(b *analysistest.Builder, persistFirst bool) *analysistest.Builder {
@@ -48,6 +48,12 @@ func TestWitnesses(t *testing.T) {
 		{"the copy on the entry's cache line persists after it", copier(writer(pool(), false), X+8).Exit(0), nil},
 		{"no synchronization: the copier may load it at once", pool().Thread(1).Store(sV, base+0x800, 8).Store(sX, X, 8).Persist(40, X, 8).
 			Thread(2).Load(load, X, 8).Store(sW, W, 8).Persist(41, W, 8).Exit(0), []string{"1.2"}},
+		{"published through a PM pointer after its persist: the reader's load of the pointer keeps it after",
+			pool().Thread(1).Store(sV, base+0x800, 8).Store(sX, X, 8).Persist(40, X, 8).Store(sP, P, 8).Persist(42, P, 8).
+				Thread(2).Load(12, P, 8).Load(load, X, 8).Store(sW, W, 8).Persist(41, W, 8).Exit(0), nil},
+		{"published through a PM pointer before its persist",
+			pool().Thread(1).Store(sV, base+0x800, 8).Store(sX, X, 8).Store(sP, P, 8).Persist(42, P, 8).Persist(40, X, 8).
+				Thread(2).Load(12, P, 8).Load(load, X, 8).Store(sW, W, 8).Persist(41, W, 8).Exit(0), []string{"1.3"}},
 		{"a join orders the writer's whole run first", writer(pool(), false).Thread(2).Sync(trace.SyncJoin, 1, 0).
 			Load(load, X, 8).Store(sW, W, 8).Persist(41, W, 8).Exit(0), nil},
 		{"the copy does not depend on the load", analysistest.New().Map(1, base, size).Thread(1).Sync(trace.SyncCreate, 2, 0).

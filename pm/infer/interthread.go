@@ -87,6 +87,26 @@ type interThread struct {
 	// early: the analyzer is CrossReadsAnalyzer: it starts at the trace's first record and
 	// reports nothing.
 	early bool
+	// fences are, by thread, the record index and happens-before epoch of its last fence
+	// (CrossReadsAnalyzer only).
+	fences map[uint32]fenceAt
+}
+
+// fenceAt is a thread's last fence: its record index and epoch.
+type fenceAt struct {
+	index uint64
+	epoch replay.Epoch
+}
+
+// OnFence notes the thread's last fence (CrossReadsAnalyzer only: readDurable).
+func (c *interThread) OnFence(p *analysis.Pass, ev *trace.Event, _ px86.FenceEffect) {
+	if !c.early {
+		return
+	}
+	if c.fences == nil {
+		c.fences = map[uint32]fenceAt{}
+	}
+	c.fences[ev.Thread] = fenceAt{index: ev.Index, epoch: p.State.HB.Epoch(ev.Thread)}
 }
 
 // CrossReadsAnalyzer finds the cross reads of a trace (CrossReads on its result), and reports
@@ -171,7 +191,7 @@ func (c *interThread) OnLoad(p *analysis.Pass, ev *trace.Event) {
 		return true
 	})
 	if !found {
-		c.readDurable(ev)
+		c.readDurable(p, ev)
 		return
 	}
 	if best.Flags&px86.Ordered != 0 {
@@ -220,18 +240,25 @@ func (c *interThread) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 // initialisation or a bulk copy is no cross read the schedule witnesses start from).
 const maxCrossWords = 64
 
-// maxCross bounds the cross reads kept (CrossReads), one per pair of store sites.
-const maxCross = 64
+// maxCross bounds the cross reads kept (CrossReads).
+const maxCross = 256
 
 // readDurable notes load ev when the last store to the bytes it read is another thread's and
 // was already durable (no unpersisted store of another thread holds them): the recorded
 // schedule ordered that store's persist before the load, another schedule may not.
-func (c *interThread) readDurable(ev *trace.Event) {
+func (c *interThread) readDurable(p *analysis.Pass, ev *trace.Event) {
 	if ev.Size == 0 || ev.Size > 8*maxCrossWords || len(c.cross) >= maxCross {
 		return
 	}
 	ws, ok := c.words[ev.Addr&^7]
 	if !ok || ws.thread == ev.Thread || ws.site == 0 || c.e.sh.read(ev.Addr, ev.Size).event() != ws.ev {
+		return
+	}
+	// The writer's last fence came after its store and happens before this load: the fence
+	// that made the store durable does too, and no schedule consistent with the recorded
+	// synchronization lets the load come first (the table a thread fills before it creates
+	// the others).
+	if f, ok := c.fences[ws.thread]; ok && f.index > ws.ev && p.State.HB.Before(f.epoch, ev.Thread) {
 		return
 	}
 	if len(c.durableRead) >= maxTainted {

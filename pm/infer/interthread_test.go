@@ -10,6 +10,7 @@ import (
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/infer"
 	"github.com/scry-pm/scry/report"
+	"github.com/scry-pm/scry/trace"
 )
 
 // interThread runs the inter-thread-inconsistency analyzer alone over the trace b builds and
@@ -142,6 +143,14 @@ func TestCrossReads(t *testing.T) {
 		{"the store was not durable yet: an inter-thread inconsistency's taint, no cross read",
 			copied().Thread(1).Store(sX, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Thread(1).Persist(41, X, 8).Exit(0),
 			nil},
+		{"made durable before a release the reader acquired: no schedule puts the load first",
+			copied().Thread(1).Store(sX, X, 8).Persist(41, X, 8).Sync(trace.SyncUnlock, 0x900000, 0).
+				Thread(2).Sync(trace.SyncLock, 0x900000, 0).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			nil},
+		{"made durable after the release the reader acquired",
+			copied().Thread(1).Store(sX, X, 8).Sync(trace.SyncUnlock, 0x900000, 0).Persist(41, X, 8).
+				Thread(2).Sync(trace.SyncLock, 0x900000, 0).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			[]string{"1>4"}},
 		{"the thread's own store",
 			copied().Thread(2).Store(sX, X, 8).Persist(41, X, 8).Load(11, X, 8).Store(sW, W, 8).Exit(0),
 			nil},
