@@ -987,7 +987,7 @@ func (c *Check) runSchedule(ctx context.Context, spec string, windows int, dir, 
 	run.windows = p.windows
 	if windows > 0 && aerr == nil && !c.Analysis.NoInfer {
 		ws, warns, err := findWitnesses(ctx, tf, windows)
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			warns = append(warns, err.Error())
 		}
 		run.witnesses = ws

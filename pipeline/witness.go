@@ -150,13 +150,14 @@ type witnessCollector struct {
 	last   map[uint32]uint64 // thread: the record index of its last one counted
 }
 
-var witnessCollectorAnalyzer = &analysis.Analyzer{
-	Name:       "schedule-witness-windows",
-	Doc:        "the records of the windows the schedule witnesses encode (an internal pass of scry check)",
-	ResultType: reflect.TypeOf((*witnessCollector)(nil)),
-	New: func(*analysis.Pass) (any, error) {
-		return &witnessCollector{stores: map[uint32]uint64{}, last: map[uint32]uint64{}}, nil
-	},
+// collectorOf is the analyzer of the pass that collects c's windows.
+func collectorOf(c *witnessCollector) *analysis.Analyzer {
+	return &analysis.Analyzer{
+		Name:       "schedule-witness-windows",
+		Doc:        "the records of the windows the schedule witnesses encode (an internal pass of scry check)",
+		ResultType: reflect.TypeOf((*witnessCollector)(nil)),
+		New:        func(*analysis.Pass) (any, error) { return c, nil },
+	}
 }
 
 func (c *witnessCollector) add(p *analysis.Pass, ev *trace.Event, kind px86.SymKind, flush uint8, addr, size uint64) {
@@ -273,10 +274,7 @@ func findWitnesses(ctx context.Context, tf *trace.File, n int) ([]witness, []str
 	for _, r := range reads {
 		c.wins = append(c.wins, &wWindow{read: r, byThread: map[uint32][]int{}, known: map[[2]uint32]int{}})
 	}
-	keep := map[*analysis.Analyzer]any{}
-	collector := &analysis.Analyzer{Name: witnessCollectorAnalyzer.Name, Doc: witnessCollectorAnalyzer.Doc,
-		ResultType: witnessCollectorAnalyzer.ResultType, New: func(*analysis.Pass) (any, error) { return c, nil }}
-	if _, err := analysis.Run(tf.Reader, []*analysis.Analyzer{collector}, analysis.Config{Keep: keep}); err != nil {
+	if _, err := analysis.Run(tf.Reader, []*analysis.Analyzer{collectorOf(c)}, analysis.Config{}); err != nil {
 		return nil, nil, fmt.Errorf("schedule witnesses: %w", err)
 	}
 	s, err := smt.Start(ctx, smt.Options{Timeout: witnessTimeout})
