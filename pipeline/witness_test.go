@@ -8,6 +8,8 @@ import (
 
 	"github.com/scry-pm/scry/internal/testenv"
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
+	"github.com/scry-pm/scry/pm/infer"
+	"github.com/scry-pm/scry/pm/px86"
 	"github.com/scry-pm/scry/trace"
 )
 
@@ -102,5 +104,49 @@ func TestWitnessFirst(t *testing.T) {
 	}
 	if _, ok := byspec["pct:1:1@2.5"]; !ok || len(byspec) != 1 {
 		t.Errorf("witness specs %v", byspec)
+	}
+}
+
+// TestSpread checks which cross reads the queries take: turns over the store sites, in trace
+// order.
+func TestSpread(t *testing.T) {
+	var reads []infer.CrossRead
+	for i, site := range []uint32{1, 1, 1, 1, 2, 1, 3, 2} {
+		reads = append(reads, infer.CrossRead{Store: uint64(i), StoreSite: site})
+	}
+	var got []uint64
+	for _, r := range spread(reads, 5) {
+		got = append(got, r.Store)
+	}
+	// The first of sites 1, 2 and 3 (0, 4, 6), then the second of 1 and 2 (1, 7).
+	if want := []uint64{0, 1, 4, 6, 7}; !slices.Equal(got, want) {
+		t.Errorf("spread %v, want %v", got, want)
+	}
+	if got := spread(reads[:3], 5); len(got) != 3 {
+		t.Errorf("spread of fewer than n: %d", len(got))
+	}
+}
+
+// TestCompact checks the happens-before edges of the events the formula keeps: an edge from a
+// dropped load comes from its thread's kept event before it, an edge into it goes to its
+// thread's next kept event.
+func TestCompact(t *testing.T) {
+	evs := []wEvent{
+		{thread: 1, kind: px86.SymStore},                  // 0
+		{thread: 1},                                       // 1: a load, dropped
+		{thread: 2, after: []int{1}},                      // 2: a load, dropped; after thread 1's load
+		{thread: 2, kind: px86.SymFence},                  // 3
+		{thread: 1, kind: px86.SymFence, after: []int{2}}, // 4: after thread 2's load
+	}
+	keep := []bool{true, false, false, true, true}
+	out, idx := compact(evs, keep)
+	if !slices.Equal(idx, []int{0, -1, -1, 1, 2}) || len(out) != 3 {
+		t.Fatalf("indexes %v, %d events", idx, len(out))
+	}
+	if !slices.Equal(out[1].after, []int{0}) {
+		t.Errorf("thread 2's fence after %v, want [0] (thread 1's store, before the load it came after)", out[1].after)
+	}
+	if len(out[2].after) != 0 {
+		t.Errorf("thread 1's fence after %v, want none (thread 2 kept nothing before its load)", out[2].after)
 	}
 }
