@@ -287,7 +287,12 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 		}
 		tn, ok := c.tainted[g.ev]
 		if !ok {
-			c.crossRead(p, g, s)
+			if !c.crossRead(p, g, s) && !control && c.early {
+				// A load whose address came from a load of another thread's store (a root
+				// pointer read, then the structure it points to): that first load is the
+				// cross read.
+				c.e.dependences(t, g.l, true, false, func(g2 guardInst, _ bool) { c.crossRead(p, g2, s) })
+			}
 			return
 		}
 		if tn.thread == ev.Thread {
@@ -305,12 +310,12 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 }
 
 // crossRead notes a cross read when the load g read another thread's durable store and store s
-// depends on it (crossPerPair per pair of store sites).
-func (c *interThread) crossRead(p *analysis.Pass, g guardInst, s *analysis.StoreInfo) {
+// depends on it (crossPerPair per pair of store sites), and reports whether g is such a load.
+func (c *interThread) crossRead(p *analysis.Pass, g guardInst, s *analysis.StoreInfo) bool {
 	tn, ok := c.durableRead[g.ev]
 	ev := s.Event
 	if !ok || tn.thread == ev.Thread || len(c.cross) >= maxCross || s.Size > 8*maxCrossWords {
-		return
+		return false
 	}
 	var same []int
 	for i, x := range c.cross {
@@ -333,6 +338,7 @@ func (c *interThread) crossRead(p *analysis.Pass, g guardInst, s *analysis.Store
 		copy(c.cross[last[0]:], c.cross[last[0]+1:])
 		c.cross[len(c.cross)-1] = x
 	}
+	return true
 }
 
 // crossPerPair bounds the cross reads kept per pair of store sites: the first half of them, and
