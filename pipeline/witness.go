@@ -317,44 +317,69 @@ func findWitnesses(ctx context.Context, tf *trace.File, n int) ([]witness, []str
 
 // conflicts returns the orders of the window's conflicting accesses of different threads to
 // one 8-byte word, as pairs of event indexes (earlier, later), and which events the formula
-// keeps: every store, flush and fence, and the loads in such a pair (B's load always). A load
-// stays after the store it read (reads-from) and before the next store to what it read (a load
-// placed after it would read another value), and two stores keep their order (the values the
-// program computed stay its own): the schedules the formula allows then give every kept load the
-// value it read in the recorded run.
-func conflicts(evs []wEvent, load int) (pairs [][2]int, keep []bool) {
+// keeps: A's store a, B's load and B's store b, the accesses in such a pair, and what decides
+// when a part of A's or B's store persists (pers: the stores, non-temporal stores and flushes
+// of their cache lines, and the fences of the threads that flush or write them non-temporally;
+// only these enter the persistency formula). A load stays after the store it read (reads-from)
+// and before the next store to what it read (a load placed after it would read another value),
+// and two stores keep their order (the values the program computed stay its own): the schedules
+// the formula allows then give every kept load the value it read in the recorded run. The other
+// records add nothing to the question but program order, which the kept ones carry.
+func conflicts(evs []wEvent, load, a, b int) (pairs [][2]int, keep, pers []bool) {
 	keep = make([]bool, len(evs))
+	pers = make([]bool, len(evs))
+	lines := map[uint64]bool{}
+	for _, l := range append(slices.Clone(evs[a].lines), evs[b].lines...) {
+		lines[l] = true
+	}
+	flushers := map[uint32]bool{}
+	touches := func(e wEvent) bool {
+		return slices.ContainsFunc(e.lines, func(l uint64) bool { return lines[l] })
+	}
+	for i, e := range evs {
+		if e.kind != 0 && e.kind != px86.SymFence && touches(e) {
+			pers[i] = true
+			if e.kind == px86.SymFlush || e.kind == px86.SymNTStore {
+				flushers[e.thread] = true
+			}
+		}
+	}
 	lastStore := map[uint64]int{} // word: the latest store to it
 	readers := map[uint64][]int{} // word: the loads since its latest store
 	for i, e := range evs {
-		if e.kind != 0 {
-			keep[i] = true
+		if e.kind == px86.SymFence && flushers[e.thread] {
+			pers[i] = true
 		}
 		for _, wd := range e.words {
 			j, stored := lastStore[wd]
 			if e.kind == 0 {
 				if stored && evs[j].thread != e.thread {
 					pairs = append(pairs, [2]int{j, i})
-					keep[i] = true
+					keep[i], keep[j] = true, true
 				}
 				readers[wd] = append(readers[wd], i)
 				continue
 			}
 			if stored && evs[j].thread != e.thread {
 				pairs = append(pairs, [2]int{j, i})
+				keep[i], keep[j] = true, true
 			}
 			for _, r := range readers[wd] {
 				if evs[r].thread != e.thread {
 					pairs = append(pairs, [2]int{r, i})
-					keep[r] = true
+					keep[r], keep[i] = true, true
 				}
 			}
 			lastStore[wd] = i
 			readers[wd] = readers[wd][:0]
 		}
 	}
-	keep[load] = true
-	return pairs, keep
+	for i := range keep {
+		keep[i] = keep[i] || pers[i]
+	}
+	keep[load], keep[a], keep[b] = true, true, true
+	pers[a], pers[b] = true, true
+	return pairs, keep, pers
 }
 
 // compact returns the events keep keeps, with their happens-before edges (wEvent.after) moved
@@ -412,15 +437,21 @@ func solveWitness(s *smt.Solver, w *wWindow) (uint32, uint64, smt.Result, error)
 	if load < 0 || a < 0 || b < 0 {
 		return 0, 0, smt.Unsat, nil
 	}
-	pairs, keep := conflicts(w.events, load)
+	pairs, keep, pers := conflicts(w.events, load, a, b)
 	evs, idx := compact(w.events, keep)
+	inPers := make([]bool, len(evs))
+	for i, k := range idx {
+		if k >= 0 {
+			inPers[k] = pers[i]
+		}
+	}
 	load, a, b = idx[load], idx[a], idx[b]
 	pos := func(i int) string { return fmt.Sprintf("wp%d", i) }
 	var instrs []px86.SymInstr
-	instrOf := make([]int, len(evs)) // event -> instruction (-1 for a load)
+	instrOf := make([]int, len(evs)) // event -> instruction (-1: no part in the persistency formula)
 	for i, e := range evs {
 		instrOf[i] = -1
-		if e.kind == 0 {
+		if !inPers[i] {
 			continue
 		}
 		instrOf[i] = len(instrs)
