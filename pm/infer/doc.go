@@ -36,7 +36,9 @@
 // Activations come from the FRAME records; a branch decided by a load governs only the events of
 // the same activation (or of the calls it makes). The global order of the trace gives the
 // inter-thread dependence through memory of §6.3 for free: a load reads from the latest store of
-// any thread.
+// any thread. CrossReadsAnalyzer lists the resulting inter-thread must-persist-before pairs (a
+// store that depends on a load of another thread's durable store) for the schedule witnesses of
+// package pipeline, which ask whether another schedule breaks them (ch. 6).
 //
 // # Checking
 //
