@@ -156,10 +156,11 @@ func windowSchedules(n int) int {
 }
 
 // nextSchedule is the spec of controlled schedule i (from 1) of a recording: the next of windows
-// (the window candidates of schedule 1's trace, best first; it is taken off the list) for odd i
-// from 3 on, else, or when none is left, ScheduleSpec(i, steps). With the default of 4 schedules
-// that is the operating system's, PCT of depth 1, the PM-aware policy, and the best window of
-// the PCT schedule (PCT of depth 3 when it has none).
+// (the window candidates of schedule 1's trace, its schedule witnesses first, then the others
+// best first: witnessFirst; it is taken off the list) for odd i from 3 on, else, or when none is
+// left, ScheduleSpec(i, steps). With the default of 4 schedules that is the operating system's,
+// PCT of depth 1, the PM-aware policy, and the first witness or best window of the PCT schedule
+// (PCT of depth 3 when it has neither).
 func nextSchedule(i, steps int, windows *[]windowCandidate) string {
 	if i >= 3 && i%2 == 1 && len(*windows) > 0 {
 		w := (*windows)[0]
