@@ -287,10 +287,11 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 		}
 		tn, ok := c.tainted[g.ev]
 		if !ok {
-			if !c.crossRead(p, g, s) && !control && c.early {
+			c.crossRead(p, g, s)
+			if !control && c.early {
 				// A load whose address came from a load of another thread's store (a root
-				// pointer read, then the structure it points to): that first load is the
-				// cross read.
+				// pointer read, then the structure it points to): that first load is a cross
+				// read too.
 				c.e.dependences(t, g.l, true, false, func(g2 guardInst, _ bool) { c.crossRead(p, g2, s) })
 			}
 			return

@@ -155,6 +155,10 @@ func TestCrossReads(t *testing.T) {
 			copied().Dep(11, addr, 12).Thread(2).Store(sX, X, 8).Persist(41, X, 8).
 				Thread(1).Store(sY, Y, 8).Persist(42, Y, 8).Thread(2).Load(12, Y, 8).Load(11, X, 8).Store(sW, W, 8).Exit(0),
 			[]string{"2>4"}},
+		{"the structure and the pointer to it both another thread's: two cross reads",
+			copied().Dep(11, addr, 12).Thread(1).Store(sX, X, 8).Persist(41, X, 8).Store(sY, Y, 8).Persist(42, Y, 8).
+				Thread(2).Load(12, Y, 8).Load(11, X, 8).Store(sW, W, 8).Exit(0),
+			[]string{"1>4", "2>4"}},
 		{"the thread's own store",
 			copied().Thread(2).Store(sX, X, 8).Persist(41, X, 8).Load(11, X, 8).Store(sW, W, 8).Exit(0),
 			nil},
