@@ -30,7 +30,10 @@ import (
 // "How"): the loads a store's value or address depends on at register level, and the loads its
 // transitive control dependences decided on, in its activation and inherited through calls, so
 // a copy (`arch[k] = entry[k]`) and a store made only because of a value read (`if (slot->key
-// == k) done = 1`) both count. B's store is not reported when A's store lies entirely on B's
+// == k) done = 1`) both count, and so do, one level deep, the loads the address of such a load
+// came from: a store into the structure a pointer leads to (`t = root->table; t->bucket[i] = v`)
+// depends on the load of the pointer (PMRace's P-CLHT bug: a new table's root read before it is
+// durable). B's store is not reported when A's store lies entirely on B's
 // store's cache lines (the checks' sameLines): a line persists in program order, so B's store
 // cannot persist without A's. Under the eADR profile (px86.EADR) a cached store that another
 // thread loaded was globally visible, hence durable: only a non-temporal A store can taint. A
@@ -281,28 +284,31 @@ func (c *interThread) check(p *analysis.Pass, s *analysis.StoreInfo) {
 	var hit *taint
 	var via guardInst
 	viaControl := false
-	c.e.dependences(t, i, true, true, func(g guardInst, control bool) {
-		if hit != nil {
-			return
-		}
+	// tainted reports whether load g read another thread's store that is still not durable, and
+	// notes it as the hit; a load of a durable store of another thread is a cross read.
+	tainted := func(g guardInst, control bool) bool {
 		tn, ok := c.tainted[g.ev]
 		if !ok {
 			c.crossRead(p, g, s)
-			if !control && c.early {
-				// A load whose address came from a load of another thread's store (a root
-				// pointer read, then the structure it points to): that first load is a cross
-				// read too.
-				c.e.dependences(t, g.l, true, false, func(g2 guardInst, _ bool) { c.crossRead(p, g2, s) })
-			}
-			return
+			return false
 		}
-		if tn.thread == ev.Thread {
-			return
-		}
-		if durable(m, tn.source()) || sameLines(m, storeRec{addr: s.Addr, size: s.Size}, tn.source()) {
-			return
+		if tn.thread == ev.Thread || durable(m, tn.source()) || sameLines(m, storeRec{addr: s.Addr, size: s.Size}, tn.source()) {
+			return false
 		}
 		hit, via, viaControl = &tn, g, control
+		return true
+	}
+	c.e.dependences(t, i, true, true, func(g guardInst, control bool) {
+		if hit != nil || tainted(g, control) || control {
+			return
+		}
+		// A load whose address came from a load of another thread's store (a root pointer
+		// read, then the structure it points to): the store depends on that first load too.
+		c.e.dependences(t, g.l, true, false, func(g2 guardInst, _ bool) {
+			if hit == nil {
+				tainted(g2, false)
+			}
+		})
 	})
 	if hit == nil {
 		return

@@ -37,6 +37,10 @@ func TestInterThread(t *testing.T) {
 		{"copy of another thread's unpersisted store, persisted first",
 			copied().Thread(1).Store(sX, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Persist(40, W, 8).Thread(1).Persist(41, X, 8).Exit(0),
 			[]string{"inter-thread-inconsistency@4"}},
+		{"a store through a pointer another thread stored and had not made durable",
+			copied().Dep(11, addr, 12).Thread(1).Store(sY, Y, 8).Thread(2).Store(sX, X, 8).Persist(42, X, 8).
+				Load(12, Y, 8).Load(11, X, 8).Store(sW, W, 8).Persist(40, W, 8).Thread(1).Persist(41, Y, 8).Exit(0),
+			[]string{"inter-thread-inconsistency@4"}},
 		{"store made only because of the value read",
 			guard().Thread(1).Store(sX, X, 8).Thread(2).Load(11, X, 8).Store(sW, W, 8).Persist(40, W, 8).Thread(1).Persist(41, X, 8).Exit(0),
 			[]string{"inter-thread-inconsistency@4"}},
