@@ -38,6 +38,27 @@ func lastLoads(ls []windowLoad, l windowLoad) []windowLoad {
 	return ls[:min(len(ls), maxWindowLoaders)]
 }
 
+// storeCount numbers each thread's STORE and NT_STORE records as the runtime's window counts them
+// (SCRY_SCHED's @THREAD.STORE): from 1, one record once even when it is several writes (clipped
+// to regions).
+type storeCount struct {
+	stores map[uint32]uint64 // thread: its records so far
+	last   map[uint32]uint64 // thread: the index of its last record counted
+}
+
+func newStoreCount() storeCount {
+	return storeCount{stores: map[uint32]uint64{}, last: map[uint32]uint64{}}
+}
+
+// add counts the record of store event ev, once, and returns its number in its thread.
+func (c storeCount) add(ev *trace.Event) uint64 {
+	if n, ok := c.last[ev.Thread]; !ok || n != ev.Index {
+		c.last[ev.Thread] = ev.Index
+		c.stores[ev.Thread]++
+	}
+	return c.stores[ev.Thread]
+}
+
 // windowCandidate is a store of a controlled schedule's trace that another thread's concurrent
 // operation later read: thread Thread's Store-th STORE or NT_STORE record (from 1; the runtime
 // counts them alike), at Site, record Index, and Readers, the sites of the loads of other threads
@@ -86,8 +107,7 @@ type windowLoad struct {
 // load of a compare-and-swap or another read-modify-write (a lock's acquire, a spin) is not a
 // reader: it synchronizes, it does not return the data.
 type schedWindows struct {
-	stores map[uint32]uint64       // thread: its STORE and NT_STORE records so far
-	last   map[uint32]uint64       // thread: the record index of its last one counted
+	count  storeCount
 	words  map[uint64]windowStore  // 8-byte word address: its last store
 	loads  map[uint64][]windowLoad // 8-byte word address: the last plain load of each of up to maxWindowLoaders threads
 	cands  map[[2]uint64]*windowCandidate
@@ -113,7 +133,7 @@ var schedWindowsAnalyzer = &analysis.Analyzer{
 	Doc:        "stores that a concurrent operation of another thread read, for the window schedules of a check (a thread dropped right after such a store, before it is durable)",
 	ResultType: reflect.TypeOf((*schedWindows)(nil)),
 	New: func(*analysis.Pass) (any, error) {
-		return &schedWindows{stores: map[uint32]uint64{}, last: map[uint32]uint64{},
+		return &schedWindows{count: newStoreCount(),
 			words: map[uint64]windowStore{}, loads: map[uint64][]windowLoad{}, cands: map[[2]uint64]*windowCandidate{},
 			values: map[uint64][8]byte{}, opened: map[uint32]map[uint64]opWord{}, transient: map[[2]uint64]bool{}}, nil
 	},
@@ -189,16 +209,12 @@ func (w *schedWindows) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if ev == nil || (ev.Kind != trace.KindStore && ev.Kind != trace.KindNTStore) {
 		return
 	}
-	// One record may be several writes (clipped to regions): counted once, as the runtime does.
-	if n, ok := w.last[ev.Thread]; !ok || n != ev.Index {
-		w.last[ev.Thread] = ev.Index
-		w.stores[ev.Thread]++
-	}
+	n := w.count.add(ev)
 	if s.Size > maxWindowWords*8 {
 		return
 	}
 	begin, inOp := opBegin(p, ev.Thread)
-	ws := windowStore{thread: ev.Thread, store: w.stores[ev.Thread], site: ev.Site, index: ev.Index, op: begin}
+	ws := windowStore{thread: ev.Thread, store: n, site: ev.Site, index: ev.Index, op: begin}
 	for a := s.Addr &^ 7; a < s.Addr+s.Size; a += 8 {
 		w.words[a] = ws
 		w.written(ws, inOp, a, s)

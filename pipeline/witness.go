@@ -145,9 +145,8 @@ type wWindow struct {
 
 // witnessCollector is the analyzer of the pass that collects the windows.
 type witnessCollector struct {
-	wins   []*wWindow
-	stores map[uint32]uint64 // thread: its STORE and NT_STORE records so far
-	last   map[uint32]uint64 // thread: the record index of its last one counted
+	wins  []*wWindow
+	count storeCount // the threads' STORE and NT_STORE records so far
 }
 
 // collectorOf is the analyzer of the pass that collects c's windows.
@@ -193,7 +192,7 @@ func (c *witnessCollector) add(p *analysis.Pass, ev *trace.Event, kind px86.SymK
 			continue
 		}
 		e := wEvent{index: ev.Index, thread: ev.Thread, kind: kind, flush: flush, lines: lines, words: words,
-			storeNo: c.stores[ev.Thread], epoch: p.State.HB.Epoch(ev.Thread)}
+			storeNo: c.count.stores[ev.Thread], epoch: p.State.HB.Epoch(ev.Thread)}
 		for u, evs := range w.byThread {
 			if u == ev.Thread {
 				continue
@@ -227,10 +226,7 @@ func (c *witnessCollector) OnStore(p *analysis.Pass, s *analysis.StoreInfo) {
 	if ev == nil || (ev.Kind != trace.KindStore && ev.Kind != trace.KindNTStore) {
 		return
 	}
-	if n, ok := c.last[ev.Thread]; !ok || n != ev.Index {
-		c.last[ev.Thread] = ev.Index
-		c.stores[ev.Thread]++
-	}
+	c.count.add(ev)
 	kind := px86.SymStore
 	if ev.Kind == trace.KindNTStore {
 		kind = px86.SymNTStore
@@ -270,7 +266,7 @@ func findWitnesses(ctx context.Context, tf *trace.File, n int) ([]witness, []str
 		return nil, nil, nil
 	}
 	reads = spread(reads, witnessMax)
-	c := &witnessCollector{stores: map[uint32]uint64{}, last: map[uint32]uint64{}}
+	c := &witnessCollector{count: newStoreCount()}
 	for _, r := range reads {
 		c.wins = append(c.wins, &wWindow{read: r, byThread: map[uint32][]int{}, known: map[[2]uint32]int{}})
 	}
