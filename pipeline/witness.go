@@ -31,17 +31,19 @@ import (
 //
 // is a schedule, with a crash, that breaks the relation. Here, over the trace's window from A's
 // store to the point where B's store is durable (or the end of its thread's records in the
-// window), with one execution-time variable per PM store, flush and fence of every thread and
-// for B's load:
+// window), with one execution-time variable per record the question needs (conflicts: A's store,
+// B's load and store, what decides when A and B persist, and every access of a conflict):
 //
 //   - Φ_program: distinct times, each thread's records in their recorded order;
 //   - Φ_consistency: happens-before of the recorded synchronization (replay.HB: locks, thread
 //     create and join, barriers, semaphores, PM atomics), each record after the latest record
-//     of every other thread that happens before it; B's load after A's store (it reads A's
-//     value) and before every later store to the bytes it read; stores of different threads to
-//     one 8-byte word in their recorded order (the values the program computed stay its own);
+//     of every other thread that happens before it; every two conflicting accesses of
+//     different threads to one 8-byte word in their recorded order (a load after the store it
+//     read and before the next store to those bytes, two stores in their order), so that
+//     every kept load, B's among them, reads what it read in the recorded run;
 //   - Φ_persistency: px86's persistency formula (Persistency.Constraints, Fig. 3.5's Φ_pti,
-//     Φ_pts, Φ_fi and the rules the figure leaves out);
+//     Φ_pts, Φ_fi and the rules the figure leaves out) over the stores, non-temporal stores
+//     and flushes of A's and B's cache lines and the fences of the threads that write them back;
 //   - ¬Φ_assertion: a part of B's store persists before a part of A's (the MPB relation of
 //     §6.3 broken).
 //
@@ -51,9 +53,9 @@ import (
 // placed before B's load, on the base of the trace's own controlled schedule. `scry check` runs
 // it as one of its schedules (runSchedules): the witness is confirmed when the program, run under
 // it, shows the violation (the inter-thread-inconsistency analyzer finds B's store derived from
-// A's value not yet durable, and a crash state that keeps B's store and loses A's fails).
-// Loads other than B's are not constrained: a schedule that changes what another load returns
-// may take the program elsewhere, which running the witness tells.
+// A's value not yet durable, and a crash state that keeps B's store and loses A's fails). DRAM
+// is not in the trace, and a witness is one preemption: a run may still differ from its model,
+// which running the witness tells.
 
 // witnessMax bounds the cross reads a trace's witnesses are looked for in (the solver's queries).
 const witnessMax = 16
