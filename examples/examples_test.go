@@ -118,6 +118,9 @@ var kinds = map[string]string{
 	"durability-violation": "correctness",
 	// A plain store persisted in part by a crash (the torn strategy), located at the store.
 	"persistency-race": "correctness",
+	// A durability-violation whose lost bytes recovery read and acted on, located at the
+	// recovery's load.
+	"cross-failure-read": "correctness",
 	// Violations of properties inferred from the trace (must-persist-before, must-persist-
 	// atomically; dissertation ch. 5), located at a store of the property: unconfirmed until a
 	// crash image confirms them.

@@ -36,6 +36,27 @@ import (
 // store that wrote it, in the finding's related locations and message. Loads by uninstrumented
 // code (libpmemobj's own reads of its pool) are not traced: a finding whose failing run read the
 // bytes only there gets no recovery load, and a warning says so.
+//
+// Cross-failure reads (report.CrossFailureRead; XFDetector, Liu et al., ASPLOS'20, §3: a
+// post-failure read of a pre-failure write not guaranteed durable at the failure point). A
+// durability-violation is a crash right before an operation that loses only stores the program
+// had not made durable when their operation ended. When its failing run first reads those bytes
+// in recovery, before its first operation begins, the recovery trusted bytes the crash left
+// undetermined, and whether it behaves differently because of them is one more traced run away:
+// the same crash point's image with every pending store persisted (explore.RebuildLost's full
+// image, which differs from the failing one by exactly the lost bytes) is run the same way, and
+// the two recoveries are compared event by event (recoveryPhase: the stores with their bytes and
+// pool offsets, the loads, flushes and fences with their pool offsets, the outputs, the end of
+// the run; sites in order). When they differ, the finding becomes a cross-failure-read reported
+// at the recovery's load, naming the store and where the recoveries part; when they do not, the
+// recovery read the bytes without acting on them, and the durability-violation stays, its
+// recovery load a related location. An ordering or atomicity violation keeps its kind whatever
+// reads its bytes: its stores are persisted by the operation, later than the crash, so the
+// operation's order of persists is the cause; a durability-violation's store is one the program
+// never made durable in time, and recovery reading it is the other half of the bug (either
+// persist it or do not trust it: the message says both). The lazy runtime's trap on the first
+// access to an undetermined line (--strategy lazy) finds the same access per cache line; the
+// traced run finds it per byte, for every strategy.
 
 // recoveryLoadTimeout bounds each traced run on a crash image: recoveryLoadFactor times what
 // bounded the exploration's runs (explore.Result.RunBound; tracing slows the program), within
@@ -108,14 +129,17 @@ func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Ex
 		return
 	}
 	defer os.RemoveAll(dir)
-	images := make([]string, len(cs))
+	images, full := make([]string, len(cs)), make([]string, len(cs))
 	for i := range cs {
 		images[i] = filepath.Join(dir, fmt.Sprintf("crash-%d.img", i))
+		if rep.Findings[idx[i]].Kind == report.DurabilityViolation {
+			full[i] = filepath.Join(dir, fmt.Sprintf("full-%d.img", i))
+		}
 	}
 	if !cs[0].AssumeFixed {
 		assume = nil // the exploration placed its crash points with the literal model
 	}
-	lost, err := explore.RebuildLost(tf, cs, images, assume)
+	lost, err := explore.RebuildLost(tf, cs, images, full, assume)
 	if err != nil {
 		rep.Warnings = append(rep.Warnings, "recovery loads were not looked for: "+err.Error())
 		return
@@ -133,7 +157,8 @@ func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Ex
 		if len(lost[j]) == 0 {
 			continue
 		}
-		load, store, err := recoveryLoad(ctx, c, images[j], filepath.Join(dir, fmt.Sprintf("recovery-%d.trace", j)), lost[j], x, target, w, min(recoveryLoadTimeout(runBound), left()))
+		tracePath := filepath.Join(dir, fmt.Sprintf("recovery-%d.trace", j))
+		load, store, inRecovery, err := recoveryLoad(ctx, c, images[j], tracePath, lost[j], x, target, w, min(recoveryLoadTimeout(runBound), left()))
 		switch {
 		case err != nil:
 			failed++
@@ -141,6 +166,17 @@ func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Ex
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("crash finding %s: the re-execution's reads of what the crash did not persist were not located: %v", c.ID, err))
 			}
 		case load == nil:
+		case inRecovery && full[j] != "" && left() >= minRecoveryLoadTimeout:
+			fullTrace := filepath.Join(dir, fmt.Sprintf("full-%d.trace", j))
+			at, err := recoveryDiffers(ctx, c, tracePath, images[j], fullTrace, full[j], x, target, w, min(recoveryLoadTimeout(runBound), left()))
+			if err != nil {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("crash finding %s: its recovery reads bytes the crash did not persist (at %s), but whether it acts on them was not told: %v", c.ID, load, err))
+			}
+			if at != "" {
+				crossFailureRead(rep, idx[j], *load, *store, at)
+				break
+			}
+			fallthrough
 		default:
 			f.Related = append(f.Related, load.Related(report.RoleRecoveryLoad))
 			if f.Kind == report.PersistencyRace {
@@ -152,10 +188,148 @@ func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Ex
 	}
 }
 
+// crossFailureRead makes durability-violation rep.Findings[i] a cross-failure-read
+// (recoveryLoads): reported at the recovery's load, with the store whose bytes it read (its
+// related unpersisted location stays) and where the recovery parted from the one on the image
+// where they are durable; the trace finding its crash confirmed names it anew.
+func crossFailureRead(rep *report.Report, i int, load, store report.Location, at string) {
+	f := &rep.Findings[i]
+	// The trace finding its crash confirmed (settleDurability) names it by its kind.
+	was := fmt.Sprintf("lost the store at %s right before the next operation made the program fail (durability-violation)", store)
+	for k := range rep.Findings {
+		if g := &rep.Findings[k]; g.Kind != report.DurabilityViolation && g.Kind != report.CrossFailureRead {
+			g.Message = strings.Replace(g.Message, was, strings.TrimSuffix(was, "(durability-violation)")+"(cross-failure-read at "+load.String()+")", 1)
+		}
+	}
+	f.Kind = report.CrossFailureRead
+	f.Message = fmt.Sprintf("recovery reads bytes the crash left undetermined, before the first operation: the store at %s was not durable at the crash, and the recovery then runs differently than on the image where it is (%s); persist the store before its operation ends, or do not trust it in recovery (rebuild it): %s", store, at, f.Message)
+	f.Location, f.Stack = load, nil
+}
+
+// recoveryDiffers runs the program on full, crash c's image with every pending store persisted,
+// as recoveryLoad ran it on img (whose trace is at tracePath), with its trace at fullTrace, and
+// compares the two recoveries (recoveryPhase): where the run on img first does something else
+// ("" when the two do the same).
+func recoveryDiffers(ctx context.Context, c *report.Crash, tracePath, img, fullTrace, full string, x Exploration, target []string, w workload.Workload, timeout time.Duration) (string, error) {
+	if err := tracedRun(ctx, c, full, fullTrace, x, target, w, timeout); err != nil {
+		return "", err
+	}
+	return comparePhases(tracePath, img, fullTrace, full)
+}
+
+// comparePhases compares the recoveries of the traced runs at tracePath, on image img, and at
+// fullTrace, on image full (recoveryPhase): where the first does something else than the
+// second, "" when they do the same.
+func comparePhases(tracePath, img, fullTrace, full string) (string, error) {
+	want, err := recoveryPhase(fullTrace, full, nil)
+	if err != nil {
+		return "", err
+	}
+	at, n := "", 0
+	_, err = recoveryPhase(tracePath, img, func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool {
+		n = i + 1
+		if i < len(want) && ev == want[i] {
+			return true
+		}
+		at = "first at " + report.UserAt(r, site, stack).String()
+		return false
+	})
+	if err == nil && at == "" && n < len(want) {
+		at = "it ends sooner" // its recovery is a prefix of the other's
+	}
+	return at, err
+}
+
+// phaseEvent is one event of a recovery as recoveryPhase compares them: its kind and site, the
+// offset in the pool file of a PM access (-1 otherwise) and the bytes a store wrote or an output
+// printed (how and status for the run's end).
+type phaseEvent struct {
+	kind trace.Kind
+	site uint32
+	off  int64
+	data string
+}
+
+// recoveryPhase reads the trace at path of a run on the pool file img up to its first OP_BEGIN
+// (the recovery, before any operation) and returns its events as phaseEvents, leaving out
+// what names no behaviour (site tables, stacks, frames, threads, schedules, the image's content
+// as it was mapped: EXTERNAL_WRITE initial). A load's bytes are
+// left out too: they are what the recovery read, not what it did. With each, when not nil, each
+// event is handed over as it is read, with its index, its site and its stack; reading stops at
+// the first it answers false for.
+func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool) ([]phaseEvent, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	type mapping struct{ base, length, fileOff uint64 }
+	maps := map[uint32]mapping{}
+	offset := func(addr uint64) int64 {
+		for _, m := range maps {
+			if addr >= m.base && addr < m.base+m.length {
+				return int64(m.fileOff + addr - m.base)
+			}
+		}
+		return -1
+	}
+	var out []phaseEvent
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) || errors.Is(err, trace.ErrTruncated) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		ev := phaseEvent{kind: e.Kind, site: e.Site, off: -1}
+		switch e.Kind {
+		case trace.KindOpBegin:
+			return out, nil
+		case trace.KindRegionMap:
+			if same, _ := sameFile(e.Path, img); same {
+				maps[e.Region] = mapping{e.Addr, e.Size, e.FileOffset}
+			}
+		case trace.KindRegionUnmap:
+			delete(maps, e.Region)
+		case trace.KindExternalWrite:
+			if e.Flags&trace.ExternalInitial != 0 {
+				continue // the image's content as mapped: what differs by construction
+			}
+			ev.off, ev.data = offset(e.Addr), string(e.Data)
+		case trace.KindStore, trace.KindNTStore:
+			ev.off, ev.data = offset(e.Addr), string(e.Data)
+		case trace.KindLoad, trace.KindFlush:
+			ev.off = offset(e.Addr)
+		case trace.KindOutput:
+			ev.data = string(e.Data)
+		case trace.KindEnd:
+			ev.data = fmt.Sprint(e.How, e.Status)
+		case trace.KindSites, trace.KindDeps, trace.KindStack, trace.KindContext, trace.KindFrame,
+			trace.KindThread, trace.KindSchedule, trace.KindWarning:
+			continue
+		}
+		if each != nil && !each(r, len(out), ev, e.Site, e.Context) {
+			return out, nil
+		}
+		out = append(out, ev)
+	}
+}
+
 // recoveryLoad runs the program on crash c's image (recoveryLoads) with its trace at tracePath,
-// for at most timeout, and returns the location of its first load of a byte of lost, and of the store that wrote it;
-// nil when none of its traced loads reads one.
-func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, lost []explore.Lost, x Exploration, target []string, w workload.Workload, timeout time.Duration) (load, store *report.Location, err error) {
+// for at most timeout, and returns the location of its first load of a byte of lost, and of the
+// store that wrote it, and whether that load came before the run's first operation began (in
+// the recovery); nil when none of its traced loads reads one.
+func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, lost []explore.Lost, x Exploration, target []string, w workload.Workload, timeout time.Duration) (load, store *report.Location, inRecovery bool, err error) {
+	if err := tracedRun(ctx, c, img, tracePath, x, target, w, timeout); err != nil {
+		return nil, nil, false, err
+	}
+	return firstLoad(tracePath, img, lost)
+}
+
+// tracedRun runs the program on image img with the workload after crash c's operation, under
+// the recording runtime with img as PM, its trace at tracePath, for at most timeout.
+func tracedRun(ctx context.Context, c *report.Crash, img, tracePath string, x Exploration, target []string, w workload.Workload, timeout time.Duration) (err error) {
 	args := make([]string, len(target))
 	for i, a := range target {
 		args[i] = strings.ReplaceAll(a, exec.PoolPlaceholder, img)
@@ -165,38 +339,39 @@ func recoveryLoad(ctx context.Context, c *report.Crash, img, tracePath string, l
 	var client *exec.Client
 	if x.Client != "" {
 		if client, err = exec.ParseClient(x.Client); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	if _, err := record.Run(ctx, record.Options{
+	_, err = record.Run(ctx, record.Options{
 		Trace: tracePath, PMGlobs: append([]string{img}, x.pmGlobs...), Args: args, Env: x.Env,
 		Stdin: bytes.NewReader(w.Suffix(after)), Timeout: timeout, Client: client,
-	}); err != nil {
-		return nil, nil, err
-	}
-	return firstLoad(tracePath, img, lost)
+	})
+	return err
 }
 
 // firstLoad returns the location of the first LOAD in the trace at path that reads a byte of one
 // of lost (sorted by offset) in the file img (through any mapping of it), and of the store that
-// wrote that byte; nil when none does.
-func firstLoad(path, img string, lost []explore.Lost) (load, store *report.Location, err error) {
+// wrote that byte, and whether it came before the trace's first OP_BEGIN; nil when none does.
+func firstLoad(path, img string, lost []explore.Lost) (load, store *report.Location, inRecovery bool, err error) {
 	r, err := trace.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	defer r.Close()
 	type mapping struct{ base, length, fileOff uint64 }
 	maps := map[uint32]mapping{}
+	inRecovery = true
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) || errors.Is(err, trace.ErrTruncated) {
-			return nil, nil, nil
+			return nil, nil, false, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		switch e.Kind {
+		case trace.KindOpBegin:
+			inRecovery = false
 		case trace.KindRegionMap:
 			if same, _ := sameFile(e.Path, img); same {
 				maps[e.Region] = mapping{e.Addr, e.Size, e.FileOffset}
@@ -214,7 +389,7 @@ func firstLoad(path, img string, lost []explore.Lost) (load, store *report.Locat
 				k := sort.Search(len(lost), func(i int) bool { return lost[i].Offset+int64(lost[i].Size) > lo })
 				if k < len(lost) && lost[k].Offset < hi {
 					l, s := report.UserAt(r, e.Site, e.Context), lost[k].Store
-					return &l, &s, nil
+					return &l, &s, inRecovery, nil
 				}
 			}
 		}

@@ -55,9 +55,14 @@ func TestRecoveryLoad(t *testing.T) {
 		t.Fatalf("crash point: %v, %d crashes", err, len(cs))
 	}
 	images := []string{filepath.Join(dir, "lost.img"), filepath.Join(dir, "torn.img")}
-	lost, err := explore.RebuildLost(nil, cs, images, nil)
+	full := []string{filepath.Join(dir, "full.img"), ""}
+	lost, err := explore.RebuildLost(nil, cs, images, full, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The full image persists every pending store: the lost one's bytes and the other line's.
+	if img, err := os.ReadFile(full[0]); err != nil || len(img) < 72 || img[0] != 2 || img[7] != 2 || img[64] != 9 {
+		t.Errorf("full image: %v, bytes %v", err, img[:min(len(img), 72)])
 	}
 	for i, want := range [][2]int64{{0, 8}, {4, 4}} { // lost: the whole word; torn: its high half
 		if len(lost[i]) != 1 || lost[i][0].Offset != want[0] || int64(lost[i][0].Size) != want[1] || lost[i][0].Store.Line == 0 {
@@ -89,16 +94,108 @@ func TestRecoveryLoad(t *testing.T) {
 	if err := os.WriteFile(rerun, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	load, store, err := firstLoad(rerun, images[0], lost[0])
-	if err != nil || load == nil || store == nil {
-		t.Fatalf("firstLoad: %v, %v, %v", load, store, err)
+	load, store, inRecovery, err := firstLoad(rerun, images[0], lost[0])
+	if err != nil || load == nil || store == nil || !inRecovery {
+		t.Fatalf("firstLoad: %v, %v, %v, in recovery %v", load, store, err, inRecovery)
 	}
 	loc := report.UserAt(readerOf(t, rerun), 12, 0)
 	if *load != loc || *store != lost[0][0].Store {
 		t.Errorf("first load %v of the store at %v, want %v of %v", *load, *store, loc, lost[0][0].Store)
 	}
-	if load, _, err := firstLoad(rerun, images[1], lost[1]); err != nil || load != nil {
+	if load, _, _, err := firstLoad(rerun, images[1], lost[1]); err != nil || load != nil {
 		t.Errorf("a re-run that never maps the image: %v, %v", load, err)
+	}
+	// The same loads with an operation begun before the one of the lost bytes: not in recovery.
+	rb = analysistest.New().Map(1, 0x50000, 4096)
+	rb.Events[0].Path = images[0]
+	rb.Load(10, 0x50000+64, 8).OpBegin(0, "get 1").Load(12, 0x50000+6, 4).Exit(0)
+	if raw, err = rb.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rerun, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if load, _, inRecovery, err := firstLoad(rerun, images[0], lost[0]); err != nil || load == nil || inRecovery {
+		t.Errorf("a load of the lost bytes in an operation: %v, %v, in recovery %v", load, err, inRecovery)
+	}
+}
+
+// TestComparePhases checks what tells two recoveries apart (comparePhases, recoveryPhase): the
+// stores' bytes and pool offsets, the loads' offsets but not their bytes, the outputs, the sites
+// in order, the end of the run; not what comes after the first operation begins, not the
+// image's content as mapped, not the mapping's address.
+func TestComparePhases(t *testing.T) {
+	dir := t.TempDir()
+	imgs := [2]string{filepath.Join(dir, "crash.img"), filepath.Join(dir, "full.img")}
+	for _, p := range imgs {
+		if err := os.WriteFile(p, make([]byte, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// run builds a run on image i, mapped at base, with what build adds after the mapping.
+	run := func(name string, i int, base uint64, build func(b *analysistest.Builder, base uint64)) string {
+		b := analysistest.New().Map(1, base, 4096)
+		b.Events[0].Path = imgs[i]
+		build(b, base)
+		raw, err := b.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	durable := func(b *analysistest.Builder, base uint64) {
+		b.LoadBytes(1, base, []byte{5}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(3, base+128, 8).Exit(0)
+	}
+	for _, tc := range []struct {
+		name  string
+		crash func(b *analysistest.Builder, base uint64)
+		same  bool
+	}{
+		{"the same", durable, true},
+		{"the load read other bytes", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(3, base+128, 8).Exit(0)
+		}, true},
+		{"the image's content as mapped", func(b *analysistest.Builder, base uint64) {
+			b.External(9, base, 8, trace.ExternalInitial)
+			durable(b, base)
+		}, true},
+		{"the operations differ", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(4, base+192, 8).Exit(1)
+		}, true},
+		{"another value stored", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{2}).OpBegin(0, "get 1").Exit(0)
+		}, false},
+		{"stored elsewhere", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+72, []byte{1}).OpBegin(0, "get 1").Exit(0)
+		}, false},
+		{"another path", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(5, base+64, []byte{1}).OpBegin(0, "get 1").Exit(0)
+		}, false},
+		{"more done", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Store(6, base+256, 8).OpBegin(0, "get 1").Exit(0)
+		}, false},
+		{"ends sooner", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).Exit(1)
+		}, false},
+		{"dies in recovery", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Signal(11)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full := run("full.trace", 1, 0x70000, durable)
+			crashed := run("crash.trace", 0, 0x90000, tc.crash)
+			at, err := comparePhases(crashed, imgs[0], full, imgs[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (at == "") != tc.same {
+				t.Errorf("comparePhases = %q, want the recoveries told apart: %v", at, !tc.same)
+			}
+		})
 	}
 }
 

@@ -156,6 +156,7 @@ const raceAdvice = "no flush or fence can keep a crash that comes before the sto
 var fixable = map[report.Kind]bool{
 	report.UnpersistedStore: true, report.OverwrittenUnpersisted: true, report.TxUnloggedStore: true, report.MPBViolation: true,
 	report.OrderingViolation: true, report.AtomicityViolation: true, report.DurabilityViolation: true, report.MPAViolation: true,
+	report.CrossFailureRead: true,
 }
 
 // Fix computes the repairs of the report's selected findings and, with a build command,
@@ -442,14 +443,27 @@ func (f *fixer) compute(ctx context.Context, sel []int) error {
 			continue
 		}
 		if !fixable[fd.Kind] {
-			f.reasons[n] = "scry fix repairs correctness findings of the kinds unpersisted-store, overwritten-unpersisted, tx-unlogged-store, mpb-violation, ordering-violation, atomicity-violation and durability-violation, not " + string(fd.Kind)
+			f.reasons[n] = "scry fix repairs correctness findings of the kinds unpersisted-store, overwritten-unpersisted, tx-unlogged-store, mpb-violation, ordering-violation, atomicity-violation, durability-violation and cross-failure-read, not " + string(fd.Kind)
 			continue
 		}
 		if fd.Kind == report.MPAViolation {
 			f.reasons[n] = "stores that must persist atomically cannot be ordered into atomicity by flushes and fences: " + atomicAdvice
 			continue
 		}
-		if fd.Kind == report.DurabilityViolation {
+		if fd.Kind == report.OverwrittenUnpersisted {
+			// A store overwritten before it persisted, by a later instance of itself, that is
+			// also never made durable in the end (a counter): one repair persists it, the
+			// unpersisted-store's, computed and validated once for both; two would each add a
+			// flush, the second redundant.
+			if m := f.sameStoreUnpersisted(fd, sel); m > 0 {
+				joinedTo[n] = m
+				continue
+			}
+		}
+		if fd.Kind == report.DurabilityViolation || fd.Kind == report.CrossFailureRead {
+			// A cross-failure-read is a durability-violation whose recovery trusted the lost
+			// bytes: persisting its store is the repair computed (the other, not trusting it in
+			// recovery, is code scry fix does not write).
 			if m := f.unpersistedFor(fd, sel); m > 0 {
 				joinedTo[n] = m
 				continue
@@ -575,6 +589,31 @@ func (f *fixer) srcDirs() []string {
 
 // unpersistedFor returns the number of a selected unpersisted-store finding at a location a
 // durability violation loses, 0 when none.
+// sameStoreUnpersisted returns the selected unpersisted-store finding (its number) at the store
+// of overwritten-unpersisted finding fd when fd's store overwrites an earlier instance of itself
+// (its related unpersisted-store is its own location); 0 when there is none.
+func (f *fixer) sameStoreUnpersisted(fd *report.Finding, sel []int) int {
+	i := slices.IndexFunc(fd.Related, func(r report.Related) bool { return r.Role == report.RoleUnpersistedStore })
+	if i < 0 || !sameLoc(storeAt(fd), fd.Related[i]) {
+		return 0
+	}
+	for _, n := range sel {
+		if g := &f.rep.Findings[n-1]; g.Kind == report.UnpersistedStore && storeAt(g) == storeAt(fd) {
+			return n
+		}
+	}
+	return 0
+}
+
+// storeAt is where a trace finding's store is: its instruction (the innermost frame of its
+// first occurrence) when it is reported at a caller, else its location.
+func storeAt(fd *report.Finding) report.Location {
+	if len(fd.Stack) > 0 {
+		return fd.Stack[0].Location()
+	}
+	return fd.Location
+}
+
 func (f *fixer) unpersistedFor(fd *report.Finding, sel []int) int {
 	for _, r := range fd.Related {
 		if r.Role != report.RoleUnpersisted {

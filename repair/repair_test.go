@@ -504,6 +504,35 @@ func TestExternal(t *testing.T) {
 	}
 }
 
+// TestSameStoreUnpersisted: an overwritten-unpersisted finding whose store overwrites an earlier
+// instance of itself is joined to the selected unpersisted-store finding at the same store (one
+// repair for both), and to nothing otherwise.
+func TestSameStoreUnpersisted(t *testing.T) {
+	count := report.Location{File: "/src/log.c", Line: 57, Column: 14, Function: "main"}
+	other := report.Location{File: "/src/log.c", Line: 50, Column: 4, Function: "main"}
+	over := func(store, earlier report.Location) report.Finding {
+		return report.Finding{Kind: report.OverwrittenUnpersisted, Location: store, Related: []report.Related{earlier.Related(report.RoleUnpersistedStore)}}
+	}
+	unp := func(store report.Location) report.Finding {
+		return report.Finding{Kind: report.UnpersistedStore, Location: store}
+	}
+	for _, tc := range []struct {
+		name     string
+		findings []report.Finding
+		want     int
+	}{
+		{"a counter never persisted", []report.Finding{over(count, count), unp(count)}, 2},
+		{"overwrites another store", []report.Finding{over(count, other), unp(count)}, 0},
+		{"the unpersisted-store is another store's", []report.Finding{over(count, count), unp(other)}, 0},
+		{"no unpersisted-store", []report.Finding{over(count, count), {Kind: report.DurabilityViolation, Location: count}}, 0},
+	} {
+		f := &fixer{rep: &report.Report{Findings: tc.findings}}
+		if got := f.sameStoreUnpersisted(&f.rep.Findings[0], []int{1, 2}); got != tc.want {
+			t.Errorf("%s: joined to %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestCrashAnswers: an atomicity violation scry fix cannot repair is answered with what the
 // finding shows (how the re-execution failed, on which state) and why no repair was computed;
 // a recovery that crashes on a state that lost nothing points at the recovery first.

@@ -27,6 +27,7 @@ const (
 	AtomicityViolation  Kind = "atomicity-violation"
 	DurabilityViolation Kind = "durability-violation"
 	PersistencyRace     Kind = "persistency-race"
+	CrossFailureRead    Kind = "cross-failure-read"
 	// Crash findings of file-system mode (package fs).
 	FSOrderingViolation   Kind = "fs-ordering-violation"
 	FSAtomicityViolation  Kind = "fs-atomicity-violation"
@@ -37,7 +38,7 @@ const (
 // crash image or directory on which the program failed.
 func (k Kind) IsCrash() bool {
 	switch k {
-	case OrderingViolation, AtomicityViolation, DurabilityViolation, PersistencyRace,
+	case OrderingViolation, AtomicityViolation, DurabilityViolation, PersistencyRace, CrossFailureRead,
 		FSOrderingViolation, FSAtomicityViolation, FSDurabilityViolation:
 		return true
 	}

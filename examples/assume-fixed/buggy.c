@@ -7,9 +7,10 @@
 // Two independent bugs. Taken literally, the magic is lost in every crash state of every
 // operation, so every crash image says "new pool" and fails: the durability bug would hide the
 // other one among findings at every crash point. scry reports the durability bug once
-// (unpersisted-store), proves it matters with one crash state that loses only the magic
-// (durability-violation: the rerun says "new pool"), and explores the operations after it as
-// if the magic had been persisted. There it finds the second bug as on a program without the
+// (unpersisted-store), proves it matters with one crash state that loses only the magic (the
+// rerun's recovery reads the magic, which the crash left undetermined, and says "new pool": a
+// cross-failure-read at that check, where a durable magic takes the other branch), and explores
+// the operations after it as if the magic had been persisted. There it finds the second bug as on a program without the
 // first: `set` writes back value and token with ONE sfence, so the token may persist without
 // the value (ordering-violation at the sfence; mpb-violation at the token store, as in the
 // ordering example). Built with -DPERSIST_MAGIC the magic is persisted; the ordering findings
@@ -41,11 +42,11 @@ struct pool {
 int main(int argc, char *argv[])
 {
 	struct pool *p = example_pmem(argc, argv, POOL_SIZE, "set K V | get K, K < %d", NKEYS);
-	if (p->magic != MAGIC) { // related recovery-load
+	if (p->magic != MAGIC) { // want "cross-failure-read"
 		printf("new pool\n");
 		memset(p->recs, 0, sizeof p->recs);
 		pmem_persist(p->recs, sizeof p->recs);
-		p->magic = MAGIC; // want "unpersisted-store durability-violation"
+		p->magic = MAGIC; // want "unpersisted-store"
 #ifdef PERSIST_MAGIC
 		pmem_persist(&p->magic, sizeof p->magic);
 #endif

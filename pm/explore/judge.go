@@ -66,6 +66,7 @@ func Kinds() []report.Rule {
 		{Kind: report.AtomicityViolation, Class: report.Correctness, Doc: "a crash inside an operation, with its stores persisted in program order, makes re-execution diverge from both legal outcomes: the operation is not failure-atomic"},
 		{Kind: report.DurabilityViolation, Class: report.Correctness, Doc: "a crash that loses only stores never made durable (reported as unpersisted-store) makes re-execution diverge: the missing persist matters"},
 		{Kind: report.PersistencyRace, Class: report.Correctness, Doc: "a plain (non-atomic) store of 2 to 8 bytes, persisted in part by a crash before it was durable (a compiler may split it: --strategy torn), makes re-execution diverge while the states with all and none of it recover (Yashme)"},
+		{Kind: report.CrossFailureRead, Class: report.Correctness, Doc: "recovery, before the first operation, reads bytes a crash left undetermined (stores not durable at the crash) and then behaves differently than on the image where they are durable, and re-execution fails: a durability-violation whose lost bytes recovery trusted, reported at the recovery's load (XFDetector); package pipeline's recovery loads tell"},
 	}
 }
 

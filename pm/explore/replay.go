@@ -115,14 +115,16 @@ type Lost struct {
 // the trace's reader closed. One walk of the trace serves every finding. assume are the stores
 // the exploration assumed durable (Rebuild); tf, when not nil, is the findings' trace already
 // open (its reader reads the open file again, as the exploration's walks do), else it is opened
-// at the crash findings' Trace. Errors: those of Rebuild, for the first finding that has one;
-// the images written so far stay.
-func RebuildLost(tf *trace.File, cs []*report.Crash, images []string, assume []px86.StoreState) ([][]Lost, error) {
+// at the crash findings' Trace. full, when not nil (one path per finding, "" for none), is
+// where the same crash point's image with every pending store persisted (crash.Space.FullState)
+// is written too: the image the failing state differs from by exactly its Lost bytes. Errors:
+// those of Rebuild, for the first finding that has one; the images written so far stay.
+func RebuildLost(tf *trace.File, cs []*report.Crash, images, full []string, assume []px86.StoreState) ([][]Lost, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	if len(images) != len(cs) {
-		return nil, fmt.Errorf("%d images for %d crash findings", len(images), len(cs))
+	if len(images) != len(cs) || full != nil && len(full) != len(cs) {
+		return nil, fmt.Errorf("%d images and %d full images for %d crash findings", len(images), len(full), len(cs))
 	}
 	var r *trace.Reader
 	var err error
@@ -153,6 +155,11 @@ func RebuildLost(tf *trace.File, cs []*report.Crash, images []string, assume []p
 			st := StateOf(c)
 			if err := cp.WriteImage(images[i], c.Region, st); err != nil {
 				return err
+			}
+			if full != nil && full[i] != "" {
+				if err := cp.WriteImage(full[i], c.Region, cp.Space.FullState()); err != nil {
+					return err
+				}
 			}
 			lost, err := lostOf(r, cp, c.Region, st)
 			if err != nil {

@@ -314,7 +314,8 @@ type assumeReport struct {
 }
 
 // TestAssumeFixed runs examples/assume-fixed/buggy.c three ways: by default its durability bug
-// is reported once (unpersisted-store, and a durability-violation proving it) and its ordering
+// is reported once (unpersisted-store, and the cross-failure-read of the lost magic by recovery
+// proving it) and its ordering
 // bug gives the same crash findings as the same program built with the magic persisted
 // (-DPERSIST_MAGIC); with --no-assume-fixed the lost magic makes many more crash states fail.
 func TestAssumeFixed(t *testing.T) {
@@ -323,7 +324,7 @@ func TestAssumeFixed(t *testing.T) {
 	src := filepath.Join(testenv.Root(), "examples", "assume-fixed", "buggy.c")
 	wl := filepath.Join(testenv.Root(), "examples", "assume-fixed", "workload.txt")
 	type outcome struct {
-		crash    []string // kind:line of crash findings other than durability-violation
+		crash    []string // kind:line of crash findings other than the magic's cross-failure-read
 		kinds    map[string]int
 		failures int
 	}
@@ -344,7 +345,7 @@ func TestAssumeFixed(t *testing.T) {
 		o := outcome{kinds: map[string]int{}, failures: doc.Stats.Failures}
 		for _, f := range doc.Findings {
 			o.kinds[f.Kind]++
-			if f.Crash != nil && f.Kind != "durability-violation" {
+			if f.Crash != nil && f.Kind != "cross-failure-read" {
 				o.crash = append(o.crash, fmt.Sprintf("%s:%d", f.Kind, f.Location.Line))
 			}
 		}
@@ -353,10 +354,10 @@ func TestAssumeFixed(t *testing.T) {
 	buggy := check("buggy", nil)
 	persisted := check("persisted", []string{"-DPERSIST_MAGIC"})
 	literal := check("literal", nil, "--no-assume-fixed")
-	if buggy.kinds["unpersisted-store"] != 1 || buggy.kinds["durability-violation"] != 1 {
+	if buggy.kinds["unpersisted-store"] != 1 || buggy.kinds["cross-failure-read"] != 1 || buggy.kinds["durability-violation"] != 0 {
 		t.Errorf("the durability bug is not reported once with its proof: %v", buggy.kinds)
 	}
-	if persisted.kinds["unpersisted-store"] != 0 || persisted.kinds["durability-violation"] != 0 {
+	if persisted.kinds["unpersisted-store"] != 0 || persisted.kinds["cross-failure-read"] != 0 || persisted.kinds["durability-violation"] != 0 {
 		t.Errorf("-DPERSIST_MAGIC still has the durability bug: %v", persisted.kinds)
 	}
 	if fmt.Sprint(buggy.crash) != fmt.Sprint(persisted.crash) || len(buggy.crash) == 0 {
