@@ -217,8 +217,14 @@ func exploreCrashes(ctx context.Context, rep *report.Report, tf *trace.File, wor
 	if len(x.Profiles) > 0 && rep.Profiles == nil {
 		rep.Profiles = px86.ProfileNames(x.Profiles)
 	}
+	xo := x.Options
+	if xo.TimeBudget > 0 && x.Focus == "" {
+		// The exploration leaves the recovery loads' traced runs their reserve (recoveryLoads
+		// runs them to the end of the budget).
+		xo.Reserve = recoveryLoadReserve(xo.TimeBudget)
+	}
 	res, xerr := explore.Run(ctx, explore.Config{
-		Options: x.Options, Trace: tf.Path(), File: tf, Args: target, Workload: w,
+		Options: xo, Trace: tf.Path(), File: tf, Args: target, Workload: w,
 		ConfirmPairs: confirmPairs(rep), DurableAfter: durableAfter(durable), AvoidTmpfs: x.avoidTmpfs, OpBegin: x.opBegin, OpEnd: x.opEnd,
 	})
 	if res != nil && rep.Events == 0 {

@@ -72,8 +72,18 @@ const (
 	maxRecoveryLoadTimeout = 30 * time.Second
 )
 
+// recoveryLoadReserve is the part of a time budget d (or of a schedule's share of it) that the
+// exploration leaves to the traced runs of recoveryLoads, which run up to d: 3 % of d, at least
+// 3 s (one traced run of each kind, and the second of a durability-violation whose recovery reads
+// what the crash lost), at most an eighth of d. With none, Durinn's CCEH and FAST_FAIR under a
+// 2-minute budget of 4 schedules (30 s a share) had no time left for any.
+func recoveryLoadReserve(d time.Duration) time.Duration {
+	return min(max(d*3/100, 3*time.Second), d/8)
+}
+
 // MaxRecoveryLoads bounds the findings of one exploration whose recovery load is looked for (one
-// traced run each), in report order.
+// traced run each; a durability-violation whose recovery reads what the crash lost, two), the
+// durability-violations first, each kind in report order.
 const MaxRecoveryLoads = 32
 
 // recoveryLoads adds the recovery load of each PM crash finding of rep (above), read from the
@@ -84,17 +94,21 @@ const MaxRecoveryLoads = 32
 func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Exploration, target []string, w workload.Workload, assume []px86.StoreState, runBound time.Duration) {
 	var idx []int
 	var cs []*report.Crash
-	for i := range rep.Findings {
-		f := &rep.Findings[i]
-		switch f.Kind {
-		case report.OrderingViolation, report.AtomicityViolation, report.DurabilityViolation, report.PersistencyRace:
-		default:
-			continue
+	// The durability-violations first, in report order, then the others: under a time budget,
+	// what is left for the traced runs goes first to the findings whose kind they may change.
+	for _, durability := range []bool{true, false} {
+		for i := range rep.Findings {
+			f := &rep.Findings[i]
+			switch f.Kind {
+			case report.OrderingViolation, report.AtomicityViolation, report.DurabilityViolation, report.PersistencyRace:
+			default:
+				continue
+			}
+			if (f.Kind == report.DurabilityViolation) != durability || f.Crash == nil || f.Crash.Trace == "" || len(cs) == MaxRecoveryLoads {
+				continue
+			}
+			idx, cs = append(idx, i), append(cs, f.Crash)
 		}
-		if f.Crash == nil || f.Crash.Trace == "" || len(cs) == MaxRecoveryLoads {
-			continue
-		}
-		idx, cs = append(idx, i), append(cs, f.Crash)
 	}
 	if len(cs) == 0 || ctx.Err() != nil {
 		return
@@ -221,12 +235,15 @@ func recoveryDiffers(ctx context.Context, c *report.Crash, tracePath, img, fullT
 // fullTrace, on image full (recoveryPhase): where the first does something else than the
 // second, "" when they do the same.
 func comparePhases(tracePath, img, fullTrace, full string) (string, error) {
-	want, err := recoveryPhase(fullTrace, full, nil)
+	want, whole, err := recoveryPhase(fullTrace, full, nil)
 	if err != nil {
 		return "", err
 	}
+	if !whole {
+		return "", errors.New("the run on the image with every store persisted was stopped before its recovery ended")
+	}
 	at, n := "", 0
-	_, err = recoveryPhase(tracePath, img, func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool {
+	_, whole, err = recoveryPhase(tracePath, img, func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool {
 		n = i + 1
 		if i < len(want) && ev == want[i] {
 			return true
@@ -234,10 +251,19 @@ func comparePhases(tracePath, img, fullTrace, full string) (string, error) {
 		at = "first at " + report.UserAt(r, site, stack).String()
 		return false
 	})
-	if err == nil && at == "" && n < len(want) {
-		at = "it ends sooner" // its recovery is a prefix of the other's
+	switch {
+	case err != nil:
+		return "", err
+	case at != "":
+		return at, nil
+	case !whole:
+		// Stopped by its time bound while it still did what the other did: a recovery that
+		// hangs is not told from a slow one.
+		return "", errors.New("the run on the crash image was stopped before its recovery ended")
+	case n < len(want):
+		return "it ends sooner", nil // its recovery is a prefix of the other's
 	}
-	return at, err
+	return "", nil
 }
 
 // phaseEvent is one event of a recovery as recoveryPhase compares them: its kind and site, the
@@ -256,11 +282,12 @@ type phaseEvent struct {
 // as it was mapped: EXTERNAL_WRITE initial). A load's bytes are
 // left out too: they are what the recovery read, not what it did. With each, when not nil, each
 // event is handed over as it is read, with its index, its site and its stack; reading stops at
-// the first it answers false for.
-func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool) ([]phaseEvent, error) {
+// the first it answers false for. whole says whether the recovery ended in the trace (an
+// OP_BEGIN or the run's END record), not cut by the run's time bound or a truncated trace.
+func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool) (events []phaseEvent, whole bool, err error) {
 	r, err := trace.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer r.Close()
 	type mapping struct{ base, length, fileOff uint64 }
@@ -277,15 +304,15 @@ func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseE
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) || errors.Is(err, trace.ErrTruncated) {
-			return out, nil
+			return out, false, nil
 		}
 		if err != nil {
-			return out, err
+			return out, false, err
 		}
 		ev := phaseEvent{kind: e.Kind, site: e.Site, off: -1}
 		switch e.Kind {
 		case trace.KindOpBegin:
-			return out, nil
+			return out, true, nil
 		case trace.KindRegionMap:
 			if same, _ := sameFile(e.Path, img); same {
 				maps[e.Region] = mapping{e.Addr, e.Size, e.FileOffset}
@@ -310,9 +337,12 @@ func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseE
 			continue
 		}
 		if each != nil && !each(r, len(out), ev, e.Site, e.Context) {
-			return out, nil
+			return out, e.Kind == trace.KindEnd, nil
 		}
 		out = append(out, ev)
+		if e.Kind == trace.KindEnd {
+			return out, true, nil
+		}
 	}
 }
 

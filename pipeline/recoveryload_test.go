@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/scry-pm/scry/pm/analysis/analysistest"
 	"github.com/scry-pm/scry/pm/crash"
@@ -154,43 +155,50 @@ func TestComparePhases(t *testing.T) {
 		name  string
 		crash func(b *analysistest.Builder, base uint64)
 		same  bool
+		err   bool // not told: the run was stopped before its recovery ended
 	}{
-		{"the same", durable, true},
+		{"the same", durable, true, false},
 		{"the load read other bytes", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(3, base+128, 8).Exit(0)
-		}, true},
+		}, true, false},
 		{"the image's content as mapped", func(b *analysistest.Builder, base uint64) {
 			b.External(9, base, 8, trace.ExternalInitial)
 			durable(b, base)
-		}, true},
+		}, true, false},
 		{"the operations differ", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(4, base+192, 8).Exit(1)
-		}, true},
+		}, true, false},
 		{"another value stored", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{2}).OpBegin(0, "get 1").Exit(0)
-		}, false},
+		}, false, false},
 		{"stored elsewhere", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+72, []byte{1}).OpBegin(0, "get 1").Exit(0)
-		}, false},
+		}, false, false},
 		{"another path", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(5, base+64, []byte{1}).OpBegin(0, "get 1").Exit(0)
-		}, false},
+		}, false, false},
 		{"more done", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Store(6, base+256, 8).OpBegin(0, "get 1").Exit(0)
-		}, false},
+		}, false, false},
 		{"ends sooner", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).Exit(1)
-		}, false},
+		}, false, false},
 		{"dies in recovery", func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Signal(11)
-		}, false},
+		}, false, false},
+		{"stopped in recovery, so far the same", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0})
+		}, true, true},
+		{"stopped in recovery after it differed", func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{2})
+		}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full := run("full.trace", 1, 0x70000, durable)
 			crashed := run("crash.trace", 0, 0x90000, tc.crash)
 			at, err := comparePhases(crashed, imgs[0], full, imgs[1])
-			if err != nil {
-				t.Fatal(err)
+			if (err != nil) != tc.err {
+				t.Fatalf("comparePhases = %q, %v; want an error: %v", at, err, tc.err)
 			}
 			if (at == "") != tc.same {
 				t.Errorf("comparePhases = %q, want the recoveries told apart: %v", at, !tc.same)
@@ -209,6 +217,22 @@ func readerOf(t *testing.T, path string) *trace.Reader {
 	for {
 		if _, err := r.Next(); err != nil {
 			return r
+		}
+	}
+}
+
+// TestRecoveryLoadReserve: the exploration leaves the recovery loads 3 % of a budget, at least
+// 3 s, at most an eighth of it.
+func TestRecoveryLoadReserve(t *testing.T) {
+	for _, tc := range []struct{ d, want time.Duration }{
+		{30 * time.Second, 3 * time.Second},          // a 2-minute budget's share of 4 schedules
+		{15 * time.Minute, 27 * time.Second},         // 3 %
+		{16 * time.Second, 2 * time.Second},          // an eighth
+		{10 * time.Minute, 18 * time.Second},         // 3 %
+		{120 * time.Second, 3600 * time.Millisecond}, // 3 %, over 3 s
+	} {
+		if got := recoveryLoadReserve(tc.d); got != tc.want {
+			t.Errorf("recoveryLoadReserve(%v) = %v, want %v", tc.d, got, tc.want)
 		}
 	}
 }

@@ -274,7 +274,7 @@ func newExplorer(ctx context.Context, cfg *Config) (*explorer, error) {
 	e := &explorer{
 		cfg: cfg, ctx: ctx, res: &Result{Durability: map[StoreAt]InvariantOutcome{}, Pairs: map[Pair]PairOutcome{}},
 		prog: cfg.Progress, start: time.Now(), warned: map[string]bool{}, explored: map[int]bool{}, memoryOps: map[int]bool{},
-		pacer: &pacer{budget: cfg.TimeBudget, now: cfg.now, testClock: cfg.Now != nil, budgetStart: cfg.Start},
+		pacer: &pacer{budget: cfg.scheduled(), now: cfg.now, testClock: cfg.Now != nil, budgetStart: cfg.Start},
 		runs:  &runs{runCtx: ctx, pointEvent: ^uint64(0)}, found: newClusters(&cfg.Options), places: newPlaces(),
 		lazy: &lazyWalk{fallback: map[int]bool{}, ops: map[int]bool{}},
 	}
@@ -334,7 +334,7 @@ func newExplorer(ctx context.Context, cfg *Config) (*explorer, error) {
 		if cfg.Now == nil { // a test's clock has no deadline on the wall clock
 			// The runs still going at the schedule's end are stopped: the final phase has its
 			// reserve whatever the runs cost (a hang bound under load, a slow last batch).
-			e.runs.runCtx, e.cancelRuns = context.WithDeadline(ctx, e.pacer.budgetStart.Add(budget.ScheduleEnd(d)))
+			e.runs.runCtx, e.cancelRuns = context.WithDeadline(ctx, e.pacer.budgetStart.Add(budget.ScheduleEnd(cfg.scheduled())))
 		}
 	}
 	e.res.Stats.Jobs = cfg.Jobs
@@ -468,7 +468,7 @@ func (e *explorer) conclude() {
 		e.warn(fmt.Sprintf("partial: %d crash points were left out and %d explored with a share of their crash states (the program-order prefixes first) to keep to the time budget of %v (spread over every operation path, the rarest first, by their estimated crash states); the results cover the %d explored%s", n, m, cfg.TimeBudget, res.Stats.CrashPoints, paths))
 	}
 	if n := e.pacer.budgetStopped; n > 0 {
-		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-budget.ScheduleEnd(cfg.TimeBudget)))
+		e.warn(fmt.Sprintf("partial: the runs of %d crash states were stopped at the end of the time budget of %v (its last %v are kept for the final phase: the recovery loads and the report), or when their batch ran past its share of the budget, and the states were not judged", n, cfg.TimeBudget, cfg.TimeBudget-budget.ScheduleEnd(cfg.scheduled())))
 	}
 	res.Stats.Findings = len(res.Findings)
 	res.Stats.ElapsedSeconds = time.Since(e.start).Seconds()

@@ -85,6 +85,11 @@ type Options struct {
 	// (pacer.pace; Stats.SkippedBudget, Stats.PartialBudget), and the runs still going at the
 	// schedule's end (budget.ScheduleEnd) are stopped.
 	TimeBudget time.Duration
+	// Reserve, under a TimeBudget, is the time the caller keeps for its own work after the
+	// exploration (package pipeline's traced re-runs of the recovery loads): the exploration's
+	// schedule ends that much earlier (budget.ScheduleEnd of TimeBudget less Reserve). 0: none;
+	// it must be less than TimeBudget.
+	Reserve time.Duration
 	// NoPriority explores the operations in trace order in one walk (--no-priority), instead of
 	// in rounds of operation paths, every path before any path a second time (priority.go).
 	NoPriority bool
@@ -153,6 +158,15 @@ type Options struct {
 // --env entry that is not NAME=VALUE.
 func (o *Options) Check() error { return o.check(false) }
 
+// scheduled is the part of the time budget the exploration paces itself by (its schedule is
+// budget.ScheduleEnd of it): TimeBudget less Reserve; 0 without a budget.
+func (o *Options) scheduled() time.Duration {
+	if o.TimeBudget <= 0 {
+		return 0
+	}
+	return o.TimeBudget - o.Reserve
+}
+
 // CheckFlags is Check for options bound to the command line's flags, whose defaults are never
 // 0: a 0 in --max-states, --samples, --cluster-failures or --max-in-flight was typed, means
 // nothing, and is refused too.
@@ -185,6 +199,9 @@ func (o *Options) check(typed bool) error {
 	}
 	if err := optcheck.Jobs(o.Jobs); err != nil {
 		return err
+	}
+	if o.Reserve < 0 || o.Reserve > 0 && o.Reserve >= o.TimeBudget {
+		return fmt.Errorf("a reserve of %v for a time budget of %v: want at least 0 and less than the budget", o.Reserve, o.TimeBudget)
 	}
 	if err := optcheck.Duration("--time-budget", o.TimeBudget, "no budget"); err != nil {
 		return err
