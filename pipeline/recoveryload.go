@@ -45,9 +45,9 @@ import (
 // undetermined, and whether it behaves differently because of them is one more traced run away:
 // the same crash point's image with every pending store persisted (explore.RebuildLost's full
 // image, which differs from the failing one by exactly the lost bytes) is run the same way, and
-// the two recoveries are compared event by event (recoveryPhase: the stores with their bytes and
-// pool offsets, the loads, flushes and fences with their pool offsets, the outputs, the end of
-// the run; sites in order). When they differ, the finding becomes a cross-failure-read reported
+// the two recoveries are compared event by event (recoveryPhase: the loads, stores and flushes
+// with their pool offsets, the fences, the outputs, the end of the run; sites in order; not the
+// bytes loaded or stored). When they differ, the finding becomes a cross-failure-read reported
 // at the recovery's load, naming the store and where the recoveries part; when they do not, the
 // recovery read the bytes without acting on them, and the durability-violation stays, its
 // recovery load a related location. An ordering or atomicity violation keeps its kind whatever
@@ -249,6 +249,9 @@ func comparePhases(tracePath, img, fullTrace, full string) (string, error) {
 			return true
 		}
 		at = "first at " + report.UserAt(r, site, stack).String()
+		if ev.kind == trace.KindEnd {
+			at = ev.data
+		}
 		return false
 	})
 	switch {
@@ -267,23 +270,30 @@ func comparePhases(tracePath, img, fullTrace, full string) (string, error) {
 }
 
 // phaseEvent is one event of a recovery as recoveryPhase compares them: its kind and site, the
-// offset in the pool file of a PM access (-1 otherwise) and the bytes a store wrote or an output
+// offset in the pool file of a PM access (-1 otherwise) and its size, and the bytes an output
 // printed (how and status for the run's end).
 type phaseEvent struct {
 	kind trace.Kind
 	site uint32
 	off  int64
+	size uint64
 	data string
 }
 
 // recoveryPhase reads the trace at path of a run on the pool file img up to its first OP_BEGIN
-// (the recovery, before any operation) and returns its events as phaseEvents, leaving out
+// or its first thread's creation (the recovery, before any operation, as one thread runs it)
+// and returns its events as phaseEvents, leaving out
 // what names no behaviour (site tables, stacks, frames, threads, schedules, the image's content
-// as it was mapped: EXTERNAL_WRITE initial). A load's bytes are
-// left out too: they are what the recovery read, not what it did. With each, when not nil, each
+// as it was mapped: EXTERNAL_WRITE initial) and the bytes loaded and stored: a load's are what
+// the recovery read, not what it did, and a store's vary from run to run where they hold
+// addresses of DRAM (FAST_FAIR's recovery stores a new mutex's address into each page: with
+// the bytes compared, every such recovery differed). So a recovery is told apart by the path it
+// takes (sites in order), where it loads, stores and flushes in the pool, what it prints and how
+// it ends; one that only copies other values does not differ. With each, when not nil, each
 // event is handed over as it is read, with its index, its site and its stack; reading stops at
 // the first it answers false for. whole says whether the recovery ended in the trace (an
-// OP_BEGIN or the run's END record), not cut by the run's time bound or a truncated trace.
+// OP_BEGIN, a thread's creation or the run's END record), not cut by the run's time bound or a
+// truncated trace.
 func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseEvent, site, stack uint32) bool) (events []phaseEvent, whole bool, err error) {
 	r, err := trace.Open(path)
 	if err != nil {
@@ -323,24 +333,33 @@ func recoveryPhase(path, img string, each func(r *trace.Reader, i int, ev phaseE
 			if e.Flags&trace.ExternalInitial != 0 {
 				continue // the image's content as mapped: what differs by construction
 			}
-			ev.off, ev.data = offset(e.Addr), string(e.Data)
-		case trace.KindStore, trace.KindNTStore:
-			ev.off, ev.data = offset(e.Addr), string(e.Data)
-		case trace.KindLoad, trace.KindFlush:
+			ev.off, ev.size = offset(e.Addr), e.Size
+		case trace.KindStore, trace.KindNTStore, trace.KindLoad:
+			ev.off, ev.size = offset(e.Addr), e.Size
+		case trace.KindFlush:
 			ev.off = offset(e.Addr)
 		case trace.KindOutput:
 			ev.data = string(e.Data)
 		case trace.KindEnd:
-			ev.data = fmt.Sprint(e.How, e.Status)
+			ev.data = fmt.Sprintf("it exits with status %d", e.Status)
+			if e.How == trace.EndSignal {
+				ev.data = fmt.Sprintf("it is killed by signal %d", e.Status)
+			} else if e.How != trace.EndExit {
+				ev.data = fmt.Sprintf("it ends (%v, %d)", e.How, e.Status)
+			}
 		case trace.KindSites, trace.KindDeps, trace.KindStack, trace.KindContext, trace.KindFrame,
 			trace.KindThread, trace.KindSchedule, trace.KindWarning:
 			continue
 		}
+		// The run's end ends the recovery, and so does the first thread it starts: from there
+		// on the threads' events interleave as the scheduler has them, which two runs need not
+		// share (the thread's creation is compared, what follows is not).
+		last := e.Kind == trace.KindEnd || e.Kind == trace.KindSync && e.Sync == trace.SyncCreate
 		if each != nil && !each(r, len(out), ev, e.Site, e.Context) {
-			return out, e.Kind == trace.KindEnd, nil
+			return out, last, nil
 		}
 		out = append(out, ev)
-		if e.Kind == trace.KindEnd {
+		if last {
 			return out, true, nil
 		}
 	}

@@ -122,9 +122,9 @@ func TestRecoveryLoad(t *testing.T) {
 }
 
 // TestComparePhases checks what tells two recoveries apart (comparePhases, recoveryPhase): the
-// stores' bytes and pool offsets, the loads' offsets but not their bytes, the outputs, the sites
-// in order, the end of the run; not what comes after the first operation begins, not the
-// image's content as mapped, not the mapping's address.
+// pool offsets of the stores and loads but not their bytes, the outputs, the sites in order, the
+// end of the run; not what comes after the first operation begins, not the image's content as
+// mapped, not the mapping's address.
 func TestComparePhases(t *testing.T) {
 	dir := t.TempDir()
 	imgs := [2]string{filepath.Join(dir, "crash.img"), filepath.Join(dir, "full.img")}
@@ -151,50 +151,64 @@ func TestComparePhases(t *testing.T) {
 	durable := func(b *analysistest.Builder, base uint64) {
 		b.LoadBytes(1, base, []byte{5}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(3, base+128, 8).Exit(0)
 	}
+	threaded := func(b *analysistest.Builder, base uint64) {
+		b.LoadBytes(1, base, []byte{5}).StoreBytes(2, base+64, []byte{1}).Sync(trace.SyncCreate, 2, 8).Load(3, base+128, 8).OpBegin(0, "get 1").Exit(0)
+	}
 	for _, tc := range []struct {
 		name  string
+		full  func(b *analysistest.Builder, base uint64) // nil: durable
 		crash func(b *analysistest.Builder, base uint64)
 		same  bool
 		err   bool // not told: the run was stopped before its recovery ended
 	}{
-		{"the same", durable, true, false},
-		{"the load read other bytes", func(b *analysistest.Builder, base uint64) {
+		{"the same", nil, durable, true, false},
+		{"the load read other bytes", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(3, base+128, 8).Exit(0)
 		}, true, false},
-		{"the image's content as mapped", func(b *analysistest.Builder, base uint64) {
+		{"the image's content as mapped", nil, func(b *analysistest.Builder, base uint64) {
 			b.External(9, base, 8, trace.ExternalInitial)
 			durable(b, base)
 		}, true, false},
-		{"the operations differ", func(b *analysistest.Builder, base uint64) {
+		{"the operations differ", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).OpBegin(0, "get 1").Load(4, base+192, 8).Exit(1)
 		}, true, false},
-		{"another value stored", func(b *analysistest.Builder, base uint64) {
+		{"another value stored (an address of DRAM, from run to run)", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{2}).OpBegin(0, "get 1").Exit(0)
-		}, false, false},
-		{"stored elsewhere", func(b *analysistest.Builder, base uint64) {
+		}, true, false},
+		{"stored elsewhere", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+72, []byte{1}).OpBegin(0, "get 1").Exit(0)
 		}, false, false},
-		{"another path", func(b *analysistest.Builder, base uint64) {
+		{"another path", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(5, base+64, []byte{1}).OpBegin(0, "get 1").Exit(0)
 		}, false, false},
-		{"more done", func(b *analysistest.Builder, base uint64) {
+		{"more done", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Store(6, base+256, 8).OpBegin(0, "get 1").Exit(0)
 		}, false, false},
-		{"ends sooner", func(b *analysistest.Builder, base uint64) {
+		{"ends sooner", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).Exit(1)
 		}, false, false},
-		{"dies in recovery", func(b *analysistest.Builder, base uint64) {
+		{"dies in recovery", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Signal(11)
 		}, false, false},
-		{"stopped in recovery, so far the same", func(b *analysistest.Builder, base uint64) {
+		{"stopped in recovery, so far the same", nil, func(b *analysistest.Builder, base uint64) {
 			b.LoadBytes(1, base, []byte{0})
 		}, true, true},
-		{"stopped in recovery after it differed", func(b *analysistest.Builder, base uint64) {
-			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{2})
+		{"stopped in recovery after it differed", nil, func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+72, []byte{1})
+		}, false, false},
+		{"the same until a thread starts", threaded, func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Sync(trace.SyncCreate, 2, 8).Store(9, base+512, 8).OpBegin(0, "get 1").Exit(0)
+		}, true, false},
+		{"another value printed", nil, func(b *analysistest.Builder, base uint64) {
+			b.LoadBytes(1, base, []byte{0}).StoreBytes(2, base+64, []byte{1}).Output(7, "new pool\n").OpBegin(0, "get 1").Exit(0)
 		}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			full := run("full.trace", 1, 0x70000, durable)
+			fb := tc.full
+			if fb == nil {
+				fb = durable
+			}
+			full := run("full.trace", 1, 0x70000, fb)
 			crashed := run("crash.trace", 0, 0x90000, tc.crash)
 			at, err := comparePhases(crashed, imgs[0], full, imgs[1])
 			if (err != nil) != tc.err {

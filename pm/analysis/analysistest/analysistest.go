@@ -253,6 +253,11 @@ func (b *Builder) Exit(status int64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindEnd, How: trace.EndExit, Status: status}, 0)
 }
 
+// Output adds an OUTPUT record: text printed on standard output by the library call at site.
+func (b *Builder) Output(site uint32, text string) *Builder {
+	return b.add(trace.Event{Kind: trace.KindOutput, Site: site, Handle: 1, Data: []byte(text)}, trace.SiteLibCall)
+}
+
 // Signal ends the trace: the program was killed by signal sig.
 func (b *Builder) Signal(sig int64) *Builder {
 	return b.add(trace.Event{Kind: trace.KindEnd, How: trace.EndSignal, Status: sig}, 0)
