@@ -235,7 +235,7 @@ summary() {
 	[[ -f $out/load.txt ]] && sed 's/^/load average at /' "$out/load.txt"
 	jq -r '
 	  def kinds(f): [.findings[] | select(f)] | group_by(.kind) | map("\(.[0].kind) \(length)") | join(", ");
-	  def crash: .kind | test("^(ordering|atomicity|durability)-violation$");
+	  def crash: .crash != null;
 	  (.stats // {}) as $s |
 	  "crash points explored: \($s.crash_points // 0) of \(($s.crash_points // 0) + ($s.skipped_budget // 0)) (left out by the budget: \($s.skipped_budget // 0); outside operations: \($s.skipped_points // 0))",
 	  "states judged: \($s.states_tested // 0) (reused \($s.reused // 0), sampled out \($s.sampled // 0), inconclusive \($s.inconclusive // 0)); failing: \($s.failures // 0); exploration \($s.elapsed_seconds // 0 | floor) s with \($s.jobs // 0) jobs",
