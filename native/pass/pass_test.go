@@ -331,6 +331,22 @@ func memOps(ir string) []string {
 	return ops
 }
 
+// emitIR compiles with clang-v, the pass plugged in, and the arguments args (flags and the
+// source) to LLVM IR, and returns its text.
+func emitIR(t *testing.T, v string, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.ll")
+	args = append([]string{"-fpass-plugin=" + plugin(t, v), "-S", "-emit-llvm", "-o", out}, args...)
+	if b, err := exec.Command("clang-"+v, args...).CombinedOutput(); err != nil {
+		t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestGetlineHooked: every call of getline, getdelim and __getdelim (glibc's inline getline when
 // optimizing) has its post hook, in C and in C++, unoptimized and optimized: each line read is an
 // operation boundary.
@@ -340,17 +356,7 @@ func TestGetlineHooked(t *testing.T) {
 		for _, lang := range []string{"c", "c++"} {
 			for _, opt := range []string{"-O0", "-O1", "-O2"} {
 				t.Run(fmt.Sprintf("llvm%s/%s%s", v, lang, opt), func(t *testing.T) {
-					plug := plugin(t, v)
-					out := filepath.Join(t.TempDir(), "out.ll")
-					args := []string{"-x", lang, "-g", opt, "-fpass-plugin=" + plug, "-S", "-emit-llvm", "-o", out, src}
-					if b, err := exec.Command("clang-"+v, args...).CombinedOutput(); err != nil {
-						t.Fatalf("clang-%s %s: %v\n%s", v, strings.Join(args, " "), err, b)
-					}
-					b, err := os.ReadFile(out)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ir, hooked := string(b), 0
+					ir, hooked := emitIR(t, v, "-x", lang, "-g", opt, src), 0
 					for _, f := range []string{"getline", "getdelim", "__getdelim"} {
 						calls := strings.Count(ir, "call i64 @"+f+"(")
 						posts := strings.Count(ir, "call void @__scry_post_"+f+"(")
@@ -364,6 +370,32 @@ func TestGetlineHooked(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestOutputHooked: every call of putchar, fputc, putc and fwrite (what a compiler makes of a
+// printf or fprintf of a constant string) has its post hook, unoptimized and optimized, so that
+// what it prints is recorded: an operation whose output was left out of the trace would make
+// the minimiser's count of output lines wrong (pipeline, opDeps.revealing).
+func TestOutputHooked(t *testing.T) {
+	src, _ := filepath.Abs(filepath.Join("testdata", "putout.c"))
+	for _, v := range versions {
+		for _, opt := range []string{"-O0", "-O1"} {
+			t.Run(fmt.Sprintf("llvm%s%s", v, opt), func(t *testing.T) {
+				ir, hooked := emitIR(t, v, "-g", opt, src), 0
+				for _, f := range []string{"putchar", "fputc", "putc", "fwrite", "fprintf", "printf"} {
+					calls := regexp.MustCompile(`call (i32|i64) (\([^)]*\) )?@`+f+`\(`).FindAllStringIndex(ir, -1)
+					posts := strings.Count(ir, "call void @__scry_post_"+f+"(")
+					if len(calls) != posts {
+						t.Errorf("%d calls of %s, %d post hooks", len(calls), f, posts)
+					}
+					hooked += posts
+				}
+				if hooked < 4 {
+					t.Errorf("%d hooked output calls, want at least the four of the source", hooked)
+				}
+			})
 		}
 	}
 }
