@@ -150,6 +150,16 @@ type Crash struct {
 	Client string `json:"client,omitempty"`
 	// Input is the 1-based line of the workload the re-execution starts at (operation k+1).
 	Input int `json:"input_line"`
+	// DivergedLine is the 1-based line of the re-execution's standard output (as compared:
+	// filtered and normalized) at which it first differs from every legal outcome it was
+	// compared with: one past its last line when what it printed is the beginning of a legal
+	// outcome's output and it then died, hung or exited otherwise; 0 when unknown. LegalLines
+	// is the number of lines of the legal outcome it matched longest, so that the lines from
+	// the diverging one to that outcome's end are what the operations from the revealing one
+	// on printed: the minimiser maps them to that operation (docs/crash-exploration.md,
+	// "Minimal reproducers") whatever the program printed when it opened the pool.
+	DivergedLine int `json:"diverged_line,omitempty"`
+	LegalLines   int `json:"legal_lines,omitempty"`
 	// Minimal is the finding's minimal reproducer (scry check --minimize, scry minimize), nil
 	// when none was computed.
 	Minimal *Minimal `json:"minimal,omitempty"`

@@ -120,6 +120,36 @@ func Mismatch(got Outcome, legal ...Outcome) string {
 	return SymptomExit
 }
 
+// DivergedLine returns the 1-based line of got's standard output (normalized as Equivalent
+// compares it, with each legal outcome's variance) at which it differs from every completed
+// legal outcome: for each, the first line where the two differ or one of them ended, and the
+// latest of these over the legal outcomes (got matches that one up to there); a run stopped at
+// a diverging line (Diverged) gives that line. of is the number of lines of that legal outcome's
+// output, so that of-line+1 of them, from the diverging one, are what the rest of its run
+// printed. 0, 0 when no legal outcome completed or got could not run.
+func DivergedLine(got Outcome, legal ...Outcome) (line, of int) {
+	if got.Err != nil {
+		return 0, 0
+	}
+	for _, l := range legal {
+		if !l.Completed() {
+			continue
+		}
+		g, w := splitLines(got.WithVariance(l.vary).Normalized()), splitLines(l.Normalized())
+		i := 0
+		for i < len(g) && i < len(w) && g[i] == w[i] {
+			i++
+		}
+		if i+1 > line {
+			line, of = i+1, len(w)
+		}
+	}
+	if got.Diverged > 0 && line > 0 {
+		line = got.Diverged
+	}
+	return line, of
+}
+
 // FirstLine returns ": " and the first non-empty line of a run's output a, or of b when a has
 // none (at most 200 bytes), or "": what a message quotes of a failed run.
 func FirstLine(a, b []byte) string {

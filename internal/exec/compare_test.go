@@ -96,3 +96,32 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestDivergedLine checks the output line at which a run leaves every legal outcome: the first
+// line it differs from each at, the latest of those; one past its end when it stopped early.
+func TestDivergedLine(t *testing.T) {
+	ok := func(out string) Outcome { return Outcome{Stdout: []byte(out)} }
+	sig := func(out string) Outcome { return Outcome{ExitCode: -1, Signal: syscall.SIGSEGV, Stdout: []byte(out)} }
+	committed, rolledBack := ok("1\n0\nv1\nv2\nitems: 2\n"), ok("1\n0\nnull\nv2\nitems: 1\n")
+	tests := []struct {
+		name     string
+		got      Outcome
+		legal    []Outcome
+		line, of int
+	}{
+		{"a lookup loses the key", ok("1\n0\nnull\nnull\nitems: 1\n"), []Outcome{committed, rolledBack}, 4, 5},
+		{"differs from both at once", ok("1\n1\nv1\nv2\nitems: 2\n"), []Outcome{committed, rolledBack}, 2, 5},
+		{"only the last line", ok("1\n0\nv1\nv2\nitems: 3\n"), []Outcome{committed, rolledBack}, 5, 5},
+		{"dies after a legal beginning", sig("1\n0\nv1\n"), []Outcome{committed, rolledBack}, 4, 5},
+		{"prints more", ok("1\n0\nv1\nv2\nitems: 2\nmore\n"), []Outcome{committed, rolledBack}, 6, 5},
+		{"stopped at a diverging line", Outcome{Diverged: 3, Stdout: []byte("1\n0\nx\n")}, []Outcome{committed}, 3, 5},
+		{"an unusable legal outcome is left out", ok("1\n0\nnull\nnull\n"), []Outcome{ok("1\n0\n"), sig("1\n0\nnull\nnull\n")}, 3, 2},
+		{"no legal outcome", ok("1\n"), nil, 0, 0},
+		{"could not run", Outcome{ExitCode: -1, Err: errors.New("no such file")}, []Outcome{committed}, 0, 0},
+	}
+	for _, tc := range tests {
+		if line, of := DivergedLine(tc.got, tc.legal...); line != tc.line || of != tc.of {
+			t.Errorf("%s: DivergedLine = %d of %d, want %d of %d", tc.name, line, of, tc.line, tc.of)
+		}
+	}
+}

@@ -470,6 +470,7 @@ func (e *explorer) newFinding(it *item, kind report.Kind, key, symptom, detail s
 	for _, id := range it.state.Invariants {
 		c.Invariants = append(c.Invariants, e.found.invText[id])
 	}
+	c.DivergedLine, c.LegalLines = exec.DivergedLine(t, ls.all()...)
 	// With overlapping operations a legal outcome whose prep or oracle run failed has no
 	// output to compare with.
 	if ls.committed != nil && (!ls.general || ls.committed.Completed()) {
