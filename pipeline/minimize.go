@@ -245,6 +245,10 @@ type minimizer struct {
 	// deps is the reads-from relation of the operations of the finding's recorded run (nil
 	// when its trace could not be read): the slices' source.
 	deps *opDeps
+	// reveal is the operation after the finding's first failing one whose output first
+	// differed from the legal outcomes' in its failing state's run (opDeps.revealing), -1
+	// when unknown.
+	reveal int
 	// The search's result once it ended (finish), and the error that ended it.
 	min *report.Minimal
 	err error
@@ -260,6 +264,10 @@ func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Mi
 	}
 	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps}
 	s.run = s.test
+	s.reveal = -1
+	if c := f.Crash; firstFailingOp(f) == c.Input-2 {
+		s.reveal = deps.revealing(c.Input-1, len(w.Ops), c.DivergedLine, c.LegalLines)
+	}
 	if testRun != nil {
 		s.run = func(ops []string, dir string) (*report.Crash, error) { return testRun(s.id, ops, dir) }
 	}
@@ -468,8 +476,11 @@ func (s *minimizer) shrink(ops []string, each bool) error {
 // insert, the update of its key and the lookup that reads it; the inserts that filled the
 // bucket an insert moves an item out of), where windows and ddmin need tens of tests of large
 // candidates to bring together operations far apart. The windows up to first, 2, 4, 8, ...
-// operations long, are tested among them in order of size. The slices are small, so they come
-// before everything else.
+// operations long, are tested among them in order of size. When the operation that showed the
+// failure is known (s.reveal), the slices without the later operations and the windows are
+// also tried with it and the operations up to it that share its key (a lookup of the key a
+// resize or a movement lost, and that key's insert). The slices are small, so they come before
+// everything else.
 func (s *minimizer) slices(ops []string, first int) (ok, after bool, err error) {
 	var cands [][]int
 	seen := map[string]bool{}
@@ -483,6 +494,47 @@ func (s *minimizer) slices(ops []string, first int) (ok, after bool, err error) 
 				}
 				c = union(key, s.deps.slice(first, len(ops), l, after))
 			}
+			if 2*len(c) > len(ops) {
+				break
+			}
+			if k := fmt.Sprint(c); !seen[k] {
+				seen[k] = true
+				cands = append(cands, c)
+			}
+		}
+	}
+	if r := s.reveal; r > first && r < len(ops) {
+		// The operation that showed the failure (the lookup that misses a key the crash
+		// lost), with the operations that share its key up to it, beside first's slices
+		// without the later operations: a structure-wide operation (a resize, a movement)
+		// writes what many later operations read, so its own after-slice is most of the
+		// workload, where one of them is enough to show the loss.
+		shown := keySlice(ops, r, false)
+		for l := 0; l <= maxSliceLevels; l++ {
+			c := keySlice(ops, first, false)
+			if l > 0 {
+				if s.deps == nil {
+					break
+				}
+				c = union(c, s.deps.slice(first, len(ops), l, false))
+			}
+			c = union(c, shown)
+			if 2*len(c) > len(ops) {
+				break
+			}
+			if k := fmt.Sprint(c); !seen[k] {
+				seen[k] = true
+				cands = append(cands, c)
+			}
+		}
+		// And the windows up to first with it: the operations that brought the structure
+		// to the state first needs are most often the latest ones.
+		for m := 4; m <= first+1; m *= 2 {
+			w := make([]int, m)
+			for i := range w {
+				w[i] = first + 1 - m + i
+			}
+			c := union(w, shown)
 			if 2*len(c) > len(ops) {
 				break
 			}

@@ -66,15 +66,75 @@ func TestMinimizerSearch(t *testing.T) {
 		}
 		return n == 13 && strings.HasPrefix(ops[len(ops)-1], "i ")
 	}
+	// A resize (operation 40) reads every slot the 40 inserts before it wrote, and every
+	// lookup after it reads what it wrote; the crash loses key k7's move, which the lookup of
+	// k7 (operation 55) shows.
+	var resize []string
+	resizeDeps := &opDeps{from: map[int][]int{}, to: map[int][]int{}, writes: map[int]bool{}}
+	for i := 0; i < 40; i++ {
+		resize = append(resize, fmt.Sprintf("i k%d", i))
+		resizeDeps.from[40] = append(resizeDeps.from[40], i)
+		resizeDeps.writes[i] = true
+	}
+	resize = append(resize, "e")
+	resizeDeps.writes[40] = true
+	for i := 0; i < 20; i++ {
+		resize = append(resize, fmt.Sprintf("c k%d", (i*7)%40))
+		resizeDeps.to[40] = append(resizeDeps.to[40], 41+i)
+	}
+	resizeWant := []string{"i k7", "e", "c k7"}
+	resizeFails := func(ops []string) bool {
+		i, e, c := slices.Index(ops, "i k7"), slices.Index(ops, "e"), slices.Index(ops, "c k7")
+		return i >= 0 && i < e && e < c
+	}
+	// An insert (operation 30) that moves key x (inserted by operation 2) when the six inserts
+	// before it filled its bucket; the lookup of x (operation 40) shows the loss.
+	var move []string
+	for i := 0; i < 41; i++ {
+		switch {
+		case i == 2:
+			move = append(move, "i x")
+		case i == 40:
+			move = append(move, "c x")
+		case i > 30:
+			move = append(move, fmt.Sprintf("c k%d", i))
+		default:
+			move = append(move, fmt.Sprintf("i k%d", i))
+		}
+	}
+	moveWant := append(append([]string{"i x"}, move[24:31]...), "c x")
+	moveFails := func(ops []string) bool {
+		for _, w := range moveWant {
+			if !slices.Contains(ops, w) {
+				return false
+			}
+		}
+		return true
+	}
 	tests := []struct {
 		name     string
 		ops      []string
 		first    int
 		deps     *opDeps
+		reveal   int // the revealing operation plus one (0: unknown)
 		fails    func(ops []string) bool
 		want     []string
 		maxTests int
 	}{
+		{
+			// The operation that showed the failure and its key's operations before it.
+			name: "a resize shown by one lookup", ops: resize, first: 40, deps: resizeDeps, reveal: 43, fails: resizeFails,
+			want: resizeWant, maxTests: 8,
+		},
+		{
+			// The latest operations before first, with the one that showed the failure.
+			name: "a movement shown by one lookup", ops: move, first: 30, reveal: 41, fails: moveFails,
+			want: moveWant, maxTests: 50,
+		},
+		{
+			name: "the same resize, the revealing operation unknown", ops: resize, first: 40, deps: resizeDeps, fails: resizeFails,
+			want: resizeWant,
+		},
 		{
 			name: "one operation of a kind", ops: kv, first: 40,
 			fails: func(ops []string) bool {
@@ -151,7 +211,7 @@ func TestMinimizerSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}, deps: tc.deps}
+			s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}, deps: tc.deps, reveal: tc.reveal - 1}
 			tested := map[string]bool{}
 			s.run = func(ops []string, dir string) (*report.Crash, error) {
 				k := strings.Join(ops, "\n")
@@ -269,15 +329,21 @@ func TestDepsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := make([]byte, 8)
+	key := []byte("k0000042")
 	for _, ev := range []trace.Event{
 		{Kind: trace.KindRegionMap, Region: 1, Addr: 4096, Size: 4096, Path: "/p/a.pool", Flags: trace.RegionCreated},
 		{Kind: trace.KindStore, Addr: 4096 + 128, Size: 8, Data: data}, // before any operation
+		{Kind: trace.KindOutput, Handle: 1, Data: []byte("opened\n")},
 		{Kind: trace.KindOpBegin, Op: 0, Text: "i 1"},
 		{Kind: trace.KindStore, Addr: 4096, Size: 8, Data: data},
+		{Kind: trace.KindStore, Addr: 4096 + 300, Size: 1, Data: []byte{1}}, // a token
+		{Kind: trace.KindOutput, Handle: 2, Data: []byte("to standard error\n")},
 		{Kind: trace.KindOpEnd, Op: 0},
 		{Kind: trace.KindOpBegin, Op: 1, Text: "i 2"},
 		{Kind: trace.KindStore, Addr: 4096 + 64, Size: 8, Data: data},
-		{Kind: trace.KindLoad, Addr: 4096 + 64, Size: 8, Data: data}, // its own store
+		{Kind: trace.KindStore, Addr: 4096 + 192, Size: 8, Data: key},
+		{Kind: trace.KindStore, Addr: 4096 + 301, Size: 1, Data: []byte{1}}, // the next token of the word
+		{Kind: trace.KindLoad, Addr: 4096 + 64, Size: 8, Data: data},        // its own store
 		{Kind: trace.KindOpEnd, Op: 1},
 		{Kind: trace.KindRegionUnmap, Region: 1},
 		{Kind: trace.KindRegionMap, Region: 2, Addr: 65536, Size: 4096, Path: "/p/a.pool"},
@@ -285,10 +351,20 @@ func TestDepsOf(t *testing.T) {
 		{Kind: trace.KindLoad, Addr: 65536 + 4, Size: 4, Data: data[:4]}, // operation 0's word
 		{Kind: trace.KindLoad, Addr: 65536 + 60, Size: 8, Data: data},    // spans into operation 1's
 		{Kind: trace.KindLoad, Addr: 65536 + 128, Size: 8, Data: data},   // written before any operation
+		{Kind: trace.KindOutput, Handle: 1, Data: []byte("1: ")},
+		{Kind: trace.KindOutput, Handle: 1, Data: []byte("v1\n")},
 		{Kind: trace.KindOpEnd, Op: 2},
 		{Kind: trace.KindOpBegin, Op: 3, Text: "c 2"},
 		{Kind: trace.KindLoad, Addr: 65536 + 64, Size: 1, Data: data[:1]}, // operation 1's
+		{Kind: trace.KindStore, Addr: 65536 + 256, Size: 8, Data: key},    // operation 1's key, copied
+		{Kind: trace.KindStore, Addr: 65536 + 264, Size: 8, Data: data},   // its own zeros
+		{Kind: trace.KindOutput, Handle: 1, Data: []byte("2: v2\n")},
 		{Kind: trace.KindOpEnd, Op: 3},
+		{Kind: trace.KindOutput, Handle: 1, Data: []byte("items: 2\nbye\n")}, // the latest operation's
+		{Kind: trace.KindOpBegin, Op: 4, Text: "c 3"},
+		{Kind: trace.KindLoad, Addr: 65536 + 256, Size: 16, Data: append(slices.Clone(key), data...)}, // the copy, and operation 3's zeros
+		{Kind: trace.KindLoad, Addr: 65536 + 296, Size: 8, Data: data},                                // the tokens of operations 0 and 1
+		{Kind: trace.KindOpEnd, Op: 4},
 		{Kind: trace.KindEnd, How: trace.EndExit},
 	} {
 		if err := w.Write(&ev); err != nil {
@@ -303,12 +379,12 @@ func TestDepsOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantFrom := map[int][]int{2: {0, 1}, 3: {1}}
-	wantTo := map[int][]int{0: {2}, 1: {2, 3}}
+	wantFrom := map[int][]int{2: {0, 1}, 3: {1}, 4: {0, 1, 3}}
+	wantTo := map[int][]int{0: {2, 4}, 1: {2, 3, 4}, 3: {4}}
 	if !maps.EqualFunc(d.from, wantFrom, slices.Equal) || !maps.EqualFunc(d.to, wantTo, slices.Equal) {
 		t.Errorf("from %v to %v, want %v and %v", d.from, d.to, wantFrom, wantTo)
 	}
-	if want := map[int]bool{0: true, 1: true}; !maps.Equal(d.writes, want) {
+	if want := map[int]bool{0: true, 1: true, 3: true}; !maps.Equal(d.writes, want) {
 		t.Errorf("writes %v, want %v", d.writes, want)
 	}
 	for _, tc := range []struct {
@@ -318,12 +394,29 @@ func TestDepsOf(t *testing.T) {
 	}{
 		{3, 1, false, []int{1, 3}},
 		{2, 1, false, []int{0, 1, 2}},
-		{1, 1, true, []int{1, 2, 3}},
+		{4, 1, false, []int{0, 1, 3, 4}},
+		{1, 1, true, []int{1, 2, 3, 4}},
 		{0, 0, false, []int{0}},
 	} {
-		if got := d.slice(tc.first, 4, tc.levels, tc.after); !slices.Equal(got, tc.want) {
+		if got := d.slice(tc.first, 5, tc.levels, tc.after); !slices.Equal(got, tc.want) {
 			t.Errorf("slice(%d, levels %d, after %v) = %v, want %v", tc.first, tc.levels, tc.after, got, tc.want)
 		}
+	}
+	if want := map[int]int{2: 1, 3: 3}; !maps.Equal(d.lines, want) {
+		t.Errorf("lines %v, want %v", d.lines, want)
+	}
+	// A run from operation 2 whose legal outcome printed 5 lines: "reopened", then operation
+	// 2's line and operation 3's three (with those after the last operation).
+	for _, tc := range []struct{ start, line, of, want int }{
+		{2, 0, 5, -1}, {2, 1, 5, -1}, {2, 2, 5, 2}, {2, 3, 5, 3}, {2, 5, 5, 3}, {2, 6, 5, -1},
+		{3, 1, 3, 3}, {3, 2, 4, 3}, {0, 2, 5, 2}, {2, 1, 6, -1},
+	} {
+		if got := d.revealing(tc.start, 4, tc.line, tc.of); got != tc.want {
+			t.Errorf("revealing(start %d, line %d of %d) = %d, want %d", tc.start, tc.line, tc.of, got, tc.want)
+		}
+	}
+	if got := (*opDeps)(nil).revealing(0, 4, 2, 5); got != -1 {
+		t.Errorf("revealing without a relation = %d, want -1", got)
 	}
 	if _, err := depsOf(filepath.Join(t.TempDir(), "missing.trace")); err == nil {
 		t.Error("a missing trace gave no error")
