@@ -305,17 +305,32 @@ func (s *minimizer) start(share time.Duration, others []*minimizer) error {
 }
 
 // resume goes on with a search its share stopped, for share more: its best workload so far
-// shrunk further (shrink; its first failing operation unknown), the candidates tested before
-// not tested again.
+// shrunk further (shrink; its first failing operation unknown), or, when no candidate failed
+// yet, the workload up to the operation that showed the failure, then the search's slices and
+// windows (where most searches that need more time are stopped), only
+// those smaller than a failing candidate; the candidates tested before are not tested again.
 func (s *minimizer) resume(share time.Duration) error {
 	t0 := time.Now()
 	s.end, s.stop = t0.Add(share), false
 	defer func() { s.spent += time.Since(t0) }()
-	ops := s.ops
-	if s.crash != nil {
-		ops = s.best
+	if s.crash == nil {
+		first := firstFailingOp(s.f)
+		if r := s.reveal; first >= 0 && r > first && r+1 < len(s.ops) {
+			// One test first: the workload up to the operation that showed the failure,
+			// which fails as the whole did (the same operations before it), and which the
+			// slices and windows smaller than it then try to beat.
+			if _, err := s.fails(s.ops[:r+1]); err != nil || s.stop {
+				return err
+			}
+		}
+		if s.crash == nil {
+			return s.search(s.ops, first)
+		}
+		if _, _, err := s.slices(s.ops, first); err != nil || s.stop {
+			return err
+		}
 	}
-	return s.shrink(ops, s.crash != nil && len(ops) <= maxRemoveEach)
+	return s.shrink(s.best, len(s.best) <= maxRemoveEach)
 }
 
 // finish returns the search's result (nil when no candidate failed): its reproducer checked
@@ -528,8 +543,10 @@ func (s *minimizer) slices(ops []string, first int) (ok, after bool, err error) 
 			}
 		}
 		// And the windows up to first with it: the operations that brought the structure
-		// to the state first needs are most often the latest ones.
-		for m := 4; m <= first+1; m *= 2 {
+		// to the state first needs are most often the latest ones; the last is every
+		// operation up to first, the structure as it was.
+		for m := 4; m < 2*(first+1); m *= 2 {
+			m := min(m, first+1)
 			w := make([]int, m)
 			for i := range w {
 				w[i] = first + 1 - m + i
@@ -558,8 +575,8 @@ func (s *minimizer) slices(ops []string, first int) (ok, after bool, err error) 
 	}
 	slices.SortStableFunc(cands, func(a, b []int) int { return cmp.Compare(len(a), len(b)) })
 	for _, c := range cands {
-		if s.stop {
-			break
+		if s.stop || s.crash != nil && len(c) >= len(s.best) {
+			break // a smaller candidate failed already (resume)
 		}
 		ok, err := s.fails(pick(ops, c))
 		if err != nil || ok {
@@ -833,6 +850,9 @@ func (s *minimizer) fails(ops []string) (bool, error) {
 	c, err := s.run(ops, dir)
 	if err != nil || c == nil {
 		os.RemoveAll(dir)
+		if s.stop && err == nil {
+			delete(s.seen, key) // cut by the share's end, not judged: a resumed search tests it
+		}
 		return false, err
 	}
 	if s.crash != nil && s.crash.Trace != "" {

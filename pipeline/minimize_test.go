@@ -478,6 +478,46 @@ func TestMinimizerRounds(t *testing.T) {
 	if s.stop || !slices.Equal(s.best, []string{"i 12", "r 10"}) {
 		t.Errorf("resumed: %q (stopped %v), want the two operations", s.best, s.stop)
 	}
+	// A share that ends before any candidate failed: the resumed search goes on with the
+	// slices and windows, the candidate the share's end cut tested again, none other twice.
+	s, tested := newS()
+	run = s.run
+	var cut []string
+	s.run = func(c []string, dir string) (*report.Crash, error) {
+		if len(tested) == 1 && cut == nil {
+			cut, s.stop = c, true
+			return nil, nil
+		}
+		return run(c, dir)
+	}
+	if err := s.start(time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !s.stop || s.crash != nil {
+		t.Fatalf("the first share: stopped %v, best %q; want stopped before a candidate failed", s.stop, s.best)
+	}
+	if err := s.resume(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !tested[strings.Join(cut, "\n")] {
+		t.Errorf("the candidate %q cut by the share's end was not tested again", cut)
+	}
+	if s.stop || !slices.Equal(s.best, []string{"i 12", "r 10"}) {
+		t.Errorf("resumed before a failure: %q (stopped %v), want the two operations", s.best, s.stop)
+	}
+	// With the operation that showed the failure known (8), the resumed search tests the
+	// workload up to it first.
+	s, tested = newS()
+	s.reveal, s.stop = 8, true
+	if err := s.resume(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !tested[strings.Join(ops[:9], "\n")] || s.tests < 1 {
+		t.Errorf("resumed with the revealing operation: the workload up to it was not tested")
+	}
+	if !slices.Equal(s.best, []string{"i 12", "r 10"}) {
+		t.Errorf("resumed with the revealing operation: %q, want the two operations", s.best)
+	}
 }
 
 // TestKeySlice checks which operations share a key with the failing one: a value word of it,
