@@ -503,7 +503,7 @@ func settleDurability(rep *report.Report, outcomes map[explore.StoreAt]explore.I
 		switch {
 		case o.Failed > 0:
 			f.Evidence = report.EvidenceCrash
-			f.Message += fmt.Sprintf("; confirmed by a crash: %d of the %d crash states that lost the store at %s right before the next operation made the program fail (durability-violation)", o.Failed, o.Tested, loc)
+			f.Message += fmt.Sprintf("; confirmed by a crash: %d of the %d crash states that %s", o.Failed, o.Tested, lostStore(loc, string(report.DurabilityViolation)))
 		case o.Tested > 0:
 			f.Class, f.Evidence = report.Unconfirmed, ""
 			f.Message += fmt.Sprintf("; not confirmed by a crash: the program recovered from each of the %d crash states that lost the store at %s right before the next operation (recovery never reads it, or rewrites it before reading it)", o.Tested, loc)

@@ -202,6 +202,14 @@ func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Ex
 	}
 }
 
+// lostStore is how a trace finding confirmed by a crash names the crash finding that confirmed
+// it (settleDurability), by its kind (what): "lost the store at LOC right before the next
+// operation made the program fail (what)". crossFailureRead rewrites it when that finding
+// changes kind.
+func lostStore(store report.Location, what string) string {
+	return fmt.Sprintf("lost the store at %s right before the next operation made the program fail (%s)", store, what)
+}
+
 // crossFailureRead makes durability-violation rep.Findings[i] a cross-failure-read
 // (recoveryLoads): reported at the recovery's load, with the store whose bytes it read (its
 // related unpersisted location stays) and where the recovery parted from the one on the image
@@ -209,10 +217,10 @@ func recoveryLoads(ctx context.Context, rep *report.Report, tf *trace.File, x Ex
 func crossFailureRead(rep *report.Report, i int, load, store report.Location, at string) {
 	f := &rep.Findings[i]
 	// The trace finding its crash confirmed (settleDurability) names it by its kind.
-	was := fmt.Sprintf("lost the store at %s right before the next operation made the program fail (durability-violation)", store)
+	was, now := lostStore(store, string(report.DurabilityViolation)), lostStore(store, string(report.CrossFailureRead)+" at "+load.String())
 	for k := range rep.Findings {
 		if g := &rep.Findings[k]; g.Kind != report.DurabilityViolation && g.Kind != report.CrossFailureRead {
-			g.Message = strings.Replace(g.Message, was, strings.TrimSuffix(was, "(durability-violation)")+"(cross-failure-read at "+load.String()+")", 1)
+			g.Message = strings.Replace(g.Message, was, now, 1)
 		}
 	}
 	f.Kind = report.CrossFailureRead

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,5 +249,33 @@ func TestRecoveryLoadReserve(t *testing.T) {
 		if got := recoveryLoadReserve(tc.d); got != tc.want {
 			t.Errorf("recoveryLoadReserve(%v) = %v, want %v", tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestCrossFailureRead checks what becomes of a durability-violation found to be a cross-failure
+// read: its kind and location, and the trace finding its crash confirmed, which names it anew;
+// another store's confirmation is left as it was.
+func TestCrossFailureRead(t *testing.T) {
+	store, other := report.Location{File: "log.c", Line: 12}, report.Location{File: "log.c", Line: 30}
+	load := report.Location{File: "log.c", Line: 51, Function: "recover"}
+	confirmed := func(l report.Location) string {
+		return "the store is never made durable; confirmed by a crash: 1 of the 2 crash states that " + lostStore(l, "durability-violation")
+	}
+	rep := &report.Report{Findings: []report.Finding{
+		{Kind: report.DurabilityViolation, Location: store, Message: "a crash loses it"},
+		{Kind: report.UnpersistedStore, Location: store, Message: confirmed(store)},
+		{Kind: report.UnpersistedStore, Location: other, Message: confirmed(other)},
+	}}
+	crossFailureRead(rep, 0, load, store, "first at log.c:52")
+	f := rep.Findings[0]
+	if f.Kind != report.CrossFailureRead || f.Location != load || !strings.Contains(f.Message, "log.c:12") || !strings.HasSuffix(f.Message, "a crash loses it") {
+		t.Errorf("the finding: %s at %v: %q", f.Kind, f.Location, f.Message)
+	}
+	want := "1 of the 2 crash states that lost the store at log.c:12 right before the next operation made the program fail (cross-failure-read at " + load.String() + ")"
+	if got := rep.Findings[1].Message; !strings.HasSuffix(got, want) {
+		t.Errorf("the confirmed trace finding: %q, want it to end with %q", got, want)
+	}
+	if got := rep.Findings[2].Message; got != confirmed(other) {
+		t.Errorf("another store's confirmation changed: %q", got)
 	}
 }
