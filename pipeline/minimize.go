@@ -499,78 +499,70 @@ func (s *minimizer) shrink(ops []string, each bool) error {
 func (s *minimizer) slices(ops []string, first int) (ok, after bool, err error) {
 	var cands [][]int
 	seen := map[string]bool{}
-	for _, after := range []bool{false, true} {
-		key := keySlice(ops, first, after)
+	// add keeps candidate c once; false when it is more than half the workload.
+	add := func(c []int) bool {
+		if 2*len(c) > len(ops) {
+			return false
+		}
+		if k := fmt.Sprint(c); !seen[k] {
+			seen[k] = true
+			cands = append(cands, c)
+		}
+		return true
+	}
+	window := func(m int) []int { // the m operations up to first
+		w := make([]int, m)
+		for i := range w {
+			w[i] = first + 1 - m + i
+		}
+		return w
+	}
+	// The operation that showed the failure (the lookup that misses a key the crash lost),
+	// with the operations that share its key up to it: a structure-wide operation (a resize, a
+	// movement) writes what many later operations read, so its own after-slice is most of the
+	// workload, where one of them is enough to show the loss.
+	var shown []int
+	if r := s.reveal; r > first && r < len(ops) {
+		shown = keySlice(ops, r, false)
+	}
+	type variant struct {
+		after bool
+		with  []int
+	}
+	variants := []variant{{false, nil}, {true, nil}}
+	if shown != nil {
+		variants = append(variants, variant{false, shown})
+	}
+	for _, v := range variants {
+		key := keySlice(ops, first, v.after)
 		for l := 0; l <= maxSliceLevels; l++ {
 			c := key
 			if l > 0 {
 				if s.deps == nil {
 					break
 				}
-				c = union(key, s.deps.slice(first, len(ops), l, after))
+				c = union(key, s.deps.slice(first, len(ops), l, v.after))
 			}
-			if 2*len(c) > len(ops) {
+			if !add(union(c, v.with)) {
 				break
-			}
-			if k := fmt.Sprint(c); !seen[k] {
-				seen[k] = true
-				cands = append(cands, c)
 			}
 		}
 	}
-	if r := s.reveal; r > first && r < len(ops) {
-		// The operation that showed the failure (the lookup that misses a key the crash
-		// lost), with the operations that share its key up to it, beside first's slices
-		// without the later operations: a structure-wide operation (a resize, a movement)
-		// writes what many later operations read, so its own after-slice is most of the
-		// workload, where one of them is enough to show the loss.
-		shown := keySlice(ops, r, false)
-		for l := 0; l <= maxSliceLevels; l++ {
-			c := keySlice(ops, first, false)
-			if l > 0 {
-				if s.deps == nil {
-					break
-				}
-				c = union(c, s.deps.slice(first, len(ops), l, false))
-			}
-			c = union(c, shown)
-			if 2*len(c) > len(ops) {
-				break
-			}
-			if k := fmt.Sprint(c); !seen[k] {
-				seen[k] = true
-				cands = append(cands, c)
-			}
-		}
+	if shown != nil {
 		// And the windows up to first with it: the operations that brought the structure
 		// to the state first needs are most often the latest ones; the last is every
 		// operation up to first, the structure as it was.
 		for m := 4; m < 2*(first+1); m *= 2 {
-			m := min(m, first+1)
-			w := make([]int, m)
-			for i := range w {
-				w[i] = first + 1 - m + i
-			}
-			c := union(w, shown)
-			if 2*len(c) > len(ops) {
+			if !add(union(window(min(m, first+1)), shown)) {
 				break
-			}
-			if k := fmt.Sprint(c); !seen[k] {
-				seen[k] = true
-				cands = append(cands, c)
 			}
 		}
 	}
 	// The windows up to first compete with them: a bug of neighbouring operations (an insert
 	// that fills the bucket the next one overflows) is in a small window and a large slice.
-	for m := 2; 2*m <= len(ops) && m <= first+1; m *= 2 {
-		w := make([]int, m)
-		for i := range w {
-			w[i] = first + 1 - m + i
-		}
-		if k := fmt.Sprint(w); !seen[k] {
-			seen[k] = true
-			cands = append(cands, w)
+	for m := 2; m <= first+1; m *= 2 {
+		if !add(window(m)) {
+			break
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b []int) int { return cmp.Compare(len(a), len(b)) })
