@@ -249,6 +249,12 @@ type minimizer struct {
 	// differed from the legal outcomes' in its failing state's run (opDeps.revealing), -1
 	// when unknown.
 	reveal int
+	// readDeps reads the reads-from relation of a candidate's recorded run (depsOf; nil: the
+	// search is not refocused).
+	readDeps func(trace string) (*opDeps, error)
+	// searched holds the operations (their line) a search started from (search): a candidate
+	// failing in one of them is not searched again from it (refocus).
+	searched map[string]bool
 	// The search's result once it ended (finish), and the error that ended it.
 	min *report.Minimal
 	err error
@@ -262,12 +268,9 @@ func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Mi
 	if err != nil {
 		return nil, fmt.Errorf("the finding's workload: %w", err)
 	}
-	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps}
+	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps, readDeps: depsOf}
 	s.run = s.test
-	s.reveal = -1
-	if c := f.Crash; firstFailingOp(f) == c.Input-2 {
-		s.reveal = deps.revealing(c.Input-1, len(w.Ops), c.DivergedLine, c.LegalLines)
-	}
+	s.reveal = revealingOp(deps, f.Crash, firstFailingOp(f), len(w.Ops))
 	if testRun != nil {
 		s.run = func(ops []string, dir string) (*report.Crash, error) { return testRun(s.id, ops, dir) }
 	}
@@ -395,6 +398,12 @@ func (s *minimizer) finish(m Minimization, end time.Time) (*report.Minimal, erro
 // first and ddmin; after a slice, one removal at a time (removeEach) when it is small; then the
 // values (s.best is the result, s.crash its failing state; both nil when no candidate failed).
 func (s *minimizer) search(ops []string, first int) error {
+	if first >= 0 && first < len(ops) {
+		if s.searched == nil {
+			s.searched = map[string]bool{}
+		}
+		s.searched[ops[first]] = true
+	}
 	after := true // the operations after first are needed
 	sliced := false
 	if first >= 0 && first < len(ops) {
@@ -408,13 +417,18 @@ func (s *minimizer) search(ops []string, first int) error {
 	}
 	if !sliced && first >= 0 && first+1 < len(ops) {
 		// The operations after the first that failed run only after the crash: most often
-		// they are not needed to show it (one test instead of ddmin's many).
-		ok, err := s.fails(ops[:first+1])
+		// they are not needed to show it (one test instead of ddmin's many), or only up to
+		// the one that showed it.
+		cut := first + 1
+		if r := s.reveal; r > first && r+1 < len(ops) {
+			cut = r + 1
+		}
+		ok, err := s.fails(ops[:cut])
 		if err != nil {
 			return err
 		}
 		if ok {
-			ops, after = s.best, false
+			ops, after = s.best, cut > first+1
 		}
 	}
 	if !sliced && first >= 0 && first < len(ops) && s.deps != nil {
@@ -467,19 +481,63 @@ func (s *minimizer) search(ops []string, first int) error {
 	return s.shrink(ops, sliced && len(ops) <= maxRemoveEach)
 }
 
-// shrink ends a search on ops (which fail, or the finding's own workload): one removal at a
-// time when each is likely needed (a small slice), else ddmin; then the values.
+// revealingOp is opDeps.revealing for crash c of a workload of n operations whose first failing
+// operation is first: -1 unless c's failing state is in first (the lines then count from the
+// operation after it).
+func revealingOp(d *opDeps, c *report.Crash, first, n int) int {
+	if first != c.Input-2 {
+		return -1
+	}
+	return d.revealing(c.Input-1, n, c.DivergedLine, c.LegalLines)
+}
+
+// shrink ends a search on ops (which fail, or the finding's own workload): the search again
+// from the operation the failing state of ops is in (refocus), when that is new; else one
+// removal at a time when each is likely needed (a small slice), else ddmin; then the values.
 func (s *minimizer) shrink(ops []string, each bool) error {
+	if first, ok := s.refocus(ops); ok {
+		return s.search(ops, first)
+	}
 	var err error
 	if each {
 		ops, err = s.removeEach(ops)
 	} else {
-		ops, err = s.ddmin(ops)
+		var first int
+		ops, first, err = s.ddmin(ops)
+		if err == nil && first >= 0 {
+			return s.search(ops, first)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	return s.values(ops)
+}
+
+// refocus prepares the search of ops, the best workload so far, from its own failing state:
+// it returns the first failing operation of that state's check (crashFirstOp), and makes the
+// reads-from relation and the revealing operation those of its recorded run. A candidate made
+// of many operations (a window, a ddmin half, the workload up to the revealing operation) often
+// fails in another operation than the finding's, far before it (the check of a short workload
+// explores every crash state where the finding's sampled them): the slices of that operation are
+// far smaller than what ddmin reaches in its time. False when the search started from that
+// operation already (its line), when ops is small enough to shrink one removal at a time, or
+// when there is nothing to go on from (no failing state, its trace unreadable).
+func (s *minimizer) refocus(ops []string) (int, bool) {
+	c := s.crash
+	if c == nil || c.Trace == "" || s.readDeps == nil || len(ops) <= maxRemoveEach || !slices.Equal(ops, s.best) || s.stop {
+		return -1, false
+	}
+	first := crashFirstOp(c, c.Input-2)
+	if first < 0 || first >= len(ops) || s.searched[ops[first]] {
+		return -1, false
+	}
+	d, err := s.readDeps(c.Trace)
+	if err != nil {
+		return -1, false
+	}
+	s.deps, s.reveal = d, revealingOp(d, c, first, len(ops))
+	return first, true
 }
 
 // slices tests the slices of the failing operation first of ops, smallest first, until one
@@ -621,18 +679,25 @@ func firstFailingOp(f *report.Finding) int {
 	if f.Operation != nil {
 		j = int(f.Operation.Index)
 	}
-	for _, o := range f.Crash.Operations {
+	return crashFirstOp(f.Crash, j)
+}
+
+// crashFirstOp is firstFailingOp of a crash whose first failing state is in operation j.
+func crashFirstOp(c *report.Crash, j int) int {
+	for _, o := range c.Operations {
 		j = min(j, int(o))
 	}
-	for _, o := range f.Crash.InFlight {
+	for _, o := range c.InFlight {
 		j = max(j, int(o.Index))
 	}
 	return j
 }
 
 // ddmin is Zeller and Hildebrandt's ddmin over the operations ops (which fail): the smallest
-// failing subsequence it reaches, 1-minimal unless s.stop.
-func (s *minimizer) ddmin(ops []string) ([]string, error) {
+// failing subsequence it reaches, 1-minimal unless s.stop; or, when a subsequence it reached
+// fails in an operation the search did not start from yet (refocus), that one and the
+// operation (the search goes on from there; -1 otherwise).
+func (s *minimizer) ddmin(ops []string) ([]string, int, error) {
 	n := 2
 	for len(ops) >= 2 && !s.stop {
 		parts := split(ops, n)
@@ -640,7 +705,7 @@ func (s *minimizer) ddmin(ops []string) ([]string, error) {
 		for i := 0; i < len(parts) && !reduced && !s.stop; i++ {
 			ok, err := s.fails(parts[i])
 			if err != nil {
-				return nil, err
+				return nil, -1, err
 			}
 			if ok {
 				ops, n, reduced = parts[i], 2, true
@@ -651,10 +716,15 @@ func (s *minimizer) ddmin(ops []string) ([]string, error) {
 			comp := complement(parts, i)
 			ok, err := s.fails(comp)
 			if err != nil {
-				return nil, err
+				return nil, -1, err
 			}
 			if ok {
 				ops, n, reduced = comp, max(n-1, 2), true
+			}
+		}
+		if reduced {
+			if first, ok := s.refocus(ops); ok {
+				return ops, first, nil
 			}
 		}
 		if !reduced {
@@ -664,7 +734,7 @@ func (s *minimizer) ddmin(ops []string) ([]string, error) {
 			n = min(2*n, len(ops))
 		}
 	}
-	return ops, nil
+	return ops, -1, nil
 }
 
 // split cuts ops into n parts of nearly equal length, in order.

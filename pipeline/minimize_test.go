@@ -111,6 +111,39 @@ func TestMinimizerSearch(t *testing.T) {
 		}
 		return true
 	}
+	// A movement found late: the fifth insert into one bucket (keys k3, k23, ... k83) moves
+	// k3 out of it, which the lookup of k3 after the inserts shows. The finding's check
+	// sampled its crash states and failed first in the insert of k183 (the bucket's tenth);
+	// the check of a candidate explores every state and fails in that of k83 (crash). No
+	// relation is known for the finding's own run; the candidates' runs give theirs (lateDeps).
+	var late []string
+	for i := 0; i < 200; i++ {
+		late = append(late, fmt.Sprintf("i k%d", i))
+	}
+	late = append(late, "c k3")
+	bucketKeys := []string{"i k3", "i k23", "i k43", "i k63", "i k83"}
+	lateWant := append(slices.Clone(bucketKeys), "c k3")
+	lateFails := func(ops []string) bool {
+		return has(ops, lateWant...) && slices.Index(ops, "i k83") < slices.Index(ops, "c k3")
+	}
+	lateCrash := func(ops []string) *report.Crash {
+		// Its failing state is in the fifth insert into the bucket; each operation prints one
+		// line, and the lookup of k3 is the first whose line differs.
+		k, r := slices.Index(ops, "i k83"), slices.Index(ops, "c k3")
+		return &report.Crash{Input: k + 2, Trace: "run.trace", DivergedLine: r - k, LegalLines: len(ops) - k - 1}
+	}
+	lateDeps := func(ops []string) *opDeps {
+		d := &opDeps{from: map[int][]int{}, to: map[int][]int{}, writes: map[int]bool{}, lines: map[int]int{}}
+		k := slices.Index(ops, "i k83")
+		for i, o := range ops {
+			d.lines[i] = 1
+			d.writes[i] = strings.HasPrefix(o, "i ")
+			if slices.Contains(bucketKeys, o) && i < k {
+				d.from[k] = append(d.from[k], i)
+			}
+		}
+		return d
+	}
 	tests := []struct {
 		name     string
 		ops      []string
@@ -120,7 +153,21 @@ func TestMinimizerSearch(t *testing.T) {
 		fails    func(ops []string) bool
 		want     []string
 		maxTests int
+		// crash is the failing state of a failing candidate (an empty one when nil), and
+		// readDeps the relation of its run (nil: not known, the search is not refocused).
+		crash    func(ops []string) *report.Crash
+		readDeps func(ops []string) *opDeps
 	}{
+		{
+			// The workload up to the revealing operation fails in the insert of k83; the
+			// search goes on from there, with its candidate's relation (refocus).
+			name: "a movement found late", ops: late, first: 183, reveal: 201, fails: lateFails, crash: lateCrash, readDeps: lateDeps,
+			want: lateWant, maxTests: 50,
+		},
+		{
+			name: "the same movement, not refocused", ops: late, first: 183, reveal: 201, fails: lateFails,
+			want: lateWant,
+		},
 		{
 			// The operation that showed the failure and its key's operations before it.
 			name: "a resize shown by one lookup", ops: resize, first: 40, deps: resizeDeps, reveal: 43, fails: resizeFails,
@@ -219,10 +266,16 @@ func TestMinimizerSearch(t *testing.T) {
 					t.Errorf("candidate tested twice: %q", ops)
 				}
 				tested[k] = true
-				if tc.fails(ops) {
-					return &report.Crash{}, nil
+				if !tc.fails(ops) {
+					return nil, nil
 				}
-				return nil, nil
+				if tc.crash != nil {
+					return tc.crash(ops), nil
+				}
+				return &report.Crash{}, nil
+			}
+			if tc.readDeps != nil {
+				s.readDeps = func(string) (*opDeps, error) { return tc.readDeps(s.best), nil }
 			}
 			if err := s.search(tc.ops, tc.first); err != nil {
 				t.Fatal(err)
