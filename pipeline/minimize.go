@@ -49,19 +49,22 @@ const MinMinimizeTime = 10 * time.Second
 // found on which a crash state of the same root cause still fails. The search for one finding
 // is delta debugging (Zeller and Hildebrandt, "Simplifying and Isolating Failure-Inducing
 // Input", TSE 2002) after cheap steps that use what the check knows, for a workload's failures
-// are local: the short reproducers found for the findings before it; the slices of the failing
+// are local: the short reproducers found for the findings before it, and the best workload of
+// one that failed first in the same operation; the slices of the failing
 // operation (slices: the operations sharing a key with it, then those it read PM words from
 // in the recorded run, opDeps, level by level); the operations after it left out (one test);
 // those before it that stored nothing to PM left out (one test); windows of the operations up
 // to it, 1, 2, 4, ... long. Then ddmin over the operations (the
 // paper's §3.2: n parts, each part and each complement tested, n doubled when none fails, down
-// to a 1-minimal workload), or one removal at a time on a small slice; then the values (each
+// to a 1-minimal workload), or one removal at a time on a small slice; a failing candidate
+// that fails in another operation is searched again from there (refocus); then the values (each
 // distinct value after a line's first word renamed to a shorter one wherever it occurs, so that
 // a key written and read back stays one key, kept when the failure stays). A candidate is
 // tested by the check rep records (rep.Check, CheckFromRecord) run again on it with
 // explore.Options.Focus set to the finding's crash id: recorded, analysed, and explored for
 // that root cause alone, ending at the first failing state. The findings are searched in the
-// order of their first failing operation, in two rounds: the first shares out 60 % of m.Time
+// order of their first failing operation (one that failed first in the same operation as
+// another after all the others, never in the same wave), in two rounds: the first shares out 60 % of m.Time
 // evenly (what one search leaves goes to the next), the second the rest among the searches the
 // first stopped, each going on from its best workload; in each round the searches run in waves
 // of as many at once as the check's jobs (at most maxParallelSearches), a search knowing the
@@ -99,6 +102,16 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 	// shortest, so their searches tend to end early, and what they leave of their share goes
 	// to the later ones.
 	slices.SortStableFunc(todo, func(a, b *report.Finding) int { return cmp.Compare(firstFailingOp(a), firstFailingOp(b)) })
+	// A finding that failed first in the same operation as one before it goes after all the
+	// others: in the same wave it would repeat that one's search, after it it starts from that
+	// one's best workload (start).
+	rank, same := map[*report.Finding]int{}, map[int]int{}
+	for _, f := range todo {
+		k := firstFailingOp(f)
+		rank[f] = same[k]
+		same[k]++
+	}
+	slices.SortStableFunc(todo, func(a, b *report.Finding) int { return cmp.Compare(rank[a], rank[b]) })
 	end := time.Now().Add(m.Time)
 	// The first round shares out part of the time: what a quick search leaves, and the rest,
 	// go to the searches it stopped (most findings need a handful of tests, a few need many).
@@ -152,11 +165,25 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 	}
 	waves := func(list []*minimizer, until time.Time, step func(*minimizer, time.Duration, []*minimizer) error, last bool) ([]*minimizer, error) {
 		var stopped []*minimizer
-		for i := 0; i < len(list); i += width {
-			wave := list[i:min(i+width, len(list))]
-			share := time.Until(until) / time.Duration((len(list)-i+width-1)/width)
+		// A wave ends before a search whose finding failed first in the same operation as one
+		// of the wave's: it goes on from that one's best workload (start).
+		var bounds [][2]int
+		for i, j := 0, 0; i < len(list); i = j {
+			for j = i + 1; j < len(list) && j-i < width && !slices.ContainsFunc(list[i:j], func(o *minimizer) bool { return o.first == list[j].first }); j++ {
+			}
+			bounds = append(bounds, [2]int{i, j})
+		}
+		for w, b := range bounds {
+			i, wave := b[0], list[b[0]:b[1]]
+			share := time.Until(until) / time.Duration(len(bounds)-w)
 			if share <= 0 || ctx.Err() != nil {
 				for _, s := range wave {
+					if !last && ctx.Err() == nil {
+						// The first round's time ended before this wave (its searches
+						// overran their shares): the second gives it its share.
+						stopped = append(stopped, s)
+						continue
+					}
 					if s.tests == 0 {
 						rep.Warnings = append(rep.Warnings, fmt.Sprintf("no time was left to minimise the workload of %s", s.f.Crash.ID))
 						continue
@@ -199,8 +226,8 @@ func Minimize(ctx context.Context, rep *report.Report, ids []string, m Minimizat
 	}
 	// The searches their share stopped go on with what the others left, in the same order,
 	// each from its best workload so far.
-	_, err = waves(resume, end, func(s *minimizer, share time.Duration, _ []*minimizer) error {
-		return s.resume(share)
+	_, err = waves(resume, end, func(s *minimizer, share time.Duration, others []*minimizer) error {
+		return s.resume(share, others)
 	}, true)
 	return err
 }
@@ -245,6 +272,8 @@ type minimizer struct {
 	// deps is the reads-from relation of the operations of the finding's recorded run (nil
 	// when its trace could not be read): the slices' source.
 	deps *opDeps
+	// first is the finding's first failing operation (firstFailingOp).
+	first int
 	// reveal is the operation after the finding's first failing one whose output first
 	// differed from the legal outcomes' in its failing state's run (opDeps.revealing), -1
 	// when unknown.
@@ -270,7 +299,8 @@ func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Mi
 	}
 	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps, readDeps: depsOf}
 	s.run = s.test
-	s.reveal = revealingOp(deps, f.Crash, firstFailingOp(f), len(w.Ops))
+	s.first = firstFailingOp(f)
+	s.reveal = revealingOp(deps, f.Crash, s.first, len(w.Ops))
 	if testRun != nil {
 		s.run = func(ops []string, dir string) (*report.Crash, error) { return testRun(s.id, ops, dir) }
 	}
@@ -281,43 +311,77 @@ func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Mi
 }
 
 // start runs the search for share: first the reproducers the searches before (others) found,
-// when they are short, smallest first (findings of one check often share their operations),
-// then the search proper (search).
+// when they are short, smallest first (findings of one check often share their operations), and
+// the best workload of a search whose finding failed first in the same operation as this one,
+// whatever its size (the ordering and the atomicity violation of one movement: the same
+// candidates fail for both, so this search goes on from where that one got, not from the
+// start), then the search proper (search).
 func (s *minimizer) start(share time.Duration, others []*minimizer) error {
 	t0 := time.Now()
 	s.end = t0.Add(share)
 	defer func() { s.spent += time.Since(t0) }()
-	var tries [][]string
+	var tries []*minimizer
 	for _, o := range others {
-		if o.crash != nil && len(o.best) <= report.MaxInlineOps && len(o.best) < len(s.ops) {
-			tries = append(tries, o.best)
+		if o.crash != nil && len(o.best) < len(s.ops) && (len(o.best) <= report.MaxInlineOps || o.first == s.first) {
+			tries = append(tries, o)
 		}
 	}
-	slices.SortStableFunc(tries, func(a, b []string) int { return cmp.Compare(len(a), len(b)) })
-	for _, ops := range tries {
-		ok, err := s.fails(ops)
-		if err != nil || s.stop {
-			return err
-		}
-		if ok {
-			// The reproducer's failure may lie in any of its operations: shrink it whole.
-			return s.shrink(ops, len(ops) <= maxRemoveEach)
-		}
+	if ok, err := s.tryOthers(tries); err != nil || ok || s.stop {
+		return err
 	}
-	return s.search(s.ops, firstFailingOp(s.f))
+	return s.search(s.ops, s.first)
 }
 
-// resume goes on with a search its share stopped, for share more: its best workload so far
+// tryOthers tests the best workloads of other searches (tries), smallest first, until one fails
+// here, and then shrinks it whole (its failure may lie in any of its operations), without
+// searching again from the operations that search started from: true then.
+func (s *minimizer) tryOthers(tries []*minimizer) (bool, error) {
+	slices.SortStableFunc(tries, func(a, b *minimizer) int { return cmp.Compare(len(a.best), len(b.best)) })
+	for _, o := range tries {
+		ok, err := s.fails(o.best)
+		if err != nil || s.stop {
+			return false, err
+		}
+		if ok {
+			for op := range o.searched {
+				if s.searched == nil {
+					s.searched = map[string]bool{}
+				}
+				s.searched[op] = true
+			}
+			return true, s.shrink(s.best, len(s.best) <= maxRemoveEach)
+		}
+	}
+	return false, nil
+}
+
+// resume goes on with a search its share stopped (or starts one the first round left no time
+// to: start), for share more: from the best workload of
+// a search of others (those resumed before it) whose finding failed first in the same operation,
+// when that is smaller than its own and fails here (tryOthers); else its best workload so far
 // shrunk further (shrink; its first failing operation unknown), or, when no candidate failed
 // yet, the workload up to the operation that showed the failure, then the search's slices and
 // windows (where most searches that need more time are stopped), only
 // those smaller than a failing candidate; the candidates tested before are not tested again.
-func (s *minimizer) resume(share time.Duration) error {
+func (s *minimizer) resume(share time.Duration, others []*minimizer) error {
+	if s.tests == 0 {
+		return s.start(share, others) // the first round left it no time
+	}
 	t0 := time.Now()
 	s.end, s.stop = t0.Add(share), false
 	defer func() { s.spent += time.Since(t0) }()
+	// A search whose finding failed first in the same operation that got further this round.
+	var tries []*minimizer
+	for _, o := range others {
+		if o.first == s.first && o.crash != nil && (s.crash == nil || len(o.best) < len(s.best)) {
+			tries = append(tries, o)
+		}
+	}
+	if ok, err := s.tryOthers(tries); err != nil || ok || s.stop {
+		return err
+	}
 	if s.crash == nil {
-		first := firstFailingOp(s.f)
+		first := s.first
 		if r := s.reveal; first >= 0 && r > first && r+1 < len(s.ops) {
 			// One test first: the workload up to the operation that showed the failure,
 			// which fails as the whole did (the same operations before it), and which the

@@ -483,7 +483,7 @@ func TestMinimizerRounds(t *testing.T) {
 	ops := []string{"i 10", "i 11", "c 10", "i 12", "r 11", "i 13", "c 12", "r 10", "i 14", "c 14"}
 	fails := func(ops []string) bool { return slices.Contains(ops, "i 12") && slices.Contains(ops, "r 10") }
 	newS := func() (*minimizer, map[string]bool) {
-		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: ops,
+		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: ops, first: 7,
 			f: &report.Finding{Crash: &report.Crash{Input: 9}}}
 		tested := map[string]bool{}
 		s.run = func(c []string, dir string) (*report.Crash, error) {
@@ -525,7 +525,7 @@ func TestMinimizerRounds(t *testing.T) {
 	if !s.stop {
 		t.Fatal("the first share did not stop the search")
 	}
-	if err := s.resume(time.Hour); err != nil {
+	if err := s.resume(time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s.stop || !slices.Equal(s.best, []string{"i 12", "r 10"}) {
@@ -549,7 +549,7 @@ func TestMinimizerRounds(t *testing.T) {
 	if !s.stop || s.crash != nil {
 		t.Fatalf("the first share: stopped %v, best %q; want stopped before a candidate failed", s.stop, s.best)
 	}
-	if err := s.resume(time.Hour); err != nil {
+	if err := s.resume(time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !tested[strings.Join(cut, "\n")] {
@@ -561,11 +561,11 @@ func TestMinimizerRounds(t *testing.T) {
 	// With the operation that showed the failure known (8), the resumed search tests the
 	// workload up to it first.
 	s, tested = newS()
-	s.reveal, s.stop = 8, true
-	if err := s.resume(time.Hour); err != nil {
+	s.reveal, s.stop, s.tests = 8, true, 1 // stopped after one test that did not fail
+	if err := s.resume(time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !tested[strings.Join(ops[:9], "\n")] || s.tests < 1 {
+	if !tested[strings.Join(ops[:9], "\n")] || s.tests < 2 {
 		t.Errorf("resumed with the revealing operation: the workload up to it was not tested")
 	}
 	if !slices.Equal(s.best, []string{"i 12", "r 10"}) {
@@ -575,6 +575,127 @@ func TestMinimizerRounds(t *testing.T) {
 
 // TestKeySlice checks which operations share a key with the failing one: a value word of it,
 // not a word most lines hold (WITCHER's op files end every line with a flag).
+// TestMinimizerSibling checks that a search whose finding failed first in the same operation as
+// an earlier search's starts from that one's best workload, however long, and not from the
+// operations that one searched from; and that another's long workload is not tried.
+func TestMinimizerSibling(t *testing.T) {
+	var long []string
+	for i := 0; i < 60; i++ {
+		long = append(long, fmt.Sprintf("i k%d", i))
+	}
+	fails := func(ops []string) bool { return slices.Contains(ops, "i k5") && slices.Contains(ops, "i k50") }
+	other := &minimizer{crash: &report.Crash{}, best: long[5:51], first: 50, searched: map[string]bool{"i k50": true}}
+	for _, tc := range []struct {
+		first int
+		tried bool
+	}{{50, true}, {49, false}} {
+		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: long, first: tc.first,
+			f: &report.Finding{Crash: &report.Crash{Input: tc.first + 2}}}
+		var firstTry []string
+		s.run = func(c []string, dir string) (*report.Crash, error) {
+			if firstTry == nil {
+				firstTry = c
+			}
+			if fails(c) {
+				return &report.Crash{}, nil
+			}
+			return nil, nil
+		}
+		if err := s.start(time.Hour, []*minimizer{other}); err != nil {
+			t.Fatal(err)
+		}
+		if tried := slices.Equal(firstTry, other.best); tried != tc.tried {
+			t.Errorf("first failing operation %d: the other's workload tried first %v, want %v", tc.first, tried, tc.tried)
+		}
+		if tc.tried && !s.searched["i k50"] {
+			t.Errorf("first failing operation %d: the operations the other searched from are not known", tc.first)
+		}
+		if want := []string{"i k5", "i k50"}; !slices.Equal(s.best, want) {
+			t.Errorf("first failing operation %d: minimal workload %q, want %q", tc.first, s.best, want)
+		}
+	}
+}
+
+// TestMinimizerResumeUnstarted checks that a search the first round left no time to (no test)
+// is started by the second: the other searches' short reproducers first.
+func TestMinimizerResumeUnstarted(t *testing.T) {
+	ops := []string{"i 10", "i 11", "c 10", "i 12", "r 11", "i 13", "c 12", "r 10", "i 14", "c 14"}
+	s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: ops, first: 7,
+		f: &report.Finding{Crash: &report.Crash{Input: 9}}}
+	var first []string
+	s.run = func(c []string, dir string) (*report.Crash, error) {
+		if first == nil {
+			first = c
+		}
+		if slices.Contains(c, "i 12") && slices.Contains(c, "r 10") {
+			return &report.Crash{}, nil
+		}
+		return nil, nil
+	}
+	other := &minimizer{crash: &report.Crash{}, best: []string{"i 12", "r 10"}, first: 3}
+	if err := s.resume(time.Hour, []*minimizer{other}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(first, other.best) || !slices.Equal(s.best, other.best) {
+		t.Errorf("first tested %q, best %q; want the other's reproducer %q", first, s.best, other.best)
+	}
+}
+
+// TestMinimizeSiblingWaves checks that findings that failed first in one operation are never
+// searched in one wave: each goes on from the best workload of those before it.
+func TestMinimizeSiblingWaves(t *testing.T) {
+	dir := t.TempDir()
+	var ops []string
+	for i := 0; i < 40; i++ {
+		ops = append(ops, fmt.Sprintf("i %d", 100+i))
+	}
+	wl := filepath.Join(dir, "ops.txt")
+	if err := os.WriteFile(wl, []byte(strings.Join(ops, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := &report.Report{Check: &report.Check{Args: []string{"/bin/true", "{pool}"}, Workload: wl,
+		Crash: &report.CheckCrash{MaxStates: 9, Seed: 3, Samples: 4, Jobs: 2, TimeoutSeconds: 5, MaxInFlight: 2, ClusterFailures: 8}}}
+	for k := 0; k < 3; k++ {
+		rep.Findings = append(rep.Findings, report.Finding{Kind: report.OrderingViolation,
+			Crash: &report.Crash{FailingState: report.FailingState{ID: fmt.Sprintf("c%012d", k)}, Workload: wl, Input: 32}})
+	}
+	var mu sync.Mutex
+	running, most := 0, 0
+	testRun = func(id string, c []string, _ string) (*report.Crash, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		// Three inserts far apart, whatever their keys are renamed to.
+		if slices.Contains(c, "i 103") && slices.Contains(c, "i 117") && slices.Contains(c, "i 130") {
+			return &report.Crash{}, nil
+		}
+		return nil, nil
+	}
+	defer func() { testRun = nil }()
+	if err := Minimize(context.Background(), rep, nil, Minimization{Time: time.Minute, Dir: filepath.Join(dir, "min")}); err != nil {
+		t.Fatal(err)
+	}
+	if most != 1 {
+		t.Errorf("at most %d checks at once, want 1 (one search at a time)", most)
+	}
+	for i, f := range rep.Findings {
+		m := f.Crash.Minimal
+		if m == nil || m.Operations != 3 {
+			t.Fatalf("%s: %+v, want a reproducer of three operations", f.Crash.ID, m)
+		}
+		// The others start from the first's reproducer: one test, three removals, four
+		// renamings, the check from scratch.
+		if i > 0 && m.Tests != 9 {
+			t.Errorf("%s: %d tests, want 9 (from the first's reproducer; the first took %d)", f.Crash.ID, m.Tests, rep.Findings[0].Crash.Minimal.Tests)
+		}
+	}
+}
+
 func TestKeySlice(t *testing.T) {
 	var witcher []string
 	for i := 0; i < 40; i++ {
