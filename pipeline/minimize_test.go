@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -659,29 +659,17 @@ func TestMinimizeSiblingWaves(t *testing.T) {
 		rep.Findings = append(rep.Findings, report.Finding{Kind: report.OrderingViolation,
 			Crash: &report.Crash{FailingState: report.FailingState{ID: fmt.Sprintf("c%012d", k)}, Workload: wl, Input: 32}})
 	}
-	var mu sync.Mutex
-	running, most := 0, 0
-	testRun = func(id string, c []string, _ string) (*report.Crash, error) {
-		mu.Lock()
-		running++
-		most = max(most, running)
-		mu.Unlock()
-		time.Sleep(time.Millisecond)
-		mu.Lock()
-		running--
-		mu.Unlock()
+	var most atomic.Int32
+	testRun = concurrentRun(&most, func(id string, c []string) bool {
 		// Three inserts far apart, whatever their keys are renamed to.
-		if slices.Contains(c, "i 103") && slices.Contains(c, "i 117") && slices.Contains(c, "i 130") {
-			return &report.Crash{}, nil
-		}
-		return nil, nil
-	}
+		return slices.Contains(c, "i 103") && slices.Contains(c, "i 117") && slices.Contains(c, "i 130")
+	})
 	defer func() { testRun = nil }()
 	if err := Minimize(context.Background(), rep, nil, Minimization{Time: time.Minute, Dir: filepath.Join(dir, "min")}); err != nil {
 		t.Fatal(err)
 	}
-	if most != 1 {
-		t.Errorf("at most %d checks at once, want 1 (one search at a time)", most)
+	if n := most.Load(); n != 1 {
+		t.Errorf("at most %d checks at once, want 1 (one search at a time)", n)
 	}
 	for i, f := range rep.Findings {
 		m := f.Crash.Minimal
@@ -748,29 +736,13 @@ func TestMinimizeWaves(t *testing.T) {
 		}
 		return rep
 	}
-	var mu sync.Mutex
-	running, most := 0, 0
-	testRun = func(id string, c []string, _ string) (*report.Crash, error) {
-		mu.Lock()
-		running++
-		most = max(most, running)
-		mu.Unlock()
-		time.Sleep(time.Millisecond)
-		mu.Lock()
-		running--
-		mu.Unlock()
-		keys := map[string]bool{}
-		for _, o := range c {
-			keys[o] = true
-		}
+	var most atomic.Int32
+	testRun = concurrentRun(&most, func(id string, c []string) bool {
 		n := needs[id]
 		// Renamed keys keep their lines' commands: what matters is an insert, then a lookup
 		// of another key, in that order, or the original lines.
-		if keys[fmt.Sprintf("i %d", n[0])] && keys[fmt.Sprintf("c %d", n[1])] || len(c) == 2 && strings.HasPrefix(c[0], "i ") && strings.HasPrefix(c[1], "c ") && c[0][2:] != c[1][2:] {
-			return &report.Crash{}, nil
-		}
-		return nil, nil
-	}
+		return slices.Contains(c, fmt.Sprintf("i %d", n[0])) && slices.Contains(c, fmt.Sprintf("c %d", n[1])) || len(c) == 2 && strings.HasPrefix(c[0], "i ") && strings.HasPrefix(c[1], "c ") && c[0][2:] != c[1][2:]
+	})
 	defer func() { testRun = nil }()
 	var results [][]string
 	for run := 0; run < 2; run++ {
@@ -791,7 +763,24 @@ func TestMinimizeWaves(t *testing.T) {
 	if !slices.Equal(results[0], results[1]) {
 		t.Errorf("two runs differ:\n%q\n%q", results[0], results[1])
 	}
-	if most != 2 {
-		t.Errorf("at most %d checks at once, want 2 (the check's jobs)", most)
+	if n := most.Load(); n != 2 {
+		t.Errorf("at most %d checks at once, want 2 (the check's jobs)", n)
+	}
+}
+
+// concurrentRun returns a testRun for Minimize whose candidates fail when fails says so, each
+// taking a millisecond, and that keeps in most the most checks it saw running at once.
+func concurrentRun(most *atomic.Int32, fails func(id string, ops []string) bool) func(string, []string, string) (*report.Crash, error) {
+	var running atomic.Int32
+	return func(id string, ops []string, _ string) (*report.Crash, error) {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(time.Millisecond)
+		running.Add(-1)
+		if fails(id, ops) {
+			return &report.Crash{}, nil
+		}
+		return nil, nil
 	}
 }
