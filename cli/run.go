@@ -343,7 +343,7 @@ killed; else 0. With --strict, a report with a warning exits 2.` + kindsText(cat
 	c.Flags().StringVar(&changedSince, "changed-since", "", "scope the check to the change since the git revision `REV` (git diff REV, in the repository of the current directory): only the trace findings and crash points in the functions it touches and what they call, or with a store of theirs pending; the report says what was left out (docs/ci.md; default: everything)")
 	c.Flags().StringVar(&verdictCache, "verdict-cache", "", verdictHelp)
 	c.Flags().BoolVar(&minimize, "minimize", false, "with {pool}: shrink the workload of each crash finding, by delta debugging, to a minimal one on which it still fails, and report it with its replay command (docs/crash-exploration.md, \"Minimal reproducers\")")
-	c.Flags().DurationVar(&minimizeTime, "minimize-time", 0, "the time --minimize may take, `D` (default: a quarter of --time-budget, taken from the exploration's; without one, a third of the time the check took before, at least 10s)")
+	c.Flags().DurationVar(&minimizeTime, "minimize-time", 0, "the time --minimize may take, `D` (default: a third of the time the check took before, a quarter of the whole run, at least 10s; with --time-budget, at most a quarter of it, taken from the exploration's)")
 	c.Flags().IntVar(&schedules, "schedules", pipeline.DefaultSchedules, "with {pool}: record and explore a program whose threads store to PM under `N` thread schedules, the operating system's and N-1 of the runtime's controlled scheduler (SCRY_SCHED: PCT and a PM-aware policy), findings merged, each naming its schedule (1: the operating system's alone)")
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,7 +298,7 @@ func newMinimizer(ctx context.Context, rc *report.Check, f *report.Finding, m Mi
 	if err != nil {
 		return nil, fmt.Errorf("the finding's workload: %w", err)
 	}
-	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, deps: deps, readDeps: depsOf}
+	s := &minimizer{ctx: ctx, rc: rc, f: f, ops: w.Ops, id: f.Crash.ID, dir: filepath.Join(m.Dir, f.Crash.ID), report: m.Report, seen: map[string]bool{}, searched: map[string]bool{}, deps: deps, readDeps: depsOf}
 	s.run = s.test
 	s.first = firstFailingOp(f)
 	s.reveal = revealingOp(deps, f.Crash, s.first, len(w.Ops))
@@ -343,12 +344,7 @@ func (s *minimizer) tryOthers(tries []*minimizer) (bool, error) {
 			return false, err
 		}
 		if ok {
-			for op := range o.searched {
-				if s.searched == nil {
-					s.searched = map[string]bool{}
-				}
-				s.searched[op] = true
-			}
+			maps.Copy(s.searched, o.searched)
 			return true, s.shrink(s.best, len(s.best) <= maxRemoveEach)
 		}
 	}
@@ -463,9 +459,6 @@ func (s *minimizer) finish(m Minimization, end time.Time) (*report.Minimal, erro
 // values (s.best is the result, s.crash its failing state; both nil when no candidate failed).
 func (s *minimizer) search(ops []string, first int) error {
 	if first >= 0 && first < len(ops) {
-		if s.searched == nil {
-			s.searched = map[string]bool{}
-		}
 		s.searched[ops[first]] = true
 	}
 	after := true // the operations after first are needed

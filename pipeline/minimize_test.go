@@ -258,7 +258,7 @@ func TestMinimizerSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}, deps: tc.deps, reveal: tc.reveal - 1}
+			s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}, searched: map[string]bool{}, deps: tc.deps, reveal: tc.reveal - 1}
 			tested := map[string]bool{}
 			s.run = func(ops []string, dir string) (*report.Crash, error) {
 				k := strings.Join(ops, "\n")
@@ -303,7 +303,7 @@ func TestMinimizerSearch(t *testing.T) {
 // TestMinimizerStops checks that a search whose time ends keeps the best failing candidate and
 // says it is not complete.
 func TestMinimizerStops(t *testing.T) {
-	s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}}
+	s := &minimizer{ctx: context.Background(), dir: t.TempDir(), end: time.Now().Add(time.Hour), seen: map[string]bool{}, searched: map[string]bool{}}
 	ops := []string{"i 1", "i 2", "i 3", "i 4", "i 5", "i 6", "i 7", "i 8"}
 	s.run = func(ops []string, dir string) (*report.Crash, error) {
 		if s.tests > 2 {
@@ -483,7 +483,7 @@ func TestMinimizerRounds(t *testing.T) {
 	ops := []string{"i 10", "i 11", "c 10", "i 12", "r 11", "i 13", "c 12", "r 10", "i 14", "c 14"}
 	fails := func(ops []string) bool { return slices.Contains(ops, "i 12") && slices.Contains(ops, "r 10") }
 	newS := func() (*minimizer, map[string]bool) {
-		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: ops, first: 7,
+		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, searched: map[string]bool{}, ops: ops, first: 7,
 			f: &report.Finding{Crash: &report.Crash{Input: 9}}}
 		tested := map[string]bool{}
 		s.run = func(c []string, dir string) (*report.Crash, error) {
@@ -589,7 +589,7 @@ func TestMinimizerSibling(t *testing.T) {
 		first int
 		tried bool
 	}{{50, true}, {49, false}} {
-		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: long, first: tc.first,
+		s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, searched: map[string]bool{}, ops: long, first: tc.first,
 			f: &report.Finding{Crash: &report.Crash{Input: tc.first + 2}}}
 		var firstTry []string
 		s.run = func(c []string, dir string) (*report.Crash, error) {
@@ -620,7 +620,7 @@ func TestMinimizerSibling(t *testing.T) {
 // is started by the second: the other searches' short reproducers first.
 func TestMinimizerResumeUnstarted(t *testing.T) {
 	ops := []string{"i 10", "i 11", "c 10", "i 12", "r 11", "i 13", "c 12", "r 10", "i 14", "c 14"}
-	s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, ops: ops, first: 7,
+	s := &minimizer{ctx: context.Background(), dir: t.TempDir(), seen: map[string]bool{}, searched: map[string]bool{}, ops: ops, first: 7,
 		f: &report.Finding{Crash: &report.Crash{Input: 9}}}
 	var first []string
 	s.run = func(c []string, dir string) (*report.Crash, error) {
@@ -782,5 +782,25 @@ func concurrentRun(most *atomic.Int32, fails func(id string, ops []string) bool)
 			return &report.Crash{}, nil
 		}
 		return nil, nil
+	}
+}
+
+// TestMinimizeShare: `scry check --minimize` gives the search a third of the check's time (a
+// quarter of the whole run), at least MinMinimizeTime, and never more than the quarter of the
+// budget kept for it, also when the exploration ended before its share.
+func TestMinimizeShare(t *testing.T) {
+	for _, c := range []struct {
+		capped, took, want time.Duration
+	}{
+		{0, 90 * time.Second, 30 * time.Second},                       // no budget: a third
+		{0, 6 * time.Second, MinMinimizeTime},                         // at least the floor
+		{5 * time.Minute, 15 * time.Minute, 5 * time.Minute},          // the exploration took its three quarters
+		{225 * time.Second, 583 * time.Second, 583 * time.Second / 3}, // it ended early: a quarter of the run
+		{225 * time.Second, 20 * time.Minute, 225 * time.Second},      // past its share: still the quarter kept
+		{5 * time.Second, time.Second, 5 * time.Second},               // the floor never exceeds the cap
+	} {
+		if got := minimizeShare(c.capped, c.took); got != c.want {
+			t.Errorf("minimizeShare(%v, %v) = %v, want %v", c.capped, c.took, got, c.want)
+		}
 	}
 }

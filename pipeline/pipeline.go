@@ -648,9 +648,10 @@ type Check struct {
 	// explored (scopeReport; the report's Scope says what was left out).
 	Scope *report.Scope
 	// Minimize, with {pool}, searches a minimal reproducer for each crash finding once the
-	// exploration ended (Minimize; --minimize), for MinimizeTime (--minimize-time; 0: a quarter
-	// of --time-budget, taken from the exploration's, else a third of the time the check took
-	// before it, at least MinMinimizeTime). The reproducers are kept in Output.min (a new
+	// exploration ended (Minimize; --minimize), for MinimizeTime (--minimize-time; 0: a third
+	// of the time the check took before it, a quarter of the whole run, at least
+	// MinMinimizeTime; with --time-budget, at most a quarter of it, taken from the
+	// exploration's). The reproducers are kept in Output.min (a new
 	// directory beside it when that exists), else in a temporary directory, named in Notes.
 	Minimize     bool
 	MinimizeTime time.Duration
@@ -821,7 +822,8 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	minTime := c.MinimizeTime
-	if c.Minimize && minTime == 0 && c.Explore.TimeBudget > 0 {
+	budgeted := c.Minimize && minTime == 0 && c.Explore.TimeBudget > 0
+	if budgeted {
 		minTime = c.Explore.TimeBudget / 4
 		c.Explore.TimeBudget -= minTime
 	}
@@ -831,8 +833,10 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 	}
 	rep, aerr, xerr := mergeSchedules(runs)
 	if c.Minimize && aerr == nil && xerr == nil && rep.Check != nil && slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Crash != nil }) {
-		if minTime == 0 {
-			minTime = max(time.Since(c.Explore.Start)/3, MinMinimizeTime)
+		if minTime == 0 || budgeted {
+			// A third of the time the check took, a quarter of the whole run; with a budget,
+			// at most its quarter (the exploration may have ended before its share).
+			minTime = minimizeShare(minTime, time.Since(c.Explore.Start))
 		}
 		xerr = c.minimize(ctx, rep, minTime)
 	}
@@ -854,6 +858,17 @@ func (c *Check) runCrash(ctx context.Context) (*report.Report, error) {
 		}
 	}
 	return rep, verdict(rep, rc.Args[0], runs[0].res, aerr, xerr, strings.Join(kept, ", "))
+}
+
+// minimizeShare is the time `scry check --minimize` gives the search after a check that ran for
+// took: a third of it, so that the search is a quarter of the whole run, at least
+// MinMinimizeTime, and at most capped (the quarter of --time-budget kept for it; 0: no cap).
+func minimizeShare(capped, took time.Duration) time.Duration {
+	d := max(took/3, MinMinimizeTime)
+	if capped > 0 {
+		d = min(d, capped)
+	}
+	return d
 }
 
 // minimize is Minimize on the check's report for d, its reproducers kept beside the report
