@@ -40,9 +40,10 @@ type Minimization struct {
 	Notes io.Writer
 }
 
-// MinMinimizeTime is the least time `scry check --minimize` gives the search when the check
-// ran without a time budget: a third of the time the check took before it (a quarter of the
-// whole run), but at least this.
+// MinMinimizeTime is the least time `scry check --minimize` gives the search by default (no
+// --minimize-time): a third of the time the check took before it (a quarter of the whole run),
+// but at least this, and with a time budget no more than the quarter of it kept for the search
+// (minimizeShare).
 const MinMinimizeTime = 10 * time.Second
 
 // Minimize searches a minimal reproducer for each PM crash finding of rep whose crash id is in
